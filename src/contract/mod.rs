@@ -1,0 +1,1 @@
+//! The contract: the documents that cross the wire, and their rules.

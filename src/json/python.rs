@@ -1,0 +1,369 @@
+//! JSON text exactly as CPython's `json.dumps` writes it.
+//!
+//! Data Director's hashes and trace files are defined by what Python's `json` module writes:
+//! content hashes are `json.dumps(x, sort_keys=True, separators=(",", ":"),
+//! ensure_ascii=False)`, span JSON is `json.dumps(d)` (separators `", "` and `": "`,
+//! `ensure_ascii=True`), and the run store writes `json.dumps(d, indent=2)`. This module
+//! reproduces those bytes from a [`serde_json::Value`]:
+//!
+//! - numbers follow Python's `json.loads` then `json.dumps`: an integer literal stays an
+//!   arbitrary-precision integer (`-0` becomes `0`); a literal with a fraction or exponent is a
+//!   double printed with `float.__repr__` (`1.0`, `1e+16`, `1e-07`, `Infinity`);
+//! - strings are escaped as `json.encoder` does (`\n`, `\u001f`, and with `ensure_ascii`
+//!   every non-printable-ASCII character as `\uXXXX`, astral ones as surrogate pairs);
+//! - keys are sorted by code point when asked (UTF-8 byte order is code-point order).
+
+use serde_json::{Map, Number, Value};
+
+/// How to lay out the text: the arguments of `json.dumps` that matter to its bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    /// `sort_keys=True`. Without it, objects keep the order of the `Value` (which, with
+    /// serde_json's default map, is sorted anyway; ordered output comes from typed writers).
+    pub sort_keys: bool,
+    /// Between items: `", "` by default, `","` when indenting or compact.
+    pub item_separator: &'static str,
+    /// Between a key and its value: `": "` by default, `":"` compact.
+    pub key_separator: &'static str,
+    /// `indent=N`: newline and N spaces per level.
+    pub indent: Option<usize>,
+    /// `ensure_ascii=True` (Python's default).
+    pub ensure_ascii: bool,
+}
+
+impl Style {
+    /// `json.dumps(x, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`: the bytes
+    /// every content hash is taken over.
+    pub const CANONICAL: Style = Style {
+        sort_keys: true,
+        item_separator: ",",
+        key_separator: ":",
+        indent: None,
+        ensure_ascii: false,
+    };
+    /// `json.dumps(x)`: Python's defaults, one line with `", "` and `": "`.
+    pub const DEFAULT: Style = Style {
+        sort_keys: false,
+        item_separator: ", ",
+        key_separator: ": ",
+        indent: None,
+        ensure_ascii: true,
+    };
+    /// `json.dumps(x, indent=2)`: how the run store writes documents.
+    pub const INDENT2: Style = Style {
+        sort_keys: false,
+        item_separator: ",",
+        key_separator: ": ",
+        indent: Some(2),
+        ensure_ascii: true,
+    };
+}
+
+/// `json.dumps(value, **style)`.
+pub fn dumps(value: &Value, style: Style) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value, style, 0);
+    out
+}
+
+/// Append one value to `out`.
+pub fn write_value(out: &mut String, value: &Value, style: Style, level: usize) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) => write_number(out, n),
+        Value::String(s) => write_str(out, s, style.ensure_ascii),
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return;
+            }
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(style.item_separator);
+                }
+                newline(out, style, level + 1);
+                write_value(out, item, style, level + 1);
+            }
+            newline(out, style, level);
+            out.push(']');
+        }
+        Value::Object(map) => write_object(out, map, style, level),
+    }
+}
+
+fn write_object(out: &mut String, map: &Map<String, Value>, style: Style, level: usize) {
+    if map.is_empty() {
+        out.push_str("{}");
+        return;
+    }
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    if style.sort_keys {
+        // Python sorts str keys by code point; UTF-8 byte order is the same order.
+        entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    }
+    out.push('{');
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(style.item_separator);
+        }
+        newline(out, style, level + 1);
+        write_str(out, k, style.ensure_ascii);
+        out.push_str(style.key_separator);
+        write_value(out, v, style, level + 1);
+    }
+    newline(out, style, level);
+    out.push('}');
+}
+
+fn newline(out: &mut String, style: Style, level: usize) {
+    if let Some(width) = style.indent {
+        out.push('\n');
+        out.extend(std::iter::repeat_n(' ', width * level));
+    }
+}
+
+/// A JSON number as Python's `json` round trip prints it.
+pub fn write_number(out: &mut String, n: &Number) {
+    // With serde_json's `arbitrary_precision`, the number's text is the literal as read.
+    let text = n.to_string();
+    if is_float_literal(&text) {
+        let x: f64 = text.parse().unwrap_or(f64::NAN);
+        out.push_str(&float_repr(x));
+    } else if text.trim_start_matches('-').bytes().all(|b| b == b'0') {
+        out.push('0'); // int("-0") == 0
+    } else {
+        out.push_str(&text);
+    }
+}
+
+/// Whether a JSON number literal is a float in Python's `json.loads` (it has a fraction or
+/// an exponent; otherwise it is an `int`).
+pub fn is_float_literal(text: &str) -> bool {
+    text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
+}
+
+/// `float.__repr__`, with `json.dumps`'s spelling of the non-finite values.
+///
+/// CPython's `repr` is the shortest string that round-trips (`format_float_short` in
+/// `Python/pystrtod.c`, mode `'r'`): positional notation when the decimal exponent lies in
+/// `-4 <= e < 16`, scientific otherwise with a signed exponent of at least two digits, and
+/// `.0` appended to a positional integer.
+pub fn float_repr(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    // Rust's `{:e}` yields the same shortest round-trip digits: "d[.ddd]e<exp>".
+    let sci = format!("{:e}", x);
+    let (mantissa, exp) = sci.split_once('e').expect("LowerExp always writes an exponent");
+    let exp: i32 = exp.parse().expect("LowerExp writes a decimal exponent");
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => (true, m),
+        None => (false, mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    // Python's decpt: the value is 0.d1d2... * 10^decpt.
+    let decpt = exp + 1;
+    let mut out = String::with_capacity(digits.len() + 8);
+    if negative {
+        out.push('-');
+    }
+    if decpt <= -4 || decpt > 16 {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let e = decpt - 1;
+        out.push('e');
+        out.push(if e < 0 { '-' } else { '+' });
+        let magnitude = e.unsigned_abs();
+        if magnitude < 10 {
+            out.push('0');
+        }
+        out.push_str(&magnitude.to_string());
+    } else if decpt <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-decpt) as usize));
+        out.push_str(&digits);
+    } else {
+        let decpt = decpt as usize;
+        if digits.len() <= decpt {
+            out.push_str(&digits);
+            out.extend(std::iter::repeat_n('0', decpt - digits.len()));
+            out.push_str(".0");
+        } else {
+            out.push_str(&digits[..decpt]);
+            out.push('.');
+            out.push_str(&digits[decpt..]);
+        }
+    }
+    out
+}
+
+/// A string literal as `json.encoder` writes it (`encode_basestring` or, with `ensure_ascii`,
+/// `encode_basestring_ascii`).
+pub fn write_str(out: &mut String, s: &str, ensure_ascii: bool) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => push_u_escape(out, c as u32),
+            c if ensure_ascii && !(' '..='~').contains(&c) => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    push_u_escape(out, *unit as u32);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn push_u_escape(out: &mut String, unit: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push_str("\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[((unit >> shift) & 0xf) as usize] as char);
+    }
+}
+
+/// `repr(s)` for a Python `str`: single quotes unless the text holds a `'` and no `"`.
+///
+/// Used where the reference interpolates `{x!r}` into a message, and for
+/// `repr(TraceState)` in span JSON.
+pub fn str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// `str(v)` of the Python value `json.loads` would make of `v` (used by the FAIRsharing
+/// projection, which stringifies list members). Containers print as Python's `repr`.
+pub fn py_str(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => py_repr(other),
+    }
+}
+
+/// `repr(v)` of the Python value `json.loads` would make of `v`.
+pub fn py_repr(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => {
+            let mut s = String::new();
+            write_number(&mut s, n);
+            match s.as_str() {
+                "Infinity" => "inf".into(),
+                "-Infinity" => "-inf".into(),
+                "NaN" => "nan".into(),
+                _ => s,
+            }
+        }
+        Value::String(s) => str_repr(s),
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(py_repr).collect();
+            format!("[{}]", inner.join(", "))
+        }
+        Value::Object(map) => {
+            let inner: Vec<String> =
+                map.iter().map(|(k, v)| format!("{}: {}", str_repr(k), py_repr(v))).collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn float_repr_matches_cpython_for_the_boundaries_of_positional_notation() {
+        let cases = [
+            (1.0, "1.0"),
+            (1.5, "1.5"),
+            (0.1, "0.1"),
+            (1e16, "1e+16"),
+            (1e15, "1000000000000000.0"),
+            (123456789012345.6, "123456789012345.6"),
+            (1e-5, "1e-05"),
+            (1e-7, "1e-07"),
+            (0.0001, "0.0001"),
+            (-0.0, "-0.0"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (2.5e-5, "2.5e-05"),
+            (1.0000000000000002, "1.0000000000000002"),
+            (1e22, "1e+22"),
+            (9007199254740993.0, "9007199254740992.0"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (f64::NAN, "NaN"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(float_repr(x), want, "repr({x:e})");
+        }
+    }
+
+    #[test]
+    fn strings_escape_as_the_json_encoder_does() {
+        let mut s = String::new();
+        write_str(&mut s, "a\"\\\n\u{1}\u{7f}é😀", false);
+        assert_eq!(s, "\"a\\\"\\\\\\n\\u0001\u{7f}é😀\"");
+        let mut s = String::new();
+        write_str(&mut s, "\u{7f}é😀/", true);
+        assert_eq!(s, "\"\\u007f\\u00e9\\ud83d\\ude00/\"");
+    }
+
+    #[test]
+    fn repr_picks_quotes_like_python() {
+        assert_eq!(str_repr("src:b"), "'src:b'");
+        assert_eq!(str_repr("it's"), "\"it's\"");
+        assert_eq!(str_repr("both ' and \""), "'both \\' and \"'");
+    }
+
+    #[test]
+    fn minus_zero_integer_prints_as_zero_and_big_integers_keep_every_digit() {
+        let v: Value = serde_json::from_str("[-0, 18446744073709551617, 1E2]").unwrap();
+        assert_eq!(dumps(&v, Style::CANONICAL), "[0,18446744073709551617,100.0]");
+    }
+
+    #[test]
+    fn indent_two_matches_the_run_store_layout() {
+        let v: Value = serde_json::from_str(r#"{"a":[1,{}],"b":[]}"#).unwrap();
+        assert_eq!(dumps(&v, Style::INDENT2), "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": []\n}");
+    }
+}

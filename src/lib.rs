@@ -1,0 +1,9 @@
+//! ddwire: Data Director's wire and trace, with minimal dependencies.
+#![forbid(unsafe_code)]
+
+pub mod contract;
+pub mod error;
+pub mod json;
+pub mod time;
+
+pub use error::{Error, Result};

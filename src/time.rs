@@ -1,0 +1,186 @@
+//! Wall-clock time as the contract and the trace spell it.
+//!
+//! Two spellings matter on the wire:
+//! - contract timestamps (`issued_at`, `completed_at`) are RFC 3339 in UTC as pydantic v2
+//!   writes them: `2026-11-29T23:03:22.123456Z`, the fraction left out when it is zero;
+//! - span JSON times are OpenTelemetry Python's `datetime.fromtimestamp(ns / 1e9, UTC)
+//!   .strftime("%Y-%m-%dT%H:%M:%S.%fZ")`, always six fractional digits, computed through a
+//!   double and rounded half-even exactly as CPython does (see [`otel_time`]).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const NS_PER_SEC: i128 = 1_000_000_000;
+
+/// Nanoseconds since the Unix epoch, now.
+pub fn now_ns() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+/// `completed_at`-style timestamp for now.
+pub fn now_rfc3339() -> String {
+    rfc3339(now_ns() as i128)
+}
+
+/// RFC 3339 UTC with microseconds, as pydantic v2 serialises an aware `datetime`.
+pub fn rfc3339(ns: i128) -> String {
+    let secs = ns.div_euclid(NS_PER_SEC);
+    let micros = (ns.rem_euclid(NS_PER_SEC) / 1000) as u32;
+    let mut out = civil_string(secs as i64);
+    if micros != 0 {
+        out.push_str(&format!(".{micros:06}"));
+    }
+    out.push('Z');
+    out
+}
+
+/// The span-JSON time OpenTelemetry Python writes for `ns` nanoseconds.
+///
+/// CPython's `datetime.fromtimestamp(t)` splits the double `t = ns / 1e9` with `modf`,
+/// scales the fraction to microseconds and rounds half-to-even (`_PyTime_ROUND_HALF_EVEN`),
+/// carrying into the seconds. Reproducing the double arithmetic is what makes
+/// `…999999999` ns print as the next whole second, byte for byte as Python does.
+pub fn otel_time(ns: u64) -> String {
+    let t = ns as f64 / 1e9;
+    let mut secs = t.trunc();
+    let mut micros = ((t - secs) * 1e6).round_ties_even();
+    if micros >= 1e6 {
+        micros -= 1e6;
+        secs += 1.0;
+    }
+    format!("{}.{:06}Z", civil_string(secs as i64), micros as u32)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` for whole seconds since the epoch.
+fn civil_string(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Howard Hinnant's `civil_from_days`: proleptic Gregorian date of a day count.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Inverse of [`civil_from_days`].
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = if m > 2 { m - 3 } else { m + 9 } as i64;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Parse an RFC 3339 date-time (`T`, `t` or a space between date and time; `Z`, `z` or a
+/// `±HH:MM` offset; up to nine fractional digits) into nanoseconds since the epoch.
+///
+/// Returns `None` for anything else, including impossible dates such as February 30.
+pub fn parse_rfc3339(s: &str) -> Option<i128> {
+    let b = s.as_bytes();
+    if b.len() < 20 {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let part = b.get(r)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(part).ok()?.parse().ok()
+    };
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let mut i = 19;
+    let mut frac_ns: i128 = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        let digits = &s[start..i];
+        if digits.is_empty() || digits.len() > 9 {
+            return None;
+        }
+        frac_ns = digits.parse::<i128>().ok()? * 10i128.pow(9 - digits.len() as u32);
+    }
+    let offset_secs: i64 = match &b[i..] {
+        [b'Z'] | [b'z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let hh = num(i + 1..i + 3)?;
+            let mm = num(i + 4..i + 6)?;
+            let _ = (h1, h2, m1, m2);
+            if hh > 23 || mm > 59 {
+                return None;
+            }
+            let off = (hh * 3600 + mm * 60) as i64;
+            if *sign == b'-' { -off } else { off }
+        }
+        _ => return None,
+    };
+    let leap = |y: u32| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [31, if leap(year) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&month) || day == 0 || day > month_days[month as usize - 1] {
+        return None;
+    }
+    if hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let days = days_from_civil(year as i64, month, day);
+    let secs = days * 86_400 + (hour * 3600 + minute * 60 + second) as i64 - offset_secs;
+    Some(secs as i128 * NS_PER_SEC + frac_ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_writes_microseconds_and_drops_a_zero_fraction_like_pydantic() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_700_000_000_123_456_789), "2023-11-14T22:13:20.123456Z");
+        assert_eq!(rfc3339(-1_000), "1969-12-31T23:59:59.999999Z");
+    }
+
+    #[test]
+    fn otel_time_rounds_through_a_double_like_cpython() {
+        assert_eq!(otel_time(1_700_000_000_999_999_999), "2023-11-14T22:13:21.000000Z");
+        assert_eq!(otel_time(1_700_000_000_123_456_789), "2023-11-14T22:13:20.123457Z");
+        assert_eq!(otel_time(0), "1970-01-01T00:00:00.000000Z");
+    }
+
+    #[test]
+    fn parse_accepts_rfc3339_and_refuses_impossible_dates() {
+        assert_eq!(parse_rfc3339("2023-11-14T22:13:20.123456Z"), Some(1_700_000_000_123_456_000));
+        assert_eq!(parse_rfc3339("2023-11-14T23:13:20+01:00"), Some(1_700_000_000 * NS_PER_SEC));
+        assert_eq!(parse_rfc3339("2024-02-29T00:00:00Z").map(|_| ()), Some(()));
+        assert_eq!(parse_rfc3339("2023-02-29T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("2023-11-14"), None);
+        assert_eq!(parse_rfc3339("2023-11-14T22:13:20"), None);
+        assert_eq!(parse_rfc3339("2023-11-14T22:13:20.Z"), None);
+    }
+
+    #[test]
+    fn civil_dates_round_trip_across_four_centuries() {
+        for days in (-200_000..200_000).step_by(997) {
+            let (y, m, d) = civil_from_days(days);
+            assert_eq!(days_from_civil(y, m, d), days);
+        }
+    }
+}
