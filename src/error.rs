@@ -31,7 +31,10 @@ pub enum Error {
 impl Error {
     /// Shorthand for a contract violation with one message.
     pub fn contract(kind: &'static str, message: impl Into<String>) -> Error {
-        Error::Contract { kind, messages: vec![message.into()] }
+        Error::Contract {
+            kind,
+            messages: vec![message.into()],
+        }
     }
 
     /// Shorthand for an I/O error with what was being done.
@@ -52,9 +55,7 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::UnknownCanonicalisation(m)
-            | Error::Trace(m)
-            | Error::Usage(m) => f.write_str(m),
+            Error::UnknownCanonicalisation(m) | Error::Trace(m) | Error::Usage(m) => f.write_str(m),
             Error::Io(context, e) => write!(f, "{context}: {e}"),
         }
     }

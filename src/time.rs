@@ -13,7 +13,10 @@ const NS_PER_SEC: i128 = 1_000_000_000;
 
 /// Nanoseconds since the Unix epoch, now.
 pub fn now_ns() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
 }
 
 /// `completed_at`-style timestamp for now.
@@ -55,7 +58,12 @@ fn civil_string(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// Howard Hinnant's `civil_from_days`: proleptic Gregorian date of a day count.
@@ -135,7 +143,20 @@ pub fn parse_rfc3339(s: &str) -> Option<i128> {
         _ => return None,
     };
     let leap = |y: u32| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let month_days = [31, if leap(year) { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let month_days = [
+        31,
+        if leap(year) { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     if !(1..=12).contains(&month) || day == 0 || day > month_days[month as usize - 1] {
         return None;
     }
@@ -154,21 +175,36 @@ mod tests {
     #[test]
     fn rfc3339_writes_microseconds_and_drops_a_zero_fraction_like_pydantic() {
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(1_700_000_000_123_456_789), "2023-11-14T22:13:20.123456Z");
+        assert_eq!(
+            rfc3339(1_700_000_000_123_456_789),
+            "2023-11-14T22:13:20.123456Z"
+        );
         assert_eq!(rfc3339(-1_000), "1969-12-31T23:59:59.999999Z");
     }
 
     #[test]
     fn otel_time_rounds_through_a_double_like_cpython() {
-        assert_eq!(otel_time(1_700_000_000_999_999_999), "2023-11-14T22:13:21.000000Z");
-        assert_eq!(otel_time(1_700_000_000_123_456_789), "2023-11-14T22:13:20.123457Z");
+        assert_eq!(
+            otel_time(1_700_000_000_999_999_999),
+            "2023-11-14T22:13:21.000000Z"
+        );
+        assert_eq!(
+            otel_time(1_700_000_000_123_456_789),
+            "2023-11-14T22:13:20.123457Z"
+        );
         assert_eq!(otel_time(0), "1970-01-01T00:00:00.000000Z");
     }
 
     #[test]
     fn parse_accepts_rfc3339_and_refuses_impossible_dates() {
-        assert_eq!(parse_rfc3339("2023-11-14T22:13:20.123456Z"), Some(1_700_000_000_123_456_000));
-        assert_eq!(parse_rfc3339("2023-11-14T23:13:20+01:00"), Some(1_700_000_000 * NS_PER_SEC));
+        assert_eq!(
+            parse_rfc3339("2023-11-14T22:13:20.123456Z"),
+            Some(1_700_000_000_123_456_000)
+        );
+        assert_eq!(
+            parse_rfc3339("2023-11-14T23:13:20+01:00"),
+            Some(1_700_000_000 * NS_PER_SEC)
+        );
         assert_eq!(parse_rfc3339("2024-02-29T00:00:00Z").map(|_| ()), Some(()));
         assert_eq!(parse_rfc3339("2023-02-29T00:00:00Z"), None);
         assert_eq!(parse_rfc3339("2023-11-14"), None);

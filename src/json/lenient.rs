@@ -22,7 +22,9 @@ pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match integer(&n) {
             Some(i) if i >= 0 => Ok(Some(i as u64)),
-            _ => Err(de::Error::custom(format!("expected a non-negative integer, got {n}"))),
+            _ => Err(de::Error::custom(format!(
+                "expected a non-negative integer, got {n}"
+            ))),
         },
         Some(other) => Err(de::Error::custom(format!(
             "expected an integer, got {}",

@@ -26,7 +26,10 @@ pub struct Limits {
 impl Limits {
     /// 4 MiB and 64 levels: far above any contract document (an envelope nests about 6
     /// levels), far below what could exhaust a worker thread's stack.
-    pub const DEFAULT: Limits = Limits { max_bytes: 4 * 1024 * 1024, max_depth: 64 };
+    pub const DEFAULT: Limits = Limits {
+        max_bytes: 4 * 1024 * 1024,
+        max_depth: 64,
+    };
 }
 
 impl Default for Limits {
@@ -110,17 +113,33 @@ mod tests {
 
     #[test]
     fn a_document_over_the_size_limit_is_refused_with_both_numbers() {
-        let err = parse(b"[1,2,3]", Limits { max_bytes: 3, max_depth: 8 }).unwrap_err();
-        assert_eq!(err.to_string(), "invalid JSON: document of 7 bytes exceeds the limit of 3 bytes");
+        let err = parse(
+            b"[1,2,3]",
+            Limits {
+                max_bytes: 3,
+                max_depth: 8,
+            },
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid JSON: document of 7 bytes exceeds the limit of 3 bytes"
+        );
     }
 
     #[test]
     fn nesting_over_the_depth_limit_is_refused_but_brackets_in_strings_do_not_count() {
-        let limits = Limits { max_bytes: 1000, max_depth: 3 };
+        let limits = Limits {
+            max_bytes: 1000,
+            max_depth: 3,
+        };
         assert!(parse(b"[[[1]]]", limits).is_ok());
         assert!(parse(br#"[[["[[[[\"[["]]]"#, limits).is_ok());
         let err = parse(b"[[[[1]]]]", limits).unwrap_err();
-        assert!(err.to_string().contains("nesting deeper than the limit of 3 levels"));
+        assert!(
+            err.to_string()
+                .contains("nesting deeper than the limit of 3 levels")
+        );
     }
 
     #[test]

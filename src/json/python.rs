@@ -160,7 +160,9 @@ pub fn float_repr(x: f64) -> String {
     }
     // Rust's `{:e}` yields the same shortest round-trip digits: "d[.ddd]e<exp>".
     let sci = format!("{:e}", x);
-    let (mantissa, exp) = sci.split_once('e').expect("LowerExp always writes an exponent");
+    let (mantissa, exp) = sci
+        .split_once('e')
+        .expect("LowerExp always writes an exponent");
     let exp: i32 = exp.parse().expect("LowerExp writes a decimal exponent");
     let (negative, mantissa) = match mantissa.strip_prefix('-') {
         Some(m) => (true, m),
@@ -245,7 +247,11 @@ fn push_u_escape(out: &mut String, unit: u32) {
 /// Used where the reference interpolates `{x!r}` into a message, and for
 /// `repr(TraceState)` in span JSON.
 pub fn str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
@@ -299,8 +305,10 @@ pub fn py_repr(v: &Value) -> String {
             format!("[{}]", inner.join(", "))
         }
         Value::Object(map) => {
-            let inner: Vec<String> =
-                map.iter().map(|(k, v)| format!("{}: {}", str_repr(k), py_repr(v))).collect();
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", str_repr(k), py_repr(v)))
+                .collect();
             format!("{{{}}}", inner.join(", "))
         }
     }
@@ -358,12 +366,18 @@ mod tests {
     #[test]
     fn minus_zero_integer_prints_as_zero_and_big_integers_keep_every_digit() {
         let v: Value = serde_json::from_str("[-0, 18446744073709551617, 1E2]").unwrap();
-        assert_eq!(dumps(&v, Style::CANONICAL), "[0,18446744073709551617,100.0]");
+        assert_eq!(
+            dumps(&v, Style::CANONICAL),
+            "[0,18446744073709551617,100.0]"
+        );
     }
 
     #[test]
     fn indent_two_matches_the_run_store_layout() {
         let v: Value = serde_json::from_str(r#"{"a":[1,{}],"b":[]}"#).unwrap();
-        assert_eq!(dumps(&v, Style::INDENT2), "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": []\n}");
+        assert_eq!(
+            dumps(&v, Style::INDENT2),
+            "{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": []\n}"
+        );
     }
 }

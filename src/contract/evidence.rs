@@ -1,0 +1,113 @@
+//! Evidence and grounding: what a payload rests on, and how to check it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One thing an envelope rests on, with the hash of its canonical projection. Closed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceItem {
+    pub source_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_uri: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrieved_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_ref: Option<String>,
+    #[serde(default = "default_hash_algorithm")]
+    pub hash_algorithm: String,
+    /// A registered canonicalisation name. Kept as text: an unknown name is a contract
+    /// violation the validator reports, not a parse failure that hides the rest.
+    pub canonicalisation: String,
+    pub content_hash: String,
+    /// The projection that was hashed, so a reader can re-hash it (linter rule E1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Map<String, Value>>,
+}
+
+fn default_hash_algorithm() -> String {
+    super::canonical::HASH_ALGORITHM.to_string()
+}
+
+impl EvidenceItem {
+    /// Evidence citing the invocation's own input (`input:<id>`, `dd-input-json-v1`): what an
+    /// `input_only`, `none` or `delegation` agent cites.
+    pub fn input(invocation_id: &str, input_hash: &str) -> EvidenceItem {
+        EvidenceItem {
+            source_id: super::input_source_id(invocation_id),
+            source_uri: None,
+            retrieved_at: None,
+            snapshot_ref: None,
+            hash_algorithm: default_hash_algorithm(),
+            canonicalisation: super::Canonicalisation::InputDocument.name().to_string(),
+            content_hash: input_hash.to_string(),
+            content: None,
+        }
+    }
+}
+
+/// The identity and content hash of one thing a payload rests on. Closed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroundingRef {
+    pub source_id: String,
+    pub content_hash: String,
+}
+
+/// A payload: an open document that names its class and what it rests on.
+///
+/// Held as the document it is (the harness knows an agent's classes only by the schemas on
+/// its card); `schema_class` and `grounded_on` are read from it on demand.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Payload(pub Map<String, Value>);
+
+impl Payload {
+    /// The payload's `schema_class`, if it names one.
+    pub fn schema_class(&self) -> Option<&str> {
+        self.0.get("schema_class").and_then(Value::as_str)
+    }
+
+    /// Every `grounded_on` reference anywhere in the payload (objects walked in key order), or a message
+    /// naming the first malformed one.
+    pub fn grounding_refs(&self) -> Result<Vec<GroundingRef>, String> {
+        let mut refs = Vec::new();
+        walk_grounded_on(&Value::Object(self.0.clone()), &mut refs)?;
+        Ok(refs)
+    }
+}
+
+/// Collect `grounded_on` lists at any depth of `value` (arrays in order, objects by key).
+pub fn walk_grounded_on(value: &Value, refs: &mut Vec<GroundingRef>) -> Result<(), String> {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                if key == "grounded_on" {
+                    let items = v
+                        .as_array()
+                        .ok_or("malformed grounding reference: grounded_on is not a list")?;
+                    for item in items {
+                        let source_id = item.get("source_id").and_then(Value::as_str);
+                        let content_hash = item.get("content_hash").and_then(Value::as_str);
+                        match (source_id, content_hash, item.as_object().map(Map::len)) {
+                            (Some(s), Some(h), Some(2)) => refs.push(GroundingRef {
+                                source_id: s.to_string(),
+                                content_hash: h.to_string(),
+                            }),
+                            _ => return Err(format!("malformed grounding reference: {item}")),
+                        }
+                    }
+                } else {
+                    walk_grounded_on(v, refs)?;
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                walk_grounded_on(item, refs)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,163 @@
+//! Outcomes: what an invocation came to, and the closed vocabularies around it.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How an invocation ended. There is no `completed` and no `refused`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutcomeStatus {
+    /// The agent produced a grounded payload.
+    Succeeded,
+    /// The agent declined, with a reason code.
+    Abstained,
+    /// The decision belongs to a person (`referred_to`).
+    Referred,
+    /// Something went wrong; `problem` says what (RFC 9457).
+    Failed,
+    /// Waiting on a condition; `problem` says which.
+    Suspended,
+}
+
+/// Why an agent abstained or referred.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasonCode {
+    // abstained
+    NoQualifyingResource,
+    NoCandidatesRetrieved,
+    RegistryUnavailable,
+    NotApplicable,
+    InsufficientInput,
+    CapabilityNotImplemented,
+    // referred
+    RequiresHumanJudgement,
+    PolicyRequiresApproval,
+    OutsideAgentScope,
+}
+
+/// The grounding contract an agent declares, which decides the linter's rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroundingMode {
+    /// Rests on records it retrieved (rules G1–G4).
+    Retrieval,
+    /// Rests only on its input, may call a model (R1–R3).
+    InputOnly,
+    /// Rests only on its input, calls no model (R1–R3, N1).
+    None,
+    /// Rests on its input and on the envelopes of invocations it delegated (D1–D3).
+    Delegation,
+}
+
+/// How a payload field came about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Derivation {
+    Template,
+    Model,
+    Lexical,
+    Registry,
+}
+
+macro_rules! wire_names {
+    ($ty:ty { $($variant:ident => $name:literal),* $(,)? }) => {
+        impl $ty {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$ty] = &[$(<$ty>::$variant),*];
+            /// The value as the contract spells it.
+            pub fn as_str(self) -> &'static str {
+                match self { $(<$ty>::$variant => $name),* }
+            }
+            /// The value the contract spells `s`, if any.
+            pub fn parse(s: &str) -> Option<$ty> {
+                match s { $($name => Some(<$ty>::$variant),)* _ => None }
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+wire_names!(OutcomeStatus {
+    Succeeded => "succeeded", Abstained => "abstained", Referred => "referred",
+    Failed => "failed", Suspended => "suspended",
+});
+wire_names!(ReasonCode {
+    NoQualifyingResource => "no_qualifying_resource",
+    NoCandidatesRetrieved => "no_candidates_retrieved",
+    RegistryUnavailable => "registry_unavailable",
+    NotApplicable => "not_applicable",
+    InsufficientInput => "insufficient_input",
+    CapabilityNotImplemented => "capability_not_implemented",
+    RequiresHumanJudgement => "requires_human_judgement",
+    PolicyRequiresApproval => "policy_requires_approval",
+    OutsideAgentScope => "outside_agent_scope",
+});
+wire_names!(GroundingMode {
+    Retrieval => "retrieval", InputOnly => "input_only", None => "none", Delegation => "delegation",
+});
+wire_names!(Derivation {
+    Template => "template", Model => "model", Lexical => "lexical", Registry => "registry",
+});
+
+/// What an invocation came to, in one sentence and a status. Closed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outcome {
+    pub status: OutcomeStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<ReasonCode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub referred_to: Option<String>,
+    pub statement: String,
+}
+
+impl Outcome {
+    /// A `succeeded` outcome.
+    pub fn succeeded(statement: impl Into<String>) -> Outcome {
+        Outcome {
+            status: OutcomeStatus::Succeeded,
+            reason_code: None,
+            referred_to: None,
+            statement: statement.into(),
+        }
+    }
+
+    /// An `abstained` outcome with its reason.
+    pub fn abstained(reason: ReasonCode, statement: impl Into<String>) -> Outcome {
+        Outcome {
+            status: OutcomeStatus::Abstained,
+            reason_code: Some(reason),
+            referred_to: None,
+            statement: statement.into(),
+        }
+    }
+
+    /// A `referred` outcome: who decides, and why.
+    pub fn referred(
+        reason: ReasonCode,
+        to: impl Into<String>,
+        statement: impl Into<String>,
+    ) -> Outcome {
+        Outcome {
+            status: OutcomeStatus::Referred,
+            reason_code: Some(reason),
+            referred_to: Some(to.into()),
+            statement: statement.into(),
+        }
+    }
+
+    /// A `failed` outcome (the envelope must then carry a problem).
+    pub fn failed(statement: impl Into<String>) -> Outcome {
+        Outcome {
+            status: OutcomeStatus::Failed,
+            reason_code: None,
+            referred_to: None,
+            statement: statement.into(),
+        }
+    }
+}
