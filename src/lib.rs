@@ -5,5 +5,6 @@ pub mod contract;
 pub mod error;
 pub mod json;
 pub mod time;
+pub mod trace;
 
 pub use error::{Error, Result};

@@ -1,1 +1,8 @@
-fn main() {}
+//! The `ddwire` binary. Everything it does is in the library; `cli` only parses arguments and
+//! calls it, and nothing imports `cli`.
+
+mod cli;
+
+fn main() {
+    std::process::exit(cli::main(std::env::args().collect()));
+}

@@ -51,7 +51,9 @@ pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value> {
         )));
     }
     check_depth(bytes, limits.max_depth)?;
-    serde_json::from_slice(bytes).map_err(|e| Error::Json(e.to_string()))
+    let value = serde_json::from_slice(bytes).map_err(|e| Error::Json(e.to_string()))?;
+    check_integer_digits(&value)?;
+    Ok(value)
 }
 
 /// Parse a `&str` with the default limits.
@@ -92,6 +94,29 @@ pub fn check_depth(bytes: &[u8], max_depth: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The longest integer literal Python's `json.loads` accepts (`sys.int_info
+/// .default_max_str_digits`). A longer one could be hashed here but never by the reference, so
+/// it is refused as Python refuses it.
+pub const MAX_INTEGER_DIGITS: usize = 4300;
+
+fn check_integer_digits(v: &Value) -> Result<()> {
+    match v {
+        Value::Number(n) => {
+            let text = n.to_string();
+            let digits = text.trim_start_matches('-').len();
+            if !python::is_float_literal(&text) && digits > MAX_INTEGER_DIGITS {
+                return Err(Error::Json(format!(
+                    "an integer of {digits} digits exceeds Python's limit of {MAX_INTEGER_DIGITS}"
+                )));
+            }
+            Ok(())
+        }
+        Value::Array(items) => items.iter().try_for_each(check_integer_digits),
+        Value::Object(map) => map.values().try_for_each(check_integer_digits),
+        _ => Ok(()),
+    }
 }
 
 /// The JSON type of a value, as JSON Schema names it (`"object"`, `"integer"`, ...).

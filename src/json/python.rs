@@ -128,14 +128,157 @@ fn newline(out: &mut String, style: Style, level: usize) {
 /// A JSON number as Python's `json` round trip prints it.
 pub fn write_number(out: &mut String, n: &Number) {
     // With serde_json's `arbitrary_precision`, the number's text is the literal as read.
-    let text = n.to_string();
-    if is_float_literal(&text) {
+    write_number_literal(out, &n.to_string());
+}
+
+/// A JSON number literal as Python's `json` round trip prints it.
+pub fn write_number_literal(out: &mut String, text: &str) {
+    if is_float_literal(text) {
         let x: f64 = text.parse().unwrap_or(f64::NAN);
         out.push_str(&float_repr(x));
     } else if text.trim_start_matches('-').bytes().all(|b| b == b'0') {
         out.push('0'); // int("-0") == 0
     } else {
-        out.push_str(&text);
+        out.push_str(text);
+    }
+}
+
+/// Re-write JSON text as `json.dumps(json.loads(text), **style)` would, keeping the key
+/// order of the text (where a [`Value`] would sort it). `style.sort_keys` is ignored: this is
+/// for documents whose order is part of their bytes, such as span attributes.
+///
+/// Returns `None` if `text` is not a single JSON value.
+pub fn reformat(text: &str, style: Style) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut p = Reformat {
+        s: text.as_bytes(),
+        i: 0,
+        style,
+    };
+    p.value(&mut out, 0)?;
+    p.ws();
+    (p.i == p.s.len()).then_some(out)
+}
+
+/// A recursive-descent walk over JSON text that writes as it reads. Grammar per RFC 8259 §2–7;
+/// the depth is bounded by the caller's [`crate::json::check_depth`].
+struct Reformat<'a> {
+    s: &'a [u8],
+    i: usize,
+    style: Style,
+}
+
+impl Reformat<'_> {
+    fn ws(&mut self) {
+        while self.i < self.s.len() && matches!(self.s[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, b: u8) -> bool {
+        self.ws();
+        let hit = self.s.get(self.i) == Some(&b);
+        if hit {
+            self.i += 1;
+        }
+        hit
+    }
+
+    fn value(&mut self, out: &mut String, level: usize) -> Option<()> {
+        self.ws();
+        match *self.s.get(self.i)? {
+            b'{' => self.container(out, level, b'}', true),
+            b'[' => self.container(out, level, b']', false),
+            b'"' => {
+                let s = self.string()?;
+                write_str(out, &s, self.style.ensure_ascii);
+                Some(())
+            }
+            b't' | b'f' | b'n' => {
+                for word in ["true", "false", "null"] {
+                    if self.s[self.i..].starts_with(word.as_bytes()) {
+                        self.i += word.len();
+                        out.push_str(word);
+                        return Some(());
+                    }
+                }
+                None
+            }
+            _ => {
+                let start = self.i;
+                while self.i < self.s.len()
+                    && matches!(
+                        self.s[self.i],
+                        b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'
+                    )
+                {
+                    self.i += 1;
+                }
+                let literal = std::str::from_utf8(&self.s[start..self.i]).ok()?;
+                // Let serde_json judge the number grammar.
+                serde_json::from_str::<Number>(literal).ok()?;
+                write_number_literal(out, literal);
+                Some(())
+            }
+        }
+    }
+
+    fn container(&mut self, out: &mut String, level: usize, close: u8, object: bool) -> Option<()> {
+        self.i += 1;
+        out.push(if object { '{' } else { '[' });
+        if self.eat(close) {
+            out.push(close as char);
+            return Some(());
+        }
+        let mut first = true;
+        loop {
+            if !first {
+                out.push_str(self.style.item_separator);
+            }
+            first = false;
+            newline(out, self.style, level + 1);
+            if object {
+                self.ws();
+                let key = self.string()?;
+                write_str(out, &key, self.style.ensure_ascii);
+                if !self.eat(b':') {
+                    return None;
+                }
+                out.push_str(self.style.key_separator);
+            }
+            self.value(out, level + 1)?;
+            if self.eat(b',') {
+                continue;
+            }
+            if self.eat(close) {
+                break;
+            }
+            return None;
+        }
+        newline(out, self.style, level);
+        out.push(close as char);
+        Some(())
+    }
+
+    /// One string literal, decoded (serde_json judges the escapes).
+    fn string(&mut self) -> Option<String> {
+        if self.s.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let start = self.i;
+        self.i += 1;
+        while self.i < self.s.len() {
+            match self.s[self.i] {
+                b'\\' => self.i += 2,
+                b'"' => {
+                    self.i += 1;
+                    let literal = std::str::from_utf8(&self.s[start..self.i]).ok()?;
+                    return serde_json::from_str(literal).ok();
+                }
+                _ => self.i += 1,
+            }
+        }
+        None
     }
 }
 
@@ -370,6 +513,17 @@ mod tests {
             dumps(&v, Style::CANONICAL),
             "[0,18446744073709551617,100.0]"
         );
+    }
+
+    #[test]
+    fn reformat_keeps_key_order_and_rewrites_numbers_and_escapes() {
+        let text = r#"{ "b" : [1.0e1, -0, 18446744073709551616] ,"a":{"\u00e9":null}}"#;
+        assert_eq!(
+            reformat(text, Style::DEFAULT).unwrap(),
+            "{\"b\": [10.0, 0, 18446744073709551616], \"a\": {\"\\u00e9\": null}}"
+        );
+        assert_eq!(reformat("[1,]", Style::DEFAULT), None);
+        assert_eq!(reformat("[1] 2", Style::DEFAULT), None);
     }
 
     #[test]

@@ -1,0 +1,114 @@
+//! The `ddwire` command line: argument parsing and commands, no logic of its own.
+//!
+//! Exit codes: 0 success, 1 the command ran and reports failure (a lint that failed, an
+//! envelope that did not succeed is still 0), 2 bad usage or configuration.
+
+mod args;
+mod hash;
+
+use args::{Flag, Parsed};
+
+/// One command: its name, help, flags and entry point.
+pub struct Command {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub usage: &'static str,
+    pub details: &'static str,
+    pub flags: &'static [Flag],
+    pub run: fn(&Parsed) -> Result<i32, String>,
+}
+
+fn commands() -> Vec<&'static Command> {
+    vec![&hash::COMMAND]
+}
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn top_help() -> String {
+    let mut out = format!(
+        "ddwire {VERSION}: Data Director's wire and trace, with minimal dependencies\n\n\
+         Usage: ddwire <command> [options]\n\nCommands:\n"
+    );
+    for c in commands() {
+        out.push_str(&format!("  {:<10} {}\n", c.name, c.summary));
+    }
+    out.push_str(
+        "\nOptions:\n  -h, --help     Print help\n  -V, --version  Print the version\n\n\
+         Run `ddwire <command> --help` for a command's options.\n",
+    );
+    out
+}
+
+fn command_help(c: &Command) -> String {
+    let mut out = format!("{}\n\nUsage: ddwire {}\n", c.summary, c.usage);
+    if !c.details.is_empty() {
+        out.push('\n');
+        out.push_str(c.details);
+        out.push('\n');
+    }
+    out.push_str("\nOptions:\n");
+    for f in c.flags {
+        let left = match f.value {
+            Some(v) => format!("--{} {v}", f.name),
+            None => format!("--{}", f.name),
+        };
+        out.push_str(&format!("  {left:<26} {}\n", f.help));
+    }
+    out.push_str(&format!("  {:<26} Print help\n", "-h, --help"));
+    out
+}
+
+/// Run the command line `argv` (program name first); returns the exit code.
+pub fn main(argv: Vec<String>) -> i32 {
+    let args = &argv[1.min(argv.len())..];
+    let Some(first) = args.first() else {
+        eprint!("{}", top_help());
+        return 2;
+    };
+    match first.as_str() {
+        "-h" | "--help" | "help" => {
+            print!("{}", top_help());
+            return 0;
+        }
+        "-V" | "--version" => {
+            println!("ddwire {VERSION}");
+            return 0;
+        }
+        _ => {}
+    }
+    let Some(command) = commands().into_iter().find(|c| c.name == first) else {
+        eprintln!("ddwire: unknown command {first:?}; run `ddwire --help` for the list");
+        return 2;
+    };
+    let rest = &args[1..];
+    if rest.iter().any(|a| a == "-h" || a == "--help") {
+        print!("{}", command_help(command));
+        return 0;
+    }
+    let parsed = match args::parse(command.name, command.flags, rest) {
+        Ok(p) => p,
+        Err(usage) => {
+            eprintln!("ddwire: {usage}");
+            return 2;
+        }
+    };
+    match (command.run)(&parsed) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("ddwire {}: {message}", command.name);
+            2
+        }
+    }
+}
+
+/// Read a file, or standard input for `-`.
+pub fn read_input(path: &str) -> Result<Vec<u8>, String> {
+    if path == "-" {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+            .map_err(|e| format!("reading stdin: {e}"))?;
+        Ok(buf)
+    } else {
+        std::fs::read(path).map_err(|e| format!("reading {path}: {e}"))
+    }
+}

@@ -1,0 +1,287 @@
+//! The plain span record: one finished span as data.
+//!
+//! The linter, the run store and the span-JSON codec all read and write this struct; nothing
+//! in ddwire holds a span as anything else once it has ended (spec invariant 10).
+
+use super::context::{SpanContext, SpanId, TraceId, TraceState};
+use super::names::{SpanName, is_owned};
+
+/// One finished span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpanRecord {
+    /// The span name. Kept as text: a span read from an agent may carry any name.
+    pub name: String,
+    pub trace_id: TraceId,
+    pub span_id: SpanId,
+    pub parent_id: Option<SpanId>,
+    /// The span's own context's trace state (inherited from a remote parent).
+    pub trace_state: TraceState,
+    pub kind: SpanKind,
+    /// Nanoseconds since the Unix epoch; 0 when unknown.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub status: Status,
+    /// In insertion order, which span JSON keeps.
+    pub attributes: Attributes,
+    pub events: Vec<Event>,
+    pub links: Vec<Link>,
+    pub resource: Resource,
+}
+
+impl SpanRecord {
+    /// Whether the span is named `name`.
+    pub fn is(&self, name: SpanName) -> bool {
+        self.name == name.as_str()
+    }
+
+    /// An owned attribute's value; `None` for an unowned key, even if the span carries it
+    /// (the linter reads owned attributes only).
+    pub fn owned(&self, key: &str) -> Option<&AttrValue> {
+        if is_owned(key) {
+            self.attributes.get(key)
+        } else {
+            None
+        }
+    }
+
+    /// An owned attribute as text, if it is a string.
+    pub fn owned_str(&self, key: &str) -> Option<&str> {
+        match self.owned(key) {
+            Some(AttrValue::String(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// This span's context, for a child in another process or a link.
+    pub fn context(&self) -> SpanContext {
+        SpanContext {
+            trace_id: self.trace_id,
+            span_id: self.span_id,
+            flags: super::context::FLAG_SAMPLED,
+            trace_state: self.trace_state.clone(),
+            is_remote: false,
+        }
+    }
+}
+
+/// OpenTelemetry's span kinds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SpanKind {
+    #[default]
+    Internal,
+    Server,
+    Client,
+    Producer,
+    Consumer,
+}
+
+impl SpanKind {
+    /// The upper-case name (`INTERNAL`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanKind::Internal => "INTERNAL",
+            SpanKind::Server => "SERVER",
+            SpanKind::Client => "CLIENT",
+            SpanKind::Producer => "PRODUCER",
+            SpanKind::Consumer => "CONSUMER",
+        }
+    }
+
+    /// The kind named `name` (`INTERNAL`, ...).
+    pub fn from_name(name: &str) -> Option<SpanKind> {
+        [
+            SpanKind::Internal,
+            SpanKind::Server,
+            SpanKind::Client,
+            SpanKind::Producer,
+            SpanKind::Consumer,
+        ]
+        .into_iter()
+        .find(|k| k.name() == name)
+    }
+
+    /// The OTLP enum number (`SPAN_KIND_INTERNAL` = 1, ...).
+    pub fn otlp(self) -> u8 {
+        match self {
+            SpanKind::Internal => 1,
+            SpanKind::Server => 2,
+            SpanKind::Client => 3,
+            SpanKind::Producer => 4,
+            SpanKind::Consumer => 5,
+        }
+    }
+}
+
+/// A span's status.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    pub code: StatusCode,
+    /// Only meaningful with [`StatusCode::Error`]; OpenTelemetry drops it otherwise.
+    pub description: Option<String>,
+}
+
+impl Status {
+    /// A status as OpenTelemetry's `Status(code, description)` keeps it: the description
+    /// only with `ERROR`.
+    pub fn new(code: StatusCode, description: Option<&str>) -> Status {
+        let description = description
+            .filter(|_| code == StatusCode::Error)
+            .map(str::to_string);
+        Status { code, description }
+    }
+}
+
+/// OpenTelemetry's status codes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StatusCode {
+    #[default]
+    Unset,
+    Ok,
+    Error,
+}
+
+impl StatusCode {
+    /// `UNSET`, `OK` or `ERROR`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StatusCode::Unset => "UNSET",
+            StatusCode::Ok => "OK",
+            StatusCode::Error => "ERROR",
+        }
+    }
+
+    /// The OTLP enum number.
+    pub fn otlp(self) -> u8 {
+        match self {
+            StatusCode::Unset => 0,
+            StatusCode::Ok => 1,
+            StatusCode::Error => 2,
+        }
+    }
+}
+
+/// An attribute value: the types OpenTelemetry allows (a scalar, or a homogeneous array).
+#[derive(Clone, Debug, PartialEq)]
+pub enum AttrValue {
+    String(String),
+    Bool(bool),
+    Int(i64),
+    Double(f64),
+    StringArray(Vec<String>),
+    BoolArray(Vec<bool>),
+    IntArray(Vec<i64>),
+    DoubleArray(Vec<f64>),
+    /// Anything else OpenTelemetry Python 1.45 keeps and writes: `null`, integers beyond
+    /// 64 bits, mixed or nested sequences, maps. Held as the JSON text Python writes for it
+    /// (`json.dumps` defaults, keys in their original order), so it round-trips byte for byte.
+    Json(String),
+}
+
+impl From<&str> for AttrValue {
+    fn from(s: &str) -> Self {
+        AttrValue::String(s.to_string())
+    }
+}
+impl From<String> for AttrValue {
+    fn from(s: String) -> Self {
+        AttrValue::String(s)
+    }
+}
+impl From<bool> for AttrValue {
+    fn from(b: bool) -> Self {
+        AttrValue::Bool(b)
+    }
+}
+impl From<i64> for AttrValue {
+    fn from(i: i64) -> Self {
+        AttrValue::Int(i)
+    }
+}
+impl From<u64> for AttrValue {
+    fn from(i: u64) -> Self {
+        AttrValue::Int(i64::try_from(i).unwrap_or(i64::MAX))
+    }
+}
+impl From<f64> for AttrValue {
+    fn from(x: f64) -> Self {
+        AttrValue::Double(x)
+    }
+}
+
+/// Attributes in insertion order, with the semantics of OpenTelemetry Python's
+/// `BoundedAttributes`: setting an existing key moves it to the end, an empty key is dropped.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Attributes(pub Vec<(String, AttrValue)>);
+
+impl Attributes {
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&AttrValue> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// Set `key`; an existing key moves to the end, an empty key is ignored.
+    pub fn set(&mut self, key: impl Into<String>, value: impl Into<AttrValue>) {
+        let key = key.into();
+        if key.is_empty() {
+            return;
+        }
+        self.0.retain(|(k, _)| *k != key);
+        self.0.push((key, value.into()));
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Iterate in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &AttrValue)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+}
+
+/// A timed annotation on a span.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub name: String,
+    pub time_ns: u64,
+    pub attributes: Attributes,
+}
+
+/// A reference to a span in another trace (how a delegated child points at its parent's
+/// `delegate` span).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub trace_id: TraceId,
+    pub span_id: SpanId,
+    pub trace_state: TraceState,
+    pub attributes: Attributes,
+}
+
+/// The entity that produced the spans.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Resource {
+    pub attributes: Attributes,
+    pub schema_url: String,
+}
+
+impl Resource {
+    /// ddwire's resource for a service: the SDK attributes OpenTelemetry's
+    /// `Resource.create` adds, naming ddwire honestly, then `service.name`.
+    pub fn for_service(service_name: &str) -> Resource {
+        let mut attributes = Attributes::default();
+        attributes.set("telemetry.sdk.language", "rust");
+        attributes.set("telemetry.sdk.name", "ddwire");
+        attributes.set("telemetry.sdk.version", env!("CARGO_PKG_VERSION"));
+        attributes.set("service.name", service_name);
+        Resource {
+            attributes,
+            schema_url: String::new(),
+        }
+    }
+}

@@ -1,0 +1,542 @@
+//! Span JSON: the text OpenTelemetry Python's `ReadableSpan.to_json(indent=None)` writes.
+//!
+//! A span crosses the wire as this JSON *string*, not as a structured value, because A2A's
+//! protobuf `Struct` would turn every integer into a double (spec invariant 5). ddwire writes
+//! exactly the bytes the Python SDK (opentelemetry-sdk 1.45) would write for the same content
+//! and reads any valid variant of them (`indent=4`, ids with or without `0x`, upper-case hex).
+//!
+//! Shape, in key order (see `fixtures/spans/README.md` for the SDK code paths):
+//! `{"name", "context": {"trace_id": "0x…", "span_id": "0x…", "trace_state": "<repr>"},
+//! "kind": "SpanKind.X", "parent_id": "0x…"|null, "start_time", "end_time",
+//! "status": {"status_code"[, "description"]}, "attributes", "events", "links",
+//! "resource": {"attributes", "schema_url"}}`, written by `json.dumps` with its default
+//! separators `", "` and `": "` and `ensure_ascii=True`.
+
+use super::context::{SpanId, TraceId, TraceState};
+use super::record::{
+    AttrValue, Attributes, Event, Link, Resource, SpanKind, SpanRecord, Status, StatusCode,
+};
+use crate::error::{Error, Result};
+use crate::json::python::{self, Style, float_repr, write_str};
+use serde::Deserialize;
+use serde::de::{self, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::fmt;
+
+/// Write a span as one line of span JSON.
+pub fn to_json(span: &SpanRecord) -> String {
+    let mut o = String::with_capacity(512);
+    o.push_str("{\"name\": ");
+    write_str(&mut o, &span.name, true);
+    o.push_str(", \"context\": ");
+    write_context(&mut o, span.trace_id, span.span_id, &span.trace_state);
+    o.push_str(", \"kind\": \"SpanKind.");
+    o.push_str(span.kind.name());
+    o.push_str("\", \"parent_id\": ");
+    match span.parent_id {
+        Some(p) => o.push_str(&format!("\"0x{p}\"")),
+        None => o.push_str("null"),
+    }
+    // The SDK writes `null` for a falsy (zero) start or end time.
+    for (key, ns) in [("start_time", span.start_ns), ("end_time", span.end_ns)] {
+        o.push_str(&format!(", \"{key}\": "));
+        if ns == 0 {
+            o.push_str("null");
+        } else {
+            o.push_str(&format!("\"{}\"", crate::time::otel_time(ns)));
+        }
+    }
+    o.push_str(", \"status\": {\"status_code\": \"");
+    o.push_str(span.status.code.name());
+    o.push('"');
+    if let Some(d) = span.status.description.as_deref().filter(|d| !d.is_empty()) {
+        o.push_str(", \"description\": ");
+        write_str(&mut o, d, true);
+    }
+    o.push_str("}, \"attributes\": ");
+    write_attributes(&mut o, &span.attributes);
+    o.push_str(", \"events\": [");
+    for (i, e) in span.events.iter().enumerate() {
+        if i > 0 {
+            o.push_str(", ");
+        }
+        o.push_str("{\"name\": ");
+        write_str(&mut o, &e.name, true);
+        o.push_str(&format!(
+            ", \"timestamp\": \"{}\", \"attributes\": ",
+            crate::time::otel_time(e.time_ns)
+        ));
+        write_attributes(&mut o, &e.attributes);
+        o.push('}');
+    }
+    o.push_str("], \"links\": [");
+    for (i, l) in span.links.iter().enumerate() {
+        if i > 0 {
+            o.push_str(", ");
+        }
+        o.push_str("{\"context\": ");
+        write_context(&mut o, l.trace_id, l.span_id, &l.trace_state);
+        o.push_str(", \"attributes\": ");
+        write_attributes(&mut o, &l.attributes);
+        o.push('}');
+    }
+    o.push_str("], \"resource\": {\"attributes\": ");
+    write_attributes(&mut o, &span.resource.attributes);
+    o.push_str(", \"schema_url\": ");
+    write_str(&mut o, &span.resource.schema_url, true);
+    o.push_str("}}");
+    o
+}
+
+fn write_context(o: &mut String, trace_id: TraceId, span_id: SpanId, state: &TraceState) {
+    o.push_str(&format!(
+        "{{\"trace_id\": \"0x{trace_id}\", \"span_id\": \"0x{span_id}\", \"trace_state\": "
+    ));
+    write_str(o, &state.python_repr(), true);
+    o.push('}');
+}
+
+fn write_attributes(o: &mut String, attributes: &Attributes) {
+    o.push('{');
+    for (i, (k, v)) in attributes.iter().enumerate() {
+        if i > 0 {
+            o.push_str(", ");
+        }
+        write_str(o, k, true);
+        o.push_str(": ");
+        write_attr_value(o, v);
+    }
+    o.push('}');
+}
+
+fn write_attr_value(o: &mut String, v: &AttrValue) {
+    fn list<T>(o: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
+        o.push('[');
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                o.push_str(", ");
+            }
+            each(o, item);
+        }
+        o.push(']');
+    }
+    match v {
+        AttrValue::String(s) => write_str(o, s, true),
+        AttrValue::Bool(b) => o.push_str(if *b { "true" } else { "false" }),
+        AttrValue::Int(i) => o.push_str(&i.to_string()),
+        AttrValue::Double(x) => o.push_str(&float_repr(*x)),
+        AttrValue::StringArray(a) => list(o, a, |o, s| write_str(o, s, true)),
+        AttrValue::BoolArray(a) => list(o, a, |o, b| o.push_str(if *b { "true" } else { "false" })),
+        AttrValue::IntArray(a) => list(o, a, |o, i| o.push_str(&i.to_string())),
+        AttrValue::DoubleArray(a) => list(o, a, |o, x| o.push_str(&float_repr(*x))),
+        AttrValue::Json(text) => o.push_str(text),
+    }
+}
+
+/// Read one span JSON document (any whitespace; ids with or without `0x`).
+pub fn from_json(text: &str) -> Result<SpanRecord> {
+    crate::json::check_depth(text.as_bytes(), 16)
+        .map_err(|e| Error::Trace(format!("span JSON: {e}")))?;
+    let doc: SpanDoc =
+        serde_json::from_str(text).map_err(|e| Error::Trace(format!("span JSON: {e}")))?;
+    doc.into_record()
+}
+
+#[derive(Deserialize)]
+struct SpanDoc {
+    name: String,
+    context: ContextDoc,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    parent_id: Option<String>,
+    #[serde(default)]
+    start_time: Option<String>,
+    #[serde(default)]
+    end_time: Option<String>,
+    #[serde(default)]
+    status: Option<StatusDoc>,
+    #[serde(default)]
+    attributes: Option<OrderedMap>,
+    #[serde(default)]
+    events: Vec<EventDoc>,
+    #[serde(default)]
+    links: Vec<LinkDoc>,
+    #[serde(default)]
+    resource: Option<ResourceDoc>,
+}
+
+#[derive(Deserialize)]
+struct ContextDoc {
+    trace_id: String,
+    span_id: String,
+    #[serde(default)]
+    trace_state: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct StatusDoc {
+    status_code: String,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct EventDoc {
+    name: String,
+    timestamp: String,
+    #[serde(default)]
+    attributes: Option<OrderedMap>,
+}
+
+#[derive(Deserialize)]
+struct LinkDoc {
+    context: ContextDoc,
+    #[serde(default)]
+    attributes: Option<OrderedMap>,
+}
+
+#[derive(Deserialize)]
+struct ResourceDoc {
+    #[serde(default)]
+    attributes: Option<OrderedMap>,
+    #[serde(default)]
+    schema_url: Option<String>,
+}
+
+/// A JSON object read in document order (serde_json's `Map` would sort it), each value kept
+/// as its raw text.
+struct OrderedMap(Vec<(String, Box<RawValue>)>);
+
+impl<'de> Deserialize<'de> for OrderedMap {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = OrderedMap;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object of attributes")
+            }
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<OrderedMap, A::Error> {
+                let mut out: Vec<(String, Box<RawValue>)> = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Box<RawValue>>()? {
+                    // A repeated key keeps its first position and its last value, as a dict.
+                    match out.iter_mut().find(|(key, _)| *key == k) {
+                        Some(slot) => slot.1 = v,
+                        None => out.push((k, v)),
+                    }
+                }
+                Ok(OrderedMap(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl SpanDoc {
+    fn into_record(self) -> Result<SpanRecord> {
+        let (trace_id, span_id, trace_state) = read_context(&self.context)?;
+        let parent_id = self
+            .parent_id
+            .as_deref()
+            .map(|p| read_span_id(p, "parent_id"))
+            .transpose()?;
+        let kind = match self.kind.as_deref() {
+            None => SpanKind::Internal,
+            Some(k) => SpanKind::from_name(k.strip_prefix("SpanKind.").unwrap_or(k))
+                .ok_or_else(|| Error::Trace(format!("span JSON: unknown kind {k:?}")))?,
+        };
+        let status = match self.status {
+            None => Status::default(),
+            Some(s) => Status {
+                code: match s.status_code.as_str() {
+                    "UNSET" => StatusCode::Unset,
+                    "OK" => StatusCode::Ok,
+                    "ERROR" => StatusCode::Error,
+                    other => {
+                        return Err(Error::Trace(format!(
+                            "span JSON: unknown status_code {other:?}"
+                        )));
+                    }
+                },
+                description: s.description,
+            },
+        };
+        let mut events = Vec::with_capacity(self.events.len());
+        for e in self.events {
+            events.push(Event {
+                time_ns: read_time(Some(&e.timestamp), "event timestamp")?,
+                attributes: read_attributes(e.attributes)?,
+                name: e.name,
+            });
+        }
+        let mut links = Vec::with_capacity(self.links.len());
+        for l in self.links {
+            let (trace_id, span_id, trace_state) = read_context(&l.context)?;
+            links.push(Link {
+                trace_id,
+                span_id,
+                trace_state,
+                attributes: read_attributes(l.attributes)?,
+            });
+        }
+        let resource = match self.resource {
+            None => Resource::default(),
+            Some(r) => Resource {
+                attributes: read_attributes(r.attributes)?,
+                schema_url: r.schema_url.unwrap_or_default(),
+            },
+        };
+        Ok(SpanRecord {
+            name: self.name,
+            trace_id,
+            span_id,
+            parent_id,
+            trace_state,
+            kind,
+            start_ns: read_time(self.start_time.as_deref(), "start_time")?,
+            end_ns: read_time(self.end_time.as_deref(), "end_time")?,
+            status,
+            attributes: read_attributes(self.attributes)?,
+            events,
+            links,
+            resource,
+        })
+    }
+}
+
+fn read_context(c: &ContextDoc) -> Result<(TraceId, SpanId, TraceState)> {
+    let hex = c.trace_id.strip_prefix("0x").unwrap_or(&c.trace_id);
+    let trace_id = (hex.len() == 32)
+        .then(|| u128::from_str_radix(hex, 16).ok())
+        .flatten()
+        .map(TraceId)
+        .ok_or_else(|| {
+            Error::Trace(format!(
+                "span JSON: trace_id {:?} is not 32 hex digits",
+                c.trace_id
+            ))
+        })?;
+    let span_id = read_span_id(&c.span_id, "span_id")?;
+    let trace_state = match c.trace_state.as_deref() {
+        None => TraceState::default(),
+        Some(repr) => parse_trace_state_repr(repr).ok_or_else(|| {
+            Error::Trace(format!(
+                "span JSON: trace_state {repr:?} is not a TraceState repr"
+            ))
+        })?,
+    };
+    Ok((trace_id, span_id, trace_state))
+}
+
+fn read_span_id(s: &str, what: &str) -> Result<SpanId> {
+    let hex = s.strip_prefix("0x").unwrap_or(s);
+    (hex.len() == 16)
+        .then(|| u64::from_str_radix(hex, 16).ok())
+        .flatten()
+        .map(SpanId)
+        .ok_or_else(|| Error::Trace(format!("span JSON: {what} {s:?} is not 16 hex digits")))
+}
+
+fn read_time(s: Option<&str>, what: &str) -> Result<u64> {
+    match s {
+        None => Ok(0),
+        Some(text) => crate::time::parse_rfc3339(text)
+            .and_then(|ns| u64::try_from(ns).ok())
+            .ok_or_else(|| {
+                Error::Trace(format!(
+                    "span JSON: {what} {text:?} is not an ISO 8601 UTC time"
+                ))
+            }),
+    }
+}
+
+fn read_attributes(map: Option<OrderedMap>) -> Result<Attributes> {
+    let mut out = Attributes::default();
+    for (key, raw) in map.map(|m| m.0).unwrap_or_default() {
+        let typed = serde_json::from_str::<Value>(raw.get())
+            .ok()
+            .as_ref()
+            .and_then(attr_value);
+        let value =
+            match typed {
+                Some(v) => v,
+                None => AttrValue::Json(python::reformat(raw.get(), Style::DEFAULT).ok_or_else(
+                    || Error::Trace(format!("span JSON: attribute {key:?} is not JSON")),
+                )?),
+            };
+        // Pushed, not `set`: a document is read as written, empty keys and all.
+        out.0.push((key, value));
+    }
+    Ok(out)
+}
+
+/// A JSON value as one of the typed attribute variants (a scalar, or a homogeneous array of
+/// them), if it is one; `None` for anything that needs [`AttrValue::Json`].
+pub fn attr_value(v: &Value) -> Option<AttrValue> {
+    fn int(n: &serde_json::Number) -> Option<i64> {
+        let text = n.to_string();
+        if crate::json::python::is_float_literal(&text) {
+            None
+        } else {
+            text.parse().ok()
+        }
+    }
+    fn double(n: &serde_json::Number) -> Option<f64> {
+        let text = n.to_string();
+        if crate::json::python::is_float_literal(&text) {
+            text.parse().ok()
+        } else {
+            None
+        }
+    }
+    Some(match v {
+        Value::String(s) => AttrValue::String(s.clone()),
+        Value::Bool(b) => AttrValue::Bool(*b),
+        Value::Number(n) => match int(n) {
+            Some(i) => AttrValue::Int(i),
+            None => AttrValue::Double(double(n)?),
+        },
+        Value::Array(items) => match items.first() {
+            None | Some(Value::String(_)) => AttrValue::StringArray(
+                items
+                    .iter()
+                    .map(|i| i.as_str().map(str::to_string))
+                    .collect::<Option<_>>()?,
+            ),
+            Some(Value::Bool(_)) => {
+                AttrValue::BoolArray(items.iter().map(Value::as_bool).collect::<Option<_>>()?)
+            }
+            Some(Value::Number(first)) if int(first).is_some() => AttrValue::IntArray(
+                items
+                    .iter()
+                    .map(|i| i.as_number().and_then(int))
+                    .collect::<Option<_>>()?,
+            ),
+            Some(Value::Number(_)) => AttrValue::DoubleArray(
+                items
+                    .iter()
+                    .map(|i| i.as_number().and_then(double))
+                    .collect::<Option<_>>()?,
+            ),
+            _ => return None,
+        },
+        Value::Null | Value::Object(_) => return None,
+    })
+}
+
+/// Read back `repr(TraceState)`: a Python list of `'{key=k, value=v}'` strings.
+pub fn parse_trace_state_repr(repr: &str) -> Option<TraceState> {
+    let inner = repr.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let mut members = Vec::new();
+    let mut rest = inner.trim_start();
+    while !rest.is_empty() {
+        let (item, after) = read_py_str(rest)?;
+        let body = item.strip_prefix("{key=")?.strip_suffix('}')?;
+        let (k, v) = body.split_once(", value=")?;
+        members.push((k.to_string(), v.to_string()));
+        rest = after.trim_start();
+        if let Some(after_comma) = rest.strip_prefix(',') {
+            rest = after_comma.trim_start();
+        } else if !rest.is_empty() {
+            return None;
+        }
+    }
+    Some(TraceState(members))
+}
+
+/// One Python string literal (`'…'` or `"…"`, with `\\`, `\'`, `\"`, `\n`, `\r`, `\t`,
+/// `\xNN` escapes): its value and the text after it.
+fn read_py_str(s: &str) -> Option<(String, &str)> {
+    let quote = s.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let mut out = String::new();
+    let mut chars = s[1..].char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => {
+                let (_, e) = chars.next()?;
+                match e {
+                    'n' => out.push('\n'),
+                    'r' => out.push('\r'),
+                    't' => out.push('\t'),
+                    'x' => {
+                        let h: String = [chars.next()?.1, chars.next()?.1].iter().collect();
+                        out.push(char::from_u32(u32::from_str_radix(&h, 16).ok()?)?);
+                    }
+                    other => out.push(other),
+                }
+            }
+            c if c == quote => return Some((out, &s[1 + i + 1..])),
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_root_span_with_nothing_set_is_written_as_the_sdk_writes_it() {
+        let span = SpanRecord {
+            name: "root".into(),
+            trace_id: TraceId(0x5a18),
+            span_id: SpanId(0x2f2a),
+            parent_id: None,
+            trace_state: TraceState::default(),
+            kind: SpanKind::Internal,
+            start_ns: 1_700_000_000_000_000_000,
+            end_ns: 1_700_000_000_000_001_000,
+            status: Status::default(),
+            attributes: Attributes::default(),
+            events: vec![],
+            links: vec![],
+            resource: Resource::default(),
+        };
+        let json = to_json(&span);
+        assert_eq!(
+            json,
+            "{\"name\": \"root\", \"context\": {\"trace_id\": \"0x00000000000000000000000000005a18\", \
+             \"span_id\": \"0x0000000000002f2a\", \"trace_state\": \"[]\"}, \"kind\": \"SpanKind.INTERNAL\", \
+             \"parent_id\": null, \"start_time\": \"2023-11-14T22:13:20.000000Z\", \"end_time\": \
+             \"2023-11-14T22:13:20.000001Z\", \"status\": {\"status_code\": \"UNSET\"}, \"attributes\": {}, \
+             \"events\": [], \"links\": [], \"resource\": {\"attributes\": {}, \"schema_url\": \"\"}}"
+        );
+        assert_eq!(from_json(&json).unwrap(), span);
+    }
+
+    #[test]
+    fn trace_state_repr_round_trips_with_quotes_in_values() {
+        let ts = TraceState(vec![
+            ("rojo".into(), "00f067aa0ba902b7".into()),
+            ("a".into(), "it's".into()),
+        ]);
+        let repr = ts.python_repr();
+        assert_eq!(
+            repr,
+            "['{key=rojo, value=00f067aa0ba902b7}', \"{key=a, value=it's}\"]"
+        );
+        assert_eq!(parse_trace_state_repr(&repr), Some(ts));
+        assert_eq!(parse_trace_state_repr("[]"), Some(TraceState::default()));
+    }
+
+    #[test]
+    fn a_nested_map_attribute_is_kept_in_its_order_as_python_1_45_does() {
+        let text = r#"{"name": "x", "context": {"trace_id": "0x00000000000000000000000000000001", "span_id": "0x0000000000000001"}, "attributes": {"map": {"b":1, "a": [1, null]}}}"#;
+        let span = from_json(text).unwrap();
+        assert_eq!(
+            span.attributes.get("map"),
+            Some(&AttrValue::Json("{\"b\": 1, \"a\": [1, null]}".into()))
+        );
+    }
+
+    #[test]
+    fn a_document_without_a_context_is_refused_with_a_reason() {
+        let err = from_json(r#"{"name": "x"}"#).unwrap_err().to_string();
+        assert!(err.contains("missing field `context`"), "{err}");
+    }
+}
