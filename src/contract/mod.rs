@@ -1,1 +1,3 @@
 //! The contract: the documents that cross the wire, and their rules.
+
+pub mod pattern;
