@@ -14,10 +14,12 @@ pub mod envelope;
 pub mod evidence;
 pub mod ids;
 pub mod outcome;
+pub mod pattern;
 pub mod principal;
 pub mod problem;
 pub mod request;
 pub mod result;
+pub mod schema;
 pub mod validate;
 
 pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};
