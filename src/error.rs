@@ -24,6 +24,32 @@ pub enum Error {
     Trace(String),
     /// Bad command-line usage; the CLI exits with code 2.
     Usage(String),
+    /// An agent description (a card's extension) that does not rebuild into a spec.
+    Spec(String),
+    /// An agent description built against a contract version this one cannot govern; the
+    /// registry lists such an agent as incompatible rather than unavailable.
+    ContractVersion(String),
+    /// A peer could not be reached (the text says "connection refused" when it was).
+    Connect { url: String, reason: String },
+    /// A call did not finish in time.
+    Timeout {
+        url: String,
+        after: std::time::Duration,
+    },
+    /// A peer answered with an HTTP status that is not a valid reply.
+    HttpStatus {
+        url: String,
+        status: u16,
+        body: String,
+    },
+    /// A peer answered with a JSON-RPC error.
+    JsonRpc {
+        code: i64,
+        message: String,
+        data: Option<serde_json::Value>,
+    },
+    /// A peer's reply is outside the protocol or the contract.
+    Wire(String),
     /// A file or socket operation failed; the string says what was being done.
     Io(String, std::io::Error),
 }
@@ -55,7 +81,25 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::UnknownCanonicalisation(m) | Error::Trace(m) | Error::Usage(m) => f.write_str(m),
+            Error::UnknownCanonicalisation(m)
+            | Error::Trace(m)
+            | Error::Usage(m)
+            | Error::Wire(m)
+            | Error::Spec(m)
+            | Error::ContractVersion(m) => f.write_str(m),
+            Error::Connect { url, reason } => write!(f, "cannot reach {url}: {reason}"),
+            Error::Timeout { url, after } => {
+                write!(
+                    f,
+                    "{url} did not answer within {:.1} s (timeout)",
+                    after.as_secs_f64()
+                )
+            }
+            Error::HttpStatus { url, status, body } => {
+                let excerpt: String = body.chars().take(200).collect();
+                write!(f, "{url} answered HTTP {status}: {excerpt}")
+            }
+            Error::JsonRpc { code, message, .. } => write!(f, "JSON-RPC error {code}: {message}"),
             Error::Io(context, e) => write!(f, "{context}: {e}"),
         }
     }

@@ -1,10 +1,12 @@
 //! ddwire: Data Director's wire and trace, with minimal dependencies.
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod contract;
 pub mod error;
 pub mod json;
 pub mod time;
 pub mod trace;
+pub mod wire;
 
 pub use error::{Error, Result};

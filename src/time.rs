@@ -142,7 +142,7 @@ pub fn parse_rfc3339(s: &str) -> Option<i128> {
         }
         _ => return None,
     };
-    let leap = |y: u32| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let leap = |y: u32| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
     let month_days = [
         31,
         if leap(year) { 29 } else { 28 },

@@ -3,6 +3,7 @@
 //! Exit codes: 0 success, 1 the command ran and reports failure (a lint that failed, an
 //! envelope that did not succeed is still 0), 2 bad usage or configuration.
 
+mod agent;
 mod args;
 mod hash;
 
@@ -19,7 +20,7 @@ pub struct Command {
 }
 
 fn commands() -> Vec<&'static Command> {
-    vec![&hash::COMMAND]
+    vec![&agent::COMMAND, &hash::COMMAND]
 }
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");

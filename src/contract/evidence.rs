@@ -33,8 +33,14 @@ impl EvidenceItem {
     /// Evidence citing the invocation's own input (`input:<id>`, `dd-input-json-v1`): what an
     /// `input_only`, `none` or `delegation` agent cites.
     pub fn input(invocation_id: &str, input_hash: &str) -> EvidenceItem {
+        EvidenceItem::citing_input(&super::input_source_id(invocation_id), input_hash)
+    }
+
+    /// Evidence citing an input by its source id (`input:<id>`) and hash, as a run context
+    /// gives them.
+    pub fn citing_input(input_ref: &str, input_hash: &str) -> EvidenceItem {
         EvidenceItem {
-            source_id: super::input_source_id(invocation_id),
+            source_id: input_ref.to_string(),
             source_uri: None,
             retrieved_at: None,
             snapshot_ref: None,

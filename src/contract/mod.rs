@@ -10,6 +10,7 @@
 //! - [`validate`] holds the envelope's conditional rules with the reference's messages.
 
 pub mod canonical;
+pub mod classes;
 pub mod envelope;
 pub mod evidence;
 pub mod ids;
@@ -20,6 +21,7 @@ pub mod problem;
 pub mod request;
 pub mod result;
 pub mod schema;
+pub mod spec;
 pub mod validate;
 
 pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};

@@ -51,6 +51,21 @@ impl Input {
 }
 
 impl InvocationRequest {
+    /// Read and check a request document: closed (an unknown key such as `acting_for` is
+    /// refused, named), every field of its type and pattern, `issued_at` a date-time. A missing
+    /// `invocation_id` or `issued_at` is filled, as the reference's model does.
+    pub fn from_value(document: &Value) -> crate::Result<InvocationRequest> {
+        let errors = super::validate::request_errors(document);
+        if !errors.is_empty() {
+            return Err(crate::Error::Contract {
+                kind: "InvocationRequest",
+                messages: errors,
+            });
+        }
+        serde_json::from_value(document.clone())
+            .map_err(|e| crate::Error::contract("InvocationRequest", e.to_string()))
+    }
+
     /// A request for `agent_id` on `input`, with a fresh id and `issued_at` now.
     pub fn new(agent_id: impl Into<String>, input: Input) -> InvocationRequest {
         InvocationRequest {

@@ -31,6 +31,29 @@ pub struct AgentResult {
 }
 
 impl AgentResult {
+    /// Read an agent's result document (`wire._result_from_document`): outcome and evidence
+    /// items closed, the payload open but naming its class (`grounded_on` defaults to `[]`),
+    /// token counts integers even when spelled `3.0`. A document outside the contract is
+    /// [`crate::Error::Contract`] listing every violation.
+    pub fn from_document(document: &serde_json::Value) -> crate::Result<AgentResult> {
+        let errors = super::validate::agent_result_errors(document);
+        if !errors.is_empty() {
+            return Err(crate::Error::Contract {
+                kind: "AgentResult",
+                messages: errors,
+            });
+        }
+        let mut result: AgentResult = serde_json::from_value(document.clone())
+            .map_err(|e| crate::Error::contract("AgentResult", e.to_string()))?;
+        if let Some(payload) = &mut result.payload {
+            payload
+                .0
+                .entry("grounded_on")
+                .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        }
+        Ok(result)
+    }
+
     /// A result with just an outcome.
     pub fn new(outcome: Outcome) -> AgentResult {
         AgentResult {

@@ -6,9 +6,87 @@
 //! messages are the reference's, word for word.
 
 use super::canonical::Canonicalisation;
+use super::schema::Schema;
+use crate::error::{Error, Result};
 use crate::json::python::str_repr;
 use serde_json::Value;
 use std::collections::HashSet;
+use std::sync::OnceLock;
+
+const REQUEST_SCHEMA: &str = include_str!("schemas/invocation_request.schema.json");
+const AGENT_RESULT_SCHEMA: &str = include_str!("schemas/agent_result.schema.json");
+const ENVELOPE_SCHEMA: &str = include_str!("schemas/envelope.schema.json");
+
+fn compiled(cell: &'static OnceLock<Schema>, json: fn() -> Value) -> &'static Schema {
+    cell.get_or_init(|| Schema::compile(&json()).expect("a shipped contract schema compiles"))
+}
+
+fn parse_shipped(text: &str) -> Value {
+    serde_json::from_str(text).expect("a shipped contract schema is JSON")
+}
+
+/// The InvocationRequest schema (closed; `invocation_id` and `issued_at` may be left out).
+pub fn request_schema() -> Value {
+    parse_shipped(REQUEST_SCHEMA)
+}
+
+/// The AgentResult wire document's schema.
+pub fn agent_result_schema() -> Value {
+    parse_shipped(AGENT_RESULT_SCHEMA)
+}
+
+/// The Envelope schema, with the Outcome and EvidenceItem definitions it shares with the
+/// AgentResult schema.
+pub fn envelope_schema() -> Value {
+    let mut envelope = parse_shipped(ENVELOPE_SCHEMA);
+    let result = agent_result_schema();
+    for name in ["Outcome", "EvidenceItem"] {
+        envelope["$defs"][name] = result["$defs"][name].clone();
+    }
+    envelope
+}
+
+/// Schema errors of a request document, plus its `issued_at` as a date-time (the reference's
+/// model parses it; JSON Schema's `format` does not assert it).
+pub fn request_errors(document: &Value) -> Vec<String> {
+    static SCHEMA: OnceLock<Schema> = OnceLock::new();
+    let mut errors = compiled(&SCHEMA, request_schema).validate(document);
+    date_time_errors(document, &["issued_at"], &mut errors);
+    errors
+}
+
+/// Schema errors of an AgentResult wire document.
+pub fn agent_result_errors(document: &Value) -> Vec<String> {
+    static SCHEMA: OnceLock<Schema> = OnceLock::new();
+    compiled(&SCHEMA, agent_result_schema).validate(document)
+}
+
+/// Every way an envelope document breaks the contract: its schema, then the conditional
+/// rules. `Err` carries them all, as the reference's `validate_envelope` raises.
+pub fn validate_envelope(document: &Value) -> Result<()> {
+    static SCHEMA: OnceLock<Schema> = OnceLock::new();
+    let mut errors = compiled(&SCHEMA, envelope_schema).validate(document);
+    date_time_errors(document, &["completed_at"], &mut errors);
+    errors.extend(conditional_errors(document));
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Contract {
+            kind: "Envelope",
+            messages: errors,
+        })
+    }
+}
+
+fn date_time_errors(document: &Value, keys: &[&str], errors: &mut Vec<String>) {
+    for key in keys {
+        if let Some(Value::String(s)) = document.get(*key)
+            && crate::time::parse_rfc3339(s).is_none()
+        {
+            errors.push(format!("{key}: {} is not a 'date-time'", str_repr(s)));
+        }
+    }
+}
 
 /// Every conditional-rule violation of an envelope document, including
 /// [`grounding_errors`].

@@ -1,0 +1,60 @@
+//! What an agent process is: the [`Agent`] trait, the context a run gets, the agent server
+//! every agent runs ([`server`]), and the built-in agents ([`builtin`]).
+//!
+//! An agent decides an outcome, a payload and the evidence it rests on; it records spans with
+//! the tracer it is given. It never fills identifiers, timestamps or telemetry, and the agent
+//! server does no governance: the harness judges what comes back.
+
+pub mod builtin;
+pub mod server;
+
+use crate::contract::spec::AgentSpec;
+use crate::contract::{AgentResult, InvocationRequest};
+use crate::trace::Tracer;
+use std::fmt;
+
+/// An agent: a specification and one method.
+pub trait Agent: Send + Sync {
+    /// What the agent is (its card is built from this).
+    fn spec(&self) -> &AgentSpec;
+
+    /// Decide one invocation. Spans go through `ctx.tracer`; their trace is the caller's.
+    fn run(
+        &self,
+        request: &InvocationRequest,
+        ctx: &RunContext<'_>,
+    ) -> Result<AgentResult, AgentError>;
+}
+
+/// What the agent server gives a run besides the request.
+pub struct RunContext<'a> {
+    /// This run's own tracer, parented to the caller's span.
+    pub tracer: &'a Tracer,
+    /// `input:<invocation_id>`: the source id that cites the input.
+    pub input_ref: String,
+    /// The `dd-input-json-v1` hash of the input, as the conductor computed it.
+    pub input_hash: String,
+}
+
+/// Why an agent could not decide: a kind and a message, sent as `"<kind>: <message>"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentError {
+    pub kind: String,
+    pub message: String,
+}
+
+impl AgentError {
+    /// An error of `kind` (e.g. `RegistryUnavailable`) with a message.
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> AgentError {
+        AgentError {
+            kind: kind.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind, self.message)
+    }
+}

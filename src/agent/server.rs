@@ -1,0 +1,119 @@
+//! The agent server: A2A in, an AgentResult and the spans it recorded out.
+//!
+//! Per the spec: a request carries exactly one data part, the InvocationRequest (anything else
+//! is a failed task `{"error": "expected exactly one data part, got N"}`); the `traceparent`
+//! in the message metadata (else the HTTP header) parents a fresh tracer, so the agent's spans
+//! join the caller's trace; `dd.input_ref` and `dd.input_hash` reach the run context. The reply
+//! is a completed task with one artifact `agent-result` holding one data part
+//! `{"result": <AgentResult>, "spans": ["<span JSON>", …]}`; an agent error is a failed task
+//! `{"error": "<kind>: <message>"}`. Spans travel as JSON strings because a protobuf `Struct`
+//! would turn their integers into floats. The server does no governance.
+
+use super::{Agent, AgentError, RunContext};
+use crate::contract::InvocationRequest;
+use crate::error::Result;
+use crate::trace::{SpanContext, Tracer};
+use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute};
+use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
+use crate::wire::a2a::{CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH, artifact, card, meta};
+use crate::wire::http::{self, Handler, Limits, Request, Response};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The request handler of an agent served at `public_url`: its card and its A2A endpoint.
+pub fn handler(agent: Arc<dyn Agent>, public_url: &str) -> Handler {
+    let card_bytes = card::agent_card(agent.spec(), public_url)
+        .to_string()
+        .into_bytes();
+    let execute: Execute = {
+        let agent = Arc::clone(&agent);
+        Arc::new(move |message: &Message, ctx: &CallContext| execute(agent.as_ref(), message, ctx))
+    };
+    let endpoint = Endpoint::new(execute);
+    Arc::new(move |request: Request| route(&request, &endpoint, &card_bytes))
+}
+
+/// Route one request: the card at both well-known paths, JSON-RPC at `/a2a` and `/`.
+pub fn route(request: &Request, endpoint: &Endpoint, card_bytes: &[u8]) -> Response {
+    match (request.method.as_str(), request.path.as_str()) {
+        ("GET" | "HEAD", CARD_PATH | LEGACY_CARD_PATH) => {
+            Response::bytes(200, "application/json", card_bytes.to_vec())
+        }
+        ("POST", JSONRPC_PATH | "/") => endpoint.handle(request),
+        (_, JSONRPC_PATH | "/" | CARD_PATH | LEGACY_CARD_PATH) => {
+            Response::error(405, "method not allowed")
+        }
+        _ => Response::error(404, &format!("no route {}", request.path)),
+    }
+}
+
+/// Serve `agent` on `addr` (e.g. `127.0.0.1:8101`), advertising `public_url` on its card
+/// (default: the bound address, never a wildcard).
+pub fn serve(
+    agent: Arc<dyn Agent>,
+    addr: &str,
+    public_url: Option<&str>,
+) -> Result<http::server::Server> {
+    let bound = http::server::bind(addr, Limits::DEFAULT)?;
+    let public = public_url
+        .map(str::to_string)
+        .unwrap_or_else(|| bound.default_public_url());
+    bound.serve(handler(agent, &public), http::server::default_workers())
+}
+
+fn failed(message: &Message, error: String) -> Task {
+    let reason = Message::new(Role::Agent, vec![Part::data(json!({ "error": error }))]);
+    Task::finished(message, TaskState::Failed, Some(reason), Vec::new())
+}
+
+/// Run one A2A message through `agent`.
+pub fn execute(agent: &dyn Agent, message: &Message, ctx: &CallContext) -> Task {
+    let data = message.data_parts();
+    if data.len() != 1 {
+        return failed(
+            message,
+            format!("expected exactly one data part, got {}", data.len()),
+        );
+    }
+    let request = match InvocationRequest::from_value(data[0]) {
+        Ok(r) => r,
+        Err(e) => return failed(message, format!("ContractViolation: {e}")),
+    };
+    let traceparent = message
+        .meta_str(meta::TRACEPARENT)
+        .or_else(|| ctx.header("traceparent"));
+    let tracestate = message
+        .meta_str(meta::TRACESTATE)
+        .or_else(|| ctx.header("tracestate"));
+    let parent = SpanContext::extract(traceparent, tracestate);
+    let tracer = Tracer::new(&agent.spec().agent_id).with_remote_parent(parent);
+    let run_ctx = RunContext {
+        tracer: &tracer,
+        input_ref: message
+            .meta_str(meta::INPUT_REF)
+            .map(str::to_string)
+            .unwrap_or_else(|| request.input_ref()),
+        input_hash: message
+            .meta_str(meta::INPUT_HASH)
+            .map(str::to_string)
+            .unwrap_or_else(|| request.input_hash()),
+    };
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        agent.run(&request, &run_ctx)
+    }))
+    .unwrap_or_else(|_| Err(AgentError::new("Panic", "the agent panicked")));
+    // Every span the run recorded, whatever trace it names: the harness judges them.
+    let spans: Vec<Value> = tracer
+        .take_all()
+        .iter()
+        .map(|s| Value::String(crate::trace::to_json(s)))
+        .collect();
+    match outcome {
+        Ok(result) => {
+            let body = json!({ "result": result, "spans": spans });
+            let reply = Artifact::new(artifact::AGENT_RESULT, vec![Part::data(body)]);
+            Task::finished(message, TaskState::Completed, None, vec![reply])
+        }
+        Err(e) => failed(message, e.to_string()),
+    }
+}

@@ -1,0 +1,348 @@
+//! Agent specifications: what an agent is, as its card's Data Director extension states it.
+//!
+//! [`AgentSpec::describe`] writes the description (`dd_sdk.agent.describe` in the
+//! reference); [`AgentSpec::from_description`] rebuilds a spec from one with every check the
+//! reference's `spec_from_description` and `ClassSchema.from_description` make, in their order
+//! and with their messages. A harness trusts a card only as far as these checks go.
+
+use super::canonical::schema_digest;
+use super::outcome::{Derivation, GroundingMode};
+use super::schema::Schema;
+use crate::error::{Error, Result};
+use crate::json::python::str_repr;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The key every class schema designates its class with.
+pub const DESIGNATOR: &str = "schema_class";
+/// The key every payload class must require (it mixes in `Grounded`).
+pub const GROUNDED_SLOT: &str = "grounded_on";
+
+/// The keys a description must carry.
+pub const DESCRIPTION_KEYS: [&str; 11] = [
+    "agent_id",
+    "version",
+    "description",
+    "requirement_ids",
+    "action_class",
+    "accepts",
+    "grounding_mode",
+    "payload",
+    "derivations",
+    "contract_version",
+    "schemas",
+];
+
+/// One input or payload class: its name, JSON Schema, and that schema's digest.
+#[derive(Clone, Debug)]
+pub struct ClassSchema {
+    pub name: String,
+    pub json_schema: Value,
+    /// `dd-json-document-v1` hash of `json_schema`.
+    pub digest: String,
+    compiled: Arc<Schema>,
+}
+
+impl PartialEq for ClassSchema {
+    fn eq(&self, other: &Self) -> bool {
+        // The digest stands for the schema.
+        self.name == other.name && self.digest == other.digest
+    }
+}
+
+impl ClassSchema {
+    /// A class schema from its JSON Schema, checked: a valid schema that requires
+    /// `schema_class` to be exactly `name`.
+    pub fn new(name: &str, json_schema: Value) -> Result<ClassSchema> {
+        let compiled = Schema::compile(&json_schema).map_err(|e| {
+            Error::Spec(format!(
+                "class {}: not a valid JSON Schema: {e}",
+                str_repr(name)
+            ))
+        })?;
+        let designator = json_schema
+            .get("properties")
+            .and_then(|p| p.get(DESIGNATOR))
+            .and_then(|d| d.get("enum"));
+        let required = required(&json_schema);
+        if designator != Some(&json!([name])) || !required.iter().any(|r| r == DESIGNATOR) {
+            return Err(Error::Spec(format!(
+                "class {}: the schema does not require {DESIGNATOR} = {}",
+                str_repr(name),
+                str_repr(name)
+            )));
+        }
+        Ok(ClassSchema {
+            name: name.to_string(),
+            digest: schema_digest(&json_schema),
+            json_schema,
+            compiled: Arc::new(compiled),
+        })
+    }
+
+    /// Rebuild a class schema from a card's `schemas` entry, refusing one that does not match
+    /// its digest.
+    pub fn from_description(name: &str, entry: &Value) -> Result<ClassSchema> {
+        let (Some(json_schema @ Value::Object(_)), Some(Value::String(digest))) =
+            (entry.get("json_schema"), entry.get("digest"))
+        else {
+            return Err(Error::Spec(format!(
+                "class {}: a schema entry needs json_schema and digest",
+                str_repr(name)
+            )));
+        };
+        if schema_digest(json_schema) != *digest {
+            return Err(Error::Spec(format!(
+                "class {}: the schema does not match its digest",
+                str_repr(name)
+            )));
+        }
+        ClassSchema::new(name, json_schema.clone())
+    }
+
+    /// Whether the class mixes in `Grounded` (requires `grounded_on`), as every payload class
+    /// must.
+    pub fn grounded(&self) -> bool {
+        required(&self.json_schema)
+            .iter()
+            .any(|r| r == GROUNDED_SLOT)
+    }
+
+    /// Every way `document` fails this class's schema; empty when it conforms.
+    pub fn errors(&self, document: &Value) -> Vec<String> {
+        self.compiled.validate(document)
+    }
+
+    /// The class's entry in a card's `schemas`.
+    pub fn describe(&self) -> Value {
+        json!({ "digest": self.digest, "json_schema": self.json_schema })
+    }
+}
+
+fn required(schema: &Value) -> Vec<String> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// How an agent produces one payload field it does not copy from input or evidence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Derived {
+    pub how: Derivation,
+    /// A sibling field recording, per value, how it actually came about.
+    pub recorded_in: Option<String>,
+}
+
+/// What an agent is: what it accepts, what it returns, how it grounds it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentSpec {
+    pub agent_id: String,
+    pub version: String,
+    pub description: String,
+    pub requirement_ids: Vec<String>,
+    /// What the policy gate matches against the profile.
+    pub action_class: String,
+    /// Input class names; anything else is `input-not-accepted`. Never empty.
+    pub accepts: Vec<String>,
+    pub grounding_mode: GroundingMode,
+    /// The payload class, or `None` for an agent that never succeeds with a payload.
+    pub payload: Option<String>,
+    /// Payload field path → how the agent produces it.
+    pub derivations: BTreeMap<String, Derived>,
+    /// The contract version the agent was built against.
+    pub contract_version: String,
+    /// Every accepted class and the payload class.
+    pub schemas: BTreeMap<String, ClassSchema>,
+}
+
+impl AgentSpec {
+    /// The schema of class `name`, if the spec carries it.
+    pub fn schema(&self, name: &str) -> Option<&ClassSchema> {
+        self.schemas.get(name)
+    }
+
+    /// The payload class's schema, if the agent returns a payload.
+    pub fn payload_schema(&self) -> Option<&ClassSchema> {
+        self.payload.as_deref().and_then(|p| self.schemas.get(p))
+    }
+
+    /// The description: the card extension's `params`, the manifest entry.
+    pub fn describe(&self) -> Value {
+        let derivations: Map<String, Value> = self
+            .derivations
+            .iter()
+            .map(|(path, d)| {
+                (
+                    path.clone(),
+                    json!({ "how": d.how.as_str(), "recorded_in": d.recorded_in }),
+                )
+            })
+            .collect();
+        let schemas: Map<String, Value> = self
+            .schemas
+            .iter()
+            .map(|(n, s)| (n.clone(), s.describe()))
+            .collect();
+        json!({
+            "agent_id": self.agent_id,
+            "version": self.version,
+            "description": self.description,
+            "requirement_ids": self.requirement_ids,
+            "action_class": self.action_class,
+            "accepts": self.accepts,
+            "grounding_mode": self.grounding_mode.as_str(),
+            "payload": self.payload,
+            "derivations": derivations,
+            "contract_version": self.contract_version,
+            "schemas": schemas,
+        })
+    }
+
+    /// Rebuild a spec from a description, checking, in this order: the contract version
+    /// ([`Error::ContractVersion`]), the keys, `accepts`, each class schema against its digest
+    /// and designator, the payload class's `grounded_on`, and the derivations.
+    pub fn from_description(entry: &Value) -> Result<AgentSpec> {
+        let id_repr = entry
+            .get("agent_id")
+            .map(crate::json::python::py_repr)
+            .unwrap_or_else(|| "None".into());
+        let current = super::CONTRACT_VERSION;
+        let declared = match entry.get("contract_version") {
+            Some(Value::String(v)) => v.clone(),
+            _ => {
+                return Err(Error::ContractVersion(format!(
+                    "agent {id_repr} declares no contract version; this harness governs contract {current}"
+                )));
+            }
+        };
+        if !super::contract_compatible(&declared, current) {
+            return Err(Error::ContractVersion(format!(
+                "agent {id_repr} was built against contract {declared}; this harness governs contract {current}"
+            )));
+        }
+        let Some(obj) = entry.as_object() else {
+            return Err(Error::Spec("agent description is not an object".into()));
+        };
+        let mut missing: Vec<&str> = DESCRIPTION_KEYS
+            .iter()
+            .copied()
+            .filter(|k| !obj.contains_key(*k))
+            .collect();
+        missing.sort();
+        if !missing.is_empty() {
+            let list: Vec<String> = missing.iter().map(|k| str_repr(k)).collect();
+            return Err(Error::Spec(format!(
+                "agent description lacks [{}]",
+                list.join(", ")
+            )));
+        }
+        let text = |key: &str| -> Result<String> {
+            obj[key]
+                .as_str()
+                .map(str::to_string)
+                .ok_or_else(|| Error::Spec(format!("agent {id_repr}: {key} must be a string")))
+        };
+        let list = |key: &str| -> Result<Vec<String>> {
+            obj[key]
+                .as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().map(str::to_string))
+                        .collect::<Option<Vec<_>>>()
+                })
+                .ok_or_else(|| {
+                    Error::Spec(format!("agent {id_repr}: {key} must be a list of strings"))
+                })
+        };
+        let agent_id = text("agent_id")?;
+        let accepts = list("accepts")?;
+        if accepts.is_empty() {
+            return Err(Error::Spec(format!(
+                "agent {id_repr} accepts nothing; an agent must accept at least one input class"
+            )));
+        }
+        let grounding_mode = obj["grounding_mode"]
+            .as_str()
+            .and_then(GroundingMode::parse)
+            .ok_or_else(|| {
+                Error::Spec(format!(
+                    "agent {id_repr}: {} is not a valid GroundingMode",
+                    obj["grounding_mode"]
+                ))
+            })?;
+        let payload = match &obj["payload"] {
+            Value::Null => None,
+            Value::String(p) => Some(p.clone()),
+            other => {
+                return Err(Error::Spec(format!(
+                    "agent {id_repr}: payload must be a class name or null, got {other}"
+                )));
+            }
+        };
+        let entries = obj["schemas"]
+            .as_object()
+            .ok_or_else(|| Error::Spec(format!("agent {id_repr}: schemas must be an object")))?;
+        let mut schemas = BTreeMap::new();
+        for name in accepts.iter().chain(payload.iter()) {
+            let entry = entries.get(name).ok_or_else(|| {
+                Error::Spec(format!(
+                    "agent {id_repr} names class {} but carries no schema for it",
+                    str_repr(name)
+                ))
+            })?;
+            schemas.insert(name.clone(), ClassSchema::from_description(name, entry)?);
+        }
+        if let Some(p) = &payload
+            && !schemas[p].grounded()
+        {
+            return Err(Error::Spec(format!(
+                "agent {id_repr}: payload class {} does not mix in Grounded (its schema does not require {GROUNDED_SLOT})",
+                str_repr(p)
+            )));
+        }
+        let derivations = parse_derivations(&obj["derivations"])
+            .map_err(|e| Error::Spec(format!("agent {id_repr}: malformed derivations: {e}")))?;
+        Ok(AgentSpec {
+            agent_id,
+            version: text("version")?,
+            description: text("description")?,
+            requirement_ids: list("requirement_ids")?,
+            action_class: text("action_class")?,
+            accepts,
+            grounding_mode,
+            payload,
+            derivations,
+            contract_version: declared,
+            schemas,
+        })
+    }
+}
+
+fn parse_derivations(v: &Value) -> std::result::Result<BTreeMap<String, Derived>, String> {
+    let obj = v.as_object().ok_or("not an object")?;
+    obj.iter()
+        .map(|(path, d)| {
+            let how = d
+                .get("how")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("{path}: no how"))?;
+            let how = Derivation::parse(how)
+                .ok_or_else(|| format!("{path}: {how:?} is not a Derivation"))?;
+            let recorded_in = match d.get("recorded_in") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(other) => {
+                    return Err(format!("{path}: recorded_in {other} is not a field name"));
+                }
+            };
+            Ok((path.clone(), Derived { how, recorded_in }))
+        })
+        .collect()
+}

@@ -1,0 +1,146 @@
+//! Agent cards (A2A 0.3 §5 AgentCard; A2A 1.0 AgentCard with `supportedInterfaces`).
+//!
+//! One card serves both SDK generations: it carries the 1.0 `supportedInterfaces` (a JSON-RPC
+//! interface at version 1.0 and one at 0.3, both on the same endpoint) and the v0.3 fields
+//! `url`, `protocolVersion` and `preferredTransport`, as a2a-sdk 1.3.0 itself merges them. A
+//! 1.x client then picks 1.0, a 0.3 client reads `url`. The Data Director extension carries the
+//! agent's description and is marked required.
+
+use super::{Binding, JSONRPC_PATH};
+use crate::contract::spec::AgentSpec;
+use crate::error::{Error, Result};
+use crate::json::python::str_repr;
+use serde_json::{Value, json};
+
+/// The Data Director extension: its `params` are the agent's description.
+pub const EXTENSION_URI: &str = "https://w3id.org/data-director/a2a/agent-spec/v0";
+/// The harness card's second extension: its `params` are the manifest (every registered
+/// agent's description), which a delegation agent routes from.
+pub const MANIFEST_EXTENSION_URI: &str = "https://w3id.org/data-director/a2a/manifest/v0";
+
+/// The skill tags of an agent: `data-director`, its grounding mode, its input classes, its
+/// requirement ids.
+pub fn skill_tags(spec: &AgentSpec) -> Vec<String> {
+    let mut tags = vec![
+        "data-director".to_string(),
+        format!("grounding:{}", spec.grounding_mode),
+    ];
+    tags.extend(spec.accepts.iter().map(|c| format!("accepts:{c}")));
+    tags.extend(spec.requirement_ids.iter().cloned());
+    tags
+}
+
+/// A skill entry for an agent (`id` = `name` = the agent id).
+pub fn skill(spec: &AgentSpec) -> Value {
+    json!({"id": spec.agent_id, "name": spec.agent_id, "description": spec.description, "tags": skill_tags(spec)})
+}
+
+/// The card fields every ddwire card shares: interfaces for both bindings at
+/// `<public_base>/a2a`, JSON modes, no streaming.
+pub fn base_card(
+    name: &str,
+    description: &str,
+    version: &str,
+    public_base: &str,
+    extensions: Vec<Value>,
+    skills: Vec<Value>,
+) -> Value {
+    let endpoint = format!("{}{JSONRPC_PATH}", public_base.trim_end_matches('/'));
+    json!({
+        "name": name,
+        "description": description,
+        "version": version,
+        "url": endpoint,
+        "protocolVersion": "0.3.0",
+        "preferredTransport": "JSONRPC",
+        "supportedInterfaces": [
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": endpoint, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+        ],
+        "defaultInputModes": ["application/json"],
+        "defaultOutputModes": ["application/json"],
+        "capabilities": {"streaming": false, "pushNotifications": false, "extensions": extensions},
+        "skills": skills,
+    })
+}
+
+/// The card of one agent served at `public_base` (never a wildcard bind address).
+pub fn agent_card(spec: &AgentSpec, public_base: &str) -> Value {
+    let extension = json!({
+        "uri": EXTENSION_URI,
+        "description": "Data Director agent specification (the agent's description).",
+        "required": true,
+        "params": spec.describe(),
+    });
+    base_card(
+        &spec.agent_id,
+        &spec.description,
+        &spec.version,
+        public_base,
+        vec![extension],
+        vec![skill(spec)],
+    )
+}
+
+/// Rebuild an agent's spec from its card: the Data Director extension's `params`, with every
+/// check of [`AgentSpec::from_description`]. A card without the extension is refused.
+pub fn spec_from_card(card: &Value) -> Result<AgentSpec> {
+    let name = card.get("name").and_then(Value::as_str).unwrap_or("?");
+    let params = extension_params(card, EXTENSION_URI).ok_or_else(|| {
+        Error::Spec(format!(
+            "agent card {} does not declare {EXTENSION_URI}",
+            str_repr(name)
+        ))
+    })?;
+    AgentSpec::from_description(params)
+}
+
+/// The `params` of the extension `uri` on a card, if declared.
+pub fn extension_params<'a>(card: &'a Value, uri: &str) -> Option<&'a Value> {
+    card.get("capabilities")?
+        .get("extensions")?
+        .as_array()?
+        .iter()
+        .find(|e| e.get("uri").and_then(Value::as_str) == Some(uri))?
+        .get("params")
+}
+
+/// Where to send JSON-RPC and in which binding, as the card prefers: A2A 1.0 when a JSON-RPC
+/// interface at major version 1 is offered, else v0.3 (the card's `url`, or a 0.x interface).
+pub fn pick_binding(card: &Value) -> Result<(Binding, String)> {
+    let interfaces = card
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let jsonrpc = |major: &str| {
+        interfaces.iter().find_map(|i| {
+            let binding = i.get("protocolBinding").and_then(Value::as_str)?;
+            let version = i
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or("1.0");
+            let url = i.get("url").and_then(Value::as_str)?;
+            (binding.eq_ignore_ascii_case("JSONRPC") && version.split('.').next() == Some(major))
+                .then(|| url.to_string())
+        })
+    };
+    if let Some(url) = jsonrpc("1") {
+        return Ok((Binding::V10, url));
+    }
+    if let Some(url) = jsonrpc("0") {
+        return Ok((Binding::V03, url));
+    }
+    let transport = card
+        .get("preferredTransport")
+        .and_then(Value::as_str)
+        .unwrap_or("JSONRPC");
+    match card.get("url").and_then(Value::as_str) {
+        Some(url) if transport.eq_ignore_ascii_case("JSONRPC") => {
+            Ok((Binding::V03, url.to_string()))
+        }
+        _ => Err(Error::Wire(
+            "the agent card offers no JSON-RPC interface".into(),
+        )),
+    }
+}

@@ -1,0 +1,318 @@
+//! The server side of A2A over JSON-RPC: both bindings on one endpoint.
+//!
+//! The binding is told by the method (`message/send` is v0.3, `SendMessage` is 1.0). The
+//! `A2A-Version` header (or query parameter) must agree: absent means 0.3, as a2a-sdk 1.x
+//! reads it, so a 1.0 method without `A2A-Version: 1.x` gets -32009, as does a 0.3 method
+//! under `A2A-Version: 1.x`. Work is done by an [`Execute`] function that turns a message into
+//! a finished task; calls are blocking, and `message/stream` is refused because nothing may
+//! reach a caller before the harness's checks have run.
+
+use super::model::{SendResult, Task};
+use super::{Binding, card::EXTENSION_URI, v03, v10};
+use crate::wire::http::{Request, Response};
+use crate::wire::jsonrpc::{self, Call, Incoming, RpcError};
+use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+/// What a request's caller looks like to the code that executes it.
+#[derive(Clone, Debug)]
+pub struct CallContext {
+    /// The HTTP header fields (lower-case names), for an authenticator or a `traceparent`.
+    pub headers: Vec<(String, String)>,
+    /// The binding the request came in.
+    pub binding: Binding,
+    /// Extensions the client asked for (`X-A2A-Extensions` / `A2A-Extensions`).
+    pub requested_extensions: Vec<String>,
+}
+
+impl CallContext {
+    /// A header value by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Turn one message into a finished task. Must not panic; a failure is a failed task.
+pub type Execute = Arc<dyn Fn(&super::model::Message, &CallContext) -> Task + Send + Sync>;
+/// Find a task the store no longer holds (the harness answers from its run store).
+pub type Lookup = Arc<dyn Fn(&str) -> Option<Task> + Send + Sync>;
+
+/// The most tasks the default store remembers; older ones are forgotten first.
+pub const TASKS_KEPT: usize = 10_000;
+
+/// A bounded in-memory store of the tasks an endpoint has answered.
+#[derive(Clone, Default)]
+pub struct TaskStore {
+    inner: Arc<Mutex<Tasks>>,
+    capacity: usize,
+}
+
+/// Tasks by id, and their ids oldest first.
+type Tasks = (HashMap<String, Task>, VecDeque<String>);
+
+impl TaskStore {
+    /// A store that keeps the newest `capacity` tasks.
+    pub fn new(capacity: usize) -> TaskStore {
+        TaskStore {
+            inner: Arc::default(),
+            capacity,
+        }
+    }
+
+    /// Remember a task, forgetting the oldest beyond capacity.
+    pub fn put(&self, task: Task) {
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let (tasks, order) = &mut *guard;
+        if tasks.insert(task.id.clone(), task.clone()).is_none() {
+            order.push_back(task.id);
+        }
+        while order.len() > self.capacity {
+            if let Some(old) = order.pop_front() {
+                tasks.remove(&old);
+            }
+        }
+    }
+
+    /// A remembered task.
+    pub fn get(&self, id: &str) -> Option<Task> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .get(id)
+            .cloned()
+    }
+
+    /// How many tasks are held.
+    pub fn len(&self) -> usize {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).0.len()
+    }
+
+    /// Whether none are.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// An A2A JSON-RPC endpoint.
+#[derive(Clone)]
+pub struct Endpoint {
+    pub execute: Execute,
+    pub tasks: TaskStore,
+    pub lookup: Option<Lookup>,
+    /// Deepest JSON nesting accepted in a request.
+    pub max_depth: usize,
+}
+
+impl Endpoint {
+    /// An endpoint that runs `execute`, with the default task store.
+    pub fn new(execute: Execute) -> Endpoint {
+        Endpoint {
+            execute,
+            tasks: TaskStore::new(TASKS_KEPT),
+            lookup: None,
+            max_depth: crate::json::Limits::DEFAULT.max_depth,
+        }
+    }
+
+    /// Answer one HTTP request carrying JSON-RPC.
+    pub fn handle(&self, request: &Request) -> Response {
+        if let Some(err) = &request.body_error {
+            // The limit answers as HTTP (413, 408, 400) and as JSON-RPC, so either kind of
+            // client learns why.
+            let body = jsonrpc::error(
+                &Value::Null,
+                &RpcError::new(jsonrpc::INVALID_REQUEST, err.to_string()),
+            );
+            return Response::json(err.status(), &body);
+        }
+        let version = request
+            .header("a2a-version")
+            .map(str::to_string)
+            .or_else(|| query_param(&request.query, "A2A-Version"))
+            .filter(|v| !v.trim().is_empty());
+        let requested: Vec<String> = ["x-a2a-extensions", "a2a-extensions"]
+            .iter()
+            .filter_map(|h| request.header_joined(h))
+            .flat_map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|s| !s.is_empty())
+            .collect();
+        let replies: Option<Value> = match jsonrpc::parse(&request.body, self.max_depth) {
+            Incoming::Single(Err(reply)) => Some(reply),
+            Incoming::Single(Ok(call)) => {
+                self.dispatch(call, request, version.as_deref(), &requested)
+            }
+            Incoming::Batch(items) => {
+                let answers: Vec<Value> = items
+                    .into_iter()
+                    .filter_map(|item| match item {
+                        Err(reply) => Some(reply),
+                        Ok(call) => self.dispatch(call, request, version.as_deref(), &requested),
+                    })
+                    .collect();
+                (!answers.is_empty()).then_some(Value::Array(answers))
+            }
+        };
+        let mut response = match replies {
+            Some(body) => Response::json(200, &body),
+            None => Response::empty(204),
+        };
+        if requested.iter().any(|e| e == EXTENSION_URI) {
+            // The Data Director extension is active on every call this endpoint answers.
+            let header = if version.is_some() {
+                "A2A-Extensions"
+            } else {
+                "X-A2A-Extensions"
+            };
+            response = response.with_header(header, EXTENSION_URI);
+        }
+        response
+    }
+
+    /// Answer one call; `None` for a notification.
+    fn dispatch(
+        &self,
+        call: Call,
+        request: &Request,
+        version: Option<&str>,
+        requested: &[String],
+    ) -> Option<Value> {
+        let id = call.id.clone().unwrap_or(Value::Null);
+        let outcome = self.answer(&call, request, version, requested);
+        let reply = match outcome {
+            Ok(result) => jsonrpc::success(&id, result),
+            Err(err) => jsonrpc::error(&id, &err),
+        };
+        call.id.is_some().then_some(reply)
+    }
+
+    fn answer(
+        &self,
+        call: &Call,
+        request: &Request,
+        version: Option<&str>,
+        requested: &[String],
+    ) -> Result<Value, RpcError> {
+        let Some(binding) = Binding::of_method(&call.method) else {
+            return Err(RpcError::new(jsonrpc::METHOD_NOT_FOUND, "Method not found"));
+        };
+        check_version(binding, version, &call.method)?;
+        let ctx = CallContext {
+            headers: request.headers.clone(),
+            binding,
+            requested_extensions: requested.to_vec(),
+        };
+        let invalid =
+            |m: String| RpcError::new(jsonrpc::INVALID_PARAMS, format!("Invalid parameters: {m}"));
+        let method = call.method.as_str();
+        match binding {
+            Binding::V03 if method == v03::SEND => {
+                let params = v03::decode_send_params(&call.params).map_err(invalid)?;
+                let task = (self.execute)(&params.message, &ctx);
+                self.tasks.put(task.clone());
+                Ok(v03::encode_result(&SendResult::Task(task)))
+            }
+            Binding::V10 if method == v10::SEND => {
+                let params = v10::decode_send_params(&call.params).map_err(invalid)?;
+                let task = (self.execute)(&params.message, &ctx);
+                self.tasks.put(task.clone());
+                Ok(v10::encode_result(&SendResult::Task(task)))
+            }
+            Binding::V03 if method == v03::GET_TASK => {
+                let id = v03::decode_task_id(&call.params).map_err(invalid)?;
+                self.find(&id).map(|t| v03::encode_task(&t))
+            }
+            Binding::V10 if method == v10::GET_TASK => {
+                let id = v10::decode_task_id(&call.params).map_err(invalid)?;
+                self.find(&id).map(|t| v10::encode_task(&t))
+            }
+            _ if method == v03::CANCEL_TASK || method == v10::CANCEL_TASK => {
+                let id = match binding {
+                    Binding::V03 => v03::decode_task_id(&call.params),
+                    Binding::V10 => v10::decode_task_id(&call.params),
+                }
+                .map_err(invalid)?;
+                // Calls are blocking, so every task a caller can name has already finished.
+                let task = self.find(&id)?;
+                Err(RpcError::new(
+                    jsonrpc::TASK_NOT_CANCELABLE,
+                    format!(
+                        "Task cannot be canceled: task {} has already ended ({:?})",
+                        task.id, task.status.state
+                    ),
+                ))
+            }
+            _ if method == v03::STREAM
+                || method == v10::STREAM
+                || method == "tasks/resubscribe"
+                || method == "SubscribeToTask" =>
+            {
+                Err(RpcError::new(
+                    jsonrpc::UNSUPPORTED_OPERATION,
+                    "Streaming is not supported: the card says streaming: false, because nothing may reach a \
+                     caller before the harness's checks have run; use message/send or SendMessage",
+                ))
+            }
+            _ if method.contains("ushNotificationConfig") => Err(RpcError::new(
+                jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
+                "Push Notification is not supported",
+            )),
+            _ if method == "agent/getAuthenticatedExtendedCard"
+                || method == "GetExtendedAgentCard" =>
+            {
+                Err(RpcError::new(
+                    jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
+                    "Authenticated Extended Card is not configured",
+                ))
+            }
+            _ => Err(RpcError::new(
+                jsonrpc::UNSUPPORTED_OPERATION,
+                format!("This operation is not supported: {method}"),
+            )),
+        }
+    }
+
+    fn find(&self, id: &str) -> Result<Task, RpcError> {
+        self.tasks
+            .get(id)
+            .or_else(|| self.lookup.as_ref().and_then(|l| l(id)))
+            .ok_or_else(|| RpcError::new(jsonrpc::TASK_NOT_FOUND, "Task not found"))
+    }
+}
+
+/// The version a request declares must be one the method's binding speaks (major version
+/// match, as a2a-sdk's `validate_version` does).
+fn check_version(binding: Binding, declared: Option<&str>, method: &str) -> Result<(), RpcError> {
+    let declared = declared.unwrap_or("0.3").trim();
+    let major = declared.split('.').next().unwrap_or("");
+    let expected = binding.version();
+    let ok = match binding {
+        Binding::V03 => major == "0",
+        Binding::V10 => major == "1",
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(RpcError::new(
+        jsonrpc::VERSION_NOT_SUPPORTED,
+        format!(
+            "A2A version '{declared}' is not supported by this handler for {method}. Expected version '{expected}'."
+        ),
+    ))
+}
+
+/// A query parameter's value (no percent-decoding beyond `+`; versions need none).
+pub fn query_param(query: &str, name: &str) -> Option<String> {
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        k.eq_ignore_ascii_case(name).then(|| v.replace('+', " "))
+    })
+}

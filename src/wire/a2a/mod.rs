@@ -1,0 +1,85 @@
+//! A2A over JSON-RPC, both bindings on one endpoint.
+//!
+//! - [`model`]: one model of messages, parts, tasks and artifacts.
+//! - [`v03`] and [`v10`]: thin codecs between that model and each binding's JSON.
+//! - [`card`]: agent cards that both SDK generations read, with the Data Director extension.
+//! - [`endpoint`]: the server side: JSON-RPC dispatch, version negotiation, the task store.
+//! - [`client`]: the calling side, over TCP or the in-memory transport.
+
+pub mod card;
+pub mod client;
+pub mod endpoint;
+pub mod model;
+pub mod v03;
+pub mod v10;
+
+/// Where an A2A endpoint is served, and the agent card.
+pub const JSONRPC_PATH: &str = "/a2a";
+/// The agent card's well-known path (A2A 0.3 and 1.0).
+pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+/// The card path before A2A 0.3, still served for old clients.
+pub const LEGACY_CARD_PATH: &str = "/.well-known/agent.json";
+
+/// Message metadata keys of the Data Director wire (`dd_sdk.wire`).
+pub mod meta {
+    /// `input:<invocation_id>`: the source id that cites the input.
+    pub const INPUT_REF: &str = "dd.input_ref";
+    /// The `dd-input-json-v1` hash of the input.
+    pub const INPUT_HASH: &str = "dd.input_hash";
+    /// The W3C `traceparent` of the caller's span.
+    pub const TRACEPARENT: &str = "traceparent";
+    /// The W3C `tracestate` accompanying it.
+    pub const TRACESTATE: &str = "tracestate";
+    /// Where a delegation agent calls the harness back.
+    pub const DELEGATE_URL: &str = "dd.delegate_url";
+    /// The bearer capability that allows it.
+    pub const DELEGATION_TOKEN: &str = "dd.delegation_token";
+}
+
+/// Artifact names of the Data Director wire.
+pub mod artifact {
+    /// An agent's reply: one data part `{"result": AgentResult, "spans": [span JSON strings]}`.
+    pub const AGENT_RESULT: &str = "agent-result";
+    /// The harness's reply: one data part holding the envelope.
+    pub const ENVELOPE: &str = "envelope";
+    /// For a delegated call: the stored envelope as text, so its hash survives the wire.
+    pub const ENVELOPE_JSON: &str = "envelope-json";
+}
+
+/// Which A2A binding a request or a peer speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// A2A v0.3: `message/send`, `kind` discriminators.
+    V03,
+    /// A2A 1.0: `SendMessage`, ProtoJSON, `A2A-Version: 1.0`.
+    V10,
+}
+
+impl Binding {
+    /// The binding a JSON-RPC method belongs to, if it is an A2A method.
+    pub fn of_method(method: &str) -> Option<Binding> {
+        if v03::METHODS.contains(&method) {
+            Some(Binding::V03)
+        } else if v10::METHODS.contains(&method) {
+            Some(Binding::V10)
+        } else {
+            None
+        }
+    }
+
+    /// The version header value this binding sends (`A2A-Version`).
+    pub fn version(self) -> &'static str {
+        match self {
+            Binding::V03 => "0.3",
+            Binding::V10 => v10::PROTOCOL_VERSION,
+        }
+    }
+
+    /// The extensions header this binding uses.
+    pub fn extensions_header(self) -> &'static str {
+        match self {
+            Binding::V03 => "X-A2A-Extensions",
+            Binding::V10 => "A2A-Extensions",
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! One model of A2A's objects, whatever binding carried them.
+//!
+//! A2A v0.3 and A2A 1.0 name the same things differently (`kind` discriminators and
+//! lower-case enums against ProtoJSON oneofs and `ROLE_USER`); the codecs in [`super::v03`]
+//! and [`super::v10`] translate between this model and each binding's JSON.
+
+use serde_json::{Map, Value};
+
+/// Who sent a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Agent,
+}
+
+/// One piece of message or artifact content.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Part {
+    Text {
+        text: String,
+        metadata: Option<Map<String, Value>>,
+    },
+    /// Structured data. Numbers may arrive as floats (`1.0`) from a protobuf `Struct`.
+    Data {
+        data: Value,
+        metadata: Option<Map<String, Value>>,
+    },
+    File {
+        file: File,
+        metadata: Option<Map<String, Value>>,
+    },
+}
+
+/// A file, inline (base64 bytes) or by reference (a URI).
+#[derive(Clone, Debug, PartialEq)]
+pub struct File {
+    pub bytes: Option<String>,
+    pub uri: Option<String>,
+    pub name: Option<String>,
+    pub media_type: Option<String>,
+}
+
+impl Part {
+    /// A data part without metadata.
+    pub fn data(data: Value) -> Part {
+        Part::Data {
+            data,
+            metadata: None,
+        }
+    }
+
+    /// A text part without metadata.
+    pub fn text(text: impl Into<String>) -> Part {
+        Part::Text {
+            text: text.into(),
+            metadata: None,
+        }
+    }
+}
+
+/// A message between a client and an agent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub message_id: String,
+    pub role: Role,
+    pub parts: Vec<Part>,
+    pub context_id: Option<String>,
+    pub task_id: Option<String>,
+    pub reference_task_ids: Vec<String>,
+    pub extensions: Vec<String>,
+    pub metadata: Option<Map<String, Value>>,
+}
+
+impl Message {
+    /// A message with a fresh id.
+    pub fn new(role: Role, parts: Vec<Part>) -> Message {
+        Message {
+            message_id: crate::contract::new_uuid7(),
+            role,
+            parts,
+            context_id: None,
+            task_id: None,
+            reference_task_ids: Vec::new(),
+            extensions: Vec::new(),
+            metadata: None,
+        }
+    }
+
+    /// The message's metadata value under `key`, if it is a string.
+    pub fn meta_str(&self, key: &str) -> Option<&str> {
+        self.metadata.as_ref()?.get(key)?.as_str()
+    }
+
+    /// The data parts' values, in order.
+    pub fn data_parts(&self) -> Vec<&Value> {
+        self.parts
+            .iter()
+            .filter_map(|p| {
+                if let Part::Data { data, .. } = p {
+                    Some(data)
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+}
+
+/// Where a task stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    Submitted,
+    Working,
+    InputRequired,
+    Completed,
+    Canceled,
+    Failed,
+    Rejected,
+    AuthRequired,
+    Unknown,
+}
+
+impl TaskState {
+    /// Whether the task can change no more.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            TaskState::Completed | TaskState::Canceled | TaskState::Failed | TaskState::Rejected
+        )
+    }
+}
+
+/// A task's state, with an optional message and time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskStatus {
+    pub state: TaskState,
+    pub message: Option<Message>,
+    /// RFC 3339.
+    pub timestamp: Option<String>,
+}
+
+/// An output of a task.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Artifact {
+    pub artifact_id: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub parts: Vec<Part>,
+    pub metadata: Option<Map<String, Value>>,
+}
+
+impl Artifact {
+    /// A named artifact with a fresh id.
+    pub fn new(name: &str, parts: Vec<Part>) -> Artifact {
+        Artifact {
+            artifact_id: crate::contract::new_uuid7(),
+            name: Some(name.to_string()),
+            description: None,
+            parts,
+            metadata: None,
+        }
+    }
+}
+
+/// A unit of work and what came of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Task {
+    pub id: String,
+    pub context_id: String,
+    pub status: TaskStatus,
+    pub artifacts: Vec<Artifact>,
+    pub history: Vec<Message>,
+    pub metadata: Option<Map<String, Value>>,
+}
+
+impl Task {
+    /// A finished task for `request`: its status, artifacts, and the request in its history.
+    pub fn finished(
+        request: &Message,
+        state: TaskState,
+        status_message: Option<Message>,
+        artifacts: Vec<Artifact>,
+    ) -> Task {
+        let id = request
+            .task_id
+            .clone()
+            .unwrap_or_else(crate::contract::new_uuid7);
+        let context_id = request
+            .context_id
+            .clone()
+            .unwrap_or_else(crate::contract::new_uuid7);
+        let mut history_entry = request.clone();
+        history_entry.task_id = Some(id.clone());
+        history_entry.context_id = Some(context_id.clone());
+        let status_message = status_message.map(|mut m| {
+            m.task_id = Some(id.clone());
+            m.context_id = Some(context_id.clone());
+            m
+        });
+        Task {
+            id,
+            context_id,
+            status: TaskStatus {
+                state,
+                message: status_message,
+                timestamp: Some(crate::time::now_rfc3339()),
+            },
+            artifacts,
+            history: vec![history_entry],
+            metadata: None,
+        }
+    }
+
+    /// The artifacts named `name`.
+    pub fn artifacts_named(&self, name: &str) -> Vec<&Artifact> {
+        self.artifacts
+            .iter()
+            .filter(|a| a.name.as_deref() == Some(name))
+            .collect()
+    }
+
+    /// Why a task failed: the first `error` in a data part of its status message, else its
+    /// text parts joined.
+    pub fn failure_detail(&self) -> Option<String> {
+        let message = self.status.message.as_ref()?;
+        for part in &message.parts {
+            if let Part::Data { data, .. } = part
+                && let Some(e) = data.get("error").and_then(Value::as_str)
+            {
+                return Some(e.to_string());
+            }
+        }
+        let texts: Vec<&str> = message
+            .parts
+            .iter()
+            .filter_map(|p| {
+                if let Part::Text { text, .. } = p {
+                    Some(text.as_str())
+                } else {
+                    None
+                }
+            })
+            .collect();
+        (!texts.is_empty()).then(|| texts.join(" "))
+    }
+}
+
+/// What `message/send` / `SendMessage` returns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SendResult {
+    Task(Task),
+    Message(Message),
+}
+
+/// `message/send` / `SendMessage` parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SendParams {
+    pub message: Message,
+    /// Kept as sent; ddwire's calls are always blocking and non-streaming.
+    pub configuration: Option<Value>,
+    pub metadata: Option<Map<String, Value>>,
+}

@@ -1,0 +1,216 @@
+//! Calling HTTP: one client over a shared ureq agent (connection reuse), or over the
+//! in-memory transport for tests. Both return the same [`ClientResponse`] and the same typed
+//! errors, so code above cannot tell them apart.
+
+use super::memory::MemoryNet;
+use crate::error::{Error, Result};
+use std::time::Duration;
+
+/// A request to send.
+#[derive(Clone, Debug)]
+pub struct ClientRequest {
+    pub method: &'static str,
+    pub url: String,
+    /// Extra header fields (`Host` and framing are added by the transport).
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// The whole call must finish within this (connect, send, receive).
+    pub timeout: Duration,
+}
+
+impl ClientRequest {
+    /// A `GET`.
+    pub fn get(url: impl Into<String>, timeout: Duration) -> ClientRequest {
+        ClientRequest {
+            method: "GET",
+            url: url.into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            timeout,
+        }
+    }
+
+    /// A `POST` of a JSON body.
+    pub fn post_json(url: impl Into<String>, body: Vec<u8>, timeout: Duration) -> ClientRequest {
+        ClientRequest {
+            method: "POST",
+            url: url.into(),
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body,
+            timeout,
+        }
+    }
+
+    /// Add a header.
+    pub fn header(mut self, name: &str, value: &str) -> ClientRequest {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+}
+
+/// A response received.
+#[derive(Clone, Debug)]
+pub struct ClientResponse {
+    pub status: u16,
+    /// Names lower-cased.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl ClientResponse {
+    /// The first value of a header.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The largest response body a client accepts (a reply carrying an agent's spans can be
+/// large, but not unbounded).
+pub const MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// An HTTP client: cheap to clone, safe to share between threads.
+#[derive(Clone)]
+pub struct HttpClient {
+    transport: Transport,
+}
+
+#[derive(Clone)]
+enum Transport {
+    Tcp(ureq::Agent),
+    Memory(MemoryNet),
+}
+
+impl Default for HttpClient {
+    fn default() -> Self {
+        HttpClient::tcp()
+    }
+}
+
+impl HttpClient {
+    /// A client over TCP that keeps connections alive between calls.
+    pub fn tcp() -> HttpClient {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_idle_connections_per_host(64)
+            .max_idle_connections(256)
+            .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        HttpClient {
+            transport: Transport::Tcp(agent),
+        }
+    }
+
+    /// A client that reaches handlers registered on `net`, with no socket.
+    pub fn memory(net: MemoryNet) -> HttpClient {
+        HttpClient {
+            transport: Transport::Memory(net),
+        }
+    }
+
+    /// The in-memory network behind this client, if it has one.
+    pub fn memory_net(&self) -> Option<&MemoryNet> {
+        match &self.transport {
+            Transport::Memory(net) => Some(net),
+            Transport::Tcp(_) => None,
+        }
+    }
+
+    /// Send one request and read the whole response.
+    pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
+        match &self.transport {
+            Transport::Memory(net) => net.send(request),
+            Transport::Tcp(agent) => send_tcp(agent, request),
+        }
+    }
+}
+
+fn send_tcp(agent: &ureq::Agent, request: ClientRequest) -> Result<ClientResponse> {
+    let url = request.url.clone();
+    let timeout = request.timeout;
+    let outcome = if request.method == "GET" {
+        let mut builder = agent.get(&request.url);
+        for (k, v) in &request.headers {
+            builder = builder.header(k.as_str(), v.as_str());
+        }
+        builder
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
+            .call()
+    } else {
+        let mut builder = agent.post(&request.url);
+        for (k, v) in &request.headers {
+            builder = builder.header(k.as_str(), v.as_str());
+        }
+        builder
+            .config()
+            .timeout_global(Some(timeout))
+            .build()
+            .send(&request.body[..])
+    };
+    let mut response = outcome.map_err(|e| transport_error(&url, timeout, e))?;
+    let status = response.status().as_u16();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_RESPONSE_BYTES)
+        .read_to_vec()
+        .map_err(|e| transport_error(&url, timeout, e))?;
+    Ok(ClientResponse {
+        status,
+        headers,
+        body,
+    })
+}
+
+/// Map ureq's error to ddwire's typed ones, with the words the reference's details use.
+fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> Error {
+    match e {
+        ureq::Error::Timeout(_) => Error::Timeout {
+            url: url.to_string(),
+            after: timeout,
+        },
+        ureq::Error::Io(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+            ) =>
+        {
+            Error::Timeout {
+                url: url.to_string(),
+                after: timeout,
+            }
+        }
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            Error::Connect {
+                url: url.to_string(),
+                reason: "connection refused".into(),
+            }
+        }
+        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => Error::Connect {
+            url: url.to_string(),
+            reason: format!("connection refused ({e})"),
+        },
+        ureq::Error::BodyExceedsLimit(n) => Error::Wire(format!(
+            "{url}: response body exceeds the limit of {n} bytes"
+        )),
+        other => Error::Connect {
+            url: url.to_string(),
+            reason: other.to_string(),
+        },
+    }
+}

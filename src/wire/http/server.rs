@@ -1,0 +1,248 @@
+//! Serving a [`Handler`] over TCP with tiny_http.
+//!
+//! tiny_http accepts connections, keeps them alive and parses request heads; ddwire reads the
+//! body within [`Limits`], calls the handler on a fixed pool of worker threads, and writes the
+//! response itself with [`write_response`] (so a Server-Sent Events stream is flushed event by
+//! event, which tiny_http's own chunked writer would buffer).
+//!
+//! Read and write timeouts are set on the listening socket, which Linux copies to every
+//! accepted connection; tiny_http therefore closes a connection idle longer than
+//! [`Limits::read_timeout`], and a body that stalls gets HTTP 408. A request head over
+//! [`Limits::max_header_bytes`] gets HTTP 431. tiny_http reads a head before ddwire sees it, so
+//! the head-size limit is checked after tiny_http has buffered it; the read timeout bounds how
+//! long that can take.
+
+use super::{BodyError, Handler, Limits, Request, Response, wants_close, write_response};
+use crate::error::{Error, Result};
+use std::io::Read;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::OwnedFd;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// A running server. Dropping it, or calling [`Server::shutdown`], stops accepting requests,
+/// lets the workers finish the requests they hold, and joins them.
+pub struct Server {
+    addr: SocketAddr,
+    inner: Option<Arc<tiny_http::Server>>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+/// The worker count that suits this machine: eight per core, at least eight, because a worker
+/// blocks for the whole of a call it makes to an agent.
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get() * 8)
+        .unwrap_or(8)
+        .max(8)
+}
+
+/// A bound socket not yet serving: its address is known, so a card can name it before the
+/// handler is built.
+pub struct Bound {
+    listener: TcpListener,
+    addr: SocketAddr,
+    limits: Limits,
+}
+
+/// Bind `addr` (e.g. `127.0.0.1:0` for a free port).
+pub fn bind(addr: &str, limits: Limits) -> Result<Bound> {
+    let listener = TcpListener::bind(addr).map_err(|e| Error::io(format!("binding {addr}"), e))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| Error::io("reading the bound address", e))?;
+    // Socket timeouts set on the listener are inherited by accepted sockets (Linux copies
+    // SO_RCVTIMEO/SO_SNDTIMEO in accept), which is the only place tiny_http lets us set them.
+    let as_stream = TcpStream::from(OwnedFd::from(listener));
+    as_stream
+        .set_read_timeout(Some(limits.read_timeout))
+        .map_err(|e| Error::io("setting the read timeout", e))?;
+    as_stream
+        .set_write_timeout(Some(limits.write_timeout))
+        .map_err(|e| Error::io("setting the write timeout", e))?;
+    Ok(Bound {
+        listener: TcpListener::from(OwnedFd::from(as_stream)),
+        addr: local,
+        limits,
+    })
+}
+
+/// Listen on `addr` and serve `handler` (see [`bind`] and [`Bound::serve`]).
+pub fn serve(addr: &str, handler: Handler, limits: Limits, workers: usize) -> Result<Server> {
+    bind(addr, limits)?.serve(handler, workers)
+}
+
+impl Bound {
+    /// The address bound.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://<host>:<port>` for this socket, with a wildcard bind address (`0.0.0.0`, `::`)
+    /// replaced by loopback: a card must never advertise a wildcard.
+    pub fn default_public_url(&self) -> String {
+        let ip = self.addr.ip();
+        if ip.is_unspecified() {
+            format!("http://127.0.0.1:{}", self.addr.port())
+        } else {
+            format!("http://{}", self.addr)
+        }
+    }
+
+    /// Start serving `handler` on `workers` threads.
+    pub fn serve(self, handler: Handler, workers: usize) -> Result<Server> {
+        let (local, limits) = (self.addr, self.limits);
+        let inner = tiny_http::Server::from_listener(self.listener, None).map_err(|e| {
+            Error::io(
+                format!("serving {local}"),
+                std::io::Error::other(e.to_string()),
+            )
+        })?;
+        let inner = Arc::new(inner);
+        let workers = (0..workers.max(1))
+            .map(|i| {
+                let inner = Arc::clone(&inner);
+                let handler = Arc::clone(&handler);
+                std::thread::Builder::new()
+                    .name(format!("ddwire-http-{i}"))
+                    .spawn(move || {
+                        while let Ok(request) = inner.recv() {
+                            handle(request, &handler, &limits);
+                        }
+                    })
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        Ok(Server {
+            addr: local,
+            inner: Some(inner),
+            workers,
+        })
+    }
+}
+
+impl Server {
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://<addr>`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stop, finishing requests in hand.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    /// Block the calling thread until the server stops (it stops only when shut down from
+    /// another thread or when the process exits).
+    pub fn wait(mut self) {
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some(inner) = self.inner.take() {
+            for _ in 0..self.workers.len() {
+                inner.unblock();
+            }
+            for w in self.workers.drain(..) {
+                let _ = w.join();
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn handle(mut rq: tiny_http::Request, handler: &Handler, limits: &Limits) {
+    let http10 = *rq.http_version() == (1, 0);
+    let method = rq.method().as_str().to_ascii_uppercase();
+    let (path, query) = super::split_target(rq.url());
+    let mut head_bytes = method.len() + rq.url().len() + 12;
+    let headers: Vec<(String, String)> = rq
+        .headers()
+        .iter()
+        .map(|h| {
+            head_bytes += h.field.as_str().len() + h.value.as_str().len() + 4;
+            (
+                h.field.as_str().as_str().to_ascii_lowercase(),
+                h.value.as_str().to_string(),
+            )
+        })
+        .collect();
+    let remote_addr = rq.remote_addr().copied();
+    let connection = headers
+        .iter()
+        .find(|(k, _)| k == "connection")
+        .map(|(_, v)| v.clone());
+    let mut keep_alive = !wants_close(http10, connection.as_deref());
+
+    let response = if head_bytes > limits.max_header_bytes || headers.len() > limits.max_headers {
+        keep_alive = false;
+        Response::error(
+            431,
+            &format!(
+                "request head of {head_bytes} bytes and {} fields exceeds the limit of {} bytes or {} fields",
+                headers.len(),
+                limits.max_header_bytes,
+                limits.max_headers
+            ),
+        )
+    } else {
+        let (body, body_error) = read_body(&mut rq, limits.max_body_bytes);
+        if body_error.is_some() {
+            // What is left of the body cannot be skipped safely: close after answering.
+            keep_alive = false;
+        }
+        let request = Request {
+            method: method.clone(),
+            path,
+            query,
+            headers,
+            body,
+            body_error,
+            remote_addr,
+        };
+        call(handler, request)
+    };
+    let mut writer = rq.into_writer();
+    // A peer that went away mid-response is not an error worth more than dropping the line.
+    let _ = write_response(&mut writer, response, http10, keep_alive, method == "HEAD");
+}
+
+/// Call the handler; a panic inside it becomes a 500 instead of a dead worker.
+pub(crate) fn call(handler: &Handler, request: Request) -> Response {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(request))) {
+        Ok(response) => response,
+        Err(_) => Response::error(500, "internal error: the request handler panicked"),
+    }
+}
+
+fn read_body(rq: &mut tiny_http::Request, limit: usize) -> (Vec<u8>, Option<BodyError>) {
+    if rq.body_length().is_some_and(|n| n > limit) {
+        return (Vec::new(), Some(BodyError::TooLarge { limit }));
+    }
+    let mut body = Vec::with_capacity(rq.body_length().unwrap_or(0).min(limit));
+    match rq.as_reader().take(limit as u64 + 1).read_to_end(&mut body) {
+        Ok(_) if body.len() > limit => (Vec::new(), Some(BodyError::TooLarge { limit })),
+        Ok(_) => (body, None),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+            ) =>
+        {
+            (Vec::new(), Some(BodyError::Timeout))
+        }
+        Err(e) => (Vec::new(), Some(BodyError::Malformed(e.to_string()))),
+    }
+}

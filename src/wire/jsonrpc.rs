@@ -1,0 +1,339 @@
+//! JSON-RPC 2.0 (the 2010-03-26 / 2013-01-04 specification), written by hand.
+//!
+//! - A request is an object with `"jsonrpc": "2.0"`, a string `method`, optional structured
+//!   `params` and an optional `id` (a string, an integer or `null`; absent means a
+//!   notification, which gets no response).
+//! - A response echoes the request's `id` exactly, JSON type included (`1` stays `1`, `"1"`
+//!   stays `"1"`), and holds `result` or `error`; when the id could not be read (a parse error,
+//!   an invalid request) it is `null`.
+//! - A batch (an array) gets an array of responses, none for notifications; an empty array
+//!   gets one `-32600` error object; a batch larger than [`MAX_BATCH`] gets one `-32600`.
+//!   (The a2a-sdk servers refuse every batch; ddwire answers as the specification says.)
+//! - Errors travel with HTTP 200, as the SDKs send them.
+
+use crate::error::{Error, Result};
+use serde_json::{Value, json};
+
+/// Invalid JSON was received.
+pub const PARSE_ERROR: i64 = -32700;
+/// The JSON sent is not a valid request object.
+pub const INVALID_REQUEST: i64 = -32600;
+/// The method does not exist here.
+pub const METHOD_NOT_FOUND: i64 = -32601;
+/// Invalid method parameters.
+pub const INVALID_PARAMS: i64 = -32602;
+/// Internal error.
+pub const INTERNAL_ERROR: i64 = -32603;
+/// A2A: the task id is unknown.
+pub const TASK_NOT_FOUND: i64 = -32001;
+/// A2A: the task has finished and cannot be canceled.
+pub const TASK_NOT_CANCELABLE: i64 = -32002;
+/// A2A: push notifications are not supported.
+pub const PUSH_NOTIFICATION_NOT_SUPPORTED: i64 = -32003;
+/// A2A: the operation is not supported.
+pub const UNSUPPORTED_OPERATION: i64 = -32004;
+/// A2A: the content type is not supported.
+pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
+/// A2A: the agent's response was invalid.
+pub const INVALID_AGENT_RESPONSE: i64 = -32006;
+/// A2A: no authenticated extended card is configured.
+pub const EXTENDED_CARD_NOT_CONFIGURED: i64 = -32007;
+/// A2A 1.0: a required extension was not requested.
+pub const EXTENSION_SUPPORT_REQUIRED: i64 = -32008;
+/// A2A 1.0: the requested A2A version is not supported.
+pub const VERSION_NOT_SUPPORTED: i64 = -32009;
+
+/// The most requests one batch may hold.
+pub const MAX_BATCH: usize = 32;
+
+/// A JSON-RPC error object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    /// An error with a code and a message.
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        let mut e = json!({ "code": self.code, "message": self.message });
+        if let Some(data) = &self.data {
+            e["data"] = data.clone();
+        }
+        e
+    }
+}
+
+/// One well-formed call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Call {
+    /// `None` for a notification; otherwise the id exactly as sent.
+    pub id: Option<Value>,
+    pub method: String,
+    /// `null` when the request has no params.
+    pub params: Value,
+}
+
+/// What a request body holds.
+#[derive(Debug)]
+pub enum Incoming {
+    /// One request, or the error response to send for it.
+    Single(std::result::Result<Call, Value>),
+    /// A batch: each member a call or the error response for it.
+    Batch(Vec<std::result::Result<Call, Value>>),
+}
+
+/// Read a request body. The body must already be within the size limit; nesting depth is
+/// checked here against `max_depth`.
+pub fn parse(body: &[u8], max_depth: usize) -> Incoming {
+    let limits = crate::json::Limits {
+        max_bytes: usize::MAX,
+        max_depth,
+    };
+    let doc = match crate::json::parse(body, limits) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let message = e.to_string();
+            return Incoming::Single(Err(error(
+                &Value::Null,
+                &RpcError::new(PARSE_ERROR, message),
+            )));
+        }
+    };
+    match doc {
+        Value::Array(items) if items.is_empty() => Incoming::Single(Err(error(
+            &Value::Null,
+            &RpcError::new(INVALID_REQUEST, "an empty batch is not a request"),
+        ))),
+        Value::Array(items) if items.len() > MAX_BATCH => Incoming::Single(Err(error(
+            &Value::Null,
+            &RpcError::new(
+                INVALID_REQUEST,
+                format!(
+                    "a batch of {} requests exceeds the limit of {MAX_BATCH}",
+                    items.len()
+                ),
+            ),
+        ))),
+        Value::Array(items) => Incoming::Batch(items.into_iter().map(call).collect()),
+        other => Incoming::Single(call(other)),
+    }
+}
+
+/// Check one request object.
+fn call(doc: Value) -> std::result::Result<Call, Value> {
+    let Value::Object(mut obj) = doc else {
+        return Err(error(
+            &Value::Null,
+            &RpcError::new(INVALID_REQUEST, "a request must be a JSON object"),
+        ));
+    };
+    let id = obj.remove("id");
+    let id_ok = match &id {
+        None | Some(Value::Null) | Some(Value::String(_)) => true,
+        Some(Value::Number(n)) => crate::json::type_name(&Value::Number(n.clone())) == "integer",
+        Some(_) => false,
+    };
+    if !id_ok {
+        return Err(error(
+            &Value::Null,
+            &RpcError::new(INVALID_REQUEST, "id must be a string, an integer or null"),
+        ));
+    }
+    let reply_id = id.clone().unwrap_or(Value::Null);
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(error(
+            &reply_id,
+            &RpcError::new(INVALID_REQUEST, "jsonrpc must be \"2.0\""),
+        ));
+    }
+    let Some(Value::String(method)) = obj.remove("method") else {
+        return Err(error(
+            &reply_id,
+            &RpcError::new(INVALID_REQUEST, "method must be a string"),
+        ));
+    };
+    let params = obj.remove("params").unwrap_or(Value::Null);
+    if !matches!(params, Value::Object(_) | Value::Array(_) | Value::Null) {
+        return Err(error(
+            &reply_id,
+            &RpcError::new(INVALID_PARAMS, "params must be an object or an array"),
+        ));
+    }
+    Ok(Call { id, method, params })
+}
+
+/// A success response.
+pub fn success(id: &Value, result: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+/// An error response.
+pub fn error(id: &Value, err: &RpcError) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "error": err.to_value() })
+}
+
+/// A request object for a client to send (always with an id: notifications are never sent).
+pub fn request(id: &Value, method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+/// Read a response as a client: the `result`, or [`Error::JsonRpc`] for an `error`. A missing
+/// `id` is accepted on an error (the a2a-sdk 0.3 server leaves it out when it has none); a
+/// present id must match `expected_id`.
+pub fn read_response(body: &[u8], expected_id: &Value) -> Result<Value> {
+    let doc = crate::json::parse(
+        body,
+        crate::json::Limits {
+            max_bytes: usize::MAX,
+            max_depth: 128,
+        },
+    )
+    .map_err(|e| Error::Wire(format!("the JSON-RPC response is not JSON: {e}")))?;
+    let Value::Object(mut obj) = doc else {
+        return Err(Error::Wire("the JSON-RPC response is not an object".into()));
+    };
+    if let Some(err) = obj.remove("error") {
+        let code = err
+            .get("code")
+            .and_then(Value::as_i64)
+            .unwrap_or(INTERNAL_ERROR);
+        let message = err
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        return Err(Error::JsonRpc {
+            code,
+            message,
+            data: err.get("data").cloned(),
+        });
+    }
+    match obj.get("id") {
+        Some(id) if id == expected_id => {}
+        Some(id) => {
+            return Err(Error::Wire(format!(
+                "the JSON-RPC response answers id {id}, not {expected_id}"
+            )));
+        }
+        None => return Err(Error::Wire("the JSON-RPC response has no id".into())),
+    }
+    obj.remove("result")
+        .ok_or_else(|| Error::Wire("the JSON-RPC response has neither result nor error".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn single(body: &str) -> std::result::Result<Call, Value> {
+        match parse(body.as_bytes(), 64) {
+            Incoming::Single(one) => one,
+            Incoming::Batch(_) => panic!("expected a single request"),
+        }
+    }
+
+    #[test]
+    fn the_response_id_keeps_the_json_type_of_the_request_id() {
+        assert_eq!(
+            single(r#"{"jsonrpc":"2.0","id":7,"method":"m"}"#)
+                .unwrap()
+                .id,
+            Some(json!(7))
+        );
+        assert_eq!(
+            single(r#"{"jsonrpc":"2.0","id":"7","method":"m"}"#)
+                .unwrap()
+                .id,
+            Some(json!("7"))
+        );
+        assert_eq!(
+            single(r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#)
+                .unwrap()
+                .id,
+            Some(Value::Null)
+        );
+        assert_eq!(
+            single(r#"{"jsonrpc":"2.0","method":"m"}"#).unwrap().id,
+            None
+        );
+        let reply = success(&json!(7), json!({}));
+        assert_eq!(reply.to_string(), r#"{"id":7,"jsonrpc":"2.0","result":{}}"#);
+    }
+
+    #[test]
+    fn unparsable_json_is_a_parse_error_with_a_null_id() {
+        let e = single("{").unwrap_err();
+        assert_eq!(
+            (e["error"]["code"].as_i64(), &e["id"]),
+            (Some(PARSE_ERROR), &Value::Null)
+        );
+    }
+
+    #[test]
+    fn a_wrong_version_or_id_type_is_an_invalid_request() {
+        let e = single(r#"{"jsonrpc":"1.0","id":1,"method":"m"}"#).unwrap_err();
+        assert_eq!(
+            (e["error"]["code"].as_i64(), &e["id"]),
+            (Some(INVALID_REQUEST), &json!(1))
+        );
+        for bad in [r#"true"#, r#"1.5"#, r#"{}"#, r#"[1]"#] {
+            let e = single(&format!(r#"{{"jsonrpc":"2.0","id":{bad},"method":"m"}}"#)).unwrap_err();
+            assert_eq!(
+                (e["error"]["code"].as_i64(), &e["id"]),
+                (Some(INVALID_REQUEST), &Value::Null),
+                "{bad}"
+            );
+        }
+        let e = single(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#).unwrap_err();
+        assert_eq!(e["error"]["code"].as_i64(), Some(INVALID_PARAMS));
+    }
+
+    #[test]
+    fn batches_answer_as_the_specification_says() {
+        assert!(
+            matches!(parse(b"[]", 64), Incoming::Single(Err(e)) if e["error"]["code"] == INVALID_REQUEST)
+        );
+        let Incoming::Batch(items) =
+            parse(b"[1, {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"m\"}]", 64)
+        else {
+            panic!()
+        };
+        assert!(items[0].is_err() && items[1].is_ok());
+        let big = format!("[{}]", vec!["1"; MAX_BATCH + 1].join(","));
+        assert!(matches!(
+            parse(big.as_bytes(), 64),
+            Incoming::Single(Err(_))
+        ));
+    }
+
+    #[test]
+    fn a_client_accepts_an_error_without_an_id_and_refuses_a_mismatched_id() {
+        let err = read_response(
+            br#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"}}"#,
+            &json!("a"),
+        )
+        .unwrap_err();
+        assert!(matches!(
+            err,
+            Error::JsonRpc {
+                code: PARSE_ERROR,
+                ..
+            }
+        ));
+        assert!(read_response(br#"{"jsonrpc":"2.0","id":"b","result":1}"#, &json!("a")).is_err());
+        assert_eq!(
+            read_response(br#"{"jsonrpc":"2.0","id":"a","result":1}"#, &json!("a")).unwrap(),
+            json!(1)
+        );
+    }
+}
