@@ -6,6 +6,7 @@
 mod agent;
 mod args;
 mod hash;
+mod send;
 
 use args::{Flag, Parsed};
 
@@ -20,7 +21,7 @@ pub struct Command {
 }
 
 fn commands() -> Vec<&'static Command> {
-    vec![&agent::COMMAND, &hash::COMMAND]
+    vec![&agent::COMMAND, &hash::COMMAND, &send::COMMAND]
 }
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");

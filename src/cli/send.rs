@@ -1,0 +1,85 @@
+//! `ddwire send`: send one message with one data part to any A2A agent and print the task.
+
+use super::args::{Flag, Parsed};
+use super::{Command, read_input};
+use ddwire::wire::a2a::Binding;
+use ddwire::wire::a2a::client::{A2aClient, Target};
+use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
+use ddwire::wire::a2a::v10;
+use std::time::Duration;
+
+pub static COMMAND: Command = Command {
+    name: "send",
+    summary: "Send one data part to an A2A agent and print the task it returns",
+    usage: "send URL [--data FILE|-] [--binding 0.3|1.0] [--metadata JSON] [--timeout SECONDS]",
+    details: "Fetches the agent card from URL/.well-known/agent-card.json, picks the binding the\n\
+              card prefers (A2A 1.0 when offered, else v0.3) unless --binding says otherwise,\n\
+              sends message/send or SendMessage with the JSON document as one data part, and\n\
+              prints the task (A2A 1.0 JSON) on stdout. Exit 0 if the task completed, 1 if it\n\
+              ended otherwise.",
+    flags: &[
+        Flag {
+            name: "data",
+            value: Some("FILE"),
+            help: "The data part, a JSON document (default: -, stdin)",
+        },
+        Flag {
+            name: "binding",
+            value: Some("V"),
+            help: "Force A2A 0.3 or 1.0 instead of the card's choice",
+        },
+        Flag {
+            name: "metadata",
+            value: Some("JSON"),
+            help: "Message metadata, a JSON object",
+        },
+        Flag {
+            name: "timeout",
+            value: Some("SECONDS"),
+            help: "Per-call timeout (default 60)",
+        },
+    ],
+    run,
+};
+
+fn run(args: &Parsed) -> Result<i32, String> {
+    let [url] = args.positionals.as_slice() else {
+        return Err("expects the agent's base URL".into());
+    };
+    let timeout = Duration::from_secs_f64(args.number::<f64>("timeout")?.unwrap_or(60.0));
+    let data = ddwire::json::parse(
+        &read_input(args.value("data").unwrap_or("-"))?,
+        ddwire::json::Limits::DEFAULT,
+    )
+    .map_err(|e| e.to_string())?;
+    let metadata = match args.value("metadata") {
+        None => None,
+        Some(text) => match ddwire::json::parse_str(text).map_err(|e| e.to_string())? {
+            serde_json::Value::Object(m) => Some(m),
+            _ => return Err("--metadata must be a JSON object".into()),
+        },
+    };
+    let client = A2aClient::default();
+    let card = client.fetch_card(url, timeout).map_err(|e| e.to_string())?;
+    let mut target = Target::from_card(&card).map_err(|e| e.to_string())?;
+    match args.value("binding") {
+        None => {}
+        Some("0.3") => target.binding = Binding::V03,
+        Some("1.0") => target.binding = Binding::V10,
+        Some(other) => return Err(format!("--binding must be 0.3 or 1.0, not {other:?}")),
+    }
+    let mut message = Message::new(Role::User, vec![Part::data(data)]);
+    message.metadata = metadata;
+    let task = client
+        .send_for_task(&target, message, &[], timeout)
+        .map_err(|e| e.to_string())?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&v10::encode_task(&task)).unwrap_or_default()
+    );
+    Ok(if task.status.state == TaskState::Completed {
+        0
+    } else {
+        1
+    })
+}
