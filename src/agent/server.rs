@@ -61,6 +61,14 @@ pub fn serve(
     bound.serve(handler(agent, &public), http::server::default_workers())
 }
 
+/// Serve `agent` on the in-memory network at `http://<agent_id>.agents.test` (the test kit:
+/// the same handler as on TCP, real HTTP/1.1 bytes, no socket). Returns the base URL.
+pub fn serve_in_memory(net: &http::memory::MemoryNet, agent: Arc<dyn Agent>) -> String {
+    let host = format!("{}.agents.test", agent.spec().agent_id);
+    let base = format!("http://{host}");
+    net.serve(&host, handler(agent, &base), Limits::DEFAULT)
+}
+
 fn failed(message: &Message, error: String) -> Task {
     let reason = Message::new(Role::Agent, vec![Part::data(json!({ "error": error }))]);
     Task::finished(message, TaskState::Failed, Some(reason), Vec::new())

@@ -1,0 +1,717 @@
+//! The A2A wire, end to end over real HTTP/1.1 bytes: loopback TCP and the in-memory transport
+//! through the same handler. Named for the behaviour each test proves.
+
+use ddwire::agent::builtin::{Echo, Hello};
+use ddwire::agent::server::{self, serve_in_memory};
+use ddwire::agent::{Agent, AgentError, RunContext};
+use ddwire::contract::spec::AgentSpec;
+use ddwire::contract::{AgentResult, InvocationRequest};
+use ddwire::wire::a2a::card::{self, EXTENSION_URI};
+use ddwire::wire::a2a::client::{A2aClient, Target};
+use ddwire::wire::a2a::model::{Message, Part, Role, Task, TaskState};
+use ddwire::wire::a2a::{Binding, artifact};
+use ddwire::wire::http::client::{ClientRequest, HttpClient};
+use ddwire::wire::http::memory::MemoryNet;
+use ddwire::{Error, trace};
+use serde_json::{Map, Value, json};
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+const T: Duration = Duration::from_secs(10);
+const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+fn hello_request() -> Value {
+    json!({"agent_id": "hello.world", "input": {"schema_class": "Message", "message_text": "hi there"}})
+}
+
+fn message(data: Vec<Value>, metadata: Option<Value>) -> Message {
+    let mut m = Message::new(Role::User, data.into_iter().map(Part::data).collect());
+    m.metadata = metadata.and_then(|v| v.as_object().cloned());
+    m
+}
+
+fn in_memory(agent: Arc<dyn Agent>) -> (A2aClient, Target) {
+    let net = MemoryNet::new();
+    let base = serve_in_memory(&net, agent);
+    let client = A2aClient::new(HttpClient::memory(net));
+    let card = client.fetch_card(&base, T).unwrap();
+    (client, Target::from_card(&card).unwrap())
+}
+
+/// The `agent-result` body of a completed task.
+fn agent_result(task: &Task) -> Value {
+    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    let results = task.artifacts_named(artifact::AGENT_RESULT);
+    assert_eq!(results.len(), 1);
+    let Part::Data { data, .. } = &results[0].parts[0] else {
+        panic!("not a data part")
+    };
+    data.clone()
+}
+
+fn spans_of(body: &Value) -> Vec<trace::SpanRecord> {
+    body["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| trace::from_json(s.as_str().unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn an_in_memory_agent_and_its_loopback_twin_produce_the_same_outcome() {
+    let (mem_client, mem_target) = in_memory(Arc::new(Hello::new()));
+    let server = server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
+    let tcp_client = A2aClient::default();
+    let tcp_target =
+        Target::from_card(&tcp_client.fetch_card(&server.base_url(), T).unwrap()).unwrap();
+    let run = |client: &A2aClient, target: &Target| {
+        let task = client
+            .send_for_task(target, message(vec![hello_request()], None), &[], T)
+            .unwrap();
+        let body = agent_result(&task);
+        let result = AgentResult::from_document(&body["result"]).unwrap();
+        (
+            result.outcome,
+            result.payload.map(|p| p.0["reply_text"].clone()),
+            spans_of(&body).len(),
+        )
+    };
+    assert_eq!(run(&mem_client, &mem_target), run(&tcp_client, &tcp_target));
+    assert_eq!(mem_target.binding, Binding::V10);
+    server.shutdown();
+}
+
+#[test]
+fn a2a_rejects_malformed_request() {
+    let (client, target) = in_memory(Arc::new(Hello::new()));
+    for (parts, n) in [(vec![hello_request(), hello_request()], 2), (vec![], 0)] {
+        let task = client
+            .send_for_task(&target, message(parts, None), &[], T)
+            .unwrap();
+        assert_eq!(task.status.state, TaskState::Failed);
+        assert_eq!(
+            task.failure_detail().unwrap(),
+            format!("expected exactly one data part, got {n}")
+        );
+    }
+    let mut bad = hello_request();
+    bad["acting_for"] =
+        json!({"principal_id": "https://orcid.org/0000-0002-1825-0097", "name": "X"});
+    let task = client
+        .send_for_task(&target, message(vec![bad], None), &[], T)
+        .unwrap();
+    assert_eq!(task.status.state, TaskState::Failed);
+    assert!(
+        task.failure_detail().unwrap().contains("acting_for"),
+        "{:?}",
+        task.failure_detail()
+    );
+}
+
+#[test]
+fn agent_spans_join_the_callers_trace_under_the_traceparent_it_sent() {
+    let (client, target) = in_memory(Arc::new(Hello::new()));
+    let meta = json!({"traceparent": TRACEPARENT});
+    let task = client
+        .send_for_task(&target, message(vec![hello_request()], Some(meta)), &[], T)
+        .unwrap();
+    let spans = spans_of(&agent_result(&task));
+    assert_eq!(spans.len(), 1);
+    assert_eq!(
+        spans[0].trace_id.to_string(),
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+    );
+    assert_eq!(
+        spans[0].parent_id.map(|p| p.to_string()).as_deref(),
+        Some("00f067aa0ba902b7")
+    );
+    assert!(spans[0].is(trace::SpanName::Chat));
+}
+
+#[test]
+fn the_http_traceparent_header_parents_the_spans_when_metadata_has_none() {
+    let (client, target) = in_memory(Arc::new(Hello::new()));
+    let task = client
+        .send_for_task(
+            &target,
+            message(vec![hello_request()], None),
+            &[("traceparent", TRACEPARENT)],
+            T,
+        )
+        .unwrap();
+    let spans = spans_of(&agent_result(&task));
+    assert_eq!(
+        spans[0].trace_id.to_string(),
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+    );
+}
+
+#[test]
+fn an_invalid_traceparent_starts_a_new_trace() {
+    let (client, target) = in_memory(Arc::new(Hello::new()));
+    let meta = json!({"traceparent": "00-00000000000000000000000000000000-00f067aa0ba902b7-01"});
+    let task = client
+        .send_for_task(&target, message(vec![hello_request()], Some(meta)), &[], T)
+        .unwrap();
+    let spans = spans_of(&agent_result(&task));
+    assert_eq!(spans[0].parent_id, None);
+}
+
+#[test]
+fn the_input_ref_and_hash_in_metadata_reach_the_run_context() {
+    let (client, target) = in_memory(Arc::new(Hello::new()));
+    let meta = json!({"dd.input_ref": "input:given", "dd.input_hash": "a".repeat(64)});
+    let task = client
+        .send_for_task(&target, message(vec![hello_request()], Some(meta)), &[], T)
+        .unwrap();
+    let result = &agent_result(&task)["result"];
+    assert_eq!(result["evidence"][0]["source_id"], "input:given");
+    assert_eq!(result["evidence"][0]["content_hash"], "a".repeat(64));
+    assert_eq!(
+        result["payload"]["grounded_on"][0]["source_id"],
+        "input:given"
+    );
+}
+
+#[test]
+fn a_data_part_whose_integers_arrive_as_floats_is_accepted() {
+    let (client, target) = in_memory(Arc::new(Echo::new()));
+    let request = json!({"agent_id": "echo.wire", "input": {"schema_class": "Echo", "value": {"n": 1.0, "m": [2.0]}}});
+    let task = client
+        .send_for_task(&target, message(vec![request], None), &[], T)
+        .unwrap();
+    assert_eq!(
+        agent_result(&task)["result"]["payload"]["value"],
+        json!({"n": 1.0, "m": [2.0]})
+    );
+}
+
+/// Raw JSON-RPC over the in-memory wire: status and body.
+fn post(
+    net: &MemoryNet,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Value, Vec<(String, String)>) {
+    let mut req = ClientRequest::post_json(url, body.as_bytes().to_vec(), T);
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    let r = net.send(req).unwrap();
+    let v = if r.body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&r.body).unwrap()
+    };
+    (r.status, v, r.headers)
+}
+
+fn hello_net() -> (MemoryNet, String) {
+    let net = MemoryNet::new();
+    let base = serve_in_memory(&net, Arc::new(Hello::new()));
+    (net, format!("{base}/a2a"))
+}
+
+fn send_body(id: &str, method: &str) -> String {
+    let params = if method == "message/send" {
+        json!({"message": {"kind": "message", "messageId": "m", "role": "user", "parts": [{"kind": "data", "data": hello_request()}]}})
+    } else {
+        json!({"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"data": hello_request()}]}})
+    };
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#)
+}
+
+#[test]
+fn the_response_id_echoes_the_request_ids_json_type() {
+    let (net, url) = hello_net();
+    for id in ["1", "\"1\"", "null"] {
+        let (status, body, _) = post(&net, &url, &[], &send_body(id, "message/send"));
+        assert_eq!(status, 200);
+        assert_eq!(
+            body["id"],
+            serde_json::from_str::<Value>(id).unwrap(),
+            "{id}"
+        );
+        assert_eq!(body["result"]["kind"], "task");
+    }
+}
+
+#[test]
+fn a_notification_gets_no_json_rpc_body() {
+    let (net, url) = hello_net();
+    let body = send_body("1", "message/send").replace(r#""id":1,"#, "");
+    let (status, body, _) = post(&net, &url, &[], &body);
+    assert_eq!((status, body), (204, Value::Null));
+}
+
+#[test]
+fn json_rpc_errors_carry_the_standard_codes_with_http_200() {
+    let (net, url) = hello_net();
+    let cases = [
+        ("{", -32700, Value::Null),
+        (
+            r#"{"jsonrpc":"1.0","id":1,"method":"message/send"}"#,
+            -32600,
+            json!(1),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":true,"method":"message/send"}"#,
+            -32600,
+            Value::Null,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":"nope"}"#,
+            -32601,
+            json!(2),
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"role":"user","parts":[]}}}"#,
+            -32602,
+            json!(3),
+        ),
+        ("[]", -32600, Value::Null),
+    ];
+    for (body, code, id) in cases {
+        let (status, reply, _) = post(&net, &url, &[], body);
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(reply["error"]["code"], code, "{body}: {reply}");
+        assert_eq!(reply["id"], id, "{body}");
+    }
+}
+
+#[test]
+fn a_batch_gets_an_array_of_responses_without_notifications() {
+    let (net, url) = hello_net();
+    let notification = send_body("0", "message/send").replace(r#""id":0,"#, "");
+    let batch = format!("[{}, 1, {}]", send_body("7", "message/send"), notification);
+    let (status, reply, _) = post(&net, &url, &[], &batch);
+    assert_eq!(status, 200);
+    let replies = reply.as_array().unwrap();
+    assert_eq!(replies.len(), 2);
+    assert_eq!(replies[0]["id"], 7);
+    assert_eq!(replies[1]["error"]["code"], -32600);
+}
+
+#[test]
+fn a_body_over_the_limit_is_http_413_with_a_json_rpc_error() {
+    let (net, url) = hello_net();
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"message/send","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(5 << 20)
+    );
+    let (status, reply, _) = post(&net, &url, &[], &big);
+    assert_eq!(status, 413);
+    assert_eq!(reply["error"]["code"], -32600);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("4194304"),
+        "{reply}"
+    );
+}
+
+#[test]
+fn nesting_beyond_the_depth_limit_is_a_parse_error() {
+    let (net, url) = hello_net();
+    let deep = format!("{}1{}", "[".repeat(65), "]".repeat(65));
+    let (_, reply, _) = post(&net, &url, &[], &deep);
+    assert_eq!(reply["error"]["code"], -32700);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("64 levels")
+    );
+}
+
+#[test]
+fn the_a2a_version_header_must_match_the_methods_binding() {
+    let (net, url) = hello_net();
+    let (_, reply, _) = post(&net, &url, &[], &send_body("1", "SendMessage"));
+    assert_eq!(reply["error"]["code"], -32009);
+    let (_, reply, _) = post(
+        &net,
+        &url,
+        &[("A2A-Version", "1.0")],
+        &send_body("1", "message/send"),
+    );
+    assert_eq!(reply["error"]["code"], -32009);
+    let (_, reply, _) = post(
+        &net,
+        &url,
+        &[("A2A-Version", "2.0")],
+        &send_body("1", "SendMessage"),
+    );
+    assert_eq!(reply["error"]["code"], -32009);
+    let (_, reply, _) = post(
+        &net,
+        &url,
+        &[("A2A-Version", "1.0")],
+        &send_body("1", "SendMessage"),
+    );
+    assert_eq!(
+        reply["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    let (_, reply, _) = post(
+        &net,
+        &format!("{url}?A2A-Version=1.0"),
+        &[],
+        &send_body("1", "SendMessage"),
+    );
+    assert!(reply.get("result").is_some(), "{reply}");
+}
+
+#[test]
+fn tasks_the_server_has_seen_are_answered_and_others_are_not_found() {
+    let (net, url) = hello_net();
+    let (_, reply, _) = post(&net, &url, &[], &send_body("1", "message/send"));
+    let id = reply["result"]["id"].as_str().unwrap().to_string();
+    let get = |method: &str, version: &[(&str, &str)], id: &str| {
+        post(
+            &net,
+            &url,
+            version,
+            &format!(r#"{{"jsonrpc":"2.0","id":9,"method":"{method}","params":{{"id":"{id}"}}}}"#),
+        )
+        .1
+    };
+    assert_eq!(get("tasks/get", &[], &id)["result"]["id"], id.as_str());
+    assert_eq!(
+        get("GetTask", &[("A2A-Version", "1.0")], &id)["result"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    assert_eq!(get("tasks/get", &[], "nope")["error"]["code"], -32001);
+    assert_eq!(get("tasks/cancel", &[], &id)["error"]["code"], -32002);
+    assert_eq!(
+        get("CancelTask", &[("A2A-Version", "1.0")], "nope")["error"]["code"],
+        -32001
+    );
+}
+
+#[test]
+fn streaming_is_refused_because_nothing_may_reach_a_caller_before_the_checks() {
+    let (net, url) = hello_net();
+    let (_, reply, _) = post(&net, &url, &[], &send_body("1", "message/stream"));
+    assert_eq!(reply["error"]["code"], -32004);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("streaming: false")
+    );
+}
+
+#[test]
+fn the_data_director_extension_is_acknowledged_when_requested() {
+    let (net, url) = hello_net();
+    let (_, _, headers) = post(
+        &net,
+        &url,
+        &[("X-A2A-Extensions", EXTENSION_URI)],
+        &send_body("1", "message/send"),
+    );
+    assert!(
+        headers
+            .iter()
+            .any(|(k, v)| k == "x-a2a-extensions" && v == EXTENSION_URI),
+        "{headers:?}"
+    );
+}
+
+#[test]
+fn the_card_serves_both_bindings_and_never_a_wildcard_address() {
+    let server = server::serve(Arc::new(Hello::new()), "0.0.0.0:0", None).unwrap();
+    let port = server.local_addr().port();
+    let client = A2aClient::default();
+    let card = client
+        .fetch_card(&format!("http://127.0.0.1:{port}"), T)
+        .unwrap();
+    let endpoint = format!("http://127.0.0.1:{port}/a2a");
+    assert_eq!(card["url"], endpoint.as_str());
+    assert_eq!(card["protocolVersion"], "0.3.0");
+    assert_eq!(card["preferredTransport"], "JSONRPC");
+    let versions: Vec<&str> = card["supportedInterfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["protocolVersion"].as_str().unwrap())
+        .collect();
+    assert_eq!(versions, ["1.0", "0.3"]);
+    assert_eq!(card["capabilities"]["streaming"], false);
+    let ext = &card["capabilities"]["extensions"][0];
+    assert_eq!(
+        (ext["uri"].as_str(), ext["required"].as_bool()),
+        (Some(EXTENSION_URI), Some(true))
+    );
+    let legacy = HttpClient::tcp()
+        .send(ClientRequest::get(
+            format!("http://127.0.0.1:{port}/.well-known/agent.json"),
+            T,
+        ))
+        .unwrap();
+    assert_eq!(legacy.status, 200);
+    server.shutdown();
+}
+
+#[test]
+fn a_spec_round_trips_through_its_card() {
+    let hello = Hello::new();
+    let card = card::agent_card(hello.spec(), "http://hello.test");
+    assert_eq!(&card::spec_from_card(&card).unwrap(), hello.spec());
+    let tags = card["skills"][0]["tags"].as_array().unwrap();
+    assert!(
+        tags.contains(&json!("grounding:input_only")) && tags.contains(&json!("accepts:Message"))
+    );
+}
+
+fn card_with(edit: impl FnOnce(&mut Map<String, Value>)) -> ddwire::Result<AgentSpec> {
+    let mut card = card::agent_card(Hello::new().spec(), "http://hello.test");
+    let params = card["capabilities"]["extensions"][0]["params"]
+        .as_object_mut()
+        .unwrap();
+    edit(params);
+    card::spec_from_card(&card)
+}
+
+#[test]
+fn a_card_without_the_spec_extension_is_rejected() {
+    let mut card = card::agent_card(Hello::new().spec(), "http://hello.test");
+    card["capabilities"]["extensions"] = json!([]);
+    let err = card::spec_from_card(&card).unwrap_err();
+    assert!(matches!(err, Error::Spec(_)));
+    assert!(err.to_string().contains(EXTENSION_URI), "{err}");
+}
+
+#[test]
+fn a_card_built_against_another_contract_is_incompatible_not_malformed() {
+    for version in [json!("0.1.0"), json!("99.0.0"), Value::Null] {
+        let err = card_with(|p| {
+            p.insert("contract_version".into(), version.clone());
+        })
+        .unwrap_err();
+        assert!(matches!(err, Error::ContractVersion(_)), "{version}: {err}");
+    }
+}
+
+#[test]
+fn a_card_that_breaks_its_description_is_refused_with_the_reason() {
+    let cases: Vec<(Box<dyn FnOnce(&mut Map<String, Value>)>, &str)> = vec![
+        (
+            Box::new(|p| drop(p.remove("action_class"))),
+            "lacks ['action_class']",
+        ),
+        (
+            Box::new(|p| drop(p.insert("accepts".into(), json!([])))),
+            "accepts nothing",
+        ),
+        (
+            Box::new(|p| drop(p["schemas"].as_object_mut().unwrap().remove("Message"))),
+            "carries no schema for it",
+        ),
+        (
+            Box::new(|p| p["schemas"]["Message"]["json_schema"]["title"] = json!("altered")),
+            "does not match its digest",
+        ),
+        (
+            Box::new(|p| {
+                drop(p.insert(
+                    "derivations".into(),
+                    json!({"reply_text": {"how": "magic"}}),
+                ))
+            }),
+            "malformed derivations",
+        ),
+    ];
+    for (edit, expected) in cases {
+        let err = card_with(edit).unwrap_err().to_string();
+        assert!(err.contains(expected), "{err} should contain {expected}");
+    }
+}
+
+#[test]
+fn a_payload_class_that_does_not_require_grounded_on_is_refused() {
+    let err = card_with(|p| {
+        let schema = &mut p["schemas"]["Reply"]["json_schema"];
+        schema["required"] = json!(["schema_class", "reply_text", "reply_derivation"]);
+        let digest = ddwire::contract::schema_digest(schema);
+        p["schemas"]["Reply"]["digest"] = json!(digest);
+    })
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("does not mix in Grounded"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_class_schema_that_does_not_designate_its_class_is_refused() {
+    let err = card_with(|p| {
+        let schema = &mut p["schemas"]["Message"]["json_schema"];
+        schema["properties"]["schema_class"]["enum"] = json!(["Other"]);
+        let digest = ddwire::contract::schema_digest(schema);
+        p["schemas"]["Message"]["digest"] = json!(digest);
+    })
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("does not require schema_class = 'Message'"),
+        "{err}"
+    );
+}
+
+struct Slow(AgentSpec, Duration);
+
+impl Agent for Slow {
+    fn spec(&self) -> &AgentSpec {
+        &self.0
+    }
+    fn run(&self, _: &InvocationRequest, _: &RunContext<'_>) -> Result<AgentResult, AgentError> {
+        std::thread::sleep(self.1);
+        Err(AgentError::new("TooSlow", "never answers in time"))
+    }
+}
+
+#[test]
+fn the_client_reports_each_failure_as_a_typed_error() {
+    // Connection refused: a port nothing listens on.
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let client = A2aClient::default();
+    let err = client.fetch_card(&format!("http://{free}"), T).unwrap_err();
+    assert!(
+        matches!(err, Error::Connect { .. }) && err.to_string().contains("connection refused"),
+        "{err}"
+    );
+
+    // Timeout, over TCP.
+    let slow = Slow(Hello::new().spec().clone(), Duration::from_millis(500));
+    let server = server::serve(Arc::new(slow), "127.0.0.1:0", None).unwrap();
+    let target = Target::from_card(&client.fetch_card(&server.base_url(), T).unwrap()).unwrap();
+    let err = client
+        .send(
+            &target,
+            message(vec![hello_request()], None),
+            &[],
+            Duration::from_millis(100),
+        )
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    server.shutdown();
+
+    // An HTTP error, a JSON-RPC error without an id, and a reply outside A2A, in memory.
+    let net = MemoryNet::new();
+    let canned = |status: u16, body: &'static str| -> ddwire::wire::http::Handler {
+        Arc::new(move |_| {
+            ddwire::wire::http::Response::bytes(
+                status,
+                "application/json",
+                body.as_bytes().to_vec(),
+            )
+        })
+    };
+    net.serve(
+        "broken.test",
+        Arc::new(|_| ddwire::wire::http::Response::bytes(500, "text/plain", b"boom".to_vec())),
+        Default::default(),
+    );
+    net.serve(
+        "noid.test",
+        canned(
+            200,
+            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"}}"#,
+        ),
+        Default::default(),
+    );
+    net.serve(
+        "odd.test",
+        canned(200, r#"{"jsonrpc":"2.0","id":"ID","result":{"neither":1}}"#),
+        Default::default(),
+    );
+    let client = A2aClient::new(HttpClient::memory(net));
+    let target = |host: &str| Target {
+        binding: Binding::V10,
+        url: format!("http://{host}/a2a"),
+    };
+    let err = client
+        .send(
+            &target("broken.test"),
+            message(vec![json!({})], None),
+            &[],
+            T,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::HttpStatus { status: 500, .. }),
+        "{err}"
+    );
+    let err = client
+        .send(&target("noid.test"), message(vec![json!({})], None), &[], T)
+        .unwrap_err();
+    assert!(matches!(err, Error::JsonRpc { code: -32700, .. }), "{err}");
+    let err = client
+        .send(&target("odd.test"), message(vec![json!({})], None), &[], T)
+        .unwrap_err();
+    assert!(matches!(err, Error::Wire(_)), "{err}");
+}
+
+#[test]
+fn a_connection_is_kept_alive_across_requests() {
+    let server = server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
+    let mut stream = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    stream.set_read_timeout(Some(T)).unwrap();
+    let request = "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n";
+    let mut seen = 0;
+    let mut buf = Vec::new();
+    for _ in 0..2 {
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut chunk = [0u8; 65536];
+        loop {
+            let n = stream.read(&mut chunk).unwrap();
+            buf.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&buf);
+            if text.matches("HTTP/1.1 200 OK").count() > seen && text.ends_with('}') {
+                seen += 1;
+                break;
+            }
+        }
+    }
+    assert_eq!(seen, 2);
+    server.shutdown();
+}
+
+#[test]
+fn a_request_head_over_the_limit_is_http_431() {
+    let server = server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
+    let mut req = ClientRequest::get(
+        format!("{}/.well-known/agent-card.json", server.base_url()),
+        T,
+    );
+    req = req.header("X-Big", &"y".repeat(20_000));
+    let response = HttpClient::tcp().send(req).unwrap();
+    assert_eq!(response.status, 431);
+    server.shutdown();
+}
+
+#[test]
+fn shutdown_lets_a_request_in_flight_finish() {
+    let slow = Slow(Hello::new().spec().clone(), Duration::from_millis(300));
+    let server = server::serve(Arc::new(slow), "127.0.0.1:0", None).unwrap();
+    let client = A2aClient::default();
+    let target = Target::from_card(&client.fetch_card(&server.base_url(), T).unwrap()).unwrap();
+    let call = std::thread::spawn(move || {
+        client.send_for_task(&target, message(vec![hello_request()], None), &[], T)
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    server.shutdown();
+    let task = call.join().unwrap().unwrap();
+    assert_eq!(
+        task.failure_detail().unwrap(),
+        "TooSlow: never answers in time"
+    );
+}
