@@ -468,6 +468,9 @@ fn a_spec_round_trips_through_its_card() {
     );
 }
 
+/// An edit to a card's description.
+type Edit = Box<dyn FnOnce(&mut Map<String, Value>)>;
+
 fn card_with(edit: impl FnOnce(&mut Map<String, Value>)) -> ddwire::Result<AgentSpec> {
     let mut card = card::agent_card(Hello::new().spec(), "http://hello.test");
     let params = card["capabilities"]["extensions"][0]["params"]
@@ -499,7 +502,7 @@ fn a_card_built_against_another_contract_is_incompatible_not_malformed() {
 
 #[test]
 fn a_card_that_breaks_its_description_is_refused_with_the_reason() {
-    let cases: Vec<(Box<dyn FnOnce(&mut Map<String, Value>)>, &str)> = vec![
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|p| drop(p.remove("action_class"))),
             "lacks ['action_class']",
