@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
+pub mod bench;
 pub mod contract;
 pub mod error;
 pub mod json;

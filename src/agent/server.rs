@@ -27,7 +27,7 @@ pub fn handler(agent: Arc<dyn Agent>, public_url: &str) -> Handler {
         .into_bytes();
     let execute: Execute = {
         let agent = Arc::clone(&agent);
-        Arc::new(move |message: &Message, ctx: &CallContext| execute(agent.as_ref(), message, ctx))
+        Arc::new(move |message: Message, ctx: &CallContext| execute(agent.as_ref(), message, ctx))
     };
     let endpoint = Endpoint::new(execute);
     Arc::new(move |request: Request| route(&request, &endpoint, &card_bytes))
@@ -69,19 +69,17 @@ pub fn serve_in_memory(net: &http::memory::MemoryNet, agent: Arc<dyn Agent>) -> 
     net.serve(&host, handler(agent, &base), Limits::DEFAULT)
 }
 
-fn failed(message: &Message, error: String) -> Task {
+fn failed(message: Message, error: String) -> Task {
     let reason = Message::new(Role::Agent, vec![Part::data(json!({ "error": error }))]);
     Task::finished(message, TaskState::Failed, Some(reason), Vec::new())
 }
 
 /// Run one A2A message through `agent`.
-pub fn execute(agent: &dyn Agent, message: &Message, ctx: &CallContext) -> Task {
+pub fn execute(agent: &dyn Agent, message: Message, ctx: &CallContext) -> Task {
     let data = message.data_parts();
     if data.len() != 1 {
-        return failed(
-            message,
-            format!("expected exactly one data part, got {}", data.len()),
-        );
+        let error = format!("expected exactly one data part, got {}", data.len());
+        return failed(message, error);
     }
     let request = match InvocationRequest::from_value(data[0]) {
         Ok(r) => r,

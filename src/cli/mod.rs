@@ -5,6 +5,7 @@
 
 mod agent;
 mod args;
+mod bench;
 mod hash;
 mod send;
 
@@ -21,7 +22,12 @@ pub struct Command {
 }
 
 fn commands() -> Vec<&'static Command> {
-    vec![&agent::COMMAND, &hash::COMMAND, &send::COMMAND]
+    vec![
+        &agent::COMMAND,
+        &bench::COMMAND,
+        &hash::COMMAND,
+        &send::COMMAND,
+    ]
 }
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");

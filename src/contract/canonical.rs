@@ -138,12 +138,7 @@ fn fairsharing_projection(record: &Map<String, Value>) -> Map<String, Value> {
 
 /// SHA-256 of `bytes` as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    super::ids::hex(&Sha256::digest(bytes))
 }
 
 /// The content hash of `document` under the canonicalisation named `name`.

@@ -45,25 +45,64 @@ pub fn new_uuid7() -> String {
     let tail = random_u64() & 0xffff_ffff;
     let hi: u64 = (ms << 16) | 0x7000 | (counter >> 30);
     let lo: u64 = (0b10 << 62) | ((counter & ((1 << 30) - 1)) << 32) | tail;
+    let h = hex(&[hi.to_be_bytes(), lo.to_be_bytes()].concat());
     format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xffff,
-        hi & 0xffff,
-        lo >> 48,
-        lo & 0xffff_ffff_ffff
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
     )
 }
 
-/// Random bits from the operating system. A machine whose OS cannot supply randomness cannot
-/// mint identifiers or grants safely, so this is one of the few places ddwire panics.
+/// 64 random bits for an identifier (see [`random_bytes`]).
 pub fn random_u64() -> u64 {
-    getrandom::u64().expect("the operating system's random number generator failed")
+    let mut b = [0u8; 8];
+    random_bytes(&mut b);
+    u64::from_le_bytes(b)
 }
 
-/// Fill `buf` with random bytes from the operating system (see [`random_u64`]).
+/// Fill `buf` with random bytes for identifiers (UUIDs, trace and span ids).
+///
+/// The bytes come from the operating system's generator, drawn 512 at a time into a
+/// per-thread pool, so minting ids does not cost a system call each. Secrets (delegation
+/// grants) use [`secret_bytes`], which is never pooled.
 pub fn random_bytes(buf: &mut [u8]) {
+    use std::cell::RefCell;
+    const POOL: usize = 512;
+    thread_local! {
+        static BYTES: RefCell<([u8; POOL], usize)> = const { RefCell::new(([0; POOL], POOL)) };
+    }
+    BYTES.with(|cell| {
+        let (pool, used) = &mut *cell.borrow_mut();
+        for chunk in buf.chunks_mut(POOL) {
+            if *used + chunk.len() > POOL {
+                secret_bytes(pool);
+                *used = 0;
+            }
+            chunk.copy_from_slice(&pool[*used..*used + chunk.len()]);
+            *used += chunk.len();
+        }
+    })
+}
+
+/// Fill `buf` straight from the operating system's generator. A machine that cannot supply
+/// randomness cannot mint identifiers or grants safely, so this is one of the few places
+/// ddwire panics.
+pub fn secret_bytes(buf: &mut [u8]) {
     getrandom::fill(buf).expect("the operating system's random number generator failed")
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 0xf)] as char);
+    }
+    out
 }
 
 fn is_lower_hex(s: &str) -> bool {

@@ -62,7 +62,7 @@ impl InvocationRequest {
                 messages: errors,
             });
         }
-        serde_json::from_value(document.clone())
+        InvocationRequest::deserialize(document)
             .map_err(|e| crate::Error::contract("InvocationRequest", e.to_string()))
     }
 

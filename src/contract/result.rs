@@ -43,7 +43,7 @@ impl AgentResult {
                 messages: errors,
             });
         }
-        let mut result: AgentResult = serde_json::from_value(document.clone())
+        let mut result: AgentResult = AgentResult::deserialize(document)
             .map_err(|e| crate::Error::contract("AgentResult", e.to_string()))?;
         if let Some(payload) = &mut result.payload {
             payload

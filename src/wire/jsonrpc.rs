@@ -177,6 +177,22 @@ pub fn success(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
+/// A success response as JSON text, with a result that is already JSON text.
+pub fn success_text(id: &Value, result: &serde_json::value::RawValue) -> String {
+    #[derive(serde::Serialize)]
+    struct Success<'a> {
+        id: &'a Value,
+        jsonrpc: &'static str,
+        result: &'a serde_json::value::RawValue,
+    }
+    serde_json::to_string(&Success {
+        id,
+        jsonrpc: "2.0",
+        result,
+    })
+    .expect("a response always serialises")
+}
+
 /// An error response.
 pub fn error(id: &Value, err: &RpcError) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": err.to_value() })

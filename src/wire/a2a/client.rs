@@ -99,8 +99,8 @@ impl A2aClient {
         };
         let result = self.call(target, method, params, extra_headers, timeout)?;
         match target.binding {
-            Binding::V03 => v03::decode_result(&result),
-            Binding::V10 => v10::decode_result(&result),
+            Binding::V03 => v03::decode_result(result),
+            Binding::V10 => v10::decode_result(result),
         }
         .map_err(|e| Error::Wire(format!("{}: the reply is outside A2A: {e}", target.url)))
     }
@@ -131,8 +131,8 @@ impl A2aClient {
         };
         let result = self.call(target, method, json!({ "id": task_id }), &[], timeout)?;
         match target.binding {
-            Binding::V03 => v03::decode_task(&result),
-            Binding::V10 => v10::decode_task(&result),
+            Binding::V03 => v03::decode_task(result),
+            Binding::V10 => v10::decode_task(result),
         }
         .map_err(|e| Error::Wire(format!("{}: the task is outside A2A: {e}", target.url)))
     }

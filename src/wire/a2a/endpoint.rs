@@ -7,11 +7,12 @@
 //! a finished task; calls are blocking, and `message/stream` is refused because nothing may
 //! reach a caller before the harness's checks have run.
 
-use super::model::{SendResult, Task};
+use super::model::Task;
 use super::{Binding, card::EXTENSION_URI, v03, v10};
 use crate::wire::http::{Request, Response};
 use crate::wire::jsonrpc::{self, Call, Incoming, RpcError};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
@@ -36,13 +37,15 @@ impl CallContext {
     }
 }
 
-/// Turn one message into a finished task. Must not panic; a failure is a failed task.
-pub type Execute = Arc<dyn Fn(&super::model::Message, &CallContext) -> Task + Send + Sync>;
+/// Turn one message into a finished task (the message goes into the task's history). Must
+/// not panic; a failure is a failed task.
+pub type Execute = Arc<dyn Fn(super::model::Message, &CallContext) -> Task + Send + Sync>;
 /// Find a task the store no longer holds (the harness answers from its run store).
 pub type Lookup = Arc<dyn Fn(&str) -> Option<Task> + Send + Sync>;
 
-/// The most tasks the default store remembers; older ones are forgotten first.
-pub const TASKS_KEPT: usize = 10_000;
+/// The most tasks the default store remembers; older ones are forgotten first. A task holds
+/// its request and reply, so this bounds the store's memory (about 1,024 × a few KiB).
+pub const TASKS_KEPT: usize = 1_024;
 
 /// A bounded in-memory store of the tasks an endpoint has answered.
 #[derive(Clone, Default)]
@@ -52,7 +55,7 @@ pub struct TaskStore {
 }
 
 /// Tasks by id, and their ids oldest first.
-type Tasks = (HashMap<String, Task>, VecDeque<String>);
+type Tasks = (HashMap<String, Arc<Task>>, VecDeque<String>);
 
 impl TaskStore {
     /// A store that keeps the newest `capacity` tasks.
@@ -64,27 +67,32 @@ impl TaskStore {
     }
 
     /// Remember a task, forgetting the oldest beyond capacity.
-    pub fn put(&self, task: Task) {
-        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let (tasks, order) = &mut *guard;
-        if tasks.insert(task.id.clone(), task.clone()).is_none() {
-            order.push_back(task.id);
+    pub fn put(&self, task: Arc<Task>) {
+        if self.capacity == 0 {
+            return;
         }
-        while order.len() > self.capacity {
-            if let Some(old) = order.pop_front() {
-                tasks.remove(&old);
+        let evicted = {
+            let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            let (tasks, order) = &mut *guard;
+            if tasks.insert(task.id.clone(), Arc::clone(&task)).is_none() {
+                order.push_back(task.id.clone());
             }
-        }
+            let mut evicted = Vec::new();
+            while order.len() > self.capacity {
+                if let Some(old) = order.pop_front() {
+                    evicted.extend(tasks.remove(&old));
+                }
+            }
+            evicted
+        };
+        // Freed outside the lock.
+        drop(evicted);
     }
 
     /// A remembered task.
     pub fn get(&self, id: &str) -> Option<Task> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .0
-            .get(id)
-            .cloned()
+        let guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        guard.0.get(id).map(|t| Task::clone(t))
     }
 
     /// How many tasks are held.
@@ -145,24 +153,25 @@ impl Endpoint {
             })
             .filter(|s| !s.is_empty())
             .collect();
-        let replies: Option<Value> = match jsonrpc::parse(&request.body, self.max_depth) {
-            Incoming::Single(Err(reply)) => Some(reply),
+        // Replies are JSON text, written straight from the model (no intermediate tree).
+        let replies: Option<String> = match jsonrpc::parse(&request.body, self.max_depth) {
+            Incoming::Single(Err(reply)) => Some(reply.to_string()),
             Incoming::Single(Ok(call)) => {
                 self.dispatch(call, request, version.as_deref(), &requested)
             }
             Incoming::Batch(items) => {
-                let answers: Vec<Value> = items
+                let answers: Vec<String> = items
                     .into_iter()
                     .filter_map(|item| match item {
-                        Err(reply) => Some(reply),
+                        Err(reply) => Some(reply.to_string()),
                         Ok(call) => self.dispatch(call, request, version.as_deref(), &requested),
                     })
                     .collect();
-                (!answers.is_empty()).then_some(Value::Array(answers))
+                (!answers.is_empty()).then(|| format!("[{}]", answers.join(",")))
             }
         };
         let mut response = match replies {
-            Some(body) => Response::json(200, &body),
+            Some(body) => Response::bytes(200, "application/json", body.into_bytes()),
             None => Response::empty(204),
         };
         if requested.iter().any(|e| e == EXTENSION_URI) {
@@ -184,23 +193,23 @@ impl Endpoint {
         request: &Request,
         version: Option<&str>,
         requested: &[String],
-    ) -> Option<Value> {
+    ) -> Option<String> {
         let id = call.id.clone().unwrap_or(Value::Null);
-        let outcome = self.answer(&call, request, version, requested);
-        let reply = match outcome {
-            Ok(result) => jsonrpc::success(&id, result),
-            Err(err) => jsonrpc::error(&id, &err),
+        let notification = call.id.is_none();
+        let reply = match self.answer(call, request, version, requested) {
+            Ok(result) => jsonrpc::success_text(&id, &result),
+            Err(err) => jsonrpc::error(&id, &err).to_string(),
         };
-        call.id.is_some().then_some(reply)
+        (!notification).then_some(reply)
     }
 
     fn answer(
         &self,
-        call: &Call,
+        call: Call,
         request: &Request,
         version: Option<&str>,
         requested: &[String],
-    ) -> Result<Value, RpcError> {
+    ) -> Result<Box<RawValue>, RpcError> {
         let Some(binding) = Binding::of_method(&call.method) else {
             return Err(RpcError::new(jsonrpc::METHOD_NOT_FOUND, "Method not found"));
         };
@@ -215,24 +224,24 @@ impl Endpoint {
         let method = call.method.as_str();
         match binding {
             Binding::V03 if method == v03::SEND => {
-                let params = v03::decode_send_params(&call.params).map_err(invalid)?;
-                let task = (self.execute)(&params.message, &ctx);
-                self.tasks.put(task.clone());
-                Ok(v03::encode_result(&SendResult::Task(task)))
+                let params = v03::decode_send_params(call.params).map_err(invalid)?;
+                let task = Arc::new((self.execute)(params.message, &ctx));
+                self.tasks.put(Arc::clone(&task));
+                Ok(raw(&v03::Json(&*task)))
             }
             Binding::V10 if method == v10::SEND => {
-                let params = v10::decode_send_params(&call.params).map_err(invalid)?;
-                let task = (self.execute)(&params.message, &ctx);
-                self.tasks.put(task.clone());
-                Ok(v10::encode_result(&SendResult::Task(task)))
+                let params = v10::decode_send_params(call.params).map_err(invalid)?;
+                let task = Arc::new((self.execute)(params.message, &ctx));
+                self.tasks.put(Arc::clone(&task));
+                Ok(raw(&v10::TaskResult(&task)))
             }
             Binding::V03 if method == v03::GET_TASK => {
                 let id = v03::decode_task_id(&call.params).map_err(invalid)?;
-                self.find(&id).map(|t| v03::encode_task(&t))
+                self.find(&id).map(|t| raw(&v03::Json(&t)))
             }
             Binding::V10 if method == v10::GET_TASK => {
                 let id = v10::decode_task_id(&call.params).map_err(invalid)?;
-                self.find(&id).map(|t| v10::encode_task(&t))
+                self.find(&id).map(|t| raw(&v10::Json(&t)))
             }
             _ if method == v03::CANCEL_TASK || method == v10::CANCEL_TASK => {
                 let id = match binding {
@@ -286,6 +295,11 @@ impl Endpoint {
             .or_else(|| self.lookup.as_ref().and_then(|l| l(id)))
             .ok_or_else(|| RpcError::new(jsonrpc::TASK_NOT_FOUND, "Task not found"))
     }
+}
+
+/// A model value as raw JSON text.
+fn raw<T: serde::Serialize>(value: &T) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("a model value always serialises")
 }
 
 /// The version a request declares must be one the method's binding speaks (major version

@@ -176,7 +176,7 @@ pub struct Task {
 impl Task {
     /// A finished task for `request`: its status, artifacts, and the request in its history.
     pub fn finished(
-        request: &Message,
+        request: Message,
         state: TaskState,
         status_message: Option<Message>,
         artifacts: Vec<Artifact>,
@@ -189,7 +189,7 @@ impl Task {
             .context_id
             .clone()
             .unwrap_or_else(crate::contract::new_uuid7);
-        let mut history_entry = request.clone();
+        let mut history_entry = request;
         history_entry.task_id = Some(id.clone());
         history_entry.context_id = Some(context_id.clone());
         let status_message = status_message.map(|mut m| {

@@ -8,6 +8,7 @@
 use super::model::{
     Artifact, File, Message, Part, Role, SendParams, SendResult, Task, TaskState, TaskStatus,
 };
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 pub const SEND: &str = "message/send";
@@ -58,123 +59,161 @@ fn state_from(s: &str) -> Option<TaskState> {
     .find(|st| state_name(*st) == s)
 }
 
-fn put_opt(obj: &mut Map<String, Value>, key: &str, v: Option<Value>) {
-    if let Some(v) = v {
-        obj.insert(key.into(), v);
+/// A model value written as v0.3 JSON, straight to the output (no intermediate tree).
+pub struct Json<'a, T>(pub &'a T);
+
+impl Serialize for Json<'_, Part> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        let metadata = match self.0 {
+            Part::Text { text, metadata } => {
+                m.serialize_entry("kind", "text")?;
+                m.serialize_entry("text", text)?;
+                metadata
+            }
+            Part::Data { data, metadata } => {
+                m.serialize_entry("kind", "data")?;
+                m.serialize_entry("data", data)?;
+                metadata
+            }
+            Part::File { file, metadata } => {
+                m.serialize_entry("kind", "file")?;
+                m.serialize_entry("file", &V03File(file))?;
+                metadata
+            }
+        };
+        opt(&mut m, "metadata", metadata)?;
+        m.end()
     }
 }
 
-fn meta(m: &Option<Map<String, Value>>) -> Option<Value> {
-    m.clone().map(Value::Object)
+struct V03File<'a>(&'a File);
+
+impl Serialize for V03File<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let f = self.0;
+        let mut m = s.serialize_map(None)?;
+        opt(&mut m, "bytes", &f.bytes)?;
+        opt(&mut m, "uri", &f.uri)?;
+        opt(&mut m, "mimeType", &f.media_type)?;
+        opt(&mut m, "name", &f.name)?;
+        m.end()
+    }
+}
+
+impl Serialize for Json<'_, Message> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let msg = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", "message")?;
+        m.serialize_entry("messageId", &msg.message_id)?;
+        m.serialize_entry(
+            "role",
+            if msg.role == Role::User {
+                "user"
+            } else {
+                "agent"
+            },
+        )?;
+        m.serialize_entry("parts", &Seq(&msg.parts))?;
+        opt(&mut m, "contextId", &msg.context_id)?;
+        opt(&mut m, "taskId", &msg.task_id)?;
+        list(&mut m, "referenceTaskIds", &msg.reference_task_ids)?;
+        list(&mut m, "extensions", &msg.extensions)?;
+        opt(&mut m, "metadata", &msg.metadata)?;
+        m.end()
+    }
+}
+
+impl Serialize for Json<'_, Artifact> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("artifactId", &a.artifact_id)?;
+        opt(&mut m, "name", &a.name)?;
+        opt(&mut m, "description", &a.description)?;
+        m.serialize_entry("parts", &Seq(&a.parts))?;
+        opt(&mut m, "metadata", &a.metadata)?;
+        m.end()
+    }
+}
+
+impl Serialize for Json<'_, TaskStatus> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let st = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("state", state_name(st.state))?;
+        if let Some(message) = &st.message {
+            m.serialize_entry("message", &Json(message))?;
+        }
+        opt(&mut m, "timestamp", &st.timestamp)?;
+        m.end()
+    }
+}
+
+impl Serialize for Json<'_, Task> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", "task")?;
+        m.serialize_entry("id", &t.id)?;
+        m.serialize_entry("contextId", &t.context_id)?;
+        m.serialize_entry("status", &Json(&t.status))?;
+        if !t.artifacts.is_empty() {
+            m.serialize_entry("artifacts", &Seq(&t.artifacts))?;
+        }
+        if !t.history.is_empty() {
+            m.serialize_entry("history", &Seq(&t.history))?;
+        }
+        opt(&mut m, "metadata", &t.metadata)?;
+        m.end()
+    }
+}
+
+/// A slice of model values, each as v0.3 JSON.
+struct Seq<'a, T>(&'a [T]);
+
+impl<'a, T> Serialize for Seq<'a, T>
+where
+    Json<'a, T>: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(Json))
+    }
+}
+
+fn opt<M: SerializeMap, T: Serialize>(m: &mut M, key: &str, v: &Option<T>) -> Result<(), M::Error> {
+    match v {
+        Some(v) => m.serialize_entry(key, v),
+        None => Ok(()),
+    }
+}
+
+fn list<M: SerializeMap>(m: &mut M, key: &str, v: &[String]) -> Result<(), M::Error> {
+    if v.is_empty() {
+        Ok(())
+    } else {
+        m.serialize_entry(key, v)
+    }
+}
+
+fn to_value<T: Serialize>(v: T) -> Value {
+    serde_json::to_value(v).expect("a model value always serialises")
 }
 
 /// A part as v0.3 JSON.
 pub fn encode_part(p: &Part) -> Value {
-    let (mut obj, metadata) = match p {
-        Part::Text { text, metadata } => (json!({"kind": "text", "text": text}), metadata),
-        Part::Data { data, metadata } => (json!({"kind": "data", "data": data}), metadata),
-        Part::File { file, metadata } => {
-            let mut f = Map::new();
-            put_opt(&mut f, "bytes", file.bytes.clone().map(Value::String));
-            put_opt(&mut f, "uri", file.uri.clone().map(Value::String));
-            put_opt(
-                &mut f,
-                "mimeType",
-                file.media_type.clone().map(Value::String),
-            );
-            put_opt(&mut f, "name", file.name.clone().map(Value::String));
-            (json!({"kind": "file", "file": f}), metadata)
-        }
-    };
-    if let Some(m) = meta(metadata) {
-        obj["metadata"] = m;
-    }
-    obj
+    to_value(Json(p))
 }
 
 /// A message as v0.3 JSON.
 pub fn encode_message(m: &Message) -> Value {
-    let mut obj = Map::new();
-    obj.insert("kind".into(), json!("message"));
-    obj.insert("messageId".into(), json!(m.message_id));
-    obj.insert(
-        "role".into(),
-        json!(if m.role == Role::User {
-            "user"
-        } else {
-            "agent"
-        }),
-    );
-    obj.insert(
-        "parts".into(),
-        Value::Array(m.parts.iter().map(encode_part).collect()),
-    );
-    put_opt(
-        &mut obj,
-        "contextId",
-        m.context_id.clone().map(Value::String),
-    );
-    put_opt(&mut obj, "taskId", m.task_id.clone().map(Value::String));
-    if !m.reference_task_ids.is_empty() {
-        obj.insert("referenceTaskIds".into(), json!(m.reference_task_ids));
-    }
-    if !m.extensions.is_empty() {
-        obj.insert("extensions".into(), json!(m.extensions));
-    }
-    put_opt(&mut obj, "metadata", meta(&m.metadata));
-    Value::Object(obj)
-}
-
-fn encode_artifact(a: &Artifact) -> Value {
-    let mut obj = Map::new();
-    obj.insert("artifactId".into(), json!(a.artifact_id));
-    put_opt(&mut obj, "name", a.name.clone().map(Value::String));
-    put_opt(
-        &mut obj,
-        "description",
-        a.description.clone().map(Value::String),
-    );
-    obj.insert(
-        "parts".into(),
-        Value::Array(a.parts.iter().map(encode_part).collect()),
-    );
-    put_opt(&mut obj, "metadata", meta(&a.metadata));
-    Value::Object(obj)
+    to_value(Json(m))
 }
 
 /// A task as v0.3 JSON.
 pub fn encode_task(t: &Task) -> Value {
-    let mut status = Map::new();
-    status.insert("state".into(), json!(state_name(t.status.state)));
-    put_opt(
-        &mut status,
-        "message",
-        t.status.message.as_ref().map(encode_message),
-    );
-    put_opt(
-        &mut status,
-        "timestamp",
-        t.status.timestamp.clone().map(Value::String),
-    );
-    let mut obj = Map::new();
-    obj.insert("kind".into(), json!("task"));
-    obj.insert("id".into(), json!(t.id));
-    obj.insert("contextId".into(), json!(t.context_id));
-    obj.insert("status".into(), Value::Object(status));
-    if !t.artifacts.is_empty() {
-        obj.insert(
-            "artifacts".into(),
-            Value::Array(t.artifacts.iter().map(encode_artifact).collect()),
-        );
-    }
-    if !t.history.is_empty() {
-        obj.insert(
-            "history".into(),
-            Value::Array(t.history.iter().map(encode_message).collect()),
-        );
-    }
-    put_opt(&mut obj, "metadata", meta(&t.metadata));
-    Value::Object(obj)
+    to_value(Json(t))
 }
 
 /// The `result` of `message/send`: the task or message itself.
@@ -197,79 +236,108 @@ pub fn encode_send_params(p: &SendParams) -> Value {
     obj
 }
 
-fn str_field(obj: &Map<String, Value>, key: &str, at: &str) -> Result<String, String> {
-    match obj.get(key) {
-        Some(Value::String(s)) => Ok(s.clone()),
+// Decoders take their JSON by value and move what they keep out of it: a data part can be
+// large, and a copy would cost as much as the parse.
+
+fn object(v: Value, at: &str) -> Result<Map<String, Value>, String> {
+    match v {
+        Value::Object(m) => Ok(m),
+        _ => Err(format!("{at} must be an object")),
+    }
+}
+
+fn str_field(obj: &mut Map<String, Value>, key: &str, at: &str) -> Result<String, String> {
+    match obj.remove(key) {
+        Some(Value::String(s)) => Ok(s),
         Some(_) => Err(format!("{at}.{key} must be a string")),
         None => Err(format!("{at}.{key} is required")),
     }
 }
 
-fn opt_str(obj: &Map<String, Value>, key: &str) -> Option<String> {
-    obj.get(key).and_then(Value::as_str).map(str::to_string)
+fn opt_str(obj: &mut Map<String, Value>, key: &str) -> Option<String> {
+    match obj.remove(key) {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    }
 }
 
 fn opt_meta(
-    obj: &Map<String, Value>,
+    obj: &mut Map<String, Value>,
     key: &str,
     at: &str,
 ) -> Result<Option<Map<String, Value>>, String> {
-    match obj.get(key) {
+    match obj.remove(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m.clone())),
+        Some(Value::Object(m)) => Ok(Some(m)),
         Some(_) => Err(format!("{at}.{key} must be an object")),
     }
 }
 
-fn str_list(obj: &Map<String, Value>, key: &str) -> Vec<String> {
-    obj.get(key)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+fn str_list(obj: &mut Map<String, Value>, key: &str) -> Vec<String> {
+    match obj.remove(key) {
+        Some(Value::Array(a)) => a
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn items(
+    obj: &mut Map<String, Value>,
+    key: &str,
+    at: &str,
+    required: bool,
+) -> Result<Vec<Value>, String> {
+    match obj.remove(key) {
+        Some(Value::Array(a)) => Ok(a),
+        None if !required => Ok(Vec::new()),
+        Some(_) => Err(format!("{at}.{key} must be a list")),
+        None => Err(format!("{at}.{key} is required")),
+    }
+}
+
+fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, String> {
+    items(obj, "parts", at, true)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
+        .collect()
 }
 
 /// Read a v0.3 part; `kind` decides, else the shape does (as the 0.3.26 server reads it).
-pub fn decode_part(v: &Value, at: &str) -> Result<Part, String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("{at} must be an object"))?;
-    let metadata = opt_meta(obj, "metadata", at)?;
-    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_else(|| {
-        if obj.contains_key("text") {
-            "text"
-        } else if obj.contains_key("data") {
-            "data"
-        } else {
-            "file"
-        }
-    });
-    match kind {
+pub fn decode_part(v: Value, at: &str) -> Result<Part, String> {
+    let mut obj = object(v, at)?;
+    let metadata = opt_meta(&mut obj, "metadata", at)?;
+    let kind = match obj.get("kind").and_then(Value::as_str) {
+        Some(k) => k.to_string(),
+        None if obj.contains_key("text") => "text".into(),
+        None if obj.contains_key("data") => "data".into(),
+        None => "file".into(),
+    };
+    match kind.as_str() {
         "text" => Ok(Part::Text {
-            text: str_field(obj, "text", at)?,
+            text: str_field(&mut obj, "text", at)?,
             metadata,
         }),
-        "data" => match obj.get("data") {
-            Some(data @ Value::Object(_)) => Ok(Part::Data {
-                data: data.clone(),
-                metadata,
-            }),
+        "data" => match obj.remove("data") {
+            Some(data @ Value::Object(_)) => Ok(Part::Data { data, metadata }),
             Some(_) => Err(format!("{at}.data must be an object in A2A v0.3")),
             None => Err(format!("{at}.data is required")),
         },
         "file" => {
-            let f = obj
-                .get("file")
-                .and_then(Value::as_object)
-                .ok_or_else(|| format!("{at}.file is required"))?;
+            let mut f = match obj.remove("file") {
+                Some(Value::Object(f)) => f,
+                _ => return Err(format!("{at}.file is required")),
+            };
             let file = File {
-                bytes: opt_str(f, "bytes"),
-                uri: opt_str(f, "uri"),
-                name: opt_str(f, "name"),
-                media_type: opt_str(f, "mimeType"),
+                bytes: opt_str(&mut f, "bytes"),
+                uri: opt_str(&mut f, "uri"),
+                name: opt_str(&mut f, "name"),
+                media_type: opt_str(&mut f, "mimeType"),
             };
             if file.bytes.is_none() == file.uri.is_none() {
                 return Err(format!("{at}.file needs exactly one of bytes and uri"));
@@ -281,114 +349,88 @@ pub fn decode_part(v: &Value, at: &str) -> Result<Part, String> {
 }
 
 /// Read a v0.3 message.
-pub fn decode_message(v: &Value, at: &str) -> Result<Message, String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("{at} must be an object"))?;
-    let role = match str_field(obj, "role", at)?.as_str() {
+pub fn decode_message(v: Value, at: &str) -> Result<Message, String> {
+    let mut obj = object(v, at)?;
+    let role = match str_field(&mut obj, "role", at)?.as_str() {
         "user" => Role::User,
         "agent" => Role::Agent,
         other => return Err(format!("{at}.role {other:?} is not user or agent")),
     };
-    let parts = obj
-        .get("parts")
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("{at}.parts is required"))?;
-    let parts = parts
-        .iter()
-        .enumerate()
-        .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
-        .collect::<Result<_, _>>()?;
     Ok(Message {
-        message_id: str_field(obj, "messageId", at)?,
+        message_id: str_field(&mut obj, "messageId", at)?,
         role,
-        parts,
-        context_id: opt_str(obj, "contextId"),
-        task_id: opt_str(obj, "taskId"),
-        reference_task_ids: str_list(obj, "referenceTaskIds"),
-        extensions: str_list(obj, "extensions"),
-        metadata: opt_meta(obj, "metadata", at)?,
+        parts: parts(&mut obj, at)?,
+        context_id: opt_str(&mut obj, "contextId"),
+        task_id: opt_str(&mut obj, "taskId"),
+        reference_task_ids: str_list(&mut obj, "referenceTaskIds"),
+        extensions: str_list(&mut obj, "extensions"),
+        metadata: opt_meta(&mut obj, "metadata", at)?,
     })
 }
 
 /// Read `message/send` params.
-pub fn decode_send_params(v: &Value) -> Result<SendParams, String> {
-    let obj = v.as_object().ok_or("params must be an object")?;
+pub fn decode_send_params(v: Value) -> Result<SendParams, String> {
+    let mut obj = object(v, "params")?;
     let message = decode_message(
-        obj.get("message").ok_or("params.message is required")?,
+        obj.remove("message").ok_or("params.message is required")?,
         "params.message",
     )?;
     Ok(SendParams {
         message,
-        configuration: obj.get("configuration").cloned(),
-        metadata: opt_meta(obj, "metadata", "params")?,
+        configuration: obj.remove("configuration"),
+        metadata: opt_meta(&mut obj, "metadata", "params")?,
     })
 }
 
-fn decode_artifact(v: &Value, at: &str) -> Result<Artifact, String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("{at} must be an object"))?;
-    let parts = obj
-        .get("parts")
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("{at}.parts is required"))?;
+fn decode_artifact(v: Value, at: &str) -> Result<Artifact, String> {
+    let mut obj = object(v, at)?;
     Ok(Artifact {
-        artifact_id: str_field(obj, "artifactId", at)?,
-        name: opt_str(obj, "name"),
-        description: opt_str(obj, "description"),
-        parts: parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
-            .collect::<Result<_, _>>()?,
-        metadata: opt_meta(obj, "metadata", at)?,
+        artifact_id: str_field(&mut obj, "artifactId", at)?,
+        name: opt_str(&mut obj, "name"),
+        description: opt_str(&mut obj, "description"),
+        parts: parts(&mut obj, at)?,
+        metadata: opt_meta(&mut obj, "metadata", at)?,
     })
 }
 
 /// Read a v0.3 task.
-pub fn decode_task(v: &Value) -> Result<Task, String> {
-    let obj = v.as_object().ok_or("the task must be an object")?;
-    let status = obj
-        .get("status")
-        .and_then(Value::as_object)
-        .ok_or("task.status is required")?;
-    let state = str_field(status, "state", "task.status")?;
+pub fn decode_task(v: Value) -> Result<Task, String> {
+    let mut obj = object(v, "task")?;
+    let mut status = match obj.remove("status") {
+        Some(Value::Object(s)) => s,
+        _ => return Err("task.status is required".into()),
+    };
+    let state = str_field(&mut status, "state", "task.status")?;
     let state = state_from(&state)
         .ok_or_else(|| format!("task.status.state {state:?} is not an A2A v0.3 state"))?;
-    let list = |key: &str| {
-        obj.get(key)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-    };
+    let message = status
+        .remove("message")
+        .map(|m| decode_message(m, "task.status.message"))
+        .transpose()?;
     Ok(Task {
-        id: str_field(obj, "id", "task")?,
-        context_id: opt_str(obj, "contextId").unwrap_or_default(),
+        id: str_field(&mut obj, "id", "task")?,
+        context_id: opt_str(&mut obj, "contextId").unwrap_or_default(),
         status: TaskStatus {
             state,
-            message: status
-                .get("message")
-                .map(|m| decode_message(m, "task.status.message"))
-                .transpose()?,
-            timestamp: opt_str(status, "timestamp"),
+            message,
+            timestamp: opt_str(&mut status, "timestamp"),
         },
-        artifacts: list("artifacts")
-            .iter()
+        artifacts: items(&mut obj, "artifacts", "task", false)?
+            .into_iter()
             .enumerate()
             .map(|(i, a)| decode_artifact(a, &format!("task.artifacts[{i}]")))
             .collect::<Result<_, _>>()?,
-        history: list("history")
-            .iter()
+        history: items(&mut obj, "history", "task", false)?
+            .into_iter()
             .enumerate()
             .map(|(i, m)| decode_message(m, &format!("task.history[{i}]")))
             .collect::<Result<_, _>>()?,
-        metadata: opt_meta(obj, "metadata", "task")?,
+        metadata: opt_meta(&mut obj, "metadata", "task")?,
     })
 }
 
 /// Read the `result` of `message/send`: a task or a message, by `kind` or by shape.
-pub fn decode_result(v: &Value) -> Result<SendResult, String> {
+pub fn decode_result(v: Value) -> Result<SendResult, String> {
     let kind = v.get("kind").and_then(Value::as_str);
     if kind == Some("message")
         || (kind.is_none() && v.get("messageId").is_some() && v.get("status").is_none())

@@ -10,6 +10,7 @@
 use super::model::{
     Artifact, File, Message, Part, Role, SendParams, SendResult, Task, TaskState, TaskStatus,
 };
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
 pub const SEND: &str = "SendMessage";
@@ -62,126 +63,180 @@ fn state_from(v: &Value) -> Option<TaskState> {
         .map(|(st, _, _)| *st)
 }
 
-/// A field by its JSON name or its proto name.
-fn field<'a>(obj: &'a Map<String, Value>, camel: &str, snake: &str) -> Option<&'a Value> {
-    obj.get(camel)
-        .or_else(|| obj.get(snake))
-        .filter(|v| !v.is_null())
-}
+/// A model value written as ProtoJSON, straight to the output (no intermediate tree). Empty
+/// strings and lists are left out, as `MessageToDict` does.
+pub struct Json<'a, T>(pub &'a T);
 
-fn put_str(obj: &mut Map<String, Value>, key: &str, v: &Option<String>) {
-    if let Some(s) = v.as_ref().filter(|s| !s.is_empty()) {
-        obj.insert(key.into(), json!(s));
-    }
-}
-
-fn put_meta(obj: &mut Map<String, Value>, m: &Option<Map<String, Value>>) {
-    if let Some(m) = m {
-        obj.insert("metadata".into(), Value::Object(m.clone()));
-    }
-}
-
-/// A part as ProtoJSON. Data parts say `mediaType: application/json`, as the reference's
-/// `new_data_part(…, media_type="application/json")` does.
-pub fn encode_part(p: &Part) -> Value {
-    let mut obj = Map::new();
-    match p {
-        Part::Text { text, metadata } => {
-            obj.insert("text".into(), json!(text));
-            put_meta(&mut obj, metadata);
-        }
-        Part::Data { data, metadata } => {
-            obj.insert("data".into(), data.clone());
-            obj.insert("mediaType".into(), json!("application/json"));
-            put_meta(&mut obj, metadata);
-        }
-        Part::File { file, metadata } => {
-            if let Some(b) = &file.bytes {
-                obj.insert("raw".into(), json!(b));
-            } else if let Some(u) = &file.uri {
-                obj.insert("url".into(), json!(u));
+impl Serialize for Json<'_, Part> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        let metadata = match self.0 {
+            Part::Text { text, metadata } => {
+                m.serialize_entry("text", text)?;
+                metadata
             }
-            put_str(&mut obj, "filename", &file.name);
-            put_str(&mut obj, "mediaType", &file.media_type);
-            put_meta(&mut obj, metadata);
+            // Data parts say `mediaType: application/json`, as the reference's
+            // `new_data_part(…, media_type="application/json")` does.
+            Part::Data { data, metadata } => {
+                m.serialize_entry("data", data)?;
+                m.serialize_entry("mediaType", "application/json")?;
+                metadata
+            }
+            Part::File { file, metadata } => {
+                if let Some(b) = &file.bytes {
+                    m.serialize_entry("raw", b)?;
+                } else if let Some(u) = &file.uri {
+                    m.serialize_entry("url", u)?;
+                }
+                text(&mut m, "filename", &file.name)?;
+                text(&mut m, "mediaType", &file.media_type)?;
+                metadata
+            }
+        };
+        if let Some(meta) = metadata {
+            m.serialize_entry("metadata", meta)?;
         }
+        m.end()
     }
-    Value::Object(obj)
+}
+
+impl Serialize for Json<'_, Message> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let msg = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("messageId", &msg.message_id)?;
+        text(&mut m, "contextId", &msg.context_id)?;
+        text(&mut m, "taskId", &msg.task_id)?;
+        m.serialize_entry(
+            "role",
+            if msg.role == Role::User {
+                "ROLE_USER"
+            } else {
+                "ROLE_AGENT"
+            },
+        )?;
+        m.serialize_entry("parts", &Seq(&msg.parts))?;
+        if let Some(meta) = &msg.metadata {
+            m.serialize_entry("metadata", meta)?;
+        }
+        list(&mut m, "extensions", &msg.extensions)?;
+        list(&mut m, "referenceTaskIds", &msg.reference_task_ids)?;
+        m.end()
+    }
+}
+
+impl Serialize for Json<'_, Artifact> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let a = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("artifactId", &a.artifact_id)?;
+        text(&mut m, "name", &a.name)?;
+        text(&mut m, "description", &a.description)?;
+        m.serialize_entry("parts", &Seq(&a.parts))?;
+        if let Some(meta) = &a.metadata {
+            m.serialize_entry("metadata", meta)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Json<'_, TaskStatus> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let st = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("state", state_name(st.state))?;
+        if let Some(message) = &st.message {
+            m.serialize_entry("message", &Json(message))?;
+        }
+        text(&mut m, "timestamp", &st.timestamp)?;
+        m.end()
+    }
+}
+
+impl Serialize for Json<'_, Task> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let t = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("id", &t.id)?;
+        if !t.context_id.is_empty() {
+            m.serialize_entry("contextId", &t.context_id)?;
+        }
+        m.serialize_entry("status", &Json(&t.status))?;
+        if !t.artifacts.is_empty() {
+            m.serialize_entry("artifacts", &Seq(&t.artifacts))?;
+        }
+        if !t.history.is_empty() {
+            m.serialize_entry("history", &Seq(&t.history))?;
+        }
+        if let Some(meta) = &t.metadata {
+            m.serialize_entry("metadata", meta)?;
+        }
+        m.end()
+    }
+}
+
+/// `{"task": …}`, the `SendMessage` result wrapper.
+pub struct TaskResult<'a>(pub &'a Task);
+
+impl Serialize for TaskResult<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(1))?;
+        m.serialize_entry("task", &Json(self.0))?;
+        m.end()
+    }
+}
+
+/// A slice of model values, each as ProtoJSON.
+struct Seq<'a, T>(&'a [T]);
+
+impl<'a, T> Serialize for Seq<'a, T>
+where
+    Json<'a, T>: Serialize,
+{
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(Json))
+    }
+}
+
+/// A string field, left out when absent or empty (proto3 has no presence for strings).
+fn text<M: SerializeMap>(m: &mut M, key: &str, v: &Option<String>) -> Result<(), M::Error> {
+    match v.as_deref() {
+        Some(s) if !s.is_empty() => m.serialize_entry(key, s),
+        _ => Ok(()),
+    }
+}
+
+fn list<M: SerializeMap>(m: &mut M, key: &str, v: &[String]) -> Result<(), M::Error> {
+    if v.is_empty() {
+        Ok(())
+    } else {
+        m.serialize_entry(key, v)
+    }
+}
+
+fn to_value<T: Serialize>(v: T) -> Value {
+    serde_json::to_value(v).expect("a model value always serialises")
+}
+
+/// A part as ProtoJSON.
+pub fn encode_part(p: &Part) -> Value {
+    to_value(Json(p))
 }
 
 /// A message as ProtoJSON.
 pub fn encode_message(m: &Message) -> Value {
-    let mut obj = Map::new();
-    obj.insert("messageId".into(), json!(m.message_id));
-    put_str(&mut obj, "contextId", &m.context_id);
-    put_str(&mut obj, "taskId", &m.task_id);
-    obj.insert(
-        "role".into(),
-        json!(if m.role == Role::User {
-            "ROLE_USER"
-        } else {
-            "ROLE_AGENT"
-        }),
-    );
-    obj.insert(
-        "parts".into(),
-        Value::Array(m.parts.iter().map(encode_part).collect()),
-    );
-    put_meta(&mut obj, &m.metadata);
-    if !m.extensions.is_empty() {
-        obj.insert("extensions".into(), json!(m.extensions));
-    }
-    if !m.reference_task_ids.is_empty() {
-        obj.insert("referenceTaskIds".into(), json!(m.reference_task_ids));
-    }
-    Value::Object(obj)
-}
-
-fn encode_artifact(a: &Artifact) -> Value {
-    let mut obj = Map::new();
-    obj.insert("artifactId".into(), json!(a.artifact_id));
-    put_str(&mut obj, "name", &a.name);
-    put_str(&mut obj, "description", &a.description);
-    obj.insert(
-        "parts".into(),
-        Value::Array(a.parts.iter().map(encode_part).collect()),
-    );
-    put_meta(&mut obj, &a.metadata);
-    Value::Object(obj)
+    to_value(Json(m))
 }
 
 /// A task as ProtoJSON.
 pub fn encode_task(t: &Task) -> Value {
-    let mut status = Map::new();
-    status.insert("state".into(), json!(state_name(t.status.state)));
-    if let Some(m) = &t.status.message {
-        status.insert("message".into(), encode_message(m));
-    }
-    put_str(&mut status, "timestamp", &t.status.timestamp);
-    let mut obj = Map::new();
-    obj.insert("id".into(), json!(t.id));
-    put_str(&mut obj, "contextId", &Some(t.context_id.clone()));
-    obj.insert("status".into(), Value::Object(status));
-    if !t.artifacts.is_empty() {
-        obj.insert(
-            "artifacts".into(),
-            Value::Array(t.artifacts.iter().map(encode_artifact).collect()),
-        );
-    }
-    if !t.history.is_empty() {
-        obj.insert(
-            "history".into(),
-            Value::Array(t.history.iter().map(encode_message).collect()),
-        );
-    }
-    put_meta(&mut obj, &t.metadata);
-    Value::Object(obj)
+    to_value(Json(t))
 }
 
 /// The `result` of `SendMessage`: `{"task": …}` or `{"message": …}`.
 pub fn encode_result(r: &SendResult) -> Value {
     match r {
-        SendResult::Task(t) => json!({ "task": encode_task(t) }),
+        SendResult::Task(t) => to_value(TaskResult(t)),
         SendResult::Message(m) => json!({ "message": encode_message(m) }),
     }
 }
@@ -198,70 +253,99 @@ pub fn encode_send_params(p: &SendParams) -> Value {
     obj
 }
 
-fn str_of(obj: &Map<String, Value>, camel: &str, snake: &str) -> Option<String> {
-    field(obj, camel, snake)
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .filter(|s| !s.is_empty())
+// Decoders take their JSON by value and move what they keep out of it: a data part can be
+// large, and a copy would cost as much as the parse.
+
+fn object(v: Value, at: &str) -> Result<Map<String, Value>, String> {
+    match v {
+        Value::Object(m) => Ok(m),
+        _ => Err(format!("{at} must be an object")),
+    }
 }
 
-fn meta_of(obj: &Map<String, Value>, at: &str) -> Result<Option<Map<String, Value>>, String> {
-    match field(obj, "metadata", "metadata") {
+/// Take a field by its JSON name or its proto name (`null` counts as absent).
+fn take(obj: &mut Map<String, Value>, camel: &str, snake: &str) -> Option<Value> {
+    obj.remove(camel)
+        .or_else(|| obj.remove(snake))
+        .filter(|v| !v.is_null())
+}
+
+fn str_of(obj: &mut Map<String, Value>, camel: &str, snake: &str) -> Option<String> {
+    match take(obj, camel, snake) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+fn meta_of(obj: &mut Map<String, Value>, at: &str) -> Result<Option<Map<String, Value>>, String> {
+    match take(obj, "metadata", "metadata") {
         None => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m.clone())),
+        Some(Value::Object(m)) => Ok(Some(m)),
         Some(_) => Err(format!("{at}.metadata must be an object")),
     }
 }
 
-fn list_of(obj: &Map<String, Value>, camel: &str, snake: &str) -> Vec<String> {
-    field(obj, camel, snake)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+fn list_of(obj: &mut Map<String, Value>, camel: &str, snake: &str) -> Vec<String> {
+    match take(obj, camel, snake) {
+        Some(Value::Array(a)) => a
+            .into_iter()
+            .filter_map(|v| match v {
+                Value::String(s) => Some(s),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn values_of(obj: &mut Map<String, Value>, camel: &str, snake: &str) -> Vec<Value> {
+    match take(obj, camel, snake) {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    }
+}
+
+fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, String> {
+    values_of(obj, "parts", "parts")
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
+        .collect()
 }
 
 /// Read a ProtoJSON part: exactly one of `text`, `raw`, `url`, `data`.
-pub fn decode_part(v: &Value, at: &str) -> Result<Part, String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("{at} must be an object"))?;
-    let metadata = meta_of(obj, at)?;
-    let media_type = str_of(obj, "mediaType", "media_type");
+pub fn decode_part(v: Value, at: &str) -> Result<Part, String> {
+    let mut obj = object(v, at)?;
+    let metadata = meta_of(&mut obj, at)?;
+    let media_type = str_of(&mut obj, "mediaType", "media_type");
     let present: Vec<&str> = ["text", "raw", "url", "data"]
         .into_iter()
         .filter(|k| obj.contains_key(*k))
         .collect();
     match present.as_slice() {
-        ["text"] => Ok(Part::Text {
-            text: obj["text"]
-                .as_str()
-                .ok_or_else(|| format!("{at}.text must be a string"))?
-                .to_string(),
-            metadata,
-        }),
+        ["text"] => match obj.remove("text") {
+            Some(Value::String(text)) => Ok(Part::Text { text, metadata }),
+            _ => Err(format!("{at}.text must be a string")),
+        },
         ["data"] => Ok(Part::Data {
-            data: obj["data"].clone(),
+            data: obj.remove("data").unwrap_or(Value::Null),
             metadata,
         }),
         [k @ ("raw" | "url")] => {
-            let s = obj[*k]
-                .as_str()
-                .ok_or_else(|| format!("{at}.{k} must be a string"))?
-                .to_string();
+            let Some(Value::String(s)) = obj.remove(*k) else {
+                return Err(format!("{at}.{k} must be a string"));
+            };
             let (bytes, uri) = if *k == "raw" {
                 (Some(s), None)
             } else {
                 (None, Some(s))
             };
+            let name = str_of(&mut obj, "filename", "filename");
             Ok(Part::File {
                 file: File {
                     bytes,
                     uri,
-                    name: str_of(obj, "filename", "filename"),
+                    name,
                     media_type,
                 },
                 metadata,
@@ -273,117 +357,93 @@ pub fn decode_part(v: &Value, at: &str) -> Result<Part, String> {
 }
 
 /// Read a ProtoJSON message.
-pub fn decode_message(v: &Value, at: &str) -> Result<Message, String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("{at} must be an object"))?;
-    let role = match field(obj, "role", "role") {
+pub fn decode_message(v: Value, at: &str) -> Result<Message, String> {
+    let mut obj = object(v, at)?;
+    let role = match take(&mut obj, "role", "role") {
         Some(r) if r.as_str() == Some("ROLE_USER") || r.as_i64() == Some(1) => Role::User,
         Some(r) if r.as_str() == Some("ROLE_AGENT") || r.as_i64() == Some(2) => Role::Agent,
         Some(r) => return Err(format!("{at}.role {r} is not ROLE_USER or ROLE_AGENT")),
         None => return Err(format!("{at}.role is required")),
     };
-    let parts = field(obj, "parts", "parts")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let parts = parts
-        .iter()
-        .enumerate()
-        .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
-        .collect::<Result<_, _>>()?;
     Ok(Message {
-        message_id: str_of(obj, "messageId", "message_id")
+        message_id: str_of(&mut obj, "messageId", "message_id")
             .ok_or_else(|| format!("{at}.messageId is required"))?,
         role,
-        parts,
-        context_id: str_of(obj, "contextId", "context_id"),
-        task_id: str_of(obj, "taskId", "task_id"),
-        reference_task_ids: list_of(obj, "referenceTaskIds", "reference_task_ids"),
-        extensions: list_of(obj, "extensions", "extensions"),
-        metadata: meta_of(obj, at)?,
+        parts: parts(&mut obj, at)?,
+        context_id: str_of(&mut obj, "contextId", "context_id"),
+        task_id: str_of(&mut obj, "taskId", "task_id"),
+        reference_task_ids: list_of(&mut obj, "referenceTaskIds", "reference_task_ids"),
+        extensions: list_of(&mut obj, "extensions", "extensions"),
+        metadata: meta_of(&mut obj, at)?,
     })
 }
 
 /// Read `SendMessage` params.
-pub fn decode_send_params(v: &Value) -> Result<SendParams, String> {
-    let obj = v.as_object().ok_or("params must be an object")?;
+pub fn decode_send_params(v: Value) -> Result<SendParams, String> {
+    let mut obj = object(v, "params")?;
     let message = decode_message(
-        field(obj, "message", "message").ok_or("params.message is required")?,
+        take(&mut obj, "message", "message").ok_or("params.message is required")?,
         "params.message",
     )?;
     Ok(SendParams {
         message,
-        configuration: field(obj, "configuration", "configuration").cloned(),
-        metadata: meta_of(obj, "params")?,
+        configuration: take(&mut obj, "configuration", "configuration"),
+        metadata: meta_of(&mut obj, "params")?,
     })
 }
 
-fn decode_artifact(v: &Value, at: &str) -> Result<Artifact, String> {
-    let obj = v
-        .as_object()
-        .ok_or_else(|| format!("{at} must be an object"))?;
-    let parts = field(obj, "parts", "parts")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+fn decode_artifact(v: Value, at: &str) -> Result<Artifact, String> {
+    let mut obj = object(v, at)?;
     Ok(Artifact {
-        artifact_id: str_of(obj, "artifactId", "artifact_id").unwrap_or_default(),
-        name: str_of(obj, "name", "name"),
-        description: str_of(obj, "description", "description"),
-        parts: parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
-            .collect::<Result<_, _>>()?,
-        metadata: meta_of(obj, at)?,
+        artifact_id: str_of(&mut obj, "artifactId", "artifact_id").unwrap_or_default(),
+        name: str_of(&mut obj, "name", "name"),
+        description: str_of(&mut obj, "description", "description"),
+        parts: parts(&mut obj, at)?,
+        metadata: meta_of(&mut obj, at)?,
     })
 }
 
 /// Read a ProtoJSON task.
-pub fn decode_task(v: &Value) -> Result<Task, String> {
-    let obj = v.as_object().ok_or("the task must be an object")?;
-    let status = field(obj, "status", "status")
-        .and_then(Value::as_object)
-        .ok_or("task.status is required")?;
-    let state_value = field(status, "state", "state").ok_or("task.status.state is required")?;
-    let state = state_from(state_value)
-        .ok_or_else(|| format!("task.status.state {state_value} is not an A2A 1.0 state"))?;
-    let list = |camel: &str| {
-        field(obj, camel, camel)
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
+pub fn decode_task(v: Value) -> Result<Task, String> {
+    let mut obj = object(v, "task")?;
+    let mut status = match take(&mut obj, "status", "status") {
+        Some(Value::Object(s)) => s,
+        _ => return Err("task.status is required".into()),
     };
+    let state_value = take(&mut status, "state", "state").ok_or("task.status.state is required")?;
+    let state = state_from(&state_value)
+        .ok_or_else(|| format!("task.status.state {state_value} is not an A2A 1.0 state"))?;
+    let message = take(&mut status, "message", "message")
+        .map(|m| decode_message(m, "task.status.message"))
+        .transpose()?;
     Ok(Task {
-        id: str_of(obj, "id", "id").ok_or("task.id is required")?,
-        context_id: str_of(obj, "contextId", "context_id").unwrap_or_default(),
+        id: str_of(&mut obj, "id", "id").ok_or("task.id is required")?,
+        context_id: str_of(&mut obj, "contextId", "context_id").unwrap_or_default(),
         status: TaskStatus {
             state,
-            message: field(status, "message", "message")
-                .map(|m| decode_message(m, "task.status.message"))
-                .transpose()?,
-            timestamp: str_of(status, "timestamp", "timestamp"),
+            message,
+            timestamp: str_of(&mut status, "timestamp", "timestamp"),
         },
-        artifacts: list("artifacts")
-            .iter()
+        artifacts: values_of(&mut obj, "artifacts", "artifacts")
+            .into_iter()
             .enumerate()
             .map(|(i, a)| decode_artifact(a, &format!("task.artifacts[{i}]")))
             .collect::<Result<_, _>>()?,
-        history: list("history")
-            .iter()
+        history: values_of(&mut obj, "history", "history")
+            .into_iter()
             .enumerate()
             .map(|(i, m)| decode_message(m, &format!("task.history[{i}]")))
             .collect::<Result<_, _>>()?,
-        metadata: meta_of(obj, "task")?,
+        metadata: meta_of(&mut obj, "task")?,
     })
 }
 
 /// Read the `result` of `SendMessage`.
-pub fn decode_result(v: &Value) -> Result<SendResult, String> {
-    if let Some(t) = v.get("task") {
+pub fn decode_result(v: Value) -> Result<SendResult, String> {
+    let mut obj = object(v, "result")?;
+    if let Some(t) = obj.remove("task") {
         decode_task(t).map(SendResult::Task)
-    } else if let Some(m) = v.get("message") {
+    } else if let Some(m) = obj.remove("message") {
         decode_message(m, "result.message").map(SendResult::Message)
     } else {
         Err("the result holds neither a task nor a message".into())
@@ -392,11 +452,14 @@ pub fn decode_result(v: &Value) -> Result<SendResult, String> {
 
 /// The task id of `GetTask` / `CancelTask` params.
 pub fn decode_task_id(v: &Value) -> Result<String, String> {
-    let obj = v.as_object().ok_or("params must be an object")?;
     // Older drafts named the task `tasks/<id>` in a `name` field.
-    str_of(obj, "id", "id")
-        .or_else(|| {
-            str_of(obj, "name", "name").map(|n| n.strip_prefix("tasks/").unwrap_or(&n).to_string())
-        })
+    let text = |k: &str| {
+        v.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    text("id")
+        .or_else(|| text("name").map(|n| n.strip_prefix("tasks/").unwrap_or(&n).to_string()))
         .ok_or_else(|| "params.id is required".to_string())
 }

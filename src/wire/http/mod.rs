@@ -257,10 +257,13 @@ pub fn write_response(
     head.push_str("\r\n");
     match response.body {
         Body::Bytes(bytes) => {
-            out.write_all(head.as_bytes())?;
+            // One write for head and body: two small writes would meet Nagle's algorithm and
+            // the peer's delayed ACK, and cost 40 ms a response.
+            let mut all = head.into_bytes();
             if !no_body {
-                out.write_all(&bytes)?;
+                all.extend_from_slice(&bytes);
             }
+            out.write_all(&all)?;
             out.flush()
         }
         Body::Stream(chunks) => {
@@ -273,9 +276,10 @@ pub fn write_response(
                 if http10 {
                     out.write_all(&chunk)?;
                 } else {
-                    out.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())?;
-                    out.write_all(&chunk)?;
-                    out.write_all(b"\r\n")?;
+                    let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
+                    frame.extend_from_slice(&chunk);
+                    frame.extend_from_slice(b"\r\n");
+                    out.write_all(&frame)?;
                 }
                 out.flush()?;
             }

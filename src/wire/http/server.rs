@@ -60,6 +60,11 @@ pub fn bind(addr: &str, limits: Limits) -> Result<Bound> {
     as_stream
         .set_write_timeout(Some(limits.write_timeout))
         .map_err(|e| Error::io("setting the write timeout", e))?;
+    // Small responses go out at once rather than waiting on Nagle's algorithm (Linux copies
+    // TCP_NODELAY to accepted sockets too).
+    as_stream
+        .set_nodelay(true)
+        .map_err(|e| Error::io("setting TCP_NODELAY", e))?;
     Ok(Bound {
         listener: TcpListener::from(OwnedFd::from(as_stream)),
         addr: local,

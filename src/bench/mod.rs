@@ -1,0 +1,270 @@
+//! Measuring: a closed-loop HTTP load generator, latency percentiles, resident memory.
+//!
+//! The generator keeps `concurrency` keep-alive connections, each sending one request and
+//! waiting for its response before the next (closed loop), with hand-written HTTP/1.1 and
+//! httparse so the client costs as little as possible. It measures any HTTP server the same
+//! way, so ddwire, the Python a2a-sdk and nginx are compared by one yardstick.
+//! Figures are printed, never asserted: timings belong in benchmarks, not tests.
+
+use crate::error::{Error, Result};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+/// One load run's settings.
+#[derive(Clone, Debug)]
+pub struct Load {
+    pub addr: SocketAddr,
+    /// The complete HTTP/1.1 request, sent as is on every iteration.
+    pub request: Vec<u8>,
+    pub concurrency: usize,
+    /// How long to measure, after `warmup`.
+    pub duration: Duration,
+    pub warmup: Duration,
+}
+
+/// What a load run measured.
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub requests: u64,
+    pub errors: u64,
+    pub elapsed: Duration,
+    /// Latencies in microseconds, sorted.
+    pub latencies_us: Vec<u32>,
+    /// Status codes other than 200 seen, with counts.
+    pub other_statuses: Vec<(u16, u64)>,
+}
+
+impl Report {
+    /// Requests per second.
+    pub fn rps(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+
+    /// The latency at quantile `q` (0..=1), in microseconds.
+    pub fn percentile_us(&self, q: f64) -> u32 {
+        if self.latencies_us.is_empty() {
+            return 0;
+        }
+        let i = ((self.latencies_us.len() - 1) as f64 * q).round() as usize;
+        self.latencies_us[i]
+    }
+
+    /// One line: requests/s, p50, p99, errors.
+    pub fn summary(&self) -> String {
+        format!(
+            "{:>9.0} req/s  p50 {:>7.3} ms  p99 {:>7.3} ms  ({} requests, {} errors{})",
+            self.rps(),
+            f64::from(self.percentile_us(0.50)) / 1000.0,
+            f64::from(self.percentile_us(0.99)) / 1000.0,
+            self.requests,
+            self.errors,
+            if self.other_statuses.is_empty() {
+                String::new()
+            } else {
+                format!(", statuses {:?}", self.other_statuses)
+            }
+        )
+    }
+}
+
+/// Resolve `host:port` from a URL like `http://127.0.0.1:8107/a2a`: (address, host, path).
+pub fn parse_url(url: &str) -> Result<(SocketAddr, String, String)> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| Error::Usage(format!("{url}: only http:// URLs")))?;
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let with_port = if host.contains(':') {
+        host.to_string()
+    } else {
+        format!("{host}:80")
+    };
+    let addr = with_port
+        .to_socket_addrs()
+        .map_err(|e| Error::io(format!("resolving {host}"), e))?
+        .next()
+        .ok_or_else(|| Error::Usage(format!("{host} resolves to nothing")))?;
+    Ok((addr, host.to_string(), path.to_string()))
+}
+
+/// An HTTP/1.1 request's bytes.
+pub fn http_request(
+    method: &str,
+    host: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Vec<u8> {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if method != "GET" {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+/// Run a closed-loop load and report.
+pub fn run(load: &Load) -> Report {
+    let start = Instant::now();
+    let warm_until = start + load.warmup;
+    let stop_at = warm_until + load.duration;
+    let per_thread: Vec<(u64, u64, Vec<u32>, Vec<u16>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..load.concurrency.max(1))
+            .map(|_| s.spawn(|| worker(load, warm_until, stop_at)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut latencies: Vec<u32> = Vec::new();
+    let (mut requests, mut errors) = (0, 0);
+    let mut statuses: Vec<(u16, u64)> = Vec::new();
+    for (r, e, l, st) in per_thread {
+        requests += r;
+        errors += e;
+        latencies.extend(l);
+        for s in st {
+            match statuses.iter_mut().find(|(code, _)| *code == s) {
+                Some(slot) => slot.1 += 1,
+                None => statuses.push((s, 1)),
+            }
+        }
+    }
+    latencies.sort_unstable();
+    Report {
+        requests,
+        errors,
+        elapsed: load.duration,
+        latencies_us: latencies,
+        other_statuses: statuses,
+    }
+}
+
+fn connect(addr: SocketAddr) -> Option<TcpStream> {
+    let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok()?;
+    s.set_nodelay(true).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    Some(s)
+}
+
+fn worker(load: &Load, warm_until: Instant, stop_at: Instant) -> (u64, u64, Vec<u32>, Vec<u16>) {
+    let mut latencies = Vec::with_capacity(100_000);
+    let (mut requests, mut errors) = (0u64, 0u64);
+    let mut statuses = Vec::new();
+    let mut stream: Option<TcpStream> = None;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let now = Instant::now();
+        if now >= stop_at {
+            break;
+        }
+        if stream.is_none() {
+            stream = connect(load.addr);
+            if stream.is_none() {
+                errors += 1;
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        }
+        let s = stream.as_mut().expect("connected above");
+        let sent = Instant::now();
+        let outcome = s
+            .write_all(&load.request)
+            .ok()
+            .and_then(|_| read_response(s, &mut buf));
+        let took = sent.elapsed();
+        match outcome {
+            Some((status, keep_alive)) => {
+                if sent >= warm_until {
+                    requests += 1;
+                    latencies.push(took.as_micros().min(u128::from(u32::MAX)) as u32);
+                    if status != 200 {
+                        statuses.push(status);
+                    }
+                }
+                if !keep_alive {
+                    stream = None;
+                }
+            }
+            None => {
+                errors += 1;
+                stream = None;
+            }
+        }
+    }
+    (requests, errors, latencies, statuses)
+}
+
+/// Read one response; `(status, keep-alive)`. Handles `Content-Length` and chunked bodies.
+fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(u16, bool)> {
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = s.read(&mut buf[filled..]).ok()?;
+        if n == 0 {
+            return None;
+        }
+        filled += n;
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut resp = httparse::Response::new(&mut headers);
+        let head = match resp.parse(&buf[..filled]).ok()? {
+            httparse::Status::Complete(h) => h,
+            httparse::Status::Partial => continue,
+        };
+        let status = resp.code?;
+        let find = |name: &str| {
+            resp.headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| h.value)
+        };
+        let keep_alive = !find("connection").is_some_and(|v| v.eq_ignore_ascii_case(b"close"));
+        if let Some(len) = find("content-length") {
+            let len: usize = std::str::from_utf8(len).ok()?.trim().parse().ok()?;
+            while filled < head + len {
+                if filled == buf.len() {
+                    buf.resize(buf.len() * 2, 0);
+                }
+                let n = s.read(&mut buf[filled..]).ok()?;
+                if n == 0 {
+                    return None;
+                }
+                filled += n;
+            }
+            return Some((status, keep_alive));
+        }
+        if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"chunked")) {
+            // Read until the terminating chunk.
+            while !buf[..filled].ends_with(b"0\r\n\r\n") {
+                if filled == buf.len() {
+                    buf.resize(buf.len() * 2, 0);
+                }
+                let n = s.read(&mut buf[filled..]).ok()?;
+                if n == 0 {
+                    return None;
+                }
+                filled += n;
+            }
+            return Some((status, keep_alive));
+        }
+        return Some((status, false));
+    }
+}
+
+/// This process's resident set size in KiB (Linux `/proc/self/status` `VmRSS`).
+pub fn rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
