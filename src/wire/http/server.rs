@@ -11,14 +11,22 @@
 //! [`Limits::max_header_bytes`] gets HTTP 431. tiny_http reads a head before ddwire sees it, so
 //! the head-size limit is checked after tiny_http has buffered it; the read timeout bounds how
 //! long that can take.
+//!
+//! The same timeout bounds how long the listener's `accept` may wait, and tiny_http's accept
+//! thread stops for good at its first error; a keeper thread therefore connects to the
+//! listener every third of the timeout so `accept` never idles that long (see
+//! `keep_accepting`). Any other accept error (say, the process runs out of file descriptors)
+//! still stops tiny_http from accepting; it is reported on stderr.
 
 use super::{BodyError, Handler, Limits, Request, Response, wants_close, write_response};
 use crate::error::{Error, Result};
 use std::io::Read;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// A running server. Dropping it, or calling [`Server::shutdown`], stops accepting requests,
 /// lets the workers finish the requests they hold, and joins them.
@@ -26,6 +34,8 @@ pub struct Server {
     addr: SocketAddr,
     inner: Option<Arc<tiny_http::Server>>,
     workers: Vec<JoinHandle<()>>,
+    stopping: Arc<AtomicBool>,
+    keeper: Option<JoinHandle<()>>,
 }
 
 /// The worker count that suits this machine: eight per core, at least eight, because a worker
@@ -104,26 +114,77 @@ impl Bound {
             )
         })?;
         let inner = Arc::new(inner);
+        let stopping = Arc::new(AtomicBool::new(false));
         let workers = (0..workers.max(1))
             .map(|i| {
-                let inner = Arc::clone(&inner);
-                let handler = Arc::clone(&handler);
+                let (inner, handler, stopping) = (
+                    Arc::clone(&inner),
+                    Arc::clone(&handler),
+                    Arc::clone(&stopping),
+                );
                 std::thread::Builder::new()
                     .name(format!("ddwire-http-{i}"))
                     .spawn(move || {
-                        while let Ok(request) = inner.recv() {
-                            handle(request, &handler, &limits);
+                        loop {
+                            match inner.recv() {
+                                Ok(request) => handle(request, &handler, &limits),
+                                Err(_) if stopping.load(Ordering::SeqCst) => break,
+                                // tiny_http stops accepting after any accept error and hands the
+                                // error to one worker; connections already open are still served.
+                                Err(e) => eprintln!(
+                                    "ddwire: the listener on {local} stopped accepting: {e}"
+                                ),
+                            }
                         }
                     })
                     .expect("spawning a worker thread")
             })
             .collect();
+        let keeper = Some(keep_accepting(
+            local,
+            limits.read_timeout / 3,
+            Arc::clone(&stopping),
+        ));
         Ok(Server {
             addr: local,
             inner: Some(inner),
             workers,
+            stopping,
+            keeper,
         })
     }
+}
+
+/// The listener's receive timeout (set so accepted sockets inherit it) also bounds how long
+/// `accept` may wait, and tiny_http's accept thread stops for good at the first accept error.
+/// So a keeper connects to the listener every `every`, well within the timeout, and closes
+/// at once: `accept` never idles long enough to time out. tiny_http reads the empty
+/// connection to its end and drops it.
+fn keep_accepting(addr: SocketAddr, every: Duration, stopping: Arc<AtomicBool>) -> JoinHandle<()> {
+    let target = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), addr.port())
+        }
+        IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), addr.port())
+        }
+        _ => addr,
+    };
+    let tick = Duration::from_millis(50).min(every);
+    std::thread::Builder::new()
+        .name("ddwire-http-keeper".into())
+        .spawn(move || {
+            let mut waited = Duration::ZERO;
+            while !stopping.load(Ordering::SeqCst) {
+                std::thread::sleep(tick);
+                waited += tick;
+                if waited >= every {
+                    waited = Duration::ZERO;
+                    let _ = TcpStream::connect_timeout(&target, every);
+                }
+            }
+        })
+        .expect("spawning the keeper thread")
 }
 
 impl Server {
@@ -151,6 +212,10 @@ impl Server {
     }
 
     fn stop(&mut self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        if let Some(keeper) = self.keeper.take() {
+            let _ = keeper.join();
+        }
         if let Some(inner) = self.inner.take() {
             for _ in 0..self.workers.len() {
                 inner.unblock();
@@ -249,5 +314,30 @@ fn read_body(rq: &mut tiny_http::Request, limit: usize) -> (Vec<u8>, Option<Body
             (Vec::new(), Some(BodyError::Timeout))
         }
         Err(e) => (Vec::new(), Some(BodyError::Malformed(e.to_string()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::http::client::{ClientRequest, HttpClient};
+
+    #[test]
+    fn the_listener_keeps_accepting_after_idling_past_the_read_timeout() {
+        let limits = Limits {
+            read_timeout: Duration::from_millis(300),
+            ..Limits::DEFAULT
+        };
+        let ok: Handler = Arc::new(|_| Response::empty(204));
+        let server = serve("127.0.0.1:0", ok, limits, 2).unwrap();
+        std::thread::sleep(Duration::from_millis(1200));
+        let r = HttpClient::tcp()
+            .send(ClientRequest::get(
+                server.base_url(),
+                Duration::from_secs(5),
+            ))
+            .unwrap();
+        assert_eq!(r.status, 204);
+        server.shutdown();
     }
 }

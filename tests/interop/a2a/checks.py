@@ -39,8 +39,11 @@ def expect(cond, reason):
         fail(reason)
 
 
-def check_span_json(text, trace_id_hex, span_id_hex):
-    """One span string: `ReadableSpan.to_json(indent=None)` shaped, under the caller's context."""
+def check_span_json(text, trace_id_hex, span_id_hex, trace_state=None):
+    """One span string: `ReadableSpan.to_json(indent=None)` shaped, under the caller's context.
+
+    With `trace_state` (the caller span's own `to_json` `context.trace_state`, a Python repr),
+    the span must carry the same: a child inherits its parent's tracestate."""
     expect(isinstance(text, str), f"a span is not a string: {text!r:.200}")
     span = json.loads(text)
     expect(isinstance(span, dict), f"a span is not a JSON object: {text:.200}")
@@ -56,13 +59,16 @@ def check_span_json(text, trace_id_hex, span_id_hex):
            f"span {span['name']!r} trace_id {ctx['trace_id']} != the caller's {want_trace}")
     expect(isinstance(ctx["span_id"], str) and len(ctx["span_id"]) == 18
            and ctx["span_id"].startswith("0x"), f"span_id {ctx['span_id']!r} is not 0x + 16 hex")
+    if trace_state is not None:
+        expect(ctx["trace_state"] == trace_state,
+               f"span {span['name']!r} trace_state {ctx['trace_state']!r} != the caller's {trace_state!r}")
     # Python's to_json writes ", " and ": " separators; a compact dump would differ.
     expect(text == json.dumps(span), "span text is not byte-equal to json.dumps of itself "
            "(to_json(indent=None) uses ', ' and ': ' separators)")
     return span
 
 
-def check_agent_result(data, trace_id_hex, span_id_hex):
+def check_agent_result(data, trace_id_hex, span_id_hex, trace_state=None):
     """The data part of the `agent-result` artifact.
 
     Every span must be in the caller's trace; the spans whose parent is outside the returned
@@ -76,7 +82,7 @@ def check_agent_result(data, trace_id_hex, span_id_hex):
     spans = data["spans"]
     expect(isinstance(spans, list) and spans, f"spans is not a non-empty list: {spans!r:.200}")
     expect(all(isinstance(s, str) for s in spans), "spans holds something other than strings")
-    parsed = [check_span_json(s, trace_id_hex, span_id_hex) for s in spans]
+    parsed = [check_span_json(s, trace_id_hex, span_id_hex, trace_state) for s in spans]
     own = {s["context"]["span_id"] for s in parsed}
     roots = [s for s in parsed if s["parent_id"] not in own]
     expect(roots, "no span has a parent outside the agent's own spans")

@@ -14,6 +14,8 @@ Proves that the 1.x Python SDK, used the ordinary way, works with ddwire agents:
   protobuf `Struct` way); ddwire's echo agent still accepts the input and returns the values;
 - malformed requests (two data parts; a text part only) give a failed task whose status message
   carries `{"error": "expected exactly one data part, got N"}`;
+- `GetTask` through the client returns the same task; an unknown id raises the SDK's typed
+  `TaskNotFoundError`, `CancelTask` of the completed task `TaskNotCancelableError`;
 - forced to v0.3 (ddwire's card with `supportedInterfaces` removed, which the SDK's own
   `parse_agent_card` turns into one interface with protocolVersion 0.3.0, exactly as for a
   v0.3-only agent), the SDK's compat transport sends `message/send` and gets the same result.
@@ -27,7 +29,8 @@ import uuid
 import httpx
 from a2a.client import ClientConfig, ClientFactory, create_client
 from a2a.client.card_resolver import parse_agent_card
-from a2a.types import Message, Part, Role, SendMessageRequest, TaskState
+from a2a.types import (CancelTaskRequest, GetTaskRequest, Message, Part, Role, SendMessageRequest,
+                       TaskNotCancelableError, TaskNotFoundError, TaskState)
 from google.protobuf import struct_pb2
 from google.protobuf.json_format import MessageToDict, ParseDict
 from opentelemetry.sdk.resources import Resource
@@ -154,6 +157,25 @@ def malformed(parts, n):
     expect(err == f"expected exactly one data part, got {n}", f"error {err!r}")
 
 
+def test_get_and_cancel_task():
+    async def go():
+        client = await create_client(HELLO, ClientConfig(streaming=False))
+        sent = [ev async for ev in client.send_message(request([data_part(invocation())]))]
+        task = sent[0].task
+        got = await client.get_task(GetTaskRequest(id=task.id))
+        expect(got == task, "GetTask returned a different task than SendMessage")
+        for call, error in ((client.get_task(GetTaskRequest(id="no-such-task")), TaskNotFoundError),
+                            (client.cancel_task(CancelTaskRequest(id=task.id)), TaskNotCancelableError)):
+            try:
+                await call
+            except error:
+                pass
+            else:
+                raise AssertionError(f"no {error.__name__}")
+        await client.close()
+    asyncio.run(go())
+
+
 if __name__ == "__main__":
     sys.exit(run([
         ("a2a1-client/send-v1.0+otel-traceparent", test_send_v10),
@@ -161,6 +183,7 @@ if __name__ == "__main__":
         ("a2a1-client/malformed-two-data-parts",
          lambda: malformed([data_part(invocation()), data_part({"b": 2})], 2)),
         ("a2a1-client/malformed-text-only", lambda: malformed([Part(text="hello")], 0)),
+        ("a2a1-client/get-task+errors", test_get_and_cancel_task),
         ("a2a1-client/forced-v0.3+otel-traceparent", test_send_forced_v03),
         ("a2a1-client/ints-as-floats-forced-v0.3", lambda: test_ints_become_floats(force_v03=True)),
     ]))
