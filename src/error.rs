@@ -29,6 +29,18 @@ pub enum Error {
     /// An agent description built against a contract version this one cannot govern; the
     /// registry lists such an agent as incompatible rather than unavailable.
     ContractVersion(String),
+    /// The configured principal is missing or malformed, or a caller's credentials name none.
+    Identity(String),
+    /// An institutional profile could not be loaded or is malformed.
+    Policy(String),
+    /// The agents configuration is missing or malformed, or registers one id twice.
+    Registry(String),
+    /// A request names an agent the registry does not hold.
+    UnknownAgent(String),
+    /// A request's lineage is not one the conductor issued, or a grant was refused.
+    Delegation(String),
+    /// A request reuses an `invocation_id` that is running or stored.
+    DuplicateInvocation(String),
     /// A peer could not be reached (the text says "connection refused" when it was).
     Connect { url: String, reason: String },
     /// A call did not finish in time.
@@ -86,7 +98,13 @@ impl fmt::Display for Error {
             | Error::Usage(m)
             | Error::Wire(m)
             | Error::Spec(m)
-            | Error::ContractVersion(m) => f.write_str(m),
+            | Error::ContractVersion(m)
+            | Error::Identity(m)
+            | Error::Policy(m)
+            | Error::Registry(m)
+            | Error::UnknownAgent(m)
+            | Error::Delegation(m)
+            | Error::DuplicateInvocation(m) => f.write_str(m),
             Error::Connect { url, reason } => write!(f, "cannot reach {url}: {reason}"),
             Error::Timeout { url, after } => {
                 write!(

@@ -6,6 +6,7 @@
 //! server does no governance: the harness judges what comes back.
 
 pub mod builtin;
+pub mod delegate;
 pub mod server;
 
 use crate::contract::spec::AgentSpec;
@@ -34,6 +35,9 @@ pub struct RunContext<'a> {
     pub input_ref: String,
     /// The `dd-input-json-v1` hash of the input, as the conductor computed it.
     pub input_hash: String,
+    /// How a delegation agent invokes another agent through the harness; `None` for every
+    /// other agent, and for a delegation agent called without a grant (the CLI).
+    pub delegate: Option<delegate::Delegate>,
 }
 
 /// Why an agent could not decide: a kind and a message, sent as `"<kind>: <message>"`.

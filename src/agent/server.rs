@@ -9,10 +9,12 @@
 //! `{"error": "<kind>: <message>"}`. Spans travel as JSON strings because a protobuf `Struct`
 //! would turn their integers into floats. The server does no governance.
 
+use super::delegate::Delegate;
 use super::{Agent, AgentError, RunContext};
 use crate::contract::InvocationRequest;
 use crate::error::Result;
 use crate::trace::{SpanContext, Tracer};
+use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute};
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::{CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH, artifact, card, meta};
@@ -103,6 +105,7 @@ pub fn execute(agent: &dyn Agent, message: Message, ctx: &CallContext) -> Task {
             .meta_str(meta::INPUT_HASH)
             .map(str::to_string)
             .unwrap_or_else(|| request.input_hash()),
+        delegate: Delegate::from_metadata(message.metadata.as_ref(), A2aClient::default()),
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         agent.run(&request, &run_ctx)

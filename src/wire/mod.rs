@@ -3,5 +3,7 @@
 //! Knows the contract and the trace format, never the harness or an agent.
 
 pub mod a2a;
+pub mod agui;
 pub mod http;
 pub mod jsonrpc;
+pub mod sse;

@@ -47,7 +47,8 @@ const STATES: [(TaskState, &str, i64); 9] = [
     (TaskState::Unknown, "TASK_STATE_UNSPECIFIED", 0),
 ];
 
-fn state_name(s: TaskState) -> &'static str {
+/// The ProtoJSON name of a task state (`TASK_STATE_COMPLETED`, ...).
+pub fn state_name(s: TaskState) -> &'static str {
     STATES
         .iter()
         .find(|(st, _, _)| *st == s)

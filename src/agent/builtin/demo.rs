@@ -1,0 +1,127 @@
+//! Two agents that exist to show the harness's checks at work in `ddwire demo`. Each does
+//! something a real agent must not, honestly labelled in its description:
+//!
+//! - `demo.ungrounded`: replies with a payload that rests on a source it never retrieved, as
+//!   an `input_only` agent; the grounding linter withholds it (R2).
+//! - `demo.failing`: fails every run with an error; the envelope is `failed` / `agent-error`.
+
+use crate::agent::{Agent, AgentError, RunContext};
+use crate::contract::spec::AgentSpec;
+use crate::contract::{
+    AgentResult, CONTRACT_VERSION, EvidenceItem, GroundingMode, InvocationRequest, Outcome,
+    Payload, classes,
+};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+fn spec(agent_id: &str, description: &str, action_class: &str, payload: bool) -> AgentSpec {
+    let mut schemas = BTreeMap::from([("Message".to_string(), classes::message())]);
+    if payload {
+        schemas.insert("Reply".into(), classes::reply());
+    }
+    AgentSpec {
+        agent_id: agent_id.into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        description: description.into(),
+        requirement_ids: Vec::new(),
+        action_class: action_class.into(),
+        accepts: vec!["Message".into()],
+        grounding_mode: GroundingMode::InputOnly,
+        payload: payload.then(|| "Reply".to_string()),
+        derivations: BTreeMap::new(),
+        contract_version: CONTRACT_VERSION.into(),
+        schemas,
+    }
+}
+
+/// An agent whose answer rests on something it never retrieved.
+pub struct Ungrounded {
+    spec: AgentSpec,
+}
+
+impl Default for Ungrounded {
+    fn default() -> Self {
+        Ungrounded::new()
+    }
+}
+
+impl Ungrounded {
+    pub fn new() -> Ungrounded {
+        Ungrounded {
+            spec: spec(
+                "demo.ungrounded",
+                "Demonstration only: answers citing a source it never retrieved, so the grounding linter withholds its output.",
+                "converse",
+                true,
+            ),
+        }
+    }
+}
+
+impl Agent for Ungrounded {
+    fn spec(&self) -> &AgentSpec {
+        &self.spec
+    }
+
+    fn run(
+        &self,
+        _request: &InvocationRequest,
+        ctx: &RunContext<'_>,
+    ) -> Result<AgentResult, AgentError> {
+        let invented = "0".repeat(64);
+        let payload = json!({
+            "schema_class": "Reply",
+            "reply_text": "The capital of Atlantis is Poseidonis.",
+            "reply_derivation": "model",
+            "grounded_on": [{"source_id": "src:atlantis-almanac", "content_hash": invented}],
+        });
+        let Value::Object(payload) = payload else {
+            unreachable!("a JSON object literal")
+        };
+        let mut result = AgentResult::new(Outcome::succeeded("Answered from an almanac."));
+        result.payload = Some(Payload(payload));
+        result.evidence = vec![EvidenceItem::citing_input(&ctx.input_ref, &ctx.input_hash)];
+        Ok(result)
+    }
+}
+
+/// An agent that always fails.
+pub struct Failing {
+    spec: AgentSpec,
+}
+
+impl Default for Failing {
+    fn default() -> Self {
+        Failing::new()
+    }
+}
+
+impl Failing {
+    pub fn new() -> Failing {
+        Failing {
+            spec: spec(
+                "demo.failing",
+                "Demonstration only: fails every run, so the envelope shows an agent error.",
+                "advise",
+                false,
+            ),
+        }
+    }
+}
+
+impl Agent for Failing {
+    fn spec(&self) -> &AgentSpec {
+        &self.spec
+    }
+
+    fn run(
+        &self,
+        _request: &InvocationRequest,
+        _ctx: &RunContext<'_>,
+    ) -> Result<AgentResult, AgentError> {
+        Err(AgentError::new(
+            "DemoFailure",
+            "this demonstration agent fails every run",
+        ))
+    }
+}

@@ -1,0 +1,136 @@
+//! `director.route`: a delegation agent. It routes a `Message` to another agent the harness
+//! runs, chosen from the manifest on the harness's card (the first agent, other than itself,
+//! that accepts `Message` and returns a payload), and relays that agent's reply, grounded on
+//! its own input and on the child's stored envelope.
+
+use crate::agent::{Agent, AgentError, RunContext};
+use crate::contract::spec::{AgentSpec, Derived};
+use crate::contract::{
+    AgentResult, CONTRACT_VERSION, Derivation, EvidenceItem, GroundingMode, Input,
+    InvocationRequest, Outcome, OutcomeStatus, Payload, ReasonCode, classes,
+};
+use crate::wire::a2a::card::{MANIFEST_EXTENSION_URI, extension_params};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The director agent.
+pub struct Director {
+    spec: AgentSpec,
+}
+
+impl Default for Director {
+    fn default() -> Self {
+        Director::new()
+    }
+}
+
+impl Director {
+    pub fn new() -> Director {
+        let (message, reply) = (classes::message(), classes::reply());
+        Director {
+            spec: AgentSpec {
+                agent_id: "director.route".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                description: "Routes a message to the agent best placed to answer it, through the harness, and relays the answer."
+                    .into(),
+                requirement_ids: vec!["DEMO-2".into()],
+                action_class: "converse".into(),
+                accepts: vec!["Message".into()],
+                grounding_mode: GroundingMode::Delegation,
+                payload: Some("Reply".into()),
+                derivations: BTreeMap::from([(
+                    "reply_text".into(),
+                    Derived { how: Derivation::Template, recorded_in: Some("reply_derivation".into()) },
+                )]),
+                contract_version: CONTRACT_VERSION.into(),
+                schemas: BTreeMap::from([(message.name.clone(), message), (reply.name.clone(), reply)]),
+            },
+        }
+    }
+
+    /// The agent to route to: from the harness card's manifest, the first (by id) that is not
+    /// this agent, accepts `Message`, and returns a payload.
+    fn route(&self, ctx: &RunContext<'_>) -> Result<Option<String>, AgentError> {
+        let delegate = ctx.delegate.as_ref().expect("checked by the caller");
+        let card = delegate
+            .client
+            .fetch_card(&delegate.url, delegate.timeout)
+            .map_err(|e| AgentError::new("ManifestUnavailable", e.to_string()))?;
+        let agents = extension_params(&card, MANIFEST_EXTENSION_URI)
+            .and_then(|p| p.get("agents"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        Ok(agents.iter().find_map(|a| {
+            let id = a.get("agent_id")?.as_str()?;
+            let accepts_message = a.get("accepts")?.as_array()?.iter().any(|c| c == "Message");
+            let returns_payload = a.get("payload").is_some_and(|p| !p.is_null());
+            (id != self.spec.agent_id && accepts_message && returns_payload).then(|| id.to_string())
+        }))
+    }
+}
+
+impl Agent for Director {
+    fn spec(&self) -> &AgentSpec {
+        &self.spec
+    }
+
+    fn run(
+        &self,
+        request: &InvocationRequest,
+        ctx: &RunContext<'_>,
+    ) -> Result<AgentResult, AgentError> {
+        let Some(delegate) = &ctx.delegate else {
+            return Ok(AgentResult::new(Outcome::abstained(
+                ReasonCode::CapabilityNotImplemented,
+                "No delegation grant came with this request, so there is no agent to route to.",
+            )));
+        };
+        let Some(target) = self.route(ctx)? else {
+            return Ok(AgentResult::new(Outcome::abstained(
+                ReasonCode::NoQualifyingResource,
+                "The harness runs no other agent that answers a Message.",
+            )));
+        };
+        let child = delegate.call(ctx.tracer, &target, Input(request.input.0.clone()))?;
+        let input_evidence = EvidenceItem::citing_input(&ctx.input_ref, &ctx.input_hash);
+        let answer = child
+            .envelope
+            .payload
+            .as_ref()
+            .and_then(|p| p.0.get("reply_text"))
+            .and_then(Value::as_str);
+        let (Some(answer), OutcomeStatus::Succeeded) = (answer, child.envelope.outcome.status)
+        else {
+            return Ok(AgentResult::new(Outcome::referred(
+                ReasonCode::RequiresHumanJudgement,
+                DATA_STEWARD,
+                format!(
+                    "{target} did not answer ({}): {}",
+                    child.envelope.outcome.status, child.envelope.outcome.statement
+                ),
+            )));
+        };
+        let payload = json!({
+            "schema_class": "Reply",
+            "reply_text": format!("{target} says: {answer}"),
+            "reply_derivation": "template",
+            "grounded_on": [
+                super::input_ref_json(&ctx.input_ref, &ctx.input_hash),
+                {"source_id": child.reference.source_id, "content_hash": child.reference.content_hash},
+            ],
+        });
+        let Value::Object(payload) = payload else {
+            unreachable!("a JSON object literal")
+        };
+        let mut result = AgentResult::new(Outcome::succeeded(format!(
+            "Routed the message to {target} and relayed its reply."
+        )));
+        result.payload = Some(Payload(payload));
+        result.evidence = vec![input_evidence, child.evidence];
+        Ok(result)
+    }
+}
+
+/// Who a referral names.
+const DATA_STEWARD: &str = "data_steward";

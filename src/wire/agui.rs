@@ -1,0 +1,161 @@
+//! AG-UI run events (ag-ui-protocol 1.0, `@ag-ui/client` 1.0): the events ddwire emits and
+//! the RunAgentInput it reads.
+//!
+//! Events are written as ag-ui-protocol's `EventEncoder` writes them: camelCase keys, `type`
+//! first, optional fields left out (never `null`), one line. The input is read leniently, as
+//! the Python models are (camelCase or snake_case, optional fields may be missing), because
+//! the `@ag-ui/client` always sends them all and other clients may not.
+
+use serde_json::{Value, json};
+
+/// The AG-UI protocol version ddwire speaks.
+pub const PROTOCOL_VERSION: &str = "1.0";
+
+/// The events a run emits.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// First event of every run.
+    RunStarted { thread_id: String, run_id: String },
+    /// A stage of the run began (`stepName`).
+    StepStarted { step_name: String },
+    /// A stage of the run ended.
+    StepFinished { step_name: String },
+    /// The run ended; `result` is the envelope.
+    RunFinished {
+        thread_id: String,
+        run_id: String,
+        result: Option<Value>,
+    },
+    /// The run could not be made; nothing follows.
+    RunError {
+        message: String,
+        code: Option<String>,
+    },
+}
+
+impl Event {
+    /// The event's `type`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::RunStarted { .. } => "RUN_STARTED",
+            Event::StepStarted { .. } => "STEP_STARTED",
+            Event::StepFinished { .. } => "STEP_FINISHED",
+            Event::RunFinished { .. } => "RUN_FINISHED",
+            Event::RunError { .. } => "RUN_ERROR",
+        }
+    }
+
+    /// The event as one line of JSON, fields in ag-ui-protocol's model order.
+    pub fn to_json(&self) -> String {
+        let mut fields: Vec<(&str, Value)> = vec![("type", json!(self.kind()))];
+        match self {
+            Event::RunStarted { thread_id, run_id } => {
+                fields.push(("threadId", json!(thread_id)));
+                fields.push(("runId", json!(run_id)));
+            }
+            Event::StepStarted { step_name } | Event::StepFinished { step_name } => {
+                fields.push(("stepName", json!(step_name)));
+            }
+            Event::RunFinished {
+                thread_id,
+                run_id,
+                result,
+            } => {
+                fields.push(("threadId", json!(thread_id)));
+                fields.push(("runId", json!(run_id)));
+                if let Some(r) = result {
+                    fields.push(("result", r.clone()));
+                }
+            }
+            Event::RunError { message, code } => {
+                fields.push(("message", json!(message)));
+                if let Some(c) = code {
+                    fields.push(("code", json!(c)));
+                }
+            }
+        }
+        let body: Vec<String> = fields
+            .iter()
+            .map(|(k, v)| format!("{}:{v}", json!(k)))
+            .collect();
+        format!("{{{}}}", body.join(","))
+    }
+
+    /// The event as one SSE frame.
+    pub fn to_sse(&self) -> Vec<u8> {
+        super::sse::event(&self.to_json())
+    }
+}
+
+/// What ddwire reads of a RunAgentInput.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunAgentInput {
+    pub thread_id: Option<String>,
+    pub run_id: Option<String>,
+    /// `forwardedProps` (or `forwarded_props`): where the InvocationRequest travels.
+    pub forwarded_props: Option<Value>,
+}
+
+impl RunAgentInput {
+    /// Read a RunAgentInput document; `Err` when it is not an object.
+    pub fn from_value(v: &Value) -> Result<RunAgentInput, String> {
+        let obj = v
+            .as_object()
+            .ok_or("the body must be a RunAgentInput object")?;
+        let field = |camel: &str, snake: &str| {
+            obj.get(camel)
+                .or_else(|| obj.get(snake))
+                .filter(|v| !v.is_null())
+        };
+        let text = |camel: &str, snake: &str| {
+            field(camel, snake)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        Ok(RunAgentInput {
+            thread_id: text("threadId", "thread_id"),
+            run_id: text("runId", "run_id"),
+            forwarded_props: field("forwardedProps", "forwarded_props").cloned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_camel_case_with_type_first_and_no_nulls() {
+        let started = Event::RunStarted {
+            thread_id: "t1".into(),
+            run_id: "r1".into(),
+        };
+        assert_eq!(
+            started.to_json(),
+            r#"{"type":"RUN_STARTED","threadId":"t1","runId":"r1"}"#
+        );
+        let error = Event::RunError {
+            message: "boom".into(),
+            code: None,
+        };
+        assert_eq!(error.to_json(), r#"{"type":"RUN_ERROR","message":"boom"}"#);
+        let finished = Event::RunFinished {
+            thread_id: "t".into(),
+            run_id: "r".into(),
+            result: None,
+        };
+        assert!(!finished.to_json().contains("null"));
+    }
+
+    #[test]
+    fn run_agent_input_accepts_snake_case_and_missing_fields() {
+        let input = RunAgentInput::from_value(
+            &json!({"thread_id": "t", "forwarded_props": {"request": {}}}),
+        )
+        .unwrap();
+        assert_eq!(input.thread_id.as_deref(), Some("t"));
+        assert_eq!(input.run_id, None);
+        assert!(input.forwarded_props.is_some());
+        assert!(RunAgentInput::from_value(&json!([])).is_err());
+    }
+}
