@@ -39,8 +39,6 @@ pub enum Error {
     UnknownAgent(String),
     /// A request's lineage is not one the conductor issued, or a grant was refused.
     Delegation(String),
-    /// A request reuses an `invocation_id` that is running or stored.
-    DuplicateInvocation(String),
     /// A peer could not be reached (the text says "connection refused" when it was).
     Connect { url: String, reason: String },
     /// A call did not finish in time.
@@ -64,6 +62,11 @@ pub enum Error {
     Wire(String),
     /// A file or socket operation failed; the string says what was being done.
     Io(String, std::io::Error),
+    /// The run store refused a write or found a stored file it cannot read; the string says
+    /// which and why.
+    Store(String),
+    /// An `invocation_id` that is already stored (or running): runs are write-once. Holds the id.
+    DuplicateInvocation(String),
 }
 
 impl Error {
@@ -104,7 +107,12 @@ impl fmt::Display for Error {
             | Error::Registry(m)
             | Error::UnknownAgent(m)
             | Error::Delegation(m)
-            | Error::DuplicateInvocation(m) => f.write_str(m),
+            | Error::Store(m) => f.write_str(m),
+            // The reference's DuplicateInvocation text.
+            Error::DuplicateInvocation(id) => write!(
+                f,
+                "invocation_id {id} has already been used; send each request with a new one"
+            ),
             Error::Connect { url, reason } => write!(f, "cannot reach {url}: {reason}"),
             Error::Timeout { url, after } => {
                 write!(
