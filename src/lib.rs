@@ -5,6 +5,7 @@ pub mod agent;
 pub mod bench;
 pub mod contract;
 pub mod error;
+pub mod harness;
 pub mod json;
 pub mod time;
 pub mod trace;
