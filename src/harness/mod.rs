@@ -1,2 +1,4 @@
-//! The harness: the governance around every invocation, and where its runs are kept.
+//! The harness: governance of agent runs (the reference's `workbench`).
+
+pub mod grounding;
 pub mod store;
