@@ -813,3 +813,852 @@ fn attr_str(value: Option<&AttrValue>) -> String {
         other => attr_repr(other),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The linter over hand-built span trees and envelope documents, one mode at a time (the
+    //! reference's `workbench/tests/test_grounding.py`, plus G0's span checks). No conductor,
+    //! no agent: these pin the rules themselves, including the regression behind ADR-0008 — a
+    //! payload the linter does not recognise must fail, never pass.
+
+    use super::*;
+    use crate::contract::canonical::Canonicalisation;
+    use crate::trace::{Attributes, Resource, SpanKind, Status, TraceId, TraceState};
+    use serde_json::json;
+
+    const INV: &str = "01a06cdb-985f-7375-9aa2-37be29f0f2a8";
+    const CHILD: &str = "01a06cdb-985f-7375-9aa2-37be29f0f2a9";
+    const TRACE: TraceId = TraceId(0x4bf9_2f35_77b3_4da6_a3ce_929d_0e0e_4736);
+    const ROOT: u64 = 0x1;
+    const R1: u64 = 0x11;
+    const R2: u64 = 0x12;
+    const CHAT: u64 = 0x20;
+
+    fn hash(c: char) -> String {
+        c.to_string().repeat(64)
+    }
+    fn input_hash() -> String {
+        hash('1')
+    }
+    fn h_a() -> String {
+        hash('a')
+    }
+    fn h_b() -> String {
+        hash('b')
+    }
+    fn h_child() -> String {
+        hash('c')
+    }
+    fn input_pair() -> (String, String) {
+        (input_source_id(INV), input_hash())
+    }
+    fn child_pair() -> (String, String) {
+        (invocation_source_id(CHILD), h_child())
+    }
+
+    /// A span in the invocation's trace, parented to the root.
+    fn span(name: SpanName, id: u64, start_ns: u64, end_ns: u64) -> SpanRecord {
+        SpanRecord {
+            name: name.as_str().to_string(),
+            trace_id: TRACE,
+            span_id: SpanId(id),
+            parent_id: Some(SpanId(ROOT)),
+            trace_state: TraceState::default(),
+            kind: SpanKind::Internal,
+            start_ns,
+            end_ns,
+            status: Status::default(),
+            attributes: Attributes::default(),
+            events: Vec::new(),
+            links: Vec::new(),
+            resource: Resource::default(),
+        }
+    }
+
+    /// The builder's modifiers.
+    trait Build {
+        fn with(self, key: &str, value: &str) -> Self;
+        fn under(self, parent: Option<u64>) -> Self;
+        fn in_trace(self, trace: u128) -> Self;
+    }
+
+    impl Build for SpanRecord {
+        fn with(mut self, key: &str, value: &str) -> Self {
+            self.attributes.set(key, value);
+            self
+        }
+        fn under(mut self, parent: Option<u64>) -> Self {
+            self.parent_id = parent.map(SpanId);
+            self
+        }
+        fn in_trace(mut self, trace: u128) -> Self {
+            self.trace_id = TraceId(trace);
+            self
+        }
+    }
+
+    /// The conductor's root, carrying the mode and the input hash.
+    fn root(mode: &str) -> SpanRecord {
+        span(SpanName::InvokeAgent, ROOT, 0, 100)
+            .under(None)
+            .with(attr::GROUNDING_MODE, mode)
+            .with(attr::INPUT_HASH, &input_hash())
+    }
+
+    fn retrieval(id: u64, source_id: &str, content_hash: &str) -> SpanRecord {
+        retrieval_at(id, source_id, content_hash, 10)
+    }
+
+    fn retrieval_at(id: u64, source_id: &str, content_hash: &str, start: u64) -> SpanRecord {
+        span(SpanName::Retrieval, id, start, start + 5)
+            .with(attr::SOURCE_ID, source_id)
+            .with(attr::CONTENT_HASH, content_hash)
+    }
+
+    fn chat() -> SpanRecord {
+        chat_at(50)
+    }
+
+    fn chat_at(start: u64) -> SpanRecord {
+        span(SpanName::Chat, CHAT, start, start + 5)
+    }
+
+    fn envelope(mode: &str, payload: Option<Value>, evidence: &[(String, String)]) -> Value {
+        let status = if payload.is_some() {
+            "succeeded"
+        } else {
+            "abstained"
+        };
+        let evidence: Vec<Value> = evidence
+            .iter()
+            .map(|(s, h)| json!({"source_id": s, "content_hash": h}))
+            .collect();
+        json!({
+            "invocation_id": INV,
+            "grounding_mode": mode,
+            "outcome": {"status": status},
+            "payload": payload,
+            "evidence": evidence,
+        })
+    }
+
+    fn pair(source_id: &str, content_hash: &str) -> (String, String) {
+        (source_id.to_string(), content_hash.to_string())
+    }
+
+    fn reference((source_id, content_hash): &(String, String)) -> Value {
+        json!({"source_id": source_id, "content_hash": content_hash})
+    }
+
+    fn payload(grounded_on: &[(String, String)]) -> Value {
+        let refs: Vec<Value> = grounded_on.iter().map(reference).collect();
+        json!({"schema_class": "P", "grounded_on": refs})
+    }
+
+    fn violations<'r>(report: &'r GroundingReport, prefix: &str) -> Vec<&'r str> {
+        report
+            .violations
+            .iter()
+            .map(String::as_str)
+            .filter(|v| v.starts_with(prefix))
+            .collect()
+    }
+
+    // --- G0: structure ----------------------------------------------------------------------
+
+    #[test]
+    fn payload_without_grounded_on_is_a_violation_not_a_pass() {
+        // The regression: an unrecognised payload shape used to make G2/G3 silently no-op.
+        let records = [root("retrieval"), retrieval(R1, "S", &h_a())];
+        let mystery = json!({"schema_class": "Mystery", "items": [{"id": "X"}]});
+        let env = envelope("retrieval", Some(mystery), &[pair("S", &h_a())]);
+        let report = lint(&records, &env);
+        assert!(!report.passed);
+        assert!(violations(&report, "G0").contains(
+            &"G0: payload 'Mystery' lacks grounded_on; an ungroundable payload is a \
+              violation, not a pass"
+        ));
+    }
+
+    #[test]
+    fn payload_without_schema_class_is_a_violation() {
+        let records = [root("retrieval"), retrieval(R1, "S", &h_a())];
+        let unclassed = json!({"grounded_on": [reference(&pair("S", &h_a()))]});
+        let report = lint(
+            &records,
+            &envelope("retrieval", Some(unclassed), &[pair("S", &h_a())]),
+        );
+        assert_eq!(
+            violations(&report, "G0"),
+            ["G0: payload lacks schema_class"]
+        );
+    }
+
+    #[test]
+    fn payload_that_is_not_an_object_is_a_violation() {
+        let records = [root("retrieval"), retrieval(R1, "S", &h_a())];
+        let report = lint(&records, &envelope("retrieval", Some(json!([])), &[]));
+        assert!(violations(&report, "G0").contains(&"G0: payload is not an object"));
+    }
+
+    #[test]
+    fn envelope_mode_must_match_the_root_span() {
+        let report = lint(&[root("none")], &envelope("input_only", None, &[]));
+        assert_eq!(
+            violations(&report, "G0"),
+            ["G0: envelope declares grounding_mode 'input_only' but the root span carries 'none'"]
+        );
+        let mut bare = root("none");
+        bare.attributes = Attributes::default();
+        let report = lint(&[bare], &envelope("none", None, &[]));
+        assert_eq!(
+            report.violations,
+            ["G0: envelope declares grounding_mode 'none' but the root span carries None"]
+        );
+    }
+
+    #[test]
+    fn missing_or_unknown_mode_fails() {
+        let records = [root("retrieval")];
+        let report = lint(&records, &envelope("telepathy", None, &[]));
+        assert!(!report.passed);
+        assert_eq!(report.mode.as_deref(), Some("telepathy"));
+        assert_eq!(
+            report.violations,
+            ["G0: envelope declares no valid grounding_mode ('telepathy')"]
+        );
+
+        let mut env = envelope("retrieval", None, &[]);
+        env.as_object_mut().unwrap().remove("grounding_mode");
+        let report = lint(&records, &env);
+        assert!(!report.passed && report.mode.is_none());
+        assert_eq!(
+            report.violations,
+            ["G0: envelope declares no valid grounding_mode (None)"]
+        );
+    }
+
+    #[test]
+    fn an_invalid_mode_ends_the_lint_before_the_tree_is_reported() {
+        // As in the reference: with no rule set to apply, only the mode is reported.
+        let stray = chat().in_trace(7);
+        let report = lint(&[root("retrieval"), stray], &envelope("", None, &[]));
+        assert_eq!(report.mode, None);
+        assert_eq!(
+            report.violations,
+            ["G0: envelope declares no valid grounding_mode ('')"]
+        );
+        assert_eq!(
+            report.summary(),
+            "grounding: FAILED [unknown mode]\n  - G0: envelope declares no valid grounding_mode ('')"
+        );
+    }
+
+    #[test]
+    fn exactly_one_root_span() {
+        let report = lint(&[], &envelope("none", None, &[]));
+        assert!(!report.passed);
+        assert_eq!(
+            report.violations,
+            ["G0: expected exactly one invoke_agent span, found 0"]
+        );
+        let report = lint(&[root("none"), root("none")], &envelope("none", None, &[]));
+        assert_eq!(
+            report.violations,
+            ["G0: expected exactly one invoke_agent span, found 2"]
+        );
+        assert_eq!(report.mode.as_deref(), Some("none"));
+    }
+
+    #[test]
+    fn malformed_grounding_reference_is_a_violation() {
+        let records = [root("retrieval"), retrieval(R1, "S", &h_a())];
+        let half = json!({"schema_class": "P", "grounded_on": [{"source_id": "S"}]});
+        let report = lint(
+            &records,
+            &envelope("retrieval", Some(half), &[pair("S", &h_a())]),
+        );
+        assert!(
+            violations(&report, "G0")
+                .contains(&"G0: malformed grounding reference {'source_id': 'S'}")
+        );
+        let not_a_list = json!({"schema_class": "P", "grounded_on": {"source_id": "S"}});
+        let report = lint(&records, &envelope("retrieval", Some(not_a_list), &[]));
+        assert!(violations(&report, "G0").contains(&"G0: grounded_on is not a list"));
+    }
+
+    #[test]
+    fn evidence_that_is_not_a_list_of_objects_is_a_violation() {
+        // ddwire's own check: the reference raises on such an envelope.
+        let records = [root("input_only")];
+        let mut env = envelope("input_only", None, &[]);
+        env["evidence"] = json!("input");
+        let report = lint(&records, &env);
+        assert_eq!(report.violations, ["G0: evidence is not a list"]);
+        env["evidence"] = json!(["input", null]);
+        let report = lint(&records, &env);
+        assert_eq!(
+            report.violations,
+            [
+                "G0: malformed evidence item 'input'",
+                "G0: malformed evidence item None"
+            ]
+        );
+    }
+
+    #[test]
+    fn g0_a_span_in_another_trace_is_reported() {
+        let foreign = retrieval(R1, "S", &h_a()).in_trace(0xdead);
+        let report = lint(
+            &[root("input_only"), foreign],
+            &envelope("input_only", None, &[]),
+        );
+        assert!(!report.passed);
+        assert_eq!(
+            violations(&report, "G0"),
+            [format!(
+                "G0: span 'retrieval' (0000000000000011) is in trace \
+                 0000000000000000000000000000dead, not the invocation's trace {TRACE}"
+            )]
+        );
+    }
+
+    #[test]
+    fn g0_a_span_not_descending_from_the_root_is_reported() {
+        let orphan = retrieval(R1, "S", &h_a()).under(None);
+        let dangling = chat().under(Some(0x99));
+        let report = lint(
+            &[root("none"), orphan, dangling],
+            &envelope("none", None, &[]),
+        );
+        assert_eq!(
+            report.violations,
+            [
+                "G0: span 'retrieval' (0000000000000011) does not descend from invoke_agent",
+                "G0: span 'chat' (0000000000000020) does not descend from invoke_agent",
+            ]
+        );
+        // Outside the tree, they escape the mode rules (R1, N1) but not G0.
+        assert_eq!((report.retrieval_count, report.chat_count), (0, 0));
+    }
+
+    #[test]
+    fn g0_a_span_below_a_descendant_descends_from_the_root() {
+        let tool = span(SpanName::ExecuteTool, 0x30, 20, 40);
+        let nested = chat().under(Some(0x30));
+        let report = lint(
+            &[root("input_only"), tool, nested],
+            &envelope("input_only", None, &[]),
+        );
+        assert!(report.passed, "{:?}", report.violations);
+        assert_eq!(report.chat_count, 1);
+    }
+
+    #[test]
+    fn g0_a_non_root_span_carrying_a_conductor_attribute_is_reported() {
+        let env = envelope("input_only", None, &[]);
+        for key in CONDUCTOR_ATTRIBUTES {
+            let labelled = chat().with(key, "succeeded");
+            let report = lint(&[root("input_only"), labelled], &env);
+            assert_eq!(
+                report.violations,
+                [format!(
+                    "G0: span 'chat' (0000000000000020) sets {key}, which only the \
+                     conductor's invoke_agent span may carry"
+                )]
+            );
+        }
+        // All three, named in CONDUCTOR_ATTRIBUTES order whatever order they were set in; and a
+        // span outside the trace is reported for both.
+        let all = chat()
+            .with(attr::OUTCOME, "succeeded")
+            .with(attr::INPUT_HASH, &input_hash())
+            .with(attr::GROUNDING_MODE, "input_only")
+            .in_trace(2);
+        let report = lint(&[root("input_only"), all], &env);
+        assert_eq!(
+            report.violations,
+            [
+                format!(
+                    "G0: span 'chat' (0000000000000020) is in trace \
+                     00000000000000000000000000000002, not the invocation's trace {TRACE}"
+                ),
+                "G0: span 'chat' (0000000000000020) sets dd.grounding_mode, dd.input_hash, \
+                 dd.outcome, which only the conductor's invoke_agent span may carry"
+                    .to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn g0_an_unowned_attribute_is_not_a_violation() {
+        // Spec invariant 10: dd.tool_name is informational; nothing depends on it.
+        let tool = span(SpanName::ExecuteTool, 0x30, 20, 40)
+            .with(attr::TOOL_NAME, "search")
+            .with("gen_ai.operation.name", "execute_tool");
+        let report = lint(&[root("none"), tool], &envelope("none", None, &[]));
+        assert!(report.passed, "{:?}", report.violations);
+    }
+
+    #[test]
+    fn a_parent_id_cycle_through_the_root_terminates() {
+        // The reference would walk this forever.
+        let looped = root("none").under(Some(0x30));
+        let tool = span(SpanName::ExecuteTool, 0x30, 20, 40);
+        let report = lint(&[looped, tool], &envelope("none", None, &[]));
+        assert!(report.passed, "{:?}", report.violations);
+    }
+
+    // --- retrieval --------------------------------------------------------------------------
+
+    #[test]
+    fn retrieval_mode_passes_when_everything_was_retrieved_and_cited() {
+        let records = [
+            root("retrieval"),
+            retrieval(R1, "S", &h_a()),
+            retrieval(R2, "T", &h_b()),
+            chat(),
+        ];
+        let payload = json!({
+            "schema_class": "P",
+            "grounded_on": [reference(&pair("S", &h_a()))],
+            // Nested: walked at any depth.
+            "parts": [{"grounded_on": [reference(&pair("T", &h_b()))]}],
+        });
+        let env = envelope(
+            "retrieval",
+            Some(payload),
+            &[pair("S", &h_a()), pair("T", &h_b())],
+        );
+        let report = lint(&records, &env);
+        assert!(report.passed, "{:?}", report.violations);
+        assert_eq!((report.retrieval_count, report.chat_count), (2, 1));
+    }
+
+    #[test]
+    fn g1_chat_before_or_without_retrieval() {
+        let env = envelope("retrieval", None, &[]);
+        let early = [
+            root("retrieval"),
+            chat_at(5),
+            retrieval_at(R1, "S", &h_a(), 10),
+        ];
+        assert_eq!(
+            violations(&lint(&early, &env), "G1"),
+            ["G1: chat span 0000000000000020 started before the first retrieval span ended"]
+        );
+        let alone = [root("retrieval"), chat()];
+        assert_eq!(
+            lint(&alone, &env).violations,
+            ["G1: a chat span exists but no retrieval span does"]
+        );
+    }
+
+    #[test]
+    fn g1_compares_with_the_first_retrieval_to_end() {
+        // A chat may start once any retrieval has ended, even while another is still open.
+        let env = envelope("retrieval", None, &[]);
+        let records = [
+            root("retrieval"),
+            retrieval_at(R1, "S", &h_a(), 10),
+            span(SpanName::Retrieval, R2, 12, 90)
+                .with(attr::SOURCE_ID, "T")
+                .with(attr::CONTENT_HASH, &h_b()),
+            chat_at(15),
+        ];
+        assert!(lint(&records, &env).passed);
+        let records = [
+            root("retrieval"),
+            retrieval_at(R1, "S", &h_a(), 10),
+            chat_at(14),
+        ];
+        assert!(!lint(&records, &env).passed);
+    }
+
+    #[test]
+    fn g1_reports_chats_in_the_reference_walk_order() {
+        // Depth first from a stack: the root's last child is expanded before its first.
+        let env = envelope("retrieval", None, &[]);
+        let records = [
+            root("retrieval"),
+            span(SpanName::ExecuteTool, 0x30, 1, 9),
+            span(SpanName::Chat, 0x21, 2, 3).under(Some(0x30)),
+            span(SpanName::Chat, 0x22, 4, 5),
+            retrieval_at(R1, "S", &h_a(), 10),
+        ];
+        assert_eq!(
+            violations(&lint(&records, &env), "G1"),
+            [
+                "G1: chat span 0000000000000022 started before the first retrieval span ended",
+                "G1: chat span 0000000000000021 started before the first retrieval span ended",
+            ]
+        );
+    }
+
+    #[test]
+    fn g2_asserted_identity_must_match_a_retrieval_on_id_and_hash() {
+        let records = [root("retrieval"), retrieval(R1, "S", &h_a())];
+        let smuggled = payload(&[pair("S", &h_a()), pair("X", &h_a())]);
+        let report = lint(
+            &records,
+            &envelope("retrieval", Some(smuggled), &[pair("S", &h_a())]),
+        );
+        assert_eq!(
+            violations(&report, "G2"),
+            ["G2: payload rests on 'X' (aaaaaaaaaaaa…) which was not retrieved in this invocation"]
+        );
+        let wrong_hash = payload(&[pair("S", &h_b())]);
+        let report = lint(
+            &records,
+            &envelope("retrieval", Some(wrong_hash), &[pair("S", &h_a())]),
+        );
+        assert_eq!(
+            violations(&report, "G2"),
+            ["G2: payload rests on 'S' (bbbbbbbbbbbb…) which was not retrieved in this invocation"]
+        );
+    }
+
+    #[test]
+    fn g2_succeeded_payload_resting_on_nothing() {
+        let records = [root("retrieval"), retrieval(R1, "S", &h_a())];
+        let report = lint(
+            &records,
+            &envelope("retrieval", Some(payload(&[])), &[pair("S", &h_a())]),
+        );
+        assert_eq!(
+            violations(&report, "G2"),
+            ["G2: a succeeded retrieval-mode payload rests on nothing"]
+        );
+    }
+
+    #[test]
+    fn g3_and_g4_evidence_agrees_with_trace_and_payload() {
+        let records = [root("retrieval"), retrieval(R1, "S", &h_a())];
+        let cited = payload(&[pair("S", &h_a())]);
+        // Evidence cites something never retrieved.
+        let report = lint(
+            &records,
+            &envelope(
+                "retrieval",
+                Some(cited.clone()),
+                &[pair("S", &h_a()), pair("Z", &h_b())],
+            ),
+        );
+        assert_eq!(
+            report.violations,
+            ["G3: evidence 'Z' hash bbbbbbbbbbbb… not in trace"]
+        );
+        // Evidence omits something the payload rests on.
+        let report = lint(&records, &envelope("retrieval", Some(cited), &[]));
+        assert_eq!(
+            report.violations,
+            ["G4: payload rests on 'S' (aaaaaaaaaaaa…) absent from evidence"]
+        );
+    }
+
+    #[test]
+    fn only_owned_attributes_identify_a_retrieval() {
+        // A retrieval that names its record under unowned keys retrieved nothing the
+        // linter can see.
+        let mut unlabelled = span(SpanName::Retrieval, R1, 10, 15);
+        unlabelled.attributes.set("source_id", "S");
+        unlabelled.attributes.set("content_hash", h_a());
+        let report = lint(
+            &[root("retrieval"), unlabelled],
+            &envelope(
+                "retrieval",
+                Some(payload(&[pair("S", &h_a())])),
+                &[pair("S", &h_a())],
+            ),
+        );
+        assert_eq!(
+            report.violations,
+            [
+                "G2: payload rests on 'S' (aaaaaaaaaaaa…) which was not retrieved in this \
+                 invocation",
+                "G3: evidence 'S' hash aaaaaaaaaaaa… not in trace",
+            ]
+        );
+    }
+
+    // --- E1: evidence content ---------------------------------------------------------------
+
+    /// ADR-0015: what a reader is shown about a cited record is what the hash covers.
+    fn e1_evidence_content_must_hash_to_its_content_hash(mode: &str) {
+        let fairsharing = Canonicalisation::FairsharingRecord;
+        let record = json!({"fairsharing_id": "S", "name": "ISO 8601", "status": "ready"});
+        let digest = fairsharing.content_hash(&record).unwrap();
+        let item = json!({
+            "source_id": "S",
+            "canonicalisation": fairsharing.name(),
+            "content_hash": digest,
+            "content": fairsharing.project(&record).unwrap(),
+        });
+        let env = json!({
+            "invocation_id": INV, "grounding_mode": mode, "outcome": {}, "evidence": [item],
+        });
+        let records = [root(mode)];
+        assert!(violations(&lint(&records, &env), "E1").is_empty());
+
+        let with_item = |item: Value| {
+            let mut env = env.clone();
+            env["evidence"] = json!([item]);
+            lint(&records, &env)
+        };
+        let mut renamed = item.clone();
+        renamed["content"]["name"] = json!("ISO 8602");
+        let report = with_item(renamed);
+        assert!(!report.passed);
+        assert_eq!(
+            violations(&report, "E1"),
+            [format!(
+                "E1: evidence 'S' content does not hash to its content_hash ({}…) under \
+                 'json-sorted-utf8-v1'",
+                &digest[..12]
+            )]
+        );
+
+        let mut listed = item.clone();
+        listed["content"] = json!(["S"]);
+        assert_eq!(
+            violations(&with_item(listed), "E1"),
+            ["E1: evidence 'S' content is not an object"]
+        );
+        let mut vibes = item.clone();
+        vibes["canonicalisation"] = json!("md5-of-vibes");
+        assert_eq!(
+            violations(&with_item(vibes), "E1"),
+            [
+                "E1: evidence 'S': unknown canonicalisation 'md5-of-vibes'; registered: \
+                 ['dd-envelope-json-v1', 'dd-input-json-v1', 'dd-json-document-v1', \
+                 'json-sorted-utf8-v1']"
+            ]
+        );
+    }
+
+    #[test]
+    fn e1_evidence_content_must_hash_to_its_content_hash_retrieval() {
+        e1_evidence_content_must_hash_to_its_content_hash("retrieval");
+    }
+
+    #[test]
+    fn e1_evidence_content_must_hash_to_its_content_hash_input_only() {
+        e1_evidence_content_must_hash_to_its_content_hash("input_only");
+    }
+
+    #[test]
+    fn e1_evidence_content_must_hash_to_its_content_hash_none() {
+        e1_evidence_content_must_hash_to_its_content_hash("none");
+    }
+
+    #[test]
+    fn e1_evidence_content_must_hash_to_its_content_hash_delegation() {
+        e1_evidence_content_must_hash_to_its_content_hash("delegation");
+    }
+
+    #[test]
+    fn e1_does_not_apply_to_evidence_without_content() {
+        let records = [root("retrieval"), retrieval(R1, "S", &h_a())];
+        let env = envelope(
+            "retrieval",
+            Some(payload(&[pair("S", &h_a())])),
+            &[pair("S", &h_a())],
+        );
+        assert!(lint(&records, &env).passed);
+        let mut null_content = env.clone();
+        null_content["evidence"][0]["content"] = Value::Null;
+        assert!(lint(&records, &null_content).passed);
+    }
+
+    // --- input_only and none ----------------------------------------------------------------
+
+    fn input_grounded_payload() -> Value {
+        payload(&[input_pair()])
+    }
+
+    #[test]
+    fn input_only_permits_chat_without_retrieval() {
+        let env = envelope(
+            "input_only",
+            Some(input_grounded_payload()),
+            &[input_pair()],
+        );
+        let report = lint(&[root("input_only"), chat()], &env);
+        assert!(report.passed, "{:?}", report.violations);
+    }
+
+    #[test]
+    fn input_only_forbids_retrieval_and_foreign_citations() {
+        let env = envelope(
+            "input_only",
+            Some(input_grounded_payload()),
+            &[input_pair()],
+        );
+        let report = lint(&[root("input_only"), retrieval(R1, "S", &h_a())], &env);
+        assert_eq!(
+            violations(&report, "R1"),
+            ["R1: 1 retrieval span(s) in an agent that declared none"]
+        );
+
+        let foreign = payload(&[pair("S", &h_a())]);
+        let report = lint(
+            &[root("input_only")],
+            &envelope("input_only", Some(foreign), &[pair("S", &h_a())]),
+        );
+        let only = format!("'input:{INV}' (111111111111…)");
+        assert_eq!(
+            violations(&report, "R2"),
+            [
+                format!(
+                    "R2: payload cites 'S' (aaaaaaaaaaaa…); an input-grounded agent may cite \
+                     only {only}"
+                ),
+                format!(
+                    "R2: evidence cites 'S' (aaaaaaaaaaaa…); an input-grounded agent may cite \
+                     only {only}"
+                ),
+            ]
+        );
+
+        let wrong_hash = payload(&[pair(&input_source_id(INV), &h_b())]);
+        let report = lint(
+            &[root("input_only")],
+            &envelope("input_only", Some(wrong_hash), &[]),
+        );
+        assert_eq!(violations(&report, "R2").len(), 1);
+        assert_eq!(
+            violations(&report, "R3"),
+            ["R3: a succeeded input-grounded envelope cites no evidence"]
+        );
+    }
+
+    #[test]
+    fn none_mode_forbids_chat() {
+        let env = envelope("none", Some(input_grounded_payload()), &[input_pair()]);
+        assert!(lint(&[root("none")], &env).passed);
+        assert_eq!(
+            lint(&[root("none"), chat()], &env).violations,
+            ["N1: 1 chat span(s) in an agent that declared no model call"]
+        );
+    }
+
+    // --- delegation (ADR-0012) --------------------------------------------------------------
+
+    fn delegation_envelope(
+        grounded_on: &[(String, String)],
+        evidence: &[(String, String)],
+    ) -> Value {
+        let reply = json!({
+            "schema_class": "Reply",
+            "grounded_on": grounded_on.iter().map(reference).collect::<Vec<_>>(),
+        });
+        let mut env = envelope("delegation", Some(reply), evidence);
+        env["delegations"] = json!([{
+            "delegated_invocation_id": CHILD,
+            "delegated_agent_id": "hello.world",
+            "delegated_agent_version": "0.1.0",
+            "delegated_status": "succeeded",
+            "content_hash": h_child(),
+        }]);
+        env
+    }
+
+    #[test]
+    fn delegation_mode_passes_citing_input_and_a_recorded_child() {
+        let env = delegation_envelope(&[input_pair(), child_pair()], &[input_pair(), child_pair()]);
+        // A model call is allowed.
+        let report = lint(&[root("delegation"), chat()], &env);
+        assert!(report.passed, "{:?}", report.violations);
+    }
+
+    #[test]
+    fn delegation_mode_rejects_an_unrecorded_or_altered_child() {
+        let other = (format!("invocation:{}0", &INV[..INV.len() - 1]), h_child());
+        let report = lint(
+            &[root("delegation")],
+            &delegation_envelope(&[input_pair(), other.clone()], &[input_pair(), other]),
+        );
+        assert_eq!(
+            violations(&report, "D1"),
+            [
+                "D1: payload rests on 'invocation:01a06cdb-985f-7375-9aa2-37be29f0f2a0' \
+                 (cccccccccccc…), which is neither the input nor a delegation recorded by the \
+                 conductor"
+            ]
+        );
+        assert_eq!(
+            violations(&report, "D2"),
+            [
+                "D2: evidence 'invocation:01a06cdb-985f-7375-9aa2-37be29f0f2a0' \
+                 (cccccccccccc…) is neither the input nor a delegation recorded by the conductor"
+            ]
+        );
+
+        let altered = (child_pair().0, h_a());
+        let report = lint(
+            &[root("delegation")],
+            &delegation_envelope(&[input_pair(), altered.clone()], &[input_pair(), altered]),
+        );
+        assert_eq!(violations(&report, "D1").len(), 1);
+        assert_eq!(violations(&report, "D2").len(), 1);
+    }
+
+    #[test]
+    fn delegation_mode_forbids_retrieval_and_requires_the_input() {
+        let env = delegation_envelope(&[input_pair()], &[input_pair()]);
+        let report = lint(&[root("delegation"), retrieval(R1, "S", &h_a())], &env);
+        assert_eq!(
+            violations(&report, "R1"),
+            ["R1: 1 retrieval span(s) in an agent that declared none"]
+        );
+        let report = lint(
+            &[root("delegation")],
+            &delegation_envelope(&[child_pair()], &[child_pair()]),
+        );
+        assert_eq!(
+            report.violations,
+            ["D3: a succeeded delegation envelope does not cite its input in evidence"]
+        );
+        let report = lint(
+            &[root("delegation")],
+            &delegation_envelope(&[child_pair()], &[input_pair()]),
+        );
+        assert_eq!(
+            violations(&report, "G4"),
+            [format!(
+                "G4: payload rests on 'invocation:{CHILD}' (cccccccccccc…) absent from evidence"
+            )]
+        );
+    }
+
+    // --- The report -------------------------------------------------------------------------
+
+    #[test]
+    fn summary_names_the_mode() {
+        let report = lint(&[root("none")], &envelope("none", None, &[]));
+        assert!(report.summary().starts_with("grounding: passed [none]"));
+        assert_eq!(
+            report.summary(),
+            "grounding: passed [none] (0 retrieval, 0 chat spans)"
+        );
+        let records = [root("retrieval"), retrieval(R1, "S", &h_a()), chat()];
+        let report = lint(&records, &envelope("retrieval", None, &[pair("Z", &h_b())]));
+        assert_eq!(
+            report.summary(),
+            "grounding: FAILED [retrieval]\n  - G3: evidence 'Z' hash bbbbbbbbbbbb… not in trace"
+        );
+        let report = lint(
+            &[root("none"), retrieval(R1, "S", &h_a()), chat()],
+            &envelope("none", None, &[pair("Z", &h_b())]),
+        );
+        assert_eq!(
+            report.summary(),
+            format!(
+                "grounding: FAILED [none]\n  - R1: 1 retrieval span(s) in an agent that \
+                 declared none\n  - R2: evidence cites 'Z' (bbbbbbbbbbbb…); an input-grounded \
+                 agent may cite only 'input:{INV}' (111111111111…)\n  - N1: 1 chat span(s) in \
+                 an agent that declared no model call"
+            )
+        );
+    }
+}
