@@ -24,12 +24,19 @@ use std::sync::Arc;
 
 /// The request handler of an agent served at `public_url`: its card and its A2A endpoint.
 pub fn handler(agent: Arc<dyn Agent>, public_url: &str) -> Handler {
+    handler_with_client(agent, public_url, A2aClient::default())
+}
+
+/// [`handler`], with the client a delegation agent calls the harness back through.
+pub fn handler_with_client(agent: Arc<dyn Agent>, public_url: &str, client: A2aClient) -> Handler {
     let card_bytes = card::agent_card(agent.spec(), public_url)
         .to_string()
         .into_bytes();
     let execute: Execute = {
         let agent = Arc::clone(&agent);
-        Arc::new(move |message: Message, ctx: &CallContext| execute(agent.as_ref(), message, ctx))
+        Arc::new(move |message: Message, ctx: &CallContext| {
+            execute(agent.as_ref(), message, ctx, &client)
+        })
     };
     let endpoint = Endpoint::new(execute);
     Arc::new(move |request: Request| route(&request, &endpoint, &card_bytes))
@@ -68,7 +75,12 @@ pub fn serve(
 pub fn serve_in_memory(net: &http::memory::MemoryNet, agent: Arc<dyn Agent>) -> String {
     let host = format!("{}.agents.test", agent.spec().agent_id);
     let base = format!("http://{host}");
-    net.serve(&host, handler(agent, &base), Limits::DEFAULT)
+    let client = A2aClient::new(http::client::HttpClient::memory(net.clone()));
+    net.serve(
+        &host,
+        handler_with_client(agent, &base, client),
+        Limits::DEFAULT,
+    )
 }
 
 fn failed(message: Message, error: String) -> Task {
@@ -77,7 +89,7 @@ fn failed(message: Message, error: String) -> Task {
 }
 
 /// Run one A2A message through `agent`.
-pub fn execute(agent: &dyn Agent, message: Message, ctx: &CallContext) -> Task {
+pub fn execute(agent: &dyn Agent, message: Message, ctx: &CallContext, client: &A2aClient) -> Task {
     let data = message.data_parts();
     if data.len() != 1 {
         let error = format!("expected exactly one data part, got {}", data.len());
@@ -105,7 +117,7 @@ pub fn execute(agent: &dyn Agent, message: Message, ctx: &CallContext) -> Task {
             .meta_str(meta::INPUT_HASH)
             .map(str::to_string)
             .unwrap_or_else(|| request.input_hash()),
-        delegate: Delegate::from_metadata(message.metadata.as_ref(), A2aClient::default()),
+        delegate: Delegate::from_metadata(message.metadata.as_ref(), client.clone()),
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         agent.run(&request, &run_ctx)

@@ -1,4 +1,14 @@
-//! The harness: governance of agent runs (the reference's `workbench`).
+//! The harness: governance of agent runs (the reference's `workbench`). The registry of
+//! agents, the policy gate, the conductor and its grounding linter, the run store, identity,
+//! and the harness's own routes (A2A, AG-UI, JSON).
 
+pub mod agui;
+pub mod conductor;
 pub mod grounding;
+pub mod identity;
+pub mod policy;
+pub mod registry;
+pub mod remote;
+pub mod server;
 pub mod store;
+pub mod testkit;

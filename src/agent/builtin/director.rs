@@ -1,7 +1,8 @@
 //! `director.route`: a delegation agent. It routes a `Message` to another agent the harness
-//! runs, chosen from the manifest on the harness's card (the first agent, other than itself,
-//! that accepts `Message` and returns a payload), and relays that agent's reply, grounded on
-//! its own input and on the child's stored envelope.
+//! runs, chosen from the manifest on the harness's card (the first agent by id, other than
+//! itself, that accepts `Message` and returns a payload; agents whose description begins
+//! "Demonstration only" are never chosen), and relays that agent's reply, grounded on its own
+//! input and on the child's stored envelope.
 
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::{AgentSpec, Derived};
@@ -65,7 +66,12 @@ impl Director {
             let id = a.get("agent_id")?.as_str()?;
             let accepts_message = a.get("accepts")?.as_array()?.iter().any(|c| c == "Message");
             let returns_payload = a.get("payload").is_some_and(|p| !p.is_null());
-            (id != self.spec.agent_id && accepts_message && returns_payload).then(|| id.to_string())
+            let demonstration = a
+                .get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| d.starts_with(DEMONSTRATION));
+            (id != self.spec.agent_id && accepts_message && returns_payload && !demonstration)
+                .then(|| id.to_string())
         }))
     }
 }
@@ -131,6 +137,9 @@ impl Agent for Director {
         Ok(result)
     }
 }
+
+/// How a demonstration agent's description begins.
+const DEMONSTRATION: &str = "Demonstration only";
 
 /// Who a referral names.
 const DATA_STEWARD: &str = "data_steward";

@@ -1,0 +1,254 @@
+//! AG-UI over Server-Sent Events: `POST /agui` runs an invocation, `GET /agui/runs/{id}`
+//! replays a stored one as the same events.
+//!
+//! A run streams `RUN_STARTED` (echoing the client's `threadId` and `runId`), a
+//! `STEP_STARTED`/`STEP_FINISHED` pair for each conductor stage that runs (policy gate, input
+//! check, agent call, grounding check), then `RUN_FINISHED` with the envelope as `result`.
+//! Nothing of the result is sent before the checks have run. A request that cannot be run
+//! (malformed, unknown agent, a principal or profile set by the request, unauthenticated, a
+//! `threadId` naming another conversation) gets a single `RUN_ERROR` and no run (spec
+//! invariant 12). The HTTP status is always 200; errors travel as events. During a long run
+//! a comment line is sent every [`KEEP_ALIVE`] so proxies keep the stream open.
+//!
+//! The thread is the contract's conversation: a `threadId` naming another conversation than
+//! the request's `conversation_id` is refused; a request without one adopts a `threadId`
+//! that is a UUIDv7. The history an agent sees travels in the contract, not in AG-UI messages.
+
+use super::conductor::{Phase, Stage};
+use super::server::Harness;
+use crate::contract::problem::ProblemType;
+use crate::contract::{InvocationRequest, OutcomeStatus, ReasonCode, ids::is_uuid7};
+use crate::error::Error;
+use crate::wire::agui::{Event, RunAgentInput};
+use crate::wire::http::{Request, Response};
+use crate::wire::sse;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often a comment line is sent while a run is in progress.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+fn error_stream(message: String, code: &str) -> Response {
+    let frame = Event::RunError {
+        message,
+        code: Some(code.to_string()),
+    }
+    .to_sse();
+    Response::bytes(200, sse::CONTENT_TYPE, frame).with_header("Cache-Control", "no-cache")
+}
+
+/// The code a refusal carries in `RUN_ERROR`.
+fn code_of(e: &Error) -> &'static str {
+    match e {
+        Error::Contract { .. } | Error::Json(_) => "invalid_request",
+        Error::UnknownAgent(_) => "unknown_agent",
+        Error::Identity(_) => "unauthenticated",
+        Error::DuplicateInvocation(_) => "duplicate_invocation",
+        Error::Delegation(_) => "lineage_refused",
+        _ => "internal_error",
+    }
+}
+
+/// `POST /agui`.
+pub fn run(harness: &Arc<Harness>, request: &Request) -> Response {
+    if let Some(e) = &request.body_error {
+        return error_stream(e.to_string(), "invalid_request");
+    }
+    let prepared = crate::json::parse(&request.body, crate::json::Limits::DEFAULT)
+        .and_then(|body| prepare(harness, &body, &request.headers));
+    let (input, invocation, principal) = match prepared {
+        Ok(p) => p,
+        Err(e) => return error_stream(e.to_string(), code_of(&e)),
+    };
+    let thread_id = invocation
+        .conversation_id
+        .clone()
+        .or(input.thread_id)
+        .unwrap_or_else(|| "thread".into());
+    let run_id = input.run_id.unwrap_or_else(|| "run".into());
+
+    let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+    let started = Event::RunStarted {
+        thread_id: thread_id.clone(),
+        run_id: run_id.clone(),
+    };
+    let _ = tx.send(started.to_sse());
+    let conductor_tx = tx.clone();
+    // The conductor runs on its own thread; the HTTP worker streams what it sends.
+    let harness = Arc::clone(harness);
+    std::thread::spawn(move || {
+        let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
+        let keep_alive_tx = conductor_tx.clone();
+        let pulse = std::thread::spawn(move || {
+            while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+                done_rx.recv_timeout(KEEP_ALIVE)
+            {
+                if keep_alive_tx.send(sse::comment("keep-alive")).is_err() {
+                    break;
+                }
+            }
+        });
+        let step_tx = conductor_tx.clone();
+        let observer = move |stage: Stage, phase: Phase| {
+            let step_name = stage.name().to_string();
+            let event = match phase {
+                Phase::Started => Event::StepStarted { step_name },
+                Phase::Finished => Event::StepFinished { step_name },
+            };
+            let _ = step_tx.send(event.to_sse());
+        };
+        let outcome = harness
+            .conductor
+            .invoke_observed(invocation, &principal, &observer);
+        drop(done_tx);
+        let _ = pulse.join();
+        let last = match outcome {
+            Ok(run) => Event::RunFinished {
+                thread_id,
+                run_id,
+                result: Some(run.envelope.to_document()),
+            },
+            Err(e) => Event::RunError {
+                message: e.to_string(),
+                code: Some(code_of(&e).to_string()),
+            },
+        };
+        let _ = conductor_tx.send(last.to_sse());
+    });
+    drop(tx);
+    Response::stream(200, sse::CONTENT_TYPE, rx).with_header("Cache-Control", "no-cache")
+}
+
+/// Everything that can refuse a run before it starts: the body, the request, the thread, the
+/// principal, the agent.
+fn prepare(
+    harness: &Harness,
+    body: &Value,
+    headers: &[(String, String)],
+) -> crate::Result<(RunAgentInput, InvocationRequest, crate::contract::Principal)> {
+    let input = RunAgentInput::from_value(body).map_err(|e| Error::contract("RunAgentInput", e))?;
+    let request_doc = input
+        .forwarded_props
+        .as_ref()
+        .and_then(|p| p.get("request"))
+        .filter(|r| r.is_object())
+        .ok_or_else(|| {
+            Error::contract(
+                "RunAgentInput",
+                "forwardedProps.request must be an InvocationRequest",
+            )
+        })?;
+    let mut invocation = InvocationRequest::from_value(request_doc)?;
+    match (&invocation.conversation_id, &input.thread_id) {
+        (Some(cid), Some(tid)) if cid != tid => {
+            return Err(Error::contract(
+                "InvocationRequest",
+                format!("threadId '{tid}' is not the request's conversation_id '{cid}'"),
+            ));
+        }
+        (None, Some(tid)) if is_uuid7(tid) => invocation.conversation_id = Some(tid.clone()),
+        _ => {}
+    }
+    if invocation.parent_invocation_id.is_some() {
+        return Err(Error::Delegation(
+            "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it".into(),
+        ));
+    }
+    let principal = match &harness.authenticator {
+        Some(auth) => auth.principal_for(Some(headers))?,
+        None => {
+            return Err(Error::Identity(
+                "this harness runs no AG-UI requests without an authenticator".into(),
+            ));
+        }
+    };
+    if harness
+        .conductor
+        .registry
+        .get(&invocation.agent_id)
+        .is_none()
+    {
+        return Err(harness.conductor.registry.unknown(&invocation.agent_id));
+    }
+    if harness.conductor.store.has(&invocation.invocation_id) {
+        return Err(Error::DuplicateInvocation(invocation.invocation_id.clone()));
+    }
+    Ok((input, invocation, principal))
+}
+
+/// `GET /agui/runs/{id}`: a stored run as the same events a live run sent.
+pub fn replay(harness: &Harness, id: &str) -> Response {
+    match harness.conductor.store.envelope(id) {
+        Ok(Some(envelope)) => {
+            let frames: Vec<u8> = replay_events(&envelope)
+                .iter()
+                .flat_map(Event::to_sse)
+                .collect();
+            Response::bytes(200, sse::CONTENT_TYPE, frames).with_header("Cache-Control", "no-cache")
+        }
+        Ok(None) => Response::error(404, &format!("no run {id}")),
+        Err(e) => Response::error(500, &e.to_string()),
+    }
+}
+
+/// The events of a stored run: `RUN_STARTED` (thread = its conversation, or `replay`; run =
+/// its id), the steps that ran, which the envelope determines, and `RUN_FINISHED`.
+pub fn replay_events(envelope: &Value) -> Vec<Event> {
+    let thread_id = envelope
+        .get("conversation_id")
+        .and_then(Value::as_str)
+        .unwrap_or("replay")
+        .to_string();
+    let run_id = envelope
+        .get("invocation_id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let problem = envelope
+        .get("problem")
+        .and_then(|p| p.get("type"))
+        .and_then(Value::as_str)
+        .and_then(ProblemType::from_uri);
+    let outcome = envelope.get("outcome");
+    let status = outcome
+        .and_then(|o| o.get("status"))
+        .and_then(Value::as_str)
+        .and_then(OutcomeStatus::parse);
+    let reason = outcome
+        .and_then(|o| o.get("reason_code"))
+        .and_then(Value::as_str)
+        .and_then(ReasonCode::parse);
+    let refused_by_policy = matches!(
+        problem,
+        Some(ProblemType::AgentNotPermitted | ProblemType::ActionClassMismatch)
+    ) || (status == Some(OutcomeStatus::Referred)
+        && reason == Some(ReasonCode::PolicyRequiresApproval));
+    let input_refused = problem == Some(ProblemType::InputNotAccepted);
+    let mut stages = vec![Stage::PolicyGate];
+    if !refused_by_policy {
+        stages.push(Stage::InputCheck);
+        if !input_refused {
+            stages.push(Stage::AgentCall);
+        }
+    }
+    stages.push(Stage::GroundingCheck);
+    let mut events = vec![Event::RunStarted {
+        thread_id: thread_id.clone(),
+        run_id: run_id.clone(),
+    }];
+    for stage in stages {
+        events.push(Event::StepStarted {
+            step_name: stage.name().into(),
+        });
+        events.push(Event::StepFinished {
+            step_name: stage.name().into(),
+        });
+    }
+    events.push(Event::RunFinished {
+        thread_id,
+        run_id,
+        result: Some(envelope.clone()),
+    });
+    events
+}

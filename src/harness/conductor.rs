@@ -1,0 +1,627 @@
+//! The conductor: policy gate → input check → agent → grounding linter → validation → store.
+//!
+//! [`Conductor::invoke`] is a plain function of a request and the principal the caller's
+//! credentials name; every transport (A2A, AG-UI, the CLI) is a thin wrapper around it. It
+//! fills everything an agent must not decide about itself: identifiers, timestamps, telemetry,
+//! the grounding mode and input hash the run is held to, whom it acted for, and whether the
+//! output passed the grounding linter. A succeeded result with violations is withheld.
+//!
+//! Caller errors produce no run and no envelope: a malformed request, an unknown agent, a
+//! reused `invocation_id`, lineage set by the caller. Everything else is an envelope, stored:
+//! a refusal, a withheld result, an agent that failed, timed out or answered outside the
+//! contract (spec invariants 12, 13).
+//!
+//! Delegation (spec invariant 8): a remote agent in grounding mode `delegation`, invoked at the
+//! top level, is sent a grant (a bearer capability) with the harness's callback URL. While the
+//! parent runs, [`Conductor::invoke_delegated`] runs the requests it sends back as children
+//! in traces of their own, linked to its `delegate` span, and records each in the parent's
+//! `delegations`.
+
+use super::grounding::{self, GroundingReport};
+use super::policy::{self, Decision, Profile};
+use super::registry::{Registry, RemoteAgent};
+use super::remote;
+use super::store::{NewRun, RunStore};
+use crate::contract::problem::ProblemType;
+use crate::contract::validate;
+use crate::contract::{
+    AgentResult, CONTRACT_VERSION, Delegation, Envelope, GroundingMode, InvocationRequest, Outcome,
+    OutcomeStatus, Principal, ProblemDetails, ReasonCode, Telemetry, canonical, envelope_hash,
+    input_source_id,
+};
+use crate::error::{Error, Result};
+use crate::trace::{SpanContext, SpanName, SpanRecord, Tracer, attr};
+use crate::wire::a2a::client::A2aClient;
+use crate::wire::a2a::meta;
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Condvar, Mutex};
+
+/// Who a `referred` outcome names when the profile requires approval.
+pub const DATA_STEWARD: &str = "data_steward";
+/// The service name on the conductor's own spans.
+pub const SERVICE_NAME: &str = "ddwire-harness";
+
+/// A stage of one invocation, as an observer (the AG-UI transport) sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    PolicyGate,
+    InputCheck,
+    AgentCall,
+    GroundingCheck,
+}
+
+impl Stage {
+    /// The step name an AG-UI client shows.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::PolicyGate => "policy_gate",
+            Stage::InputCheck => "input_check",
+            Stage::AgentCall => "agent_call",
+            Stage::GroundingCheck => "grounding_check",
+        }
+    }
+}
+
+/// Whether a stage is starting or has finished.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    Started,
+    Finished,
+}
+
+/// Called at the start and end of each stage that runs.
+pub type Observer<'a> = &'a (dyn Fn(Stage, Phase) + Sync);
+
+/// One stored run: its envelope, the linter's report, and where it is stored.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub envelope: Envelope,
+    pub report: GroundingReport,
+    pub run_dir: PathBuf,
+}
+
+/// A live delegation grant: the bearer capability a delegation agent holds while it runs.
+#[derive(Debug)]
+struct Grant {
+    parent_invocation_id: String,
+    parent_agent_id: String,
+    conversation_id: Option<String>,
+    acting_for: Principal,
+    delegations: Vec<Delegation>,
+    /// Children admitted and not yet finished; revocation waits for them.
+    in_flight: usize,
+    /// Set when the parent has returned: no new child is admitted.
+    revoked: bool,
+}
+
+/// The conductor of one harness.
+pub struct Conductor {
+    pub registry: Registry,
+    /// The deployment's profile; a request cannot name another.
+    pub profile: Profile,
+    pub store: RunStore,
+    pub client: A2aClient,
+    /// The harness's own A2A base URL, sent to delegation agents as their callback. `None`
+    /// (the CLI) issues no grant.
+    pub callback_url: Option<String>,
+    running: Mutex<HashSet<String>>,
+    grants: Mutex<HashMap<String, Grant>>,
+    grants_changed: Condvar,
+}
+
+impl Conductor {
+    /// A conductor over a registry, a profile and a store.
+    pub fn new(
+        registry: Registry,
+        profile: Profile,
+        store: RunStore,
+        client: A2aClient,
+    ) -> Conductor {
+        Conductor {
+            registry,
+            profile,
+            store,
+            client,
+            callback_url: None,
+            running: Mutex::default(),
+            grants: Mutex::default(),
+            grants_changed: Condvar::new(),
+        }
+    }
+
+    /// Run one top-level invocation for `acting_for`.
+    pub fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
+        self.invoke_observed(request, acting_for, &|_, _| {})
+    }
+
+    /// [`Conductor::invoke`], reporting each stage to `observer`.
+    pub fn invoke_observed(
+        &self,
+        request: InvocationRequest,
+        acting_for: &Principal,
+        observer: Observer<'_>,
+    ) -> Result<Run> {
+        if request.parent_invocation_id.is_some() {
+            return Err(Error::Delegation(
+                "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it".into(),
+            ));
+        }
+        self.guarded(request, acting_for, None, observer)
+    }
+
+    /// Run a request a delegation agent sent back under its grant, and record it against the
+    /// parent. The child's lineage, conversation and principal come from the grant, whatever
+    /// the request or its caller says; its policy is the conductor's, as every run's is.
+    pub fn invoke_delegated(
+        &self,
+        request: InvocationRequest,
+        token: &str,
+        traceparent: Option<&str>,
+    ) -> Result<Run> {
+        let (parent_id, conversation_id, acting_for) = {
+            let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
+            let grant = grants
+                .get_mut(token)
+                .filter(|g| !g.revoked)
+                .ok_or_else(|| Error::Delegation("unknown or expired delegation token".into()))?;
+            if request.agent_id == grant.parent_agent_id {
+                return Err(Error::Delegation(format!(
+                    "{} may not delegate to itself",
+                    request.agent_id
+                )));
+            }
+            grant.in_flight += 1;
+            (
+                grant.parent_invocation_id.clone(),
+                grant.conversation_id.clone(),
+                grant.acting_for.clone(),
+            )
+        };
+        let mut child = request;
+        child.parent_invocation_id = Some(parent_id);
+        child.conversation_id = conversation_id;
+        let link = SpanContext::extract(traceparent, None);
+        let outcome = self.guarded(child, &acting_for, link, &|_, _| {});
+        let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
+        // Revocation waits for in-flight children, so the grant is still here.
+        if let Some(grant) = grants.get_mut(token) {
+            grant.in_flight -= 1;
+            if let Ok(run) = &outcome {
+                grant.delegations.push(delegation_record(&run.envelope));
+            }
+        }
+        self.grants_changed.notify_all();
+        outcome
+    }
+
+    /// Refuse reused ids (running or stored), then run.
+    fn guarded(
+        &self,
+        request: InvocationRequest,
+        acting_for: &Principal,
+        link: Option<SpanContext>,
+        observer: Observer<'_>,
+    ) -> Result<Run> {
+        let request_doc = request.to_document();
+        let errors = validate::request_errors(&request_doc);
+        if !errors.is_empty() {
+            return Err(Error::Contract {
+                kind: "InvocationRequest",
+                messages: errors,
+            });
+        }
+        let id = request.invocation_id.clone();
+        {
+            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+            if running.contains(&id) || self.store.has(&id) {
+                return Err(Error::DuplicateInvocation(id));
+            }
+            running.insert(id.clone());
+        }
+        let outcome = self.run(&request, request_doc, acting_for, link, observer);
+        self.running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        outcome
+    }
+
+    fn run(
+        &self,
+        request: &InvocationRequest,
+        request_doc: Value,
+        acting_for: &Principal,
+        link: Option<SpanContext>,
+        observer: Observer<'_>,
+    ) -> Result<Run> {
+        let agent = self
+            .registry
+            .get(&request.agent_id)
+            .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
+        let spec = &agent.spec;
+        let input = &request_doc["input"];
+        let input_hash = canonical::input_hash(input);
+        let input_ref = input_source_id(&request.invocation_id);
+        let got = input
+            .get("schema_class")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let accepted = spec
+            .accepts
+            .contains(&got)
+            .then(|| spec.schema(&got))
+            .flatten();
+
+        // One tracer per invocation, dropped at the end: the conductor keeps no spans.
+        let tracer = Tracer::new(SERVICE_NAME);
+        let mut root = tracer
+            .span(SpanName::InvokeAgent)
+            .attribute(attr::AGENT_ID, spec.agent_id.as_str())
+            .attribute(attr::GROUNDING_MODE, spec.grounding_mode.as_str())
+            .attribute(attr::INPUT_HASH, input_hash.as_str());
+        if let Some(parent) = &link {
+            root = root.new_trace().link(parent);
+        }
+        let root = root.start();
+        let trace_id = root.context().trace_id;
+
+        // 1. Policy gate, against the deployment's profile.
+        observer(Stage::PolicyGate, Phase::Started);
+        let gate_span = tracer.policy_gate(&spec.agent_id);
+        let decision = policy::gate(&self.profile, &spec.agent_id, &spec.action_class);
+        gate_span.end();
+        observer(Stage::PolicyGate, Phase::Finished);
+
+        let mut imported: Vec<SpanRecord> = Vec::new();
+        let mut from_agent = false;
+        let mut delegations = Vec::new();
+        let (result, problem) = match &decision {
+            Decision::NotEnabled { reason } | Decision::ClassMismatch { reason, .. } => (
+                AgentResult::new(Outcome::failed(format!("{reason}. The agent was not run."))),
+                policy::refusal_problem(
+                    &self.profile,
+                    &spec.agent_id,
+                    &spec.action_class,
+                    &decision,
+                ),
+            ),
+            Decision::RequiresApproval { reason } => (
+                AgentResult::new(Outcome::referred(
+                    ReasonCode::PolicyRequiresApproval,
+                    DATA_STEWARD,
+                    format!("{reason}. The agent was not run."),
+                )),
+                None,
+            ),
+            Decision::Permitted => {
+                // 2. Input check, against the class schema the agent's card carries.
+                observer(Stage::InputCheck, Phase::Started);
+                let refusal = input_refusal(agent, &got, accepted.map(|c| c.errors(input)));
+                observer(Stage::InputCheck, Phase::Finished);
+                if let Some((statement, problem)) = refusal {
+                    (AgentResult::new(Outcome::failed(statement)), Some(problem))
+                } else {
+                    // 3. Call the agent over A2A, under the root span.
+                    observer(Stage::AgentCall, Phase::Started);
+                    let mut metadata = Map::new();
+                    metadata.insert(meta::INPUT_REF.into(), Value::String(input_ref.clone()));
+                    metadata.insert(meta::INPUT_HASH.into(), Value::String(input_hash.clone()));
+                    metadata.insert(meta::TRACEPARENT.into(), Value::String(root.traceparent()));
+                    let token = self.issue_grant(request, agent, acting_for);
+                    if let (Some(token), Some(url)) = (&token, &self.callback_url) {
+                        metadata.insert(meta::DELEGATE_URL.into(), Value::String(url.clone()));
+                        metadata
+                            .insert(meta::DELEGATION_TOKEN.into(), Value::String(token.clone()));
+                    }
+                    let received = remote::call(&self.client, agent, &request_doc, metadata);
+                    if let Some(token) = token {
+                        // Recorded whatever the agent did: the children ran and are stored.
+                        delegations = self.revoke_grant(&token);
+                    }
+                    observer(Stage::AgentCall, Phase::Finished);
+                    match received {
+                        Err(detail) => (
+                            AgentResult::new(Outcome::failed(format!("Agent raised: {detail}"))),
+                            Some(agent_error(&spec.agent_id, "RemoteAgentError", &detail)),
+                        ),
+                        Ok(received) => {
+                            from_agent = true;
+                            imported = received.spans;
+                            let result = received.result;
+                            match result
+                                .payload
+                                .as_ref()
+                                .and_then(|p| payload_mismatch(agent, &Value::Object(p.0.clone())))
+                            {
+                                Some(mismatch) => (
+                                    AgentResult::new(Outcome::failed(format!(
+                                        "Agent contradicted its specification: {mismatch}"
+                                    ))),
+                                    Some(agent_error(&spec.agent_id, "TypeError", &mismatch)),
+                                ),
+                                None => (result, None),
+                            }
+                        }
+                    }
+                }
+            }
+        };
+
+        let has_payload = result.payload.is_some();
+        let mut envelope = Envelope {
+            invocation_id: request.invocation_id.clone(),
+            agent_id: spec.agent_id.clone(),
+            agent_version: spec.version.clone(),
+            completed_at: crate::time::now_rfc3339(),
+            grounding_mode: spec.grounding_mode,
+            policy_bundle_ref: self.profile.bundle_ref(),
+            policy_digest: self.profile.digest.clone(),
+            acting_for: acting_for.clone(),
+            contract_version: CONTRACT_VERSION.to_string(),
+            input_schema: accepted.map(|c| c.digest.clone()),
+            outcome: result.outcome,
+            payload: result.payload,
+            payload_schema: if has_payload {
+                spec.payload_schema().map(|c| c.digest.clone())
+            } else {
+                None
+            },
+            evidence: result.evidence,
+            telemetry: Telemetry {
+                model_id: result.model_id,
+                input_tokens: result.input_tokens,
+                output_tokens: result.output_tokens,
+                ..Telemetry::for_trace(trace_id.to_string())
+            },
+            requires_human_review: true,
+            problem,
+            conversation_id: request.conversation_id.clone(),
+            parent_invocation_id: request.parent_invocation_id.clone(),
+            delegations,
+        };
+        // Set before linting, as the reference does: a withheld run's root still says what
+        // the agent claimed.
+        root.set(attr::OUTCOME, envelope.outcome.status.as_str());
+        root.end();
+
+        // 4. The grounding linter, over the conductor's spans and the agent's, whatever trace
+        // the agent's name (spec invariant 6).
+        observer(Stage::GroundingCheck, Phase::Started);
+        let mut records = tracer.take(trace_id);
+        records.extend(imported);
+        let report = grounding::lint(&records, &envelope.to_document());
+        if !report.violations.is_empty() && envelope.outcome.status == OutcomeStatus::Succeeded {
+            let violations = report.violations.join("; ");
+            withhold(
+                &mut envelope,
+                format!("Output withheld: it failed the grounding linter. {violations}"),
+                ProblemType::GroundingViolation.with_detail(format!(
+                    "Nothing ungrounded leaves the system. Violations: {violations}"
+                )),
+            );
+        }
+        observer(Stage::GroundingCheck, Phase::Finished);
+
+        // 5. Validate. A result from the agent that still breaks the contract is the agent's
+        // error, stored as such; an envelope the conductor built that breaks it is a bug.
+        if from_agent && let Err(e) = validate::validate_envelope(&envelope.to_document()) {
+            let messages = match &e {
+                Error::Contract { messages, .. } => messages.join("; "),
+                other => other.to_string(),
+            };
+            withhold(
+                &mut envelope,
+                format!("Agent result violates the contract: {messages}"),
+                agent_error(&spec.agent_id, "ContractViolation", &e.to_string()),
+            );
+        }
+        let doc = envelope.to_document();
+        validate::validate_envelope(&doc)?;
+
+        // 6. Store: the envelope, the request, every span, the report, the schemas checked.
+        let spans: Vec<String> = records.iter().map(crate::trace::to_json).collect();
+        let mut schemas: Vec<(&str, &Value)> = Vec::new();
+        if let Some(c) = accepted {
+            schemas.push((&c.digest, &c.json_schema));
+        }
+        if envelope.payload.is_some()
+            && let Some(c) = spec.payload_schema()
+        {
+            schemas.push((&c.digest, &c.json_schema));
+        }
+        let summary = report.summary();
+        let run_dir = self.store.append(&NewRun {
+            envelope: &doc,
+            request: &request_doc,
+            spans: &spans,
+            grounding: &summary,
+            schemas: &schemas,
+        })?;
+        Ok(Run {
+            envelope,
+            report,
+            run_dir,
+        })
+    }
+
+    /// Issue a grant if this invocation may delegate: a remote agent in mode `delegation`, at
+    /// the top level, with a known callback URL. The token is 32 random bytes, URL-safe base64.
+    fn issue_grant(
+        &self,
+        request: &InvocationRequest,
+        agent: &RemoteAgent,
+        acting_for: &Principal,
+    ) -> Option<String> {
+        if agent.spec.grounding_mode != GroundingMode::Delegation
+            || request.parent_invocation_id.is_some()
+            || self.callback_url.is_none()
+        {
+            return None;
+        }
+        let mut bytes = [0u8; 32];
+        crate::contract::ids::secret_bytes(&mut bytes);
+        let token = base64url(&bytes);
+        let grant = Grant {
+            parent_invocation_id: request.invocation_id.clone(),
+            parent_agent_id: request.agent_id.clone(),
+            conversation_id: request.conversation_id.clone(),
+            acting_for: acting_for.clone(),
+            delegations: Vec::new(),
+            in_flight: 0,
+            revoked: false,
+        };
+        self.grants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(token.clone(), grant);
+        Some(token)
+    }
+
+    /// Refuse further children, wait for those already admitted, and return the records. The
+    /// wait needs no timeout of its own: each child is bounded by its agent's call timeout.
+    fn revoke_grant(&self, token: &str) -> Vec<Delegation> {
+        let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(grant) = grants.get_mut(token) {
+            grant.revoked = true;
+        }
+        while grants.get(token).is_some_and(|g| g.in_flight > 0) {
+            grants = self
+                .grants_changed
+                .wait(grants)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        grants
+            .remove(token)
+            .map(|g| g.delegations)
+            .unwrap_or_default()
+    }
+
+    /// How many grants are live (for tests: none outlives its invocation).
+    pub fn live_grants(&self) -> usize {
+        self.grants.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// Why the agent will not read this input: the statement and problem, or `None` if it will.
+fn input_refusal(
+    agent: &RemoteAgent,
+    got: &str,
+    errors: Option<Vec<String>>,
+) -> Option<(String, ProblemDetails)> {
+    let spec = &agent.spec;
+    match errors {
+        None => {
+            let accepts = spec.accepts.join(", ");
+            Some((
+                format!(
+                    "{} accepts {accepts}, not {got}. The agent was not run.",
+                    spec.agent_id
+                ),
+                ProblemType::InputNotAccepted.with_detail(format!(
+                    "Agent '{}' accepts {accepts}; the request carried '{got}'.",
+                    spec.agent_id
+                )),
+            ))
+        }
+        Some(errors) if errors.is_empty() => None,
+        Some(errors) => {
+            let joined = errors.join("; ");
+            Some((
+                format!("The input is not a valid {got}: {joined}. The agent was not run."),
+                ProblemType::InputNotAccepted.with_detail(format!(
+                    "Agent '{}' accepts '{got}', but the input does not conform to its schema: {joined}",
+                    spec.agent_id
+                )),
+            ))
+        }
+    }
+}
+
+/// How a returned payload contradicts the agent's declared payload class, if it does.
+fn payload_mismatch(agent: &RemoteAgent, payload: &Value) -> Option<String> {
+    let got = payload
+        .get("schema_class")
+        .map(crate::json::python::py_str)
+        .unwrap_or_else(|| "None".into());
+    let declared = agent.spec.payload_schema();
+    match declared {
+        Some(class) if class.name == got => {
+            let errors = class.errors(payload);
+            (!errors.is_empty()).then(|| {
+                format!(
+                    "returned a {got} its class schema does not admit: {}",
+                    errors.join("; ")
+                )
+            })
+        }
+        _ => Some(format!(
+            "returned {got}, declared {}",
+            agent.spec.payload.as_deref().unwrap_or("none")
+        )),
+    }
+}
+
+/// `agent-error` problem details: `<agent_id>: <kind>: <detail>`.
+fn agent_error(agent_id: &str, kind: &str, detail: &str) -> ProblemDetails {
+    ProblemType::AgentError.with_detail(format!("{agent_id}: {kind}: {detail}"))
+}
+
+/// Turn an envelope into `failed` with `problem`, clearing what must not leave.
+fn withhold(envelope: &mut Envelope, statement: String, problem: ProblemDetails) {
+    envelope.outcome = Outcome::failed(statement);
+    envelope.payload = None;
+    envelope.payload_schema = None;
+    envelope.evidence.clear();
+    envelope.problem = Some(problem);
+}
+
+/// The parent's record of a child run.
+fn delegation_record(child: &Envelope) -> Delegation {
+    Delegation {
+        delegated_invocation_id: child.invocation_id.clone(),
+        delegated_agent_id: child.agent_id.clone(),
+        delegated_agent_version: child.agent_version.clone(),
+        delegated_status: child.outcome.status,
+        content_hash: envelope_hash(&child.to_document()),
+    }
+}
+
+/// URL-safe base64 without padding (RFC 4648 §5), as Python's `secrets.token_urlsafe`.
+pub fn base64url(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
+        let chars = chunk.len() + 1;
+        for i in 0..chars {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64url_matches_rfc_4648_without_padding() {
+        assert_eq!(base64url(b""), "");
+        assert_eq!(base64url(b"f"), "Zg");
+        assert_eq!(base64url(b"fo"), "Zm8");
+        assert_eq!(base64url(b"foo"), "Zm9v");
+        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
+        assert_eq!(base64url(&[0u8; 32]).len(), 43);
+    }
+
+    #[test]
+    fn stage_names_are_the_step_names_an_agui_client_shows() {
+        assert_eq!(Stage::GroundingCheck.name(), "grounding_check");
+    }
+}

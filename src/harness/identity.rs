@@ -1,0 +1,232 @@
+//! Who an invocation acts for (spec invariant 15).
+//!
+//! Whom a run acts for is never read from the A2A message or the AG-UI body (the contract
+//! refuses a request carrying `acting_for`); it comes from the caller's credentials. Two
+//! authenticators exist:
+//!
+//! - [`Authenticator::Operator`]: the operator names one principal in configuration and every
+//!   invocation acts for them with `assurance: asserted`, whoever calls;
+//! - [`Authenticator::Bearer`]: each caller presents `Authorization: Bearer <token>`; the
+//!   harness holds only SHA-256 digests of tokens, each mapped to a principal, and compares
+//!   digests in constant time. An unauthenticated caller is refused (in the task, not with
+//!   HTTP 401, as the spec says).
+
+use crate::contract::canonical::sha256_hex;
+use crate::contract::{Principal, PrincipalKind};
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::path::Path;
+
+/// How the harness learns whom a caller acts for.
+#[derive(Clone, Debug)]
+pub enum Authenticator {
+    /// One configured principal for every caller.
+    Operator(Principal),
+    /// Bearer tokens: (SHA-256 hex of the token, principal).
+    Bearer(Vec<(String, Principal)>),
+}
+
+impl Authenticator {
+    /// The principal a caller acts for, from its HTTP header fields (`None`: no HTTP request,
+    /// as for the CLI).
+    pub fn principal_for(&self, headers: Option<&[(String, String)]>) -> Result<Principal> {
+        match self {
+            Authenticator::Operator(p) => Ok(p.clone()),
+            Authenticator::Bearer(tokens) => {
+                let presented = headers
+                    .and_then(|h| {
+                        h.iter()
+                            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+                    })
+                    .and_then(|(_, v)| {
+                        v.strip_prefix("Bearer ")
+                            .or_else(|| v.strip_prefix("bearer "))
+                    })
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .ok_or_else(|| {
+                        Error::Identity(
+                            "unauthenticated: send Authorization: Bearer <token>".into(),
+                        )
+                    })?;
+                let digest = sha256_hex(presented.as_bytes());
+                // Look at every entry whatever matches, so timing says nothing about the tokens.
+                let mut found = None;
+                for (known, principal) in tokens {
+                    if constant_time_eq(known.as_bytes(), digest.as_bytes()) {
+                        found = Some(principal);
+                    }
+                }
+                found.cloned().ok_or_else(|| {
+                    Error::Identity("unauthenticated: the bearer token is not known".into())
+                })
+            }
+        }
+    }
+
+    /// Whether callers must present credentials.
+    pub fn requires_credentials(&self) -> bool {
+        matches!(self, Authenticator::Bearer(_))
+    }
+
+    /// Read a tokens file: a JSON object mapping each token's SHA-256 hex digest to a
+    /// principal (`{"principal_id", "name", "principal_kind"?}`).
+    pub fn bearer_from_file(path: &Path) -> Result<Authenticator> {
+        let bytes = std::fs::read(path).map_err(|e| {
+            Error::Identity(format!("cannot read tokens file {}: {e}", path.display()))
+        })?;
+        let doc = crate::json::parse(&bytes, crate::json::Limits::DEFAULT)
+            .map_err(|e| Error::Identity(format!("tokens file {}: {e}", path.display())))?;
+        let Value::Object(map) = doc else {
+            return Err(Error::Identity(format!(
+                "tokens file {} must map token digests to principals",
+                path.display()
+            )));
+        };
+        let mut tokens = Vec::new();
+        for (digest, principal) in map {
+            if !crate::contract::ids::is_sha256_hex(&digest) {
+                return Err(Error::Identity(format!(
+                    "tokens file {}: key {digest:?} is not a SHA-256 hex digest (store digests, never tokens)",
+                    path.display()
+                )));
+            }
+            let p: Principal = serde_json::from_value(principal).map_err(|e| {
+                Error::Identity(format!(
+                    "tokens file {}: principal for {digest}: {e}",
+                    path.display()
+                ))
+            })?;
+            let problems = p.problems();
+            if !problems.is_empty() {
+                return Err(Error::Identity(format!(
+                    "the configured principal is malformed: {}",
+                    problems.join("; ")
+                )));
+            }
+            tokens.push((digest, p));
+        }
+        Ok(Authenticator::Bearer(tokens))
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The operator's principal from `DD_PRINCIPAL_ID`, `DD_PRINCIPAL_NAME`, `DD_PRINCIPAL_KIND`,
+/// with command-line values taking precedence. Missing values stop start-up with the
+/// reference's message: every invocation acts for a named human.
+pub fn configured_principal(
+    id_flag: Option<&str>,
+    name_flag: Option<&str>,
+    kind_flag: Option<&str>,
+) -> Result<Principal> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let id = id_flag
+        .map(str::to_string)
+        .or_else(|| env("DD_PRINCIPAL_ID"));
+    let name = name_flag
+        .map(str::to_string)
+        .or_else(|| env("DD_PRINCIPAL_NAME"));
+    let kind = kind_flag
+        .map(str::to_string)
+        .or_else(|| env("DD_PRINCIPAL_KIND"))
+        .unwrap_or_else(|| "person".into());
+    let unset: Vec<&str> = [("DD_PRINCIPAL_ID", &id), ("DD_PRINCIPAL_NAME", &name)]
+        .iter()
+        .filter(|(_, v)| v.is_none())
+        .map(|(k, _)| *k)
+        .collect();
+    if !unset.is_empty() {
+        return Err(Error::Identity(format!(
+            "{} unset: every invocation acts for a named human (Blueprint §5.4, ADR-0018); set them, \
+             or pass --acting-for-id and --acting-for-name",
+            unset.join(" and ")
+        )));
+    }
+    let kind = PrincipalKind::parse(&kind).ok_or_else(|| {
+        Error::Identity(format!("the configured principal is malformed: principal_kind {kind:?} is not person or accountable_role"))
+    })?;
+    Principal::new(&id.unwrap_or_default(), &name.unwrap_or_default(), kind)
+        .map_err(|e| Error::Identity(format!("the configured principal is malformed: {e}")))
+}
+
+/// The principal `ddwire demo` acts for, named so no record mistakes it for a person.
+pub fn demo_principal() -> Principal {
+    Principal::new(
+        "urn:ddwire:demo:operator",
+        "ddwire demo operator (not a person)",
+        PrincipalKind::AccountableRole,
+    )
+    .expect("the demo principal is valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn carberry() -> Principal {
+        Principal::new(
+            "https://orcid.org/0000-0002-1825-0097",
+            "Josiah Carberry",
+            PrincipalKind::Person,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn the_operator_assertion_names_the_configured_principal_whoever_calls() {
+        let auth = Authenticator::Operator(carberry());
+        let headers = vec![(
+            "authorization".to_string(),
+            "Bearer someone-else".to_string(),
+        )];
+        assert_eq!(auth.principal_for(Some(&headers)).unwrap(), carberry());
+        assert_eq!(auth.principal_for(None).unwrap(), carberry());
+    }
+
+    #[test]
+    fn a_bearer_token_names_its_principal_and_anything_else_is_unauthenticated() {
+        let auth = Authenticator::Bearer(vec![(sha256_hex(b"s3cret"), carberry())]);
+        let with = |v: &str| vec![("Authorization".to_string(), v.to_string())];
+        assert_eq!(
+            auth.principal_for(Some(&with("Bearer s3cret"))).unwrap(),
+            carberry()
+        );
+        for bad in ["Bearer nope", "Basic s3cret", "Bearer "] {
+            let err = auth.principal_for(Some(&with(bad))).unwrap_err();
+            assert!(
+                err.to_string().starts_with("unauthenticated"),
+                "{bad}: {err}"
+            );
+        }
+        assert!(auth.principal_for(None).is_err());
+    }
+
+    #[test]
+    fn a_malformed_principal_is_a_configuration_error() {
+        let err = configured_principal(Some("0000-0002-1825-0097"), Some("J"), None).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("the configured principal is malformed"),
+            "{err}"
+        );
+        let err = configured_principal(Some("https://orcid.org/x"), Some("   "), None).unwrap_err();
+        assert!(err.to_string().contains("malformed"), "{err}");
+    }
+
+    #[test]
+    fn the_cli_flags_replace_the_environment() {
+        let p = configured_principal(
+            Some("https://orcid.org/0000-0002-1825-0097"),
+            Some("Josiah Carberry"),
+            Some("person"),
+        )
+        .unwrap();
+        assert_eq!(p, carberry());
+    }
+}

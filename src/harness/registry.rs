@@ -1,0 +1,236 @@
+//! The registry: which agents the harness can call, read from their cards.
+//!
+//! The harness learns about agents from a configuration file listing each agent's base URL
+//! (`{"agents": [{"url": …, "name"?: …, "timeout_s"?: …}]}`). It reads each card and rebuilds
+//! the agent's spec from the Data Director extension (spec invariant 14). An agent whose card
+//! cannot be read, or does not describe an agent this contract admits, is listed as
+//! unavailable with the reason; one built against an incompatible contract version is listed as
+//! incompatible; the rest still load. Registration is not permission: the policy gate decides.
+
+use crate::contract::spec::AgentSpec;
+use crate::error::{Error, Result};
+use crate::json::python::str_repr;
+use crate::wire::a2a::card;
+use crate::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT, Target};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// One entry of the agents configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentEntry {
+    pub url: String,
+    /// Labels the agent in `unavailable` (default: its URL).
+    pub name: Option<String>,
+    /// Per-call timeout (default 60 s).
+    pub timeout: Option<Duration>,
+}
+
+/// Read an agents configuration file.
+pub fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
+    let bytes = std::fs::read(path).map_err(|_| {
+        Error::Registry(format!("agent configuration {} not found", path.display()))
+    })?;
+    parse_config(&bytes, &path.display().to_string())
+}
+
+/// Parse an agents configuration (`where` names it in messages).
+pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
+    let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT)
+        .map_err(|e| Error::Registry(format!("{at}: {e}")))?;
+    let entries = doc
+        .get("agents")
+        .and_then(Value::as_array)
+        .ok_or_else(|| Error::Registry(format!("{at}: expected a top-level \"agents\" list")))?;
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let url = e
+                .get("url")
+                .and_then(Value::as_str)
+                .ok_or_else(|| Error::Registry(format!("{at}: agents[{i}] needs a `url`")))?;
+            let timeout = match e.get("timeout_s") {
+                None | Some(Value::Null) => None,
+                Some(v) => match v.as_f64() {
+                    Some(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
+                    _ => {
+                        return Err(Error::Registry(format!(
+                            "{at}: agents[{i}].timeout_s must be a positive number of seconds"
+                        )));
+                    }
+                },
+            };
+            Ok(AgentEntry {
+                url: url.to_string(),
+                name: e.get("name").and_then(Value::as_str).map(str::to_string),
+                timeout,
+            })
+        })
+        .collect()
+}
+
+/// An agent the harness reaches over A2A.
+#[derive(Clone, Debug)]
+pub struct RemoteAgent {
+    pub spec: AgentSpec,
+    /// The base URL the configuration names.
+    pub url: String,
+    /// Where and how to send JSON-RPC, as the card prefers.
+    pub target: Target,
+    /// The card as fetched.
+    pub card: Value,
+    pub timeout: Duration,
+}
+
+impl RemoteAgent {
+    /// Read the card at `url` and rebuild the agent's spec.
+    pub fn from_url(client: &A2aClient, url: &str, timeout: Duration) -> Result<RemoteAgent> {
+        let card = client
+            .fetch_card(url, timeout)
+            .map_err(|e| Error::Wire(format!("cannot read the agent card at {url}: {e}")))?;
+        let spec = card::spec_from_card(&card)?;
+        let target = Target::from_card(&card)?;
+        Ok(RemoteAgent {
+            spec,
+            url: url.to_string(),
+            target,
+            card,
+            timeout,
+        })
+    }
+}
+
+/// The agents the harness knows, and those it could not admit.
+#[derive(Clone, Debug, Default)]
+pub struct Registry {
+    agents: BTreeMap<String, RemoteAgent>,
+    /// Name (or URL) → why the agent is unavailable.
+    pub unavailable: BTreeMap<String, String>,
+    /// Name (or URL) → why the agent's contract version cannot be governed.
+    pub incompatible: BTreeMap<String, String>,
+}
+
+impl Registry {
+    /// Read every card a configuration lists. An agent that cannot be reached or admitted is
+    /// recorded, not fatal; two agents with one id is a configuration error.
+    pub fn from_config(client: &A2aClient, entries: &[AgentEntry]) -> Result<Registry> {
+        let mut registry = Registry::default();
+        for entry in entries {
+            let name = entry.name.clone().unwrap_or_else(|| entry.url.clone());
+            match RemoteAgent::from_url(
+                client,
+                &entry.url,
+                entry.timeout.unwrap_or(DEFAULT_TIMEOUT),
+            ) {
+                Ok(agent) => registry.add(agent)?,
+                Err(Error::ContractVersion(reason)) => {
+                    registry.incompatible.insert(name, reason);
+                }
+                Err(e) => {
+                    registry.unavailable.insert(name, e.to_string());
+                }
+            }
+        }
+        Ok(registry)
+    }
+
+    /// Register an agent; an id registered twice is refused.
+    pub fn add(&mut self, agent: RemoteAgent) -> Result<()> {
+        let id = agent.spec.agent_id.clone();
+        if self.agents.contains_key(&id) {
+            return Err(Error::Registry(format!(
+                "two agents registered as {}",
+                str_repr(&id)
+            )));
+        }
+        self.agents.insert(id, agent);
+        Ok(())
+    }
+
+    /// The agent registered as `agent_id`.
+    pub fn get(&self, agent_id: &str) -> Option<&RemoteAgent> {
+        self.agents.get(agent_id)
+    }
+
+    /// Every registered agent, by id.
+    pub fn agents(&self) -> impl Iterator<Item = &RemoteAgent> {
+        self.agents.values()
+    }
+
+    /// Registered ids, sorted.
+    pub fn ids(&self) -> Vec<String> {
+        self.agents.keys().cloned().collect()
+    }
+
+    /// Each agent's description, sorted by id: the manifest.
+    pub fn manifest(&self) -> Vec<Value> {
+        self.agents.values().map(|a| a.spec.describe()).collect()
+    }
+
+    /// `{"agents": manifest, "unavailable": {…}, "incompatible": {…}}`.
+    pub fn listing(&self) -> Value {
+        json!({ "agents": self.manifest(), "unavailable": self.unavailable, "incompatible": self.incompatible })
+    }
+
+    /// The error for an unknown agent: the known ids, then each agent that could not be
+    /// admitted and why.
+    pub fn unknown(&self, agent_id: &str) -> Error {
+        let known: Vec<String> = self.ids().iter().map(|i| str_repr(i)).collect();
+        let mut message = format!(
+            "no agent registered as {}; known: [{}]",
+            str_repr(agent_id),
+            known.join(", ")
+        );
+        for (name, reason) in &self.unavailable {
+            message.push_str(&format!("\n  {name} unavailable: {reason}"));
+        }
+        for (name, reason) in &self.incompatible {
+            message.push_str(&format!("\n  {name} incompatible: {reason}"));
+        }
+        Error::UnknownAgent(message)
+    }
+
+    /// How many agents are registered.
+    pub fn len(&self) -> usize {
+        self.agents.len()
+    }
+
+    /// Whether none are.
+    pub fn is_empty(&self) -> bool {
+        self.agents.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_or_malformed_config_is_a_registry_error() {
+        let err = load_config(Path::new("/nonexistent/agents.json")).unwrap_err();
+        assert!(err.to_string().contains("not found"), "{err}");
+        let err = parse_config(br#"{"agents": [{"name": "x"}]}"#, "agents.json").unwrap_err();
+        assert!(err.to_string().contains("agents[0] needs a `url`"), "{err}");
+        let err = parse_config(br#"{"agent": []}"#, "agents.json").unwrap_err();
+        assert!(err.to_string().contains("\"agents\" list"), "{err}");
+    }
+
+    #[test]
+    fn a_config_entry_reads_name_and_timeout() {
+        let entries = parse_config(
+            br#"{"agents": [{"url": "http://a", "name": "a", "timeout_s": 120}]}"#,
+            "x",
+        )
+        .unwrap();
+        assert_eq!(
+            entries,
+            [AgentEntry {
+                url: "http://a".into(),
+                name: Some("a".into()),
+                timeout: Some(Duration::from_secs(120))
+            }]
+        );
+    }
+}

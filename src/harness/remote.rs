@@ -1,0 +1,104 @@
+//! Calling an agent over A2A, as the conductor does (spec invariants 1, 4, 13).
+//!
+//! [`call`] sends the InvocationRequest as one data part with the conductor's `dd.input_ref`,
+//! `dd.input_hash` and `traceparent` (and, for a delegation agent, its grant) in the message
+//! metadata, waits for the task, and returns the agent's result with the spans it recorded.
+//! Every way this can fail is a `String` detail the conductor puts in an `agent-error`
+//! envelope; nothing here decides whether the result is acceptable.
+
+use super::registry::RemoteAgent;
+use crate::contract::AgentResult;
+use crate::trace::{self, SpanRecord};
+use crate::wire::a2a::artifact;
+use crate::wire::a2a::client::A2aClient;
+use crate::wire::a2a::model::{Message, Part, Role, TaskState};
+use serde_json::{Map, Value};
+
+/// What came back from an agent: its result, and its spans as records.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub result: AgentResult,
+    /// Every span the agent returned, whatever trace it names.
+    pub spans: Vec<SpanRecord>,
+}
+
+/// The most spans one reply may carry; more is outside the contract. An invocation's tree is
+/// a handful of spans; a few thousand leaves room for a long tool loop.
+pub const MAX_SPANS: usize = 10_000;
+
+/// Send `request_doc` to `agent` and read its reply. `Err` is the failure detail.
+pub fn call(
+    client: &A2aClient,
+    agent: &RemoteAgent,
+    request_doc: &Value,
+    metadata: Map<String, Value>,
+) -> Result<Received, String> {
+    let id = &agent.spec.agent_id;
+    let mut message = Message::new(Role::User, vec![Part::data(request_doc.clone())]);
+    message.metadata = Some(metadata);
+    let task = client
+        .send_for_task(&agent.target, message, &[], agent.timeout)
+        .map_err(|e| format!("{id} at {}: {e}", agent.url))?;
+    if task.status.state != TaskState::Completed {
+        return Err(task.failure_detail().unwrap_or_else(|| {
+            format!(
+                "{id} task ended in {}, not completed",
+                crate::wire::a2a::v10::state_name(task.status.state)
+            )
+        }));
+    }
+    let artifacts = task.artifacts_named(artifact::AGENT_RESULT);
+    if artifacts.len() != 1 {
+        return Err(format!(
+            "{id} returned {} {} artifacts",
+            artifacts.len(),
+            artifact::AGENT_RESULT
+        ));
+    }
+    let data: Vec<&Value> = artifacts[0]
+        .parts
+        .iter()
+        .filter_map(|p| {
+            if let Part::Data { data, .. } = p {
+                Some(data)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let body = match data.as_slice() {
+        [body @ Value::Object(_)] => *body,
+        _ => {
+            return Err(format!(
+                "{id} returned a malformed {} artifact",
+                artifact::AGENT_RESULT
+            ));
+        }
+    };
+    let result_doc = body
+        .get("result")
+        .ok_or_else(|| format!("{id}: the reply has no result"))?;
+    let result = AgentResult::from_document(result_doc)
+        .map_err(|e| format!("{id}: agent result does not conform to the contract: {e}"))?;
+    let raw = match body.get("spans") {
+        None => &Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(format!("{id}: spans are not JSON strings")),
+    };
+    if raw.len() > MAX_SPANS {
+        return Err(format!(
+            "{id}: the reply carries {} spans, more than the limit of {MAX_SPANS}",
+            raw.len()
+        ));
+    }
+    let spans = raw
+        .iter()
+        .map(|s| {
+            let text = s
+                .as_str()
+                .ok_or_else(|| format!("{id}: spans are not JSON strings"))?;
+            trace::from_json(text).map_err(|e| format!("{id}: {e}"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Received { result, spans })
+}

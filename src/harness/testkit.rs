@@ -1,0 +1,130 @@
+//! The test kit: a whole harness in memory, over real HTTP/1.1 bytes (the reference's
+//! `workbench.testing`).
+//!
+//! Each agent is served with the same agent server it runs in production, on the in-memory
+//! transport at `http://<agent_id>.agents.test`; the harness is served the same way at
+//! [`HARNESS_URL`] and is its own delegation callback. Calls between them cross the real A2A
+//! wire, with no socket (spec invariant 1).
+
+use super::conductor::{Conductor, Run};
+use super::identity::Authenticator;
+use super::policy::Profile;
+use super::registry::{Registry, RemoteAgent};
+use super::server::{self, Harness};
+use super::store::RunStore;
+use crate::agent::Agent;
+use crate::agent::server::serve_in_memory;
+use crate::contract::{InvocationRequest, Principal, PrincipalKind};
+use crate::error::Result;
+use crate::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT};
+use crate::wire::http::Limits;
+use crate::wire::http::client::HttpClient;
+use crate::wire::http::memory::MemoryNet;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Where the in-memory harness is served.
+pub const HARNESS_URL: &str = "http://harness.test";
+
+/// The principal tests act for (the reference's `TEST_PRINCIPAL`).
+pub fn test_principal() -> Principal {
+    Principal::new(
+        "https://orcid.org/0000-0002-1825-0097",
+        "Josiah Carberry",
+        PrincipalKind::Person,
+    )
+    .expect("a valid principal")
+}
+
+/// A harness in memory, with its agents, store and client.
+pub struct TestHarness {
+    pub net: MemoryNet,
+    pub harness: Arc<Harness>,
+    pub client: A2aClient,
+    pub runs: PathBuf,
+}
+
+impl TestHarness {
+    /// A harness over `agents`, a profile that enables each with the class it declares, and a
+    /// fresh run store in a temporary directory.
+    pub fn new(agents: Vec<Arc<dyn Agent>>) -> TestHarness {
+        let mut profile =
+            serde_json::json!({"profile_id": "test-permissive", "version": 1, "agents": {}});
+        for a in &agents {
+            profile["agents"][&a.spec().agent_id] = Value::String(a.spec().action_class.clone());
+        }
+        TestHarness::with_profile(agents, &profile.to_string(), Duration::from_secs(10))
+    }
+
+    /// A harness over `agents` under the profile `profile_json`, each agent called with
+    /// `timeout`.
+    pub fn with_profile(
+        agents: Vec<Arc<dyn Agent>>,
+        profile_json: &str,
+        timeout: Duration,
+    ) -> TestHarness {
+        let net = MemoryNet::new();
+        let client = A2aClient::new(HttpClient::memory(net.clone()));
+        let mut registry = Registry::default();
+        for agent in agents {
+            let url = serve_in_memory(&net, agent);
+            registry
+                .add(
+                    RemoteAgent::from_url(&client, &url, timeout)
+                        .expect("a served agent's card reads"),
+                )
+                .expect("unique ids");
+        }
+        let runs =
+            std::env::temp_dir().join(format!("ddwire-test-runs-{}", crate::contract::new_uuid7()));
+        let store = RunStore::open(&runs).expect("a temporary run store opens");
+        let profile = Profile::from_bytes(profile_json.as_bytes(), "test-profile.json")
+            .expect("a valid test profile");
+        let conductor = Conductor::new(registry, profile, store, client.clone());
+        let harness = Arc::new(Harness::new(
+            conductor,
+            Some(Authenticator::Operator(test_principal())),
+            HARNESS_URL,
+        ));
+        net.serve(
+            "harness.test",
+            server::handler(Arc::clone(&harness)),
+            Limits::DEFAULT,
+        );
+        TestHarness {
+            net,
+            harness,
+            client,
+            runs,
+        }
+    }
+
+    /// The conductor.
+    pub fn conductor(&self) -> &Conductor {
+        &self.harness.conductor
+    }
+
+    /// Run a request document through the conductor, acting for the test principal.
+    pub fn invoke(&self, request: &Value) -> Result<Run> {
+        let request = InvocationRequest::from_value(request)?;
+        self.conductor().invoke(request, &test_principal())
+    }
+
+    /// The harness as an A2A target.
+    pub fn target(&self) -> crate::wire::a2a::client::Target {
+        let card = self
+            .client
+            .fetch_card(HARNESS_URL, DEFAULT_TIMEOUT)
+            .expect("the harness card reads");
+        crate::wire::a2a::client::Target::from_card(&card)
+            .expect("the harness card names an endpoint")
+    }
+}
+
+impl Drop for TestHarness {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.runs);
+    }
+}
