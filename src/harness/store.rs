@@ -333,6 +333,10 @@ impl RunStore {
             // Content-addressed: a writer that lost a race replaces the file with equal bytes.
             let tmp = dir.join(tmp_name(digest));
             let written = write_new(&tmp, python::dumps(schema, Style::INDENT2).as_bytes())
+                .and_then(|file| {
+                    file.sync_all()
+                        .map_err(|e| Error::io(format!("syncing {}", tmp.display()), e))
+                })
                 .and_then(|()| {
                     fs::rename(&tmp, &path)
                         .map_err(|e| Error::io(format!("moving {} into place", path.display()), e))
@@ -805,26 +809,46 @@ fn last_line_start(file: &mut File, len: u64) -> io::Result<u64> {
     Ok(0)
 }
 
-/// Create `dir` and write each `(name, text)` in it, every file and then the directory
-/// fsynced.
+/// Create `dir` and write each `(name, text)` in it, then make every file and the directory
+/// durable. The fsyncs are issued together, one thread each, so the file system can commit
+/// them in one journal transaction: on ext4 that costs about one fsync instead of one per
+/// file, and the run is just as durable when this returns.
 fn write_dir(dir: &Path, files: &[(&str, &str)]) -> Result<()> {
     fs::create_dir(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    let mut written = Vec::with_capacity(files.len());
     for (name, text) in files {
-        write_new(&dir.join(name), text.as_bytes())?;
+        let path = dir.join(name);
+        written.push((write_new(&path, text.as_bytes())?, path));
     }
-    sync_dir(dir)
+    std::thread::scope(|s| {
+        let syncs: Vec<_> = written
+            .iter()
+            .map(|(file, path)| {
+                s.spawn(move || {
+                    file.sync_all()
+                        .map_err(|e| Error::io(format!("syncing {}", path.display()), e))
+                })
+            })
+            .collect();
+        let dir_synced = sync_dir(dir);
+        syncs.into_iter().try_for_each(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(Error::Store("an fsync thread panicked".into())))
+        })?;
+        dir_synced
+    })
 }
 
-/// Write a file that must not exist yet, and fsync it.
-fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Write a file that must not exist yet; the caller makes it durable.
+fn write_new(path: &Path, bytes: &[u8]) -> Result<File> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
         .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
     file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| Error::io(format!("writing {}", path.display()), e))
+        .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+    Ok(file)
 }
 
 /// Make the entries of `dir` durable (a rename into it, a file created in it).
