@@ -9,6 +9,7 @@
 use crate::error::{Error, Result};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// One load run's settings.
@@ -21,6 +22,8 @@ pub struct Load {
     /// How long to measure, after `warmup`.
     pub duration: Duration,
     pub warmup: Duration,
+    /// Stop after this many measured requests, if sooner than `duration`.
+    pub max_requests: Option<u64>,
 }
 
 /// What a load run measured.
@@ -116,9 +119,10 @@ pub fn run(load: &Load) -> Report {
     let start = Instant::now();
     let warm_until = start + load.warmup;
     let stop_at = warm_until + load.duration;
+    let budget = AtomicU64::new(load.max_requests.unwrap_or(u64::MAX));
     let per_thread: Vec<(u64, u64, Vec<u32>, Vec<u16>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..load.concurrency.max(1))
-            .map(|_| s.spawn(|| worker(load, warm_until, stop_at)))
+            .map(|_| s.spawn(|| worker(load, warm_until, stop_at, &budget)))
             .collect();
         handles
             .into_iter()
@@ -140,10 +144,14 @@ pub fn run(load: &Load) -> Report {
         }
     }
     latencies.sort_unstable();
+    // With a request budget the run may end before its duration.
+    let elapsed = Instant::now()
+        .min(stop_at)
+        .saturating_duration_since(warm_until);
     Report {
         requests,
         errors,
-        elapsed: load.duration,
+        elapsed,
         latencies_us: latencies,
         other_statuses: statuses,
     }
@@ -156,7 +164,12 @@ fn connect(addr: SocketAddr) -> Option<TcpStream> {
     Some(s)
 }
 
-fn worker(load: &Load, warm_until: Instant, stop_at: Instant) -> (u64, u64, Vec<u32>, Vec<u16>) {
+fn worker(
+    load: &Load,
+    warm_until: Instant,
+    stop_at: Instant,
+    budget: &AtomicU64,
+) -> (u64, u64, Vec<u32>, Vec<u16>) {
     let mut latencies = Vec::with_capacity(100_000);
     let (mut requests, mut errors) = (0u64, 0u64);
     let mut statuses = Vec::new();
@@ -164,7 +177,7 @@ fn worker(load: &Load, warm_until: Instant, stop_at: Instant) -> (u64, u64, Vec<
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let now = Instant::now();
-        if now >= stop_at {
+        if now >= stop_at || (now >= warm_until && budget.load(Ordering::Relaxed) == 0) {
             break;
         }
         if stream.is_none() {
@@ -185,6 +198,8 @@ fn worker(load: &Load, warm_until: Instant, stop_at: Instant) -> (u64, u64, Vec<
         match outcome {
             Some((status, keep_alive)) => {
                 if sent >= warm_until {
+                    let _ = budget
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1));
                     requests += 1;
                     latencies.push(took.as_micros().min(u128::from(u32::MAX)) as u32);
                     if status != 200 {

@@ -6,7 +6,7 @@ use ddwire::agent::builtin;
 
 pub static COMMAND: Command = Command {
     name: "agent",
-    summary: "Serve a built-in agent (hello, stub, echo) over A2A",
+    summary: "Serve a built-in agent (hello, stub, echo, director, ungrounded, failing) over A2A",
     usage: "agent NAME [--host H] [--port P] [--public-url URL]",
     details: "Serves the agent's card at /.well-known/agent-card.json and JSON-RPC (A2A v0.3\n\
               message/send and A2A 1.0 SendMessage) at /a2a. Agents: hello (hello.world, port\n\

@@ -32,7 +32,6 @@ impl Parsed {
     }
 
     /// Every value given for a repeatable `--name`.
-    #[allow(dead_code)] // first used by `invoke --requirement`
     pub fn values(&self, name: &str) -> &[String] {
         self.values.get(name).map(Vec::as_slice).unwrap_or(&[])
     }

@@ -3,22 +3,37 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use ddwire::agent::builtin::Echo;
-use ddwire::bench::{self, Load};
-use serde_json::json;
+use ddwire::bench::{self, Load, Report};
+use ddwire::harness::conductor::Conductor;
+use ddwire::harness::identity::{Authenticator, demo_principal};
+use ddwire::harness::policy::Profile;
+use ddwire::harness::registry::{AgentEntry, Registry};
+use ddwire::harness::server::{Harness, handler};
+use ddwire::harness::store::RunStore;
+use ddwire::wire::a2a::client::A2aClient;
+use ddwire::wire::http;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub static COMMAND: Command = Command {
     name: "bench",
-    summary: "Measure requests/s and latency: bench agent",
-    usage: "bench agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]",
+    summary: "Measure requests/s, latency and memory: bench agent | bench harness",
+    usage: "bench agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]\n       \
+            ddwire bench harness [--concurrency N] [--seconds S] [--count N] [--runs DIR]",
     details: "bench agent: drives an A2A echo agent with message/send (or SendMessage) over\n\
               keep-alive loopback connections, closed loop, and prints requests/s and p50/p99\n\
               latency. Without --url it serves ddwire's echo agent in this process on a free\n\
               loopback port. With --url it drives any A2A server (the Python a2a-sdk echo\n\
               server, for one) with the same request; with --get it sends plain GETs to URL\n\
-              (a static nginx file, for one), so every server is measured by one yardstick.\n\
-              benches/agent.sh runs all three side by side.",
+              (a static nginx file, for one), so every server is measured by one yardstick.\n\n\
+              bench harness: end-to-end invocations, caller -> harness -> echo agent -> run\n\
+              store, against the same echo agent called directly; prints invocations/s, p50/p99,\n\
+              the harness's overhead over the direct call, and this process's resident memory\n\
+              before and after --count runs (default 100,000). Runs go to a temporary store\n\
+              (removed after) unless --runs names one.\n\n\
+              benches/agent.sh and benches/harness.sh run them with the comparisons.",
     flags: &[
         Flag {
             name: "url",
@@ -45,6 +60,16 @@ pub static COMMAND: Command = Command {
             value: Some("V"),
             help: "0.3 (message/send, default) or 1.0 (SendMessage)",
         },
+        Flag {
+            name: "count",
+            value: Some("N"),
+            help: "bench harness: runs for the memory measurement (default 100000)",
+        },
+        Flag {
+            name: "runs",
+            value: Some("DIR"),
+            help: "bench harness: keep the runs in DIR",
+        },
     ],
     run,
 };
@@ -52,14 +77,56 @@ pub static COMMAND: Command = Command {
 fn run(args: &Parsed) -> Result<i32, String> {
     match args.positionals.first().map(String::as_str) {
         Some("agent") => agent(args),
-        Some(other) => Err(format!("unknown benchmark {other:?}; try `bench agent`")),
-        None => Err("name a benchmark: `bench agent`".into()),
+        Some("harness") => harness(args),
+        Some(other) => Err(format!(
+            "unknown benchmark {other:?}; try `bench agent` or `bench harness`"
+        )),
+        None => Err("name a benchmark: `bench agent` or `bench harness`".into()),
     }
 }
 
+/// The echo invocation every benchmark sends. Without an `invocation_id`, each run gets a
+/// fresh one, so one request can be sent again and again.
+fn echo_request() -> Value {
+    json!({"agent_id": "echo.wire", "input": {"schema_class": "Echo", "value": {"n": 1, "text": "ping"}}})
+}
+
+/// An A2A call carrying `data` as HTTP/1.1 bytes, in the chosen binding.
+fn a2a_request(host: &str, path: &str, binding: &str, data: Value) -> Result<Vec<u8>, String> {
+    let (body, headers): (Value, Vec<(&str, &str)>) = match binding {
+        "0.3" => (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+                "kind": "message", "messageId": "bench", "role": "user", "parts": [{"kind": "data", "data": data}]}}}),
+            vec![("Content-Type", "application/json")],
+        ),
+        "1.0" => (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+                "messageId": "bench", "role": "ROLE_USER", "parts": [{"data": data}]}}}),
+            vec![("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        ),
+        other => return Err(format!("--binding must be 0.3 or 1.0, not {other:?}")),
+    };
+    Ok(bench::http_request(
+        "POST",
+        host,
+        path,
+        &headers,
+        body.to_string().as_bytes(),
+    ))
+}
+
+fn load(addr: SocketAddr, request: Vec<u8>, args: &Parsed) -> Result<Load, String> {
+    Ok(Load {
+        addr,
+        request,
+        concurrency: args.number::<usize>("concurrency")?.unwrap_or(8),
+        duration: Duration::from_secs_f64(args.number::<f64>("seconds")?.unwrap_or(5.0)),
+        warmup: Duration::from_secs(1),
+        max_requests: None,
+    })
+}
+
 fn agent(args: &Parsed) -> Result<i32, String> {
-    let concurrency = args.number::<usize>("concurrency")?.unwrap_or(8);
-    let seconds = args.number::<f64>("seconds")?.unwrap_or(5.0);
     let mut server = None;
     let url = match args.value("url") {
         Some(u) => u.to_string(),
@@ -75,37 +142,130 @@ fn agent(args: &Parsed) -> Result<i32, String> {
     let request = if args.switch("get") {
         bench::http_request("GET", &host, &path, &[], b"")
     } else {
-        let data = json!({"agent_id": "echo.wire", "input": {"schema_class": "Echo", "value": {"n": 1, "text": "ping"}}});
-        let (body, headers): (serde_json::Value, Vec<(&str, &str)>) = match args
-            .value("binding")
-            .unwrap_or("0.3")
-        {
-            "0.3" => (
-                json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
-                    "kind": "message", "messageId": "bench", "role": "user", "parts": [{"kind": "data", "data": data}]}}}),
-                vec![("Content-Type", "application/json")],
-            ),
-            "1.0" => (
-                json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
-                    "messageId": "bench", "role": "ROLE_USER", "parts": [{"data": data}]}}}),
-                vec![("Content-Type", "application/json"), ("A2A-Version", "1.0")],
-            ),
-            other => return Err(format!("--binding must be 0.3 or 1.0, not {other:?}")),
-        };
-        bench::http_request("POST", &host, &path, &headers, body.to_string().as_bytes())
+        a2a_request(
+            &host,
+            &path,
+            args.value("binding").unwrap_or("0.3"),
+            echo_request(),
+        )?
     };
-    let load = Load {
-        addr,
-        request,
-        concurrency,
-        duration: Duration::from_secs_f64(seconds),
-        warmup: Duration::from_secs(1),
-    };
-    eprintln!("bench agent: {url}, {concurrency} connections, {seconds} s");
+    let load = load(addr, request, args)?;
+    eprintln!(
+        "bench agent: {url}, {} connections, {:?}",
+        load.concurrency, load.duration
+    );
     let report = bench::run(&load);
     println!("{url}  {}", report.summary());
     if let Some(s) = server {
         s.shutdown();
     }
     Ok(if report.requests > 0 { 0 } else { 1 })
+}
+
+fn harness(args: &Parsed) -> Result<i32, String> {
+    let count = args.number::<u64>("count")?.unwrap_or(100_000);
+    let binding = args.value("binding").unwrap_or("0.3");
+    let (runs, temporary) = match args.value("runs") {
+        Some(dir) => (std::path::PathBuf::from(dir), false),
+        None => (
+            std::env::temp_dir().join(format!(
+                "ddwire-bench-runs-{}",
+                ddwire::contract::new_uuid7()
+            )),
+            true,
+        ),
+    };
+    let agent = ddwire::agent::server::serve(Arc::new(Echo::new()), "127.0.0.1:0", None)
+        .map_err(|e| e.to_string())?;
+    let client = A2aClient::default();
+    let entry = AgentEntry {
+        url: agent.base_url(),
+        name: Some("echo".into()),
+        timeout: None,
+    };
+    let registry = Registry::from_config(&client, &[entry]).map_err(|e| e.to_string())?;
+    let profile = Profile::from_bytes(
+        br#"{"profile_id": "ddwire-bench", "version": 1, "agents": {"echo.wire": "advise"}}"#,
+        "<bench profile>",
+    )
+    .map_err(|e| e.to_string())?;
+    let store = RunStore::open(&runs).map_err(|e| e.to_string())?;
+    let conductor = Conductor::new(registry, profile, store, client);
+    let bound =
+        http::server::bind("127.0.0.1:0", http::Limits::DEFAULT).map_err(|e| e.to_string())?;
+    let public = bound.default_public_url();
+    let harness = Arc::new(Harness::new(
+        conductor,
+        Some(Authenticator::Operator(demo_principal())),
+        &public,
+    ));
+    let harness_server = bound
+        .serve(handler(harness), http::server::default_workers())
+        .map_err(|e| e.to_string())?;
+
+    let direct = {
+        let (addr, host, _) = bench::parse_url(&agent.base_url()).map_err(|e| e.to_string())?;
+        load(
+            addr,
+            a2a_request(&host, "/a2a", binding, echo_request())?,
+            args,
+        )?
+    };
+    let through = {
+        let (addr, host, _) = bench::parse_url(&public).map_err(|e| e.to_string())?;
+        load(
+            addr,
+            a2a_request(&host, "/a2a", binding, echo_request())?,
+            args,
+        )?
+    };
+    eprintln!(
+        "bench harness: {} connections, {:?} per phase; runs in {}",
+        direct.concurrency,
+        direct.duration,
+        runs.display()
+    );
+    let d = bench::run(&direct);
+    println!("direct agent call   {}", d.summary());
+    let h = bench::run(&through);
+    println!("through the harness {}", h.summary());
+    let overhead =
+        |q: f64| (f64::from(h.percentile_us(q)) - f64::from(d.percentile_us(q))) / 1000.0;
+    println!(
+        "harness overhead    p50 {:.3} ms  p99 {:.3} ms  (harness latency minus direct call)",
+        overhead(0.5),
+        overhead(0.99)
+    );
+
+    let rss_before = bench::rss_kib();
+    let memory = Load {
+        max_requests: Some(count),
+        duration: Duration::from_secs(24 * 3600),
+        warmup: Duration::ZERO,
+        ..through
+    };
+    eprintln!("bench harness: {count} runs for the memory measurement...");
+    let m: Report = bench::run(&memory);
+    let rss_after = bench::rss_kib();
+    println!(
+        "memory              {} runs ({} errors) at {:.0} runs/s",
+        m.requests,
+        m.errors,
+        m.rps()
+    );
+    match (rss_before, rss_after) {
+        (Some(b), Some(a)) => println!(
+            "resident memory     before {:.1} MiB, after {:.1} MiB, change {:+.1} MiB",
+            b as f64 / 1024.0,
+            a as f64 / 1024.0,
+            (a as f64 - b as f64) / 1024.0
+        ),
+        _ => println!("resident memory     not available on this system"),
+    }
+    harness_server.shutdown();
+    agent.shutdown();
+    if temporary {
+        let _ = std::fs::remove_dir_all(&runs);
+    }
+    Ok(0)
 }

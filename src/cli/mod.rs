@@ -4,10 +4,17 @@
 //! envelope that did not succeed is still 0), 2 bad usage or configuration.
 
 mod agent;
+mod agents;
 mod args;
 mod bench;
+mod demo;
 mod hash;
+mod invoke;
+mod lint;
+mod runs;
 mod send;
+mod serve;
+mod setup;
 
 use args::{Flag, Parsed};
 
@@ -23,10 +30,18 @@ pub struct Command {
 
 fn commands() -> Vec<&'static Command> {
     vec![
+        &demo::COMMAND,
+        &serve::COMMAND,
+        &invoke::COMMAND,
         &agent::COMMAND,
-        &bench::COMMAND,
+        &agents::COMMAND,
+        &runs::RUNS,
+        &runs::SHOW,
+        &runs::REPLAY,
+        &lint::COMMAND,
         &hash::COMMAND,
         &send::COMMAND,
+        &bench::COMMAND,
     ]
 }
 

@@ -17,6 +17,20 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+/// The configuration used when none is given: the built-in agents at the ports
+/// `ddwire agent NAME` serves them on.
+pub const DEFAULT_AGENTS_CONFIG: &str = r#"{
+  "agents": [
+    {"name": "hello", "url": "http://127.0.0.1:8101"},
+    {"name": "stub", "url": "http://127.0.0.1:8104"},
+    {"name": "director", "url": "http://127.0.0.1:8106", "timeout_s": 120},
+    {"name": "echo", "url": "http://127.0.0.1:8107"},
+    {"name": "ungrounded", "url": "http://127.0.0.1:8108"},
+    {"name": "failing", "url": "http://127.0.0.1:8109"}
+  ]
+}
+"#;
+
 /// One entry of the agents configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentEntry {

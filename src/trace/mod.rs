@@ -10,6 +10,7 @@ pub mod names;
 pub mod record;
 pub mod span_json;
 pub mod tracer;
+pub mod tree;
 
 pub use context::{SpanContext, SpanId, TraceId, TraceState};
 pub use names::{CONDUCTOR_ATTRIBUTES, OWNED_ATTRIBUTES, SpanName, attr};

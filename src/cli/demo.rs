@@ -1,0 +1,224 @@
+//! `ddwire demo`: the whole system on loopback, on an embedded default.
+//!
+//! Starts the built-in agents and a harness in this process on ports it picks, with the
+//! shipped profile and a clearly named demo principal, and runs a handful of invocations
+//! through the harness's A2A endpoint, as any caller would: a success, an abstention, a
+//! refusal by policy, an input the agent does not accept, a withheld result, an agent error,
+//! and a delegation with its two linked traces. For each it prints the outcome and the span
+//! tree the run store holds. The runs stay in the run store (default `./runs`).
+
+use super::Command;
+use super::args::{Flag, Parsed};
+use super::setup;
+use ddwire::agent::builtin;
+use ddwire::agent::server;
+use ddwire::harness::conductor::Conductor;
+use ddwire::harness::identity::{Authenticator, demo_principal};
+use ddwire::harness::policy::Profile;
+use ddwire::harness::registry::{AgentEntry, Registry};
+use ddwire::harness::server::{Harness, handler};
+use ddwire::harness::store::RunStore;
+use ddwire::trace;
+use ddwire::wire::a2a::artifact;
+use ddwire::wire::a2a::client::{A2aClient, Target};
+use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
+use ddwire::wire::http;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub static COMMAND: Command = Command {
+    name: "demo",
+    summary: "Run the built-in agents and a harness on loopback and show seven invocations",
+    usage: "demo [--runs DIR]",
+    details: "Needs nothing installed and no network beyond loopback. Acts for the demo principal\n\
+              (urn:ddwire:demo:operator), under the shipped default profile. Inspect the runs\n\
+              afterwards with `ddwire runs` and `ddwire show RUN_ID`.",
+    flags: &[
+        setup::RUNS,
+        Flag {
+            name: "quiet",
+            value: None,
+            help: "Print one line per invocation, no span trees",
+        },
+    ],
+    run,
+};
+
+const T: Duration = Duration::from_secs(30);
+
+fn run(args: &Parsed) -> Result<i32, String> {
+    let runs = setup::runs_dir(args);
+    let store = RunStore::open(&runs).map_err(|e| format!("run store {}: {e}", runs.display()))?;
+
+    // The agents, each on its own loopback port, with the same server `ddwire agent` runs.
+    let mut servers = Vec::new();
+    let mut entries = Vec::new();
+    for (name, _) in builtin::NAMES {
+        let agent = builtin::by_name(name).expect("a built-in agent");
+        let s = server::serve(agent, "127.0.0.1:0", None).map_err(|e| e.to_string())?;
+        let timeout = if name == "director" { 120 } else { 30 };
+        entries.push(AgentEntry {
+            url: s.base_url(),
+            name: Some(name.to_string()),
+            timeout: Some(Duration::from_secs(timeout)),
+        });
+        servers.push(s);
+    }
+    let client = A2aClient::default();
+    let registry = Registry::from_config(&client, &entries).map_err(|e| e.to_string())?;
+
+    // The harness, its own delegation callback, acting for the demo principal.
+    let conductor = Conductor::new(registry, Profile::default_profile(), store, client.clone());
+    let bound =
+        http::server::bind("127.0.0.1:0", http::Limits::DEFAULT).map_err(|e| e.to_string())?;
+    let public = bound.default_public_url();
+    let harness = Arc::new(Harness::new(
+        conductor,
+        Some(Authenticator::Operator(demo_principal())),
+        &public,
+    ));
+    let harness_server = bound
+        .serve(handler(Arc::clone(&harness)), 16)
+        .map_err(|e| e.to_string())?;
+    println!(
+        "ddwire demo: {} agents and a harness at {public}; runs go to {}\n",
+        servers.len(),
+        runs.display()
+    );
+
+    let target = Target::from_card(&client.fetch_card(&public, T).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let message = |text: &str| json!({"schema_class": "Message", "message_text": text});
+    let cases = [
+        (
+            "a success",
+            "hello.world",
+            message("Hello from the ddwire demo"),
+        ),
+        (
+            "an abstention",
+            "stub.abstain",
+            message("Can you decide this?"),
+        ),
+        (
+            "a refusal by policy (the profile does not enable echo.wire)",
+            "echo.wire",
+            json!({"schema_class": "Echo", "value": 1}),
+        ),
+        (
+            "an input the agent does not accept",
+            "hello.world",
+            json!({"schema_class": "Echo", "value": 1}),
+        ),
+        (
+            "a withheld result (it cites a source it never retrieved)",
+            "demo.ungrounded",
+            message("What is the capital of Atlantis?"),
+        ),
+        ("an agent error", "demo.failing", message("Please try")),
+        (
+            "a delegation: director.route asks hello.world through the harness",
+            "director.route",
+            message("Say hello for me"),
+        ),
+    ];
+    let quiet = args.switch("quiet");
+    for (i, (what, agent, input)) in cases.iter().enumerate() {
+        let request = json!({"agent_id": agent, "input": input});
+        let task = client
+            .send_for_task(
+                &target,
+                Message::new(Role::User, vec![Part::data(request)]),
+                &[],
+                T,
+            )
+            .map_err(|e| e.to_string())?;
+        if task.status.state != TaskState::Completed {
+            println!(
+                "{}. {what}: refused: {}",
+                i + 1,
+                task.failure_detail().unwrap_or_default()
+            );
+            continue;
+        }
+        let envelope = task
+            .artifacts_named(artifact::ENVELOPE)
+            .first()
+            .and_then(|a| {
+                a.parts.iter().find_map(|p| {
+                    if let Part::Data { data, .. } = p {
+                        Some(data.clone())
+                    } else {
+                        None
+                    }
+                })
+            })
+            .unwrap_or(Value::Null);
+        print_run(&harness, i + 1, what, &envelope, quiet);
+    }
+    println!(
+        "Inspect: ddwire runs --runs {0}; ddwire show <RUN_ID> --runs {0}",
+        runs.display()
+    );
+    harness_server.shutdown();
+    for s in servers {
+        s.shutdown();
+    }
+    Ok(0)
+}
+
+fn print_run(harness: &Harness, n: usize, what: &str, envelope: &Value, quiet: bool) {
+    let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let id = text(&envelope["invocation_id"]);
+    println!("{n}. {what}");
+    println!(
+        "   {} → {}: {}",
+        text(&envelope["agent_id"]),
+        text(&envelope["outcome"]["status"]),
+        text(&envelope["outcome"]["statement"])
+    );
+    if let Some(title) = envelope["problem"]["title"].as_str() {
+        println!(
+            "   problem: {title} ({})",
+            text(&envelope["problem"]["type"])
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+        );
+    }
+    println!("   run {id}");
+    if quiet {
+        println!();
+        return;
+    }
+    let mut runs = vec![(String::new(), id.clone())];
+    if let Some(children) = envelope["delegations"].as_array() {
+        runs.extend(children.iter().map(|d| {
+            (
+                "delegated child ".to_string(),
+                text(&d["delegated_invocation_id"]),
+            )
+        }));
+    }
+    for (label, run_id) in runs {
+        let store = &harness.conductor.store;
+        let Ok(Some(lines)) = store.spans(&run_id) else {
+            continue;
+        };
+        let records: Vec<_> = lines
+            .lines()
+            .filter_map(|l| trace::from_json(l).ok())
+            .collect();
+        if !label.is_empty() {
+            println!("   {label}{run_id} (its own trace, linked to the parent's delegate span):");
+        }
+        for line in trace::tree::render(&records).lines() {
+            println!("     {line}");
+        }
+        if let Ok(Some(report)) = store.grounding(&run_id) {
+            println!("     {}", report.lines().next().unwrap_or(""));
+        }
+    }
+    println!();
+}

@@ -1,0 +1,160 @@
+//! `ddwire invoke`: run one invocation, locally or through a harness, and print the envelope.
+
+use super::args::{Flag, Parsed};
+use super::{Command, read_input, setup};
+use ddwire::contract::{Input, InvocationRequest};
+use ddwire::wire::a2a::artifact;
+use ddwire::wire::a2a::client::{A2aClient, Target};
+use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
+use serde_json::Value;
+use std::time::Duration;
+
+pub static COMMAND: Command = Command {
+    name: "invoke",
+    summary: "Run one invocation and print its envelope",
+    usage: "invoke --agent ID --input FILE|- [--requirement R]... [--conversation ID] [--harness URL [--token T]] [config flags]",
+    details: "Builds an InvocationRequest for agent ID with the input document FILE (a JSON\n\
+              object naming its schema_class), runs it through the conductor against the\n\
+              configured agents (or sends it to the harness at URL over A2A), prints the envelope\n\
+              on stdout and the outcome, grounding summary and run directory on stderr.\n\
+              Exit 0 when an envelope was made (whatever its outcome), 1 when the request was\n\
+              refused and no run was made, 2 on bad usage or configuration.",
+    flags: &[
+        Flag {
+            name: "agent",
+            value: Some("ID"),
+            help: "The agent to run",
+        },
+        Flag {
+            name: "input",
+            value: Some("FILE"),
+            help: "The input document (- for stdin)",
+        },
+        Flag {
+            name: "requirement",
+            value: Some("R"),
+            help: "A requirement id the request serves (repeatable)",
+        },
+        Flag {
+            name: "conversation",
+            value: Some("ID"),
+            help: "The conversation (a UUIDv7) the request belongs to",
+        },
+        Flag {
+            name: "harness",
+            value: Some("URL"),
+            help: "Send to this harness instead of running locally",
+        },
+        Flag {
+            name: "token",
+            value: Some("T"),
+            help: "Bearer token for --harness",
+        },
+        setup::AGENTS,
+        setup::PROFILE,
+        setup::RUNS,
+        setup::ACTING_FOR_ID,
+        setup::ACTING_FOR_NAME,
+    ],
+    run,
+};
+
+fn run(args: &Parsed) -> Result<i32, String> {
+    let agent = args.value("agent").ok_or("needs --agent ID")?;
+    let input_path = args
+        .value("input")
+        .ok_or("needs --input FILE (or - for stdin)")?;
+    let input = match ddwire::json::parse(&read_input(input_path)?, ddwire::json::Limits::DEFAULT)
+        .map_err(|e| e.to_string())?
+    {
+        Value::Object(m) => Input(m),
+        _ => {
+            return Err(format!(
+                "{input_path}: the input must be a JSON object naming its schema_class"
+            ));
+        }
+    };
+    let mut request = InvocationRequest::new(agent, input);
+    request.requirement_ids = args.values("requirement").to_vec();
+    request.conversation_id = args.value("conversation").map(str::to_string);
+    match args.value("harness") {
+        Some(url) => remote(url, args.value("token"), &request),
+        None => local(args, request),
+    }
+}
+
+fn local(args: &Parsed, request: InvocationRequest) -> Result<i32, String> {
+    // Whom the run acts for is settled before anything runs or is written.
+    let principal = setup::principal(args)?;
+    let conductor = setup::conductor(args)?;
+    setup::report_registry(&conductor.registry);
+    match conductor.invoke(request, &principal) {
+        Ok(run) => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&run.envelope.to_document()).unwrap_or_default()
+            );
+            eprintln!(
+                "outcome: {} ({})",
+                run.envelope.outcome.status, run.envelope.outcome.statement
+            );
+            eprintln!("{}", run.report.summary());
+            eprintln!("run directory: {}", run.run_dir.display());
+            Ok(0)
+        }
+        Err(e) => {
+            eprintln!("ddwire invoke: refused, no run was made: {e}");
+            Ok(1)
+        }
+    }
+}
+
+fn remote(url: &str, token: Option<&str>, request: &InvocationRequest) -> Result<i32, String> {
+    let client = A2aClient::default();
+    let timeout = Duration::from_secs(300);
+    let card = client
+        .fetch_card(url, Duration::from_secs(30))
+        .map_err(|e| e.to_string())?;
+    let target = Target::from_card(&card).map_err(|e| e.to_string())?;
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", a.as_str())).collect();
+    let message = Message::new(Role::User, vec![Part::data(request.to_document())]);
+    let task = client
+        .send_for_task(&target, message, &headers, timeout)
+        .map_err(|e| e.to_string())?;
+    if task.status.state != TaskState::Completed {
+        eprintln!(
+            "ddwire invoke: refused, no run was made: {}",
+            task.failure_detail().unwrap_or_default()
+        );
+        return Ok(1);
+    }
+    let envelope = task
+        .artifacts_named(artifact::ENVELOPE)
+        .first()
+        .and_then(|a| {
+            a.parts.iter().find_map(|p| {
+                if let Part::Data { data, .. } = p {
+                    Some(data.clone())
+                } else {
+                    None
+                }
+            })
+        })
+        .ok_or("the harness replied without an envelope artifact")?;
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&envelope).unwrap_or_default()
+    );
+    let outcome = &envelope["outcome"];
+    eprintln!(
+        "outcome: {} ({})",
+        outcome["status"].as_str().unwrap_or("?"),
+        outcome["statement"].as_str().unwrap_or("")
+    );
+    eprintln!(
+        "run {} stored by the harness at {url}",
+        envelope["invocation_id"].as_str().unwrap_or("?")
+    );
+    Ok(0)
+}

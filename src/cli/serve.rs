@@ -1,0 +1,90 @@
+//! `ddwire serve`: the harness over HTTP (A2A, AG-UI, JSON routes).
+
+use super::Command;
+use super::args::{Flag, Parsed};
+use super::setup;
+use ddwire::harness::server::{self, Harness};
+use ddwire::wire::http;
+use std::sync::Arc;
+
+pub static COMMAND: Command = Command {
+    name: "serve",
+    summary: "Serve the harness: A2A, AG-UI and JSON routes",
+    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--tokens F] [--acting-for-id IRI --acting-for-name NAME]",
+    details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage;\n\
+              GET /.well-known/agent-card.json; POST /agui (AG-UI over SSE); GET /agui/runs/{id}\n\
+              (replay); GET /runs, /runs/{id}, /runs/{id}/spans, /conversations,\n\
+              /conversations/{id}, /agents, /agents/{id}, /healthz.\n\n\
+              Whom runs act for comes from credentials, never from a request: with --tokens,\n\
+              each caller presents Authorization: Bearer <token>; without, every run acts for\n\
+              the operator's principal (DD_PRINCIPAL_ID / DD_PRINCIPAL_NAME or the flags), and\n\
+              serve refuses to start without one. Bound beyond loopback without --tokens, it warns.",
+    flags: &[
+        Flag {
+            name: "host",
+            value: Some("H"),
+            help: "Address to bind (default 127.0.0.1)",
+        },
+        Flag {
+            name: "port",
+            value: Some("P"),
+            help: "Port (default 8000)",
+        },
+        Flag {
+            name: "public-url",
+            value: Some("URL"),
+            help: "Base URL on the card and for delegation callbacks (or DD_HARNESS_URL)",
+        },
+        setup::AGENTS,
+        setup::PROFILE,
+        setup::RUNS,
+        setup::TOKENS,
+        setup::ACTING_FOR_ID,
+        setup::ACTING_FOR_NAME,
+    ],
+    run,
+};
+
+fn run(args: &Parsed) -> Result<i32, String> {
+    if !args.positionals.is_empty() {
+        return Err(format!("takes no arguments, got {:?}", args.positionals));
+    }
+    let authenticator = setup::authenticator(args)?;
+    let host = args.value("host").unwrap_or("127.0.0.1");
+    let port: u16 = args.number("port")?.unwrap_or(8000);
+    let conductor = setup::conductor(args)?;
+    let bound = http::server::bind(&format!("{host}:{port}"), http::Limits::DEFAULT)
+        .map_err(|e| e.to_string())?;
+    let public = args
+        .value("public-url")
+        .map(str::to_string)
+        .or_else(|| {
+            std::env::var("DD_HARNESS_URL")
+                .ok()
+                .filter(|v| !v.is_empty())
+        })
+        .unwrap_or_else(|| bound.default_public_url());
+    let addr = bound.local_addr();
+    let registry_summary = (
+        conductor.registry.ids(),
+        conductor.registry.unavailable.len(),
+        conductor.registry.incompatible.len(),
+    );
+    setup::report_registry(&conductor.registry);
+    let bearer = authenticator.requires_credentials();
+    let harness = Arc::new(Harness::new(conductor, Some(authenticator), &public));
+    let server = bound
+        .serve(server::handler(harness), http::server::default_workers())
+        .map_err(|e| e.to_string())?;
+    eprintln!(
+        "ddwire serve: harness on http://{addr} (public {public}); agents {:?}; {} unavailable, {} incompatible",
+        registry_summary.0, registry_summary.1, registry_summary.2
+    );
+    if !addr.ip().is_loopback() && !bearer {
+        eprintln!(
+            "ddwire serve: warning: bound beyond loopback ({addr}) without --tokens: every caller acts for the operator's principal"
+        );
+    }
+    server.wait();
+    Ok(0)
+}

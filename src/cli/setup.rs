@@ -1,0 +1,130 @@
+//! What `serve`, `invoke`, `agents` and `runs` share: reading the configuration they name
+//! (flags first, then environment variables, then the built-in defaults).
+
+use super::args::{Flag, Parsed};
+use ddwire::contract::Principal;
+use ddwire::harness::conductor::Conductor;
+use ddwire::harness::identity::{self, Authenticator};
+use ddwire::harness::policy::Profile;
+use ddwire::harness::registry::{self, Registry};
+use ddwire::harness::store::RunStore;
+use ddwire::wire::a2a::client::A2aClient;
+use std::path::{Path, PathBuf};
+
+pub const AGENTS: Flag = Flag {
+    name: "agents",
+    value: Some("FILE"),
+    help: "Agents config, JSON (or DD_AGENTS_CONFIG; default: the built-in agents on their ports)",
+};
+pub const PROFILE: Flag = Flag {
+    name: "profile",
+    value: Some("FILE"),
+    help: "Institutional profile, JSON (or DD_PROFILE; default: the shipped profile)",
+};
+pub const RUNS: Flag = Flag {
+    name: "runs",
+    value: Some("DIR"),
+    help: "Run store directory (or DD_RUNS_DIR; default ./runs)",
+};
+pub const TOKENS: Flag = Flag {
+    name: "tokens",
+    value: Some("FILE"),
+    help: "Bearer tokens: JSON map of token SHA-256 digests to principals",
+};
+pub const ACTING_FOR_ID: Flag = Flag {
+    name: "acting-for-id",
+    value: Some("IRI"),
+    help: "Whom runs act for (or DD_PRINCIPAL_ID)",
+};
+pub const ACTING_FOR_NAME: Flag = Flag {
+    name: "acting-for-name",
+    value: Some("NAME"),
+    help: "Their name (or DD_PRINCIPAL_NAME)",
+};
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The run store the flags or `DD_RUNS_DIR` name, default `./runs`.
+pub fn runs_dir(args: &Parsed) -> PathBuf {
+    args.value("runs")
+        .map(PathBuf::from)
+        .or_else(|| env("DD_RUNS_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("runs"))
+}
+
+/// Open the run store.
+pub fn store(args: &Parsed) -> Result<RunStore, String> {
+    let dir = runs_dir(args);
+    RunStore::open(&dir).map_err(|e| format!("run store {}: {e}", dir.display()))
+}
+
+/// The deployment's profile.
+pub fn profile(args: &Parsed) -> Result<Profile, String> {
+    match args
+        .value("profile")
+        .map(str::to_string)
+        .or_else(|| env("DD_PROFILE"))
+    {
+        Some(path) => Profile::load(Path::new(&path)).map_err(|e| e.to_string()),
+        None => Ok(Profile::default_profile()),
+    }
+}
+
+/// The registry, from the agents config (reading every card).
+pub fn registry(args: &Parsed, client: &A2aClient) -> Result<Registry, String> {
+    let entries = match args
+        .value("agents")
+        .map(str::to_string)
+        .or_else(|| env("DD_AGENTS_CONFIG"))
+    {
+        Some(path) => registry::load_config(Path::new(&path)).map_err(|e| e.to_string())?,
+        None => registry::parse_config(
+            registry::DEFAULT_AGENTS_CONFIG.as_bytes(),
+            "<built-in agents config>",
+        )
+        .map_err(|e| e.to_string())?,
+    };
+    Registry::from_config(client, &entries).map_err(|e| e.to_string())
+}
+
+/// The configured operator principal; refuses to go on without one.
+pub fn principal(args: &Parsed) -> Result<Principal, String> {
+    identity::configured_principal(
+        args.value("acting-for-id"),
+        args.value("acting-for-name"),
+        None,
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// The authenticator: bearer tokens when `--tokens` is given, else the operator assertion.
+pub fn authenticator(args: &Parsed) -> Result<Authenticator, String> {
+    match args.value("tokens") {
+        Some(path) => Authenticator::bearer_from_file(Path::new(path)).map_err(|e| e.to_string()),
+        None => principal(args).map(Authenticator::Operator),
+    }
+}
+
+/// A conductor from the flags.
+pub fn conductor(args: &Parsed) -> Result<Conductor, String> {
+    let client = A2aClient::default();
+    let registry = registry(args, &client)?;
+    Ok(Conductor::new(
+        registry,
+        profile(args)?,
+        store(args)?,
+        client,
+    ))
+}
+
+/// Report agents that could not be admitted, on stderr.
+pub fn report_registry(registry: &Registry) {
+    for (name, reason) in &registry.unavailable {
+        eprintln!("  [{name}] unavailable: {reason}");
+    }
+    for (name, reason) in &registry.incompatible {
+        eprintln!("  [{name}] incompatible: {reason}");
+    }
+}
