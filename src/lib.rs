@@ -1,4 +1,109 @@
-//! ddwire: Data Director's wire and trace, with minimal dependencies.
+//! # ddwire
+//!
+//! Data Director's wire and trace, with minimal dependencies: the documents an invocation is
+//! made of, the OpenTelemetry-shaped trace that records it, A2A over JSON-RPC between a caller,
+//! the harness and its agents, AG-UI over Server-Sent Events to a browser, and the harness that
+//! governs every run (policy gate, input check, grounding linter, crash-safe run store).
+//!
+//! The layers, each a module, each knowing only those listed before it:
+//!
+//! | module | holds |
+//! |---|---|
+//! | [`json`], [`time`], [`error`] | Python-identical JSON text, bounded parsing, timestamps, the one [`Error`] type |
+//! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
+//! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context |
+//! | [`wire`] | HTTP (tiny_http, ureq, in-memory), JSON-RPC 2.0, A2A (v0.3 and 1.0), AG-UI, SSE |
+//! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
+//! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, store, routes |
+//! | [`bench`] | a load generator for the benchmarks |
+//!
+//! ## Hash a document as Data Director does
+//!
+//! Content hashes are SHA-256 over the bytes CPython's `json.dumps(x, sort_keys=True,
+//! separators=(",", ":"), ensure_ascii=False)` writes, so a hash ddwire computes equals the
+//! reference's.
+//!
+//! ```
+//! use ddwire::contract::{input_hash, Canonicalisation};
+//!
+//! let input = ddwire::json::parse_str(r#"{"schema_class": "Message", "message_text": "hi", "n": 1.0}"#)?;
+//! let bytes = Canonicalisation::InputDocument.canonical_bytes(&input)?;
+//! assert_eq!(bytes, br#"{"message_text":"hi","n":1.0,"schema_class":"Message"}"#);
+//! assert_eq!(input_hash(&input).len(), 64);
+//! # Ok::<(), ddwire::Error>(())
+//! ```
+//!
+//! ## Trace an invocation and write its spans as the OpenTelemetry Python SDK would
+//!
+//! ```
+//! use ddwire::trace::{attr, SpanContext, Tracer};
+//!
+//! // A caller's traceparent parents this tracer's spans, so they join the caller's trace.
+//! let caller = SpanContext::extract(Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"), None);
+//! let tracer = Tracer::new("hello.world").with_remote_parent(caller);
+//! let chat = tracer.chat("a-model");
+//! chat.record_tokens(Some(12), Some(30));
+//! chat.end();
+//! let spans = tracer.take_all();
+//! let line = ddwire::trace::to_json(&spans[0]);
+//! assert!(line.starts_with(r#"{"name": "chat", "context": {"trace_id": "0x4bf92f3577b34da6a3ce929d0e0e4736""#));
+//! assert_eq!(ddwire::trace::from_json(&line)?.owned_str(attr::MODEL_ID), Some("a-model"));
+//! # Ok::<(), ddwire::Error>(())
+//! ```
+//!
+//! ## Serve an agent and call it over A2A
+//!
+//! Every agent runs the same agent server. Here it is served on the in-memory transport, which
+//! carries real HTTP/1.1 bytes through the same handler with no socket;
+//! [`agent::server::serve`] serves it on TCP instead.
+//!
+//! ```
+//! use ddwire::agent::builtin::Hello;
+//! use ddwire::agent::server::serve_in_memory;
+//! use ddwire::wire::a2a::client::{A2aClient, Target};
+//! use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
+//! use ddwire::wire::http::{client::HttpClient, memory::MemoryNet};
+//! use std::{sync::Arc, time::Duration};
+//!
+//! let net = MemoryNet::new();
+//! let base = serve_in_memory(&net, Arc::new(Hello::new()));
+//! let client = A2aClient::new(HttpClient::memory(net));
+//! let card = client.fetch_card(&base, Duration::from_secs(5))?;
+//! let target = Target::from_card(&card)?; // A2A 1.0, as the card prefers
+//! let request = serde_json::json!({"agent_id": "hello.world",
+//!     "input": {"schema_class": "Message", "message_text": "hi"}});
+//! let task = client.send_for_task(&target, Message::new(Role::User, vec![Part::data(request)]), &[], Duration::from_secs(5))?;
+//! assert_eq!(task.status.state, TaskState::Completed);
+//! assert_eq!(task.artifacts[0].name.as_deref(), Some("agent-result"));
+//! # Ok::<(), ddwire::Error>(())
+//! ```
+//!
+//! ## Run an invocation through the harness
+//!
+//! The conductor is one function of a request and the principal the caller's credentials name;
+//! the A2A endpoint, the AG-UI stream and the CLI wrap it. The test kit builds a harness and
+//! its agents in memory.
+//!
+//! ```
+//! use ddwire::agent::builtin::{Hello, Stub};
+//! use ddwire::contract::OutcomeStatus;
+//! use ddwire::harness::testkit::TestHarness;
+//! use std::sync::Arc;
+//!
+//! let harness = TestHarness::new(vec![Arc::new(Hello::new()), Arc::new(Stub::new())]);
+//! let run = harness.invoke(&serde_json::json!({"agent_id": "hello.world",
+//!     "input": {"schema_class": "Message", "message_text": "hi"}}))?;
+//! assert_eq!(run.envelope.outcome.status, OutcomeStatus::Succeeded);
+//! assert!(run.report.passed); // the grounding linter read the agent's spans
+//! assert!(run.run_dir.join("spans.jsonl").exists());
+//! # Ok::<(), ddwire::Error>(())
+//! ```
+//!
+//! ## Errors
+//!
+//! Every fallible function returns [`Error`], one enum whose `Display` is a sentence fit for a
+//! log line, a JSON-RPC error or a failed envelope's detail.
+
 #![forbid(unsafe_code)]
 
 pub mod agent;
