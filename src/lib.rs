@@ -15,7 +15,7 @@
 //! | [`wire`] | HTTP (tiny_http, ureq, in-memory), JSON-RPC 2.0, A2A (v0.3 and 1.0), AG-UI, SSE |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, store, routes |
-//! | [`bench`] | a load generator for the benchmarks |
+//! | [`bench`](mod@bench) | a load generator for the benchmarks |
 //!
 //! ## Hash a document as Data Director does
 //!

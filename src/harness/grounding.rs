@@ -21,7 +21,7 @@
 //! - **E1**, evidence content (ADR-0015): every evidence item that carries `content` hashes to
 //!   its `content_hash` under its `canonicalisation`.
 //!
-//! Per mode (see [`rules_for`]):
+//! Per mode (see `rules_for`):
 //! - `retrieval`: **G1** chat only after a retrieval ended; **G2** everything cited was
 //!   retrieved; **G3** every evidence hash is on a retrieval span; **G4** every cited hash is in
 //!   the evidence.
