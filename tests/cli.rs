@@ -1,0 +1,237 @@
+//! The `ddwire` binary: help, usage errors, and the commands that must refuse to run.
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn ddwire() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    // A developer's own principal must not leak into these tests.
+    for var in [
+        "DD_PRINCIPAL_ID",
+        "DD_PRINCIPAL_NAME",
+        "DD_PRINCIPAL_KIND",
+        "DD_AGENTS_CONFIG",
+        "DD_PROFILE",
+        "DD_RUNS_DIR",
+    ] {
+        c.env_remove(var);
+    }
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    ddwire()
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "ddwire-cli-{tag}-{}",
+        ddwire::contract::new_uuid7()
+    ));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn help_and_version_describe_every_command() {
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for cmd in [
+        "demo", "serve", "invoke", "agent", "agents", "runs", "show", "replay", "lint", "hash",
+        "send", "bench",
+    ] {
+        assert!(
+            help.contains(&format!("  {cmd} ")),
+            "{cmd} missing from --help"
+        );
+        let sub = run(&[cmd, "--help"]);
+        assert!(sub.status.success(), "{cmd} --help");
+        assert!(text(&sub.stdout).contains("Usage: ddwire"), "{cmd} --help");
+    }
+    let version = run(&["--version"]);
+    assert_eq!(
+        text(&version.stdout).trim(),
+        format!("ddwire {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn an_unknown_command_or_flag_is_a_usage_error_with_exit_code_2() {
+    let out = run(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown command \"frobnicate\""));
+    let out = run(&["hash", "--nope", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown option --nope"));
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn hash_prints_the_content_hash_python_would_compute() {
+    let case = std::fs::read_to_string("fixtures/canonical/cases.jsonl").unwrap();
+    let first: serde_json::Value = serde_json::from_str(case.lines().next().unwrap()).unwrap();
+    let mut child = ddwire()
+        .args([
+            "hash",
+            "--canonicalisation",
+            first["canonicalisation"].as_str().unwrap(),
+            "-",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(first["input"].as_str().unwrap().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(text(&out.stdout).trim(), first["sha256"].as_str().unwrap());
+    let out = run(&["hash", "--canonicalisation", "nope", "Cargo.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown canonicalisation 'nope'"));
+}
+
+#[test]
+fn the_cli_runs_nothing_without_a_principal() {
+    let runs = temp_dir("noprincipal");
+    let input = runs.join("input.json");
+    std::fs::write(
+        &input,
+        r#"{"schema_class": "Message", "message_text": "hi"}"#,
+    )
+    .unwrap();
+    let runs_arg = runs.join("store");
+    let out = run(&[
+        "invoke",
+        "--agent",
+        "hello.world",
+        "--input",
+        input.to_str().unwrap(),
+        "--runs",
+        runs_arg.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("DD_PRINCIPAL_ID and DD_PRINCIPAL_NAME unset"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["serve", "--port", "0", "--runs", runs_arg.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("every invocation acts for a named human"));
+    assert!(
+        !runs_arg.exists(),
+        "nothing may be written without a principal"
+    );
+    std::fs::remove_dir_all(runs).unwrap();
+}
+
+#[test]
+fn a_malformed_principal_stops_start_up() {
+    let out = run(&[
+        "serve",
+        "--port",
+        "0",
+        "--acting-for-id",
+        "0000-0002-1825-0097",
+        "--acting-for-name",
+        "J",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("the configured principal is malformed"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn serve_warns_when_bound_beyond_loopback_without_bearer_tokens() {
+    let runs = temp_dir("warn");
+    let agents = runs.join("agents.json");
+    std::fs::write(&agents, r#"{"agents": []}"#).unwrap();
+    let mut child = ddwire()
+        .args([
+            "serve",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+            "--agents",
+            agents.to_str().unwrap(),
+        ])
+        .args(["--runs", runs.join("store").to_str().unwrap()])
+        .args([
+            "--acting-for-id",
+            "https://orcid.org/0000-0002-1825-0097",
+            "--acting-for-name",
+            "Josiah Carberry",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let mut seen = String::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut buf = [0u8; 4096];
+    use std::io::Read;
+    while !seen.contains("warning") && std::time::Instant::now() < deadline {
+        match stderr.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => seen.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_dir_all(runs).unwrap();
+    assert!(seen.contains("warning: bound beyond loopback"), "{seen}");
+}
+
+#[test]
+fn lint_exits_0_for_a_grounded_run_and_1_for_a_violation() {
+    let dir = "fixtures/runs";
+    let mut seen = (false, false);
+    for entry in std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+    {
+        let spans = entry.path().join("spans.jsonl");
+        let envelope = entry.path().join("envelope.json");
+        if !spans.exists() || !envelope.exists() {
+            continue;
+        }
+        let out = run(&["lint", spans.to_str().unwrap(), envelope.to_str().unwrap()]);
+        let summary = text(&out.stdout);
+        match out.status.code() {
+            Some(0) => {
+                assert!(summary.starts_with("grounding: passed"), "{summary}");
+                seen.0 = true;
+            }
+            Some(1) => {
+                assert!(summary.starts_with("grounding: FAILED"), "{summary}");
+                seen.1 = true;
+            }
+            other => panic!("lint exited {other:?}: {}", text(&out.stderr)),
+        }
+    }
+    assert_eq!(
+        seen,
+        (true, true),
+        "the fixtures hold a passing and a failing run"
+    );
+}
