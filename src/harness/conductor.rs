@@ -107,6 +107,8 @@ pub struct Conductor {
     /// (the CLI) issues no grant.
     pub callback_url: Option<String>,
     running: Mutex<HashSet<String>>,
+    /// Live grants by the SHA-256 of their token: the tokens themselves are never kept, and a
+    /// lookup compares digests, so its timing says nothing usable about a token.
     grants: Mutex<HashMap<String, Grant>>,
     grants_changed: Condvar,
 }
@@ -163,7 +165,7 @@ impl Conductor {
         let (parent_id, conversation_id, acting_for) = {
             let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
             let grant = grants
-                .get_mut(token)
+                .get_mut(&grant_key(token))
                 .filter(|g| !g.revoked)
                 .ok_or_else(|| Error::Delegation("unknown or expired delegation token".into()))?;
             if request.agent_id == grant.parent_agent_id {
@@ -186,7 +188,7 @@ impl Conductor {
         let outcome = self.guarded(child, &acting_for, link, &|_, _| {});
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
         // Revocation waits for in-flight children, so the grant is still here.
-        if let Some(grant) = grants.get_mut(token) {
+        if let Some(grant) = grants.get_mut(&grant_key(token)) {
             grant.in_flight -= 1;
             if let Ok(run) = &outcome {
                 grant.delegations.push(delegation_record(&run.envelope));
@@ -476,25 +478,26 @@ impl Conductor {
         self.grants
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(token.clone(), grant);
+            .insert(grant_key(&token), grant);
         Some(token)
     }
 
     /// Refuse further children, wait for those already admitted, and return the records. The
     /// wait needs no timeout of its own: each child is bounded by its agent's call timeout.
     fn revoke_grant(&self, token: &str) -> Vec<Delegation> {
+        let key = grant_key(token);
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(grant) = grants.get_mut(token) {
+        if let Some(grant) = grants.get_mut(&key) {
             grant.revoked = true;
         }
-        while grants.get(token).is_some_and(|g| g.in_flight > 0) {
+        while grants.get(&key).is_some_and(|g| g.in_flight > 0) {
             grants = self
                 .grants_changed
                 .wait(grants)
                 .unwrap_or_else(|p| p.into_inner());
         }
         grants
-            .remove(token)
+            .remove(&key)
             .map(|g| g.delegations)
             .unwrap_or_default()
     }
@@ -587,6 +590,11 @@ fn delegation_record(child: &Envelope) -> Delegation {
         delegated_status: child.outcome.status,
         content_hash: envelope_hash(&child.to_document()),
     }
+}
+
+/// How a grant is filed: the SHA-256 of its token.
+fn grant_key(token: &str) -> String {
+    canonical::sha256_hex(token.as_bytes())
 }
 
 /// URL-safe base64 without padding (RFC 4648 §5), as Python's `secrets.token_urlsafe`.
