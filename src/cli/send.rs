@@ -4,7 +4,7 @@ use super::args::{Flag, Parsed};
 use super::{Command, read_input};
 use ddwire::wire::a2a::Binding;
 use ddwire::wire::a2a::client::{A2aClient, Target};
-use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
+use ddwire::wire::a2a::model::{Message, Part, Role, SendResult, TaskState};
 use ddwire::wire::a2a::v10;
 use std::time::Duration;
 
@@ -15,8 +15,10 @@ pub static COMMAND: Command = Command {
     details: "Fetches the agent card from URL/.well-known/agent-card.json, picks the binding the\n\
               card prefers (A2A 1.0 when offered, else v0.3) unless --binding says otherwise,\n\
               sends message/send or SendMessage with the JSON document as one data part, and\n\
-              prints the task (A2A 1.0 JSON) on stdout. Exit 0 if the task completed, 1 if it\n\
-              ended otherwise.",
+              prints the result as A2A 1.0 JSON on stdout: {\"task\": …} or, when the agent\n\
+              answers with a message, {\"message\": …}. Exit 0 if the task completed (or a\n\
+              message came back), 1 if the task ended otherwise, 2 on a transport or protocol\n\
+              error.",
     flags: &[
         Flag {
             name: "data",
@@ -70,16 +72,15 @@ fn run(args: &Parsed) -> Result<i32, String> {
     }
     let mut message = Message::new(Role::User, vec![Part::data(data)]);
     message.metadata = metadata;
-    let task = client
-        .send_for_task(&target, message, &[], timeout)
+    let result = client
+        .send(&target, message, &[], timeout)
         .map_err(|e| e.to_string())?;
     println!(
         "{}",
-        serde_json::to_string_pretty(&v10::encode_task(&task)).unwrap_or_default()
+        serde_json::to_string_pretty(&v10::encode_result(&result)).unwrap_or_default()
     );
-    Ok(if task.status.state == TaskState::Completed {
-        0
-    } else {
-        1
+    Ok(match result {
+        SendResult::Task(task) if task.status.state != TaskState::Completed => 1,
+        _ => 0,
     })
 }

@@ -14,8 +14,8 @@ Proves that `ddwire send` works with agents built on the upstream Python SDKs:
 - a2a-sdk 1.3.0 with `enable_v0_3_compat=True` (card lists 1.0 and 0.3 and carries the merged
   legacy `protocolVersion: "0.3"`): ddwire still picks 1.0; with `--binding 0.3` it sends
   `message/send` and gets the same echo;
-- an agent that answers with a Message instead of a Task: `ddwire send` prints nothing on stdout
-  and exits 2 naming the message reply (it prints tasks only; see its --help).
+- an agent that answers with a Message instead of a Task: `ddwire send` prints it as
+  `{"message": …}` (a task prints as `{"task": …}`, the SendMessage result form) and exits 0.
 """
 
 import json
@@ -47,7 +47,7 @@ def echoed(url, data, code_wanted, state_wanted, *extra):
     """Run ddwire send; check the exit code and state; return the echo artifact's data."""
     code, out, err = ddwire_send(url, data, *extra)
     expect(code == code_wanted, f"exit {code} != {code_wanted}; stderr: {err.strip()[:400]}")
-    task = json.loads(out)
+    task = json.loads(out)["task"]
     state = task.get("status", {}).get("state")
     expect(state == state_wanted, f"state {state} != {state_wanted}")
     arts = task.get("artifacts") or []
@@ -96,9 +96,11 @@ def test_failed_task(url):
 
 def test_message_reply(url):
     code, out, err = ddwire_send(url, {"mode": "message"})
-    expect(code == 2, f"exit {code} != 2 for a Message reply; stdout {out[:200]!r}")
-    expect(out == "", f"printed {out[:200]!r} for a Message reply")
-    expect("message" in err, f"stderr does not name the message reply: {err.strip()[:300]}")
+    expect(code == 0, f"exit {code} != 0 for a Message reply; stderr {err.strip()[:300]}")
+    message = json.loads(out).get("message")
+    expect(isinstance(message, dict), f"printed {out[:200]!r} for a Message reply, not {{'message': ...}}")
+    parts = message.get("parts") or []
+    expect(any("data" in p for p in parts), f"the message has no data part: {parts!s:.300}")
 
 
 def test_a2a1():
