@@ -14,7 +14,7 @@
 //! the request's `conversation_id` is refused; a request without one adopts a `threadId`
 //! that is a UUIDv7. The history an agent sees travels in the contract, not in AG-UI messages.
 
-use super::conductor::{Phase, Stage};
+use super::conductor::{AGENT_NOT_RUN, Phase, Stage};
 use super::server::Harness;
 use crate::contract::problem::ProblemType;
 use crate::contract::{InvocationRequest, OutcomeStatus, ReasonCode, ids::is_uuid7};
@@ -219,11 +219,18 @@ pub fn replay_events(envelope: &Value) -> Vec<Event> {
         .and_then(|o| o.get("reason_code"))
         .and_then(Value::as_str)
         .and_then(ReasonCode::parse);
+    // An agent may refer a decision for approval itself, after every stage has run; only the
+    // gate's referral says the agent was not run.
+    let agent_not_run = outcome
+        .and_then(|o| o.get("statement"))
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.ends_with(AGENT_NOT_RUN));
     let refused_by_policy = matches!(
         problem,
         Some(ProblemType::AgentNotPermitted | ProblemType::ActionClassMismatch)
     ) || (status == Some(OutcomeStatus::Referred)
-        && reason == Some(ReasonCode::PolicyRequiresApproval));
+        && reason == Some(ReasonCode::PolicyRequiresApproval)
+        && agent_not_run);
     let input_refused = problem == Some(ProblemType::InputNotAccepted);
     let mut stages = vec![Stage::PolicyGate];
     if !refused_by_policy {
