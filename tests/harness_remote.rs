@@ -400,3 +400,63 @@ fn the_agent_sees_the_request_and_the_input_reference_the_conductor_sent() {
     );
     assert!(run.report.passed, "{:?}", run.report.violations);
 }
+
+/// Spec invariant 3: an agent returns an AgentResult, never an Envelope; whatever else its
+/// reply says, the conductor alone fills identifiers, timestamps, telemetry, grounding mode,
+/// profile and principal.
+#[test]
+fn an_agent_cannot_fill_what_only_the_conductor_fills() {
+    let th = misbehaving(|call| {
+        let result = json!({
+            "outcome": {"status": "abstained", "reason_code": "not_applicable", "statement": "Posing."},
+            "evidence": [],
+            "invocation_id": "01900000-0000-7000-8000-000000000000",
+            "grounding_mode": "retrieval",
+            "policy_bundle_ref": "profile:anything@v9",
+            "acting_for": {"principal_id": "urn:x:someone", "name": "Someone"},
+            "telemetry": {"trace_id": "0".repeat(32), "energy_method": "measured"},
+            "requires_human_review": false,
+        });
+        completed_with(call, json!({"result": result, "spans": []}))
+    });
+    let doc = request("fake.none", record());
+    let run = invoke(&th, doc.clone());
+    let env = run.envelope.to_document();
+    assert_eq!(env["outcome"]["statement"], "Posing.");
+    assert_eq!(env["invocation_id"], doc["invocation_id"]);
+    assert_eq!(env["grounding_mode"], "none");
+    assert_eq!(env["policy_bundle_ref"], "profile:test-permissive@v1");
+    assert_eq!(env["acting_for"], principal_doc());
+    assert_eq!(env["requires_human_review"], true);
+    assert_eq!(env["telemetry"]["energy_method"], "not_measured");
+    let spans = stored_spans(&th.runs, &run.envelope.invocation_id);
+    assert_eq!(
+        env["telemetry"]["trace_id"],
+        only(&spans, "invoke_agent").trace_id.to_string()
+    );
+}
+
+/// Spec invariant 10: attributes outside the owned set are informational; an agent's
+/// `dd.tool_name` or any other key changes nothing the linter decides.
+#[test]
+fn informational_attributes_change_nothing_the_linter_decides() {
+    let agent = ScriptedAgent::new(
+        GroundingMode::InputOnly,
+        behave(|_, ctx| {
+            ctx.tracer.execute_tool("grep").end();
+            let chat = ctx.tracer.chat("m");
+            chat.set("gen_ai.request.model", "m");
+            chat.set("dd.grounding_mode_hint", "retrieval");
+            chat.end();
+            Ok(review_of_input(ctx))
+        }),
+    );
+    let th = TestHarness::new(vec![Arc::new(agent)]);
+    let run = invoke(&th, request("fake.input-only", record()));
+    assert!(run.report.passed, "{:?}", run.report.violations);
+    assert_eq!(run.envelope.outcome.status.as_str(), "succeeded");
+    let spans = stored_spans(&th.runs, &run.envelope.invocation_id);
+    let tool = only(&spans, "execute_tool");
+    assert!(tool.attributes.get(attr::TOOL_NAME).is_some());
+    assert!(tool.owned(attr::TOOL_NAME).is_none());
+}
