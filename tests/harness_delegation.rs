@@ -671,3 +671,39 @@ fn a_harness_without_an_authenticator_still_takes_a_delegation_callback() {
     assert_eq!(refused.status.state, TaskState::Failed);
     assert_eq!(index_ids(&th.runs).len(), 2);
 }
+
+/// A conversation holding a delegated run lists it among its runs but not its turns, and the
+/// conversation route serves both envelopes.
+#[test]
+fn a_delegated_child_is_a_run_of_the_conversation_but_not_a_turn() {
+    let th = TestHarness::new(vec![
+        Arc::new(delegating(&["fake.none"])),
+        Arc::new(child_agent()),
+    ]);
+    let conversation = new_uuid7();
+    let mut doc = request("fake.delegation", message("hello"));
+    doc["conversation_id"] = json!(conversation);
+    let parent = invoke(&th, doc).envelope;
+    let (status, index) = get(&th, "/conversations");
+    assert_eq!(status, 200);
+    let row = &index[0];
+    assert_eq!(row["conversation_id"], conversation);
+    assert_eq!((&row["turns"], &row["runs"]), (&json!(1), &json!(2)));
+    assert_eq!(row["agent_id"], "fake.delegation");
+    assert_eq!(row["last_status"], "succeeded");
+    let (status, found) = get(&th, &format!("/conversations/{conversation}"));
+    assert_eq!(status, 200);
+    let ids: Vec<&str> = found["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["invocation_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            parent.delegations[0].delegated_invocation_id.as_str(),
+            parent.invocation_id.as_str()
+        ]
+    );
+}

@@ -12,7 +12,7 @@ use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::{Registry, RemoteAgent};
 use ddwire::harness::store::RunStore;
 use ddwire::harness::testkit::{TestHarness, test_principal};
-use ddwire::trace::{SpanContext, SpanName, Tracer, attr};
+use ddwire::trace::{SpanContext, SpanId, SpanName, Tracer, attr};
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http::memory::MemoryNet;
 use serde_json::{Value, json};
@@ -118,6 +118,55 @@ fn a_span_outside_the_invocations_trace_is_withheld() {
     let root = only(&spans, "invoke_agent");
     let chat = only(&spans, "chat");
     assert_ne!(chat.trace_id, root.trace_id);
+    // Read back from the store, the trace still shows it.
+    let offline = lint_stored(&th.runs, &run.envelope.invocation_id);
+    assert!(
+        offline
+            .violations
+            .iter()
+            .any(|v| v.starts_with("G0") && v.contains("not the invocation's trace")),
+        "{:?}",
+        offline.violations
+    );
+}
+
+/// Spec invariant 6: a span in the invocation's trace that hangs outside the tree rooted at
+/// `invoke_agent` is withheld too.
+#[test]
+fn a_span_that_does_not_descend_from_invoke_agent_is_withheld() {
+    let agent = ScriptedAgent::new(
+        GroundingMode::InputOnly,
+        behave(|_, ctx| {
+            let root = ctx
+                .tracer
+                .remote_parent()
+                .expect("the conductor's traceparent")
+                .clone();
+            let elsewhere = SpanContext {
+                span_id: SpanId::random(),
+                ..root
+            };
+            ctx.tracer
+                .span(SpanName::Chat)
+                .attribute(attr::MODEL_ID, "m")
+                .parent(elsewhere)
+                .start()
+                .end();
+            Ok(review_of_input(ctx))
+        }),
+    );
+    let th = TestHarness::new(vec![Arc::new(agent)]);
+    let run = invoke(&th, request("fake.input-only", record()));
+    let env = run.envelope.to_document();
+    assert!(failed_with(&env, "grounding-violation"), "{env}");
+    assert!(
+        run.envelope
+            .outcome
+            .statement
+            .contains("does not descend from invoke_agent"),
+        "{}",
+        run.envelope.outcome.statement
+    );
 }
 
 /// Spec invariant 13: an agent past its timeout is a failed `agent-error` envelope, returned
