@@ -707,3 +707,74 @@ fn a_delegated_child_is_a_run_of_the_conversation_but_not_a_turn() {
         ]
     );
 }
+
+/// A child admitted while its parent ran but finishing after the parent returned is still
+/// recorded: revocation refuses new children at once and waits for those in flight. (The
+/// child is released only once a probe shows the grant refusing new children, so the order
+/// is forced without a sleep.)
+#[test]
+fn a_child_that_finishes_after_its_parent_is_still_recorded() {
+    let (entered_tx, entered_rx) = crossbeam_channel::bounded::<()>(1);
+    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(1);
+    let (token_tx, token_rx) = crossbeam_channel::bounded::<String>(1);
+    let slow_child = ScriptedAgent::new(
+        GroundingMode::None,
+        behave(move |_, ctx| {
+            let _ = entered_tx.send(());
+            release_rx.recv_timeout(T).expect("released");
+            Ok(review_of_input(ctx))
+        }),
+    );
+    let fire_and_forget = ScriptedAgent::new(
+        GroundingMode::Delegation,
+        behave(move |_, ctx| {
+            let delegate = ctx.delegate.clone().unwrap();
+            let traceparent = ctx.tracer.delegate("fake.none").traceparent();
+            token_tx.send(delegate.token.clone()).unwrap();
+            std::thread::spawn(move || {
+                let _ = send_delegated(&delegate, &traceparent, request("fake.none", record()));
+            });
+            entered_rx.recv_timeout(T).expect("the child was admitted");
+            Ok(abstain("Did not wait for the child."))
+        }),
+    );
+    let th = Arc::new(TestHarness::new(vec![
+        Arc::new(fire_and_forget),
+        Arc::new(slow_child),
+    ]));
+    let releaser = {
+        let th = Arc::clone(&th);
+        std::thread::spawn(move || {
+            let token = token_rx.recv_timeout(T).unwrap();
+            // A probe naming no agent is refused as unknown while the grant is live, and as
+            // expired once the parent has returned and revocation has begun.
+            loop {
+                let probe =
+                    InvocationRequest::from_value(&request("no.such.agent", record())).unwrap();
+                match th.harness.conductor.invoke_delegated(probe, &token, None) {
+                    Err(Error::UnknownAgent(_)) => std::thread::yield_now(),
+                    Err(Error::Delegation(m)) if m.contains("unknown or expired") => break,
+                    other => panic!("unexpected probe result: {other:?}"),
+                }
+            }
+            release_tx.send(()).unwrap();
+        })
+    };
+    let parent = invoke(&th, request("fake.delegation", message("hello"))).envelope;
+    releaser.join().unwrap();
+    assert_eq!(parent.outcome.statement, "Did not wait for the child.");
+    let [delegation] = parent.delegations.as_slice() else {
+        panic!("one delegation: {:?}", parent.delegations)
+    };
+    let child = stored_envelope(&th.runs, &delegation.delegated_invocation_id);
+    assert_eq!(child["parent_invocation_id"], parent.invocation_id);
+    assert_eq!(envelope_hash(&child), delegation.content_hash);
+    assert_eq!(
+        index_ids(&th.runs),
+        [
+            delegation.delegated_invocation_id.clone(),
+            parent.invocation_id.clone()
+        ]
+    );
+    assert_eq!(th.harness.conductor.live_grants(), 0);
+}
