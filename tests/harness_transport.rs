@@ -815,3 +815,100 @@ fn get_stream(th: &TestHarness, path: &str) -> (u16, String) {
     assert!(!String::from_utf8_lossy(&r.body).contains('\r'));
     (r.status, String::from_utf8(r.body).unwrap())
 }
+
+/// The same harness over loopback TCP: agents on their own sockets, the harness on another, a
+/// delegation calling the harness back over TCP, and an AG-UI stream over a real socket.
+#[test]
+fn the_harness_serves_a2a_and_agui_over_loopback_tcp() {
+    use ddwire::agent::builtin::Director;
+    use ddwire::harness::conductor::Conductor;
+    use ddwire::harness::policy::Profile;
+    use ddwire::harness::registry::{Registry, RemoteAgent};
+    use ddwire::harness::server::{Harness, handler};
+    use ddwire::harness::store::RunStore;
+    use ddwire::harness::testkit::test_principal;
+    use ddwire::wire::a2a::client::A2aClient;
+    use ddwire::wire::http::client::{ClientRequest, HttpClient};
+    use ddwire::wire::http::{Limits, server};
+
+    let agents: Vec<Arc<dyn Agent>> = vec![Arc::new(Director::new()), Arc::new(Hello::new())];
+    let profile = permissive_profile(&agents);
+    let client = A2aClient::default();
+    let mut registry = Registry::default();
+    let mut servers = Vec::new();
+    for agent in agents {
+        let s = ddwire::agent::server::serve(agent, "127.0.0.1:0", None).unwrap();
+        registry
+            .add(RemoteAgent::from_url(&client, &s.base_url(), T).unwrap())
+            .unwrap();
+        servers.push(s);
+    }
+    let runs = TempDir::new("transport-tcp");
+    let conductor = Conductor::new(
+        registry,
+        Profile::from_bytes(profile.as_bytes(), "p.json").unwrap(),
+        RunStore::open(runs.path()).unwrap(),
+        client.clone(),
+    );
+    let bound = server::bind("127.0.0.1:0", Limits::DEFAULT).unwrap();
+    let base = bound.default_public_url();
+    let harness = Arc::new(Harness::new(
+        conductor,
+        Some(Authenticator::Operator(test_principal())),
+        &base,
+    ));
+    assert_eq!(
+        harness.conductor.callback_url.as_deref(),
+        Some(base.as_str())
+    );
+    let harness_server = bound.serve(handler(Arc::clone(&harness)), 8).unwrap();
+
+    let target = Target::from_card(&client.fetch_card(&base, T).unwrap()).unwrap();
+    let task = client
+        .send_for_task(
+            &target,
+            a2a_message(vec![request("director.route", message("hi"))], None),
+            &[],
+            T,
+        )
+        .unwrap();
+    assert_eq!(task.status.state, TaskState::Completed);
+    let env = envelope_of(&task);
+    assert_eq!(env["outcome"]["status"], "succeeded", "{env}");
+    assert_eq!(env["delegations"][0]["delegated_agent_id"], "hello.world");
+    assert_eq!(index_ids(runs.path()).len(), 2);
+
+    let http = HttpClient::tcp();
+    let body = agui_body(&request("hello.world", message("over a socket")), "t1");
+    let r = http
+        .send(ClientRequest::post_json(
+            format!("{base}/agui"),
+            body.to_string().into_bytes(),
+            T,
+        ))
+        .unwrap();
+    assert_eq!(r.status, 200);
+    assert!(
+        r.header("content-type")
+            .unwrap()
+            .starts_with(sse::CONTENT_TYPE)
+    );
+    let stream = String::from_utf8(r.body).unwrap();
+    assert!(!stream.contains('\r'));
+    let live = events(&stream);
+    assert_eq!(types(&live), run_types(&STEPS));
+    assert_eq!(
+        live.last().unwrap()["result"]["payload"]["reply_text"],
+        "Hello! You said: over a socket"
+    );
+    let r = http
+        .send(ClientRequest::get(format!("{base}/runs"), T))
+        .unwrap();
+    let rows: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(rows.as_array().unwrap().len(), 3);
+
+    harness_server.shutdown();
+    for s in servers {
+        s.shutdown();
+    }
+}
