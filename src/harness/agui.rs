@@ -1,7 +1,8 @@
 //! AG-UI over Server-Sent Events: `POST /agui` runs an invocation, `GET /agui/runs/{id}`
 //! replays a stored one as the same events.
 //!
-//! A run streams `RUN_STARTED` (echoing the client's `threadId` and `runId`), a
+//! A run streams `RUN_STARTED` (echoing the client's `threadId` and `runId`) once the
+//! conductor has admitted it, a
 //! `STEP_STARTED`/`STEP_FINISHED` pair for each conductor stage that runs (policy gate, input
 //! check, agent call, grounding check), then `RUN_FINISHED` with the envelope as `result`.
 //! Nothing of the result is sent before the checks have run. A request that cannot be run
@@ -14,7 +15,7 @@
 //! the request's `conversation_id` is refused; a request without one adopts a `threadId`
 //! that is a UUIDv7. The history an agent sees travels in the contract, not in AG-UI messages.
 
-use super::conductor::{Phase, Stage};
+use super::conductor::{AGENT_NOT_RUN, Phase, Stage};
 use super::server::Harness;
 use crate::contract::problem::ProblemType;
 use crate::contract::{InvocationRequest, OutcomeStatus, ReasonCode, ids::is_uuid7};
@@ -24,6 +25,7 @@ use crate::wire::http::{Request, Response};
 use crate::wire::sse;
 use serde_json::Value;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How often a comment line is sent while a run is in progress.
@@ -72,8 +74,8 @@ pub fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     let started = Event::RunStarted {
         thread_id: thread_id.clone(),
         run_id: run_id.clone(),
-    };
-    let _ = tx.send(started.to_sse());
+    }
+    .to_sse();
     let conductor_tx = tx.clone();
     // The conductor runs on its own thread; the HTTP worker streams what it sends.
     let harness = Arc::clone(harness);
@@ -89,8 +91,17 @@ pub fn run(harness: &Arc<Harness>, request: &Request) -> Response {
                 }
             }
         });
+        // RUN_STARTED goes out when the conductor admits the run (its first stage), so a
+        // request it refuses outright (an id already running) is one RUN_ERROR, as the spec says.
+        let announced = AtomicBool::new(false);
+        let announce = |tx: &crossbeam_channel::Sender<Vec<u8>>| {
+            if !announced.swap(true, Ordering::SeqCst) {
+                let _ = tx.send(started.clone());
+            }
+        };
         let step_tx = conductor_tx.clone();
-        let observer = move |stage: Stage, phase: Phase| {
+        let observer = |stage: Stage, phase: Phase| {
+            announce(&step_tx);
             let step_name = stage.name().to_string();
             let event = match phase {
                 Phase::Started => Event::StepStarted { step_name },
@@ -104,11 +115,14 @@ pub fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         drop(done_tx);
         let _ = pulse.join();
         let last = match outcome {
-            Ok(run) => Event::RunFinished {
-                thread_id,
-                run_id,
-                result: Some(run.envelope.to_document()),
-            },
+            Ok(run) => {
+                announce(&conductor_tx);
+                Event::RunFinished {
+                    thread_id,
+                    run_id,
+                    result: Some(run.envelope.to_document()),
+                }
+            }
             Err(e) => Event::RunError {
                 message: e.to_string(),
                 code: Some(code_of(&e).to_string()),
@@ -219,11 +233,18 @@ pub fn replay_events(envelope: &Value) -> Vec<Event> {
         .and_then(|o| o.get("reason_code"))
         .and_then(Value::as_str)
         .and_then(ReasonCode::parse);
+    // An agent may refer a decision for approval itself, after every stage has run; only the
+    // gate's referral says the agent was not run.
+    let agent_not_run = outcome
+        .and_then(|o| o.get("statement"))
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.ends_with(AGENT_NOT_RUN));
     let refused_by_policy = matches!(
         problem,
         Some(ProblemType::AgentNotPermitted | ProblemType::ActionClassMismatch)
     ) || (status == Some(OutcomeStatus::Referred)
-        && reason == Some(ReasonCode::PolicyRequiresApproval));
+        && reason == Some(ReasonCode::PolicyRequiresApproval)
+        && agent_not_run);
     let input_refused = problem == Some(ProblemType::InputNotAccepted);
     let mut stages = vec![Stage::PolicyGate];
     if !refused_by_policy {

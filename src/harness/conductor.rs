@@ -40,6 +40,8 @@ use std::sync::{Condvar, Mutex};
 
 /// Who a `referred` outcome names when the profile requires approval.
 pub const DATA_STEWARD: &str = "data_steward";
+/// How the statement of every outcome the conductor decides without calling the agent ends.
+pub const AGENT_NOT_RUN: &str = "The agent was not run.";
 /// The service name on the conductor's own spans.
 pub const SERVICE_NAME: &str = "ddwire-harness";
 
@@ -282,7 +284,7 @@ impl Conductor {
         let mut delegations = Vec::new();
         let (result, problem) = match &decision {
             Decision::NotEnabled { reason } | Decision::ClassMismatch { reason, .. } => (
-                AgentResult::new(Outcome::failed(format!("{reason}. The agent was not run."))),
+                AgentResult::new(Outcome::failed(format!("{reason}. {AGENT_NOT_RUN}"))),
                 policy::refusal_problem(
                     &self.profile,
                     &spec.agent_id,
@@ -294,7 +296,7 @@ impl Conductor {
                 AgentResult::new(Outcome::referred(
                     ReasonCode::PolicyRequiresApproval,
                     DATA_STEWARD,
-                    format!("{reason}. The agent was not run."),
+                    format!("{reason}. {AGENT_NOT_RUN}"),
                 )),
                 None,
             ),
@@ -520,7 +522,7 @@ fn input_refusal(
             let accepts = spec.accepts.join(", ");
             Some((
                 format!(
-                    "{} accepts {accepts}, not {got}. The agent was not run.",
+                    "{} accepts {accepts}, not {got}. {AGENT_NOT_RUN}",
                     spec.agent_id
                 ),
                 ProblemType::InputNotAccepted.with_detail(format!(
@@ -533,7 +535,7 @@ fn input_refusal(
         Some(errors) => {
             let joined = errors.join("; ");
             Some((
-                format!("The input is not a valid {got}: {joined}. The agent was not run."),
+                format!("The input is not a valid {got}: {joined}. {AGENT_NOT_RUN}"),
                 ProblemType::InputNotAccepted.with_detail(format!(
                     "Agent '{}' accepts '{got}', but the input does not conform to its schema: {joined}",
                     spec.agent_id
