@@ -912,3 +912,74 @@ fn the_harness_serves_a2a_and_agui_over_loopback_tcp() {
         s.shutdown();
     }
 }
+
+/// The conductor records each stage it ran, and how it came out, as an event on the run's root
+/// span, so the trace keeps the invocation's decision points.
+#[test]
+fn each_stage_that_ran_is_an_event_on_the_root_span() {
+    let th = harness();
+    let doc = request("fake.input-only", record());
+    let run = th.invoke(&doc).unwrap();
+    let id = doc["invocation_id"].as_str().unwrap();
+    let spans = th.conductor().store.spans(id).unwrap().unwrap();
+    let root: Value = spans
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|s| s["name"] == "invoke_agent")
+        .unwrap();
+    let stages: Vec<(String, Value)> = root["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap().to_owned(),
+                e["attributes"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            (
+                "policy_gate".to_owned(),
+                json!({"dd.stage.decision": "permitted"})
+            ),
+            (
+                "input_check".to_owned(),
+                json!({"dd.stage.decision": "accepted"})
+            ),
+            (
+                "agent_call".to_owned(),
+                json!({"dd.stage.result": "answered"})
+            ),
+        ]
+    );
+    assert!(run.envelope.problem.is_none());
+}
+
+/// A run stored without stage events (written by the reference, say) still replays: its stages
+/// are read from its envelope.
+#[test]
+fn a_run_stored_without_stage_events_replays_the_stages_its_envelope_shows() {
+    let th = harness();
+    let doc = request("fake.input-only", record());
+    let (_, _, stream) = post_agui(&th, &agui_body(&doc, "t1"), &[]);
+    let live = events(&stream);
+    let id = doc["invocation_id"].as_str().unwrap();
+    let path = th.runs.join(id).join("spans.jsonl");
+    let without_events: String = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut span: Value = serde_json::from_str(l).unwrap();
+            span["events"] = json!([]);
+            format!("{span}\n")
+        })
+        .collect();
+    std::fs::write(&path, without_events).unwrap();
+    let (_, replayed) = get_stream(&th, &format!("/agui/runs/{id}"));
+    let replay = events(&replayed);
+    assert_eq!(step_names(&replay), step_names(&live));
+    assert_eq!(types(&replay), types(&live));
+}

@@ -100,11 +100,13 @@ fn show(args: &Parsed) -> Result<i32, String> {
 
 fn replay(args: &Parsed) -> Result<i32, String> {
     let id = one_id(args)?;
-    let envelope = setup::store(args)?
+    let store = setup::store(args)?;
+    let envelope = store
         .envelope(id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no run {id}"))?;
-    for event in replay_events(&envelope) {
+    let spans = store.spans(id).map_err(|e| e.to_string())?;
+    for event in replay_events(&envelope, spans.as_deref()) {
         print!("{}", String::from_utf8_lossy(&event.to_sse()));
     }
     Ok(0)

@@ -52,6 +52,65 @@ fn code_of(e: &Error) -> &'static str {
     }
 }
 
+/// The stages a run recorded on its root span, then the grounding check (which runs after the
+/// root span ends, on every run). `None` if the spans record none.
+fn recorded_stages(spans_jsonl: &str) -> Option<Vec<Stage>> {
+    let root = spans_jsonl
+        .lines()
+        .filter_map(|l| crate::trace::from_json(l).ok())
+        .find(|s| s.is(crate::trace::SpanName::InvokeAgent))?;
+    let mut stages: Vec<Stage> = root
+        .events
+        .iter()
+        .filter_map(|e| Stage::parse(&e.name))
+        .collect();
+    if stages.is_empty() {
+        return None;
+    }
+    stages.push(Stage::GroundingCheck);
+    Some(stages)
+}
+
+/// The stages a run went through, as its envelope shows them (for runs without stage events).
+fn inferred_stages(envelope: &Value) -> Vec<Stage> {
+    let problem = envelope
+        .get("problem")
+        .and_then(|p| p.get("type"))
+        .and_then(Value::as_str)
+        .and_then(ProblemType::from_uri);
+    let outcome = envelope.get("outcome");
+    let status = outcome
+        .and_then(|o| o.get("status"))
+        .and_then(Value::as_str)
+        .and_then(OutcomeStatus::parse);
+    let reason = outcome
+        .and_then(|o| o.get("reason_code"))
+        .and_then(Value::as_str)
+        .and_then(ReasonCode::parse);
+    // An agent may refer a decision for approval itself, after every stage has run; only the
+    // gate's referral says the agent was not run.
+    let agent_not_run = outcome
+        .and_then(|o| o.get("statement"))
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.ends_with(AGENT_NOT_RUN));
+    let refused_by_policy = matches!(
+        problem,
+        Some(ProblemType::AgentNotPermitted | ProblemType::ActionClassMismatch)
+    ) || (status == Some(OutcomeStatus::Referred)
+        && reason == Some(ReasonCode::PolicyRequiresApproval)
+        && agent_not_run);
+    let input_refused = problem == Some(ProblemType::InputNotAccepted);
+    let mut stages = vec![Stage::PolicyGate];
+    if !refused_by_policy {
+        stages.push(Stage::InputCheck);
+        if !input_refused {
+            stages.push(Stage::AgentCall);
+        }
+    }
+    stages.push(Stage::GroundingCheck);
+    stages
+}
+
 /// `POST /agui`.
 pub fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     if let Some(e) = &request.body_error {
@@ -193,9 +252,11 @@ fn prepare(
 
 /// `GET /agui/runs/{id}`: a stored run as the same events a live run sent.
 pub fn replay(harness: &Harness, id: &str) -> Response {
-    match harness.conductor.store.envelope(id) {
+    let store = &harness.conductor.store;
+    match store.envelope(id) {
         Ok(Some(envelope)) => {
-            let frames: Vec<u8> = replay_events(&envelope)
+            let spans = store.spans(id).ok().flatten();
+            let frames: Vec<u8> = replay_events(&envelope, spans.as_deref())
                 .iter()
                 .flat_map(Event::to_sse)
                 .collect();
@@ -207,8 +268,12 @@ pub fn replay(harness: &Harness, id: &str) -> Response {
 }
 
 /// The events of a stored run: `RUN_STARTED` (thread = its conversation, or `replay`; run =
-/// its id), the steps that ran, which the envelope determines, and `RUN_FINISHED`.
-pub fn replay_events(envelope: &Value) -> Vec<Event> {
+/// its id), a step pair for each stage that ran, and `RUN_FINISHED` with the envelope.
+///
+/// Which stages ran is read from the events the conductor recorded on the root span
+/// (`spans_jsonl`, the run's `spans.jsonl`); for a run stored without them (written by the
+/// reference), it is inferred from the envelope.
+pub fn replay_events(envelope: &Value, spans_jsonl: Option<&str>) -> Vec<Event> {
     let thread_id = envelope
         .get("conversation_id")
         .and_then(Value::as_str)
@@ -219,41 +284,9 @@ pub fn replay_events(envelope: &Value) -> Vec<Event> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let problem = envelope
-        .get("problem")
-        .and_then(|p| p.get("type"))
-        .and_then(Value::as_str)
-        .and_then(ProblemType::from_uri);
-    let outcome = envelope.get("outcome");
-    let status = outcome
-        .and_then(|o| o.get("status"))
-        .and_then(Value::as_str)
-        .and_then(OutcomeStatus::parse);
-    let reason = outcome
-        .and_then(|o| o.get("reason_code"))
-        .and_then(Value::as_str)
-        .and_then(ReasonCode::parse);
-    // An agent may refer a decision for approval itself, after every stage has run; only the
-    // gate's referral says the agent was not run.
-    let agent_not_run = outcome
-        .and_then(|o| o.get("statement"))
-        .and_then(Value::as_str)
-        .is_some_and(|s| s.ends_with(AGENT_NOT_RUN));
-    let refused_by_policy = matches!(
-        problem,
-        Some(ProblemType::AgentNotPermitted | ProblemType::ActionClassMismatch)
-    ) || (status == Some(OutcomeStatus::Referred)
-        && reason == Some(ReasonCode::PolicyRequiresApproval)
-        && agent_not_run);
-    let input_refused = problem == Some(ProblemType::InputNotAccepted);
-    let mut stages = vec![Stage::PolicyGate];
-    if !refused_by_policy {
-        stages.push(Stage::InputCheck);
-        if !input_refused {
-            stages.push(Stage::AgentCall);
-        }
-    }
-    stages.push(Stage::GroundingCheck);
+    let stages = spans_jsonl
+        .and_then(recorded_stages)
+        .unwrap_or_else(|| inferred_stages(envelope));
     let mut events = vec![Event::RunStarted {
         thread_id: thread_id.clone(),
         run_id: run_id.clone(),

@@ -30,7 +30,7 @@ use crate::contract::{
     input_source_id,
 };
 use crate::error::{Error, Result};
-use crate::trace::{SpanContext, SpanName, SpanRecord, Tracer, attr};
+use crate::trace::{ActiveSpan, Attributes, SpanContext, SpanName, SpanRecord, Tracer, attr};
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::meta;
 use serde_json::{Map, Value};
@@ -55,6 +55,19 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Every stage, in the order they run.
+    pub const ALL: [Stage; 4] = [
+        Stage::PolicyGate,
+        Stage::InputCheck,
+        Stage::AgentCall,
+        Stage::GroundingCheck,
+    ];
+
+    /// The stage named `name`.
+    pub fn parse(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
+    }
+
     /// The step name an AG-UI client shows.
     pub fn name(self) -> &'static str {
         match self {
@@ -278,6 +291,7 @@ impl Conductor {
         let decision = policy::gate(&self.profile, &spec.agent_id, &spec.action_class);
         gate_span.end();
         observer(Stage::PolicyGate, Phase::Finished);
+        stage_event(&root, Stage::PolicyGate, "decision", decision.name());
 
         let mut imported: Vec<SpanRecord> = Vec::new();
         let mut from_agent = false;
@@ -305,6 +319,12 @@ impl Conductor {
                 observer(Stage::InputCheck, Phase::Started);
                 let refusal = input_refusal(agent, &got, accepted.map(|c| c.errors(input)));
                 observer(Stage::InputCheck, Phase::Finished);
+                let verdict = if refusal.is_some() {
+                    "refused"
+                } else {
+                    "accepted"
+                };
+                stage_event(&root, Stage::InputCheck, "decision", verdict);
                 if let Some((statement, problem)) = refusal {
                     (AgentResult::new(Outcome::failed(statement)), Some(problem))
                 } else {
@@ -326,6 +346,12 @@ impl Conductor {
                         delegations = self.revoke_grant(&token);
                     }
                     observer(Stage::AgentCall, Phase::Finished);
+                    let answered = if received.is_ok() {
+                        "answered"
+                    } else {
+                        "failed"
+                    };
+                    stage_event(&root, Stage::AgentCall, "result", answered);
                     match received {
                         Err(detail) => (
                             AgentResult::new(Outcome::failed(format!("Agent raised: {detail}"))),
@@ -592,6 +618,15 @@ fn delegation_record(child: &Envelope) -> Delegation {
         delegated_status: child.outcome.status,
         content_hash: envelope_hash(&child.to_document()),
     }
+}
+
+/// Record on the root span that a stage ran, and how it came out: the trace keeps the
+/// invocation's decision points, and a replay reads which stages ran from them. The event's
+/// attribute is informational (not owned): no check depends on it.
+fn stage_event(root: &ActiveSpan<'_>, stage: Stage, key: &str, value: &str) {
+    let mut attributes = Attributes::default();
+    attributes.set(format!("dd.stage.{key}"), value);
+    root.add_event(stage.name(), attributes);
 }
 
 /// How a grant is filed: the SHA-256 of its token.

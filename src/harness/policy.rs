@@ -172,6 +172,18 @@ pub enum Decision {
     ClassMismatch { reason: String, assigned: String },
 }
 
+impl Decision {
+    /// A short name for the decision, as the trace records it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Decision::Permitted => "permitted",
+            Decision::RequiresApproval { .. } => "requires_approval",
+            Decision::NotEnabled { .. } => "not_enabled",
+            Decision::ClassMismatch { .. } => "class_mismatch",
+        }
+    }
+}
+
 /// May `agent_id`, which declares `declared`, run under `profile`?
 pub fn gate(profile: &Profile, agent_id: &str, declared: &str) -> Decision {
     let id = str_repr(agent_id);
