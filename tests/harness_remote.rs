@@ -223,14 +223,10 @@ fn an_agent_that_goes_away_after_registration_is_a_failed_envelope() {
 }
 
 /// Spec invariant 13 over a socket: an agent whose loopback server has stopped is a failed
-/// envelope whose detail says the connection was refused.
-///
-/// Fails today: `wire::http::server::Server::shutdown` closes the listener but not the
-/// connections tiny_http has open, so the conductor's client reuses the kept-alive connection
-/// from reading the card, its request is queued by a connection thread nobody serves any more,
-/// and the call ends in a timeout instead of a refusal. A fresh client is refused at once.
+/// envelope at once. The conductor's client may reuse the connection kept alive from reading
+/// the card: the stopped server answers a request on it with 503 and closes it; a new
+/// connection is refused.
 #[test]
-#[ignore = "bug: a stopped wire::http::server::Server keeps its kept-alive connections open and swallows requests on them until the client times out"]
 fn an_agent_whose_loopback_server_stopped_is_a_failed_envelope() {
     let client = A2aClient::default();
     let server = ddwire::agent::server::serve(
@@ -255,18 +251,21 @@ fn an_agent_whose_loopback_server_stopped_is_a_failed_envelope() {
         RunStore::open(runs.path()).unwrap(),
         client,
     );
+    let server_url = server.base_url();
     server.shutdown();
     let request = InvocationRequest::from_value(&request("fake.none", record())).unwrap();
     let run = conductor.invoke(request, &test_principal()).unwrap();
     let env = run.envelope.to_document();
     assert!(failed_with(&env, "agent-error"), "{env}");
+    let detail = env["problem"]["detail"].as_str().unwrap();
     assert!(
-        env["problem"]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("connection refused"),
+        detail.contains("503") || detail.contains("connection refused"),
         "{env}"
     );
+    // A new connection is refused outright.
+    let fresh = A2aClient::default().fetch_card(&server_url, Duration::from_secs(2));
+    assert!(fresh.is_err());
+    assert!(fresh.unwrap_err().to_string().contains("refused"));
 }
 
 /// Spec invariant 1: the in-memory transport and loopback TCP carry the same bytes through the

@@ -218,19 +218,26 @@ pub fn read_response(body: &[u8], expected_id: &Value) -> Result<Value> {
     let Value::Object(mut obj) = doc else {
         return Err(Error::Wire("the JSON-RPC response is not an object".into()));
     };
+    // §5: a response names the protocol; a body without it (say, a proxy's or a stopped
+    // server's own JSON error) is not a JSON-RPC answer at all.
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Err(Error::Wire(
+            "the response is not JSON-RPC 2.0 (no \"jsonrpc\": \"2.0\")".into(),
+        ));
+    }
     if let Some(err) = obj.remove("error") {
-        let code = err
-            .get("code")
-            .and_then(Value::as_i64)
-            .unwrap_or(INTERNAL_ERROR);
-        let message = err
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        // §5.1: an error object has an integer code and a string message.
+        let (Some(code), Some(message)) = (
+            err.get("code").and_then(Value::as_i64),
+            err.get("message").and_then(Value::as_str),
+        ) else {
+            return Err(Error::Wire(format!(
+                "the JSON-RPC error {err} lacks an integer code or a string message"
+            )));
+        };
         return Err(Error::JsonRpc {
             code,
-            message,
+            message: message.to_string(),
             data: err.get("data").cloned(),
         });
     }
@@ -351,5 +358,20 @@ mod tests {
             read_response(br#"{"jsonrpc":"2.0","id":"a","result":1}"#, &json!("a")).unwrap(),
             json!(1)
         );
+    }
+
+    #[test]
+    fn a_body_that_is_not_json_rpc_2_0_is_a_wire_error_not_an_rpc_error() {
+        for body in [
+            r#"{"error":"the server is shutting down"}"#,
+            r#"{"jsonrpc":"1.0","id":"a","error":{"code":-32603,"message":"x"}}"#,
+            r#"{"id":"a","result":1}"#,
+            r#"{"jsonrpc":"2.0","id":"a","error":"boom"}"#,
+            r#"{"jsonrpc":"2.0","id":"a","error":{"code":"x","message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":"a","error":{"code":-32603}}"#,
+        ] {
+            let err = read_response(body.as_bytes(), &json!("a")).unwrap_err();
+            assert!(matches!(err, Error::Wire(_)), "{body}: {err:?}");
+        }
     }
 }

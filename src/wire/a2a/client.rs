@@ -172,10 +172,11 @@ impl A2aClient {
             });
         }
         match jsonrpc::read_response(&response.body, &id) {
-            Err(Error::Wire(m)) if response.status != 200 => Err(Error::HttpStatus {
+            // Not a JSON-RPC answer: the HTTP status and the body say more than the parse error.
+            Err(Error::Wire(_)) if response.status != 200 => Err(Error::HttpStatus {
                 url: target.url.clone(),
                 status: response.status,
-                body: m,
+                body: String::from_utf8_lossy(&response.body).into(),
             }),
             other => other,
         }

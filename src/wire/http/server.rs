@@ -17,6 +17,13 @@
 //! listener every third of the timeout so `accept` never idles that long (see
 //! `keep_accepting`). Any other accept error (say, the process runs out of file descriptors)
 //! still stops tiny_http from accepting; it is reported on stderr.
+//!
+//! Stopping closes the listening socket first (new connections are refused), lets the workers
+//! finish the requests they hold (answering with `Connection: close`), and then leaves a
+//! drainer thread to answer any request that still arrives on a kept-alive connection with
+//! HTTP 503 and `Connection: close`, until the connections have been idle for
+//! [`Limits::read_timeout`]. A client of a stopped server therefore gets a refused connection
+//! or a 503 at once, never a request left unanswered until its own timeout.
 
 use super::{BodyError, Handler, Limits, Request, Response, wants_close, write_response};
 use crate::error::{Error, Result};
@@ -26,13 +33,16 @@ use std::os::fd::OwnedFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A running server. Dropping it, or calling [`Server::shutdown`], stops accepting requests,
 /// lets the workers finish the requests they hold, and joins them.
 pub struct Server {
     addr: SocketAddr,
     inner: Option<Arc<tiny_http::Server>>,
+    /// A second handle on the listening socket, to close it while tiny_http still holds it.
+    listener: Option<TcpStream>,
+    limits: Limits,
     workers: Vec<JoinHandle<()>>,
     stopping: Arc<AtomicBool>,
     keeper: Option<JoinHandle<()>>,
@@ -107,6 +117,11 @@ impl Bound {
     /// Start serving `handler` on `workers` threads.
     pub fn serve(self, handler: Handler, workers: usize) -> Result<Server> {
         let (local, limits) = (self.addr, self.limits);
+        let listener = self
+            .listener
+            .try_clone()
+            .map(|l| TcpStream::from(OwnedFd::from(l)))
+            .map_err(|e| Error::io("duplicating the listening socket", e))?;
         let inner = tiny_http::Server::from_listener(self.listener, None).map_err(|e| {
             Error::io(
                 format!("serving {local}"),
@@ -127,7 +142,7 @@ impl Bound {
                     .spawn(move || {
                         loop {
                             match inner.recv() {
-                                Ok(request) => handle(request, &handler, &limits),
+                                Ok(request) => handle(request, &handler, &limits, &stopping),
                                 Err(_) if stopping.load(Ordering::SeqCst) => break,
                                 // tiny_http stops accepting after any accept error and hands the
                                 // error to one worker; connections already open are still served.
@@ -148,6 +163,8 @@ impl Bound {
         Ok(Server {
             addr: local,
             inner: Some(inner),
+            listener: Some(listener),
+            limits,
             workers,
             stopping,
             keeper,
@@ -216,6 +233,11 @@ impl Server {
         if let Some(keeper) = self.keeper.take() {
             let _ = keeper.join();
         }
+        // Shutting a listening socket down makes Linux refuse new connections and fail the
+        // pending `accept`, which ends tiny_http's accept thread.
+        if let Some(listener) = self.listener.take() {
+            let _ = listener.shutdown(std::net::Shutdown::Read);
+        }
         if let Some(inner) = self.inner.take() {
             for _ in 0..self.workers.len() {
                 inner.unblock();
@@ -223,6 +245,7 @@ impl Server {
             for w in self.workers.drain(..) {
                 let _ = w.join();
             }
+            drain(inner, self.limits.read_timeout);
         }
     }
 }
@@ -233,7 +256,35 @@ impl Drop for Server {
     }
 }
 
-fn handle(mut rq: tiny_http::Request, handler: &Handler, limits: &Limits) {
+/// Answer, on a detached thread, every request that reaches a stopped server over a connection
+/// kept alive from before, with 503 and `Connection: close`; end once no request has come for
+/// `idle` (by then tiny_http has closed every idle connection).
+fn drain(inner: Arc<tiny_http::Server>, idle: Duration) {
+    let spawned = std::thread::Builder::new()
+        .name("ddwire-http-drain".into())
+        .spawn(move || {
+            let mut last = Instant::now();
+            loop {
+                match inner.recv_timeout(idle) {
+                    Ok(Some(rq)) => {
+                        let http10 = *rq.http_version() == (1, 0);
+                        let head = *rq.method() == tiny_http::Method::Head;
+                        let response = Response::error(503, "the server is shutting down");
+                        let _ =
+                            write_response(&mut rq.into_writer(), response, http10, false, head);
+                        last = Instant::now();
+                    }
+                    Ok(None) if last.elapsed() >= idle => break,
+                    // A wake-up left over from stopping the workers, or the accept error.
+                    _ => {}
+                }
+            }
+        });
+    // Without a thread to drain them, those requests are dropped and tiny_http answers 500.
+    drop(spawned);
+}
+
+fn handle(mut rq: tiny_http::Request, handler: &Handler, limits: &Limits, stopping: &AtomicBool) {
     let http10 = *rq.http_version() == (1, 0);
     let method = rq.method().as_str().to_ascii_uppercase();
     let (path, query) = super::split_target(rq.url());
@@ -254,7 +305,9 @@ fn handle(mut rq: tiny_http::Request, handler: &Handler, limits: &Limits) {
         .iter()
         .find(|(k, _)| k == "connection")
         .map(|(_, v)| v.clone());
-    let mut keep_alive = !wants_close(http10, connection.as_deref());
+    // A server that is stopping answers what it holds and closes the connection.
+    let mut keep_alive =
+        !wants_close(http10, connection.as_deref()) && !stopping.load(Ordering::SeqCst);
 
     let response = if head_bytes > limits.max_header_bytes || headers.len() > limits.max_headers {
         keep_alive = false;
@@ -339,5 +392,46 @@ mod tests {
             .unwrap();
         assert_eq!(r.status, 204);
         server.shutdown();
+    }
+
+    #[test]
+    fn a_stopped_server_answers_a_kept_alive_connection_with_503_and_refuses_new_ones() {
+        use std::io::{BufRead, BufReader, Write};
+        let ok: Handler = Arc::new(|_| Response::empty(204));
+        let server = serve("127.0.0.1:0", ok, Limits::DEFAULT, 2).unwrap();
+        let addr = server.local_addr();
+        let mut kept = TcpStream::connect(addr).unwrap();
+        kept.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let get = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+        kept.write_all(get).unwrap();
+        let mut reader = BufReader::new(kept.try_clone().unwrap());
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        assert!(line.starts_with("HTTP/1.1 204"), "{line}");
+        loop {
+            line.clear();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+        }
+        server.shutdown();
+        assert!(TcpStream::connect(addr).is_err());
+        kept.write_all(get).unwrap();
+        // The answer is complete once its JSON body is (tiny_http, not ddwire, owns the socket,
+        // so the connection closes when the client closes it or after the read timeout).
+        let mut rest = String::new();
+        while !rest.ends_with('}') {
+            let mut chunk = [0u8; 512];
+            let n = std::io::Read::read(&mut reader, &mut chunk).unwrap();
+            assert!(n > 0, "{rest}");
+            rest.push_str(std::str::from_utf8(&chunk[..n]).unwrap());
+        }
+        assert!(rest.starts_with("HTTP/1.1 503"), "{rest}");
+        assert!(
+            rest.to_ascii_lowercase().contains("connection: close"),
+            "{rest}"
+        );
+        assert!(rest.contains("shutting down"), "{rest}");
     }
 }
