@@ -983,3 +983,56 @@ fn a_run_stored_without_stage_events_replays_the_stages_its_envelope_shows() {
     assert_eq!(step_names(&replay), step_names(&live));
     assert_eq!(types(&replay), types(&live));
 }
+
+/// `tasks/get` returns the task `message/send` answered, as it was sent: the same context,
+/// artifact ids, status time and history, for a completed task and for a failed one alike.
+#[test]
+fn get_task_returns_the_task_the_send_answered_completed_or_failed() {
+    let th = harness();
+    for target in [th.target(), v03(&th)] {
+        for doc in [
+            request("fake.input-only", record()),
+            request("nobody", record()),
+        ] {
+            let sent = send_to(&th, &target, a2a_message(vec![doc], None), &[]);
+            let fetched = th.client.get_task(&target, &sent.id, T).unwrap();
+            assert_eq!(fetched, sent);
+            assert_eq!(th.client.get_task(&target, &sent.id, T).unwrap(), sent);
+        }
+    }
+}
+
+/// A run the endpoint no longer remembers (answered before a restart, say) is rebuilt from the
+/// run store: its id, envelope and completion time, and the same task on every call.
+#[test]
+fn a_task_the_endpoint_forgot_is_rebuilt_from_the_store_the_same_each_time() {
+    let th = harness();
+    let sent = send_to(
+        &th,
+        &th.target(),
+        a2a_message(vec![request("fake.input-only", record())], None),
+        &[],
+    );
+    // A second endpoint over the same harness remembers no task, as after a restart.
+    th.net.serve(
+        "restarted.test",
+        ddwire::harness::server::handler(Arc::clone(&th.harness)),
+        ddwire::wire::http::Limits::DEFAULT,
+    );
+    let mut restarted = th.target();
+    restarted.url = restarted.url.replace("harness.test", "restarted.test");
+    assert_ne!(restarted.url, th.target().url);
+    let rebuilt = th.client.get_task(&restarted, &sent.id, T).unwrap();
+    assert_eq!(rebuilt.id, sent.id);
+    assert_eq!(rebuilt.status.state, TaskState::Completed);
+    assert_eq!(envelope_of(&rebuilt), envelope_of(&sent));
+    let env = envelope_of(&sent);
+    assert_eq!(
+        rebuilt.status.timestamp.as_deref(),
+        env["completed_at"].as_str()
+    );
+    assert_eq!(
+        th.client.get_task(&restarted, &sent.id, T).unwrap(),
+        rebuilt
+    );
+}

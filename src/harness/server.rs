@@ -14,7 +14,7 @@ use super::identity::Authenticator;
 use crate::contract::InvocationRequest;
 use crate::contract::ids::{is_sha256_hex, is_uuid7};
 use crate::error::{Error, Result};
-use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute, TaskStore};
+use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute};
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
 use crate::wire::http::{Handler, Request, Response};
@@ -89,9 +89,9 @@ pub fn handler(harness: Arc<Harness>) -> Handler {
         let harness = Arc::clone(&harness);
         Arc::new(move |message: Message, ctx: &CallContext| execute(&harness, message, ctx))
     };
+    // The endpoint remembers the newest tasks it answered, failed ones included, so `tasks/get`
+    // returns each as it was sent; an older run is rebuilt from the store.
     let mut endpoint = Endpoint::new(execute);
-    // Runs are answered from the store, so the endpoint keeps no tasks in memory.
-    endpoint.tasks = TaskStore::new(0);
     endpoint.lookup = {
         let harness = Arc::clone(&harness);
         Some(Arc::new(move |id: &str| stored_task(&harness, id)))
@@ -229,7 +229,11 @@ pub fn execute(harness: &Harness, message: Message, ctx: &CallContext) -> Task {
     }
 }
 
-/// A stored run as a completed task (for `tasks/get` after the fact).
+/// A stored run as a completed task, for `tasks/get` on a run the endpoint no longer remembers
+/// (older than the newest [`TASKS_KEPT`](crate::wire::a2a::endpoint::TASKS_KEPT), or answered
+/// before a restart). It has the run's id, envelope and completion time; the message that
+/// asked for it is not stored, so its history holds the stored request. Every id in it is
+/// derived from the run's, so two calls return the same task.
 fn stored_task(harness: &Harness, id: &str) -> Option<Task> {
     if !is_uuid7(id) {
         return None;
@@ -242,16 +246,24 @@ fn stored_task(harness: &Harness, id: &str) -> Option<Task> {
         .ok()
         .flatten()
         .unwrap_or(Value::Null);
+    let context_id = envelope
+        .get("conversation_id")
+        .and_then(Value::as_str)
+        .unwrap_or(id)
+        .to_string();
+    let completed_at = envelope
+        .get("completed_at")
+        .and_then(Value::as_str)
+        .map(str::to_string);
     let mut history = Message::new(Role::User, vec![Part::data(request)]);
+    history.message_id = format!("{id}-request");
     history.task_id = Some(id.to_string());
-    let artifacts = vec![Artifact::new(
-        artifact::ENVELOPE,
-        vec![Part::data(envelope)],
-    )];
-    Some(Task::finished(
-        history,
-        TaskState::Completed,
-        None,
-        artifacts,
-    ))
+    history.context_id = Some(context_id);
+    let mut envelope_artifact = Artifact::new(artifact::ENVELOPE, vec![Part::data(envelope)]);
+    envelope_artifact.artifact_id = format!("{id}-envelope");
+    let mut task = Task::finished(history, TaskState::Completed, None, vec![envelope_artifact]);
+    if completed_at.is_some() {
+        task.status.timestamp = completed_at;
+    }
+    Some(task)
 }
