@@ -17,13 +17,19 @@
  * - run-error-unknown-agent, run-error-acting-for: HttpAgent runs that the harness refuses (an
  *   agent nobody registered; a request carrying `acting_for`) end without throwing, with exactly
  *   one event, RUN_ERROR, whose message names the cause, and `result` undefined.
+ * - thread-is-conversation: an HttpAgent whose threadId is a UUIDv7 runs two turns; both envelopes
+ *   carry it as conversation_id, RUN_STARTED/RUN_FINISHED and the replay echo it; a request whose
+ *   conversation_id is another conversation than the threadId is exactly one RUN_ERROR.
+ * - policy-refused: an agent the profile does not enable (stub.abstain) gives RUN_FINISHED with
+ *   the failed envelope (agent-not-permitted) after only the policy_gate and grounding_check
+ *   steps; the replay has the same steps and result.
  * - control/warnings-are-caught (with CONTROL_URL, bad_sse.py): a stream with an unknown field
  *   and `result: null` makes the client warn twice, and the capture above sees both.
  * Every response body is saved as it was read (OUT_DIR/<test>.sse) for validate_agui.py, which
  * checks each event against the ag-ui-protocol Python models.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { HttpAgent, runHttpRequest, transformHttpEventStream } from "@ag-ui/client";
 
@@ -167,6 +173,73 @@ async function testControl() {
   warnings = [];
 }
 
+// A UUIDv7 (the contract's conversation and invocation ids): 48-bit ms time, version 7, variant 10.
+function uuid7() {
+  const b = randomBytes(16);
+  const ms = BigInt(Date.now());
+  for (let i = 0; i < 6; i++) b[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
+  b[6] = (b[6] & 0x0f) | 0x70;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+async function replayEvents(id, name) {
+  const seen = {};
+  const tee = teeFetch(name, seen);
+  const events = await new Promise((resolve, reject) => {
+    const got = [];
+    transformHttpEventStream(runHttpRequest(() => tee(`${BASE}/agui/runs/${id}`, { method: "GET" }))).subscribe({
+      next: (e) => got.push(e), error: reject, complete: () => resolve(got),
+    });
+  });
+  expect(seen.status === 200, `replay HTTP ${seen.status}`);
+  return events;
+}
+
+// The thread is the conversation: an HttpAgent whose threadId is a UUIDv7 runs two turns; both
+// envelopes carry it as conversation_id, RUN_STARTED/RUN_FINISHED echo it, the replay's threadId
+// is it too. A request naming another conversation than the threadId is one RUN_ERROR.
+async function testThreadIsConversation() {
+  const thread = uuid7();
+  const agent = new HttpAgent({ url: `${BASE}/agui`, threadId: thread, fetch: teeFetch("thread-turn-1", {}) });
+  const events = [];
+  agent.subscribe({ onEvent: ({ event }) => { events.push(event); } });
+  const first = await agent.runAgent({ forwardedProps: { request: request("hello.world", "turn one") } });
+  agent.fetch = teeFetch("thread-turn-2", {});
+  const second = await agent.runAgent({ forwardedProps: { request: request("hello.world", "turn two") } });
+  for (const [i, out] of [first, second].entries()) {
+    expect(out.result?.outcome?.status === "succeeded", `turn ${i + 1}: outcome ${short(out.result?.outcome)}`);
+    expect(out.result.conversation_id === thread, `turn ${i + 1}: conversation_id ${out.result.conversation_id} != threadId ${thread}`);
+  }
+  const bounds = events.filter((e) => e.type === "RUN_STARTED" || e.type === "RUN_FINISHED");
+  expect(bounds.length === 4 && bounds.every((e) => e.threadId === thread), `RUN_* threadIds ${short(bounds.map((e) => e.threadId))}`);
+  const replayed = await replayEvents(second.result.invocation_id, "thread-replay");
+  expect(replayed[0].threadId === thread && replayed.at(-1).threadId === thread,
+    `replay threadId ${replayed[0].threadId} != ${thread}`);
+  const other = await runHttpAgent("run-error-other-conversation",
+    request("hello.world", "hi", { conversation_id: uuid7() }));
+  expect(isDeepStrictEqual(other.events.map((e) => e.type), ["RUN_ERROR"]),
+    `a request naming another conversation than the threadId: events ${short(other.events.map((e) => e.type))}`);
+}
+
+// A run the policy refuses (stub.abstain is registered but not in the profile) is still a run:
+// RUN_FINISHED with the failed envelope, only the stages that ran, and a replay with the same.
+async function testPolicyRefused() {
+  const { out, events } = await runHttpAgent("policy-refused", request("stub.abstain", "hi"));
+  const env = out.result;
+  expect(env?.outcome?.status === "failed" && env.problem?.type?.endsWith("/agent-not-permitted"),
+    `outcome ${short(env?.outcome)}, problem ${short(env?.problem)}`);
+  const types = events.map((e) => e.stepName ? `${e.type}:${e.stepName}` : e.type);
+  const want = ["RUN_STARTED", "STEP_STARTED:policy_gate", "STEP_FINISHED:policy_gate",
+    "STEP_STARTED:grounding_check", "STEP_FINISHED:grounding_check", "RUN_FINISHED"];
+  expect(isDeepStrictEqual(types, want), `events ${short(types)} != ${short(want)}`);
+  const replayed = await replayEvents(env.invocation_id, "policy-refused-replay");
+  const rtypes = replayed.map((e) => e.stepName ? `${e.type}:${e.stepName}` : e.type);
+  expect(isDeepStrictEqual(rtypes, want), `replay events ${short(rtypes)} != live ${short(want)}`);
+  expect(isDeepStrictEqual(replayed.at(-1).result, env), "the replayed result differs from the live one");
+}
+
 const tests = [
   ...(CONTROL ? [["control/warnings-are-caught", testControl]] : []),
   ["live", testLive],
@@ -176,6 +249,8 @@ const tests = [
   ["run-error-acting-for", () => testRunError("run-error-acting-for",
     request("hello.world", "hi", { acting_for: { principal_id: "https://example.org/mallory", name: "Mallory" } }),
     "acting_for")],
+  ["thread-is-conversation", testThreadIsConversation],
+  ["policy-refused", testPolicyRefused],
 ];
 
 let failed = 0;

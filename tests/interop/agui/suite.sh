@@ -3,8 +3,9 @@
 # against @ag-ui/client 1.0.0 (npm) and the ag-ui-protocol Python models (0.1.22, the reference's
 # pin, and 1.0.0). Run it through tests/interop/run agui.
 #
-# Starts on free loopback ports: `ddwire agent hello`, `ddwire serve` with hello.world registered
-# (run store under $LOGS/runs), and bad_sse.py (the control for the client-warning check); runs
+# Starts on free loopback ports: `ddwire agent hello` and `ddwire agent stub`, `ddwire serve` with
+# both registered but only hello.world enabled by the profile (run store under $LOGS/runs), and
+# bad_sse.py (the control for the client-warning check); runs
 # client_agui.mjs, which saves every stream it read under $LOGS/streams/, then validate_agui.py over
 # those streams with each ag-ui-protocol version. Kills every server on exit.
 # Not tested: the 15 s SSE keep-alive comment (too slow for this suite).
@@ -23,19 +24,22 @@ if wait $v1; then py1="$(cat "$LOGS/venv-agui1.out")/bin/python"; else fail setu
 [[ $npm_ok -eq 1 ]] || fail setup/npm "npm ci failed (see $LOGS/npm.log)"
 [[ -x "$DDWIRE" ]] || { fail setup/ddwire "no ddwire binary at $DDWIRE"; finish; exit; }
 
-read -r -d '' p_hello p_harness p_bad < <(free_ports 3; printf '\0') || true
+read -r -d '' p_hello p_stub p_harness p_bad < <(free_ports 4; printf '\0') || true
 url() { printf 'http://127.0.0.1:%s' "$1"; }
 
 cat >"$LOGS/agents.json" <<EOF
-{"agents": [{"url": "$(url "$p_hello")", "name": "hello", "timeout_s": 30}]}
+{"agents": [{"url": "$(url "$p_hello")", "name": "hello", "timeout_s": 30},
+            {"url": "$(url "$p_stub")", "name": "stub", "timeout_s": 30}]}
 EOF
 cat >"$LOGS/profile.json" <<'EOF'
 {"profile_id": "agui-interop", "version": 1, "agents": {"hello.world": "converse"}, "actions_requiring_approval": []}
 EOF
 
 start_server ddwire-hello "$DDWIRE" agent hello --port "$p_hello"
+start_server ddwire-stub "$DDWIRE" agent stub --port "$p_stub"
 start_server bad-sse python3 "$here/bad_sse.py" "$p_bad"
 wait_ready ddwire-hello "$(url "$p_hello")/.well-known/agent-card.json" 15 || { finish; exit; }
+wait_ready ddwire-stub "$(url "$p_stub")/.well-known/agent-card.json" 15 || { finish; exit; }
 start_server ddwire-serve "$DDWIRE" serve --port "$p_harness" --agents "$LOGS/agents.json" \
     --profile "$LOGS/profile.json" --runs "$LOGS/runs" \
     --acting-for-id https://orcid.org/0000-0002-1825-0097 --acting-for-name "Josiah Carberry"
@@ -48,8 +52,8 @@ if [[ $npm_ok -eq 1 ]]; then
     # node resolves @ag-ui/client from the script's folder upwards: tests/interop/node_modules.
     run_test agui-client node "$here/client_agui.mjs" "$(url "$p_harness")" "$streams" $control
     files=()
-    for f in live replay run-error-unknown-agent run-error-acting-for; do
-        [[ -f "$streams/$f.sse" ]] && files+=("$streams/$f.sse")
+    for f in "$streams"/*.sse; do
+        [[ -f "$f" ]] && files+=("$f")
     done
     if [[ ${#files[@]} -gt 0 ]]; then
         [[ -z "$py0" ]] || run_test validate-0.1.22 "$py0" "$here/validate_agui.py" ag-ui-protocol-0.1.22 "${files[@]}"

@@ -1,6 +1,6 @@
 """A Python agent served the way `dd_sdk.serve` serves agents, for ddwire's harness to call.
 
-Usage: python dd_agent.py PORT SCHEMAS_FROM_URL [--agent-id ID] [--overreach]
+Usage: python dd_agent.py PORT SCHEMAS_FROM_URL [--agent-id ID] [--overreach | --broken]
        (in the venv of requirements-a2a1.txt: a2a-sdk 1.3.0, opentelemetry-sdk 1.45.2)
 
 What it reproduces of the reference's agent server (contract.md §5), written anew here:
@@ -26,6 +26,8 @@ What it reproduces of the reference's agent server (contract.md §5), written an
 
 `--overreach` also sets `dd.grounding_mode` on the chat span, an attribute only the conductor's
 `invoke_agent` span may carry (rule G0): the harness must withhold the result.
+`--broken` makes the agent raise (`RuntimeError: the model is unavailable`), so the task fails
+with that error, as a dd_sdk agent's exception does.
 """
 
 import argparse
@@ -116,7 +118,7 @@ def agent_card(desc, base_url):
     )
 
 
-def run_agent(agent_id, request, metadata, overreach):
+def run_agent(agent_id, request, metadata, overreach, broken):
     """Run under an isolated tracer parented to the caller's traceparent; return the artifact body."""
     provider = TracerProvider(resource=Resource.create({"service.name": agent_id}))
     memory = InMemorySpanExporter()
@@ -125,6 +127,8 @@ def run_agent(agent_id, request, metadata, overreach):
     parent = TraceContextTextMapPropagator().extract({"traceparent": str(metadata.get("traceparent", ""))})
     token = otel_context.attach(parent)
     try:
+        if broken:
+            raise RuntimeError("the model is unavailable")
         text = request["input"]["message_text"]
         input_ref = str(metadata.get("dd.input_ref", ""))
         input_hash = str(metadata.get("dd.input_hash", ""))
@@ -155,8 +159,8 @@ def run_agent(agent_id, request, metadata, overreach):
 
 
 class DDAgentExecutor(AgentExecutor):
-    def __init__(self, agent_id, overreach):
-        self.agent_id, self.overreach = agent_id, overreach
+    def __init__(self, agent_id, overreach, broken):
+        self.agent_id, self.overreach, self.broken = agent_id, overreach, broken
 
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
@@ -175,7 +179,8 @@ class DDAgentExecutor(AgentExecutor):
             request = inputs[0]
             if not isinstance(request, dict) or request.get("agent_id") != self.agent_id:
                 raise ValueError(f"not an InvocationRequest for {self.agent_id}")
-            body = await asyncio.to_thread(run_agent, self.agent_id, request, metadata, self.overreach)
+            body = await asyncio.to_thread(run_agent, self.agent_id, request, metadata,
+                                           self.overreach, self.broken)
         except Exception as exc:  # noqa: BLE001 - reported to the harness as a failed task
             await updater.failed(updater.new_agent_message(
                 [new_data_part({"error": f"{type(exc).__name__}: {exc}"})]))
@@ -193,11 +198,12 @@ def main():
     ap.add_argument("schemas_from")
     ap.add_argument("--agent-id", default="py.chat")
     ap.add_argument("--overreach", action="store_true")
+    ap.add_argument("--broken", action="store_true")
     args = ap.parse_args()
     base = f"http://127.0.0.1:{args.port}"
     desc = description(args.agent_id, schemas_from(args.schemas_from))
     card = agent_card(desc, base)
-    handler = DefaultRequestHandler(agent_executor=DDAgentExecutor(args.agent_id, args.overreach),
+    handler = DefaultRequestHandler(agent_executor=DDAgentExecutor(args.agent_id, args.overreach, args.broken),
                                     task_store=InMemoryTaskStore(), agent_card=card)
     app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, JSONRPC_PATH)])
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")

@@ -1,0 +1,89 @@
+"""a2a-sdk 0.3.26 (A2A v0.3) client -> ddwire's harness (`ddwire serve`).
+
+Usage: python harness_a2a03.py HARNESS_BASE_URL      (in the venv of requirements-a2a03.txt)
+
+Test `a2a03-client/message-send`: `A2ACardResolver` validates the harness's card as a v0.3
+`AgentCard`; `ClientFactory(ClientConfig(streaming=False))` sends `message/send` (checked on the
+wire) with one data part, an InvocationRequest for py.chat (the Python agent, which the harness
+calls over A2A 1.0), and gets a completed v0.3 Task with one artifact `envelope` whose one data
+part is the Envelope: outcome succeeded, the Python agent's reply, equal to GET /runs/{id}.
+Test `a2a03-client/two-data-parts`: a message with two data parts is a failed Task whose status
+message carries `{"error": "expected exactly one data part, got 2"}`.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import urllib.request
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "a2a"))
+
+import httpx  # noqa: E402
+from a2a.client import A2ACardResolver, ClientConfig, ClientFactory  # noqa: E402
+from a2a.types import DataPart, Message, Part, Role, Task, TaskState  # noqa: E402
+
+from checks import expect, run  # noqa: E402
+
+BASE = sys.argv[1].rstrip("/")
+
+
+def send(parts):
+    posts = []
+
+    async def record(req):
+        if req.method == "POST":
+            posts.append({"url": str(req.url), "body": json.loads(req.read())})
+
+    async def go():
+        async with httpx.AsyncClient(timeout=60, event_hooks={"request": [record]}) as http:
+            card = await A2ACardResolver(http, BASE).get_agent_card()
+            expect(card.protocol_version.startswith("0.3") and card.url == BASE + "/a2a",
+                   f"card protocolVersion {card.protocol_version!r}, url {card.url!r}")
+            client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
+            msg = Message(kind="message", message_id=str(uuid.uuid4()), role=Role.user, parts=parts)
+            return [ev async for ev in client.send_message(msg)]
+
+    events = asyncio.run(go())
+    expect(len(events) == 1 and isinstance(events[0], tuple) and isinstance(events[0][0], Task),
+           f"the reply is not one Task: {events!r:.300}")
+    expect(len(posts) == 1 and posts[0]["body"].get("method") == "message/send",
+           f"JSON-RPC posts {[p['body'].get('method') for p in posts]}, not one message/send")
+    return events[0][0]
+
+
+def data(doc):
+    return Part(root=DataPart(data=doc))
+
+
+def test_message_send():
+    text = "hello from a2a-sdk 0.3.26"
+    task = send([data({"agent_id": "py.chat", "input": {"schema_class": "Message", "message_text": text}})])
+    expect(task.status.state == TaskState.completed, f"task {task.status.state}: {task.status!r:.400}")
+    arts = task.artifacts or []
+    expect([a.name for a in arts] == ["envelope"], f"artifacts {[a.name for a in arts]}")
+    parts = arts[0].parts
+    expect(len(parts) == 1 and isinstance(parts[0].root, DataPart), "the envelope artifact is not one data part")
+    env = parts[0].root.data
+    expect(env["outcome"]["status"] == "succeeded", f"outcome {env['outcome']}")
+    expect(env["payload"]["reply_text"] == f"Python heard: {text}", f"payload {env['payload']!s:.300}")
+    with urllib.request.urlopen(f"{BASE}/runs/{env['invocation_id']}", timeout=10) as r:
+        stored = json.load(r)
+    expect(stored == env, "GET /runs/{id} differs from the envelope in the task")
+
+
+def test_two_data_parts():
+    doc = {"agent_id": "hello.world", "input": {"schema_class": "Message", "message_text": "x"}}
+    task = send([data(doc), data(doc)])
+    expect(task.status.state == TaskState.failed, f"task {task.status.state}, not failed")
+    errors = [p.root.data.get("error") for p in (task.status.message.parts if task.status.message else [])
+              if isinstance(p.root, DataPart)]
+    expect(errors == ["expected exactly one data part, got 2"], f"status message errors {errors}")
+
+
+if __name__ == "__main__":
+    sys.exit(run([
+        ("a2a03-client/message-send", test_message_send),
+        ("a2a03-client/two-data-parts", test_two_data_parts),
+    ]))
