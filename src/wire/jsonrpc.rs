@@ -177,20 +177,17 @@ pub fn success(id: &Value, result: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "result": result })
 }
 
-/// A success response as JSON text, with a result that is already JSON text.
-pub fn success_text(id: &Value, result: &serde_json::value::RawValue) -> String {
-    #[derive(serde::Serialize)]
-    struct Success<'a> {
-        id: &'a Value,
-        jsonrpc: &'static str,
-        result: &'a serde_json::value::RawValue,
-    }
-    serde_json::to_string(&Success {
-        id,
-        jsonrpc: "2.0",
-        result,
-    })
-    .expect("a response always serialises")
+/// A success response as JSON text, around a result that is already JSON text (written by
+/// this crate's own serialiser: it is inserted as it is).
+pub fn success_text(id: &Value, result_json: &str) -> String {
+    let id = serde_json::to_string(id).expect("a JSON value always serialises");
+    let mut out = String::with_capacity(id.len() + result_json.len() + 32);
+    out.push_str("{\"id\":");
+    out.push_str(&id);
+    out.push_str(",\"jsonrpc\":\"2.0\",\"result\":");
+    out.push_str(result_json);
+    out.push('}');
+    out
 }
 
 /// An error response.

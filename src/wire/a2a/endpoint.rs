@@ -12,7 +12,6 @@ use super::{Binding, card::EXTENSION_URI, v03, v10};
 use crate::wire::http::{Request, Response};
 use crate::wire::jsonrpc::{self, Call, Incoming, RpcError};
 use serde_json::Value;
-use serde_json::value::RawValue;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
@@ -48,14 +47,25 @@ pub type Lookup = Arc<dyn Fn(&str) -> Option<Task> + Send + Sync>;
 pub const TASKS_KEPT: usize = 1_024;
 
 /// A bounded in-memory store of the tasks an endpoint has answered.
+///
+/// A task is kept as the JSON text it was sent as, in its binding: one allocation each, so
+/// keeping and forgetting a task costs next to nothing per call, and it is decoded again only
+/// when `tasks/get` asks for it.
 #[derive(Clone, Default)]
 pub struct TaskStore {
     inner: Arc<Mutex<Tasks>>,
     capacity: usize,
 }
 
+/// A task's JSON text and the binding that encoded it.
+#[derive(Clone)]
+struct Kept {
+    binding: Binding,
+    json: Arc<str>,
+}
+
 /// Tasks by id, and their ids oldest first.
-type Tasks = (HashMap<String, Arc<Task>>, VecDeque<String>);
+type Tasks = (HashMap<String, Kept>, VecDeque<String>);
 
 impl TaskStore {
     /// A store that keeps the newest `capacity` tasks.
@@ -67,15 +77,25 @@ impl TaskStore {
     }
 
     /// Remember a task, forgetting the oldest beyond capacity.
-    pub fn put(&self, task: Arc<Task>) {
+    pub fn put(&self, task: &Task) {
+        if self.capacity > 0 {
+            self.keep(&task.id, Binding::V03, json_text(&v03::Json(task)).into());
+        }
+    }
+
+    /// Remember a task by its JSON text in `binding`.
+    fn keep(&self, id: &str, binding: Binding, json: Arc<str>) {
         if self.capacity == 0 {
             return;
         }
         let evicted = {
             let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             let (tasks, order) = &mut *guard;
-            if tasks.insert(task.id.clone(), Arc::clone(&task)).is_none() {
-                order.push_back(task.id.clone());
+            if tasks
+                .insert(id.to_string(), Kept { binding, json })
+                .is_none()
+            {
+                order.push_back(id.to_string());
             }
             let mut evicted = Vec::new();
             while order.len() > self.capacity {
@@ -91,8 +111,18 @@ impl TaskStore {
 
     /// A remembered task.
     pub fn get(&self, id: &str) -> Option<Task> {
-        let guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        guard.0.get(id).map(|t| Task::clone(t))
+        let kept = {
+            let guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            guard.0.get(id).cloned()?
+        };
+        // The text is this endpoint's own encoding, so it decodes; a failure would be a bug in
+        // a codec, answered as an unknown task rather than a panic.
+        let value: Value = serde_json::from_str(&kept.json).ok()?;
+        match kept.binding {
+            Binding::V03 => v03::decode_task(value),
+            Binding::V10 => v10::decode_task(value),
+        }
+        .ok()
     }
 
     /// How many tasks are held.
@@ -209,7 +239,7 @@ impl Endpoint {
         request: &Request,
         version: Option<&str>,
         requested: &[String],
-    ) -> Result<Box<RawValue>, RpcError> {
+    ) -> Result<String, RpcError> {
         let Some(binding) = Binding::of_method(&call.method) else {
             return Err(RpcError::new(jsonrpc::METHOD_NOT_FOUND, "Method not found"));
         };
@@ -225,23 +255,26 @@ impl Endpoint {
         match binding {
             Binding::V03 if method == v03::SEND => {
                 let params = v03::decode_send_params(call.params).map_err(invalid)?;
-                let task = Arc::new((self.execute)(params.message, &ctx));
-                self.tasks.put(Arc::clone(&task));
-                Ok(raw(&v03::Json(&*task)))
+                let task = (self.execute)(params.message, &ctx);
+                let json = json_text(&v03::Json(&task));
+                self.tasks.keep(&task.id, binding, Arc::from(json.as_str()));
+                Ok(json)
             }
             Binding::V10 if method == v10::SEND => {
                 let params = v10::decode_send_params(call.params).map_err(invalid)?;
-                let task = Arc::new((self.execute)(params.message, &ctx));
-                self.tasks.put(Arc::clone(&task));
-                Ok(raw(&v10::TaskResult(&task)))
+                let task = (self.execute)(params.message, &ctx);
+                let json = json_text(&v10::Json(&task));
+                self.tasks.keep(&task.id, binding, Arc::from(json.as_str()));
+                // `{"task": …}`, as v10::TaskResult writes it, around the text already made.
+                Ok(format!("{{\"task\":{json}}}"))
             }
             Binding::V03 if method == v03::GET_TASK => {
                 let id = v03::decode_task_id(&call.params).map_err(invalid)?;
-                self.find(&id).map(|t| raw(&v03::Json(&t)))
+                self.find(&id).map(|t| json_text(&v03::Json(&t)))
             }
             Binding::V10 if method == v10::GET_TASK => {
                 let id = v10::decode_task_id(&call.params).map_err(invalid)?;
-                self.find(&id).map(|t| raw(&v10::Json(&t)))
+                self.find(&id).map(|t| json_text(&v10::Json(&t)))
             }
             _ if method == v03::CANCEL_TASK || method == v10::CANCEL_TASK => {
                 let id = match binding {
@@ -297,9 +330,9 @@ impl Endpoint {
     }
 }
 
-/// A model value as raw JSON text.
-fn raw<T: serde::Serialize>(value: &T) -> Box<RawValue> {
-    serde_json::value::to_raw_value(value).expect("a model value always serialises")
+/// A model value as JSON text.
+fn json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("a model value always serialises")
 }
 
 /// The version a request declares must be one the method's binding speaks (major version
@@ -329,4 +362,48 @@ pub fn query_param(query: &str, name: &str) -> Option<String> {
         let (k, v) = pair.split_once('=')?;
         k.eq_ignore_ascii_case(name).then(|| v.replace('+', " "))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::a2a::model::{Artifact, Message, Part, Role, TaskState};
+    use serde_json::json;
+
+    fn task(n: u64) -> Task {
+        let asked = Message::new(
+            Role::User,
+            vec![Part::data(
+                json!({"n": n, "ratio": 0.5, "nested": {"list": [1, "two", null]}}),
+            )],
+        );
+        let artifact = Artifact::new("agent-result", vec![Part::text(format!("answer {n}"))]);
+        Task::finished(asked, TaskState::Completed, None, vec![artifact])
+    }
+
+    #[test]
+    fn a_kept_task_comes_back_as_it_was_in_either_binding() {
+        let store = TaskStore::new(4);
+        let (a, b) = (task(1), task(2));
+        store.put(&a);
+        store.keep(&b.id, Binding::V10, json_text(&v10::Json(&b)).into());
+        assert_eq!(store.get(&a.id), Some(a));
+        assert_eq!(store.get(&b.id), Some(b));
+        assert_eq!(store.get("no-such-task"), None);
+    }
+
+    #[test]
+    fn the_task_store_forgets_the_oldest_beyond_its_capacity() {
+        let store = TaskStore::new(2);
+        let tasks: Vec<Task> = (0..3).map(task).collect();
+        for t in &tasks {
+            store.put(t);
+        }
+        assert_eq!(store.len(), 2);
+        assert_eq!(store.get(&tasks[0].id), None);
+        assert!(store.get(&tasks[1].id).is_some() && store.get(&tasks[2].id).is_some());
+        let none = TaskStore::new(0);
+        none.put(&tasks[0]);
+        assert!(none.is_empty());
+    }
 }
