@@ -4,7 +4,49 @@
 
 use super::memory::MemoryNet;
 use crate::error::{Error, Result};
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+
+/// Takes a literal IP address in a URL as it is, and hands any other host to ureq's own
+/// resolver. ureq resolves the host on every request, before it looks for a pooled
+/// connection, and with a timeout set it resolves on a new thread: without this, every call
+/// to an agent at `http://127.0.0.1:…` would start and end a thread to learn `127.0.0.1`.
+#[derive(Debug)]
+struct LiteralIpResolver;
+
+impl Resolver for LiteralIpResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> std::result::Result<ResolvedSocketAddrs, ureq::Error> {
+        let literal = uri.authority().and_then(|authority| {
+            let host = authority.host();
+            let host = host
+                .strip_prefix('[')
+                .and_then(|h| h.strip_suffix(']'))
+                .unwrap_or(host);
+            let ip: IpAddr = host.parse().ok()?;
+            let port = authority.port_u16().or(match uri.scheme_str()? {
+                "http" => Some(80),
+                "https" => Some(443),
+                _ => None,
+            })?;
+            Some(SocketAddr::new(ip, port))
+        });
+        match literal {
+            Some(addr) => {
+                let mut addrs = self.empty();
+                addrs.push(addr);
+                Ok(addrs)
+            }
+            None => DefaultResolver::default().resolve(uri, config, timeout),
+        }
+    }
+}
 
 /// A request to send.
 #[derive(Clone, Debug)]
@@ -92,13 +134,13 @@ impl Default for HttpClient {
 impl HttpClient {
     /// A client over TCP that keeps connections alive between calls.
     pub fn tcp() -> HttpClient {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
+        let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .max_idle_connections_per_host(64)
             .max_idle_connections(256)
             .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+            .build();
+        let agent = ureq::Agent::with_parts(config, DefaultConnector::default(), LiteralIpResolver);
         HttpClient {
             transport: Transport::Tcp(agent),
         }
@@ -212,5 +254,32 @@ fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> Error {
             url: url.to_string(),
             reason: other.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::http::{Handler, Limits, Response, server};
+    use std::sync::Arc;
+
+    #[test]
+    fn literal_addresses_and_host_names_both_reach_the_server() {
+        let ok: Handler = Arc::new(|_| Response::empty(204));
+        let v4 = server::serve("127.0.0.1:0", ok.clone(), Limits::DEFAULT, 2).unwrap();
+        let port = v4.local_addr().port();
+        let client = HttpClient::tcp();
+        let get = |url: String| {
+            client
+                .send(ClientRequest::get(url, Duration::from_secs(5)))
+                .map(|r| r.status)
+        };
+        assert_eq!(get(format!("http://127.0.0.1:{port}/")).unwrap(), 204);
+        assert_eq!(get(format!("http://localhost:{port}/")).unwrap(), 204);
+        // IPv6 loopback, where the machine has it.
+        if let Ok(v6) = server::serve("[::1]:0", ok, Limits::DEFAULT, 2) {
+            let url = format!("http://[::1]:{}/", v6.local_addr().port());
+            assert_eq!(get(url).unwrap(), 204);
+        }
     }
 }
