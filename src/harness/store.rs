@@ -810,9 +810,9 @@ fn last_line_start(file: &mut File, len: u64) -> io::Result<u64> {
 }
 
 /// Create `dir` and write each `(name, text)` in it, then make every file and the directory
-/// durable. The fsyncs are issued together, one thread each, so the file system can commit
-/// them in one journal transaction: on ext4 that costs about one fsync instead of one per
-/// file, and the run is just as durable when this returns.
+/// durable. The fsyncs are issued together, on the store's fsync threads, so the file system
+/// can commit them in one journal transaction: on ext4 that costs about one fsync instead of
+/// one per file, and the run is just as durable when this returns.
 fn write_dir(dir: &Path, files: &[(&str, &str)]) -> Result<()> {
     fs::create_dir(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     let mut written = Vec::with_capacity(files.len());
@@ -820,23 +820,58 @@ fn write_dir(dir: &Path, files: &[(&str, &str)]) -> Result<()> {
         let path = dir.join(name);
         written.push((write_new(&path, text.as_bytes())?, path));
     }
-    std::thread::scope(|s| {
-        let syncs: Vec<_> = written
-            .iter()
-            .map(|(file, path)| {
-                s.spawn(move || {
-                    file.sync_all()
-                        .map_err(|e| Error::io(format!("syncing {}", path.display()), e))
-                })
-            })
-            .collect();
-        let dir_synced = sync_dir(dir);
-        syncs.into_iter().try_for_each(|h| {
-            h.join()
-                .unwrap_or_else(|_| Err(Error::Store("an fsync thread panicked".into())))
-        })?;
-        dir_synced
-    })
+    let (done, results) = crossbeam_channel::bounded(written.len());
+    let count = written.len();
+    for (file, path) in written {
+        let done = done.clone();
+        run_fsync(Box::new(move || {
+            let synced = file
+                .sync_all()
+                .map_err(|e| Error::io(format!("syncing {}", path.display()), e));
+            let _ = done.send(synced);
+        }));
+    }
+    drop(done);
+    let dir_synced = sync_dir(dir);
+    for _ in 0..count {
+        results
+            .recv()
+            .map_err(|_| Error::Store("an fsync thread stopped before it answered".into()))??;
+    }
+    dir_synced
+}
+
+/// An fsync to run off the calling thread.
+type FsyncJob = Box<dyn FnOnce() + Send>;
+
+/// How many fsyncs may run at once: the files of a few concurrent runs.
+const FSYNC_THREADS: usize = 8;
+
+/// Run `job` on the store's fsync threads, started on first use and kept for the life of the
+/// process (starting threads for every run would cost more than the fsyncs save, and fragment
+/// the allocator's memory). Without them (a thread could not be started), the job runs here.
+fn run_fsync(job: FsyncJob) {
+    static JOBS: OnceLock<Option<crossbeam_channel::Sender<FsyncJob>>> = OnceLock::new();
+    let jobs = JOBS.get_or_init(|| {
+        let (tx, rx) = crossbeam_channel::unbounded::<FsyncJob>();
+        let mut started = 0;
+        for i in 0..FSYNC_THREADS {
+            let rx = rx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("ddwire-fsync-{i}"))
+                .spawn(move || rx.iter().for_each(|job| job()));
+            started += usize::from(spawned.is_ok());
+        }
+        (started > 0).then_some(tx)
+    });
+    match jobs {
+        Some(tx) => {
+            if let Err(unsent) = tx.send(job) {
+                (unsent.into_inner())();
+            }
+        }
+        None => job(),
+    }
 }
 
 /// Write a file that must not exist yet; the caller makes it durable.
