@@ -5,14 +5,13 @@
 //! input and on the child's stored envelope.
 
 use crate::agent::{Agent, AgentError, RunContext};
-use crate::contract::spec::{AgentSpec, Derived};
+use crate::contract::spec::AgentSpec;
 use crate::contract::{
-    AgentResult, CONTRACT_VERSION, Derivation, EvidenceItem, GroundingMode, Input,
-    InvocationRequest, Outcome, OutcomeStatus, Payload, ReasonCode, classes,
+    AgentResult, EvidenceItem, GroundingMode, Input, InvocationRequest, Outcome, OutcomeStatus,
+    Payload, ReasonCode,
 };
 use crate::wire::a2a::card::{MANIFEST_EXTENSION_URI, extension_params};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 
 /// The director agent.
 pub struct Director {
@@ -27,25 +26,13 @@ impl Default for Director {
 
 impl Director {
     pub fn new() -> Director {
-        let (message, reply) = (classes::message(), classes::reply());
         Director {
-            spec: AgentSpec {
-                agent_id: "director.route".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                description: "Routes a message to the agent best placed to answer it, through the harness, and relays the answer."
-                    .into(),
-                requirement_ids: vec!["DEMO-2".into()],
-                action_class: "converse".into(),
-                accepts: vec!["Message".into()],
-                grounding_mode: GroundingMode::Delegation,
-                payload: Some("Reply".into()),
-                derivations: BTreeMap::from([(
-                    "reply_text".into(),
-                    Derived { how: Derivation::Template, recorded_in: Some("reply_derivation".into()) },
-                )]),
-                contract_version: CONTRACT_VERSION.into(),
-                schemas: BTreeMap::from([(message.name.clone(), message), (reply.name.clone(), reply)]),
-            },
+            spec: super::message_to_reply(
+                "director.route",
+                "Routes a message to the agent best placed to answer it, through the harness, and relays the answer.",
+                "DEMO-2",
+                GroundingMode::Delegation,
+            ),
         }
     }
 

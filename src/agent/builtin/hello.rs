@@ -1,13 +1,11 @@
 //! `hello.world`: a template reply to a message, grounded on the message.
 
 use crate::agent::{Agent, AgentError, RunContext};
-use crate::contract::spec::{AgentSpec, Derived};
+use crate::contract::spec::AgentSpec;
 use crate::contract::{
-    AgentResult, CONTRACT_VERSION, Derivation, EvidenceItem, GroundingMode, InvocationRequest,
-    Outcome, Payload, classes,
+    AgentResult, EvidenceItem, GroundingMode, InvocationRequest, Outcome, Payload,
 };
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 
 /// The model id its `chat` span names: a template, honestly labelled.
 pub const MODEL_ID: &str = "ddwire-template-v1";
@@ -25,25 +23,13 @@ impl Default for Hello {
 
 impl Hello {
     pub fn new() -> Hello {
-        let (message, reply) = (classes::message(), classes::reply());
         Hello {
-            spec: AgentSpec {
-                agent_id: "hello.world".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                description: "Greets the user and repeats what they said: a template reply grounded on the message alone."
-                    .into(),
-                requirement_ids: vec!["DEMO-1".into()],
-                action_class: "converse".into(),
-                accepts: vec!["Message".into()],
-                grounding_mode: GroundingMode::InputOnly,
-                payload: Some("Reply".into()),
-                derivations: BTreeMap::from([(
-                    "reply_text".into(),
-                    Derived { how: Derivation::Template, recorded_in: Some("reply_derivation".into()) },
-                )]),
-                contract_version: CONTRACT_VERSION.into(),
-                schemas: BTreeMap::from([(message.name.clone(), message), (reply.name.clone(), reply)]),
-            },
+            spec: super::message_to_reply(
+                "hello.world",
+                "Greets the user and repeats what they said: a template reply grounded on the message alone.",
+                "DEMO-1",
+                GroundingMode::InputOnly,
+            ),
         }
     }
 }

@@ -23,7 +23,40 @@ pub use hello::Hello;
 pub use stub::Stub;
 
 use super::Agent;
+use crate::contract::spec::{AgentSpec, Derived};
+use crate::contract::{CONTRACT_VERSION, Derivation, GroundingMode, classes};
+use std::collections::BTreeMap;
 use std::sync::Arc;
+
+/// The spec of a built-in agent that answers a `Message` with a template `Reply` (its
+/// `reply_text` derivation recorded in `reply_derivation`), in `converse` action class.
+fn message_to_reply(
+    agent_id: &str,
+    description: &str,
+    requirement_id: &str,
+    grounding_mode: GroundingMode,
+) -> AgentSpec {
+    let (message, reply) = (classes::message(), classes::reply());
+    AgentSpec {
+        agent_id: agent_id.into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        description: description.into(),
+        requirement_ids: vec![requirement_id.into()],
+        action_class: "converse".into(),
+        accepts: vec!["Message".into()],
+        grounding_mode,
+        payload: Some("Reply".into()),
+        derivations: BTreeMap::from([(
+            "reply_text".into(),
+            Derived {
+                how: Derivation::Template,
+                recorded_in: Some("reply_derivation".into()),
+            },
+        )]),
+        contract_version: CONTRACT_VERSION.into(),
+        schemas: BTreeMap::from([(message.name.clone(), message), (reply.name.clone(), reply)]),
+    }
+}
 
 /// The names `ddwire agent` accepts, with the default port each is served on.
 pub const NAMES: [(&str, u16); 6] = [

@@ -83,3 +83,17 @@ impl Binding {
         }
     }
 }
+
+/// Write a list field only when it has items (both bindings leave empty lists out).
+fn list<M: serde::ser::SerializeMap>(m: &mut M, key: &str, v: &[String]) -> Result<(), M::Error> {
+    if v.is_empty() {
+        Ok(())
+    } else {
+        m.serialize_entry(key, v)
+    }
+}
+
+/// A model view as a JSON value.
+fn to_value<T: serde::Serialize>(v: T) -> serde_json::Value {
+    serde_json::to_value(v).expect("a model value always serialises")
+}

@@ -8,6 +8,7 @@
 use super::model::{
     Artifact, File, Message, Part, Role, SendParams, SendResult, Task, TaskState, TaskStatus,
 };
+use super::{list, to_value};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
@@ -187,18 +188,6 @@ fn opt<M: SerializeMap, T: Serialize>(m: &mut M, key: &str, v: &Option<T>) -> Re
         Some(v) => m.serialize_entry(key, v),
         None => Ok(()),
     }
-}
-
-fn list<M: SerializeMap>(m: &mut M, key: &str, v: &[String]) -> Result<(), M::Error> {
-    if v.is_empty() {
-        Ok(())
-    } else {
-        m.serialize_entry(key, v)
-    }
-}
-
-fn to_value<T: Serialize>(v: T) -> Value {
-    serde_json::to_value(v).expect("a model value always serialises")
 }
 
 /// A part as v0.3 JSON.
