@@ -92,6 +92,7 @@ const COMPACT: Style = Style {
     key_separator: ":",
     indent: None,
     ensure_ascii: true,
+    floats: python::Floats::Python,
 };
 
 /// One run to store. `schemas` pairs each class schema the run was checked against with its

@@ -12,6 +12,9 @@
 //! - strings are escaped as `json.encoder` does (`\n`, `\u001f`, and with `ensure_ascii`
 //!   every non-printable-ASCII character as `\uXXXX`, astral ones as surrogate pairs);
 //! - keys are sorted by code point when asked (UTF-8 byte order is code-point order).
+//!
+//! One more spelling is pydantic's (`model_dump_json`, which `ag-ui-protocol`'s `EventEncoder`
+//! writes AG-UI events with): the same text but for floats below 1e-4 ([`Floats::Pydantic`]).
 
 use serde_json::{Map, Number, Value};
 
@@ -29,6 +32,19 @@ pub struct Style {
     pub indent: Option<usize>,
     /// `ensure_ascii=True` (Python's default).
     pub ensure_ascii: bool,
+    /// How floats are spelled.
+    pub floats: Floats,
+}
+
+/// How a float is spelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Floats {
+    /// `float.__repr__` ([`float_repr`]): `1e-05`, `1e+16`.
+    Python,
+    /// pydantic-core's JSON: `float.__repr__` but for positional notation down to 1e-5 and an
+    /// exponent without zero padding (`0.00001`, `1e-6`, `1e+16`); non-finite values are `null`
+    /// (its default `ser_json_inf_nan='null'`).
+    Pydantic,
 }
 
 impl Style {
@@ -40,6 +56,7 @@ impl Style {
         key_separator: ":",
         indent: None,
         ensure_ascii: false,
+        floats: Floats::Python,
     };
     /// `json.dumps(x)`: Python's defaults, one line with `", "` and `": "`.
     pub const DEFAULT: Style = Style {
@@ -48,6 +65,17 @@ impl Style {
         key_separator: ": ",
         indent: None,
         ensure_ascii: true,
+        floats: Floats::Python,
+    };
+    /// pydantic's `model_dump_json()`: compact, UTF-8 as it is, pydantic's float spelling. Keys
+    /// keep the value's order (a `serde_json` map's is sorted).
+    pub const PYDANTIC: Style = Style {
+        sort_keys: false,
+        item_separator: ",",
+        key_separator: ":",
+        indent: None,
+        ensure_ascii: false,
+        floats: Floats::Pydantic,
     };
     /// `json.dumps(x, indent=2)`: how the run store writes documents.
     pub const INDENT2: Style = Style {
@@ -56,6 +84,7 @@ impl Style {
         key_separator: ": ",
         indent: Some(2),
         ensure_ascii: true,
+        floats: Floats::Python,
     };
 }
 
@@ -72,6 +101,9 @@ pub fn write_value(out: &mut String, value: &Value, style: Style, level: usize) 
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) if style.floats == Floats::Pydantic => {
+            write_number_spelled(out, &n.to_string(), Floats::Pydantic)
+        }
         Value::Number(n) => write_number(out, n),
         Value::String(s) => write_str(out, s, style.ensure_ascii),
         Value::Array(items) => {
@@ -133,9 +165,16 @@ pub fn write_number(out: &mut String, n: &Number) {
 
 /// A JSON number literal as Python's `json` round trip prints it.
 pub fn write_number_literal(out: &mut String, text: &str) {
+    write_number_spelled(out, text, Floats::Python);
+}
+
+fn write_number_spelled(out: &mut String, text: &str, floats: Floats) {
     if is_float_literal(text) {
         let x: f64 = text.parse().unwrap_or(f64::NAN);
-        out.push_str(&float_repr(x));
+        match floats {
+            Floats::Python => out.push_str(&float_repr(x)),
+            Floats::Pydantic => out.push_str(&float_pydantic(x)),
+        }
     } else if text.trim_start_matches('-').bytes().all(|b| b == b'0') {
         out.push('0'); // int("-0") == 0
     } else {
@@ -301,6 +340,21 @@ pub fn float_repr(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "Infinity" } else { "-Infinity" }.into();
     }
+    shortest_digits(x, -4, true)
+}
+
+/// A float as pydantic-core writes it in JSON (see [`Floats::Pydantic`]).
+pub fn float_pydantic(x: f64) -> String {
+    if !x.is_finite() {
+        return "null".into();
+    }
+    shortest_digits(x, -5, false)
+}
+
+/// The shortest round-trip digits of a finite `x`, positional when the decimal point position
+/// lies in `lowest_positional < decpt <= 16`, scientific otherwise with a signed exponent,
+/// zero-padded to two digits when `pad_exponent` (as CPython pads it).
+fn shortest_digits(x: f64, lowest_positional: i32, pad_exponent: bool) -> String {
     // Rust's `{:e}` yields the same shortest round-trip digits: "d[.ddd]e<exp>".
     let sci = format!("{:e}", x);
     let (mantissa, exp) = sci
@@ -318,7 +372,7 @@ pub fn float_repr(x: f64) -> String {
     if negative {
         out.push('-');
     }
-    if decpt <= -4 || decpt > 16 {
+    if decpt <= lowest_positional || decpt > 16 {
         out.push_str(&digits[..1]);
         if digits.len() > 1 {
             out.push('.');
@@ -328,7 +382,7 @@ pub fn float_repr(x: f64) -> String {
         out.push('e');
         out.push(if e < 0 { '-' } else { '+' });
         let magnitude = e.unsigned_abs();
-        if magnitude < 10 {
+        if pad_exponent && magnitude < 10 {
             out.push('0');
         }
         out.push_str(&magnitude.to_string());
@@ -460,6 +514,36 @@ pub fn py_repr(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn float_pydantic_matches_pydantic_core_to_json() {
+        // pydantic_core.to_json(vals) with pydantic-core 2.50.5 (ag-ui-protocol's venv).
+        let cases = [
+            (1e-4, "0.0001"),
+            (1.5e-4, "0.00015"),
+            (1e-5, "0.00001"),
+            (2.5e-5, "0.000025"),
+            (1e-6, "1e-6"),
+            (1.2345e-6, "1.2345e-6"),
+            (1e-7, "1e-7"),
+            (1.5e-10, "1.5e-10"),
+            (5e-324, "5e-324"),
+            (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"),
+            (1.5e16, "1.5e+16"),
+            (1.2345678901234568e17, "1.2345678901234568e+17"),
+            (1e300, "1e+300"),
+            (0.1, "0.1"),
+            (1.0, "1.0"),
+            (-0.0, "-0.0"),
+            (1e-320, "1e-320"),
+            (f64::NAN, "null"),
+            (f64::INFINITY, "null"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(float_pydantic(x), want, "{x:e}");
+        }
+    }
 
     #[test]
     fn float_repr_matches_cpython_for_the_boundaries_of_positional_notation() {

@@ -6,6 +6,7 @@
 //! the Python models are (camelCase or snake_case, optional fields may be missing), because
 //! the `@ag-ui/client` always sends them all and other clients may not.
 
+use crate::json::python::{self, Style};
 use serde_json::{Value, json};
 
 /// The AG-UI protocol version ddwire speaks.
@@ -74,11 +75,19 @@ impl Event {
                 }
             }
         }
-        let body: Vec<String> = fields
-            .iter()
-            .map(|(k, v)| format!("{}:{v}", json!(k)))
-            .collect();
-        format!("{{{}}}", body.join(","))
+        // As `EventEncoder` writes it: pydantic's JSON, whose float spelling differs from
+        // Python's below 1e-4.
+        let mut out = String::from("{");
+        for (i, (k, v)) in fields.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            python::write_str(&mut out, k, false);
+            out.push(':');
+            python::write_value(&mut out, v, Style::PYDANTIC, 0);
+        }
+        out.push('}');
+        out
     }
 
     /// The event as one SSE frame.
