@@ -1,28 +1,58 @@
 #!/usr/bin/env bash
 # Prove that the committed fixtures still come from the pinned upstream Python SDKs:
-# build the venv (tests/interop/venv.sh), re-run every fixture generator into a temporary
+# build the venvs (tests/interop/venv.sh), re-run every fixture generator into a temporary
 # directory and diff the result against the committed files. Exits non-zero on any difference
-# (or if a generator fails). Needs python3 and access to PyPI the first time the venv is built.
+# (or if a generator fails). Needs python3 and access to PyPI the first time a venv is built.
+#
+# A folder's generator may run in several venvs (one per pinned SDK version): each run writes
+# the file of its version, and the folder is compared once all its runs are done.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-venv="$(bash "$here/venv.sh")"
-py="$venv/bin/python"
+
+# <fixtures folder>:<venv name> (no name: the default fixture venv), in run order.
+jobs=(
+    canonical:
+    spans:
+    trace-context:
+    a2a:a2a03
+    a2a:a2a1
+    agui:agui
+    agui:agui1
+)
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 status=0
-for dir in canonical spans trace-context; do
-    gen="$repo/fixtures/$dir/generate.py"
+dirs=()
+declare -A failed=()
+for job in "${jobs[@]}"; do
+    dir="${job%%:*}"
+    name="${job#*:}"
     out="$tmp/$dir"
-    mkdir -p "$out"
-    if ! "$py" "$gen" "$out"; then
-        echo "check-fixtures: FAILED to run fixtures/$dir/generate.py" >&2
+    if [[ ! -d "$out" ]]; then
+        mkdir -p "$out"
+        dirs+=("$dir")
+    fi
+    if [[ -n "$name" ]]; then
+        venv="$(bash "$here/venv.sh" "$name")"
+    else
+        venv="$(bash "$here/venv.sh")"
+    fi
+    if ! "$venv/bin/python" "$repo/fixtures/$dir/generate.py" "$out"; then
+        echo "check-fixtures: FAILED to run fixtures/$dir/generate.py in $venv" >&2
+        failed[$dir]=1
         status=1
+    fi
+done
+
+for dir in "${dirs[@]}"; do
+    if [[ -n "${failed[$dir]:-}" ]]; then
         continue
     fi
+    out="$tmp/$dir"
     for produced in "$out"/*.jsonl; do
         name="$(basename "$produced")"
         committed="$repo/fixtures/$dir/$name"
