@@ -52,6 +52,15 @@ fn agent_spans_join_the_conductors_trace_under_invoke_agent() {
     assert_eq!(agent.calls(), 1);
 }
 
+/// Assert that `run` was withheld by the linter for a reason naming `why`; its envelope.
+fn assert_withheld(run: &ddwire::harness::conductor::Run, why: &str) -> serde_json::Value {
+    let env = run.envelope.to_document();
+    assert!(failed_with(&env, "grounding-violation"), "{env}");
+    let statement = &run.envelope.outcome.statement;
+    assert!(statement.contains(why), "{why}: {statement}");
+    env
+}
+
 fn spoofing(attribute: &'static str, value: String) -> ScriptedAgent {
     ScriptedAgent::new(
         GroundingMode::InputOnly,
@@ -74,13 +83,7 @@ fn a_span_carrying_a_conductor_attribute_is_withheld() {
     ] {
         let th = TestHarness::new(vec![Arc::new(spoofing(attribute, value))]);
         let run = invoke(&th, request("fake.input-only", record()));
-        let env = run.envelope.to_document();
-        assert!(failed_with(&env, "grounding-violation"), "{env}");
-        assert!(
-            run.envelope.outcome.statement.contains(attribute),
-            "{attribute}: {}",
-            run.envelope.outcome.statement
-        );
+        let env = assert_withheld(&run, attribute);
         assert!(env.get("payload").is_none());
     }
 }
@@ -103,16 +106,7 @@ fn a_span_outside_the_invocations_trace_is_withheld() {
     );
     let th = TestHarness::new(vec![Arc::new(agent)]);
     let run = invoke(&th, request("fake.none", record()));
-    let env = run.envelope.to_document();
-    assert!(failed_with(&env, "grounding-violation"), "{env}");
-    assert!(
-        run.envelope
-            .outcome
-            .statement
-            .contains("not the invocation's trace"),
-        "{}",
-        run.envelope.outcome.statement
-    );
+    assert_withheld(&run, "not the invocation's trace");
     // The foreign span was not dropped: it is stored beside the conductor's.
     let spans = stored_spans(&th.runs, &run.envelope.invocation_id);
     let root = only(&spans, "invoke_agent");
@@ -157,16 +151,7 @@ fn a_span_that_does_not_descend_from_invoke_agent_is_withheld() {
     );
     let th = TestHarness::new(vec![Arc::new(agent)]);
     let run = invoke(&th, request("fake.input-only", record()));
-    let env = run.envelope.to_document();
-    assert!(failed_with(&env, "grounding-violation"), "{env}");
-    assert!(
-        run.envelope
-            .outcome
-            .statement
-            .contains("does not descend from invoke_agent"),
-        "{}",
-        run.envelope.outcome.statement
-    );
+    assert_withheld(&run, "does not descend from invoke_agent");
 }
 
 /// Spec invariant 13: an agent past its timeout is a failed `agent-error` envelope, returned

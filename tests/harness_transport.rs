@@ -238,14 +238,7 @@ fn a_request_saying_whom_it_acts_for_is_refused_by_both_transports() {
 
     let (status, _, stream) = post_agui(&th, &agui_body(&saying_whom_it_acts_for(), "t1"), &[]);
     assert_eq!(status, 200);
-    let events = events(&stream);
-    assert_eq!(types(&events), ["RUN_ERROR"]);
-    assert!(
-        events[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("acting_for")
-    );
+    assert!(run_error_message(&stream).contains("acting_for"));
     assert!(index_ids(&th.runs).is_empty());
 }
 
@@ -335,14 +328,7 @@ fn an_unauthenticated_caller_is_refused_by_both_transports() {
         &[],
     );
     assert_eq!(status, 200);
-    let refused = events(&stream);
-    assert_eq!(types(&refused), ["RUN_ERROR"]);
-    assert!(
-        refused[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("unauthenticated")
-    );
+    assert!(run_error_message(&stream).contains("unauthenticated"));
     assert!(index_ids(&th.runs).is_empty());
 
     let ok = send_to(
@@ -628,14 +614,7 @@ fn agui_thread_is_the_conversation_and_conversations_are_served() {
     other["invocation_id"] = json!(new_uuid7());
     let (status, _, stream) = post_agui(&th, &agui_body(&other, "t9"), &[]);
     assert_eq!(status, 200);
-    let bad = events(&stream);
-    assert_eq!(types(&bad), ["RUN_ERROR"]);
-    assert!(
-        bad[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("conversation_id")
-    );
+    assert!(run_error_message(&stream).contains("conversation_id"));
     assert!(
         !th.harness
             .conductor
@@ -681,21 +660,12 @@ fn agui_reports_an_unknown_agent_or_a_request_naming_a_profile_as_run_error() {
     ] {
         let (status, _, stream) = post_agui(&th, &agui_body(&doc, "t1"), &[]);
         assert_eq!(status, 200);
-        let events = events(&stream);
-        assert_eq!(types(&events), ["RUN_ERROR"]);
-        assert!(
-            events[0]["message"].as_str().unwrap().contains(needle),
-            "{events:?}"
-        );
+        let message = run_error_message(&stream);
+        assert!(message.contains(needle), "{message}");
     }
     let (_, _, stream) = post_agui(&th, &json!({"threadId": "t1", "forwardedProps": {}}), &[]);
-    let events = events(&stream);
-    assert_eq!(types(&events), ["RUN_ERROR"]);
     assert!(
-        events[0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("forwardedProps.request must be an InvocationRequest")
+        run_error_message(&stream).contains("forwardedProps.request must be an InvocationRequest")
     );
     assert!(index_ids(&th.runs).is_empty());
 }
@@ -758,14 +728,7 @@ fn agui_never_finishes_a_run_after_run_error() {
 
     let (status, _, stream) = post_agui(&th, &agui_body(&doc, "t1"), &[]);
     assert_eq!(status, 200);
-    let second = events(&stream);
-    assert_eq!(types(&second), ["RUN_ERROR"], "{second:?}");
-    assert!(
-        second.last().unwrap()["message"]
-            .as_str()
-            .unwrap()
-            .contains("has already been used")
-    );
+    assert!(run_error_message(&stream).contains("has already been used"));
 
     release_tx.send(()).unwrap();
     let first = events(&first.join().unwrap());

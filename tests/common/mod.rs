@@ -717,6 +717,16 @@ pub fn types(events: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// The message of a stream that must be exactly one `RUN_ERROR` event.
+pub fn run_error_message(stream: &str) -> String {
+    let events = events(stream);
+    assert_eq!(types(&events), ["RUN_ERROR"], "{events:?}");
+    events[0]["message"]
+        .as_str()
+        .expect("a RUN_ERROR has a message")
+        .to_string()
+}
+
 /// A RunAgentInput carrying `request` in `forwardedProps`.
 pub fn agui_body(request: &Value, thread_id: &str) -> Value {
     json!({
