@@ -12,6 +12,7 @@ use ddwire::agent::delegate::Delegated;
 use ddwire::contract::{
     AgentResult, GroundingMode, InvocationRequest, Outcome, OutcomeStatus, envelope_hash, new_uuid7,
 };
+use ddwire::harness::conductor::Callback;
 use ddwire::harness::identity::Authenticator;
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness, test_principal};
 use ddwire::trace::attr;
@@ -41,6 +42,14 @@ fn delegating(targets: &[&'static str]) -> ScriptedAgent {
             Ok(reply_over(ctx, &done.iter().collect::<Vec<_>>()))
         }),
     )
+}
+
+/// An unsigned callback presenting `token`, with nothing else.
+fn callback(token: &str) -> Callback<'_> {
+    Callback {
+        token,
+        ..Callback::default()
+    }
 }
 
 /// A shared list a behaviour writes to and the test reads.
@@ -204,7 +213,7 @@ fn a_caller_may_not_set_lineage_or_use_an_unknown_or_expired_token() {
     );
     let child = || InvocationRequest::from_value(&request("fake.none", record())).unwrap();
     let err = conductor
-        .invoke_delegated(child(), "not-a-token", None)
+        .invoke_delegated(child(), &callback("not-a-token"))
         .unwrap_err();
     assert!(err.to_string().contains("unknown or expired"), "{err}");
 
@@ -212,7 +221,7 @@ fn a_caller_may_not_set_lineage_or_use_an_unknown_or_expired_token() {
     let token = tokens.lock().unwrap()[0].clone();
     assert!(token.len() >= 43, "{token}");
     let err = conductor
-        .invoke_delegated(child(), &token, None)
+        .invoke_delegated(child(), &callback(&token))
         .unwrap_err();
     assert!(err.to_string().contains("unknown or expired"), "{err}");
 
@@ -751,7 +760,11 @@ fn a_child_that_finishes_after_its_parent_is_still_recorded() {
             loop {
                 let probe =
                     InvocationRequest::from_value(&request("no.such.agent", record())).unwrap();
-                match th.harness.conductor.invoke_delegated(probe, &token, None) {
+                match th
+                    .harness
+                    .conductor
+                    .invoke_delegated(probe, &callback(&token))
+                {
                     Err(Error::UnknownAgent(_)) => std::thread::yield_now(),
                     Err(Error::Delegation(m)) if m.contains("unknown or expired") => break,
                     other => panic!("unexpected probe result: {other:?}"),

@@ -7,6 +7,11 @@
 //! reads the `envelope-json` artifact (the stored envelope as text, so its hash survives the
 //! wire), records `dd.source_id = invocation:<child>` and `dd.content_hash` on the span, and
 //! returns the child envelope with the grounding reference and evidence item that cite it.
+//!
+//! The callback also names the invocation the grant was issued for
+//! (`dd.parent_invocation_id`), and when the agent server holds a key its client signs the
+//! callback (direction `to-harness`): the harness refuses a token presented for another parent,
+//! or, from an agent it shares a key with, a callback that is not signed with that key.
 
 use super::AgentError;
 use crate::contract::{
@@ -29,6 +34,9 @@ pub struct Delegate {
     /// The harness's base URL.
     pub url: String,
     pub token: String,
+    /// The invocation the grant was issued for, sent as `dd.parent_invocation_id`.
+    pub parent_invocation_id: Option<String>,
+    /// Signs the callback when the agent server holds a key.
     pub client: A2aClient,
     pub timeout: Duration,
 }
@@ -61,9 +69,16 @@ impl Delegate {
         Some(Delegate {
             url: url.trim_end_matches('/').to_string(),
             token: token.to_string(),
+            parent_invocation_id: None,
             client,
             timeout: DEFAULT_TIMEOUT,
         })
+    }
+
+    /// The same grant, naming the invocation it was issued for.
+    pub fn for_parent(mut self, parent_invocation_id: &str) -> Delegate {
+        self.parent_invocation_id = Some(parent_invocation_id.to_string());
+        self
     }
 
     /// Ask the harness to run `agent_id` on `input`, under a `delegate` span of `tracer`.
@@ -87,6 +102,12 @@ impl Delegate {
             Value::String(self.token.clone()),
         );
         metadata.insert(meta::TRACEPARENT.into(), Value::String(span.traceparent()));
+        if let Some(parent) = &self.parent_invocation_id {
+            metadata.insert(
+                meta::PARENT_INVOCATION_ID.into(),
+                Value::String(parent.clone()),
+            );
+        }
         let mut message = Message::new(Role::User, vec![Part::data(request.to_document())]);
         message.metadata = Some(metadata);
         let card = self

@@ -8,6 +8,12 @@
 //! `{"result": <AgentResult>, "spans": ["<span JSON>", …]}`; an agent error is a failed task
 //! `{"error": "<kind>: <message>"}`. Spans travel as JSON strings because a protobuf `Struct`
 //! would turn their integers into floats. The server does no governance.
+//!
+//! Started with a key ([`handler_signed`], [`serve_signed`], `ddwire agent NAME --key-file F`),
+//! the server refuses every JSON-RPC call that is not signed with it by the harness
+//! ([`crate::wire::sign`], direction `to-agent`, key id = the agent's `agent_id`): HTTP 401
+//! with a JSON-RPC error (see [`signature_refused`]). The card stays readable without a
+//! signature. The same key signs the agent's delegation callbacks to the harness.
 
 use super::delegate::Delegate;
 use super::{Agent, AgentError, RunContext};
@@ -15,12 +21,14 @@ use crate::contract::InvocationRequest;
 use crate::error::Result;
 use crate::trace::{SpanContext, Tracer};
 use crate::wire::a2a::client::A2aClient;
-use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute};
+use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute, signature_refused};
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::{CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH, artifact, card, meta};
 use crate::wire::http::{self, Handler, Limits, Request, Response};
+use crate::wire::sign::{Direction, Key, Signer, Verifier};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The request handler of an agent served at `public_url`: its card and its A2A endpoint.
 pub fn handler(agent: Arc<dyn Agent>, public_url: &str) -> Handler {
@@ -29,6 +37,34 @@ pub fn handler(agent: Arc<dyn Agent>, public_url: &str) -> Handler {
 
 /// [`handler`], with the client a delegation agent calls the harness back through.
 pub fn handler_with_client(agent: Arc<dyn Agent>, public_url: &str, client: A2aClient) -> Handler {
+    build(agent, public_url, client, None)
+}
+
+/// [`handler_with_client`] for an agent holding `key`, its secret shared with the harness:
+/// every JSON-RPC call must carry the harness's signature with it, dated within `window` of
+/// this clock (see [`crate::wire::sign`]), and the agent's delegation callbacks are signed with
+/// it. The key signs and verifies as the agent's `agent_id`, whatever id it was made with.
+pub fn handler_signed(
+    agent: Arc<dyn Agent>,
+    public_url: &str,
+    client: A2aClient,
+    key: &Key,
+    window: Duration,
+) -> Result<Handler> {
+    let key = key
+        .with_id(&agent.spec().agent_id)
+        .map_err(|e| crate::Error::Spec(format!("agent {e}")))?;
+    let verifier = Verifier::new(Direction::ToAgent, [key.clone()]).with_window(window);
+    let client = client.signed(Signer::new(key, Direction::ToHarness));
+    Ok(build(agent, public_url, client, Some(verifier)))
+}
+
+fn build(
+    agent: Arc<dyn Agent>,
+    public_url: &str,
+    client: A2aClient,
+    verifier: Option<Verifier>,
+) -> Handler {
     let card_bytes = card::agent_card(agent.spec(), public_url)
         .to_string()
         .into_bytes();
@@ -39,16 +75,31 @@ pub fn handler_with_client(agent: Arc<dyn Agent>, public_url: &str, client: A2aC
         })
     };
     let endpoint = Endpoint::new(execute);
-    Arc::new(move |request: Request| route(&request, &endpoint, &card_bytes))
+    Arc::new(move |request: Request| route(&request, &endpoint, &card_bytes, verifier.as_ref()))
 }
 
-/// Route one request: the card at both well-known paths, JSON-RPC at `/a2a` and `/`.
-pub fn route(request: &Request, endpoint: &Endpoint, card_bytes: &[u8]) -> Response {
+/// Route one request: the card at both well-known paths, JSON-RPC at `/a2a` and `/`. With a
+/// `verifier`, a JSON-RPC request is answered only if its signature verifies.
+pub fn route(
+    request: &Request,
+    endpoint: &Endpoint,
+    card_bytes: &[u8],
+    verifier: Option<&Verifier>,
+) -> Response {
     match (request.method.as_str(), request.path.as_str()) {
         ("GET" | "HEAD", CARD_PATH | LEGACY_CARD_PATH) => {
             Response::bytes(200, "application/json", card_bytes.to_vec())
         }
-        ("POST", JSONRPC_PATH | "/") => endpoint.handle(request),
+        ("POST", JSONRPC_PATH | "/") => match verifier {
+            // A body over the limits is refused as such, signed or not.
+            Some(verifier) if request.body_error.is_none() => {
+                match verifier.verify_request(request) {
+                    Ok(key_id) => endpoint.handle_signed(request, Some(key_id)),
+                    Err(refused) => signature_refused(&refused),
+                }
+            }
+            _ => endpoint.handle(request),
+        },
         (_, JSONRPC_PATH | "/" | CARD_PATH | LEGACY_CARD_PATH) => {
             Response::error(405, "method not allowed")
         }
@@ -70,6 +121,22 @@ pub fn serve(
     bound.serve(handler(agent, &public), http::server::default_workers())
 }
 
+/// [`serve`] for an agent holding `key` (see [`handler_signed`]).
+pub fn serve_signed(
+    agent: Arc<dyn Agent>,
+    addr: &str,
+    public_url: Option<&str>,
+    key: &Key,
+    window: Duration,
+) -> Result<http::server::Server> {
+    let bound = http::server::bind(addr, Limits::DEFAULT)?;
+    let public = public_url
+        .map(str::to_string)
+        .unwrap_or_else(|| bound.default_public_url());
+    let handler = handler_signed(agent, &public, A2aClient::default(), key, window)?;
+    bound.serve(handler, http::server::default_workers())
+}
+
 /// Serve `agent` on the in-memory network at `http://<agent_id>.agents.test` (the test kit:
 /// the same handler as on TCP, real HTTP/1.1 bytes, no socket). Returns the base URL.
 pub fn serve_in_memory(net: &http::memory::MemoryNet, agent: Arc<dyn Agent>) -> String {
@@ -81,6 +148,20 @@ pub fn serve_in_memory(net: &http::memory::MemoryNet, agent: Arc<dyn Agent>) -> 
         handler_with_client(agent, &base, client),
         Limits::DEFAULT,
     )
+}
+
+/// [`serve_in_memory`] for an agent holding `key` (see [`handler_signed`]), with the default
+/// replay window.
+pub fn serve_in_memory_signed(
+    net: &http::memory::MemoryNet,
+    agent: Arc<dyn Agent>,
+    key: &Key,
+) -> Result<String> {
+    let host = format!("{}.agents.test", agent.spec().agent_id);
+    let base = format!("http://{host}");
+    let client = A2aClient::new(http::client::HttpClient::memory(net.clone()));
+    let handler = handler_signed(agent, &base, client, key, crate::wire::sign::DEFAULT_WINDOW)?;
+    Ok(net.serve(&host, handler, Limits::DEFAULT))
 }
 
 fn failed(message: Message, error: String) -> Task {
@@ -117,7 +198,8 @@ pub fn execute(agent: &dyn Agent, message: Message, ctx: &CallContext, client: &
             .meta_str(meta::INPUT_HASH)
             .map(str::to_string)
             .unwrap_or_else(|| request.input_hash()),
-        delegate: Delegate::from_metadata(message.metadata.as_ref(), client.clone()),
+        delegate: Delegate::from_metadata(message.metadata.as_ref(), client.clone())
+            .map(|d| d.for_parent(&request.invocation_id)),
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         agent.run(&request, &run_ctx)

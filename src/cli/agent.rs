@@ -2,17 +2,23 @@
 
 use super::Command;
 use super::args::{Flag, Parsed};
-use ddwire::agent::builtin;
+use ddwire::agent::{builtin, server};
+use ddwire::wire::sign::Key;
+use std::path::Path;
 
 pub static COMMAND: Command = Command {
     name: "agent",
     summary: "Serve a built-in agent (hello, stub, echo, director, ungrounded, failing) over A2A",
-    usage: "agent NAME [--host H] [--port P] [--public-url URL]",
+    usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]]",
     details: "Serves the agent's card at /.well-known/agent-card.json and JSON-RPC (A2A v0.3\n\
               message/send and A2A 1.0 SendMessage) at /a2a. Agents: hello (hello.world, port\n\
               8101), stub (stub.abstain, 8104), echo (echo.wire, 8107).\n\n\
-              The agent server does no governance and authenticates no one: keep agent ports on\n\
-              loopback or a private network, behind a harness.",
+              With --key-file, every JSON-RPC call must be signed by the harness with the secret in\n\
+              F (HMAC-SHA256, see vendor-notes/hmac-signing.md; name the same file as the agent's\n\
+              key_file in the harness's agents config); anything else gets HTTP 401. The card\n\
+              stays readable. F holds 32 to 1,024 visible ASCII characters (openssl rand -hex 32),\n\
+              and must not be readable by others (chmod 600). Without a key the agent server\n\
+              authenticates no one: keep agent ports on loopback or a private network.",
     flags: &[
         Flag {
             name: "host",
@@ -29,6 +35,16 @@ pub static COMMAND: Command = Command {
             value: Some("URL"),
             help: "Base URL advertised on the card (default http://H:P)",
         },
+        Flag {
+            name: "key-file",
+            value: Some("F"),
+            help: "Require calls signed with the secret shared with the harness, read from F",
+        },
+        Flag {
+            name: "replay-window",
+            value: Some("S"),
+            help: "How far a signed call's time may be from this clock, in seconds (default 300)",
+        },
     ],
     run,
 };
@@ -44,20 +60,34 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let agent = builtin::by_name(name).expect("listed in NAMES");
     let host = args.value("host").unwrap_or("127.0.0.1");
     let port: u16 = args.number("port")?.unwrap_or(*default_port);
-    let server = ddwire::agent::server::serve(
-        agent.clone(),
-        &format!("{host}:{port}"),
-        args.value("public-url"),
-    )
+    let addr = format!("{host}:{port}");
+    let window = super::setup::replay_window(args)?;
+    let server = match args.value("key-file") {
+        Some(path) => {
+            let key = Key::from_file(&agent.spec().agent_id, Path::new(path))
+                .map_err(|e| e.to_string())?;
+            server::serve_signed(agent.clone(), &addr, args.value("public-url"), &key, window)
+        }
+        None if args.value("replay-window").is_some() => {
+            return Err("--replay-window applies only with --key-file".into());
+        }
+        None => server::serve(agent.clone(), &addr, args.value("public-url")),
+    }
     .map_err(|e| e.to_string())?;
     let addr = server.local_addr();
+    let signed = args.value("key-file").is_some();
     eprintln!(
-        "ddwire agent {name} ({}) listening on http://{addr} (A2A at /a2a)",
-        agent.spec().agent_id
+        "ddwire agent {name} ({}) listening on http://{addr} (A2A at /a2a){}",
+        agent.spec().agent_id,
+        if signed {
+            "; calls must be signed with its key"
+        } else {
+            ""
+        }
     );
-    if !addr.ip().is_loopback() {
+    if !addr.ip().is_loopback() && !signed {
         eprintln!(
-            "ddwire agent: warning: bound beyond loopback ({addr}); an agent authenticates no caller"
+            "ddwire agent: warning: bound beyond loopback ({addr}) without --key-file; the agent authenticates no caller"
         );
     }
     server.wait();

@@ -182,6 +182,7 @@ fn harness(args: &Parsed) -> Result<i32, String> {
         url: agent.base_url(),
         name: Some("echo".into()),
         timeout: None,
+        key_file: None,
     };
     let registry = Registry::from_config(&client, &[entry]).map_err(|e| e.to_string())?;
     let profile = Profile::from_bytes(

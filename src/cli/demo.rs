@@ -62,6 +62,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             url: s.base_url(),
             name: Some(name.to_string()),
             timeout: Some(Duration::from_secs(timeout)),
+            key_file: None,
         });
         servers.push(s);
     }

@@ -18,7 +18,10 @@ pub static COMMAND: Command = Command {
               Whom runs act for comes from credentials, never from a request: with --tokens,\n\
               each caller presents Authorization: Bearer <token>; without, every run acts for\n\
               the operator's principal (DD_PRINCIPAL_ID / DD_PRINCIPAL_NAME or the flags), and\n\
-              serve refuses to start without one. Bound beyond loopback without --tokens, it warns.",
+              serve refuses to start without one. Bound beyond loopback without --tokens, it warns.\n\n\
+              An agent entry with \"key_file\" in the agents config shares that secret with the\n\
+              agent (serve it with ddwire agent NAME --key-file F): every call to it is signed\n\
+              (HMAC-SHA256, vendor-notes/hmac-signing.md), and its delegation callbacks must be.",
     flags: &[
         Flag {
             name: "host",
@@ -41,6 +44,7 @@ pub static COMMAND: Command = Command {
         setup::TOKENS,
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
+        setup::REPLAY_WINDOW,
     ],
     run,
 };
@@ -72,7 +76,9 @@ fn run(args: &Parsed) -> Result<i32, String> {
     );
     setup::report_registry(&conductor.registry);
     let bearer = authenticator.requires_credentials();
-    let harness = Arc::new(Harness::new(conductor, Some(authenticator), &public));
+    let window = setup::replay_window(args)?;
+    let harness =
+        Arc::new(Harness::new(conductor, Some(authenticator), &public).with_replay_window(window));
     let server = bound
         .serve(server::handler(harness), http::server::default_workers())
         .map_err(|e| e.to_string())?;

@@ -42,6 +42,21 @@ pub const ACTING_FOR_NAME: Flag = Flag {
     help: "Their name (or DD_PRINCIPAL_NAME)",
 };
 
+pub const REPLAY_WINDOW: Flag = Flag {
+    name: "replay-window",
+    value: Some("S"),
+    help: "How far a signed call's time may be from this clock, in seconds (default 300)",
+};
+
+/// `--replay-window`, in whole seconds (default 300).
+pub fn replay_window(args: &Parsed) -> Result<std::time::Duration, String> {
+    match args.number::<u64>("replay-window")? {
+        None => Ok(ddwire::wire::sign::DEFAULT_WINDOW),
+        Some(0) => Err("--replay-window must be at least 1 second".into()),
+        Some(s) => Ok(std::time::Duration::from_secs(s)),
+    }
+}
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }

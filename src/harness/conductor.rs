@@ -15,7 +15,9 @@
 //! top level, is sent a grant (a bearer capability) with the harness's callback URL. While the
 //! parent runs, [`Conductor::invoke_delegated`] runs the requests it sends back as children
 //! in traces of their own, linked to its `delegate` span, and records each in the parent's
-//! `delegations`.
+//! `delegations`. A callback naming another parent invocation than the grant's is refused,
+//! and so is one from an agent the harness shares a key with that is not signed with that key
+//! (see [`Callback`]).
 
 use super::grounding::{self, GroundingReport};
 use super::policy::{self, Decision, Profile};
@@ -111,6 +113,22 @@ struct Grant {
     revoked: bool,
 }
 
+/// A delegation callback as it reached the harness: the grant it presents, and what else
+/// vouches for it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Callback<'a> {
+    /// The grant's bearer token (`dd.delegation_token`).
+    pub token: &'a str,
+    /// The delegating span's `traceparent`: the child's trace links to it.
+    pub traceparent: Option<&'a str>,
+    /// The invocation the agent says the grant was issued for (`dd.parent_invocation_id`);
+    /// when given it must be the grant's.
+    pub parent_invocation_id: Option<&'a str>,
+    /// The key id whose signature the harness verified on the callback. Required, and equal
+    /// to the grant's agent, when the registry holds a key for that agent.
+    pub signed_by: Option<&'a str>,
+}
+
 /// The conductor of one harness.
 pub struct Conductor {
     pub registry: Registry,
@@ -171,18 +189,15 @@ impl Conductor {
     /// Run a request a delegation agent sent back under its grant, and record it against the
     /// parent. The child's lineage, conversation and principal come from the grant, whatever
     /// the request or its caller says; its policy is the conductor's, as every run's is.
-    pub fn invoke_delegated(
-        &self,
-        request: InvocationRequest,
-        token: &str,
-        traceparent: Option<&str>,
-    ) -> Result<Run> {
+    pub fn invoke_delegated(&self, request: InvocationRequest, callback: &Callback) -> Result<Run> {
+        let token = callback.token;
         let (parent_id, conversation_id, acting_for) = {
             let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
             let grant = grants
                 .get_mut(&grant_key(token))
                 .filter(|g| !g.revoked)
                 .ok_or_else(|| Error::Delegation("unknown or expired delegation token".into()))?;
+            self.check_callback(grant, callback)?;
             if request.agent_id == grant.parent_agent_id {
                 return Err(Error::Delegation(format!(
                     "{} may not delegate to itself",
@@ -199,7 +214,7 @@ impl Conductor {
         let mut child = request;
         child.parent_invocation_id = Some(parent_id);
         child.conversation_id = conversation_id;
-        let link = SpanContext::extract(traceparent, None);
+        let link = SpanContext::extract(callback.traceparent, None);
         let outcome = self.guarded(child, &acting_for, link, &|_, _| {});
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
         // Revocation waits for in-flight children, so the grant is still here.
@@ -211,6 +226,31 @@ impl Conductor {
         }
         self.grants_changed.notify_all();
         outcome
+    }
+
+    /// Whether a callback may use `grant`: it names the grant's parent (if it names one), and
+    /// it is signed by the grant's agent when the harness shares a key with that agent.
+    fn check_callback(&self, grant: &Grant, callback: &Callback) -> Result<()> {
+        let parent = &grant.parent_agent_id;
+        if let Some(claimed) = callback.parent_invocation_id
+            && claimed != grant.parent_invocation_id
+        {
+            return Err(Error::Delegation(format!(
+                "the delegation token was not issued for invocation {claimed}; a grant is bound \
+                 to the invocation it was issued for"
+            )));
+        }
+        let keyed = self.registry.get(parent).is_some_and(|a| a.key.is_some());
+        match callback.signed_by {
+            Some(signer) if signer != parent => Err(Error::Delegation(format!(
+                "the callback is signed with the key of {signer}, but the grant was issued to {parent}"
+            ))),
+            None if keyed => Err(Error::Delegation(format!(
+                "{parent} shares a key with the harness, so its delegation callbacks must be \
+                 signed with it (DD-Signature); this one is not"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// Refuse reused ids (running or stored), then run.

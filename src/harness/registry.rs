@@ -1,20 +1,27 @@
 //! The registry: which agents the harness can call, read from their cards.
 //!
 //! The harness learns about agents from a configuration file listing each agent's base URL
-//! (`{"agents": [{"url": …, "name"?: …, "timeout_s"?: …}]}`). It reads each card and rebuilds
+//! (`{"agents": [{"url": …, "name"?: …, "timeout_s"?: …, "key_file"?: …}]}`). It reads each card and rebuilds
 //! the agent's spec from the Data Director extension (spec invariant 14). An agent whose card
 //! cannot be read, or does not describe an agent this contract admits, is listed as
 //! unavailable with the reason; one built against an incompatible contract version is listed as
 //! incompatible; the rest still load. Registration is not permission: the policy gate decides.
+//!
+//! `key_file` names the file holding the secret the harness shares with that agent (relative
+//! paths are read from the configuration file's folder; see [`Key::from_file`] for its form):
+//! the harness then signs every call to the agent and requires the agent's delegation
+//! callbacks to be signed with it ([`crate::wire::sign`]). A key file that cannot be read is a
+//! configuration error, never a silently unsigned agent.
 
 use crate::contract::spec::AgentSpec;
 use crate::error::{Error, Result};
 use crate::json::python::str_repr;
 use crate::wire::a2a::card;
 use crate::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT, Target};
+use crate::wire::sign::Key;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The configuration used when none is given: the built-in agents at the ports
@@ -39,14 +46,25 @@ pub struct AgentEntry {
     pub name: Option<String>,
     /// Per-call timeout (default 60 s).
     pub timeout: Option<Duration>,
+    /// The file holding the secret shared with this agent; `None`: calls are not signed.
+    pub key_file: Option<PathBuf>,
 }
 
-/// Read an agents configuration file.
+/// Read an agents configuration file; a relative `key_file` is read from the file's folder.
 pub fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
     let bytes = std::fs::read(path).map_err(|_| {
         Error::Registry(format!("agent configuration {} not found", path.display()))
     })?;
-    parse_config(&bytes, &path.display().to_string())
+    let mut entries = parse_config(&bytes, &path.display().to_string())?;
+    let folder = path.parent().unwrap_or(Path::new(""));
+    for entry in &mut entries {
+        if let Some(key_file) = &mut entry.key_file
+            && key_file.is_relative()
+        {
+            *key_file = folder.join(&*key_file);
+        }
+    }
+    Ok(entries)
 }
 
 /// Parse an agents configuration (`where` names it in messages).
@@ -76,10 +94,20 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
                     }
                 },
             };
+            let key_file = match e.get("key_file") {
+                None | Some(Value::Null) => None,
+                Some(Value::String(f)) if !f.is_empty() => Some(PathBuf::from(f)),
+                Some(_) => {
+                    return Err(Error::Registry(format!(
+                        "{at}: agents[{i}].key_file must be the path of a key file"
+                    )));
+                }
+            };
             Ok(AgentEntry {
                 url: url.to_string(),
                 name: e.get("name").and_then(Value::as_str).map(str::to_string),
                 timeout,
+                key_file,
             })
         })
         .collect()
@@ -96,6 +124,9 @@ pub struct RemoteAgent {
     /// The card as fetched.
     pub card: Value,
     pub timeout: Duration,
+    /// The secret shared with the agent, under its `agent_id`: calls to it are signed, and its
+    /// delegation callbacks must be.
+    pub key: Option<Key>,
 }
 
 impl RemoteAgent {
@@ -112,7 +143,17 @@ impl RemoteAgent {
             target,
             card,
             timeout,
+            key: None,
         })
+    }
+
+    /// The same agent, sharing `key` with the harness (under the agent's `agent_id`).
+    pub fn with_key(mut self, key: &Key) -> Result<RemoteAgent> {
+        let key = key
+            .with_id(&self.spec.agent_id)
+            .map_err(|e| Error::Registry(format!("agent {e}")))?;
+        self.key = Some(key);
+        Ok(self)
     }
 }
 
@@ -133,12 +174,23 @@ impl Registry {
         let mut registry = Registry::default();
         for entry in entries {
             let name = entry.name.clone().unwrap_or_else(|| entry.url.clone());
+            // Read before the card, so a bad key stops start-up even if the agent is down.
+            let key = match &entry.key_file {
+                None => None,
+                Some(path) => Some(
+                    Key::from_file("agent", path)
+                        .map_err(|e| Error::Registry(format!("the key of agent {name}: {e}")))?,
+                ),
+            };
             match RemoteAgent::from_url(
                 client,
                 &entry.url,
                 entry.timeout.unwrap_or(DEFAULT_TIMEOUT),
             ) {
-                Ok(agent) => registry.add(agent)?,
+                Ok(agent) => match &key {
+                    Some(key) => registry.add(agent.with_key(key)?)?,
+                    None => registry.add(agent)?,
+                },
                 Err(Error::ContractVersion(reason)) => {
                     registry.incompatible.insert(name, reason);
                 }
@@ -243,7 +295,8 @@ mod tests {
             [AgentEntry {
                 url: "http://a".into(),
                 name: Some("a".into()),
-                timeout: Some(Duration::from_secs(120))
+                timeout: Some(Duration::from_secs(120)),
+                key_file: None,
             }]
         );
     }

@@ -4,7 +4,8 @@
 //! `dd.input_hash` and `traceparent` (and, for a delegation agent, its grant) in the message
 //! metadata, waits for the task, and returns the agent's result with the spans it recorded.
 //! Every way this can fail is a `String` detail the conductor puts in an `agent-error`
-//! envelope; nothing here decides whether the result is acceptable.
+//! envelope; nothing here decides whether the result is acceptable. A call to an agent the
+//! harness shares a key with is signed with it ([`crate::wire::sign`], direction `to-agent`).
 
 use super::registry::RemoteAgent;
 use crate::contract::AgentResult;
@@ -12,6 +13,7 @@ use crate::trace::{self, SpanRecord};
 use crate::wire::a2a::artifact;
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::model::{Message, Part, Role, TaskState};
+use crate::wire::sign::{Direction, Signer};
 use serde_json::{Map, Value};
 
 /// What came back from an agent: its result, and its spans as records.
@@ -34,6 +36,14 @@ pub fn call(
     metadata: Map<String, Value>,
 ) -> Result<Received, String> {
     let id = &agent.spec.agent_id;
+    let signed;
+    let client = match &agent.key {
+        Some(key) => {
+            signed = client.signed(Signer::new(key.clone(), Direction::ToAgent));
+            &signed
+        }
+        None => client,
+    };
     let mut message = Message::new(Role::User, vec![Part::data(request_doc.clone())]);
     message.metadata = Some(metadata);
     let task = client

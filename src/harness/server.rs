@@ -8,18 +8,26 @@
 //! (spec invariant 12). A delegated call (metadata `dd.delegation_token`) runs under the
 //! grant's principal and gets, beside `envelope`, the stored envelope as text in
 //! `envelope-json`, so its hash survives the wire (invariant 5).
+//!
+//! A request to `/a2a` carrying signature headers ([`crate::wire::sign`], direction
+//! `to-harness`) is verified against the keys the registry holds, each under its agent's id,
+//! and refused with HTTP 401 if it does not verify; the conductor then requires a delegation
+//! callback from a keyed agent to be signed by it. Unsigned callers (outside callers, agents
+//! without a key) are handled as before.
 
-use super::conductor::Conductor;
+use super::conductor::{Callback, Conductor};
 use super::identity::Authenticator;
 use crate::contract::InvocationRequest;
 use crate::contract::ids::{is_sha256_hex, is_uuid7};
 use crate::error::{Error, Result};
-use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute};
+use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute, signature_refused};
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
 use crate::wire::http::{Handler, Request, Response};
+use crate::wire::sign::{Direction, Verifier};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A harness: its conductor, how it authenticates callers, and its card.
 pub struct Harness {
@@ -29,6 +37,8 @@ pub struct Harness {
     /// The base URL on the card (and, for delegation, the conductor's callback).
     pub public_url: String,
     card_bytes: Vec<u8>,
+    /// Verifies signed delegation callbacks, with the keys the registry holds.
+    callbacks: Verifier,
 }
 
 impl Harness {
@@ -46,12 +56,25 @@ impl Harness {
         let card_bytes = harness_card(&conductor, &public_url)
             .to_string()
             .into_bytes();
+        let keys: Vec<_> = conductor
+            .registry
+            .agents()
+            .filter_map(|a| a.key.clone())
+            .collect();
         Harness {
             conductor,
             authenticator,
             public_url,
             card_bytes,
+            callbacks: Verifier::new(Direction::ToHarness, keys),
         }
+    }
+
+    /// Accept signed callbacks dated up to `window` from this clock, either way (default
+    /// 300 s).
+    pub fn with_replay_window(mut self, window: Duration) -> Harness {
+        self.callbacks = self.callbacks.with_window(window);
+        self
     }
 
     /// The card, as served.
@@ -103,7 +126,16 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
     let path = request.path.trim_end_matches('/');
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     match (request.method.as_str(), segments.as_slice()) {
-        ("POST", [""] | ["a2a"]) => endpoint.handle(request),
+        ("POST", [""] | ["a2a"]) => {
+            if Verifier::is_signed(&request.headers) && request.body_error.is_none() {
+                match harness.callbacks.verify_request(request) {
+                    Ok(key_id) => endpoint.handle_signed(request, Some(key_id)),
+                    Err(refused) => signature_refused(&refused),
+                }
+            } else {
+                endpoint.handle(request)
+            }
+        }
         ("GET" | "HEAD", _) if request.path == CARD_PATH || request.path == LEGACY_CARD_PATH => {
             Response::bytes(200, "application/json", harness.card_bytes.clone())
         }
@@ -188,10 +220,13 @@ pub fn execute(harness: &Harness, message: Message, ctx: &CallContext) -> Task {
     let token = message.meta_str(meta::DELEGATION_TOKEN).map(str::to_string);
     let outcome = match &token {
         Some(token) => {
-            let traceparent = message.meta_str(meta::TRACEPARENT).map(str::to_string);
-            harness
-                .conductor
-                .invoke_delegated(request, token, traceparent.as_deref())
+            let callback = Callback {
+                token,
+                traceparent: message.meta_str(meta::TRACEPARENT),
+                parent_invocation_id: message.meta_str(meta::PARENT_INVOCATION_ID),
+                signed_by: ctx.signed_by.as_deref(),
+            };
+            harness.conductor.invoke_delegated(request, &callback)
         }
         None => match &harness.authenticator {
             None => Err(Error::Identity(

@@ -5,6 +5,10 @@
 //! transport at `http://<agent_id>.agents.test`; the harness is served the same way at
 //! [`HARNESS_URL`] and is its own delegation callback. Calls between them cross the real A2A
 //! wire, with no socket (spec invariant 1).
+//!
+//! [`TestHarness::signed`] gives each agent a fresh random key shared with the harness, so
+//! every call and every delegation callback is signed and verified
+//! ([`crate::wire::sign`]); the keys are in the registry (`RemoteAgent::key`).
 
 use super::conductor::{Conductor, Run};
 use super::identity::Authenticator;
@@ -13,13 +17,14 @@ use super::registry::{Registry, RemoteAgent};
 use super::server::{self, Harness};
 use super::store::RunStore;
 use crate::agent::Agent;
-use crate::agent::server::serve_in_memory;
+use crate::agent::server::{serve_in_memory, serve_in_memory_signed};
 use crate::contract::{InvocationRequest, Principal, PrincipalKind};
 use crate::error::Result;
 use crate::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT};
 use crate::wire::http::Limits;
 use crate::wire::http::client::HttpClient;
 use crate::wire::http::memory::MemoryNet;
+use crate::wire::sign::Key;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -50,12 +55,16 @@ impl TestHarness {
     /// A harness over `agents`, a profile that enables each with the class it declares, and a
     /// fresh run store in a temporary directory.
     pub fn new(agents: Vec<Arc<dyn Agent>>) -> TestHarness {
-        let mut profile =
-            serde_json::json!({"profile_id": "test-permissive", "version": 1, "agents": {}});
-        for a in &agents {
-            profile["agents"][&a.spec().agent_id] = Value::String(a.spec().action_class.clone());
-        }
-        TestHarness::with_profile(agents, &profile.to_string(), Duration::from_secs(10))
+        let profile = permissive(&agents);
+        TestHarness::with_profile(agents, &profile, Duration::from_secs(10))
+    }
+
+    /// [`TestHarness::new`], with every agent holding a fresh random key it shares with the
+    /// harness: the agent server refuses unsigned calls, the harness signs every call, and
+    /// requires each delegation callback to be signed by the agent that holds the grant.
+    pub fn signed(agents: Vec<Arc<dyn Agent>>) -> TestHarness {
+        let profile = permissive(&agents);
+        TestHarness::build(agents, &profile, Duration::from_secs(10), true)
     }
 
     /// A harness over `agents` under the profile `profile_json`, each agent called with
@@ -65,17 +74,32 @@ impl TestHarness {
         profile_json: &str,
         timeout: Duration,
     ) -> TestHarness {
+        TestHarness::build(agents, profile_json, timeout, false)
+    }
+
+    fn build(
+        agents: Vec<Arc<dyn Agent>>,
+        profile_json: &str,
+        timeout: Duration,
+        signed: bool,
+    ) -> TestHarness {
         let net = MemoryNet::new();
         let client = A2aClient::new(HttpClient::memory(net.clone()));
         let mut registry = Registry::default();
         for agent in agents {
-            let url = serve_in_memory(&net, agent);
-            registry
-                .add(
-                    RemoteAgent::from_url(&client, &url, timeout)
-                        .expect("a served agent's card reads"),
-                )
-                .expect("unique ids");
+            let key = signed.then(|| random_key(&agent.spec().agent_id));
+            let url = match &key {
+                Some(key) => {
+                    serve_in_memory_signed(&net, agent, key).expect("an agent id is a valid key id")
+                }
+                None => serve_in_memory(&net, agent),
+            };
+            let mut remote =
+                RemoteAgent::from_url(&client, &url, timeout).expect("a served agent's card reads");
+            if let Some(key) = &key {
+                remote = remote.with_key(key).expect("an agent id is a valid key id");
+            }
+            registry.add(remote).expect("unique ids");
         }
         let runs =
             std::env::temp_dir().join(format!("ddwire-test-runs-{}", crate::contract::new_uuid7()));
@@ -121,6 +145,23 @@ impl TestHarness {
         crate::wire::a2a::client::Target::from_card(&card)
             .expect("the harness card names an endpoint")
     }
+}
+
+/// A profile enabling each agent with the class it declares.
+fn permissive(agents: &[Arc<dyn Agent>]) -> String {
+    let mut profile =
+        serde_json::json!({"profile_id": "test-permissive", "version": 1, "agents": {}});
+    for a in agents {
+        profile["agents"][&a.spec().agent_id] = Value::String(a.spec().action_class.clone());
+    }
+    profile.to_string()
+}
+
+/// A key under `id` with 32 random bytes as its secret (64 hex digits, as a key file holds).
+pub fn random_key(id: &str) -> Key {
+    let mut secret = [0u8; 32];
+    crate::contract::ids::secret_bytes(&mut secret);
+    Key::new(id, crate::contract::ids::hex(&secret).as_bytes()).expect("a valid key")
 }
 
 impl Drop for TestHarness {

@@ -485,7 +485,7 @@ pub fn received_target(path: &str, query: &str) -> String {
 /// Why a signed request was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VerifyError {
-    /// A signature header is absent.
+    /// A signature header is absent (`DD-Signature` when the request carries none of them).
     Missing { header: &'static str },
     /// A signature header breaks its grammar, or is sent twice.
     Malformed {
@@ -640,6 +640,17 @@ impl Verifier {
         self.verify_at(request, headers, unix_now())
     }
 
+    /// Verify a received HTTP request now (its method, `path?query` and body).
+    pub fn verify_request(&self, request: &super::http::Request) -> Result<String, VerifyError> {
+        let target = received_target(&request.path, &request.query);
+        let signable = Signable {
+            method: &request.method,
+            target: &target,
+            body: &request.body,
+        };
+        self.verify(&signable, &request.headers)
+    }
+
     /// [`Verifier::verify`] against a clock reading `now` (Unix seconds).
     ///
     /// In order: every header present once and well formed; the key known; the timestamp
@@ -652,6 +663,11 @@ impl Verifier {
         headers: &[(String, String)],
         now: u64,
     ) -> Result<String, VerifyError> {
+        if !Verifier::is_signed(headers) {
+            return Err(VerifyError::Missing {
+                header: SIGNATURE_HEADER,
+            });
+        }
         let key_id = one_header(headers, KEY_ID_HEADER)?;
         let timestamp = one_header(headers, TIMESTAMP_HEADER)?;
         let nonce = one_header(headers, NONCE_HEADER)?;
@@ -1164,6 +1180,22 @@ mod tests {
         assert_eq!(
             v.verify_at(&call(), &truncated, NOW).unwrap_err().reason(),
             "malformed"
+        );
+    }
+
+    #[test]
+    fn an_unsigned_request_is_told_it_carries_no_signature() {
+        let err = verifier().verify_at(&call(), &[], NOW).unwrap_err();
+        assert_eq!(
+            err,
+            VerifyError::Missing {
+                header: SIGNATURE_HEADER
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "the request is not signed: the DD-Signature header is missing (this server \
+             requires DD-HMAC-SHA256-V1 signatures)"
         );
     }
 

@@ -4,12 +4,16 @@
 //! when it was), [`Error::Timeout`], [`Error::HttpStatus`], [`Error::JsonRpc`] (an error
 //! without an `id`, as the a2a-sdk 0.3 server sends, is accepted), or [`Error::Wire`] for a
 //! reply outside the protocol. Nothing here panics on what a peer sends.
+//!
+//! A client given a [`Signer`] ([`A2aClient::signed`]) signs every JSON-RPC call it sends
+//! (see [`crate::wire::sign`]); card fetches are never signed, since a card is public.
 
 use super::model::{Message, SendParams, SendResult, Task};
 use super::{Binding, CARD_PATH, LEGACY_CARD_PATH, card::EXTENSION_URI, v03, v10};
 use crate::error::{Error, Result};
 use crate::wire::http::client::{ClientRequest, HttpClient};
 use crate::wire::jsonrpc;
+use crate::wire::sign::Signer;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -38,6 +42,8 @@ pub struct A2aClient {
     pub http: HttpClient,
     /// Used when a call names no timeout of its own.
     pub timeout: Duration,
+    /// Signs every JSON-RPC call, when set.
+    pub signer: Option<Signer>,
 }
 
 impl Default for A2aClient {
@@ -52,6 +58,15 @@ impl A2aClient {
         A2aClient {
             http,
             timeout: DEFAULT_TIMEOUT,
+            signer: None,
+        }
+    }
+
+    /// The same client (sharing its connections), signing every JSON-RPC call with `signer`.
+    pub fn signed(&self, signer: Signer) -> A2aClient {
+        A2aClient {
+            signer: Some(signer),
+            ..self.clone()
         }
     }
 
@@ -159,6 +174,14 @@ impl A2aClient {
         }
         for (k, v) in extra_headers {
             request = request.header(k, v);
+        }
+        if let Some(signer) = &self.signer {
+            let signature = signer
+                .sign_url(request.method, &request.url, &request.body)
+                .map_err(|e| Error::Wire(format!("{}: {e}", target.url)))?;
+            for (name, value) in signature.headers() {
+                request = request.header(name, &value);
+            }
         }
         let response = self.http.send(request)?;
         let looks_like_json = response

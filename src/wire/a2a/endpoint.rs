@@ -6,11 +6,16 @@
 //! under `A2A-Version: 1.x`. Work is done by an [`Execute`] function that turns a message into
 //! a finished task; calls are blocking, and `message/stream` is refused because nothing may
 //! reach a caller before the harness's checks have run.
+//!
+//! Signatures ([`crate::wire::sign`]) are checked by the route in front of the endpoint, which
+//! passes the key id that signed to [`Endpoint::handle_signed`] (it reaches the executor as
+//! [`CallContext::signed_by`]), or answers a refused signature with [`signature_refused`].
 
 use super::model::Task;
 use super::{Binding, card::EXTENSION_URI, v03, v10};
 use crate::wire::http::{Request, Response};
 use crate::wire::jsonrpc::{self, Call, Incoming, RpcError};
+use crate::wire::sign::{SCHEME, VerifyError};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -24,6 +29,8 @@ pub struct CallContext {
     pub binding: Binding,
     /// Extensions the client asked for (`X-A2A-Extensions` / `A2A-Extensions`).
     pub requested_extensions: Vec<String>,
+    /// The key id whose signature the route verified on this request, if it was signed.
+    pub signed_by: Option<String>,
 }
 
 impl CallContext {
@@ -159,6 +166,12 @@ impl Endpoint {
 
     /// Answer one HTTP request carrying JSON-RPC.
     pub fn handle(&self, request: &Request) -> Response {
+        self.handle_signed(request, None)
+    }
+
+    /// [`Endpoint::handle`] for a request whose signature the caller verified: `signed_by` is
+    /// the key id that signed it.
+    pub fn handle_signed(&self, request: &Request, signed_by: Option<String>) -> Response {
         if let Some(err) = &request.body_error {
             // The limit answers as HTTP (413, 408, 400) and as JSON-RPC, so either kind of
             // client learns why.
@@ -186,15 +199,25 @@ impl Endpoint {
         // Replies are JSON text, written straight from the model (no intermediate tree).
         let replies: Option<String> = match jsonrpc::parse(&request.body, self.max_depth) {
             Incoming::Single(Err(reply)) => Some(reply.to_string()),
-            Incoming::Single(Ok(call)) => {
-                self.dispatch(call, request, version.as_deref(), &requested)
-            }
+            Incoming::Single(Ok(call)) => self.dispatch(
+                call,
+                request,
+                version.as_deref(),
+                &requested,
+                signed_by.as_deref(),
+            ),
             Incoming::Batch(items) => {
                 let answers: Vec<String> = items
                     .into_iter()
                     .filter_map(|item| match item {
                         Err(reply) => Some(reply.to_string()),
-                        Ok(call) => self.dispatch(call, request, version.as_deref(), &requested),
+                        Ok(call) => self.dispatch(
+                            call,
+                            request,
+                            version.as_deref(),
+                            &requested,
+                            signed_by.as_deref(),
+                        ),
                     })
                     .collect();
                 (!answers.is_empty()).then(|| format!("[{}]", answers.join(",")))
@@ -223,10 +246,11 @@ impl Endpoint {
         request: &Request,
         version: Option<&str>,
         requested: &[String],
+        signed_by: Option<&str>,
     ) -> Option<String> {
         let id = call.id.clone().unwrap_or(Value::Null);
         let notification = call.id.is_none();
-        let reply = match self.answer(call, request, version, requested) {
+        let reply = match self.answer(call, request, version, requested, signed_by) {
             Ok(result) => jsonrpc::success_text(&id, &result),
             Err(err) => jsonrpc::error(&id, &err).to_string(),
         };
@@ -239,6 +263,7 @@ impl Endpoint {
         request: &Request,
         version: Option<&str>,
         requested: &[String],
+        signed_by: Option<&str>,
     ) -> Result<String, RpcError> {
         let Some(binding) = Binding::of_method(&call.method) else {
             return Err(RpcError::new(jsonrpc::METHOD_NOT_FOUND, "Method not found"));
@@ -248,6 +273,7 @@ impl Endpoint {
             headers: request.headers.clone(),
             binding,
             requested_extensions: requested.to_vec(),
+            signed_by: signed_by.map(str::to_string),
         };
         let invalid =
             |m: String| RpcError::new(jsonrpc::INVALID_PARAMS, format!("Invalid parameters: {m}"));
@@ -328,6 +354,23 @@ impl Endpoint {
             .or_else(|| self.lookup.as_ref().and_then(|l| l(id)))
             .ok_or_else(|| RpcError::new(jsonrpc::TASK_NOT_FOUND, "Task not found"))
     }
+}
+
+/// The JSON-RPC error code of a refused signature: a server error (JSON-RPC 2.0 §5.1) outside
+/// the -32001 to -32009 that A2A assigns. HTTP 401 is the primary signal.
+pub const SIGNATURE_REFUSED: i64 = -32040;
+
+/// The answer to a request whose signature was refused, before its JSON-RPC was read: HTTP
+/// 401 (as A2A answers failed authentication, RFC 9110 §15.5.2) with `WWW-Authenticate:
+/// DD-HMAC-SHA256-V1`, and a JSON-RPC error body with a `null` id (the request was not
+/// parsed), code [`SIGNATURE_REFUSED`], the reason as its message and
+/// `{"reason": "missing" | "malformed" | "unknown-key" | "stale" | "replayed" |
+/// "bad-signature"}` as its data.
+pub fn signature_refused(err: &VerifyError) -> Response {
+    let mut error = RpcError::new(SIGNATURE_REFUSED, err.to_string());
+    error.data = Some(serde_json::json!({ "reason": err.reason() }));
+    Response::json(401, &jsonrpc::error(&Value::Null, &error))
+        .with_header("WWW-Authenticate", SCHEME)
 }
 
 /// A model value as JSON text.

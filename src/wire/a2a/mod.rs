@@ -34,6 +34,9 @@ pub mod meta {
     pub const DELEGATE_URL: &str = "dd.delegate_url";
     /// The bearer capability that allows it.
     pub const DELEGATION_TOKEN: &str = "dd.delegation_token";
+    /// On a delegation callback: the invocation the grant was issued for. The harness refuses
+    /// a token presented for another parent.
+    pub const PARENT_INVOCATION_ID: &str = "dd.parent_invocation_id";
 }
 
 /// Artifact names of the Data Director wire.
