@@ -219,6 +219,9 @@ fn worker(
     (requests, errors, latencies, statuses)
 }
 
+/// The largest response the load generator reads; a bigger one counts as an error.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
 /// Read one response; `(status, keep-alive)`. Handles `Content-Length` and chunked bodies.
 fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(u16, bool)> {
     let mut filled = 0;
@@ -247,7 +250,11 @@ fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(u16, bool)> {
         let keep_alive = !find("connection").is_some_and(|v| v.eq_ignore_ascii_case(b"close"));
         if let Some(len) = find("content-length") {
             let len: usize = std::str::from_utf8(len).ok()?.trim().parse().ok()?;
-            while filled < head + len {
+            // A length the peer made up must neither overflow nor grow the buffer unbounded.
+            let end = head
+                .checked_add(len)
+                .filter(|&end| end <= MAX_RESPONSE_BYTES)?;
+            while filled < end {
                 if filled == buf.len() {
                     buf.resize(buf.len() * 2, 0);
                 }
@@ -262,6 +269,9 @@ fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(u16, bool)> {
         if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"chunked")) {
             // Read until the terminating chunk.
             while !buf[..filled].ends_with(b"0\r\n\r\n") {
+                if filled >= MAX_RESPONSE_BYTES {
+                    return None;
+                }
                 if filled == buf.len() {
                     buf.resize(buf.len() * 2, 0);
                 }
@@ -282,4 +292,35 @@ pub fn rss_kib() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::net::TcpListener;
+
+    #[test]
+    fn a_made_up_content_length_is_an_error_not_an_overflow() {
+        for length in [
+            "18446744073709551615",
+            "18446744073709551000",
+            "999999999999",
+        ] {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = std::thread::spawn(move || {
+                let (mut peer, _) = listener.accept().unwrap();
+                let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n\r\nabc");
+                let _ = peer.write_all(head.as_bytes());
+            });
+            let mut stream = TcpStream::connect(addr).unwrap();
+            stream
+                .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                .unwrap();
+            let mut buf = vec![0u8; 1024];
+            assert_eq!(read_response(&mut stream, &mut buf), None, "{length}");
+            server.join().unwrap();
+        }
+    }
 }

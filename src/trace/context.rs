@@ -118,38 +118,58 @@ impl SpanContext {
 /// only. Version `ff` is invalid; version `00` allows nothing after the flags; a higher
 /// version allows `"-" *` extra fields. As OpenTelemetry Python does: leading and trailing
 /// spaces and tabs are trimmed, one final `\n` is tolerated (its regex's `$`), and a header
-/// longer than [`TRACEPARENT_MAX_LEN`] is ignored.
+/// longer than [`TRACEPARENT_MAX_LEN`] is ignored. The value is read as bytes, and any
+/// non-ASCII byte makes it invalid (HTTP field values are ASCII, RFC 9110 §5.5), so no
+/// input can split a character.
 pub fn parse_traceparent(header: &str) -> Option<(TraceId, SpanId, u8)> {
-    if header.len() > TRACEPARENT_MAX_LEN {
+    if header.len() > TRACEPARENT_MAX_LEN || !header.is_ascii() {
         return None;
     }
-    let value = header
-        .strip_suffix('\n')
-        .unwrap_or(header)
-        .trim_matches([' ', '\t']);
-    let b = value.as_bytes();
+    let b = header.as_bytes();
+    let b = trim_ows(b.strip_suffix(b"\n").unwrap_or(b));
     if b.len() < 55 || b[2] != b'-' || b[35] != b'-' || b[52] != b'-' {
         return None;
     }
-    let version = &value[..2];
-    if !is_lower_hex(version) || version == "ff" {
+    let version = hex_value(&b[..2])?;
+    if version == 0xff {
         return None;
     }
-    let rest = &value[55..];
-    if version == "00" && !rest.is_empty() {
+    let rest = &b[55..];
+    if version == 0 && !rest.is_empty() {
         return None;
     }
-    if !rest.is_empty() && !rest.starts_with('-') {
+    if !rest.is_empty() && rest[0] != b'-' {
         return None;
     }
-    let trace_id = TraceId::from_hex(&value[3..35]).filter(|t| t.0 != 0)?;
-    let span_id = SpanId::from_hex(&value[36..52]).filter(|s| s.0 != 0)?;
-    let flags_hex = &value[53..55];
-    if !is_lower_hex(flags_hex) {
-        return None;
-    }
-    let flags = u8::from_str_radix(flags_hex, 16).ok()?;
+    let trace_id = hex_value(&b[3..35]).map(TraceId).filter(|t| t.0 != 0)?;
+    let span_id = hex_value(&b[36..52])
+        .map(|v| SpanId(v as u64))
+        .filter(|s| s.0 != 0)?;
+    let flags = hex_value(&b[53..55])? as u8;
     Some((trace_id, span_id, flags))
+}
+
+/// The value of 1 to 32 lowercase hex digits; `None` for anything else (no sign, no case).
+fn hex_value(digits: &[u8]) -> Option<u128> {
+    if digits.is_empty() || digits.len() > 32 {
+        return None;
+    }
+    digits.iter().try_fold(0u128, |acc, &c| {
+        let nibble = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            _ => return None,
+        };
+        Some((acc << 4) | u128::from(nibble))
+    })
+}
+
+/// `bytes` without leading and trailing spaces and tabs (optional whitespace, RFC 9110 §5.6.3).
+fn trim_ows(bytes: &[u8]) -> &[u8] {
+    let ows = |c: &u8| *c == b' ' || *c == b'\t';
+    let start = bytes.iter().position(|c| !ows(c)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|c| !ows(c)).map_or(start, |i| i + 1);
+    &bytes[start..end]
 }
 
 /// The longest `traceparent` OpenTelemetry Python reads (future versions may add fields).
@@ -167,24 +187,30 @@ pub struct TraceState(pub Vec<(String, String)>);
 
 impl TraceState {
     /// Parse one or more comma-joined `tracestate` header values. `None` means the whole
-    /// header is dropped: a malformed member, a duplicate key, or more than 32 members.
-    /// Empty members and optional whitespace around commas are allowed (§3.3.1.1).
+    /// header is dropped: a malformed member, a duplicate key, more than 32 members, or any
+    /// non-ASCII byte (the grammar admits none). Empty members and optional whitespace around
+    /// commas are allowed (§3.3.1.1). Read as bytes, so no input can split a character.
     pub fn parse(header: &str) -> Option<TraceState> {
-        if header.len() > TRACESTATE_MAX_LEN {
+        if header.len() > TRACESTATE_MAX_LEN || !header.is_ascii() {
             return None;
         }
         let mut members: Vec<(String, String)> = Vec::new();
         // Optional whitespace (spaces and tabs) around each member is allowed (§3.3.1.2).
-        for raw in header.split(',') {
-            let member = raw.trim_matches([' ', '\t']);
+        for raw in header.as_bytes().split(|&c| c == b',') {
+            let member = trim_ows(raw);
             if member.is_empty() {
                 continue;
             }
-            let (key, value) = member.split_once('=')?;
-            if !valid_key(key) || !valid_value(value) || members.iter().any(|(k, _)| k == key) {
+            let eq = member.iter().position(|&c| c == b'=')?;
+            let (key, value) = (&member[..eq], &member[eq + 1..]);
+            if !valid_key(key)
+                || !valid_value(value)
+                || members.iter().any(|(k, _)| k.as_bytes() == key)
+            {
                 return None;
             }
-            members.push((key.to_string(), value.to_string()));
+            // Both are ASCII, checked above.
+            members.push((ascii(key), ascii(value)));
         }
         (members.len() <= TRACESTATE_MAX_MEMBERS).then_some(TraceState(members))
     }
@@ -215,17 +241,16 @@ impl TraceState {
 /// Key grammar (Level 1, §3.3.1.3.1): `lcalpha 0*255(lcalpha / DIGIT / "_" / "-" / "*" /
 /// "/")`, or `tenant "@" system` with a 1–241 character tenant starting with a letter or
 /// digit and a 1–14 character system starting with a letter.
-fn valid_key(key: &str) -> bool {
+fn valid_key(b: &[u8]) -> bool {
     let body = |c: u8| {
         c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'_' | b'-' | b'*' | b'/')
     };
-    let b = key.as_bytes();
-    match key.split_once('@') {
+    match b.iter().position(|&c| c == b'@') {
         None => {
             (1..=256).contains(&b.len()) && b[0].is_ascii_lowercase() && b.iter().all(|&c| body(c))
         }
-        Some((tenant, system)) => {
-            let (t, s) = (tenant.as_bytes(), system.as_bytes());
+        Some(at) => {
+            let (t, s) = (&b[..at], &b[at + 1..]);
             (1..=241).contains(&t.len())
                 && (t[0].is_ascii_lowercase() || t[0].is_ascii_digit())
                 && t.iter().all(|&c| body(c))
@@ -236,10 +261,98 @@ fn valid_key(key: &str) -> bool {
     }
 }
 
+/// ASCII bytes as text (the caller has checked they are ASCII).
+fn ascii(bytes: &[u8]) -> String {
+    bytes.iter().map(|&c| char::from(c)).collect()
+}
+
 /// Value grammar (§3.3.1.3.2): 1–256 printable ASCII characters other than `,` and `=`, the
 /// last not a space.
-fn valid_value(value: &str) -> bool {
-    let b = value.as_bytes();
+fn valid_value(b: &[u8]) -> bool {
     let chr = |c: u8| (0x20..=0x7e).contains(&c) && c != b',' && c != b'=';
     (1..=256).contains(&b.len()) && b.iter().all(|&c| chr(c)) && b[b.len() - 1] != b' '
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VALID: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    /// The probe: a two-byte character whose bytes straddle byte 55 (the end of the
+    /// flags) used to be sliced through, which panics.
+    #[test]
+    fn a_multi_byte_character_near_byte_55_is_invalid_not_a_panic() {
+        let straddling = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0é";
+        assert_eq!(straddling.len(), 56);
+        assert_eq!(parse_traceparent(straddling), None);
+        assert_eq!(SpanContext::extract(Some(straddling), None), None);
+    }
+
+    #[test]
+    fn a_non_ascii_character_anywhere_in_a_traceparent_is_invalid() {
+        for hostile in ["é", "\u{10ffff}", "€", "\u{0301}"] {
+            for i in 0..=VALID.len() {
+                let replaced = format!(
+                    "{}{hostile}{}",
+                    &VALID[..i],
+                    &VALID[(i + 1).min(VALID.len())..]
+                );
+                let inserted = format!("{}{hostile}{}", &VALID[..i], &VALID[i..]);
+                assert_eq!(parse_traceparent(&replaced), None, "{replaced:?}");
+                assert_eq!(parse_traceparent(&inserted), None, "{inserted:?}");
+            }
+        }
+        // A future version's extra fields are read as bytes too.
+        let future = format!("01{}-é", &VALID[2..]);
+        assert_eq!(parse_traceparent(&future), None);
+        assert!(parse_traceparent(&format!("01{}-extra", &VALID[2..])).is_some());
+    }
+
+    #[test]
+    fn the_traceparent_grammar_still_reads_what_it_read() {
+        assert_eq!(
+            parse_traceparent(VALID),
+            Some((
+                TraceId(0x4bf92f3577b34da6a3ce929d0e0e4736),
+                SpanId(0x00f067aa0ba902b7),
+                1
+            ))
+        );
+        assert!(parse_traceparent(&format!(" \t{VALID}\t \n")).is_some());
+        for bad in [
+            "",
+            "00",
+            &VALID.to_uppercase(),
+            &VALID.replace("-01", "-+1"),
+            &VALID.replacen("00-", "ff-", 1),
+            &format!("{VALID}-extra"),
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+        ] {
+            assert_eq!(parse_traceparent(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_tracestate_with_any_non_ascii_byte_is_dropped_whole() {
+        assert_eq!(
+            TraceState::parse("rojo=00f067aa0ba902b7, congo=t61rcWkgMzE"),
+            Some(TraceState(vec![
+                ("rojo".into(), "00f067aa0ba902b7".into()),
+                ("congo".into(), "t61rcWkgMzE".into())
+            ]))
+        );
+        for hostile in [
+            "rojo=00f067aa0ba902b7,congo=é",
+            "réjo=1",
+            "rojo=1,\u{a0}congo=2",
+            "a@é=1",
+            "é",
+        ] {
+            assert_eq!(TraceState::parse(hostile), None, "{hostile:?}");
+        }
+        assert_eq!(TraceState::parse("t@sys=1").map(|s| s.0.len()), Some(1));
+        assert_eq!(TraceState::parse("t@=1"), None);
+    }
 }

@@ -310,7 +310,8 @@ impl SpanDoc {
 
 fn read_context(c: &ContextDoc) -> Result<(TraceId, SpanId, TraceState)> {
     let hex = c.trace_id.strip_prefix("0x").unwrap_or(&c.trace_id);
-    let trace_id = (hex.len() == 32)
+    // `from_str_radix` would take a leading `+`: check the digits first.
+    let trace_id = (hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| u128::from_str_radix(hex, 16).ok())
         .flatten()
         .map(TraceId)
@@ -334,7 +335,7 @@ fn read_context(c: &ContextDoc) -> Result<(TraceId, SpanId, TraceState)> {
 
 fn read_span_id(s: &str, what: &str) -> Result<SpanId> {
     let hex = s.strip_prefix("0x").unwrap_or(s);
-    (hex.len() == 16)
+    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| u64::from_str_radix(hex, 16).ok())
         .flatten()
         .map(SpanId)
@@ -538,5 +539,25 @@ mod tests {
     fn a_document_without_a_context_is_refused_with_a_reason() {
         let err = from_json(r#"{"name": "x"}"#).unwrap_err().to_string();
         assert!(err.contains("missing field `context`"), "{err}");
+    }
+
+    #[test]
+    fn an_id_with_a_sign_or_a_non_hex_character_is_refused() {
+        let doc = |trace: &str, span: &str| {
+            format!(
+                r#"{{"name": "x", "context": {{"trace_id": "{trace}", "span_id": "{span}", "trace_state": "[]"}}}}"#
+            )
+        };
+        let (trace, span) = ("0x4bf92f3577b34da6a3ce929d0e0e4736", "0x00f067aa0ba902b7");
+        assert!(from_json(&doc(trace, span)).is_ok());
+        for (t, sp) in [
+            ("0x+bf92f3577b34da6a3ce929d0e0e4736", span),
+            (trace, "0x+0f067aa0ba902b7"),
+            ("0x4bf92f3577b34da6a3ce929d0e0e47é", span),
+            (trace, "0x00f067aa0ba902é"),
+        ] {
+            let err = from_json(&doc(t, sp)).unwrap_err().to_string();
+            assert!(err.contains("hex digits"), "{t} {sp}: {err}");
+        }
     }
 }

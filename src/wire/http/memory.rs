@@ -217,14 +217,17 @@ fn decode_chunked(mut rest: &[u8], limit: usize) -> std::result::Result<Vec<u8>,
         if size == 0 {
             return Ok(body);
         }
+        // Checked: a chunk size near usize::MAX must be refused, not overflow.
         let size = usize::try_from(size).map_err(|_| BodyError::TooLarge { limit })?;
-        if body.len() + size > limit {
+        if size > limit.saturating_sub(body.len()) {
             return Err(BodyError::TooLarge { limit });
         }
-        if rest.len() < size + 2 || &rest[size..size + 2] != b"\r\n" {
+        let (Some(chunk), Some(b"\r\n")) =
+            (rest.get(..size), rest.get(size..size.saturating_add(2)))
+        else {
             return Err(BodyError::Malformed("chunk shorter than its size".into()));
-        }
-        body.extend_from_slice(&rest[..size]);
+        };
+        body.extend_from_slice(chunk);
         rest = &rest[size + 2..];
     }
 }
@@ -371,5 +374,27 @@ mod tests {
             Err(BodyError::TooLarge { limit: 4 })
         );
         assert!(decode_chunked(b"5\r\nab\r\n", 10).is_err());
+    }
+
+    #[test]
+    fn a_chunk_size_near_the_top_of_usize_is_refused_not_overflowed() {
+        for size in ["ffffffffffffffff", "fffffffffffffffe", "fffffffffffffffd"] {
+            let body = format!("1\r\na\r\n{size}\r\nabc\r\n0\r\n\r\n");
+            for limit in [10, usize::MAX] {
+                assert!(
+                    decode_chunked(body.as_bytes(), limit).is_err(),
+                    "{size} under {limit}"
+                );
+            }
+        }
+        // Through the whole in-memory server path: a clear 413, not a lost request.
+        let handler: Handler = std::sync::Arc::new(|r: Request| match r.body_error {
+            Some(e) => super::super::Response::error(e.status(), &e.to_string()),
+            None => super::super::Response::empty(204),
+        });
+        let request = b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
+                        ffffffffffffffff\r\nabc\r\n0\r\n\r\n";
+        let response = parse_response(&serve_bytes(&handler, request, &Limits::DEFAULT)).unwrap();
+        assert_eq!(response.status, 413);
     }
 }
