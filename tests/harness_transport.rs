@@ -355,6 +355,38 @@ fn an_unauthenticated_caller_is_refused_by_both_transports() {
     );
 }
 
+/// RFC 9110 §11.1: the authentication scheme name is case-insensitive, so `BEARER` and
+/// `bearer` authenticate as `Bearer` does, on both transports.
+#[test]
+fn the_bearer_scheme_is_matched_case_insensitively_by_both_transports() {
+    let th = bearer_harness();
+    for scheme in ["BEARER", "bearer", "BeArEr"] {
+        let header = format!("{scheme} s3cret");
+        let task = send_to(
+            &th,
+            &th.target(),
+            a2a_message(vec![request("stub.abstain", message("hello"))], None),
+            &[("Authorization", &header)],
+        );
+        assert_eq!(
+            task.status.state,
+            TaskState::Completed,
+            "{header}: {task:?}"
+        );
+        let (_, _, stream) = post_agui(
+            &th,
+            &agui_body(&request("stub.abstain", message("hello")), "t1"),
+            &[("Authorization", &header)],
+        );
+        assert_eq!(
+            types(&events(&stream)).last().unwrap(),
+            "RUN_FINISHED",
+            "{header}"
+        );
+    }
+    assert_eq!(index_ids(&th.runs).len(), 6);
+}
+
 /// A harness served without an authenticator runs nothing for an ordinary caller: it accepts
 /// only delegation callbacks under a live grant.
 #[test]

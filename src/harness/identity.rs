@@ -38,12 +38,7 @@ impl Authenticator {
                         h.iter()
                             .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
                     })
-                    .and_then(|(_, v)| {
-                        v.strip_prefix("Bearer ")
-                            .or_else(|| v.strip_prefix("bearer "))
-                    })
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty())
+                    .and_then(|(_, v)| bearer_token(v))
                     .ok_or_else(|| {
                         Error::Identity(
                             "unauthenticated: send Authorization: Bearer <token>".into(),
@@ -108,6 +103,15 @@ impl Authenticator {
         }
         Ok(Authenticator::Bearer(tokens))
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` value (RFC 6750 §2.1), or `None`. The
+/// scheme name is matched case-insensitively (RFC 9110 §11.1), and the token is read as bytes:
+/// whatever precedes the first space is the scheme, whatever follows it (trimmed) the token.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -205,6 +209,32 @@ mod tests {
             );
         }
         assert!(auth.principal_for(None).is_err());
+    }
+
+    #[test]
+    fn the_bearer_scheme_name_is_case_insensitive() {
+        let auth = Authenticator::Bearer(vec![(sha256_hex(b"s3cret"), carberry())]);
+        let with = |v: &str| vec![("authorization".to_string(), v.to_string())];
+        for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+            let header = format!("{scheme} s3cret");
+            assert_eq!(
+                auth.principal_for(Some(&with(&header))).unwrap(),
+                carberry(),
+                "{header}"
+            );
+        }
+        // The token itself is compared exactly.
+        assert!(auth.principal_for(Some(&with("Bearer S3CRET"))).is_err());
+        for bad in [
+            "Bearers s3cret",
+            "Bear s3cret",
+            "s3cret",
+            "Bearer",
+            "Bearer  ",
+            "Bearé s3cret",
+        ] {
+            assert!(auth.principal_for(Some(&with(bad))).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
