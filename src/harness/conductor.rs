@@ -18,6 +18,16 @@
 //! `delegations`. A callback naming another parent invocation than the grant's is refused,
 //! and so is one from an agent the harness shares a key with that is not signed with that key
 //! (see [`Callback`]).
+//!
+//! # Panics
+//!
+//! No panic inside a run leaves the conductor waiting or an id taken. The running set and each
+//! grant's count of children in flight are held by guards whose `Drop` releases them and wakes
+//! whoever waits; a grant whose parent unwinds is revoked by its guard. A panic during the
+//! agent call (the HTTP client, decoding the reply, importing spans) is that call's failure:
+//! an `agent-error` envelope, stored with its trace and delegations, as any failed call is. A
+//! panic anywhere else in the run is caught around it, and the run is stored as failed with
+//! a trace of its own root span, so the id is used up as for any finished run.
 
 use super::grounding::{self, GroundingReport};
 use super::policy::{self, Decision, Profile};
@@ -37,6 +47,7 @@ use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::meta;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::{Condvar, Mutex};
 
@@ -211,20 +222,19 @@ impl Conductor {
                 grant.acting_for.clone(),
             )
         };
+        // From here the child counts as in flight; the guard uncounts it however this ends.
+        let in_flight = InFlight {
+            conductor: self,
+            key: grant_key(token),
+        };
         let mut child = request;
         child.parent_invocation_id = Some(parent_id);
         child.conversation_id = conversation_id;
         let link = SpanContext::extract(callback.traceparent, None);
         let outcome = self.guarded(child, &acting_for, link, &|_, _| {});
-        let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-        // Revocation waits for in-flight children, so the grant is still here.
-        if let Some(grant) = grants.get_mut(&grant_key(token)) {
-            grant.in_flight -= 1;
-            if let Ok(run) = &outcome {
-                grant.delegations.push(delegation_record(&run.envelope));
-            }
+        if let Ok(run) = &outcome {
+            in_flight.record(delegation_record(&run.envelope));
         }
-        self.grants_changed.notify_all();
         outcome
     }
 
@@ -253,7 +263,9 @@ impl Conductor {
         }
     }
 
-    /// Refuse reused ids (running or stored), then run.
+    /// Refuse reused ids (running or stored), then run. The id is held in the running set by a
+    /// guard, so it is released however the run ends; a panic in the run is stored as a failed
+    /// run ([`Conductor::store_panicked`]).
     fn guarded(
         &self,
         request: InvocationRequest,
@@ -269,20 +281,114 @@ impl Conductor {
                 messages: errors,
             });
         }
-        let id = request.invocation_id.clone();
-        {
-            let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-            if running.contains(&id) || self.store.has(&id) {
-                return Err(Error::DuplicateInvocation(id));
+        let _running = self.admit(&request.invocation_id)?;
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.run(&request, request_doc.clone(), acting_for, link, observer)
+        }));
+        match outcome {
+            Ok(outcome) => outcome,
+            Err(panic) => {
+                self.store_panicked(&request, &request_doc, acting_for, &panic_message(&*panic))
             }
-            running.insert(id.clone());
         }
-        let outcome = self.run(&request, request_doc, acting_for, link, observer);
-        self.running
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&id);
-        outcome
+    }
+
+    /// Put `id` in the running set, unless it is running or stored.
+    fn admit(&self, id: &str) -> Result<Running<'_>> {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if running.contains(id) || self.store.has(id) {
+            return Err(Error::DuplicateInvocation(id.to_string()));
+        }
+        running.insert(id.to_string());
+        Ok(Running {
+            set: &self.running,
+            id: id.to_string(),
+        })
+    }
+
+    /// Store the run of `request` as failed after a panic outside the agent call: an
+    /// `agent-error` envelope naming the panic, recording the children it delegated, and a
+    /// trace of one `invoke_agent` span. The conductor's other spans of the run are lost with
+    /// the stack that held them.
+    fn store_panicked(
+        &self,
+        request: &InvocationRequest,
+        request_doc: &Value,
+        acting_for: &Principal,
+        message: &str,
+    ) -> Result<Run> {
+        // Its children are stored runs naming it (the grant's guard waited for them as it
+        // unwound), so the record of them is rebuilt from the store.
+        let delegations = self
+            .store
+            .list()?
+            .iter()
+            .filter(|e| {
+                e.get("parent_invocation_id").and_then(Value::as_str)
+                    == Some(request.invocation_id.as_str())
+            })
+            .filter_map(|e| serde_json::from_value::<Envelope>(e.clone()).ok())
+            .map(|child| delegation_record(&child))
+            .collect();
+        let agent = self
+            .registry
+            .get(&request.agent_id)
+            .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
+        let spec = &agent.spec;
+        let detail = format!("the harness panicked while running the agent: {message}");
+        let tracer = Tracer::new(SERVICE_NAME);
+        let root = tracer
+            .span(SpanName::InvokeAgent)
+            .attribute(attr::AGENT_ID, spec.agent_id.as_str())
+            .attribute(attr::GROUNDING_MODE, spec.grounding_mode.as_str())
+            .attribute(
+                attr::INPUT_HASH,
+                canonical::input_hash(&request_doc["input"]).as_str(),
+            )
+            .start();
+        let trace_id = root.context().trace_id;
+        root.set(attr::OUTCOME, OutcomeStatus::Failed.as_str());
+        root.end();
+        let envelope = Envelope {
+            invocation_id: request.invocation_id.clone(),
+            agent_id: spec.agent_id.clone(),
+            agent_version: spec.version.clone(),
+            completed_at: crate::time::now_rfc3339(),
+            grounding_mode: spec.grounding_mode,
+            policy_bundle_ref: self.profile.bundle_ref(),
+            policy_digest: self.profile.digest.clone(),
+            acting_for: acting_for.clone(),
+            contract_version: CONTRACT_VERSION.to_string(),
+            input_schema: None,
+            outcome: Outcome::failed(format!("The run failed: {detail}.")),
+            payload: None,
+            payload_schema: None,
+            evidence: Vec::new(),
+            telemetry: Telemetry::for_trace(trace_id.to_string()),
+            requires_human_review: true,
+            problem: Some(agent_error(&spec.agent_id, "HarnessPanic", &detail)),
+            conversation_id: request.conversation_id.clone(),
+            parent_invocation_id: request.parent_invocation_id.clone(),
+            delegations,
+        };
+        let doc = envelope.to_document();
+        validate::validate_envelope(&doc)?;
+        let records = tracer.take(trace_id);
+        let report = grounding::lint(&records, &doc);
+        let spans: Vec<String> = records.iter().map(crate::trace::to_json).collect();
+        let summary = report.summary();
+        let run_dir = self.store.append(&NewRun {
+            envelope: &doc,
+            request: request_doc,
+            spans: &spans,
+            grounding: &summary,
+            schemas: &[],
+        })?;
+        Ok(Run {
+            envelope,
+            report,
+            run_dir,
+        })
     }
 
     fn run(
@@ -374,16 +480,28 @@ impl Conductor {
                     metadata.insert(meta::INPUT_REF.into(), Value::String(input_ref.clone()));
                     metadata.insert(meta::INPUT_HASH.into(), Value::String(input_hash.clone()));
                     metadata.insert(meta::TRACEPARENT.into(), Value::String(root.traceparent()));
-                    let token = self.issue_grant(request, agent, acting_for);
-                    if let (Some(token), Some(url)) = (&token, &self.callback_url) {
+                    let grant = self.issue_grant(request, agent, acting_for);
+                    if let (Some(grant), Some(url)) = (&grant, &self.callback_url) {
                         metadata.insert(meta::DELEGATE_URL.into(), Value::String(url.clone()));
-                        metadata
-                            .insert(meta::DELEGATION_TOKEN.into(), Value::String(token.clone()));
+                        metadata.insert(
+                            meta::DELEGATION_TOKEN.into(),
+                            Value::String(grant.token.clone()),
+                        );
                     }
-                    let received = remote::call(&self.client, agent, &request_doc, metadata);
-                    if let Some(token) = token {
+                    // A panic in the call (the client, the reply's decoding) is its failure.
+                    let received = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        remote::call(&self.client, agent, &request_doc, metadata)
+                    }))
+                    .unwrap_or_else(|panic| {
+                        Err(format!(
+                            "{}: the call panicked in the harness: {}",
+                            spec.agent_id,
+                            panic_message(&*panic)
+                        ))
+                    });
+                    if let Some(grant) = grant {
                         // Recorded whatever the agent did: the children ran and are stored.
-                        delegations = self.revoke_grant(&token);
+                        delegations = grant.revoke();
                     }
                     observer(Stage::AgentCall, Phase::Finished);
                     let answered = if received.is_ok() {
@@ -519,12 +637,13 @@ impl Conductor {
 
     /// Issue a grant if this invocation may delegate: a remote agent in mode `delegation`, at
     /// the top level, with a known callback URL. The token is 32 random bytes, URL-safe base64.
+    /// The grant lives until its guard is revoked or dropped.
     fn issue_grant(
         &self,
         request: &InvocationRequest,
         agent: &RemoteAgent,
         acting_for: &Principal,
-    ) -> Option<String> {
+    ) -> Option<GrantGuard<'_>> {
         if agent.spec.grounding_mode != GroundingMode::Delegation
             || request.parent_invocation_id.is_some()
             || self.callback_url.is_none()
@@ -547,33 +666,132 @@ impl Conductor {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(grant_key(&token), grant);
-        Some(token)
+        Some(GrantGuard {
+            conductor: self,
+            token,
+            revoked: false,
+        })
     }
 
-    /// Refuse further children, wait for those already admitted, and return the records. The
-    /// wait needs no timeout of its own: each child is bounded by its agent's call timeout.
-    fn revoke_grant(&self, token: &str) -> Vec<Delegation> {
-        let key = grant_key(token);
+    /// Refuse further children under the grant filed as `key`, wait for those already
+    /// admitted, remove it and return its records. The wait needs no timeout of its own: each
+    /// child is bounded by its agent's call timeout, and its [`InFlight`] guard uncounts it
+    /// even if it panics.
+    fn revoke_grant(&self, key: &str) -> Option<Grant> {
         let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(grant) = grants.get_mut(&key) {
+        if let Some(grant) = grants.get_mut(key) {
             grant.revoked = true;
         }
-        while grants.get(&key).is_some_and(|g| g.in_flight > 0) {
+        while grants.get(key).is_some_and(|g| g.in_flight > 0) {
             grants = self
                 .grants_changed
                 .wait(grants)
                 .unwrap_or_else(|p| p.into_inner());
         }
-        grants
-            .remove(&key)
-            .map(|g| g.delegations)
-            .unwrap_or_default()
+        grants.remove(key)
     }
 
     /// How many grants are live (for tests: none outlives its invocation).
     pub fn live_grants(&self) -> usize {
         self.grants.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
+
+    /// How many invocations are running (for tests: none stays after it returns).
+    pub fn running(&self) -> usize {
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// An invocation id held in the running set; dropping the guard (a return or an unwinding
+/// panic) releases the id.
+struct Running<'a> {
+    set: &'a Mutex<HashSet<String>>,
+    id: String,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+    }
+}
+
+/// A live grant. [`GrantGuard::revoke`] ends it and returns its records; dropping it unrevoked
+/// (the parent unwinding from a panic) revokes it too, waiting for the children in flight.
+struct GrantGuard<'a> {
+    conductor: &'a Conductor,
+    /// The bearer token sent to the agent.
+    token: String,
+    revoked: bool,
+}
+
+impl GrantGuard<'_> {
+    /// Refuse further children, wait for those in flight, and return what they recorded.
+    fn revoke(mut self) -> Vec<Delegation> {
+        self.revoked = true;
+        self.conductor
+            .revoke_grant(&grant_key(&self.token))
+            .map(|g| g.delegations)
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for GrantGuard<'_> {
+    fn drop(&mut self) {
+        if !self.revoked {
+            self.conductor.revoke_grant(&grant_key(&self.token));
+        }
+    }
+}
+
+/// One child admitted under a grant. Dropping the guard (however the child ended) uncounts it
+/// and wakes a revocation waiting for it.
+struct InFlight<'a> {
+    conductor: &'a Conductor,
+    key: String,
+}
+
+impl InFlight<'_> {
+    /// Record the child in its grant, then uncount it (by dropping the guard), so revocation
+    /// sees the record once the count reaches zero.
+    fn record(self, delegation: Delegation) {
+        let mut grants = self
+            .conductor
+            .grants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        // Revocation waits for in-flight children, so the grant is still here.
+        if let Some(grant) = grants.get_mut(&self.key) {
+            grant.delegations.push(delegation);
+        }
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut grants = self
+            .conductor
+            .grants
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(grant) = grants.get_mut(&self.key) {
+            grant.in_flight = grant.in_flight.saturating_sub(1);
+        }
+        drop(grants);
+        self.conductor.grants_changed.notify_all();
+    }
+}
+
+/// The text of a panic's payload (`panic!` with a literal or a format string), or a note that
+/// it had none.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
 }
 
 /// Why the agent will not read this input: the statement and problem, or `None` if it will.
@@ -708,5 +926,120 @@ mod tests {
     #[test]
     fn stage_names_are_the_step_names_an_agui_client_shows() {
         assert_eq!(Stage::GroundingCheck.name(), "grounding_check");
+    }
+
+    use crate::agent::builtin::{Director, Hello};
+    use crate::harness::testkit::{TestHarness, test_principal};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    fn director_harness() -> TestHarness {
+        TestHarness::new(vec![Arc::new(Director::new()), Arc::new(Hello::new())])
+    }
+
+    fn director_request() -> InvocationRequest {
+        InvocationRequest::from_value(&serde_json::json!({
+            "agent_id": "director.route",
+            "input": {"schema_class": "Message", "message_text": "hi"}
+        }))
+        .unwrap()
+    }
+
+    /// Run `f` on a thread of its own over the harness, and return whether it ended within
+    /// `limit`: a hang fails the test instead of hanging it.
+    fn ends_within(
+        th: &Arc<TestHarness>,
+        limit: Duration,
+        f: impl FnOnce(&Conductor) + Send + 'static,
+    ) -> bool {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let th = Arc::clone(th);
+        std::thread::spawn(move || {
+            f(th.conductor());
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(limit).is_ok()
+    }
+
+    #[test]
+    fn a_child_that_panics_in_flight_still_lets_its_grant_be_revoked() {
+        let th = Arc::new(director_harness());
+        let revoked = ends_within(&th, Duration::from_secs(10), |conductor| {
+            let agent = conductor.registry.get("director.route").unwrap();
+            let grant = conductor
+                .issue_grant(&director_request(), agent, &test_principal())
+                .expect("a delegation agent gets a grant");
+            let key = grant_key(&grant.token);
+            conductor
+                .grants
+                .lock()
+                .unwrap()
+                .get_mut(&key)
+                .unwrap()
+                .in_flight += 1;
+            let child = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        let _in_flight = InFlight { conductor, key };
+                        panic!("the child's run panicked");
+                    })
+                    .join()
+            });
+            assert!(child.is_err(), "the child thread panicked");
+            grant.revoke();
+        });
+        assert!(revoked, "revocation waited for a child that had gone");
+        assert_eq!(th.conductor().live_grants(), 0);
+    }
+
+    #[test]
+    fn a_grant_whose_parent_panics_is_revoked_by_its_guard() {
+        let th = director_harness();
+        let conductor = th.conductor();
+        let agent = conductor.registry.get("director.route").unwrap();
+        let parent = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let _grant =
+                        conductor.issue_grant(&director_request(), agent, &test_principal());
+                    assert_eq!(conductor.live_grants(), 1);
+                    panic!("the parent's run panicked");
+                })
+                .join()
+        });
+        assert!(parent.is_err());
+        assert_eq!(conductor.live_grants(), 0);
+    }
+
+    #[test]
+    fn an_id_held_by_a_run_that_panics_is_released() {
+        let th = director_harness();
+        let conductor = th.conductor();
+        let id = crate::contract::new_uuid7();
+        let run = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let _running = conductor.admit(&id).unwrap();
+                    assert!(matches!(
+                        conductor.admit(&id),
+                        Err(Error::DuplicateInvocation(_))
+                    ));
+                    panic!("the run panicked");
+                })
+                .join()
+        });
+        assert!(run.is_err());
+        assert_eq!(conductor.running(), 0);
+        assert!(conductor.admit(&id).is_ok());
+    }
+
+    #[test]
+    fn a_panics_message_is_read_from_either_payload_type() {
+        let literal = std::panic::catch_unwind(|| panic!("literal")).unwrap_err();
+        let formatted = std::panic::catch_unwind(|| panic!("{}", 42)).unwrap_err();
+        let other = std::panic::catch_unwind(|| std::panic::panic_any(7u8)).unwrap_err();
+        assert_eq!(panic_message(&*literal), "literal");
+        assert_eq!(panic_message(&*formatted), "42");
+        assert_eq!(panic_message(&*other), "a panic without a message");
     }
 }

@@ -136,6 +136,14 @@ impl TestHarness {
         self.conductor().invoke(request, &test_principal())
     }
 
+    /// Make every later call to `agent_id` panic in the calling thread, as a bug in the HTTP
+    /// client or the reply's decoding would (`None` stops it). The conductor must turn such a
+    /// panic into a failed, stored run and release every grant and id it held.
+    pub fn panic_in_calls_to(&self, agent_id: Option<&str>) {
+        let host = agent_id.map(|id| format!("{id}.agents.test"));
+        self.net.panic_on_calls_to(host.as_deref());
+    }
+
     /// The harness as an A2A target.
     pub fn target(&self) -> crate::wire::a2a::client::Target {
         let card = self

@@ -10,13 +10,15 @@
 use super::client::{ClientRequest, ClientResponse};
 use super::{BodyError, Handler, Limits, Request, write_response};
 use crate::error::{Error, Result};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
 
 /// Hosts reachable in memory. Cheap to clone; clones share the same hosts.
 #[derive(Clone, Default)]
 pub struct MemoryNet {
     hosts: Arc<RwLock<HashMap<String, (Handler, Limits)>>>,
+    /// Hosts whose calls panic in the caller's thread (see [`MemoryNet::panic_on_calls_to`]).
+    panicking: Arc<RwLock<HashSet<String>>>,
 }
 
 impl MemoryNet {
@@ -42,12 +44,29 @@ impl MemoryNet {
             .remove(&host.to_ascii_lowercase());
     }
 
+    /// Make every later call to `host` panic in the calling thread, as a bug in a client or
+    /// in the decoding of a reply would: the test kit's way to prove a caller survives a panic
+    /// (`None` stops it).
+    pub fn panic_on_calls_to(&self, host: Option<&str>) {
+        let mut panicking = self.panicking.write().unwrap_or_else(|p| p.into_inner());
+        panicking.clear();
+        panicking.extend(host.map(str::to_ascii_lowercase));
+    }
+
     /// Send a request to a host on this network.
     pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
         let (host, target) = split_url(&request.url).ok_or_else(|| Error::Connect {
             url: request.url.clone(),
             reason: "not an http:// URL".into(),
         })?;
+        if self
+            .panicking
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&host.to_ascii_lowercase())
+        {
+            panic!("injected panic: a call to {}", request.url);
+        }
         let found = self
             .hosts
             .read()
