@@ -7,10 +7,10 @@ use ddwire::bench::{self, Load, Report};
 use ddwire::harness::conductor::Conductor;
 use ddwire::harness::identity::{Authenticator, demo_principal};
 use ddwire::harness::policy::Profile;
-use ddwire::harness::registry::{AgentEntry, Registry};
+use ddwire::harness::registry::{Registry, RemoteAgent};
 use ddwire::harness::server::{Harness, handler};
 use ddwire::harness::store::RunStore;
-use ddwire::wire::a2a::client::A2aClient;
+use ddwire::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT};
 use ddwire::wire::http;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -19,9 +19,10 @@ use std::time::Duration;
 
 pub static COMMAND: Command = Command {
     name: "bench",
-    summary: "Measure requests/s, latency and memory: bench agent | bench harness",
+    summary: "Measure requests/s, latency and memory: bench agent | bench harness | bench sign",
     usage: "bench agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]\n       \
-            ddwire bench harness [--concurrency N] [--seconds S] [--count N] [--runs DIR]",
+            ddwire bench harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed]\n       \
+            ddwire bench sign [--count N]",
     details: "bench agent: drives an A2A echo agent with message/send (or SendMessage) over\n\
               keep-alive loopback connections, closed loop, and prints requests/s and p50/p99\n\
               latency. Without --url it serves ddwire's echo agent in this process on a free\n\
@@ -32,7 +33,12 @@ pub static COMMAND: Command = Command {
               store, against the same echo agent called directly; prints invocations/s, p50/p99,\n\
               the harness's overhead over the direct call, and this process's resident memory\n\
               before and after --count runs (default 100,000). Runs go to a temporary store\n\
-              (removed after) unless --runs names one.\n\n\
+              (removed after) unless --runs names one. With --signed the harness shares a key\n\
+              with its echo agent and signs every call (HMAC-SHA256, verified by the agent);\n\
+              the direct call stays unsigned, so the overhead includes signing and verifying.\n\n\
+              bench sign: the cost of the request signature alone, in this process: signing and\n\
+              verifying (nonce cache included) --count times (default 20,000) for bodies of\n\
+              1 KiB, 64 KiB and 1 MiB, in microseconds per call and MB/s.\n\n\
               benches/agent.sh and benches/harness.sh run them with the comparisons.",
     flags: &[
         Flag {
@@ -70,6 +76,11 @@ pub static COMMAND: Command = Command {
             value: Some("DIR"),
             help: "bench harness: keep the runs in DIR",
         },
+        Flag {
+            name: "signed",
+            value: None,
+            help: "bench harness: sign every call to the agent with a shared key",
+        },
     ],
     run,
 };
@@ -78,10 +89,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
     match args.positionals.first().map(String::as_str) {
         Some("agent") => agent(args),
         Some("harness") => harness(args),
+        Some("sign") => sign(args),
         Some(other) => Err(format!(
-            "unknown benchmark {other:?}; try `bench agent` or `bench harness`"
+            "unknown benchmark {other:?}; try `bench agent`, `bench harness` or `bench sign`"
         )),
-        None => Err("name a benchmark: `bench agent` or `bench harness`".into()),
+        None => Err("name a benchmark: `bench agent`, `bench harness` or `bench sign`".into()),
     }
 }
 
@@ -178,13 +190,32 @@ fn harness(args: &Parsed) -> Result<i32, String> {
     let agent = ddwire::agent::server::serve(Arc::new(Echo::new()), "127.0.0.1:0", None)
         .map_err(|e| e.to_string())?;
     let client = A2aClient::default();
-    let entry = AgentEntry {
-        url: agent.base_url(),
-        name: Some("echo".into()),
-        timeout: None,
-        key_file: None,
+    // With --signed the harness calls a second echo agent that holds a key; the direct call
+    // below stays on the unsigned one.
+    let key = args
+        .switch("signed")
+        .then(|| ddwire::harness::testkit::random_key("echo.wire"));
+    let keyed = match &key {
+        Some(key) => Some(
+            ddwire::agent::server::serve_signed(
+                Arc::new(Echo::new()),
+                "127.0.0.1:0",
+                None,
+                key,
+                ddwire::wire::sign::DEFAULT_WINDOW,
+            )
+            .map_err(|e| e.to_string())?,
+        ),
+        None => None,
     };
-    let registry = Registry::from_config(&client, &[entry]).map_err(|e| e.to_string())?;
+    let mut registry = Registry::default();
+    let called = keyed.as_ref().unwrap_or(&agent).base_url();
+    let mut remote =
+        RemoteAgent::from_url(&client, &called, DEFAULT_TIMEOUT).map_err(|e| e.to_string())?;
+    if let Some(key) = &key {
+        remote = remote.with_key(key).map_err(|e| e.to_string())?;
+    }
+    registry.add(remote).map_err(|e| e.to_string())?;
     let profile = Profile::from_bytes(
         br#"{"profile_id": "ddwire-bench", "version": 1, "agents": {"echo.wire": "advise"}}"#,
         "<bench profile>",
@@ -221,10 +252,15 @@ fn harness(args: &Parsed) -> Result<i32, String> {
         )?
     };
     eprintln!(
-        "bench harness: {} connections, {:?} per phase; runs in {}",
+        "bench harness: {} connections, {:?} per phase; runs in {}{}",
         direct.concurrency,
         direct.duration,
-        runs.display()
+        runs.display(),
+        if key.is_some() {
+            "; calls to the agent signed"
+        } else {
+            ""
+        }
     );
     let d = bench::run(&direct);
     println!("direct agent call   {}", d.summary());
@@ -265,8 +301,59 @@ fn harness(args: &Parsed) -> Result<i32, String> {
     }
     harness_server.shutdown();
     agent.shutdown();
+    if let Some(keyed) = keyed {
+        keyed.shutdown();
+    }
     if temporary {
         let _ = std::fs::remove_dir_all(&runs);
+    }
+    Ok(0)
+}
+
+/// Sign and verify requests of several body sizes in a loop, and print the cost of each.
+fn sign(args: &Parsed) -> Result<i32, String> {
+    use ddwire::wire::sign::{Direction, Signable, Signer, Verifier};
+    let count = args.number::<u32>("count")?.unwrap_or(20_000).max(1);
+    let key = ddwire::harness::testkit::random_key("echo.wire");
+    let signer = Signer::new(key.clone(), Direction::ToAgent);
+    for size in [1024usize, 64 * 1024, 1024 * 1024] {
+        // A cache that holds every nonce of the round, so none is forgotten while measured.
+        let verifier =
+            Verifier::new(Direction::ToAgent, [key.clone()]).with_nonce_capacity(count as usize);
+        let body = vec![b'x'; size];
+        let request = Signable {
+            method: "POST",
+            target: "/a2a",
+            body: &body,
+        };
+        let started = std::time::Instant::now();
+        let mut signatures = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            signatures.push(signer.sign(&request).map_err(|e| e.to_string())?);
+        }
+        let signing = started.elapsed();
+        let started = std::time::Instant::now();
+        for signature in &signatures {
+            let headers: Vec<(String, String)> = signature
+                .headers()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect();
+            verifier
+                .verify(&request, &headers)
+                .map_err(|e| e.to_string())?;
+        }
+        let verifying = started.elapsed();
+        let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(count);
+        let rate = |d: Duration| size as f64 * f64::from(count) / d.as_secs_f64() / 1e6;
+        println!(
+            "body {:>7} B   sign {:>8.2} µs ({:>6.0} MB/s)   verify {:>8.2} µs ({:>6.0} MB/s)",
+            size,
+            per(signing),
+            rate(signing),
+            per(verifying),
+            rate(verifying)
+        );
     }
     Ok(0)
 }

@@ -1,6 +1,7 @@
 """A Python agent served the way `dd_sdk.serve` serves agents, for ddwire's harness to call.
 
 Usage: python dd_agent.py PORT SCHEMAS_FROM_URL [--agent-id ID] [--overreach | --broken]
+                          [--key-file F [--record FILE]]
        (in the venv of requirements-a2a1.txt: a2a-sdk 1.3.0, opentelemetry-sdk 1.45.2)
 
 What it reproduces of the reference's agent server (contract.md §5), written anew here:
@@ -28,13 +29,25 @@ What it reproduces of the reference's agent server (contract.md §5), written an
 `invoke_agent` span may carry (rule G0): the harness must withhold the result.
 `--broken` makes the agent raise (`RuntimeError: the model is unavailable`), so the task fails
 with that error, as a dd_sdk agent's exception does.
+
+`--key-file F` makes the agent verify the harness's signature on every POST, as
+`vendor-notes/hmac-signing.md` specifies, with `dd_signing.py` (the note's twenty lines) inside a
+plain ASGI middleware (`SignedCalls`) in front of the a2a-sdk routes: the secret is F's text,
+stripped; the key id is the agent id; a call that is unsigned, stale, replayed or altered gets
+HTTP 401 with a JSON-RPC error (code -32040, `data.reason`), before a2a-sdk sees it. The card
+stays readable. `--record FILE` writes the last call it accepted (method, target, headers, body)
+to FILE, so a test can replay it.
 """
 
 import argparse
 import asyncio
+import base64
 import hashlib
 import json
+import os
 import urllib.request
+
+import dd_signing
 
 import uvicorn
 from a2a.helpers.proto_helpers import get_data_parts, new_data_part, new_task_from_user_message
@@ -192,6 +205,56 @@ class DDAgentExecutor(AgentExecutor):
         raise NotImplementedError("invocations are synchronous; nothing to cancel")
 
 
+class SignedCalls:
+    """ASGI middleware: every POST must carry a valid `to-agent` signature for `key_id`."""
+
+    def __init__(self, app, secret, key_id, record=None):
+        self.app, self.secret, self.key_id, self.record, self.seen = app, secret, key_id, record, {}
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        # The target as sent (raw_path is not percent-decoded), with its query if it has one.
+        target = scope.get("raw_path") or scope["path"].encode()
+        if scope.get("query_string"):
+            target += b"?" + scope["query_string"]
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        try:
+            dd_signing.verify(self.secret, self.key_id, "to-agent", scope["method"],
+                              target.decode("latin-1"), body, headers, self.seen)
+        except ValueError as refused:
+            reason = str(refused)
+            error = {"code": -32040, "message": f"the request signature was refused: {reason}",
+                     "data": {"reason": reason}}
+            payload = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+            await send({"type": "http.response.start", "status": 401,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"www-authenticate", b"DD-HMAC-SHA256-V1")]})
+            await send({"type": "http.response.body", "body": payload})
+            return
+        if self.record:
+            signed = {h: headers[h] for h in dd_signing.HEADERS}
+            with open(self.record + ".tmp", "w") as f:
+                json.dump({"method": scope["method"], "target": target.decode("latin-1"),
+                           "headers": signed, "body": base64.b64encode(body).decode()}, f)
+            os.replace(self.record + ".tmp", self.record)
+        sent = False
+
+        async def replay():  # hand the body already read to the app, once
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("port", type=int)
@@ -199,6 +262,8 @@ def main():
     ap.add_argument("--agent-id", default="py.chat")
     ap.add_argument("--overreach", action="store_true")
     ap.add_argument("--broken", action="store_true")
+    ap.add_argument("--key-file")
+    ap.add_argument("--record")
     args = ap.parse_args()
     base = f"http://127.0.0.1:{args.port}"
     desc = description(args.agent_id, schemas_from(args.schemas_from))
@@ -206,6 +271,9 @@ def main():
     handler = DefaultRequestHandler(agent_executor=DDAgentExecutor(args.agent_id, args.overreach, args.broken),
                                     task_store=InMemoryTaskStore(), agent_card=card)
     app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, JSONRPC_PATH)])
+    if args.key_file:
+        with open(args.key_file, "rb") as f:
+            app = SignedCalls(app, f.read().strip(), args.agent_id, args.record)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
