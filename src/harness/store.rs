@@ -146,8 +146,7 @@ struct RootLocks {
 
 fn root_locks(root: &Path) -> Result<Arc<RootLocks>> {
     static LOCKS: OnceLock<Mutex<HashMap<PathBuf, Arc<RootLocks>>>> = OnceLock::new();
-    let key = fs::canonicalize(root)
-        .map_err(|e| Error::io(format!("resolving the run store {}", root.display()), e))?;
+    let key = fs::canonicalize(root).map_err(|e| Error::io("resolving the run store's root", e))?;
     let mut locks = LOCKS
         .get_or_init(Mutex::default)
         .lock()
@@ -165,8 +164,7 @@ impl RunStore {
     /// [`RunStore::open`], also saying what recovery repaired, for a log line.
     pub fn open_reporting(root: impl Into<PathBuf>) -> Result<(RunStore, Recovery)> {
         let root = root.into();
-        fs::create_dir_all(&root)
-            .map_err(|e| Error::io(format!("creating the run store {}", root.display()), e))?;
+        fs::create_dir_all(&root).map_err(|e| Error::io("creating the run store's root", e))?;
         let store = RunStore {
             index: root.join(INDEX_NAME),
             locks: root_locks(&root)?,
@@ -255,14 +253,15 @@ impl RunStore {
         }
         self.keep_schemas(run.schemas)?;
         let tmp = self.root.join(tmp_name(id));
-        let published = write_dir(&tmp, &contents).and_then(|()| self.publish(&tmp, id));
+        let published =
+            write_dir(&self.root, &tmp, &contents).and_then(|()| self.publish(&tmp, id));
         if published.is_err() {
             let _ = fs::remove_dir_all(&tmp);
         }
         let dir = published?;
         // The run is in place; a failure from here on is repaired by the next open.
-        sync_dir(&self.root)?;
-        jsonl::append(&self.index, &[index_line])?;
+        sync_dir(&self.root, &self.root)?;
+        jsonl::append(&self.index, &[index_line]).map_err(|e| self.relative(e))?;
         Ok(dir)
     }
 
@@ -292,12 +291,15 @@ impl RunStore {
                     Err(Error::Store(format!(
                         "{} already exists and is not a complete run; it was left as it is and \
                          run {id} was not stored",
-                        target.display()
+                        shown(&self.root, &target)
                     )))
                 }
             }
             Err(e) => Err(Error::io(
-                format!("moving run {id} into place at {}", target.display()),
+                format!(
+                    "moving run {id} into place at {}",
+                    shown(&self.root, &target)
+                ),
                 e,
             )),
         }
@@ -326,56 +328,64 @@ impl RunStore {
             return Ok(());
         }
         match fs::create_dir(&dir) {
-            Ok(()) => sync_dir(&self.root)?,
+            Ok(()) => sync_dir(&self.root, &self.root)?,
             Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(Error::io(format!("creating {}", dir.display()), e)),
+            Err(e) => {
+                let what = format!("creating {}", shown(&self.root, &dir));
+                return Err(Error::io(what, e));
+            }
         }
         for (digest, path, schema) in missing {
             // Content-addressed: a writer that lost a race replaces the file with equal bytes.
             let tmp = dir.join(tmp_name(digest));
-            let written = write_new(&tmp, python::dumps(schema, Style::INDENT2).as_bytes())
-                .and_then(|file| {
-                    file.sync_all()
-                        .map_err(|e| Error::io(format!("syncing {}", tmp.display()), e))
+            let written = write_new(
+                &self.root,
+                &tmp,
+                python::dumps(schema, Style::INDENT2).as_bytes(),
+            )
+            .and_then(|file| {
+                file.sync_all()
+                    .map_err(|e| Error::io(format!("syncing {}", shown(&self.root, &tmp)), e))
+            })
+            .and_then(|()| {
+                fs::rename(&tmp, &path).map_err(|e| {
+                    Error::io(format!("moving {} into place", shown(&self.root, &path)), e)
                 })
-                .and_then(|()| {
-                    fs::rename(&tmp, &path)
-                        .map_err(|e| Error::io(format!("moving {} into place", path.display()), e))
-                });
+            });
             if written.is_err() {
                 let _ = fs::remove_file(&tmp);
             }
             written?;
         }
-        sync_dir(&dir)
+        sync_dir(&self.root, &dir)
     }
 
     /// The stored envelope, or `None` if no run has that id (or it is not a UUIDv7).
     pub fn envelope(&self, invocation_id: &str) -> Result<Option<Value>> {
-        read_json(self.run_file(invocation_id, ENVELOPE_FILE))
+        read_json(&self.root, self.run_file(invocation_id, ENVELOPE_FILE))
     }
 
     /// The stored envelope's exact text. A delegated child's envelope is answered as this text,
     /// so its hash survives the wire.
     pub fn envelope_text(&self, invocation_id: &str) -> Result<Option<String>> {
-        read_text(self.run_file(invocation_id, ENVELOPE_FILE))
+        read_text(&self.root, self.run_file(invocation_id, ENVELOPE_FILE))
     }
 
     /// The stored request document.
     pub fn request(&self, invocation_id: &str) -> Result<Option<Value>> {
-        read_json(self.run_file(invocation_id, REQUEST_FILE))
+        read_json(&self.root, self.run_file(invocation_id, REQUEST_FILE))
     }
 
     /// The run's `spans.jsonl` text, one span JSON document per line.
     pub fn spans(&self, invocation_id: &str) -> Result<Option<String>> {
-        read_text(self.run_file(invocation_id, SPANS_FILE))
+        read_text(&self.root, self.run_file(invocation_id, SPANS_FILE))
     }
 
     /// The run's grounding summary as it was given: the text of `grounding.txt` without the
     /// newline the store ends it with.
     pub fn grounding(&self, invocation_id: &str) -> Result<Option<String>> {
         Ok(
-            read_text(self.run_file(invocation_id, GROUNDING_FILE))?.map(|mut text| {
+            read_text(&self.root, self.run_file(invocation_id, GROUNDING_FILE))?.map(|mut text| {
                 if text.ends_with('\n') {
                     text.pop();
                 }
@@ -389,7 +399,7 @@ impl RunStore {
     pub fn schema(&self, digest: &str) -> Result<Option<Value>> {
         let path = is_sha256_hex(digest)
             .then(|| self.root.join(SCHEMAS_DIR).join(format!("{digest}.json")));
-        read_json(path)
+        read_json(&self.root, path)
     }
 
     /// Every stored envelope, in index order (oldest first).
@@ -477,7 +487,7 @@ impl RunStore {
             .unwrap_or_else(|p| p.into_inner());
         let mut recovery = Recovery::default();
         for dir in [self.root.clone(), self.root.join(SCHEMAS_DIR)] {
-            recovery.removed.extend(remove_leftovers(&dir)?);
+            recovery.removed.extend(remove_leftovers(&self.root, &dir)?);
         }
         recovery.torn_tail = self.repair_tail()?;
 
@@ -488,7 +498,7 @@ impl RunStore {
             }
         })?;
         let mut missing = Vec::new();
-        for name in dir_names(&self.root)? {
+        for name in dir_names(&self.root, &self.root)? {
             if is_uuid7(&name) && !indexed.contains(&name) && self.has(&name) {
                 missing.push(name);
             }
@@ -506,7 +516,7 @@ impl RunStore {
             }
         }
         if !lines.is_empty() {
-            jsonl::append(&self.index, &lines)?;
+            jsonl::append(&self.index, &lines).map_err(|e| self.relative(e))?;
         }
         Ok(recovery)
     }
@@ -515,7 +525,8 @@ impl RunStore {
     /// off, or completed with its newline if it is a whole JSON object. Returns whether the
     /// index needed it.
     fn repair_tail(&self) -> Result<bool> {
-        let context = |what: &str| format!("{what} the run index {}", self.index.display());
+        let context =
+            |what: &str| format!("{what} the run index {}", shown(&self.root, &self.index));
         let mut file = match OpenOptions::new().read(true).write(true).open(&self.index) {
             Ok(f) => f,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
@@ -581,7 +592,7 @@ impl RunStore {
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
             Err(e) => {
                 return Err(Error::io(
-                    format!("opening the run index {}", self.index.display()),
+                    format!("opening the run index {}", shown(&self.root, &self.index)),
                     e,
                 ));
             }
@@ -592,7 +603,10 @@ impl RunStore {
         loop {
             buf.clear();
             let n = reader.read_until(b'\n', &mut buf).map_err(|e| {
-                Error::io(format!("reading the run index {}", self.index.display()), e)
+                Error::io(
+                    format!("reading the run index {}", shown(&self.root, &self.index)),
+                    e,
+                )
             })?;
             if n == 0 {
                 return Ok(());
@@ -609,8 +623,28 @@ impl RunStore {
     fn bad_line(&self, number: usize, what: &str) -> Error {
         Error::Store(format!(
             "line {number} of the run index {} {what}",
-            self.index.display()
+            shown(&self.root, &self.index)
         ))
+    }
+
+    /// An error [`jsonl::append`] made of the index, naming its paths as the store names them
+    /// (see [`shown`]): relative to the root.
+    fn relative(&self, e: Error) -> Error {
+        match e {
+            Error::Io(context, source) => {
+                let context = context
+                    .replace(
+                        &self.index.display().to_string(),
+                        &shown(&self.root, &self.index),
+                    )
+                    .replace(
+                        &self.root.display().to_string(),
+                        &shown(&self.root, &self.root),
+                    );
+                Error::Io(context, source)
+            }
+            other => other,
+        }
     }
 
     /// `<root>/<id>/<name>`, or `None` if `id` is not a UUIDv7 (and so could name a path
@@ -742,9 +776,9 @@ fn written_by_another_live_process(name: &str) -> bool {
 }
 
 /// Remove the unfinished writes left in `dir`; returns what was removed.
-fn remove_leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
+fn remove_leftovers(root: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
-    for name in dir_names(dir)? {
+    for name in dir_names(root, dir)? {
         if !name.starts_with(TMP_PREFIX) || written_by_another_live_process(&name) {
             continue;
         }
@@ -759,28 +793,28 @@ fn remove_leftovers(dir: &Path) -> Result<Vec<PathBuf>> {
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(Error::io(
-                    format!("removing the unfinished write {}", path.display()),
+                    format!("removing the unfinished write {}", shown(root, &path)),
                     e,
                 ));
             }
         }
     }
     if !removed.is_empty() {
-        sync_dir(dir)?;
+        sync_dir(root, dir)?;
     }
     Ok(removed)
 }
 
 /// The UTF-8 names in `dir`; none if it does not exist.
-fn dir_names(dir: &Path) -> Result<Vec<String>> {
+fn dir_names(root: &Path, dir: &Path) -> Result<Vec<String>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(format!("listing {}", dir.display()), e)),
+        Err(e) => return Err(Error::io(format!("listing {}", shown(root, dir)), e)),
     };
     let mut names = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+        let entry = entry.map_err(|e| Error::io(format!("listing {}", shown(root, dir)), e))?;
         if let Ok(name) = entry.file_name().into_string() {
             names.push(name);
         }
@@ -814,26 +848,27 @@ fn last_line_start(file: &mut File, len: u64) -> io::Result<u64> {
 /// durable. The fsyncs are issued together, on the store's fsync threads, so the file system
 /// can commit them in one journal transaction: on ext4 that costs about one fsync instead of
 /// one per file, and the run is just as durable when this returns.
-fn write_dir(dir: &Path, files: &[(&str, &str)]) -> Result<()> {
-    fs::create_dir(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+fn write_dir(root: &Path, dir: &Path, files: &[(&str, &str)]) -> Result<()> {
+    fs::create_dir(dir).map_err(|e| Error::io(format!("creating {}", shown(root, dir)), e))?;
     let mut written = Vec::with_capacity(files.len());
     for (name, text) in files {
         let path = dir.join(name);
-        written.push((write_new(&path, text.as_bytes())?, path));
+        written.push((write_new(root, &path, text.as_bytes())?, path));
     }
     let (done, results) = crossbeam_channel::bounded(written.len());
     let count = written.len();
     for (file, path) in written {
         let done = done.clone();
+        let path = shown(root, &path);
         run_fsync(Box::new(move || {
             let synced = file
                 .sync_all()
-                .map_err(|e| Error::io(format!("syncing {}", path.display()), e));
+                .map_err(|e| Error::io(format!("syncing {path}"), e));
             let _ = done.send(synced);
         }));
     }
     drop(done);
-    let dir_synced = sync_dir(dir);
+    let dir_synced = sync_dir(root, dir);
     for _ in 0..count {
         results
             .recv()
@@ -876,48 +911,63 @@ fn run_fsync(job: FsyncJob) {
 }
 
 /// Write a file that must not exist yet; the caller makes it durable.
-fn write_new(path: &Path, bytes: &[u8]) -> Result<File> {
+fn write_new(root: &Path, path: &Path, bytes: &[u8]) -> Result<File> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        .map_err(|e| Error::io(format!("creating {}", shown(root, path)), e))?;
     file.write_all(bytes)
-        .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        .map_err(|e| Error::io(format!("writing {}", shown(root, path)), e))?;
     Ok(file)
 }
 
 /// Make the entries of `dir` durable (a rename into it, a file created in it).
-fn sync_dir(dir: &Path) -> Result<()> {
+fn sync_dir(root: &Path, dir: &Path) -> Result<()> {
     #[cfg(unix)]
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(format!("syncing the directory {}", dir.display()), e))?;
+        .map_err(|e| Error::io(format!("syncing the directory {}", shown(root, dir)), e))?;
     #[cfg(not(unix))]
-    let _ = dir;
+    let _ = (root, dir);
     Ok(())
 }
 
 /// The text of `path`, or `None` if there is no such file (or no path was given).
-fn read_text(path: Option<PathBuf>) -> Result<Option<String>> {
+fn read_text(root: &Path, path: Option<PathBuf>) -> Result<Option<String>> {
     let Some(path) = path else { return Ok(None) };
     match fs::read_to_string(&path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
-        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+        Err(e) => Err(Error::io(format!("reading {}", shown(root, &path)), e)),
     }
 }
 
 /// [`read_text`], parsed as JSON.
-fn read_json(path: Option<PathBuf>) -> Result<Option<Value>> {
-    let shown = path.as_ref().map(|p| p.display().to_string());
-    read_text(path)?
+fn read_json(root: &Path, path: Option<PathBuf>) -> Result<Option<Value>> {
+    let named = path.as_ref().map(|p| shown(root, p));
+    read_text(root, path)?
         .map(|text| {
             serde_json::from_str(&text).map_err(|e| {
-                Error::Store(format!("{} is not JSON: {e}", shown.unwrap_or_default()))
+                Error::Store(format!("{} is not JSON: {e}", named.unwrap_or_default()))
             })
         })
         .transpose()
+}
+
+/// `path` as an error message names it: relative to the store's root and said to be in the run
+/// store (`<id>/envelope.json in the run store`), so no message that reaches a caller tells
+/// where the server keeps its files. A path outside the root (none is made) shows its last
+/// component only.
+fn shown(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(relative) if relative.as_os_str().is_empty() => "the run store's root".to_string(),
+        Ok(relative) => format!("{} in the run store", relative.display()),
+        Err(_) => format!(
+            "{} near the run store",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -988,7 +1038,7 @@ mod tests {
     }
 
     fn leftovers(dir: &Path) -> Vec<String> {
-        dir_names(dir)
+        dir_names(dir, dir)
             .unwrap()
             .into_iter()
             .filter(|n| n.starts_with(TMP_PREFIX))
@@ -1089,7 +1139,7 @@ mod tests {
         let mut sorted = listed.clone();
         sorted.sort();
         assert_eq!(listed, sorted, "the index is in id order");
-        let mut dirs: Vec<String> = dir_names(&root.0)
+        let mut dirs: Vec<String> = dir_names(&root.0, &root.0)
             .unwrap()
             .into_iter()
             .filter(|n| is_uuid7(n))
@@ -1254,7 +1304,7 @@ mod tests {
             ),
         ];
         let files: Vec<(&str, &str)> = files.iter().map(|(n, t)| (*n, t.as_str())).collect();
-        write_dir(&root.0.join(&id), &files).unwrap();
+        write_dir(&root.0, &root.0.join(&id), &files).unwrap();
         let line = python::dumps(&orphan, COMPACT);
         let mut index = OpenOptions::new()
             .append(true)
@@ -1413,7 +1463,7 @@ mod tests {
         }
         assert_eq!(store.schema(&digest).unwrap(), Some(schema.clone()));
         assert_eq!(
-            dir_names(&root.0.join(SCHEMAS_DIR)).unwrap(),
+            dir_names(&root.0, &root.0.join(SCHEMAS_DIR)).unwrap(),
             vec![format!("{digest}.json")]
         );
 
