@@ -179,7 +179,7 @@ impl Key {
         {
             use std::os::unix::fs::PermissionsExt;
             let mode = metadata.permissions().mode() & 0o777;
-            if mode & 0o007 != 0 {
+            if mode & 0o006 != 0 {
                 return Err(KeyError::OpenToOthers {
                     path: shown(),
                     mode,
