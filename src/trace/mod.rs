@@ -1,4 +1,5 @@
-//! The trace as data: span names, span records, span JSON, the tracer, trace context.
+//! The trace as data: span names, span records, span JSON, the tracer, trace context, and the
+//! OTLP encodings of spans.
 //!
 //! Knows no transport and no conductor. The layout follows OpenTelemetry's data model; the
 //! text follows OpenTelemetry Python's `ReadableSpan.to_json`, because that is the string an
@@ -7,6 +8,7 @@
 pub mod context;
 pub mod jsonl;
 pub mod names;
+pub mod otlp;
 pub mod record;
 pub mod span_json;
 pub mod tracer;

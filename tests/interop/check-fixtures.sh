@@ -20,6 +20,7 @@ jobs=(
     a2a:a2a1
     agui:agui
     agui:agui1
+    otlp:otlp
 )
 
 tmp="$(mktemp -d)"

@@ -1,0 +1,242 @@
+//! Binary protobuf: an `ExportTraceServiceRequest` in the proto3 wire format, written by hand.
+//!
+//! The wire format is protobuf's "Encoding" guide: each field is a key (`field_number << 3 |
+//! wire_type`, a varint) and a value: a base-128 varint (wire type 0: enums, `uint32`, `int64`
+//! as its 64-bit two's complement), 8 little-endian bytes (type 1: `fixed64`, `double`), a
+//! varint length and that many bytes (type 2: strings, bytes, embedded messages) or 4
+//! little-endian bytes (type 5: `fixed32`). Fields are written in field-number order, as the
+//! upb runtime under the Python exporter serialises them; proto3 scalars at their default value
+//! (`""`, `0`) are left out, except a `oneof` member (`AnyValue`), which is written whenever
+//! set. Embedded messages the Python exporter always sets (`Resource`, `InstrumentationScope`,
+//! `Status`, `KeyValue.value`) are always written, empty when they hold nothing.
+//!
+//! Field numbers, from opentelemetry-proto v1.11.0:
+//!
+//! | message (file) | fields written |
+//! |---|---|
+//! | `ExportTraceServiceRequest` (collector/trace/v1/trace_service.proto) | 1 `resource_spans` |
+//! | `ResourceSpans` (trace/v1/trace.proto) | 1 `resource`, 2 `scope_spans`, 3 `schema_url` |
+//! | `ScopeSpans` | 1 `scope`, 2 `spans` |
+//! | `Span` | 1 `trace_id`, 2 `span_id`, 3 `trace_state`, 4 `parent_span_id`, 5 `name`, 6 `kind`, 7 `start_time_unix_nano` (fixed64), 8 `end_time_unix_nano` (fixed64), 9 `attributes`, 11 `events`, 13 `links`, 15 `status` |
+//! | `Span.Event` | 1 `time_unix_nano` (fixed64), 2 `name`, 3 `attributes` |
+//! | `Span.Link` | 1 `trace_id`, 2 `span_id`, 3 `trace_state`, 4 `attributes` |
+//! | `Status` | 2 `message`, 3 `code` |
+//! | `Resource` (resource/v1/resource.proto) | 1 `attributes` |
+//! | `InstrumentationScope` (common/v1/common.proto) | 1 `name`, 2 `version` |
+//! | `KeyValue` | 1 `key`, 2 `value` |
+//! | `AnyValue` | 1 `string_value`, 2 `bool_value`, 3 `int_value`, 4 `double_value`, 5 `array_value`, 6 `kvlist_value` |
+//! | `ArrayValue`, `KeyValueList` | 1 `values` |
+
+use super::{Any, ExportResource, Scope, groups, key_values};
+use crate::trace::record::{Event, Link, SpanRecord};
+
+/// One `ExportTraceServiceRequest` as binary protobuf.
+pub fn encode(spans: &[SpanRecord], resource: &ExportResource, scope: &Scope) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 + spans.len() * 256);
+    for group in groups(spans, resource) {
+        message(&mut out, 1, |rs| {
+            message(rs, 1, |r| {
+                for (k, v) in &group.attributes {
+                    if let Some(value) = super::any(v) {
+                        key_value(r, 1, k, &value);
+                    }
+                }
+            });
+            message(rs, 2, |ss| {
+                message(ss, 1, |s| {
+                    string(s, 1, &scope.name);
+                    string(s, 2, &scope.version);
+                });
+                for span in &group.spans {
+                    message(ss, 2, |m| write_span(m, span));
+                }
+            });
+            string(rs, 3, group.schema_url);
+        });
+    }
+    out
+}
+
+/// Protobuf wire types ("Encoding" guide, §"Message Structure").
+const VARINT: u8 = 0;
+const I64: u8 = 1;
+const LEN: u8 = 2;
+
+fn varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn key(out: &mut Vec<u8>, field: u32, wire_type: u8) {
+    varint(out, (u64::from(field) << 3) | u64::from(wire_type));
+}
+
+/// A length-delimited field holding `bytes`, written even when empty.
+fn bytes_always(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
+    key(out, field, LEN);
+    varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// A `string` field, left out when empty (proto3 implicit presence).
+fn string(out: &mut Vec<u8>, field: u32, s: &str) {
+    if !s.is_empty() {
+        bytes_always(out, field, s.as_bytes());
+    }
+}
+
+fn fixed64(out: &mut Vec<u8>, field: u32, n: u64) {
+    if n != 0 {
+        key(out, field, I64);
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+}
+
+/// An embedded message, always written (empty when `body` writes nothing). The body is built
+/// in its own buffer first, since its length comes before it.
+fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
+    let mut inner = Vec::new();
+    body(&mut inner);
+    bytes_always(out, field, &inner);
+}
+
+fn write_span(m: &mut Vec<u8>, span: &SpanRecord) {
+    bytes_always(m, 1, &span.trace_id.0.to_be_bytes());
+    bytes_always(m, 2, &span.span_id.0.to_be_bytes());
+    string(m, 3, &span.trace_state.header());
+    if let Some(parent) = span.parent_id {
+        bytes_always(m, 4, &parent.0.to_be_bytes());
+    }
+    string(m, 5, &span.name);
+    key(m, 6, VARINT);
+    varint(m, u64::from(span.kind.otlp()));
+    fixed64(m, 7, span.start_ns);
+    fixed64(m, 8, span.end_ns);
+    for (k, v) in key_values(&span.attributes) {
+        key_value(m, 9, k, &v);
+    }
+    for event in &span.events {
+        message(m, 11, |e| write_event(e, event));
+    }
+    for link in &span.links {
+        message(m, 13, |l| write_link(l, link));
+    }
+    message(m, 15, |s| {
+        string(s, 2, span.status.description.as_deref().unwrap_or(""));
+        let code = span.status.code.otlp();
+        if code != 0 {
+            key(s, 3, VARINT);
+            varint(s, u64::from(code));
+        }
+    });
+}
+
+fn write_event(e: &mut Vec<u8>, event: &Event) {
+    fixed64(e, 1, event.time_ns);
+    string(e, 2, &event.name);
+    for (k, v) in key_values(&event.attributes) {
+        key_value(e, 3, k, &v);
+    }
+}
+
+fn write_link(l: &mut Vec<u8>, link: &Link) {
+    bytes_always(l, 1, &link.trace_id.0.to_be_bytes());
+    bytes_always(l, 2, &link.span_id.0.to_be_bytes());
+    string(l, 3, &link.trace_state.header());
+    for (k, v) in key_values(&link.attributes) {
+        key_value(l, 4, k, &v);
+    }
+}
+
+/// A `KeyValue` as field `field` of the enclosing message.
+fn key_value(out: &mut Vec<u8>, field: u32, k: &str, value: &Any) {
+    message(out, field, |kv| {
+        string(kv, 1, k);
+        message(kv, 2, |a| any_value(a, value));
+    });
+}
+
+/// The members of an `AnyValue`: the one set `oneof` member, even at its default value.
+fn any_value(a: &mut Vec<u8>, value: &Any) {
+    match value {
+        Any::Empty => {}
+        Any::Str(s) => bytes_always(a, 1, s.as_bytes()),
+        Any::Bool(b) => {
+            key(a, 2, VARINT);
+            varint(a, u64::from(*b));
+        }
+        Any::Int(i) => {
+            key(a, 3, VARINT);
+            // int64 is the varint of its 64-bit two's complement (negative: ten bytes).
+            varint(a, *i as u64);
+        }
+        Any::Double(x) => {
+            key(a, 4, I64);
+            a.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+        Any::Array(items) => message(a, 5, |arr| {
+            for item in items {
+                message(arr, 1, |v| any_value(v, item));
+            }
+        }),
+        Any::KvList(entries) => message(a, 6, |list| {
+            for (k, v) in entries {
+                key_value(list, 1, k, v);
+            }
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_are_base_128_little_endian_groups() {
+        let enc = |n: u64| {
+            let mut v = Vec::new();
+            varint(&mut v, n);
+            v
+        };
+        assert_eq!(enc(0), [0x00]);
+        assert_eq!(enc(1), [0x01]);
+        assert_eq!(enc(127), [0x7f]);
+        assert_eq!(enc(128), [0x80, 0x01]);
+        assert_eq!(enc(150), [0x96, 0x01]); // the "Encoding" guide's own example
+        assert_eq!(enc(300), [0xac, 0x02]);
+        assert_eq!(
+            enc(u64::MAX),
+            [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]
+        );
+    }
+
+    #[test]
+    fn a_negative_int64_takes_ten_bytes_as_its_twos_complement() {
+        let mut v = Vec::new();
+        any_value(&mut v, &Any::Int(-1));
+        assert_eq!(
+            v,
+            [
+                0x18, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01
+            ]
+        );
+    }
+
+    #[test]
+    fn a_oneof_member_at_its_default_value_is_still_written() {
+        let written = |value: Any| {
+            let mut v = Vec::new();
+            any_value(&mut v, &value);
+            v
+        };
+        assert_eq!(written(Any::Str("".into())), [0x0a, 0x00]);
+        assert_eq!(written(Any::Bool(false)), [0x10, 0x00]);
+        assert_eq!(written(Any::Int(0)), [0x18, 0x00]);
+        assert_eq!(written(Any::Double(0.0)), [0x21, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(written(Any::Array(vec![])), [0x2a, 0x00]);
+        assert_eq!(written(Any::Empty), [] as [u8; 0]);
+    }
+}
