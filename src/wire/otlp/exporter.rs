@@ -1,0 +1,283 @@
+//! The background exporter: a bounded queue and one thread that encodes and sends.
+//!
+//! [`Exporter::export`] never blocks and never fails: it hands the batch to the queue, or, when
+//! the queue is full, drops it and counts the drop. The exporter's own thread takes batches in
+//! order, encodes each as one `ExportTraceServiceRequest` and sends it with [`send`]'s
+//! retries; a batch that still fails is counted and reported through the error hook. So a slow
+//! or absent receiver costs a run nothing, and what was lost is visible in [`ExportStats`].
+
+use super::send::{RetryPolicy, send_body};
+use super::{OtlpConfig, OtlpError};
+use crate::trace::record::SpanRecord;
+use crate::wire::http::client::HttpClient;
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Called with each batch that could not be delivered (and, sparingly, with queue overflows).
+pub type ErrorHook = Arc<dyn Fn(&OtlpError) + Send + Sync>;
+
+/// How the background exporter queues and retries.
+#[derive(Clone, Debug)]
+pub struct ExporterOptions {
+    /// Batches waiting to be sent; one more is dropped (default [`DEFAULT_QUEUE`]).
+    pub queue: usize,
+    pub retry: RetryPolicy,
+}
+
+/// The default queue: 512 batches (a batch is one run's spans).
+pub const DEFAULT_QUEUE: usize = 512;
+
+impl Default for ExporterOptions {
+    fn default() -> Self {
+        ExporterOptions {
+            queue: DEFAULT_QUEUE,
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// What the exporter has done since it started: the figures `/healthz` can show.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ExportStats {
+    /// Batches waiting in the queue now.
+    pub queued: u64,
+    /// Batches the receiver accepted, and the spans in them.
+    pub exported_batches: u64,
+    pub exported_spans: u64,
+    /// Batches never sent: the queue was full, or the request would exceed the size limit.
+    pub dropped_batches: u64,
+    /// Batches sent but not accepted after every retry (refused, or the receiver unreachable).
+    pub failed_batches: u64,
+    /// Requests repeated after a retryable answer or a connection failure.
+    pub retries: u64,
+    /// Spans an accepting receiver said it rejected (`partial_success`).
+    pub rejected_spans: u64,
+    /// Stored span lines that could not be read, and so were not exported.
+    pub malformed_spans: u64,
+}
+
+/// A handle on a running background exporter. Cheap to clone; the thread ends once every
+/// handle is dropped and the queue is drained.
+#[derive(Clone)]
+pub struct Exporter {
+    tx: Sender<Batch>,
+    shared: Arc<Shared>,
+}
+
+enum Batch {
+    Records(Vec<SpanRecord>),
+    /// Span JSON lines as the run store holds them, read on the exporter's thread.
+    SpanJson(Vec<String>),
+}
+
+struct Shared {
+    config: OtlpConfig,
+    capacity: usize,
+    on_error: Option<ErrorHook>,
+    exported_batches: AtomicU64,
+    exported_spans: AtomicU64,
+    dropped_batches: AtomicU64,
+    failed_batches: AtomicU64,
+    retries: AtomicU64,
+    rejected_spans: AtomicU64,
+    malformed_spans: AtomicU64,
+    /// Batches accepted into the queue and batches finished with (sent, failed or dropped), so
+    /// [`Exporter::flush`] can wait for the difference to reach zero.
+    progress: Mutex<(u64, u64)>,
+    settled: Condvar,
+}
+
+impl Exporter {
+    /// Start the exporter's thread, sending to `config` with `client`. `on_error` hears about
+    /// every batch that could not be delivered.
+    pub fn start(
+        config: OtlpConfig,
+        client: HttpClient,
+        options: ExporterOptions,
+        on_error: Option<ErrorHook>,
+    ) -> Result<Exporter, OtlpError> {
+        let capacity = options.queue.max(1);
+        let (tx, rx) = crossbeam_channel::bounded(capacity);
+        let shared = Arc::new(Shared {
+            config,
+            capacity,
+            on_error,
+            exported_batches: AtomicU64::new(0),
+            exported_spans: AtomicU64::new(0),
+            dropped_batches: AtomicU64::new(0),
+            failed_batches: AtomicU64::new(0),
+            retries: AtomicU64::new(0),
+            rejected_spans: AtomicU64::new(0),
+            malformed_spans: AtomicU64::new(0),
+            progress: Mutex::new((0, 0)),
+            settled: Condvar::new(),
+        });
+        let worker = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name("otlp-export".into())
+            .spawn(move || run(worker, rx, client, options.retry))
+            .map_err(|error| OtlpError::Start { error })?;
+        Ok(Exporter { tx, shared })
+    }
+
+    /// Queue `spans` for export as one request. Never blocks: when the queue is full the batch
+    /// is dropped and counted.
+    pub fn export(&self, spans: Vec<SpanRecord>) {
+        if !spans.is_empty() {
+            self.enqueue(Batch::Records(spans));
+        }
+    }
+
+    /// Queue stored span JSON lines (a run's `spans.jsonl`) for export; they are read on the
+    /// exporter's thread, so the caller pays only for the hand-over.
+    pub fn export_span_json(&self, lines: Vec<String>) {
+        if !lines.is_empty() {
+            self.enqueue(Batch::SpanJson(lines));
+        }
+    }
+
+    fn enqueue(&self, batch: Batch) {
+        let mut progress = self.shared.lock_progress();
+        match self.tx.try_send(batch) {
+            Ok(()) => progress.0 += 1,
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                drop(progress);
+                let dropped = self.shared.dropped_batches.fetch_add(1, Ordering::Relaxed) + 1;
+                // Report the 1st, 2nd, 4th, 8th... drop: a flood of them stays a few lines.
+                if dropped.is_power_of_two() {
+                    self.shared.report(&OtlpError::QueueFull {
+                        capacity: self.shared.capacity,
+                        dropped,
+                    });
+                }
+            }
+        }
+    }
+
+    /// The figures so far.
+    pub fn stats(&self) -> ExportStats {
+        let s = &self.shared;
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        ExportStats {
+            queued: self.tx.len() as u64,
+            exported_batches: load(&s.exported_batches),
+            exported_spans: load(&s.exported_spans),
+            dropped_batches: load(&s.dropped_batches),
+            failed_batches: load(&s.failed_batches),
+            retries: load(&s.retries),
+            rejected_spans: load(&s.rejected_spans),
+            malformed_spans: load(&s.malformed_spans),
+        }
+    }
+
+    /// Wait until every batch queued so far has been sent or given up on, or `timeout` passes;
+    /// `true` if everything settled.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut progress = self.shared.lock_progress();
+        while progress.1 < progress.0 {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            progress = self
+                .shared
+                .settled
+                .wait_timeout(progress, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// Where and how this exporter sends.
+    pub fn config(&self) -> &OtlpConfig {
+        &self.shared.config
+    }
+}
+
+impl Shared {
+    fn lock_progress(&self) -> std::sync::MutexGuard<'_, (u64, u64)> {
+        self.progress.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn report(&self, error: &OtlpError) {
+        if let Some(hook) = &self.on_error {
+            hook(error);
+        }
+    }
+
+    fn settle_one(&self) {
+        self.lock_progress().1 += 1;
+        self.settled.notify_all();
+    }
+}
+
+/// The exporter's thread: one batch at a time, in queue order, until every handle is gone.
+fn run(shared: Arc<Shared>, rx: Receiver<Batch>, client: HttpClient, retry: RetryPolicy) {
+    for batch in rx {
+        let spans = match batch {
+            Batch::Records(spans) => spans,
+            Batch::SpanJson(lines) => {
+                let mut spans = Vec::with_capacity(lines.len());
+                for line in lines.iter().filter(|l| !l.trim().is_empty()) {
+                    match crate::trace::from_json(line) {
+                        Ok(span) => spans.push(span),
+                        Err(_) => {
+                            shared.malformed_spans.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+                spans
+            }
+        };
+        if !spans.is_empty() {
+            deliver(&shared, &client, &retry, &spans);
+        }
+        shared.settle_one();
+    }
+}
+
+fn deliver(shared: &Shared, client: &HttpClient, retry: &RetryPolicy, spans: &[SpanRecord]) {
+    let config = &shared.config;
+    let body = config
+        .encoding
+        .encode(spans, &config.resource, &config.scope);
+    match send_body(client, config, body, retry) {
+        Ok(delivery) => {
+            shared.exported_batches.fetch_add(1, Ordering::Relaxed);
+            shared
+                .exported_spans
+                .fetch_add(spans.len() as u64, Ordering::Relaxed);
+            shared.retries.fetch_add(
+                u64::from(delivery.attempts.saturating_sub(1)),
+                Ordering::Relaxed,
+            );
+            if delivery.rejected_spans > 0 || delivery.message.is_some() {
+                shared
+                    .rejected_spans
+                    .fetch_add(delivery.rejected_spans, Ordering::Relaxed);
+                shared.report(&OtlpError::PartialSuccess {
+                    url: config.endpoint.clone(),
+                    rejected_spans: delivery.rejected_spans,
+                    message: delivery.message.unwrap_or_default(),
+                });
+            }
+        }
+        Err(error) => {
+            let counter = match &error {
+                OtlpError::TooLarge { .. } => &shared.dropped_batches,
+                _ => &shared.failed_batches,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            if let Some(attempts) = error.attempts() {
+                shared
+                    .retries
+                    .fetch_add(u64::from(attempts.saturating_sub(1)), Ordering::Relaxed);
+            }
+            shared.report(&error);
+        }
+    }
+}
