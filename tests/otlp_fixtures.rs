@@ -36,7 +36,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// The only differences the generator may apply, each explained in `vendor-notes/otlp.md`.
-const KNOWN_ADJUSTMENTS: [&str; 2] = ["flags-cleared", "link-trace-state"];
+const KNOWN_ADJUSTMENTS: [&str; 3] = ["flags-cleared", "link-trace-state", "json-empty-values"];
 
 #[test]
 fn the_fixture_covers_every_kind_of_content_and_names_only_known_differences() {

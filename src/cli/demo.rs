@@ -9,7 +9,7 @@
 
 use super::Command;
 use super::args::{Flag, Parsed};
-use super::setup;
+use super::{export, setup};
 use ddwire::agent::builtin;
 use ddwire::agent::server;
 use ddwire::harness::conductor::Conductor;
@@ -30,10 +30,12 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "demo",
     summary: "Run the built-in agents and a harness on loopback and show seven invocations",
-    usage: "demo [--runs DIR]",
+    usage: "demo [--runs DIR] [--quiet] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...]",
     details: "Needs nothing installed and no network beyond loopback. Acts for the demo principal\n\
               (urn:ddwire:demo:operator), under the shipped default profile. Inspect the runs\n\
-              afterwards with `ddwire runs` and `ddwire show RUN_ID`.",
+              afterwards with `ddwire runs` and `ddwire show RUN_ID`. With --otlp-endpoint (or\n\
+              OTEL_EXPORTER_OTLP_ENDPOINT), every run is also exported over OTLP as `serve` does,\n\
+              and the demo waits up to 60 s for the exports before it ends.",
     flags: &[
         setup::RUNS,
         Flag {
@@ -41,6 +43,10 @@ pub static COMMAND: Command = Command {
             value: None,
             help: "Print one line per invocation, no span trees",
         },
+        export::OTLP_ENDPOINT,
+        export::OTLP_TRACES_ENDPOINT,
+        export::OTLP_PROTOCOL,
+        export::OTLP_HEADER,
     ],
     run,
 };
@@ -70,7 +76,9 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let registry = Registry::from_config(&client, &entries).map_err(|e| e.to_string())?;
 
     // The harness, its own delegation callback, acting for the demo principal.
-    let conductor = Conductor::new(registry, Profile::default_profile(), store, client.clone());
+    let mut conductor = Conductor::new(registry, Profile::default_profile(), store, client.clone());
+    conductor.otlp = export::start_exporter(args, "demo")?;
+    let exporter = conductor.otlp.clone();
     let bound =
         http::server::bind("127.0.0.1:0", http::Limits::DEFAULT).map_err(|e| e.to_string())?;
     let public = bound.default_public_url();
@@ -165,6 +173,9 @@ fn run(args: &Parsed) -> Result<i32, String> {
     harness_server.shutdown();
     for s in servers {
         s.shutdown();
+    }
+    if let Some(exporter) = &exporter {
+        export::finish_exporter(exporter, "demo", Duration::from_secs(60));
     }
     Ok(0)
 }

@@ -8,6 +8,7 @@ mod agents;
 mod args;
 mod bench;
 mod demo;
+mod export;
 mod hash;
 mod invoke;
 mod lint;
@@ -38,6 +39,7 @@ fn commands() -> Vec<&'static Command> {
         &runs::RUNS,
         &runs::SHOW,
         &runs::REPLAY,
+        &export::COMMAND,
         &lint::COMMAND,
         &hash::COMMAND,
         &send::COMMAND,

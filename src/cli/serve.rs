@@ -2,7 +2,7 @@
 
 use super::Command;
 use super::args::{Flag, Parsed};
-use super::setup;
+use super::{export, setup};
 use ddwire::harness::server::{self, Harness};
 use ddwire::wire::http;
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use std::sync::Arc;
 pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
-    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--tokens F] [--acting-for-id IRI --acting-for-name NAME]",
+    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...]",
     details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage;\n\
               GET /.well-known/agent-card.json; POST /agui (AG-UI over SSE); GET /agui/runs/{id}\n\
               (replay); GET /runs, /runs/{id}, /runs/{id}/spans, /conversations,\n\
@@ -21,7 +21,12 @@ pub static COMMAND: Command = Command {
               serve refuses to start without one. Bound beyond loopback without --tokens, it warns.\n\n\
               An agent entry with \"key_file\" in the agents config shares that secret with the\n\
               agent (serve it with ddwire agent NAME --key-file F): every call to it is signed\n\
-              (HMAC-SHA256, vendor-notes/hmac-signing.md), and its delegation callbacks must be.",
+              (HMAC-SHA256, vendor-notes/hmac-signing.md), and its delegation callbacks must be.\n\n\
+              With --otlp-endpoint or --otlp-traces-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT), each run\n\
+              is exported over OTLP/HTTP once stored, from a bounded queue on a thread of its own:\n\
+              export never slows or fails a run; a busy or unreachable receiver is retried with\n\
+              backoff, and what is dropped or fails is reported on stderr. `ddwire export --help`\n\
+              lists the OTEL_* variables read.",
     flags: &[
         Flag {
             name: "host",
@@ -45,6 +50,10 @@ pub static COMMAND: Command = Command {
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
         setup::REPLAY_WINDOW,
+        export::OTLP_ENDPOINT,
+        export::OTLP_TRACES_ENDPOINT,
+        export::OTLP_PROTOCOL,
+        export::OTLP_HEADER,
     ],
     run,
 };
@@ -56,7 +65,19 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let authenticator = setup::authenticator(args)?;
     let host = args.value("host").unwrap_or("127.0.0.1");
     let port: u16 = args.number("port")?.unwrap_or(8000);
-    let conductor = setup::conductor(args)?;
+    let mut conductor = setup::conductor(args)?;
+    conductor.otlp = export::start_exporter(args, "serve")?;
+    let exporting = conductor
+        .otlp
+        .as_ref()
+        .map(|x| {
+            format!(
+                "; each run exported to {} ({})",
+                x.config().endpoint,
+                x.config().encoding.protocol()
+            )
+        })
+        .unwrap_or_default();
     let bound = http::server::bind(&format!("{host}:{port}"), http::Limits::DEFAULT)
         .map_err(|e| e.to_string())?;
     let public = args
@@ -83,7 +104,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .serve(server::handler(harness), http::server::default_workers())
         .map_err(|e| e.to_string())?;
     eprintln!(
-        "ddwire serve: harness on http://{addr} (public {public}); agents {:?}; {} unavailable, {} incompatible",
+        "ddwire serve: harness on http://{addr} (public {public}); agents {:?}; {} unavailable, {} incompatible{exporting}",
         registry_summary.0, registry_summary.1, registry_summary.2
     );
     if !addr.ip().is_loopback() && !bearer {

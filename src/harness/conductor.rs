@@ -150,6 +150,8 @@ pub struct Conductor {
     /// The harness's own A2A base URL, sent to delegation agents as their callback. `None`
     /// (the CLI) issues no grant.
     pub callback_url: Option<String>,
+    /// Exports each run's spans over OTLP once the run is stored; `None` exports nothing.
+    pub otlp: Option<crate::wire::otlp::Exporter>,
     running: Mutex<HashSet<String>>,
     /// Live grants by the SHA-256 of their token: the tokens themselves are never kept, and a
     /// lookup compares digests, so its timing says nothing usable about a token.
@@ -171,6 +173,7 @@ impl Conductor {
             store,
             client,
             callback_url: None,
+            otlp: None,
             running: Mutex::default(),
             grants: Mutex::default(),
             grants_changed: Condvar::new(),
@@ -628,6 +631,10 @@ impl Conductor {
             grounding: &summary,
             schemas: &schemas,
         })?;
+        // Only a stored run is exported, exactly as stored; the exporter's queue never blocks.
+        if let Some(exporter) = &self.otlp {
+            exporter.export_span_json(spans);
+        }
         Ok(Run {
             envelope,
             report,

@@ -10,7 +10,10 @@
 //! writes for one batch, less its newline: members in `.proto` declaration order, fields at
 //! their default value left out (but a set `AnyValue` member is always written, and `resource`,
 //! `scope` and `status` always appear, `{}` when empty), compact separators, non-ASCII text as
-//! `\uXXXX` escapes (`json.dumps`' `ensure_ascii`), floats as Python's `repr`.
+//! `\uXXXX` escapes (`json.dumps`' `ensure_ascii`), floats as Python's `repr`. Two spellings
+//! differ, both equivalent for any proto3 JSON reader and both needed by rotel, which refuses
+//! the exporter's: an empty array or map keeps `"values":[]`, and an empty value (Python's
+//! `None`) leaves `"value"` out of its `KeyValue` instead of writing `"value":{}`.
 
 use super::{Any, ExportResource, Scope, groups, key_values};
 use crate::json::python::{float_repr, write_str};
@@ -180,15 +183,19 @@ fn write_key_values(o: &mut String, values: &[(&str, Any)]) {
     o.push(']');
 }
 
+/// A `KeyValue`. An empty value (Python's `None`) leaves `value` out: an unset message field
+/// is the same empty `AnyValue` to every proto3 JSON reader, and rotel refuses `"value":{}`.
 fn write_key_value(o: &mut String, key: &str, value: &Any) {
     o.push('{');
+    let mut first = true;
     if !key.is_empty() {
-        o.push_str("\"key\":");
+        member(o, &mut first, "key");
         write_str(o, key, true);
-        o.push(',');
     }
-    o.push_str("\"value\":");
-    write_any(o, value);
+    if *value != Any::Empty {
+        member(o, &mut first, "value");
+        write_any(o, value);
+    }
     o.push('}');
 }
 
@@ -219,29 +226,23 @@ fn write_any(o: &mut String, value: &Any) {
             }
             o.push('}');
         }
+        // `values` is written even when empty: `[]` and an absent field are the same to a
+        // proto3 JSON reader, and rotel refuses `"arrayValue":{}`.
         Any::Array(items) => {
-            o.push_str("{\"arrayValue\":{");
-            if !items.is_empty() {
-                o.push_str("\"values\":[");
-                for (i, item) in items.iter().enumerate() {
-                    comma(o, i);
-                    write_any(o, item);
-                }
-                o.push(']');
+            o.push_str("{\"arrayValue\":{\"values\":[");
+            for (i, item) in items.iter().enumerate() {
+                comma(o, i);
+                write_any(o, item);
             }
-            o.push_str("}}");
+            o.push_str("]}}");
         }
         Any::KvList(entries) => {
-            o.push_str("{\"kvlistValue\":{");
-            if !entries.is_empty() {
-                o.push_str("\"values\":[");
-                for (i, (key, value)) in entries.iter().enumerate() {
-                    comma(o, i);
-                    write_key_value(o, key, value);
-                }
-                o.push(']');
+            o.push_str("{\"kvlistValue\":{\"values\":[");
+            for (i, (key, value)) in entries.iter().enumerate() {
+                comma(o, i);
+                write_key_value(o, key, value);
             }
-            o.push_str("}}");
+            o.push_str("]}}");
         }
     }
 }

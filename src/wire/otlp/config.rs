@@ -188,7 +188,7 @@ impl OtlpConfig {
             }
         }
 
-        let resource = export_resource(&env, local)?;
+        let resource = resource_from_env(&env, local)?;
         Ok(Some(OtlpConfig {
             endpoint,
             encoding,
@@ -210,14 +210,16 @@ pub struct Local<'a> {
     pub instance_id: Option<&'a str>,
 }
 
-/// The exporter's additions to the stored resources (see [`ExportResource`]): `service.*`
-/// keys name the exporting program (`OTEL_SERVICE_NAME` first, then `OTEL_RESOURCE_ATTRIBUTES`,
-/// then ddwire's version and the instance id), every other `OTEL_RESOURCE_ATTRIBUTES` key goes
-/// to every resource that lacks it.
-fn export_resource(
+/// The exporter's additions to the stored resources (see [`ExportResource`]), from
+/// `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` as `env` returns them: `service.*` keys
+/// name the exporting program (`OTEL_SERVICE_NAME` first, then `OTEL_RESOURCE_ATTRIBUTES`,
+/// then ddwire's version and `local`'s instance id), every other `OTEL_RESOURCE_ATTRIBUTES`
+/// key goes to every resource that lacks it.
+pub fn resource_from_env(
     env: &dyn Fn(&str) -> Option<String>,
     local: Local<'_>,
 ) -> Result<ExportResource, OtlpError> {
+    let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
     let mut own = Attributes::default();
     let mut common = Attributes::default();
     if let Some(value) = env("OTEL_RESOURCE_ATTRIBUTES") {

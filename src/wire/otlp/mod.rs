@@ -46,7 +46,7 @@ pub mod config;
 pub mod exporter;
 pub mod send;
 
-pub use config::{Local, OtlpConfig, OtlpFlags, new_instance_id};
+pub use config::{Local, OtlpConfig, OtlpFlags, new_instance_id, resource_from_env};
 pub use exporter::{ErrorHook, ExportStats, Exporter, ExporterOptions};
 pub use send::{Delivery, RetryPolicy, send};
 

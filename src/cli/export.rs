@@ -1,0 +1,332 @@
+//! `ddwire export`: send stored runs to an OTLP receiver, or write them in the collector's
+//! file-exporter format; and the OTLP flags `serve` and `demo` share.
+
+use super::Command;
+use super::args::{Flag, Parsed};
+use super::setup;
+use ddwire::harness::conductor::SERVICE_NAME;
+use ddwire::harness::export::{run_ids, run_spans};
+use ddwire::trace::otlp::{self, ExportResource, Scope};
+use ddwire::wire::http::client::HttpClient;
+use ddwire::wire::otlp::{
+    ErrorHook, Exporter, ExporterOptions, Local, OtlpConfig, OtlpFlags, RetryPolicy,
+    new_instance_id, resource_from_env, send,
+};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const OTLP_ENDPOINT: Flag = Flag {
+    name: "otlp-endpoint",
+    value: Some("URL"),
+    help: "OTLP/HTTP base URL; /v1/traces is appended (or OTEL_EXPORTER_OTLP_ENDPOINT)",
+};
+pub const OTLP_TRACES_ENDPOINT: Flag = Flag {
+    name: "otlp-traces-endpoint",
+    value: Some("URL"),
+    help: "Full OTLP/HTTP traces URL, used as is (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)",
+};
+pub const OTLP_PROTOCOL: Flag = Flag {
+    name: "otlp-protocol",
+    value: Some("P"),
+    help: "http/protobuf (default) or http/json (or OTEL_EXPORTER_OTLP_PROTOCOL)",
+};
+pub const OTLP_HEADER: Flag = Flag {
+    name: "otlp-header",
+    value: Some("K=V"),
+    help: "Header on every export request, repeatable (or OTEL_EXPORTER_OTLP_HEADERS)",
+};
+
+pub static COMMAND: Command = Command {
+    name: "export",
+    summary: "Send stored runs' spans to an OTLP receiver, or write them to a file",
+    usage: "export (RUN_ID... | --all [--since T]) [--runs DIR] (--otlp-endpoint URL | --otlp-traces-endpoint URL | --otlp-file F) [--otlp-protocol P] [--otlp-header K=V]...",
+    details: "Reads the run store read-only (never repairing it, so it is safe beside a live\n\
+              harness) and exports each run's spans exactly as stored, as one OTLP\n\
+              ExportTraceServiceRequest per run: to an OTLP/HTTP receiver (Jaeger, Tempo, an\n\
+              OpenTelemetry Collector, Phoenix, rotel...), or with --otlp-file appended to F (- for\n\
+              stdout) as one OTLP/JSON request per line, the collector file-exporter format.\n\
+              --since T keeps runs completed at or after T: an RFC 3339 time\n\
+              (2026-11-30T09:00:00Z) or an age (90s, 15m, 2h, 7d). The endpoint, protocol and\n\
+              headers may also come from the standard variables OTEL_EXPORTER_OTLP_ENDPOINT,\n\
+              OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL (and _TRACES_PROTOCOL),\n\
+              OTEL_EXPORTER_OTLP_HEADERS (and _TRACES_HEADERS), OTEL_EXPORTER_OTLP_TIMEOUT (ms);\n\
+              flags beat them. OTEL_SERVICE_NAME renames the harness's own spans,\n\
+              OTEL_RESOURCE_ATTRIBUTES adds to every resource what it lacks, and\n\
+              OTEL_TRACES_EXPORTER=none turns off export the variables configure. OTLP/HTTP over\n\
+              http only: no TLS, no gRPC, no gzip. A busy receiver (429, 502, 503, 504) or an\n\
+              unreachable one is retried with backoff. Exit 0 when every run was exported, 1 when\n\
+              one failed.",
+    flags: &[
+        Flag {
+            name: "all",
+            value: None,
+            help: "Export every stored run, oldest first",
+        },
+        Flag {
+            name: "since",
+            value: Some("T"),
+            help: "With --all: only runs completed at or after T (RFC 3339, or 90s/15m/2h/7d ago)",
+        },
+        setup::RUNS,
+        OTLP_ENDPOINT,
+        OTLP_TRACES_ENDPOINT,
+        Flag {
+            name: "otlp-file",
+            value: Some("F"),
+            help: "Append one OTLP/JSON request per run to F instead (- for stdout)",
+        },
+        OTLP_PROTOCOL,
+        OTLP_HEADER,
+    ],
+    run,
+};
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// The OTLP flags as given.
+pub fn otlp_flags(args: &Parsed) -> OtlpFlags {
+    OtlpFlags {
+        endpoint: args.value("otlp-endpoint").map(str::to_string),
+        traces_endpoint: args.value("otlp-traces-endpoint").map(str::to_string),
+        protocol: args.value("otlp-protocol").map(str::to_string),
+        headers: args.values("otlp-header").to_vec(),
+    }
+}
+
+/// For `serve` and `demo`: the background exporter the flags and variables configure, if
+/// any, reporting on stderr under `who`. This process made the harness's spans, so its
+/// instance id names them.
+pub fn start_exporter(args: &Parsed, who: &'static str) -> Result<Option<Exporter>, String> {
+    let instance_id = new_instance_id();
+    let local = Local {
+        service: Some(SERVICE_NAME),
+        instance_id: Some(&instance_id),
+    };
+    let Some(config) =
+        OtlpConfig::resolve(&otlp_flags(args), &env, local).map_err(|e| e.to_string())?
+    else {
+        return Ok(None);
+    };
+    for note in &config.notes {
+        eprintln!("ddwire {who}: {note}");
+    }
+    let hook: ErrorHook = Arc::new(move |e| eprintln!("ddwire {who}: {e}"));
+    let exporter = Exporter::start(
+        config,
+        HttpClient::tcp(),
+        ExporterOptions::default(),
+        Some(hook),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Some(exporter))
+}
+
+/// How long `--since` reaches back: `90s`, `15m`, `2h`, `7d`, or an RFC 3339 time.
+fn since(value: &str) -> Result<i128, String> {
+    if let Some(t) = ddwire::time::parse_rfc3339(value) {
+        return Ok(t);
+    }
+    let bad = || {
+        format!(
+            "--since expects an RFC 3339 time or an age such as 90s, 15m, 2h or 7d, got {value:?}"
+        )
+    };
+    let unit = value.chars().last().ok_or_else(bad)?;
+    let seconds: i128 = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        _ => return Err(bad()),
+    };
+    let n: i128 = value[..value.len() - 1].parse().map_err(|_| bad())?;
+    if n < 0 {
+        return Err(bad());
+    }
+    Ok(i128::from(ddwire::time::now_ns()) - n * seconds * 1_000_000_000)
+}
+
+fn run(args: &Parsed) -> Result<i32, String> {
+    let runs = setup::runs_dir(args);
+    let ids: Vec<String> = match (args.switch("all"), args.positionals.is_empty()) {
+        (true, true) => {
+            let since = args.value("since").map(since).transpose()?;
+            run_ids(&runs, since).map_err(|e| e.to_string())?
+        }
+        (false, false) if args.value("since").is_none() => args.positionals.clone(),
+        (false, false) => return Err("--since goes with --all".into()),
+        (true, false) => return Err("give RUN_IDs or --all, not both".into()),
+        (false, true) => return Err("expects RUN_IDs, or --all".into()),
+    };
+    let local = Local {
+        service: Some(SERVICE_NAME),
+        instance_id: None,
+    };
+    let mut out = match args.value("otlp-file") {
+        Some(path) => {
+            let flags = otlp_flags(args);
+            if flags.endpoint.is_some() || flags.traces_endpoint.is_some() {
+                return Err(
+                    "--otlp-file writes to a file; give it or an endpoint, not both".into(),
+                );
+            }
+            if flags.protocol.is_some() || !flags.headers.is_empty() {
+                return Err(
+                    "--otlp-file always writes OTLP/JSON; --otlp-protocol and --otlp-header are for endpoints".into(),
+                );
+            }
+            let resource = resource_from_env(&env, local).map_err(|e| e.to_string())?;
+            Output::File(FileOut::open(path)?, resource)
+        }
+        None => {
+            match OtlpConfig::resolve(&otlp_flags(args), &env, local).map_err(|e| e.to_string())? {
+                Some(config) => {
+                    for note in &config.notes {
+                        eprintln!("ddwire export: {note}");
+                    }
+                    Output::Endpoint(config, HttpClient::tcp())
+                }
+                None => {
+                    return Err(
+                    "nowhere to export: give --otlp-endpoint URL, --otlp-traces-endpoint URL or --otlp-file F (or set OTEL_EXPORTER_OTLP_ENDPOINT)".into(),
+                );
+                }
+            }
+        }
+    };
+    if ids.is_empty() {
+        eprintln!("ddwire export: no runs to export in {}", runs.display());
+        return Ok(0);
+    }
+    let (mut exported, mut spans_total, mut failed) = (0usize, 0usize, 0usize);
+    for id in &ids {
+        let spans = match run_spans(&runs, id) {
+            Ok(Some(spans)) => spans,
+            Ok(None) => {
+                eprintln!("ddwire export: no run {id} in {}", runs.display());
+                failed += 1;
+                continue;
+            }
+            Err(e) => {
+                eprintln!("ddwire export: run {id}: {e}");
+                failed += 1;
+                continue;
+            }
+        };
+        if spans.is_empty() {
+            eprintln!("ddwire export: run {id} has no spans; nothing to send");
+            continue;
+        }
+        match out.write(&spans) {
+            Ok(()) => {
+                exported += 1;
+                spans_total += spans.len();
+            }
+            Err(e) => {
+                eprintln!("ddwire export: run {id}: {e}");
+                failed += 1;
+            }
+        }
+    }
+    eprintln!(
+        "ddwire export: {exported} run(s), {spans_total} span(s) exported to {}{}",
+        out.describe(),
+        if failed > 0 {
+            format!("; {failed} run(s) failed")
+        } else {
+            String::new()
+        }
+    );
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+enum Output {
+    Endpoint(OtlpConfig, HttpClient),
+    File(FileOut, ExportResource),
+}
+
+enum FileOut {
+    Stdout,
+    Path(String, std::fs::File),
+}
+
+impl FileOut {
+    fn open(path: &str) -> Result<FileOut, String> {
+        if path == "-" {
+            return Ok(FileOut::Stdout);
+        }
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map(|f| FileOut::Path(path.to_string(), f))
+            .map_err(|e| format!("opening {path}: {e}"))
+    }
+}
+
+impl Output {
+    fn write(&mut self, spans: &[ddwire::trace::SpanRecord]) -> Result<(), String> {
+        match self {
+            Output::Endpoint(config, client) => {
+                let delivery = send(client, config, spans, &RetryPolicy::default())
+                    .map_err(|e| e.to_string())?;
+                if delivery.rejected_spans > 0 || delivery.message.is_some() {
+                    eprintln!(
+                        "ddwire export: the receiver rejected {} span(s): {}",
+                        delivery.rejected_spans,
+                        delivery.message.unwrap_or_default()
+                    );
+                }
+                Ok(())
+            }
+            Output::File(file, resource) => {
+                // One request per line, as the collector's file exporter and the Python
+                // FileSpanExporter write it; one write per line, so lines never interleave.
+                let mut line = otlp::json::encode(spans, resource, &Scope::ddwire());
+                line.push('\n');
+                let result = match file {
+                    FileOut::Stdout => {
+                        let mut stdout = std::io::stdout().lock();
+                        stdout
+                            .write_all(line.as_bytes())
+                            .and_then(|_| stdout.flush())
+                    }
+                    FileOut::Path(_, f) => f.write_all(line.as_bytes()),
+                };
+                result.map_err(|e| format!("writing {}: {e}", self.describe()))
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Output::Endpoint(config, _) => {
+                format!("{} ({})", config.endpoint, config.encoding.protocol())
+            }
+            Output::File(FileOut::Stdout, _) => "stdout".into(),
+            Output::File(FileOut::Path(path, _), _) => path.clone(),
+        }
+    }
+}
+
+/// Wait for `exporter` to send what it holds, at most `timeout`, and say how it went.
+pub fn finish_exporter(exporter: &Exporter, who: &str, timeout: Duration) {
+    let settled = exporter.flush(timeout);
+    let s = exporter.stats();
+    eprintln!(
+        "ddwire {who}: OTLP export to {}: {} run(s), {} span(s) exported; {} dropped, {} failed{}",
+        exporter.config().endpoint,
+        s.exported_batches,
+        s.exported_spans,
+        s.dropped_batches,
+        s.failed_batches,
+        if settled {
+            String::new()
+        } else {
+            format!("; {} still queued after {} s", s.queued, timeout.as_secs())
+        }
+    );
+}
