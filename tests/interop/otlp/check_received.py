@@ -2,7 +2,8 @@
 """Run a ddwire command that exports stored runs, then check that an OTLP receiver got every
 stored span back, field by field, as the sink (sink.py) decoded it from what rotel forwarded.
 
-    check_received.py TEST RUNS_DIR SINK_FILE [--live] [--common K=V]... [--post-file FILE URL] -- CMD...
+    check_received.py TEST RUNS_DIR SINK_FILE [--live] [--service-name NAME] [--common K=V]...
+                      [--post-file FILE URL] -- CMD...
 
 Runs CMD (its output goes to this program's log), then waits (at most 60 s) until SINK_FILE,
 read from where it ended before CMD ran, holds every span stored under RUNS_DIR (each run's
@@ -14,8 +15,9 @@ spans.jsonl, the span JSON OpenTelemetry Python's to_json writes), and compares 
 - status (code and message);
 - the resource: every stored attribute, with its value; the harness's own resource
   (service.name ddwire-harness) also service.version and, with --live (CMD is the process that
-  made the runs), a UUID service.instance.id; every resource each --common attribute; nothing
-  else;
+  made the runs), a UUID service.instance.id, and with --service-name (OTEL_SERVICE_NAME was
+  set) that service.name in place of the stored one; every resource each --common attribute;
+  nothing else;
 - the scope (ddwire), and flags 0 (span JSON does not record whether a parent was remote).
 
 With --post-file, CMD writes OTLP/JSON lines to FILE (ddwire export --otlp-file), and this
@@ -82,7 +84,7 @@ def stored_spans(runs: str) -> list[dict]:
     return spans
 
 
-def compare(stored: dict, got: dict, common: list[list[str]], live: bool) -> list[str]:
+def compare(stored: dict, got: dict, common: list[list[str]], live: bool, service: str | None) -> list[str]:
     problems = []
 
     def check(what, want, have):
@@ -121,9 +123,12 @@ def compare(stored: dict, got: dict, common: list[list[str]], live: bool) -> lis
         got["status"],
     )
     resource = dict(stored["resource"]["attributes"])
-    want = attributes(resource)
     # The harness's own spans, and spans stored with no resource, are the exporter's own.
-    if resource.get("service.name") == "ddwire-harness" or not resource:
+    own = resource.get("service.name") == "ddwire-harness" or not resource
+    if own and service:
+        resource["service.name"] = service
+    want = attributes(resource)
+    if own:
         have = dict((k, v) for k, v in got["resource"])
         want.append(["service.version", have.get("service.version")])
         if not have.get("service.version"):
@@ -146,12 +151,15 @@ def main() -> int:
     cut = args.index("--")
     opts, cmd = args[:cut], args[cut + 1:]
     test, runs, sink = opts[0], opts[1], opts[2]
-    common, post, live = [], None, False
+    common, post, live, service = [], None, False, None
     i = 3
     while i < len(opts):
         if opts[i] == "--live":
             live = True
             i += 1
+        elif opts[i] == "--service-name":
+            service = opts[i + 1]
+            i += 2
         elif opts[i] == "--common":
             common.append(opts[i + 1].split("=", 1))
             i += 2
@@ -206,7 +214,7 @@ def main() -> int:
     extra = [k for k in received if k not in wanted]
     problems = []
     for key, span in wanted.items():
-        problems += [f"{span['name']} {key[1]}: {p}" for p in compare(span, received[key], common, live)]
+        problems += [f"{span['name']} {key[1]}: {p}" for p in compare(span, received[key], common, live, service)]
     if extra:
         problems.append(f"{len(extra)} spans arrived that are not stored, e.g. {extra[0]}")
     if problems:

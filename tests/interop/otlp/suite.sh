@@ -78,6 +78,37 @@ check "$r/export/http-protobuf-variables" "$LOGS/runs-json" "$sink" -- \
 check "$r/export/otlp-file" "$LOGS/runs-json" "$sink" --post-file "$LOGS/traces.jsonl" "$rotel_url/v1/traces" -- \
     "$DDWIRE" export --all --runs "$LOGS/runs-json" --otlp-file "$LOGS/traces.jsonl"
 
+# `ddwire serve` exports each run it stores, configured by the standard variables alone; the
+# harness's own spans are named by OTEL_SERVICE_NAME. A delegation and a plain run, sent by
+# `ddwire send` over A2A.
+read -r -d '' p_hello p_director p_serve < <(free_ports 3; printf '\0') || true
+start_server ddwire-hello "$DDWIRE" agent hello --port "$p_hello"
+start_server ddwire-director "$DDWIRE" agent director --port "$p_director"
+cat >"$LOGS/agents.json" <<EOF
+{"agents": [{"url": "http://127.0.0.1:$p_hello", "name": "hello", "timeout_s": 30},
+            {"url": "http://127.0.0.1:$p_director", "name": "director", "timeout_s": 60}]}
+EOF
+cat >"$LOGS/profile.json" <<'EOF'
+{"profile_id": "otlp-interop", "version": 1,
+ "agents": {"hello.world": "converse", "director.route": "converse"}, "actions_requiring_approval": []}
+EOF
+ok=1
+wait_ready ddwire-hello "http://127.0.0.1:$p_hello/.well-known/agent-card.json" 15 || ok=0
+wait_ready ddwire-director "http://127.0.0.1:$p_director/.well-known/agent-card.json" 15 || ok=0
+if [[ $ok -eq 1 ]]; then
+    start_server ddwire-serve env OTEL_EXPORTER_OTLP_ENDPOINT="$rotel_url" OTEL_SERVICE_NAME=ddwire-interop \
+        OTEL_EXPORTER_OTLP_PROTOCOL=http/json "$DDWIRE" serve --port "$p_serve" --agents "$LOGS/agents.json" \
+        --profile "$LOGS/profile.json" --runs "$LOGS/runs-serve" \
+        --acting-for-id https://orcid.org/0000-0002-1825-0097 --acting-for-name "Josiah Carberry"
+    if wait_ready ddwire-serve "http://127.0.0.1:$p_serve/healthz" 15; then
+        echo '{"agent_id": "director.route", "input": {"schema_class": "Message", "message_text": "Say hello"}}' >"$LOGS/route.json"
+        echo '{"agent_id": "hello.world", "input": {"schema_class": "Message", "message_text": "Hi"}}' >"$LOGS/hello.json"
+        check "$r/serve-live/variables" "$LOGS/runs-serve" "$sink" --live --service-name ddwire-interop -- \
+            bash -c '"$1" send "$2" --data "$3" >/dev/null && "$1" send "$2" --data "$4" >/dev/null' _ \
+            "$DDWIRE" "http://127.0.0.1:$p_serve" "$LOGS/route.json" "$LOGS/hello.json"
+    fi
+fi
+
 # The fixture's spans (fixtures/otlp: every kind, ERROR statuses, trace states, extended attribute
 # values, escapes, zero and far times...) stored as runs, then exported in each encoding. rotel
 # refuses, in OTLP/JSON only, an empty value inside an array (Python's ["a", None] is
