@@ -11,8 +11,8 @@
 //! |---|---|
 //! | [`json`], [`time`], [`error`] | Python-identical JSON text, bounded parsing, timestamps, the one [`Error`] type |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
-//! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context |
-//! | [`wire`] | HTTP (tiny_http, ureq, in-memory), JSON-RPC 2.0, A2A (v0.3 and 1.0), AG-UI, SSE, signed calls ([`wire::sign`]) |
+//! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]) |
+//! | [`wire`] | HTTP (tiny_http, ureq, in-memory), JSON-RPC 2.0, A2A (v0.3 and 1.0), AG-UI, SSE, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, store, routes |
 //! | [`bench`](mod@bench) | a load generator for the benchmarks |
