@@ -2,8 +2,9 @@
 # The harness end to end, twice: `ddwire bench harness` with its run store on the disk the
 # repository lives on, then on /dev/shm (tmpfs, memory), so the share of the run store's writes
 # and fsyncs in an invocation shows. Each run: caller -> harness (A2A message/send) -> echo agent
-# -> run store, against the same echo agent called directly; then COUNT more invocations to
-# measure the process's resident memory. See benches/README.md.
+# -> run store, against the same echo agent called directly, and a second harness exporting each
+# run over OTLP (to a sink in the same process); then COUNT more invocations to measure the
+# process's resident memory. See benches/README.md.
 #
 #   benches/harness.sh                            # CONCURRENCY=8 SECONDS=5 COUNT=20000
 #   CONCURRENCY=4 SECONDS=10 COUNT=100000 benches/harness.sh
@@ -45,8 +46,8 @@ run() {  # LABEL DIR
     echo
     echo "== run store on $1: $2 ($(stat -f -c %T "$2"), $(df --output=source "$2" | tail -n 1))"
     "$ddwire" bench harness --concurrency "$concurrency" --seconds "$bench_seconds" \
-        --count "$count" --runs "$2/runs" 2>&1 | grep -v '^bench harness: '
-    rm -rf "$2/runs"
+        --count "$count" --runs "$2/runs" --otlp 2>&1 | grep -v '^bench harness: '
+    rm -rf "$2/runs" "$2/runs-otlp"
 }
 run "the repository's disk" "$disk"
 if [[ -n "$shm" ]]; then

@@ -303,6 +303,8 @@ fn export_never_blocks_a_full_queue_drops_and_counts_and_the_rest_is_delivered()
         (3, 6, 0, 0),
         "{stats:?}"
     );
+    // The two batches that waited in the queue went out together, in one request.
+    assert_eq!(stats.requests, 2, "{stats:?}");
 }
 
 #[test]
@@ -358,7 +360,9 @@ fn a_failed_batch_is_counted_reported_and_does_not_stop_the_next() {
         Some(hook),
     )
     .unwrap();
+    // One at a time, so that they are not sent together in one request.
     exporter.export(spans());
+    assert!(exporter.flush(Duration::from_secs(20)));
     exporter.export(spans());
     assert!(exporter.flush(Duration::from_secs(20)));
     let stats = exporter.stats();

@@ -10,8 +10,10 @@ use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::{Registry, RemoteAgent};
 use ddwire::harness::server::{Harness, handler};
 use ddwire::harness::store::RunStore;
+use ddwire::trace::otlp::Encoding;
 use ddwire::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT};
 use ddwire::wire::http;
+use ddwire::wire::otlp::{Exporter, ExporterOptions, OtlpConfig};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -21,7 +23,7 @@ pub static COMMAND: Command = Command {
     name: "bench",
     summary: "Measure requests/s, latency and memory: bench agent | bench harness | bench sign",
     usage: "bench agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]\n       \
-            ddwire bench harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed]\n       \
+            ddwire bench harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed] [--otlp]\n       \
             ddwire bench sign [--count N]",
     details: "bench agent: drives an A2A echo agent with message/send (or SendMessage) over\n\
               keep-alive loopback connections, closed loop, and prints requests/s and p50/p99\n\
@@ -35,7 +37,10 @@ pub static COMMAND: Command = Command {
               before and after --count runs (default 100,000). Runs go to a temporary store\n\
               (removed after) unless --runs names one. With --signed the harness shares a key\n\
               with its echo agent and signs every call (HMAC-SHA256, verified by the agent);\n\
-              the direct call stays unsigned, so the overhead includes signing and verifying.\n\n\
+              the direct call stays unsigned, so the overhead includes signing and verifying.\n\
+              With --otlp, a second harness that exports each run over OTLP (http/protobuf, to a\n\
+              sink in this process) is measured too, right after the first, and the change in\n\
+              throughput printed.\n\n\
               bench sign: the cost of the request signature alone, in this process: signing and\n\
               verifying (nonce cache included) --count times (default 20,000) for bodies of\n\
               1 KiB, 64 KiB and 1 MiB, in microseconds per call and MB/s.\n\n\
@@ -80,6 +85,11 @@ pub static COMMAND: Command = Command {
             name: "signed",
             value: None,
             help: "bench harness: sign every call to the agent with a shared key",
+        },
+        Flag {
+            name: "otlp",
+            value: None,
+            help: "bench harness: also measure a harness exporting each run over OTLP",
         },
     ],
     run,
@@ -208,32 +218,57 @@ fn harness(args: &Parsed) -> Result<i32, String> {
         ),
         None => None,
     };
-    let mut registry = Registry::default();
     let called = keyed.as_ref().unwrap_or(&agent).base_url();
-    let mut remote =
-        RemoteAgent::from_url(&client, &called, DEFAULT_TIMEOUT).map_err(|e| e.to_string())?;
-    if let Some(key) = &key {
-        remote = remote.with_key(key).map_err(|e| e.to_string())?;
-    }
-    registry.add(remote).map_err(|e| e.to_string())?;
+    let registry = || -> Result<Registry, String> {
+        let mut registry = Registry::default();
+        let mut remote =
+            RemoteAgent::from_url(&client, &called, DEFAULT_TIMEOUT).map_err(|e| e.to_string())?;
+        if let Some(key) = &key {
+            remote = remote.with_key(key).map_err(|e| e.to_string())?;
+        }
+        registry.add(remote).map_err(|e| e.to_string())?;
+        Ok(registry)
+    };
     let profile = Profile::from_bytes(
         br#"{"profile_id": "ddwire-bench", "version": 1, "agents": {"echo.wire": "advise"}}"#,
         "<bench profile>",
     )
     .map_err(|e| e.to_string())?;
     let store = RunStore::open(&runs).map_err(|e| e.to_string())?;
-    let conductor = Conductor::new(registry, profile, store, client);
-    let bound =
-        http::server::bind("127.0.0.1:0", http::Limits::DEFAULT).map_err(|e| e.to_string())?;
-    let public = bound.default_public_url();
-    let harness = Arc::new(Harness::new(
-        conductor,
-        Some(Authenticator::Operator(demo_principal())),
-        &public,
-    ));
-    let harness_server = bound
-        .serve(handler(harness), http::server::default_workers())
+    let conductor = Conductor::new(registry()?, profile.clone(), store, client.clone());
+    let (harness_server, public) = serve_harness(conductor)?;
+
+    // With --otlp: the same harness on its own store, exporting each run to an OTLP sink.
+    let otlp = if args.switch("otlp") {
+        let sink: http::Handler =
+            Arc::new(|_request| http::Response::bytes(200, "application/x-protobuf", Vec::new()));
+        let sink = http::server::serve("127.0.0.1:0", sink, http::Limits::DEFAULT, 2)
+            .map_err(|e| e.to_string())?;
+        let config = OtlpConfig::new(
+            &format!("http://{}/v1/traces", sink.local_addr()),
+            Encoding::Protobuf,
+        )
         .map_err(|e| e.to_string())?;
+        let hook: ddwire::wire::otlp::ErrorHook = Arc::new(|e| eprintln!("bench harness: {e}"));
+        let exporter = Exporter::start(
+            config,
+            ddwire::wire::http::client::HttpClient::tcp(),
+            ExporterOptions::default(),
+            Some(hook),
+        )
+        .map_err(|e| e.to_string())?;
+        let otlp_runs = runs.with_file_name(format!(
+            "{}-otlp",
+            runs.file_name().and_then(|n| n.to_str()).unwrap_or("runs")
+        ));
+        let store = RunStore::open(&otlp_runs).map_err(|e| e.to_string())?;
+        let mut conductor = Conductor::new(registry()?, profile, store, client.clone());
+        conductor.otlp = Some(exporter.clone());
+        let (server, url) = serve_harness(conductor)?;
+        Some((server, url, sink, exporter, otlp_runs))
+    } else {
+        None
+    };
 
     let direct = {
         let (addr, host, _) = bench::parse_url(&agent.base_url()).map_err(|e| e.to_string())?;
@@ -273,6 +308,31 @@ fn harness(args: &Parsed) -> Result<i32, String> {
         overhead(0.5),
         overhead(0.99)
     );
+    if let Some((_, url, _, exporter, _)) = &otlp {
+        let (addr, host, _) = bench::parse_url(url).map_err(|e| e.to_string())?;
+        let exporting = load(
+            addr,
+            a2a_request(&host, "/a2a", binding, echo_request())?,
+            args,
+        )?;
+        let o = bench::run(&exporting);
+        println!("... exporting OTLP  {}", o.summary());
+        let settled = exporter.flush(Duration::from_secs(60));
+        let stats = exporter.stats();
+        println!(
+            "OTLP export cost    throughput {:+.1}% against the harness without export; {} runs exported in {} requests, {} dropped, {} failed{}",
+            (o.rps() / h.rps() - 1.0) * 100.0,
+            stats.exported_batches,
+            stats.requests,
+            stats.dropped_batches,
+            stats.failed_batches,
+            if settled {
+                ""
+            } else {
+                " (some still queued after 60 s)"
+            }
+        );
+    }
 
     let rss_before = bench::rss_kib();
     let memory = Load {
@@ -300,6 +360,13 @@ fn harness(args: &Parsed) -> Result<i32, String> {
         _ => println!("resident memory     not available on this system"),
     }
     harness_server.shutdown();
+    if let Some((server, _, sink, _, otlp_runs)) = otlp {
+        server.shutdown();
+        sink.shutdown();
+        if temporary {
+            let _ = std::fs::remove_dir_all(&otlp_runs);
+        }
+    }
     agent.shutdown();
     if let Some(keyed) = keyed {
         keyed.shutdown();
@@ -356,4 +423,20 @@ fn sign(args: &Parsed) -> Result<i32, String> {
         );
     }
     Ok(0)
+}
+
+/// A harness over `conductor` on a free loopback port, acting for the demo principal.
+fn serve_harness(conductor: Conductor) -> Result<(http::server::Server, String), String> {
+    let bound =
+        http::server::bind("127.0.0.1:0", http::Limits::DEFAULT).map_err(|e| e.to_string())?;
+    let public = bound.default_public_url();
+    let harness = Arc::new(Harness::new(
+        conductor,
+        Some(Authenticator::Operator(demo_principal())),
+        &public,
+    ));
+    let server = bound
+        .serve(handler(harness), http::server::default_workers())
+        .map_err(|e| e.to_string())?;
+    Ok((server, public))
 }

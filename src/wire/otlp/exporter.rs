@@ -2,9 +2,10 @@
 //!
 //! [`Exporter::export`] never blocks and never fails: it hands the batch to the queue, or, when
 //! the queue is full, drops it and counts the drop. The exporter's own thread takes batches in
-//! order, encodes each as one `ExportTraceServiceRequest` and sends it with [`send`]'s
-//! retries; a batch that still fails is counted and reported through the error hook. So a slow
-//! or absent receiver costs a run nothing, and what was lost is visible in [`ExportStats`].
+//! order, encodes each (with any others already waiting, up to [`MAX_RUNS_PER_REQUEST`]) as one
+//! `ExportTraceServiceRequest` and sends it with [`super::send()`]'s retries; a request that still
+//! fails is counted and reported through the error hook. So a slow or absent receiver costs a
+//! run nothing, and what was lost is visible in [`ExportStats`].
 
 use super::send::{RetryPolicy, send_body};
 use super::{OtlpConfig, OtlpError};
@@ -43,9 +44,11 @@ impl Default for ExporterOptions {
 pub struct ExportStats {
     /// Batches waiting in the queue now.
     pub queued: u64,
-    /// Batches the receiver accepted, and the spans in them.
+    /// Batches (runs) the receiver accepted, the spans in them, and the requests that carried
+    /// them (one request carries every batch waiting when it is sent, up to a limit).
     pub exported_batches: u64,
     pub exported_spans: u64,
+    pub requests: u64,
     /// Batches never sent: the queue was full, or the request would exceed the size limit.
     pub dropped_batches: u64,
     /// Batches sent but not accepted after every retry (refused, or the receiver unreachable).
@@ -78,6 +81,7 @@ struct Shared {
     on_error: Option<ErrorHook>,
     exported_batches: AtomicU64,
     exported_spans: AtomicU64,
+    requests: AtomicU64,
     dropped_batches: AtomicU64,
     failed_batches: AtomicU64,
     retries: AtomicU64,
@@ -106,6 +110,7 @@ impl Exporter {
             on_error,
             exported_batches: AtomicU64::new(0),
             exported_spans: AtomicU64::new(0),
+            requests: AtomicU64::new(0),
             dropped_batches: AtomicU64::new(0),
             failed_batches: AtomicU64::new(0),
             retries: AtomicU64::new(0),
@@ -164,6 +169,7 @@ impl Exporter {
             queued: self.tx.len() as u64,
             exported_batches: load(&s.exported_batches),
             exported_spans: load(&s.exported_spans),
+            requests: load(&s.requests),
             dropped_batches: load(&s.dropped_batches),
             failed_batches: load(&s.failed_batches),
             retries: load(&s.retries),
@@ -209,45 +215,70 @@ impl Shared {
         }
     }
 
-    fn settle_one(&self) {
-        self.lock_progress().1 += 1;
+    fn settle(&self, batches: u64) {
+        self.lock_progress().1 += batches;
         self.settled.notify_all();
     }
 }
 
-/// The exporter's thread: one batch at a time, in queue order, until every handle is gone.
+/// The most runs one request carries, and the most spans: what has queued up while a request
+/// was out goes in the next one, up to these (OpenTelemetry's batch processor sends at most 512
+/// spans a request by default).
+pub const MAX_RUNS_PER_REQUEST: usize = 64;
+/// See [`MAX_RUNS_PER_REQUEST`].
+pub const MAX_SPANS_PER_REQUEST: usize = 512;
+
+/// The exporter's thread, until every handle is gone: take a batch, and with it whatever else
+/// is already waiting (up to the limits above), and send them as one request, in queue order.
+/// Under light load each run goes out alone at once; under heavy load requests carry many runs,
+/// so the receiver and this thread do less work per run.
 fn run(shared: Arc<Shared>, rx: Receiver<Batch>, client: HttpClient, retry: RetryPolicy) {
-    for batch in rx {
-        let spans = match batch {
-            Batch::Records(spans) => spans,
-            Batch::SpanJson(lines) => {
-                let mut spans = Vec::with_capacity(lines.len());
-                for line in lines.iter().filter(|l| !l.trim().is_empty()) {
-                    match crate::trace::from_json(line) {
-                        Ok(span) => spans.push(span),
-                        Err(_) => {
-                            shared.malformed_spans.fetch_add(1, Ordering::Relaxed);
+    while let Ok(first) = rx.recv() {
+        let mut spans = Vec::new();
+        let mut runs = 0;
+        let mut next = Some(first);
+        while let Some(batch) = next.take() {
+            runs += 1;
+            match batch {
+                Batch::Records(records) => spans.extend(records),
+                Batch::SpanJson(lines) => {
+                    for line in lines.iter().filter(|l| !l.trim().is_empty()) {
+                        match crate::trace::from_json(line) {
+                            Ok(span) => spans.push(span),
+                            Err(_) => {
+                                shared.malformed_spans.fetch_add(1, Ordering::Relaxed);
+                            }
                         }
                     }
                 }
-                spans
             }
-        };
-        if !spans.is_empty() {
-            deliver(&shared, &client, &retry, &spans);
+            if runs < MAX_RUNS_PER_REQUEST && spans.len() < MAX_SPANS_PER_REQUEST {
+                next = rx.try_recv().ok();
+            }
         }
-        shared.settle_one();
+        if !spans.is_empty() {
+            deliver(&shared, &client, &retry, &spans, runs as u64);
+        }
+        shared.settle(runs as u64);
     }
 }
 
-fn deliver(shared: &Shared, client: &HttpClient, retry: &RetryPolicy, spans: &[SpanRecord]) {
+/// Send one request holding `runs` queued batches.
+fn deliver(
+    shared: &Shared,
+    client: &HttpClient,
+    retry: &RetryPolicy,
+    spans: &[SpanRecord],
+    runs: u64,
+) {
     let config = &shared.config;
     let body = config
         .encoding
         .encode(spans, &config.resource, &config.scope);
     match send_body(client, config, body, retry) {
         Ok(delivery) => {
-            shared.exported_batches.fetch_add(1, Ordering::Relaxed);
+            shared.requests.fetch_add(1, Ordering::Relaxed);
+            shared.exported_batches.fetch_add(runs, Ordering::Relaxed);
             shared
                 .exported_spans
                 .fetch_add(spans.len() as u64, Ordering::Relaxed);
@@ -271,7 +302,7 @@ fn deliver(shared: &Shared, client: &HttpClient, retry: &RetryPolicy, spans: &[S
                 OtlpError::TooLarge { .. } => &shared.dropped_batches,
                 _ => &shared.failed_batches,
             };
-            counter.fetch_add(1, Ordering::Relaxed);
+            counter.fetch_add(runs, Ordering::Relaxed);
             if let Some(attempts) = error.attempts() {
                 shared
                     .retries
