@@ -96,8 +96,9 @@ impl Encoding {
 /// names one.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scope {
+    /// `InstrumentationScope.name`.
     pub name: String,
-    /// Empty for none.
+    /// `InstrumentationScope.version`; empty for none.
     pub version: String,
 }
 

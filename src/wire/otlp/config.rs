@@ -42,12 +42,15 @@ pub struct OtlpFlags {
 pub struct OtlpConfig {
     /// The full URL requests are POSTed to.
     pub endpoint: String,
+    /// `http/protobuf` or `http/json`.
     pub encoding: Encoding,
     /// Extra request headers, in order (`Content-Type` is the encoding's own).
     pub headers: Vec<(String, String)>,
     /// Each request must finish within this.
     pub timeout: Duration,
+    /// What the exporter adds to the stored resources.
     pub resource: ExportResource,
+    /// The instrumentation scope spans are listed under.
     pub scope: Scope,
     /// Settings that were given but are not honoured, one sentence each, for the log.
     pub notes: Vec<String>,

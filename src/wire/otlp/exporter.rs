@@ -24,6 +24,7 @@ pub type ErrorHook = Arc<dyn Fn(&OtlpError) + Send + Sync>;
 pub struct ExporterOptions {
     /// Batches waiting to be sent; one more is dropped (default [`DEFAULT_QUEUE`]).
     pub queue: usize,
+    /// How each request is retried.
     pub retry: RetryPolicy,
 }
 
@@ -47,7 +48,9 @@ pub struct ExportStats {
     /// Batches (runs) the receiver accepted, the spans in them, and the requests that carried
     /// them (one request carries every batch waiting when it is sent, up to a limit).
     pub exported_batches: u64,
+    /// See `exported_batches`.
     pub exported_spans: u64,
+    /// See `exported_batches`.
     pub requests: u64,
     /// Batches never sent: the queue was full, or the request would exceed the size limit.
     pub dropped_batches: u64,

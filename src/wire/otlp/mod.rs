@@ -58,8 +58,11 @@ use std::time::Duration;
 pub enum OtlpError {
     /// A flag or variable that cannot be used: which, its value, and why.
     Config {
+        /// The flag or variable.
         setting: String,
+        /// Its value as given.
         value: String,
+        /// Why it cannot be used.
         reason: String,
     },
     /// The receiver could not be reached, or did not answer in time, after `attempts` tries.
