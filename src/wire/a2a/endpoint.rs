@@ -333,14 +333,15 @@ impl Endpoint {
                 jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
                 "Push Notification is not supported",
             )),
-            _ if method == "agent/getAuthenticatedExtendedCard"
-                || method == "GetExtendedAgentCard" =>
-            {
-                Err(RpcError::new(
-                    jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
-                    "Authenticated Extended Card is not configured",
-                ))
-            }
+            _ if method == "agent/getAuthenticatedExtendedCard" => Err(RpcError::new(
+                jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
+                "Authenticated Extended Card is not configured",
+            )),
+            // A2A 1.0 §3.3.4: a card that does not declare `extendedAgentCard` answers -32004.
+            _ if method == "GetExtendedAgentCard" => Err(RpcError::new(
+                jsonrpc::UNSUPPORTED_OPERATION,
+                "This operation is not supported: the card declares no extended agent card",
+            )),
             _ => Err(RpcError::new(
                 jsonrpc::UNSUPPORTED_OPERATION,
                 format!("This operation is not supported: {method}"),
