@@ -15,6 +15,7 @@
 //! | [`wire`] | HTTP (tiny_http, ureq, in-memory), JSON-RPC 2.0, A2A (v0.3 and 1.0), AG-UI, SSE, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, store, routes |
+//! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
 //! | [`bench`](mod@bench) | a load generator for the benchmarks |
 //!
 //! ## Hash a document as Data Director does
@@ -108,6 +109,7 @@
 
 pub mod agent;
 pub mod bench;
+pub mod check;
 pub mod contract;
 pub mod error;
 pub mod harness;

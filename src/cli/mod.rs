@@ -7,6 +7,7 @@ mod agent;
 mod agents;
 mod args;
 mod bench;
+mod check;
 mod demo;
 mod export;
 mod hash;
@@ -43,6 +44,7 @@ fn commands() -> Vec<&'static Command> {
         &lint::COMMAND,
         &hash::COMMAND,
         &send::COMMAND,
+        &check::COMMAND,
         &bench::COMMAND,
     ]
 }

@@ -1,0 +1,545 @@
+//! What a card says, as the probes read it: which generations it parses as (A2A 0.3 §5.5,
+//! A2A 1.0 §4.4.1), where each binding is served (0.3 §5.6, 1.0 §8.3), every URL it
+//! advertises, its Data Director description, and the message a check sends when the user
+//! gives none.
+
+use super::CheckError;
+use crate::contract::spec::AgentSpec;
+use crate::wire::a2a::card::{EXTENSION_URI, MANIFEST_EXTENSION_URI, extension_params};
+use crate::wire::a2a::model::{Message, Part, Role};
+use crate::wire::a2a::{Binding, v03, v10};
+use serde_json::{Map, Value, json};
+
+/// The card as fetched.
+#[derive(Clone, Debug)]
+pub(crate) struct Card {
+    pub value: Value,
+    /// The URL it was read from.
+    pub url: String,
+    /// Read from the pre-0.3 `agent.json` because `agent-card.json` was not there.
+    pub legacy_path: bool,
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// The major version of an interface's `protocolVersion` (`"1.0"` → `"1"`).
+fn major(version: &str) -> &str {
+    version.split('.').next().unwrap_or("")
+}
+
+/// The `supportedInterfaces` entries that are JSON-RPC, in the card's order, with the binding
+/// their `protocolVersion` names (a 1.0 interface entry always carries one; without, 1.0).
+fn jsonrpc_interfaces(card: &Value) -> Vec<(Binding, String)> {
+    let Some(list) = card.get("supportedInterfaces").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|i| {
+            let binding = text(i, "protocolBinding")?;
+            let url = text(i, "url")?;
+            if !binding.eq_ignore_ascii_case("JSONRPC") {
+                return None;
+            }
+            match major(text(i, "protocolVersion").unwrap_or("1.0")) {
+                "1" => Some((Binding::V10, url.to_string())),
+                "0" => Some((Binding::V03, url.to_string())),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Where the card serves JSON-RPC in `binding`, if it declares that binding at all: a
+/// `supportedInterfaces` entry (1.0 §8.3.1), else for 0.3 the main `url` with
+/// `preferredTransport` JSONRPC or an `additionalInterfaces` entry (0.3 §5.6).
+pub(crate) fn jsonrpc_url(card: &Value, binding: Binding) -> Option<String> {
+    if let Some((_, url)) = jsonrpc_interfaces(card)
+        .into_iter()
+        .find(|(b, _)| *b == binding)
+    {
+        return Some(url);
+    }
+    if binding == Binding::V10 {
+        return None;
+    }
+    let is_v03 = text(card, "protocolVersion").is_none_or(|v| major(v) == "0");
+    let transport = text(card, "preferredTransport").unwrap_or("JSONRPC");
+    match text(card, "url") {
+        Some(url) if is_v03 && transport.eq_ignore_ascii_case("JSONRPC") => Some(url.to_string()),
+        _ if is_v03 => card
+            .get("additionalInterfaces")
+            .and_then(Value::as_array)?
+            .iter()
+            .find(|i| text(i, "transport").is_some_and(|t| t.eq_ignore_ascii_case("JSONRPC")))
+            .and_then(|i| text(i, "url"))
+            .map(str::to_string),
+        _ => None,
+    }
+}
+
+/// The binding the card prefers: the first JSON-RPC entry of `supportedInterfaces` (1.0
+/// §8.3.1: "the first entry … represents the preferred interface"), else v0.3 at `url`.
+pub(crate) fn preferred(card: &Value) -> Option<Binding> {
+    jsonrpc_interfaces(card)
+        .first()
+        .map(|(b, _)| *b)
+        .or_else(|| jsonrpc_url(card, Binding::V03).map(|_| Binding::V03))
+}
+
+/// Every URL the card advertises for an interface, with where it says so.
+pub(crate) fn interface_urls(card: &Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(url) = text(card, "url") {
+        out.push(("url".to_string(), url.to_string()));
+    }
+    for key in ["supportedInterfaces", "additionalInterfaces"] {
+        for (i, entry) in card
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if let Some(url) = text(entry, "url") {
+                out.push((format!("{key}[{i}].url"), url.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The host of an absolute URL (brackets of an IPv6 literal removed), or why there is none.
+pub(crate) fn host_of(url: &str) -> Result<&str, &'static str> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .or_else(|| url.split_once("://").map(|(_, r)| r))
+        .ok_or("not an absolute URL")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = hostport.strip_prefix('[') {
+        v6.split_once(']')
+            .map(|(h, _)| h)
+            .ok_or("an unclosed IPv6 literal")?
+    } else {
+        hostport.split(':').next().unwrap_or("")
+    };
+    if host.is_empty() {
+        Err("no host")
+    } else {
+        Ok(host)
+    }
+}
+
+/// Whether a host is an address that means "every interface" (`0.0.0.0`, `::`): a server
+/// binds it, but no client can reach it.
+pub(crate) fn is_bind_all(host: &str) -> bool {
+    host.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_unspecified())
+}
+
+/// The problems that keep a card from reading as `generation`, or `None` when the card does
+/// not claim that generation at all.
+pub(crate) fn generation_problems(card: &Value, binding: Binding) -> Option<Vec<String>> {
+    let claims = match binding {
+        Binding::V03 => card.get("url").is_some(),
+        Binding::V10 => card.get("supportedInterfaces").is_some(),
+    };
+    if !claims {
+        return None;
+    }
+    let mut problems = Vec::new();
+    let mut need_text = |key: &str| {
+        if text(card, key).is_none() {
+            problems.push(format!("{key} must be a string"));
+        }
+    };
+    need_text("name");
+    need_text("description");
+    need_text("version");
+    match binding {
+        Binding::V03 => need_text("url"),
+        Binding::V10 => match card.get("supportedInterfaces").and_then(Value::as_array) {
+            Some(list) if !list.is_empty() => {
+                for (i, entry) in list.iter().enumerate() {
+                    for key in ["url", "protocolBinding", "protocolVersion"] {
+                        if text(entry, key).is_none() {
+                            problems
+                                .push(format!("supportedInterfaces[{i}].{key} must be a string"));
+                        }
+                    }
+                }
+            }
+            _ => problems.push("supportedInterfaces must be a non-empty list".into()),
+        },
+    }
+    if !card.get("capabilities").is_some_and(Value::is_object) {
+        problems.push("capabilities must be an object".into());
+    }
+    for key in ["defaultInputModes", "defaultOutputModes"] {
+        if !is_text_list(card.get(key)) {
+            problems.push(format!("{key} must be a list of strings"));
+        }
+    }
+    match card.get("skills").and_then(Value::as_array) {
+        None => problems.push("skills must be a list".into()),
+        Some(skills) => {
+            for (i, skill) in skills.iter().enumerate() {
+                for key in ["id", "name", "description"] {
+                    if text(skill, key).is_none() {
+                        problems.push(format!("skills[{i}].{key} must be a string"));
+                    }
+                }
+                if !is_text_list(skill.get("tags")) {
+                    problems.push(format!("skills[{i}].tags must be a list of strings"));
+                }
+            }
+        }
+    }
+    if let Some(ext) = card.get("capabilities").and_then(|c| c.get("extensions")) {
+        match ext.as_array() {
+            Some(list) => {
+                for (i, e) in list.iter().enumerate() {
+                    if text(e, "uri").is_none() {
+                        problems.push(format!("capabilities.extensions[{i}].uri must be a string"));
+                    }
+                }
+            }
+            None => problems.push("capabilities.extensions must be a list".into()),
+        }
+    }
+    Some(problems)
+}
+
+fn is_text_list(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_array)
+        .is_some_and(|l| l.iter().all(Value::is_string))
+}
+
+/// A boolean capability the card declares (`capabilities.<name>`), false when absent.
+pub(crate) fn capability(card: &Value, name: &str) -> bool {
+    card.get("capabilities")
+        .and_then(|c| c.get(name))
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+/// What the card says Data Director is behind it.
+#[derive(Debug)]
+pub(crate) enum Described {
+    /// An agent: the spec extension's description.
+    Agent(Value),
+    /// A harness: the manifest extension's descriptions.
+    Harness(Vec<Value>),
+    /// Neither extension is declared.
+    Neither,
+}
+
+/// The Data Director extension a card declares.
+pub(crate) fn described(card: &Value) -> Described {
+    if let Some(params) = extension_params(card, EXTENSION_URI) {
+        return Described::Agent(params.clone());
+    }
+    match extension_params(card, MANIFEST_EXTENSION_URI) {
+        Some(params) => Described::Harness(
+            params
+                .get("agents")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default(),
+        ),
+        None => Described::Neither,
+    }
+}
+
+/// The message a check sends when the user gives none, and what to say about it.
+///
+/// A Data Director agent or harness gets one data part holding an InvocationRequest for the
+/// agent its card describes (the first of a harness's manifest), with an input of the
+/// agent's first accepted class built from that class's JSON Schema. Any other agent gets
+/// one text part, or a data part when its card accepts JSON and not text.
+pub(crate) fn builtin_message(card: &Value) -> (Message, Option<String>) {
+    let description = match described(card) {
+        Described::Agent(d) => Some(d),
+        Described::Harness(list) => list.into_iter().next(),
+        Described::Neither => None,
+    };
+    if let Some(description) = description
+        && let Some((request, note)) = invocation_request(&description)
+    {
+        return (Message::new(Role::User, vec![Part::data(request)]), note);
+    }
+    let modes: Vec<&str> = card
+        .get("defaultInputModes")
+        .and_then(Value::as_array)
+        .map(|l| l.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let takes_text = modes.is_empty() || modes.iter().any(|m| m.starts_with("text"));
+    let takes_json = modes.iter().any(|m| m.contains("json"));
+    let part = if takes_json && !takes_text {
+        Part::data(json!({"text": "Hello from ddwire check."}))
+    } else {
+        Part::text("Hello from ddwire check.")
+    };
+    (Message::new(Role::User, vec![part]), None)
+}
+
+/// `{"agent_id": …, "input": …}` for a Data Director description, and a note when the input
+/// built from the schema does not satisfy it.
+fn invocation_request(description: &Value) -> Option<(Value, Option<String>)> {
+    let agent_id = text(description, "agent_id")?;
+    let class = description
+        .get("accepts")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+        .and_then(Value::as_str)?;
+    let schema = description
+        .get("schemas")
+        .and_then(|s| s.get(class))
+        .and_then(|s| s.get("json_schema"))
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let mut input = example(&schema, &schema, 0);
+    if let Value::Object(m) = &mut input {
+        m.insert("schema_class".into(), Value::String(class.to_string()));
+    } else {
+        input = json!({ "schema_class": class });
+    }
+    let note = match AgentSpec::from_description(description) {
+        Ok(spec) => spec.schema(class).and_then(|s| {
+            let errors = s.errors(&input);
+            (!errors.is_empty()).then(|| {
+                format!(
+                    "the built-in {class} input does not satisfy its schema ({}); give one with --message",
+                    errors.join("; ")
+                )
+            })
+        }),
+        Err(_) => None,
+    };
+    Some((json!({ "agent_id": agent_id, "input": input }), note))
+}
+
+/// The smallest document a JSON Schema (draft 7 subset) admits, as far as can be told
+/// without a solver: `const`, `enum`, `default`, `examples`, then by type, with every
+/// required property and the minimum count of items. Local `$ref`s are followed.
+pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
+    if depth > 16 {
+        return Value::Null;
+    }
+    if let Some(reference) = text(schema, "$ref") {
+        let target = reference
+            .strip_prefix("#/")
+            .map(|path| {
+                path.split('/')
+                    .try_fold(root, |node, key| node.get(key))
+                    .unwrap_or(&Value::Null)
+            })
+            .unwrap_or(&Value::Null);
+        return example(target, root, depth + 1);
+    }
+    if let Some(v) = schema.get("const") {
+        return v.clone();
+    }
+    if let Some(v) = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    {
+        return v.clone();
+    }
+    if let Some(v) = schema.get("default") {
+        return v.clone();
+    }
+    if let Some(v) = schema
+        .get("examples")
+        .and_then(Value::as_array)
+        .and_then(|a| a.first())
+    {
+        return v.clone();
+    }
+    let kind = match schema.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ if schema.get("properties").is_some() => "object",
+        _ => "string",
+    };
+    match kind {
+        "object" => {
+            let mut out = Map::new();
+            let required = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for name in required.iter().filter_map(Value::as_str) {
+                let property = schema
+                    .get("properties")
+                    .and_then(|p| p.get(name))
+                    .unwrap_or(&Value::Null);
+                out.insert(name.to_string(), example(property, root, depth + 1));
+            }
+            Value::Object(out)
+        }
+        "array" => {
+            let n = schema.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+            let items = schema.get("items").unwrap_or(&Value::Null);
+            Value::Array(
+                (0..n.min(8))
+                    .map(|_| example(items, root, depth + 1))
+                    .collect(),
+            )
+        }
+        "integer" | "number" => {
+            let min = schema
+                .get("minimum")
+                .and_then(Value::as_i64)
+                .or_else(|| {
+                    schema
+                        .get("exclusiveMinimum")
+                        .and_then(Value::as_i64)
+                        .map(|m| m + 1)
+                })
+                .unwrap_or(0);
+            json!(min)
+        }
+        "boolean" => Value::Bool(false),
+        "null" => Value::Null,
+        _ => match text(schema, "format") {
+            Some("date-time") => Value::String(crate::time::now_rfc3339()),
+            Some("uri" | "iri") => Value::String("https://example.org/ddwire-check".into()),
+            _ => {
+                let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0);
+                let mut s = "Hello from ddwire check.".to_string();
+                while (s.chars().count() as u64) < min.min(4096) {
+                    s.push('.');
+                }
+                Value::String(s)
+            }
+        },
+    }
+}
+
+/// Read a user's message file: an A2A Message in either binding's JSON (an object with
+/// `parts`), or any other JSON document, sent as one data part.
+pub(crate) fn user_message(document: Value) -> Result<Message, CheckError> {
+    if document.get("parts").is_some() {
+        return v03::decode_message(document.clone(), "message")
+            .or_else(|e03| v10::decode_message(document, "message").map_err(|e10| (e03, e10)))
+            .map_err(|(e03, e10)| CheckError::BadMessage {
+                reason: format!(
+                    "it is neither an A2A 0.3 message ({e03}) nor an A2A 1.0 message ({e10})"
+                ),
+            });
+    }
+    Ok(Message::new(Role::User, vec![Part::data(document)]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::Agent;
+    use crate::agent::builtin::{Echo, Hello};
+    use crate::wire::a2a::card::agent_card;
+
+    #[test]
+    fn bind_all_hosts_are_told_from_reachable_ones() {
+        for (url, host) in [
+            ("http://0.0.0.0:8101/a2a", "0.0.0.0"),
+            ("http://[::]:80/", "::"),
+            ("https://user@agent.example:443/a2a?x=1", "agent.example"),
+            ("http://127.0.0.1", "127.0.0.1"),
+            ("grpc://[::1]:50051", "::1"),
+        ] {
+            assert_eq!(host_of(url), Ok(host), "{url}");
+        }
+        assert!(is_bind_all("0.0.0.0") && is_bind_all("::") && is_bind_all("0:0:0:0:0:0:0:0"));
+        assert!(!is_bind_all("127.0.0.1") && !is_bind_all("localhost") && !is_bind_all("::1"));
+        assert!(host_of("/a2a").is_err() && host_of("http://:80/").is_err());
+        assert!(host_of("http://[::1/").is_err());
+    }
+
+    #[test]
+    fn a_ddwire_card_declares_both_bindings_and_prefers_1_0() {
+        let card = agent_card(Hello::new().spec(), "http://127.0.0.1:8101");
+        assert_eq!(preferred(&card), Some(Binding::V10));
+        for b in [Binding::V03, Binding::V10] {
+            assert_eq!(
+                jsonrpc_url(&card, b).as_deref(),
+                Some("http://127.0.0.1:8101/a2a")
+            );
+            assert_eq!(generation_problems(&card, b), Some(vec![]));
+        }
+    }
+
+    #[test]
+    fn a_v0_3_card_serves_v0_3_at_its_url_and_a_1_0_card_declares_no_v0_3() {
+        let v03 = json!({"url": "http://h/", "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC"});
+        assert_eq!(preferred(&v03), Some(Binding::V03));
+        assert_eq!(jsonrpc_url(&v03, Binding::V10), None);
+        let v10 = json!({"supportedInterfaces": [
+            {"url": "http://h/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": "http://h/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]});
+        assert_eq!(
+            jsonrpc_url(&v10, Binding::V10).as_deref(),
+            Some("http://h/rpc")
+        );
+        assert_eq!(jsonrpc_url(&v10, Binding::V03), None);
+        assert_eq!(generation_problems(&v10, Binding::V03), None);
+        let problems = generation_problems(&v10, Binding::V10).unwrap();
+        assert!(
+            problems.contains(&"name must be a string".to_string()),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn the_builtin_message_of_a_ddwire_agent_is_a_valid_invocation_request() {
+        for agent in [Hello::new().spec().clone(), Echo::new().spec().clone()] {
+            let card = agent_card(&agent, "http://127.0.0.1:1");
+            let (message, note) = builtin_message(&card);
+            assert_eq!(note, None);
+            let data = message.data_parts()[0].clone();
+            assert_eq!(data["agent_id"], agent.agent_id.as_str());
+            let class = &agent.accepts[0];
+            assert!(
+                agent
+                    .schema(class)
+                    .unwrap()
+                    .errors(&data["input"])
+                    .is_empty()
+            );
+            crate::contract::InvocationRequest::from_value(&data).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_agent_that_takes_only_json_gets_a_data_part_and_others_text() {
+        let (m, _) = builtin_message(&json!({"defaultInputModes": ["application/json"]}));
+        assert!(matches!(m.parts[0], Part::Data { .. }));
+        let (m, _) =
+            builtin_message(&json!({"defaultInputModes": ["text/plain", "application/json"]}));
+        assert!(matches!(m.parts[0], Part::Text { .. }));
+    }
+
+    #[test]
+    fn a_user_message_is_an_a2a_message_in_either_binding_or_a_data_part() {
+        let v03 = json!({"kind": "message", "messageId": "m", "role": "user", "parts": [{"kind": "text", "text": "hi"}]});
+        assert_eq!(user_message(v03).unwrap().parts, vec![Part::text("hi")]);
+        let v10 = json!({"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]});
+        assert_eq!(user_message(v10).unwrap().parts, vec![Part::text("hi")]);
+        let data = json!({"q": 1});
+        assert_eq!(
+            user_message(data.clone()).unwrap().parts,
+            vec![Part::data(data)]
+        );
+        let err = user_message(json!({"parts": 3})).unwrap_err().to_string();
+        assert!(err.contains("neither an A2A 0.3 message"), "{err}");
+    }
+}

@@ -1,0 +1,218 @@
+//! The probes' view of the wire: one request, what came back, how long it took.
+//!
+//! Probes send what a well-behaved client never would (bad JSON, notifications, batches,
+//! oversized bodies), so they build their bodies themselves and read the answer as bytes;
+//! the A2A codecs ([`crate::wire::a2a::v03`], [`crate::wire::a2a::v10`]) read the results.
+
+use crate::error::Error;
+use crate::wire::a2a::{Binding, v10};
+use crate::wire::http::client::{ClientRequest, HttpClient};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// The most characters of a peer's body a report quotes.
+pub(crate) const QUOTE_CHARS: usize = 240;
+
+/// One HTTP answer.
+#[derive(Clone, Debug)]
+pub(crate) struct Answer {
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    /// The body as JSON, if it is JSON.
+    pub fn json(&self) -> Option<Value> {
+        crate::json::parse(&self.body, crate::json::Limits::DEFAULT).ok()
+    }
+
+    /// `HTTP 200 application/json: {"jsonrpc":…` with the body cut to a readable length.
+    pub fn describe(&self) -> String {
+        let ct = self.content_type.as_deref().unwrap_or("no content type");
+        if self.body.is_empty() {
+            format!("HTTP {} {ct}, empty body", self.status)
+        } else {
+            format!("HTTP {} {ct}: {}", self.status, quote(&self.body))
+        }
+    }
+
+    /// The JSON-RPC error code and message of a single error response.
+    pub fn rpc_error(&self) -> Option<(i64, String)> {
+        rpc_error_of(&self.json()?)
+    }
+
+    /// Whether the body is a server-sent event stream.
+    pub fn is_event_stream(&self) -> bool {
+        self.content_type
+            .as_deref()
+            .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"))
+    }
+}
+
+/// The error code and message of a JSON-RPC error response object.
+pub(crate) fn rpc_error_of(doc: &Value) -> Option<(i64, String)> {
+    let error = doc.get("error")?;
+    let code = error.get("code")?.as_i64()?;
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    Some((code, message))
+}
+
+/// Bytes from a peer as text fit for a report: lossy UTF-8, control characters shown as
+/// spaces, cut at [`QUOTE_CHARS`] characters with the full length noted.
+pub(crate) fn quote(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let count = text.chars().count();
+    let mut out: String = text
+        .chars()
+        .take(QUOTE_CHARS)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if count > QUOTE_CHARS {
+        out.push_str(&format!("… ({} bytes)", bytes.len()));
+    }
+    out
+}
+
+/// How a request went: an answer, or the transport error that stopped it.
+pub(crate) type Sent = Result<Answer, Error>;
+
+/// Sends the probes' requests: the one HTTP client, the caller's token, the per-request
+/// timeout, and the time spent on the wire.
+pub(crate) struct Wire {
+    pub http: HttpClient,
+    pub token: Option<String>,
+    pub timeout: Duration,
+    /// Extensions to ask for on every JSON-RPC call (the Data Director one, when the card
+    /// declares it: a ddwire agent acknowledges it).
+    pub extensions: Vec<String>,
+}
+
+impl Wire {
+    /// `GET url`.
+    pub fn get(&self, url: &str) -> Sent {
+        let mut request = ClientRequest::get(url, self.timeout)
+            .header("Accept", "application/json")
+            .header("A2A-Version", v10::PROTOCOL_VERSION);
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", &format!("Bearer {token}"));
+        }
+        self.send(request)
+    }
+
+    /// `POST url` with `body` as JSON, in `binding` (its version and extensions headers),
+    /// with extra header fields (which replace the binding's of the same name).
+    pub fn post(&self, url: &str, binding: Binding, body: Vec<u8>, extra: &[(&str, &str)]) -> Sent {
+        let mut request = ClientRequest::post_json(url, body, self.timeout)
+            .header("Accept", "application/json, text/event-stream");
+        if binding == Binding::V10 {
+            request = request.header("A2A-Version", v10::PROTOCOL_VERSION);
+        }
+        if !self.extensions.is_empty() {
+            request = request.header(binding.extensions_header(), &self.extensions.join(", "));
+        }
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", &format!("Bearer {token}"));
+        }
+        for (name, value) in extra {
+            request
+                .headers
+                .retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+            request = request.header(name, value);
+        }
+        self.send(request)
+    }
+
+    /// A JSON-RPC call with an id: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`.
+    pub fn call(
+        &self,
+        url: &str,
+        binding: Binding,
+        id: &Value,
+        method: &str,
+        params: Value,
+    ) -> Sent {
+        let body = crate::wire::jsonrpc::request(id, method, params).to_string();
+        self.post(url, binding, body.into_bytes(), &[])
+    }
+
+    fn send(&self, request: ClientRequest) -> Sent {
+        let response = self.http.send(request)?;
+        Ok(Answer {
+            status: response.status,
+            content_type: response.header("content-type").map(str::to_string),
+            body: response.body,
+        })
+    }
+}
+
+/// Times a probe.
+pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = Instant::now();
+    let out = f();
+    (out, start.elapsed())
+}
+
+/// A fresh request id for a probe (`ddwire-check-<uuid7>`), so a log line can be traced back.
+pub(crate) fn fresh_id() -> Value {
+    Value::String(format!("ddwire-check-{}", crate::contract::new_uuid7()))
+}
+
+/// The `data:` payloads of a server-sent event stream (WHATWG HTML §9.2.6): events end at a
+/// blank line, `data:` lines of one event join with `\n`, other fields and comments are
+/// ignored. CR LF and CR line ends are read as LF.
+pub(crate) fn sse_data(body: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(body)
+        .replace("\r\n", "\n")
+        .replace('\r', "\n");
+    let mut events = Vec::new();
+    let mut data: Option<String> = None;
+    for line in text.split('\n') {
+        if line.is_empty() {
+            events.extend(data.take());
+            continue;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        if field == "data" {
+            match &mut data {
+                Some(d) => {
+                    d.push('\n');
+                    d.push_str(value);
+                }
+                None => data = Some(value.to_string()),
+            }
+        }
+    }
+    // A stream that ends without a blank line still delivered its last event's data.
+    events.extend(data);
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_quote_is_cut_at_a_character_boundary_and_names_the_full_length() {
+        let long = "é".repeat(QUOTE_CHARS + 10);
+        let q = quote(long.as_bytes());
+        assert!(q.starts_with(&"é".repeat(QUOTE_CHARS)));
+        assert!(q.ends_with(&format!("… ({} bytes)", long.len())));
+        assert_eq!(quote(b"a\nb\x00c"), "a b c");
+        assert_eq!(quote(b"\xff ok"), "\u{fffd} ok");
+    }
+
+    #[test]
+    fn sse_events_are_read_by_blank_lines_whatever_the_line_ends() {
+        let body = b": comment\r\nevent: x\r\ndata: {\"a\":1}\r\n\r\ndata:1\ndata: 2\n\ndata: last";
+        assert_eq!(sse_data(body), vec!["{\"a\":1}", "1\n2", "last"]);
+        assert!(sse_data(b"").is_empty());
+    }
+}

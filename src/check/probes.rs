@@ -1,0 +1,1336 @@
+//! The probes, as data: [`PROBES`] is the one table. Each row is an id, a level, the
+//! specification section it checks, a one-line title, whether it runs once or once per
+//! binding, and a function. Adding a probe is a row and a function here, and a line in
+//! `vendor-notes/a2a.md`.
+//!
+//! A function returns an [`Outcome`]; a violation of a [`Level::Must`] row fails the check,
+//! one of a [`Level::Should`] row warns (and fails under `--strict`).
+
+use super::card::{self, Card, Described};
+use super::exchange::{Answer, Sent, Wire, fresh_id, quote, rpc_error_of, sse_data};
+use crate::contract::spec::AgentSpec;
+use crate::error::Error;
+use crate::wire::a2a::card::EXTENSION_URI;
+use crate::wire::a2a::client::Target;
+use crate::wire::a2a::model::{Message, SendParams, SendResult, Task, TaskState};
+use crate::wire::a2a::{Binding, CARD_PATH, LEGACY_CARD_PATH, artifact, v03, v10};
+use crate::wire::jsonrpc;
+use serde_json::{Value, json};
+
+/// How much a rule weighs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    /// An A2A or JSON-RPC MUST (or the Data Director contract): a violation fails.
+    Must,
+    /// A SHOULD, or JSON-RPC strictness the mainstream SDKs break themselves: a violation
+    /// warns, and fails under `--strict`.
+    Should,
+}
+
+impl Level {
+    /// `MUST` or `SHOULD`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+        }
+    }
+}
+
+/// When a probe runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Scope {
+    /// Once, about the card.
+    Card,
+    /// Once in each binding probed, against that binding's JSON-RPC URL.
+    Binding,
+}
+
+/// What a probe found.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Outcome {
+    /// The rule holds; an optional note says how (a refused batch, the generations a card
+    /// parses as).
+    Pass(Option<String>),
+    /// The rule is broken: what was expected and what came back.
+    Violation(String),
+    /// The probe does not apply, or depends on one that failed.
+    Skip(String),
+}
+
+/// One row of the table.
+pub(crate) struct Probe {
+    pub id: &'static str,
+    pub level: Level,
+    pub spec: &'static str,
+    pub title: &'static str,
+    pub scope: Scope,
+    pub run: fn(&mut Ctx, Option<&Target>) -> Outcome,
+}
+
+/// What a check knows as it goes: the wire, the card, the message to send, and what each
+/// binding's send returned.
+pub(crate) struct Ctx {
+    pub wire: Wire,
+    /// The card's URL, or the base URL its well-known path is under.
+    pub base: String,
+    pub card: Option<Card>,
+    /// Set by `card.fetch` when nothing answered at all: the check stops (exit 2).
+    pub unreachable: Option<Error>,
+    /// The user's message (`--message`), else the built-in one is used.
+    pub message: Option<Message>,
+    /// `--dd`: check the Data Director extension and reply.
+    pub dd: bool,
+    /// What `a2a.send` got, per binding.
+    pub sent: Vec<(Binding, Option<Task>)>,
+}
+
+impl Ctx {
+    fn card_value(&self) -> Option<&Value> {
+        self.card.as_ref().map(|c| &c.value)
+    }
+
+    fn sent_task(&self, binding: Binding) -> Option<&Task> {
+        self.sent
+            .iter()
+            .find(|(b, _)| *b == binding)
+            .and_then(|(_, t)| t.as_ref())
+    }
+}
+
+/// Every probe, in the order they run (card probes first, then each binding's).
+pub(crate) const PROBES: &[Probe] = &[
+    Probe {
+        id: "card.fetch",
+        level: Level::Must,
+        spec: "A2A 0.3 §5.1, §5.3; A2A 1.0 §8.2",
+        title: "the agent card is served at the well-known path as a JSON object",
+        scope: Scope::Card,
+        run: card_fetch,
+    },
+    Probe {
+        id: "card.location",
+        level: Level::Should,
+        spec: "A2A 0.3 §5.3; A2A 1.0 §8.2",
+        title: "the card is at /.well-known/agent-card.json, not only at the pre-0.3 agent.json",
+        scope: Scope::Card,
+        run: card_location,
+    },
+    Probe {
+        id: "card.fields",
+        level: Level::Must,
+        spec: "A2A 0.3 §5.5; A2A 1.0 §4.4.1",
+        title: "the card has every required field of each generation it claims (0.3: url; 1.0: supportedInterfaces)",
+        scope: Scope::Card,
+        run: card_fields,
+    },
+    Probe {
+        id: "card.interfaces",
+        level: Level::Must,
+        spec: "A2A 0.3 §5.6; A2A 1.0 §8.3.1",
+        title: "the card declares a JSON-RPC interface, and every interface URL is reachable and not a bind-all address",
+        scope: Scope::Card,
+        run: card_interfaces,
+    },
+    Probe {
+        id: "card.dd",
+        level: Level::Must,
+        spec: "Data Director: Transport and tracing, invariant 14",
+        title: "with --dd: the Data Director extension is declared (required) and its description passes the contract's checks",
+        scope: Scope::Card,
+        run: card_dd,
+    },
+    Probe {
+        id: "jsonrpc.parse-error",
+        level: Level::Must,
+        spec: "JSON-RPC 2.0 §5.1; A2A 0.3 §8.1; A2A 1.0 §9.5",
+        title: "a body that is not JSON gets error -32700",
+        scope: Scope::Binding,
+        run: parse_error,
+    },
+    Probe {
+        id: "jsonrpc.error-id",
+        level: Level::Should,
+        spec: "JSON-RPC 2.0 §5",
+        title: "an error whose request id could not be read carries \"id\": null",
+        scope: Scope::Binding,
+        run: error_id_null,
+    },
+    Probe {
+        id: "jsonrpc.invalid-request",
+        level: Level::Must,
+        spec: "JSON-RPC 2.0 §4, §5.1",
+        title: "a request whose method is not a string gets error -32600",
+        scope: Scope::Binding,
+        run: invalid_request,
+    },
+    Probe {
+        id: "jsonrpc.method-not-found",
+        level: Level::Must,
+        spec: "JSON-RPC 2.0 §5.1; A2A 0.3 §8.1; A2A 1.0 §9.5",
+        title: "an unknown method gets error -32601",
+        scope: Scope::Binding,
+        run: method_not_found,
+    },
+    Probe {
+        id: "jsonrpc.invalid-params",
+        level: Level::Must,
+        spec: "JSON-RPC 2.0 §5.1; A2A 0.3 §8.1; A2A 1.0 §3.3.2",
+        title: "a get-task call without its task id gets error -32602",
+        scope: Scope::Binding,
+        run: invalid_params,
+    },
+    Probe {
+        id: "jsonrpc.id",
+        level: Level::Must,
+        spec: "JSON-RPC 2.0 §5",
+        title: "the response echoes the request id with its JSON type (7 stays a number, \"7\" a string)",
+        scope: Scope::Binding,
+        run: id_echo,
+    },
+    Probe {
+        id: "jsonrpc.notification",
+        level: Level::Should,
+        spec: "JSON-RPC 2.0 §4.1",
+        title: "a notification (a request without an id) gets no response body",
+        scope: Scope::Binding,
+        run: notification,
+    },
+    Probe {
+        id: "jsonrpc.batch",
+        level: Level::Must,
+        spec: "JSON-RPC 2.0 §6",
+        title: "a batch is answered with one response per request, or refused clearly with a JSON-RPC error",
+        scope: Scope::Binding,
+        run: batch,
+    },
+    Probe {
+        id: "jsonrpc.oversize",
+        level: Level::Must,
+        spec: "RFC 9110 §15.5.14; JSON-RPC 2.0 §5.1",
+        title: "an 8 MiB request is answered (HTTP 413 or an error) within the timeout, not left hanging",
+        scope: Scope::Binding,
+        run: oversize,
+    },
+    Probe {
+        id: "a2a.send",
+        level: Level::Must,
+        spec: "A2A 0.3 §7.1, §6.1, §6.4; A2A 1.0 §3.1.1, §9.4.1",
+        title: "a send of the message returns a task or a message in the binding's shape",
+        scope: Scope::Binding,
+        run: send,
+    },
+    Probe {
+        id: "a2a.get-task",
+        level: Level::Must,
+        spec: "A2A 0.3 §7.3; A2A 1.0 §3.1.3, §9.4.3",
+        title: "getting the task the send returned returns that task",
+        scope: Scope::Binding,
+        run: get_task,
+    },
+    Probe {
+        id: "a2a.task-not-found",
+        level: Level::Must,
+        spec: "A2A 0.3 §8.2; A2A 1.0 §3.3.2, §5.4",
+        title: "getting an unknown task gets error -32001 (TaskNotFoundError)",
+        scope: Scope::Binding,
+        run: task_not_found,
+    },
+    Probe {
+        id: "a2a.version",
+        level: Level::Must,
+        spec: "A2A 1.0 §3.6.2",
+        title: "a call under an A2A-Version the interface does not support gets error -32009",
+        scope: Scope::Binding,
+        run: version,
+    },
+    Probe {
+        id: "a2a.streaming",
+        level: Level::Must,
+        spec: "A2A 0.3 §7.2; A2A 1.0 §3.1.2, §3.3.4",
+        title: "capabilities.streaming holds: declared, the stream method streams; not declared, it is refused (1.0: -32004)",
+        scope: Scope::Binding,
+        run: streaming,
+    },
+    Probe {
+        id: "a2a.push",
+        level: Level::Must,
+        spec: "A2A 0.3 §7.7, §8.2; A2A 1.0 §3.1.9, §3.3.4",
+        title: "capabilities.pushNotifications holds: declared, configs can be listed; not declared, refused (1.0: -32003)",
+        scope: Scope::Binding,
+        run: push,
+    },
+    Probe {
+        id: "a2a.extended-card",
+        level: Level::Must,
+        spec: "A2A 1.0 §3.1.11, §3.3.4",
+        title: "capabilities.extendedAgentCard holds: declared, the card or -32007; not declared, -32004",
+        scope: Scope::Binding,
+        run: extended_card,
+    },
+    Probe {
+        id: "dd.reply",
+        level: Level::Must,
+        spec: "Data Director: Transport and tracing, invariants 3, 4, 5, 12",
+        title: "with --dd: the task carries an AgentResult with its spans (agent) or an Envelope (harness)",
+        scope: Scope::Binding,
+        run: dd_reply,
+    },
+];
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+fn pass() -> Outcome {
+    Outcome::Pass(None)
+}
+
+/// "no answer: <transport error>".
+fn no_answer(e: &Error) -> Outcome {
+    Outcome::Violation(format!("no answer: {e}"))
+}
+
+/// The JSON-RPC error an answer must carry.
+fn expect_error(sent: &Sent, code: i64, name: &str) -> Outcome {
+    let answer = match sent {
+        Ok(a) => a,
+        Err(e) => return no_answer(e),
+    };
+    match answer.rpc_error() {
+        Some((c, _)) if c == code => pass(),
+        Some((c, m)) => Outcome::Violation(format!(
+            "expected error {code} ({name}); got error {c} ({}): {}",
+            quote(m.as_bytes()),
+            answer.describe()
+        )),
+        None => Outcome::Violation(format!(
+            "expected error {code} ({name}); got {}",
+            answer.describe()
+        )),
+    }
+}
+
+fn get_method(binding: Binding) -> &'static str {
+    match binding {
+        Binding::V03 => v03::GET_TASK,
+        Binding::V10 => v10::GET_TASK,
+    }
+}
+
+fn unknown_task_id() -> String {
+    format!("ddwire-check-no-such-task-{}", crate::contract::new_uuid7())
+}
+
+fn target(t: Option<&Target>) -> Result<&Target, Outcome> {
+    t.ok_or_else(|| Outcome::Skip("runs in a binding".into()))
+}
+
+/// The describe-the-JSON-type words for an id.
+fn id_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Null => "null",
+        _ => "neither a number nor a string",
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The card
+
+fn card_fetch(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+    let base = ctx.base.trim_end_matches('/');
+    let given_card = base.ends_with(CARD_PATH) || base.ends_with(LEGACY_CARD_PATH);
+    let urls: Vec<(String, bool)> = if given_card {
+        vec![(base.to_string(), base.ends_with(LEGACY_CARD_PATH))]
+    } else {
+        vec![
+            (format!("{base}{CARD_PATH}"), false),
+            (format!("{base}{LEGACY_CARD_PATH}"), true),
+        ]
+    };
+    let mut tried = Vec::new();
+    for (url, legacy) in urls {
+        let answer = match ctx.wire.get(&url) {
+            Ok(a) => a,
+            Err(e @ (Error::Connect { .. } | Error::Timeout { .. })) if tried.is_empty() => {
+                ctx.unreachable = Some(e);
+                return Outcome::Violation("nothing answered".into());
+            }
+            Err(e) => {
+                tried.push(format!("GET {url}: {e}"));
+                continue;
+            }
+        };
+        if answer.status == 404 {
+            tried.push(format!("GET {url}: {}", answer.describe()));
+            continue;
+        }
+        if answer.status != 200 {
+            return Outcome::Violation(format!("GET {url}: {}", answer.describe()));
+        }
+        return match answer.json() {
+            Some(value @ Value::Object(_)) => {
+                ctx.card = Some(Card {
+                    value,
+                    url,
+                    legacy_path: legacy,
+                });
+                pass()
+            }
+            _ => Outcome::Violation(format!(
+                "GET {url}: the body is not a JSON object: {}",
+                answer.describe()
+            )),
+        };
+    }
+    Outcome::Violation(tried.join("; "))
+}
+
+fn no_card() -> Outcome {
+    Outcome::Skip("no card was read".into())
+}
+
+fn card_location(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+    match &ctx.card {
+        None => no_card(),
+        Some(c) if c.legacy_path => Outcome::Violation(format!(
+            "the card was read from {} (the pre-0.3 path); clients of A2A 0.3 and 1.0 look for {CARD_PATH}",
+            c.url
+        )),
+        Some(_) => pass(),
+    }
+}
+
+fn card_fields(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+    let Some(card) = ctx.card_value() else {
+        return no_card();
+    };
+    let mut claimed = Vec::new();
+    let mut problems = Vec::new();
+    for binding in [Binding::V03, Binding::V10] {
+        if let Some(list) = card::generation_problems(card, binding) {
+            claimed.push(binding.version());
+            problems.extend(
+                list.into_iter()
+                    .map(|p| format!("as A2A {}: {p}", binding.version())),
+            );
+        }
+    }
+    if claimed.is_empty() {
+        return Outcome::Violation(
+            "the card is neither an A2A 0.3 card (it has no url) nor an A2A 1.0 card (it has no supportedInterfaces)"
+                .into(),
+        );
+    }
+    if problems.is_empty() {
+        Outcome::Pass(Some(format!("parses as A2A {}", claimed.join(" and "))))
+    } else {
+        Outcome::Violation(problems.join("; "))
+    }
+}
+
+fn card_interfaces(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+    let Some(card) = ctx.card_value().cloned() else {
+        return no_card();
+    };
+    let mut problems = Vec::new();
+    let jsonrpc: Vec<String> = [Binding::V03, Binding::V10]
+        .into_iter()
+        .filter_map(|b| card::jsonrpc_url(&card, b))
+        .collect();
+    if jsonrpc.is_empty() {
+        problems.push(
+            "the card declares no JSON-RPC interface (ddwire check speaks JSON-RPC only)".into(),
+        );
+    }
+    let mut reached: Vec<String> = Vec::new();
+    for (at, url) in card::interface_urls(&card) {
+        match card::host_of(&url) {
+            Ok(host) if card::is_bind_all(host) => problems.push(format!(
+                "{at} {url} advertises the bind-all address {host}, which no client can reach"
+            )),
+            Ok(_) => {}
+            Err(why) if jsonrpc.contains(&url) => problems.push(format!("{at} {url}: {why}")),
+            Err(_) => {}
+        }
+        if !jsonrpc.contains(&url) || reached.contains(&url) {
+            continue;
+        }
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            problems.push(format!("{at} {url} is not an http(s) URL"));
+            continue;
+        }
+        // Any HTTP answer proves the address is served (a JSON-RPC endpoint answers GET
+        // with 405 or the like).
+        match ctx.wire.get(&url) {
+            Ok(_) => reached.push(url),
+            Err(e) => problems.push(format!("{at} {url} is not reachable: {e}")),
+        }
+    }
+    if problems.is_empty() {
+        pass()
+    } else {
+        Outcome::Violation(problems.join("; "))
+    }
+}
+
+fn card_dd(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+    if !ctx.dd {
+        return Outcome::Skip("--dd not given".into());
+    }
+    let Some(card) = ctx.card_value() else {
+        return no_card();
+    };
+    match card::described(card) {
+        Described::Agent(description) => {
+            let required = card
+                .get("capabilities")
+                .and_then(|c| c.get("extensions"))
+                .and_then(Value::as_array)
+                .and_then(|l| {
+                    l.iter()
+                        .find(|e| e.get("uri").and_then(Value::as_str) == Some(EXTENSION_URI))
+                })
+                .and_then(|e| e.get("required"))
+                .and_then(Value::as_bool)
+                == Some(true);
+            match AgentSpec::from_description(&description) {
+                Err(e) => Outcome::Violation(format!("the agent's description is refused: {e}")),
+                Ok(_) if !required => Outcome::Violation(format!(
+                    "the extension {EXTENSION_URI} is not marked \"required\": true"
+                )),
+                Ok(spec) => Outcome::Pass(Some(format!(
+                    "agent {} {} (contract {})",
+                    spec.agent_id, spec.version, spec.contract_version
+                ))),
+            }
+        }
+        Described::Harness(list) => {
+            let mut ids = Vec::new();
+            let mut problems = Vec::new();
+            for (i, description) in list.iter().enumerate() {
+                match AgentSpec::from_description(description) {
+                    Ok(spec) => ids.push(spec.agent_id),
+                    Err(e) => problems.push(format!("manifest agents[{i}]: {e}")),
+                }
+            }
+            if !problems.is_empty() {
+                Outcome::Violation(problems.join("; "))
+            } else {
+                Outcome::Pass(Some(format!("a harness serving [{}]", ids.join(", "))))
+            }
+        }
+        Described::Neither => Outcome::Violation(format!(
+            "the card declares neither the agent-spec extension {EXTENSION_URI} nor the manifest extension {}",
+            crate::wire::a2a::card::MANIFEST_EXTENSION_URI
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON-RPC strictness
+
+/// Not JSON: the spec's own example of a parse error (JSON-RPC 2.0 §7).
+const NOT_JSON: &[u8] = br#"{"jsonrpc": "2.0", "method": "foobar", "params": "bar", "baz]"#;
+
+fn parse_error(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let sent = ctx.wire.post(&t.url, t.binding, NOT_JSON.to_vec(), &[]);
+    expect_error(&sent, jsonrpc::PARSE_ERROR, "Parse error")
+}
+
+fn error_id_null(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let answer = match ctx.wire.post(&t.url, t.binding, NOT_JSON.to_vec(), &[]) {
+        Ok(a) => a,
+        Err(e) => return no_answer(&e),
+    };
+    match answer.json() {
+        Some(doc) if doc.get("error").is_some() => match doc.get("id") {
+            Some(Value::Null) => pass(),
+            Some(other) => Outcome::Violation(format!(
+                "the parse error carries \"id\": {other}, not null: {}",
+                answer.describe()
+            )),
+            None => Outcome::Violation(format!(
+                "the parse error has no \"id\" member (it must be null): {}",
+                answer.describe()
+            )),
+        },
+        _ => Outcome::Violation(format!(
+            "expected a JSON-RPC error object; got {}",
+            answer.describe()
+        )),
+    }
+}
+
+fn invalid_request(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let body = json!({"jsonrpc": "2.0", "id": fresh_id(), "method": 1, "params": {}});
+    let sent = ctx
+        .wire
+        .post(&t.url, t.binding, body.to_string().into_bytes(), &[]);
+    expect_error(&sent, jsonrpc::INVALID_REQUEST, "Invalid Request")
+}
+
+fn method_not_found(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let sent = ctx.wire.call(
+        &t.url,
+        t.binding,
+        &fresh_id(),
+        "ddwire.check/no-such-method",
+        json!({}),
+    );
+    expect_error(&sent, jsonrpc::METHOD_NOT_FOUND, "Method not found")
+}
+
+fn invalid_params(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let sent = ctx.wire.call(
+        &t.url,
+        t.binding,
+        &fresh_id(),
+        get_method(t.binding),
+        json!({}),
+    );
+    expect_error(&sent, jsonrpc::INVALID_PARAMS, "Invalid params")
+}
+
+fn id_echo(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let mut problems = Vec::new();
+    for id in [json!(7), json!("7")] {
+        let params = json!({ "id": unknown_task_id() });
+        let answer = match ctx
+            .wire
+            .call(&t.url, t.binding, &id, get_method(t.binding), params)
+        {
+            Ok(a) => a,
+            Err(e) => return no_answer(&e),
+        };
+        match answer.json().as_ref().and_then(|d| d.get("id")) {
+            Some(got) if *got == id => {}
+            Some(got) => problems.push(format!(
+                "sent id {id} ({}), got id {got} ({}): {}",
+                id_kind(&id),
+                id_kind(got),
+                answer.describe()
+            )),
+            None => problems.push(format!("sent id {id}, got no id: {}", answer.describe())),
+        }
+    }
+    if problems.is_empty() {
+        pass()
+    } else {
+        Outcome::Violation(problems.join("; "))
+    }
+}
+
+fn notification(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    // A harmless call: getting a task that does not exist.
+    let body = json!({"jsonrpc": "2.0", "method": get_method(t.binding), "params": {"id": unknown_task_id()}});
+    match ctx
+        .wire
+        .post(&t.url, t.binding, body.to_string().into_bytes(), &[])
+    {
+        Err(e) => no_answer(&e),
+        Ok(a) if a.body.iter().all(u8::is_ascii_whitespace) && a.status < 300 => pass(),
+        Ok(a) => Outcome::Violation(format!("the notification was answered: {}", a.describe())),
+    }
+}
+
+fn batch(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let ids = [fresh_id(), fresh_id()];
+    let method = get_method(t.binding);
+    let body = Value::Array(
+        ids.iter()
+            .map(|id| jsonrpc::request(id, method, json!({ "id": unknown_task_id() })))
+            .collect(),
+    );
+    let answer = match ctx
+        .wire
+        .post(&t.url, t.binding, body.to_string().into_bytes(), &[])
+    {
+        Ok(a) => a,
+        Err(e) => return no_answer(&e),
+    };
+    match answer.json() {
+        Some(Value::Array(items)) => {
+            let mut answered: Vec<&Value> = items.iter().filter_map(|i| i.get("id")).collect();
+            let complete = items.len() == ids.len()
+                && items.iter().all(|i| {
+                    i.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+                        && (i.get("result").is_some() || i.get("error").is_some())
+                })
+                && ids.iter().all(|id| {
+                    answered
+                        .iter()
+                        .position(|a| *a == id)
+                        .map(|p| answered.remove(p))
+                        .is_some()
+                });
+            if complete {
+                pass()
+            } else {
+                Outcome::Violation(format!(
+                    "expected an array of {} responses answering ids {} and {}; got {}",
+                    ids.len(),
+                    ids[0],
+                    ids[1],
+                    answer.describe()
+                ))
+            }
+        }
+        Some(doc) => match rpc_error_of(&doc) {
+            Some((code, message)) => Outcome::Pass(Some(format!(
+                "refused: error {code} ({})",
+                quote(message.as_bytes())
+            ))),
+            None => Outcome::Violation(format!(
+                "expected an array of responses or a JSON-RPC error; got {}",
+                answer.describe()
+            )),
+        },
+        None => Outcome::Violation(format!(
+            "expected an array of responses or a JSON-RPC error; got {}",
+            answer.describe()
+        )),
+    }
+}
+
+/// The body size of `jsonrpc.oversize`: twice ddwire's limit, under common proxy limits.
+pub(crate) const OVERSIZE_BYTES: usize = 8 * 1024 * 1024;
+
+/// A JSON-RPC request of `size` bytes for an unknown method, so that a server without a
+/// limit answers -32601 and runs nothing.
+pub(crate) fn oversize_body(size: usize) -> Vec<u8> {
+    let head = format!(
+        r#"{{"jsonrpc":"2.0","id":{},"method":"ddwire.check/oversize","params":{{"padding":""#,
+        fresh_id()
+    );
+    let tail = br#""}}"#;
+    let mut body = Vec::with_capacity(size);
+    body.extend_from_slice(head.as_bytes());
+    body.resize(size.saturating_sub(tail.len()).max(body.len()), b'x');
+    body.extend_from_slice(tail);
+    body
+}
+
+fn oversize(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let body = oversize_body(OVERSIZE_BYTES);
+    match ctx.wire.post(&t.url, t.binding, body, &[]) {
+        Err(Error::Timeout { after, .. }) => Outcome::Violation(format!(
+            "no answer to an 8 MiB request within {:.1} s: the server hangs on it",
+            after.as_secs_f64()
+        )),
+        Err(e) => Outcome::Violation(format!(
+            "the connection ended without an answer to an 8 MiB request: {e}"
+        )),
+        Ok(a) if a.status == 413 => pass(),
+        Ok(a) if a.status >= 400 => Outcome::Pass(Some(format!("refused with {}", a.describe()))),
+        Ok(a) => match a.rpc_error() {
+            Some((code, message)) => Outcome::Pass(Some(format!(
+                "answered with error {code} ({})",
+                quote(message.as_bytes())
+            ))),
+            None => Outcome::Violation(format!(
+                "expected HTTP 413 or a JSON-RPC error; got {}",
+                a.describe()
+            )),
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A2A behaviour
+
+/// The message to send: the user's, or the built-in one for this card; fresh ids each time.
+fn message_to_send(ctx: &Ctx) -> (Message, Option<String>) {
+    let (mut message, note) = match (&ctx.message, ctx.card_value()) {
+        (Some(m), _) => (m.clone(), None),
+        (None, Some(card)) => card::builtin_message(card),
+        (None, None) => card::builtin_message(&Value::Null),
+    };
+    message.message_id = crate::contract::new_uuid7();
+    (message, note)
+}
+
+/// Check the shape of a decoded task beyond what the codec requires.
+fn task_problems(task: &Task) -> Vec<String> {
+    let mut problems = Vec::new();
+    if task.id.is_empty() {
+        problems.push("the task has no id".to_string());
+    }
+    if task.context_id.is_empty() {
+        problems.push("the task has no contextId".to_string());
+    }
+    problems
+}
+
+fn send(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    ctx.sent.retain(|(b, _)| *b != t.binding);
+    ctx.sent.push((t.binding, None));
+    let (message, note) = message_to_send(ctx);
+    let params = SendParams {
+        message,
+        configuration: None,
+        metadata: None,
+    };
+    let (method, params) = match t.binding {
+        Binding::V03 => (v03::SEND, v03::encode_send_params(&params)),
+        Binding::V10 => (v10::SEND, v10::encode_send_params(&params)),
+    };
+    let id = fresh_id();
+    let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
+        Ok(a) => a,
+        Err(e) => return no_answer(&e),
+    };
+    let with_note = |text: String| match &note {
+        Some(n) => format!("{text} ({n})"),
+        None => text,
+    };
+    let Some(doc) = answer.json() else {
+        return Outcome::Violation(with_note(format!(
+            "expected a JSON-RPC response; got {}",
+            answer.describe()
+        )));
+    };
+    if let Some((code, message)) = rpc_error_of(&doc) {
+        return Outcome::Violation(with_note(format!(
+            "the send was refused with error {code} ({}): {}",
+            quote(message.as_bytes()),
+            answer.describe()
+        )));
+    }
+    if doc.get("id") != Some(&id) {
+        return Outcome::Violation(format!(
+            "the response does not answer id {id}: {}",
+            answer.describe()
+        ));
+    }
+    let Some(result) = doc.get("result").cloned() else {
+        return Outcome::Violation(format!(
+            "the response has neither result nor error: {}",
+            answer.describe()
+        ));
+    };
+    let decoded = match t.binding {
+        Binding::V03 => v03::decode_result(result),
+        Binding::V10 => v10::decode_result(result),
+    };
+    match decoded {
+        Err(e) => Outcome::Violation(format!(
+            "the result is not an A2A {} task or message: {e}: {}",
+            t.binding.version(),
+            answer.describe()
+        )),
+        Ok(SendResult::Message(m)) => {
+            if m.parts.is_empty() {
+                return Outcome::Violation(format!(
+                    "the message result has no parts: {}",
+                    answer.describe()
+                ));
+            }
+            Outcome::Pass(Some(with_note("a message".into())))
+        }
+        Ok(SendResult::Task(task)) => {
+            let problems = task_problems(&task);
+            if !problems.is_empty() {
+                return Outcome::Violation(format!(
+                    "{}: {}",
+                    problems.join("; "),
+                    answer.describe()
+                ));
+            }
+            let state = format!("a task, {:?}", task.status.state).to_lowercase();
+            let detail = match (task.status.state, task.failure_detail()) {
+                (TaskState::Failed | TaskState::Rejected, Some(why)) => {
+                    format!("{state}: {}", quote(why.as_bytes()))
+                }
+                _ => state,
+            };
+            if let Some(slot) = ctx.sent.iter_mut().find(|(b, _)| *b == t.binding) {
+                slot.1 = Some(task);
+            }
+            Outcome::Pass(Some(with_note(detail)))
+        }
+    }
+}
+
+fn no_task(ctx: &Ctx, binding: Binding) -> Outcome {
+    let sent = ctx.sent.iter().any(|(b, _)| *b == binding);
+    Outcome::Skip(if sent {
+        "a2a.send returned no task".into()
+    } else {
+        "a2a.send did not run".into()
+    })
+}
+
+fn get_task(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let Some(task) = ctx.sent_task(t.binding).cloned() else {
+        return no_task(ctx, t.binding);
+    };
+    let answer = match ctx.wire.call(
+        &t.url,
+        t.binding,
+        &fresh_id(),
+        get_method(t.binding),
+        json!({ "id": task.id }),
+    ) {
+        Ok(a) => a,
+        Err(e) => return no_answer(&e),
+    };
+    let doc = answer.json().unwrap_or(Value::Null);
+    if let Some((code, message)) = rpc_error_of(&doc) {
+        return Outcome::Violation(format!(
+            "getting task {} was refused with error {code} ({}): {}",
+            task.id,
+            quote(message.as_bytes()),
+            answer.describe()
+        ));
+    }
+    let Some(result) = doc.get("result").cloned() else {
+        return Outcome::Violation(format!("expected a task; got {}", answer.describe()));
+    };
+    let decoded = match t.binding {
+        Binding::V03 => v03::decode_task(result),
+        Binding::V10 => v10::decode_task(result),
+    };
+    match decoded {
+        Err(e) => Outcome::Violation(format!(
+            "the result is not an A2A {} task: {e}: {}",
+            t.binding.version(),
+            answer.describe()
+        )),
+        Ok(got) if got.id != task.id || got.context_id != task.context_id => {
+            Outcome::Violation(format!(
+                "asked for task {} (context {}); got task {} (context {})",
+                task.id, task.context_id, got.id, got.context_id
+            ))
+        }
+        Ok(got) if got.status.state != task.status.state && task.status.state.is_terminal() => {
+            Outcome::Violation(format!(
+                "the send returned the task {:?}; getting it says {:?}",
+                task.status.state, got.status.state
+            ))
+        }
+        Ok(_) => pass(),
+    }
+}
+
+fn task_not_found(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let sent = ctx.wire.call(
+        &t.url,
+        t.binding,
+        &fresh_id(),
+        get_method(t.binding),
+        json!({ "id": unknown_task_id() }),
+    );
+    expect_error(&sent, jsonrpc::TASK_NOT_FOUND, "TaskNotFoundError")
+}
+
+fn version(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    if t.binding == Binding::V03 {
+        return Outcome::Skip("A2A 0.3 has no version negotiation".into());
+    }
+    let body = jsonrpc::request(
+        &fresh_id(),
+        v10::GET_TASK,
+        json!({ "id": unknown_task_id() }),
+    );
+    let sent = ctx.wire.post(
+        &t.url,
+        t.binding,
+        body.to_string().into_bytes(),
+        &[("A2A-Version", "99.0")],
+    );
+    expect_error(
+        &sent,
+        jsonrpc::VERSION_NOT_SUPPORTED,
+        "VersionNotSupportedError",
+    )
+}
+
+/// The JSON-RPC responses an answer holds: the events of a stream, or the one body.
+fn responses(answer: &Answer) -> Vec<Result<Value, String>> {
+    if answer.is_event_stream() {
+        sse_data(&answer.body)
+            .into_iter()
+            .map(|d| {
+                crate::json::parse(d.as_bytes(), crate::json::Limits::DEFAULT)
+                    .map_err(|_| d.clone())
+            })
+            .collect()
+    } else {
+        vec![answer.json().ok_or_else(|| quote(&answer.body))]
+    }
+}
+
+fn streaming(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let declared = ctx
+        .card_value()
+        .is_some_and(|c| card::capability(c, "streaming"));
+    let (message, _) = message_to_send(ctx);
+    let params = SendParams {
+        message,
+        configuration: None,
+        metadata: None,
+    };
+    let (method, params) = match t.binding {
+        Binding::V03 => (v03::STREAM, v03::encode_send_params(&params)),
+        Binding::V10 => (v10::STREAM, v10::encode_send_params(&params)),
+    };
+    let id = fresh_id();
+    let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
+        Ok(a) => a,
+        Err(e) => return no_answer(&e),
+    };
+    let events = responses(&answer);
+    let refusal = events
+        .iter()
+        .filter_map(|e| e.as_ref().ok())
+        .find_map(rpc_error_of);
+    if declared {
+        if let Some((code, message)) = refusal {
+            return Outcome::Violation(format!(
+                "the card declares capabilities.streaming: true, but {method} was refused with error {code} ({}): {}",
+                quote(message.as_bytes()),
+                answer.describe()
+            ));
+        }
+        if !answer.is_event_stream() {
+            return Outcome::Violation(format!(
+                "the card declares capabilities.streaming: true, but {method} did not answer with text/event-stream: {}",
+                answer.describe()
+            ));
+        }
+        let good = events.iter().all(|e| {
+            e.as_ref()
+                .is_ok_and(|v| v.get("id") == Some(&id) && v.get("result").is_some())
+        });
+        return if !events.is_empty() && good {
+            Outcome::Pass(Some(format!("{} events", events.len())))
+        } else {
+            Outcome::Violation(format!(
+                "expected a stream of JSON-RPC responses to id {id}; got {}",
+                answer.describe()
+            ))
+        };
+    }
+    match (t.binding, refusal) {
+        (Binding::V10, Some((jsonrpc::UNSUPPORTED_OPERATION, _))) => pass(),
+        (Binding::V10, Some((code, message))) => Outcome::Violation(format!(
+            "streaming is not declared, so {method} must get -32004 (UnsupportedOperationError); got error {code} ({})",
+            quote(message.as_bytes())
+        )),
+        (Binding::V03, Some((code, message))) => Outcome::Pass(Some(format!(
+            "refused with error {code} ({})",
+            quote(message.as_bytes())
+        ))),
+        (Binding::V10, None) => Outcome::Violation(format!(
+            "streaming is not declared, so {method} must get -32004 (UnsupportedOperationError); got {}",
+            answer.describe()
+        )),
+        (Binding::V03, None) => Outcome::Pass(Some(format!(
+            "not declared, but {method} answered: {}",
+            answer.describe()
+        ))),
+    }
+}
+
+fn push(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    let declared = ctx
+        .card_value()
+        .is_some_and(|c| card::capability(c, "pushNotifications"));
+    let task_id = ctx
+        .sent_task(t.binding)
+        .map(|task| task.id.clone())
+        .unwrap_or_else(unknown_task_id);
+    let (method, params) = match t.binding {
+        Binding::V03 => (
+            "tasks/pushNotificationConfig/list",
+            json!({ "id": task_id }),
+        ),
+        Binding::V10 => (
+            "ListTaskPushNotificationConfigs",
+            json!({ "taskId": task_id }),
+        ),
+    };
+    let answer = match ctx
+        .wire
+        .call(&t.url, t.binding, &fresh_id(), method, params)
+    {
+        Ok(a) => a,
+        Err(e) => return no_answer(&e),
+    };
+    let error = answer.rpc_error();
+    if declared {
+        return match error {
+            Some((code, message))
+                if [
+                    jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
+                    jsonrpc::UNSUPPORTED_OPERATION,
+                    jsonrpc::METHOD_NOT_FOUND,
+                ]
+                .contains(&code) =>
+            {
+                Outcome::Violation(format!(
+                    "the card declares capabilities.pushNotifications: true, but {method} was refused with error {code} ({})",
+                    quote(message.as_bytes())
+                ))
+            }
+            _ if answer.json().is_none() => Outcome::Violation(format!(
+                "expected a JSON-RPC response; got {}",
+                answer.describe()
+            )),
+            _ => pass(),
+        };
+    }
+    match (t.binding, error) {
+        (_, Some((jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED, _))) => pass(),
+        (Binding::V03, Some((code, message))) => Outcome::Pass(Some(format!(
+            "refused with error {code} ({}); A2A 0.3 §8.2 names -32003",
+            quote(message.as_bytes())
+        ))),
+        (Binding::V10, _) => Outcome::Violation(format!(
+            "push notifications are not declared, so {method} must get -32003 (PushNotificationNotSupportedError); got {}",
+            answer.describe()
+        )),
+        (Binding::V03, None) => Outcome::Violation(format!(
+            "push notifications are not declared, but {method} was not refused: {}",
+            answer.describe()
+        )),
+    }
+}
+
+fn extended_card(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    if t.binding == Binding::V03 {
+        return Outcome::Skip("A2A 0.3 names no code for an undeclared extended card".into());
+    }
+    let declared = ctx
+        .card_value()
+        .is_some_and(|c| card::capability(c, "extendedAgentCard"));
+    let answer = match ctx.wire.call(
+        &t.url,
+        t.binding,
+        &fresh_id(),
+        "GetExtendedAgentCard",
+        json!({}),
+    ) {
+        Ok(a) => a,
+        Err(e) => return no_answer(&e),
+    };
+    let doc = answer.json().unwrap_or(Value::Null);
+    match (declared, rpc_error_of(&doc)) {
+        (false, Some((jsonrpc::UNSUPPORTED_OPERATION, _))) => pass(),
+        (false, _) => Outcome::Violation(format!(
+            "capabilities.extendedAgentCard is not declared, so GetExtendedAgentCard must get -32004 (UnsupportedOperationError); got {}",
+            answer.describe()
+        )),
+        (true, Some((jsonrpc::EXTENDED_CARD_NOT_CONFIGURED, _))) => {
+            Outcome::Pass(Some("declared but not configured (-32007)".into()))
+        }
+        (true, Some((jsonrpc::UNSUPPORTED_OPERATION, _))) => Outcome::Violation(format!(
+            "the card declares capabilities.extendedAgentCard: true, but GetExtendedAgentCard was refused: {}",
+            answer.describe()
+        )),
+        (true, Some(_)) => pass(), // e.g. an authentication error: the card is behind it
+        (true, None) if doc.get("result").is_some_and(Value::is_object) => pass(),
+        (true, None) => {
+            Outcome::Violation(format!("expected an agent card; got {}", answer.describe()))
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The Data Director reply
+
+fn dd_reply(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
+    let t = match target(t) {
+        Ok(t) => t,
+        Err(o) => return o,
+    };
+    if !ctx.dd {
+        return Outcome::Skip("--dd not given".into());
+    }
+    let harness = match ctx.card_value().map(card::described) {
+        Some(Described::Agent(_)) => false,
+        Some(Described::Harness(_)) => true,
+        _ => return Outcome::Skip("the card declares no Data Director extension".into()),
+    };
+    let Some(task) = ctx.sent_task(t.binding) else {
+        return no_task(ctx, t.binding);
+    };
+    if task.status.state != TaskState::Completed {
+        return Outcome::Violation(format!(
+            "the task ended {:?}{}",
+            task.status.state,
+            task.failure_detail()
+                .map(|d| format!(": {}", quote(d.as_bytes())))
+                .unwrap_or_default()
+        ));
+    }
+    let name = if harness {
+        artifact::ENVELOPE
+    } else {
+        artifact::AGENT_RESULT
+    };
+    let named = task.artifacts_named(name);
+    let [one] = named.as_slice() else {
+        return Outcome::Violation(format!(
+            "expected exactly one {name:?} artifact; the task has {}",
+            named.len()
+        ));
+    };
+    let data: Vec<&Value> = one
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            crate::wire::a2a::model::Part::Data { data, .. } => Some(data),
+            _ => None,
+        })
+        .collect();
+    let [data] = data.as_slice() else {
+        return Outcome::Violation(format!(
+            "the {name:?} artifact must hold exactly one data part; it holds {}",
+            data.len()
+        ));
+    };
+    if harness {
+        return match crate::contract::validate::validate_envelope(data) {
+            Ok(()) => Outcome::Pass(Some(format!(
+                "an envelope, {}",
+                data.get("outcome")
+                    .and_then(|o| o.get("status"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+            ))),
+            Err(e) => Outcome::Violation(e.to_string()),
+        };
+    }
+    let result = match data.get("result") {
+        Some(r) => crate::contract::AgentResult::from_document(r),
+        None => return Outcome::Violation("the agent-result data part has no \"result\"".into()),
+    };
+    if let Err(e) = result {
+        return Outcome::Violation(e.to_string());
+    }
+    let Some(spans) = data.get("spans").and_then(Value::as_array) else {
+        return Outcome::Violation(
+            "the agent-result data part has no \"spans\" list (spans travel inline, as JSON strings)"
+                .into(),
+        );
+    };
+    for (i, span) in spans.iter().enumerate() {
+        let Some(text) = span.as_str() else {
+            return Outcome::Violation(format!(
+                "spans[{i}] is not a string (a span crosses the wire as the JSON text the SDK wrote)"
+            ));
+        };
+        if let Err(e) = crate::trace::from_json(text) {
+            return Outcome::Violation(format!("spans[{i}] is not span JSON: {e}"));
+        }
+    }
+    Outcome::Pass(Some(format!("an AgentResult with {} spans", spans.len())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_probe_has_a_unique_dotted_id_a_spec_and_a_title() {
+        let mut ids: Vec<&str> = PROBES.iter().map(|p| p.id).collect();
+        for p in PROBES {
+            assert!(
+                p.id.contains('.') && !p.spec.is_empty() && !p.title.is_empty(),
+                "{}",
+                p.id
+            );
+        }
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), PROBES.len());
+        // Card probes run before any binding's, so the card is read first.
+        let first_binding = PROBES
+            .iter()
+            .position(|p| p.scope == Scope::Binding)
+            .unwrap();
+        assert!(
+            PROBES[first_binding..]
+                .iter()
+                .all(|p| p.scope == Scope::Binding)
+        );
+        assert_eq!(PROBES[0].id, "card.fetch");
+    }
+
+    #[test]
+    fn the_oversize_body_is_json_of_the_stated_size() {
+        for size in [1024, OVERSIZE_BYTES] {
+            let body = oversize_body(size);
+            assert_eq!(body.len(), size);
+            let doc: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(doc["method"], "ddwire.check/oversize");
+        }
+    }
+}

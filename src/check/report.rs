@@ -1,0 +1,435 @@
+//! A check's results, and the three ways to print them: a readable report, JSON, and JUnit
+//! XML (the schema Jenkins, GitLab and GitHub Actions' test reporters read: `testsuites` /
+//! `testsuite` / `testcase` with `failure`, `skipped` and `system-out`).
+
+use super::probes::Level;
+use crate::wire::a2a::Binding;
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// How one probe ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The endpoint did what the probe checks.
+    Pass,
+    /// It broke a SHOULD or a strictness rule the mainstream SDKs break too.
+    Warn,
+    /// It broke a MUST (or a SHOULD, under `--strict`).
+    Fail,
+    /// The probe did not apply, or could not run because an earlier one failed.
+    Skip,
+}
+
+impl Status {
+    /// `PASS`, `WARN`, `FAIL`, `SKIP`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Warn => "WARN",
+            Status::Fail => "FAIL",
+            Status::Skip => "SKIP",
+        }
+    }
+}
+
+/// The result of one probe.
+#[derive(Clone, Debug)]
+pub struct ProbeResult {
+    /// The probe's id, e.g. `jsonrpc.parse-error`.
+    pub id: &'static str,
+    /// The binding it ran in, for the probes that run once per binding.
+    pub binding: Option<Binding>,
+    pub level: Level,
+    /// The section of A2A 0.3 / 1.0 or JSON-RPC 2.0 it checks.
+    pub spec: &'static str,
+    /// What it checks, in one line.
+    pub title: &'static str,
+    pub status: Status,
+    /// What came back when it did not pass, why it was skipped, or a note on a pass.
+    pub detail: Option<String>,
+    /// The time the probe took, requests included.
+    pub latency: Duration,
+}
+
+impl ProbeResult {
+    /// The id with its binding: `jsonrpc.parse-error [1.0]`.
+    pub fn name(&self) -> String {
+        match self.binding {
+            Some(b) => format!("{} [{}]", self.id, b.version()),
+            None => self.id.to_string(),
+        }
+    }
+
+    fn group(&self) -> &str {
+        self.id.split('.').next().unwrap_or(self.id)
+    }
+}
+
+/// Everything a check found.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The URL checked.
+    pub url: String,
+    /// Where the card was read, if it was.
+    pub card_url: Option<String>,
+    /// The bindings the binding probes ran in.
+    pub bindings: Vec<Binding>,
+    /// What the check could not probe, and why (a binding the card does not declare).
+    pub notes: Vec<String>,
+    /// Whether warnings count as failures.
+    pub strict: bool,
+    pub results: Vec<ProbeResult>,
+    /// The whole check's wall time.
+    pub elapsed: Duration,
+}
+
+/// Counts of each status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub passed: usize,
+    pub warned: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+impl Report {
+    /// How many probes ended each way.
+    pub fn tally(&self) -> Tally {
+        let mut t = Tally::default();
+        for r in &self.results {
+            match r.status {
+                Status::Pass => t.passed += 1,
+                Status::Warn => t.warned += 1,
+                Status::Fail => t.failed += 1,
+                Status::Skip => t.skipped += 1,
+            }
+        }
+        t
+    }
+
+    /// Whether the endpoint passed: no failure (warnings are failures under `--strict`,
+    /// where the probes already report them as such).
+    pub fn passed(&self) -> bool {
+        self.tally().failed == 0
+    }
+
+    /// The process exit code: 0 passed, 1 a probe failed.
+    pub fn exit_code(&self) -> i32 {
+        if self.passed() { 0 } else { 1 }
+    }
+
+    /// One line: `18 passed, 2 warnings, 0 failed, 3 skipped in 41.2 ms: PASSED`.
+    pub fn summary(&self) -> String {
+        let t = self.tally();
+        format!(
+            "{} passed, {} warning{}, {} failed, {} skipped in {:.1} ms: {}",
+            t.passed,
+            t.warned,
+            if t.warned == 1 { "" } else { "s" },
+            t.failed,
+            t.skipped,
+            ms(self.elapsed),
+            if self.passed() { "PASSED" } else { "FAILED" }
+        )
+    }
+
+    /// The readable report: one line per probe, the detail of each that did not pass
+    /// indented under it, the summary last.
+    pub fn text(&self) -> String {
+        let mut out = format!("ddwire check {}\n", self.url);
+        if let Some(card) = &self.card_url {
+            let bindings: Vec<&str> = self.bindings.iter().map(|b| b.version()).collect();
+            let _ = writeln!(
+                out,
+                "card {card}; bindings probed: {}{}",
+                if bindings.is_empty() {
+                    "none".to_string()
+                } else {
+                    bindings.join(", ")
+                },
+                if self.strict { "; strict" } else { "" }
+            );
+        }
+        for note in &self.notes {
+            let _ = writeln!(out, "note: {note}");
+        }
+        out.push('\n');
+        let width = self
+            .results
+            .iter()
+            .map(|r| r.name().chars().count())
+            .max()
+            .unwrap_or(0);
+        for r in &self.results {
+            let _ = writeln!(
+                out,
+                "{}  {:<width$}  {:>9.1} ms  {} {}",
+                r.status.label(),
+                r.name(),
+                ms(r.latency),
+                r.level.label(),
+                r.spec,
+            );
+            match (r.status, &r.detail) {
+                (Status::Warn | Status::Fail, detail) => {
+                    let _ = writeln!(out, "      rule:  {}", r.title);
+                    let _ = writeln!(out, "      found: {}", detail.as_deref().unwrap_or("?"));
+                }
+                (Status::Pass, Some(note)) => {
+                    let _ = writeln!(out, "      note: {note}");
+                }
+                (Status::Skip, Some(why)) => {
+                    let _ = writeln!(out, "      skipped: {why}");
+                }
+                _ => {}
+            }
+        }
+        let _ = writeln!(out, "\n{}", self.summary());
+        out
+    }
+
+    /// The report as JSON: the target, the summary, and every probe.
+    pub fn json(&self) -> Value {
+        let t = self.tally();
+        let probes: Vec<Value> = self
+            .results
+            .iter()
+            .map(|r| {
+                json!({
+                    "id": r.id,
+                    "binding": r.binding.map(Binding::version),
+                    "level": r.level.label(),
+                    "spec": r.spec,
+                    "title": r.title,
+                    "status": r.status.label().to_ascii_lowercase(),
+                    "detail": r.detail,
+                    "latency_ms": ms(r.latency),
+                })
+            })
+            .collect();
+        json!({
+            "url": self.url,
+            "card_url": self.card_url,
+            "bindings": self.bindings.iter().map(|b| b.version()).collect::<Vec<_>>(),
+            "notes": self.notes,
+            "strict": self.strict,
+            "passed": self.passed(),
+            "exit_code": self.exit_code(),
+            "summary": {"passed": t.passed, "warned": t.warned, "failed": t.failed, "skipped": t.skipped},
+            "elapsed_ms": ms(self.elapsed),
+            "probes": probes,
+        })
+    }
+
+    /// The report as JUnit XML: one `testsuite`, one `testcase` per probe (`classname`
+    /// `ddwire.check.<group>`), a `failure` for each failed probe, `skipped` for each
+    /// skipped one, and each warning in the test case's `system-out`.
+    pub fn junit(&self) -> String {
+        let t = self.tally();
+        let secs = |d: Duration| format!("{:.6}", d.as_secs_f64());
+        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let _ = writeln!(
+            out,
+            "<testsuites name=\"ddwire check\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">",
+            self.results.len(),
+            t.failed,
+            t.skipped,
+            secs(self.elapsed)
+        );
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\" timestamp=\"{}\">",
+            xml(&format!("ddwire check {}", self.url)),
+            self.results.len(),
+            t.failed,
+            t.skipped,
+            secs(self.elapsed),
+            xml(crate::time::now_rfc3339().trim_end_matches('Z')),
+        );
+        out.push_str("    <properties>\n");
+        let properties = [
+            ("url", self.url.clone()),
+            ("card", self.card_url.clone().unwrap_or_default()),
+            (
+                "bindings",
+                self.bindings
+                    .iter()
+                    .map(|b| b.version())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            ("strict", self.strict.to_string()),
+        ];
+        for (name, value) in properties {
+            let _ = writeln!(
+                out,
+                "      <property name=\"{name}\" value=\"{}\"/>",
+                xml(&value)
+            );
+        }
+        out.push_str("    </properties>\n");
+        for r in &self.results {
+            let open = format!(
+                "    <testcase classname=\"ddwire.check.{}\" name=\"{}\" time=\"{}\"",
+                xml(r.group()),
+                xml(&r.name()),
+                secs(r.latency)
+            );
+            let detail = r.detail.as_deref().unwrap_or("");
+            match r.status {
+                Status::Pass if detail.is_empty() => {
+                    let _ = writeln!(out, "{open}/>");
+                }
+                Status::Pass => {
+                    let _ = writeln!(
+                        out,
+                        "{open}>\n      <system-out>{}</system-out>\n    </testcase>",
+                        xml(&format!("note: {detail}"))
+                    );
+                }
+                Status::Warn => {
+                    let _ = writeln!(
+                        out,
+                        "{open}>\n      <system-out>{}</system-out>\n    </testcase>",
+                        xml(&format!(
+                            "WARNING ({} {}): {}: {detail}",
+                            r.level.label(),
+                            r.spec,
+                            r.title
+                        ))
+                    );
+                }
+                Status::Fail => {
+                    let message = format!("{} {}: {}", r.level.label(), r.spec, r.title);
+                    let _ = writeln!(
+                        out,
+                        "{open}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                        xml(&message),
+                        r.level.label(),
+                        xml(&format!("{message}: {detail}"))
+                    );
+                }
+                Status::Skip => {
+                    let _ = writeln!(
+                        out,
+                        "{open}>\n      <skipped message=\"{}\"/>\n    </testcase>",
+                        xml(detail)
+                    );
+                }
+            }
+        }
+        out.push_str("  </testsuite>\n</testsuites>\n");
+        out
+    }
+}
+
+/// Text as XML 1.0 character data or an attribute value (§2.4, §3.3.3): the five
+/// predefined entities, line ends and tabs as character references (kept through attribute
+/// normalisation), and characters XML cannot hold at all (other C0 controls, U+FFFE, U+FFFF)
+/// replaced by U+FFFD.
+pub(crate) fn xml(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\n' => out.push_str("&#10;"),
+            '\r' => out.push_str("&#13;"),
+            '\t' => out.push_str("&#9;"),
+            c if (c as u32) < 0x20 || c == '\u{FFFE}' || c == '\u{FFFF}' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: &'static str, status: Status, detail: Option<&str>) -> ProbeResult {
+        ProbeResult {
+            id,
+            binding: Some(Binding::V10),
+            level: Level::Must,
+            spec: "JSON-RPC 2.0 §5",
+            title: "a title",
+            status,
+            detail: detail.map(str::to_string),
+            latency: Duration::from_micros(1500),
+        }
+    }
+
+    fn report(results: Vec<ProbeResult>) -> Report {
+        Report {
+            url: "http://127.0.0.1:1".into(),
+            card_url: Some("http://127.0.0.1:1/.well-known/agent-card.json".into()),
+            bindings: vec![Binding::V10],
+            notes: Vec::new(),
+            strict: false,
+            results,
+            elapsed: Duration::from_millis(3),
+        }
+    }
+
+    #[test]
+    fn xml_text_escapes_markup_and_drops_what_xml_cannot_hold() {
+        assert_eq!(xml("a<b>&\"c'"), "a&lt;b&gt;&amp;&quot;c&apos;");
+        assert_eq!(xml("x\u{1}y\u{FFFF}\n"), "x\u{FFFD}y\u{FFFD}&#10;");
+    }
+
+    #[test]
+    fn a_failure_exits_1_and_warnings_alone_exit_0() {
+        let warned = report(vec![
+            result("a.b", Status::Pass, None),
+            result("a.c", Status::Warn, Some("w")),
+        ]);
+        assert_eq!((warned.exit_code(), warned.passed()), (0, true));
+        let failed = report(vec![result("a.d", Status::Fail, Some("f"))]);
+        assert_eq!(failed.exit_code(), 1);
+        assert!(failed.summary().ends_with("FAILED"));
+        assert!(failed.text().contains("FAIL  a.d [1.0]"));
+        assert!(
+            failed
+                .text()
+                .contains("      rule:  a title\n      found: f\n")
+        );
+    }
+
+    #[test]
+    fn junit_counts_failures_and_skips_and_keeps_a_peers_markup_out_of_the_xml() {
+        let r = report(vec![
+            result("card.fetch", Status::Pass, None),
+            result("jsonrpc.id", Status::Fail, Some("got </failure><x>")),
+            result("a2a.get-task", Status::Skip, Some("no task")),
+            result("jsonrpc.notification", Status::Warn, Some("answered")),
+        ]);
+        let x = r.junit();
+        assert!(x.contains("tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"1\""));
+        assert!(x.contains("got &lt;/failure&gt;&lt;x&gt;</failure>"));
+        assert!(x.contains("<skipped message=\"no task\"/>"));
+        assert!(x.contains(
+            "<system-out>WARNING (MUST JSON-RPC 2.0 §5): a title: answered</system-out>"
+        ));
+        assert_eq!(x.matches("<testcase ").count(), 4);
+    }
+
+    #[test]
+    fn the_json_report_names_every_probe_with_its_spec_and_latency() {
+        let v = report(vec![result("jsonrpc.id", Status::Fail, Some("f"))]).json();
+        assert_eq!(v["summary"]["failed"], 1);
+        assert_eq!(v["probes"][0]["status"], "fail");
+        assert_eq!(v["probes"][0]["binding"], "1.0");
+        assert_eq!(v["probes"][0]["spec"], "JSON-RPC 2.0 §5");
+        assert_eq!(v["probes"][0]["latency_ms"], 1.5);
+        assert_eq!(v["exit_code"], 1);
+    }
+}

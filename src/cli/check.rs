@@ -1,0 +1,145 @@
+//! `ddwire check`: probe an A2A JSON-RPC endpoint and report what it got right.
+
+use super::args::{Flag, Parsed};
+use super::{Command, read_input};
+use ddwire::check::{self, Bindings, CheckError, Options};
+use std::time::Duration;
+
+pub static COMMAND: Command = Command {
+    name: "check",
+    summary: "Probe an A2A endpoint (card, JSON-RPC strictness, A2A behaviour) and report",
+    usage: "check URL [--binding auto|0.3|1.0|both] [--message FILE] [--token T] [--dd] [--format text|json|junit] [--out FILE] [--timeout S] [--strict]",
+    details: "Reads the agent card at URL/.well-known/agent-card.json (falling back to agent.json;\n\
+              URL may also be the card's own URL), then runs a fixed list of probes: the card\n\
+              (fields of both generations, interfaces reachable and not bind-all, with --dd the\n\
+              Data Director extension), JSON-RPC 2.0 strictness (-32700, -32600, -32601, -32602,\n\
+              ids echoed with their type, notifications, batches, an 8 MiB body) and A2A\n\
+              behaviour (a send, getting the task back, -32001, -32009, declared capabilities).\n\
+              vendor-notes/a2a.md lists every probe with its specification section.\n\n\
+              A probe of a MUST fails; one of a SHOULD, or of strictness the mainstream SDKs\n\
+              break themselves (a2a-sdk answers notifications), warns; --strict makes warnings\n\
+              fail. Without --message, a ddwire agent or harness gets an InvocationRequest for\n\
+              the agent its card describes, any other agent a short text (or data) part.\n\n\
+              Exit 0: every probe passed (warnings allowed unless --strict); 1: a probe failed;\n\
+              2: bad usage, or nothing answered at URL.",
+    flags: &[
+        Flag {
+            name: "binding",
+            value: Some("B"),
+            help: "auto (the card's preferred, default), 0.3, 1.0 or both",
+        },
+        Flag {
+            name: "message",
+            value: Some("FILE"),
+            help: "The message to send: an A2A Message (either binding) or a JSON document for one data part; - for stdin",
+        },
+        Flag {
+            name: "token",
+            value: Some("T"),
+            help: "Send Authorization: Bearer T on every request",
+        },
+        Flag {
+            name: "dd",
+            value: None,
+            help: "Also check the Data Director extension and the AgentResult/Envelope reply",
+        },
+        Flag {
+            name: "format",
+            value: Some("F"),
+            help: "text (default), json or junit",
+        },
+        Flag {
+            name: "out",
+            value: Some("FILE"),
+            help: "Write the report to FILE (a one-line summary goes to stderr)",
+        },
+        Flag {
+            name: "timeout",
+            value: Some("S"),
+            help: "Seconds any one request may take (default 10)",
+        },
+        Flag {
+            name: "strict",
+            value: None,
+            help: "Warnings fail too",
+        },
+    ],
+    run,
+};
+
+#[derive(Clone, Copy)]
+enum Format {
+    Text,
+    Json,
+    Junit,
+}
+
+fn run(args: &Parsed) -> Result<i32, String> {
+    let [url] = args.positionals.as_slice() else {
+        return Err("expects one URL: the agent's base URL or its card's URL".into());
+    };
+    let bindings = match args.value("binding").unwrap_or("auto") {
+        "auto" => Bindings::Auto,
+        "0.3" => Bindings::V03,
+        "1.0" => Bindings::V10,
+        "both" => Bindings::Both,
+        other => {
+            return Err(format!(
+                "--binding must be auto, 0.3, 1.0 or both, not {other:?}"
+            ));
+        }
+    };
+    let format = match args.value("format").unwrap_or("text") {
+        "text" => Format::Text,
+        "json" => Format::Json,
+        "junit" => Format::Junit,
+        other => {
+            return Err(format!(
+                "--format must be text, json or junit, not {other:?}"
+            ));
+        }
+    };
+    let timeout = match args.number::<f64>("timeout")? {
+        None => check::DEFAULT_TIMEOUT,
+        Some(s) if s > 0.0 && s.is_finite() && s <= 3600.0 => Duration::from_secs_f64(s),
+        Some(s) => {
+            return Err(format!(
+                "--timeout must be between 0 and 3600 seconds, not {s}"
+            ));
+        }
+    };
+    let message = match args.value("message") {
+        None => None,
+        Some(path) => Some(
+            ddwire::json::parse(&read_input(path)?, ddwire::json::Limits::DEFAULT)
+                .map_err(|e| format!("--message {path}: {e}"))?,
+        ),
+    };
+    let mut options = Options::new(url);
+    options.bindings = bindings;
+    options.message = message;
+    options.token = args.value("token").map(str::to_string);
+    options.dd = args.switch("dd");
+    options.strict = args.switch("strict");
+    options.timeout = timeout;
+    let report = check::run(&options).map_err(|e| match e {
+        CheckError::BadMessage { .. } => format!("--message: {e}"),
+        e => e.to_string(),
+    })?;
+    let text = match format {
+        Format::Text => report.text(),
+        Format::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&report.json()).unwrap_or_default()
+        ),
+        Format::Junit => report.junit(),
+    };
+    match args.value("out") {
+        None => print!("{text}"),
+        Some(path) => {
+            std::fs::write(path, text).map_err(|e| format!("writing {path}: {e}"))?;
+            eprintln!("ddwire check {url}: {} (report: {path})", report.summary());
+        }
+    }
+    Ok(report.exit_code())
+}
