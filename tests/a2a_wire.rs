@@ -406,6 +406,19 @@ fn streaming_is_refused_because_nothing_may_reach_a_caller_before_the_checks() {
 }
 
 #[test]
+fn an_undeclared_extended_card_is_an_unsupported_operation_in_1_0() {
+    // A2A 1.0 §3.3.4: the card does not declare `extendedAgentCard`, so -32004; A2A 0.3 names
+    // -32007 for an authenticated extended card that is not configured.
+    let (net, url) = hello_net();
+    let call = |method: &str, version: &str| {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#);
+        post(&net, &url, &[("A2A-Version", version)], &body).1["error"]["code"].clone()
+    };
+    assert_eq!(call("GetExtendedAgentCard", "1.0"), -32004);
+    assert_eq!(call("agent/getAuthenticatedExtendedCard", "0.3"), -32007);
+}
+
+#[test]
 fn the_data_director_extension_is_acknowledged_when_requested() {
     let (net, url) = hello_net();
     let (_, _, headers) = post(

@@ -47,7 +47,7 @@ fn help_and_version_describe_every_command() {
     let help = text(&out.stdout);
     for cmd in [
         "demo", "serve", "invoke", "agent", "agents", "runs", "show", "replay", "lint", "hash",
-        "send", "bench",
+        "send", "check", "bench",
     ] {
         assert!(
             help.contains(&format!("  {cmd} ")),
@@ -234,4 +234,76 @@ fn lint_exits_0_for_a_grounded_run_and_1_for_a_violation() {
         (true, true),
         "the fixtures hold a passing and a failing run"
     );
+}
+
+#[test]
+fn check_exits_0_for_a_ddwire_agent_and_writes_each_format() {
+    use ddwire::agent::builtin::Hello;
+    let agent =
+        ddwire::agent::server::serve(std::sync::Arc::new(Hello::new()), "127.0.0.1:0", None)
+            .unwrap();
+    let url = agent.base_url();
+    let out = run(&["check", &url, "--dd", "--strict"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let report = text(&out.stdout);
+    assert!(report.contains("PASS  a2a.send [1.0]"), "{report}");
+    assert!(
+        report.contains("0 failed") && report.ends_with("PASSED\n"),
+        "{report}"
+    );
+
+    let dir = temp_dir("check");
+    let xml = dir.join("check.xml");
+    let out = run(&[
+        "check",
+        &url,
+        "--format",
+        "junit",
+        "--out",
+        xml.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains("PASSED (report: "),
+        "{}",
+        text(&out.stderr)
+    );
+    let junit = std::fs::read_to_string(&xml).unwrap();
+    assert!(junit.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites "));
+
+    let out = run(&["check", &url, "--format", "json", "--binding", "0.3"]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["bindings"], serde_json::json!(["0.3"]));
+    assert_eq!(doc["exit_code"], 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn check_exits_2_for_bad_usage_or_nothing_answering() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    for (args, says) in [
+        (vec!["check"], "expects one URL"),
+        (vec!["check", &url, "--binding", "2.0"], "--binding must be"),
+        (vec!["check", &url, "--format", "xml"], "--format must be"),
+        (vec!["check", &url, "--timeout", "0"], "--timeout must be"),
+        (
+            vec!["check", "example.org"],
+            "is not an http:// or https:// URL",
+        ),
+        (vec!["check", &url], "nothing answered at"),
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
 }
