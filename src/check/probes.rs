@@ -22,8 +22,9 @@ use serde_json::{Value, json};
 pub enum Level {
     /// An A2A or JSON-RPC MUST (or the Data Director contract): a violation fails.
     Must,
-    /// A SHOULD, or JSON-RPC strictness the mainstream SDKs break themselves: a violation
-    /// warns, and fails under `--strict`.
+    /// A SHOULD, or JSON-RPC strictness the mainstream SDKs break themselves (a2a-sdk
+    /// answers notifications, @a2a-js/sdk answers an invalid request with -32602): a
+    /// violation warns, and fails under `--strict`.
     Should,
 }
 
@@ -158,7 +159,7 @@ pub(crate) const PROBES: &[Probe] = &[
     },
     Probe {
         id: "jsonrpc.invalid-request",
-        level: Level::Must,
+        level: Level::Should,
         spec: "JSON-RPC 2.0 §4, §5.1",
         title: "a request whose method is not a string gets error -32600",
         scope: Scope::Binding,
@@ -174,7 +175,7 @@ pub(crate) const PROBES: &[Probe] = &[
     },
     Probe {
         id: "jsonrpc.invalid-params",
-        level: Level::Must,
+        level: Level::Should,
         spec: "JSON-RPC 2.0 §5.1; A2A 0.3 §8.1; A2A 1.0 §3.3.2",
         title: "a get-task call without its task id gets error -32602",
         scope: Scope::Binding,
