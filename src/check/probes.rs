@@ -1326,6 +1326,15 @@ mod tests {
     }
 
     #[test]
+    fn every_probe_is_listed_in_the_vendor_note() {
+        let note = include_str!("../../vendor-notes/a2a.md");
+        for p in PROBES {
+            let row = format!("| `{}` | {} | {} |", p.id, p.level.label(), p.spec);
+            assert!(note.contains(&row), "vendor-notes/a2a.md lacks {row}");
+        }
+    }
+
+    #[test]
     fn the_oversize_body_is_json_of_the_stated_size() {
         for size in [1024, OVERSIZE_BYTES] {
             let body = oversize_body(size);
