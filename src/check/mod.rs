@@ -68,6 +68,7 @@ pub struct Options {
     /// The agent's base URL (its card is at `<url>/.well-known/agent-card.json`), or the
     /// card's own URL.
     pub url: String,
+    /// Which bindings to probe (default: the card's preferred one).
     pub bindings: Bindings,
     /// The message to send: an A2A Message in either binding's JSON (an object with
     /// `parts`), or any other JSON document, sent as one data part. `None`: a built-in one
@@ -112,7 +113,8 @@ pub enum CheckError {
     BadUrl { url: String },
     /// The message given is not one to send.
     BadMessage { reason: String },
-    /// Nothing answered at the URL (refused, unresolvable, or silent past the timeout).
+    /// Nothing answered at the URL (refused, unresolvable, or silent past the timeout): the
+    /// URL given, and the transport error of the card request.
     Unreachable { url: String, cause: Error },
 }
 

@@ -40,11 +40,13 @@ pub struct ProbeResult {
     pub id: &'static str,
     /// The binding it ran in, for the probes that run once per binding.
     pub binding: Option<Binding>,
+    /// MUST (a violation fails) or SHOULD (a violation warns).
     pub level: Level,
     /// The section of A2A 0.3 / 1.0 or JSON-RPC 2.0 it checks.
     pub spec: &'static str,
     /// What it checks, in one line.
     pub title: &'static str,
+    /// How it ended.
     pub status: Status,
     /// What came back when it did not pass, why it was skipped, or a note on a pass.
     pub detail: Option<String>,
@@ -79,6 +81,7 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Whether warnings count as failures.
     pub strict: bool,
+    /// Every probe's result, in the order they ran.
     pub results: Vec<ProbeResult>,
     /// The whole check's wall time.
     pub elapsed: Duration,
@@ -87,9 +90,13 @@ pub struct Report {
 /// Counts of each status.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Probes that passed.
     pub passed: usize,
+    /// Probes that warned.
     pub warned: usize,
+    /// Probes that failed.
     pub failed: usize,
+    /// Probes that were skipped.
     pub skipped: usize,
 }
 

@@ -19,7 +19,9 @@ pub static COMMAND: Command = Command {
               A probe of a MUST fails; one of a SHOULD, or of strictness the mainstream SDKs\n\
               break themselves (a2a-sdk answers notifications), warns; --strict makes warnings\n\
               fail. Without --message, a ddwire agent or harness gets an InvocationRequest for\n\
-              the agent its card describes, any other agent a short text (or data) part.\n\n\
+              the agent its card describes, any other agent a short text (or data) part. The\n\
+              message is sent once per binding, and again to the stream method (which a card\n\
+              without streaming must refuse).\n\n\
               Exit 0: every probe passed (warnings allowed unless --strict); 1: a probe failed;\n\
               2: bad usage, or nothing answered at URL.",
     flags: &[
