@@ -302,6 +302,27 @@ fn a_users_message_is_sent_and_a_bad_one_is_refused_before_any_request() {
 }
 
 #[test]
+fn the_token_goes_as_a_bearer_on_every_request() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (seen, missing) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (s, m) = (Arc::clone(&seen), Arc::clone(&missing));
+    let count = move |request: &Request, r: Response| {
+        s.fetch_add(1, Ordering::SeqCst);
+        if request.header("authorization") != Some("Bearer s3cret") {
+            m.fetch_add(1, Ordering::SeqCst);
+        }
+        r
+    };
+    let (_server, base) = served(count, |c| c, Limits::DEFAULT, false);
+    let mut o = options(&base);
+    o.token = Some("s3cret".into());
+    let report = check::run(&o).unwrap();
+    assert_eq!(report.exit_code(), 0, "{}", report.text());
+    assert!(seen.load(Ordering::SeqCst) >= 15);
+    assert_eq!(missing.load(Ordering::SeqCst), 0);
+}
+
+#[test]
 fn nothing_answering_is_an_error_not_a_report() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
