@@ -53,6 +53,25 @@ pub fn otel_time(ns: u64) -> String {
     format!("{}.{:06}Z", civil_string(secs as i64), micros as u32)
 }
 
+/// An HTTP date, IMF-fixdate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`.
+pub(crate) fn http_date(secs: i64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{}, {d:02} {} {y:04} {:02}:{:02}:{:02} GMT",
+        DAYS[days.rem_euclid(7) as usize],
+        MONTHS[(m - 1) as usize],
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
 /// `YYYY-MM-DDTHH:MM:SS` for whole seconds since the epoch.
 fn civil_string(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
@@ -210,6 +229,14 @@ mod tests {
         assert_eq!(parse_rfc3339("2023-11-14"), None);
         assert_eq!(parse_rfc3339("2023-11-14T22:13:20"), None);
         assert_eq!(parse_rfc3339("2023-11-14T22:13:20.Z"), None);
+    }
+
+    #[test]
+    fn http_dates_are_imf_fixdate() {
+        // RFC 9110 §5.6.7's own example, and the epoch.
+        assert_eq!(http_date(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT");
+        assert_eq!(http_date(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(http_date(1_709_251_199), "Thu, 29 Feb 2024 23:59:59 GMT");
     }
 
     #[test]

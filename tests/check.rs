@@ -44,7 +44,7 @@ fn served(
         }
         alter(&copy, response)
     });
-    let server = bound.serve(handler, 4).expect("serves");
+    let server = bound.serve(handler).expect("serves");
     (server, base)
 }
 

@@ -109,7 +109,7 @@ fn receiver(status: u16) -> (Server, String, Seen) {
         log.lock().unwrap().push(r);
         Response::bytes(status, "application/json", b"{}".to_vec())
     });
-    let server = server::serve("127.0.0.1:0", handler, Limits::DEFAULT, 2).unwrap();
+    let server = server::serve("127.0.0.1:0", handler, Limits::DEFAULT).unwrap();
     let base = format!("http://{}", server.local_addr());
     (server, base, seen)
 }

@@ -856,7 +856,7 @@ fn the_harness_serves_a2a_and_agui_over_loopback_tcp() {
         harness.conductor.callback_url.as_deref(),
         Some(base.as_str())
     );
-    let harness_server = bound.serve(handler(Arc::clone(&harness)), 8).unwrap();
+    let harness_server = bound.serve(handler(Arc::clone(&harness))).unwrap();
 
     let target = Target::from_card(&client.fetch_card(&base, T).unwrap()).unwrap();
     let task = client

@@ -52,7 +52,7 @@ fn receiver(script: Vec<Answer>) -> (Server, String, Seen) {
         log.push((Instant::now(), request));
         script[n.min(script.len() - 1)].response()
     });
-    let server = server::serve("127.0.0.1:0", handler, Limits::DEFAULT, 4).unwrap();
+    let server = server::serve("127.0.0.1:0", handler, Limits::DEFAULT).unwrap();
     let url = format!("http://{}/v1/traces", server.local_addr());
     (server, url, seen)
 }
@@ -240,7 +240,7 @@ fn held_receiver() -> (Server, String, Sender<()>, Receiver<Request>) {
         let _ = release_rx.recv_timeout(Duration::from_secs(30));
         ok().response()
     });
-    let server = server::serve("127.0.0.1:0", handler, Limits::DEFAULT, 2).unwrap();
+    let server = server::serve("127.0.0.1:0", handler, Limits::DEFAULT).unwrap();
     let url = format!("http://{}/v1/traces", server.local_addr());
     (server, url, release_tx, got_rx)
 }

@@ -108,17 +108,27 @@ pub fn route(
 }
 
 /// Serve `agent` on `addr` (e.g. `127.0.0.1:8101`), advertising `public_url` on its card
-/// (default: the bound address, never a wildcard).
+/// (default: the bound address, never a wildcard), within the default [`Limits`].
 pub fn serve(
     agent: Arc<dyn Agent>,
     addr: &str,
     public_url: Option<&str>,
 ) -> Result<http::server::Server> {
-    let bound = http::server::bind(addr, Limits::DEFAULT)?;
+    serve_within(agent, addr, public_url, Limits::DEFAULT)
+}
+
+/// [`serve`] within the given limits (say, another connection cap).
+pub fn serve_within(
+    agent: Arc<dyn Agent>,
+    addr: &str,
+    public_url: Option<&str>,
+    limits: Limits,
+) -> Result<http::server::Server> {
+    let bound = http::server::bind(addr, limits)?;
     let public = public_url
         .map(str::to_string)
         .unwrap_or_else(|| bound.default_public_url());
-    bound.serve(handler(agent, &public), http::server::default_workers())
+    bound.serve(handler(agent, &public))
 }
 
 /// [`serve`] for an agent holding `key` (see [`handler_signed`]).
@@ -129,12 +139,24 @@ pub fn serve_signed(
     key: &Key,
     window: Duration,
 ) -> Result<http::server::Server> {
-    let bound = http::server::bind(addr, Limits::DEFAULT)?;
+    serve_signed_within(agent, addr, public_url, key, window, Limits::DEFAULT)
+}
+
+/// [`serve_signed`] within the given limits.
+pub fn serve_signed_within(
+    agent: Arc<dyn Agent>,
+    addr: &str,
+    public_url: Option<&str>,
+    key: &Key,
+    window: Duration,
+    limits: Limits,
+) -> Result<http::server::Server> {
+    let bound = http::server::bind(addr, limits)?;
     let public = public_url
         .map(str::to_string)
         .unwrap_or_else(|| bound.default_public_url());
     let handler = handler_signed(agent, &public, A2aClient::default(), key, window)?;
-    bound.serve(handler, http::server::default_workers())
+    bound.serve(handler)
 }
 
 /// Serve `agent` on the in-memory network at `http://<agent_id>.agents.test` (the test kit:

@@ -1,12 +1,14 @@
 //! Measuring: a closed-loop HTTP load generator, latency percentiles, resident memory.
 //!
 //! The generator keeps `concurrency` keep-alive connections, each sending one request and
-//! waiting for its response before the next (closed loop), with hand-written HTTP/1.1 and
-//! httparse so the client costs as little as possible. It measures any HTTP server the same
+//! waiting for its response before the next (closed loop), with HTTP/1.1 written and read by
+//! ddwire's own sans-IO writer and parser, so the client costs as little as possible. It measures any HTTP server the same
 //! way, so ddwire, the Python a2a-sdk and nginx are compared by one yardstick.
 //! Figures are printed, never asserted: timings belong in benchmarks, not tests.
 
 use crate::error::{Error, Result};
+use crate::wire::http::body::BodyReader;
+use crate::wire::http::head;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -93,7 +95,7 @@ pub fn parse_url(url: &str) -> Result<(SocketAddr, String, String)> {
     Ok((addr, host.to_string(), path.to_string()))
 }
 
-/// An HTTP/1.1 request's bytes.
+/// An HTTP/1.1 request's bytes (the writer the in-memory transport uses).
 pub fn http_request(
     method: &str,
     host: &str,
@@ -101,17 +103,7 @@ pub fn http_request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Vec<u8> {
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\n");
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    if method != "GET" {
-        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    head.push_str("\r\n");
-    let mut bytes = head.into_bytes();
-    bytes.extend_from_slice(body);
-    bytes
+    crate::wire::http::write::request_bytes(method, host, path, headers, body)
 }
 
 /// Run a closed-loop load and report.
@@ -157,6 +149,12 @@ pub fn run(load: &Load) -> Report {
     }
 }
 
+/// The method of a request's bytes (`HEAD` changes how its response is framed).
+fn request_method(request: &[u8]) -> String {
+    let end = request.iter().position(|&b| b == b' ').unwrap_or(0);
+    String::from_utf8_lossy(&request[..end]).into_owned()
+}
+
 fn connect(addr: SocketAddr) -> Option<TcpStream> {
     let s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok()?;
     s.set_nodelay(true).ok()?;
@@ -175,6 +173,7 @@ fn worker(
     let mut statuses = Vec::new();
     let mut stream: Option<TcpStream> = None;
     let mut buf = vec![0u8; 64 * 1024];
+    let method = request_method(&load.request);
     loop {
         let now = Instant::now();
         if now >= stop_at || (now >= warm_until && budget.load(Ordering::Relaxed) == 0) {
@@ -193,7 +192,7 @@ fn worker(
         let outcome = s
             .write_all(&load.request)
             .ok()
-            .and_then(|_| read_response(s, &mut buf));
+            .and_then(|_| read_response(s, &mut buf, &method));
         let took = sent.elapsed();
         match outcome {
             Some((status, keep_alive)) => {
@@ -219,13 +218,11 @@ fn worker(
     (requests, errors, latencies, statuses)
 }
 
-/// The largest response the load generator reads; a bigger one counts as an error.
-const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
-
-/// Read one response; `(status, keep-alive)`. Handles `Content-Length` and chunked bodies.
-fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(u16, bool)> {
+/// Read one response with the client half of the server's own parser; `(status,
+/// keep-alive)`. Bytes after the response (none, in a closed loop) are dropped.
+fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>, method: &str) -> Option<(u16, bool)> {
     let mut filled = 0;
-    loop {
+    let head = loop {
         if filled == buf.len() {
             buf.resize(buf.len() * 2, 0);
         }
@@ -234,58 +231,31 @@ fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>) -> Option<(u16, bool)> {
             return None;
         }
         filled += n;
-        let mut headers = [httparse::EMPTY_HEADER; 32];
-        let mut resp = httparse::Response::new(&mut headers);
-        let head = match resp.parse(&buf[..filled]).ok()? {
-            httparse::Status::Complete(h) => h,
-            httparse::Status::Partial => continue,
-        };
-        let status = resp.code?;
-        let find = |name: &str| {
-            resp.headers
-                .iter()
-                .find(|h| h.name.eq_ignore_ascii_case(name))
-                .map(|h| h.value)
-        };
-        let keep_alive = !find("connection").is_some_and(|v| v.eq_ignore_ascii_case(b"close"));
-        if let Some(len) = find("content-length") {
-            let len: usize = std::str::from_utf8(len).ok()?.trim().parse().ok()?;
-            // A length the peer made up must neither overflow nor grow the buffer unbounded.
-            let end = head
-                .checked_add(len)
-                .filter(|&end| end <= MAX_RESPONSE_BYTES)?;
-            while filled < end {
-                if filled == buf.len() {
-                    buf.resize(buf.len() * 2, 0);
-                }
-                let n = s.read(&mut buf[filled..]).ok()?;
-                if n == 0 {
-                    return None;
-                }
-                filled += n;
-            }
-            return Some((status, keep_alive));
+        if let Some(head) = head::parse_response(&buf[..filled], method, MAX_HEAD).ok()? {
+            break head;
         }
-        if find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case(b"chunked")) {
-            // Read until the terminating chunk.
-            while !buf[..filled].ends_with(b"0\r\n\r\n") {
-                if filled >= MAX_RESPONSE_BYTES {
-                    return None;
-                }
-                if filled == buf.len() {
-                    buf.resize(buf.len() * 2, 0);
-                }
-                let n = s.read(&mut buf[filled..]).ok()?;
-                if n == 0 {
-                    return None;
-                }
-                filled += n;
-            }
-            return Some((status, keep_alive));
+    };
+    // The body is read and dropped: only its framing matters here. A length the peer made up
+    // is refused by the reader, never allocated or waited for.
+    let mut reader = BodyReader::new(head.framing, MAX_RESPONSE_BYTES).ok()?;
+    let mut sink = Vec::new();
+    let mut fed = reader.feed(&buf[head.len..filled], &mut sink).ok()?;
+    while !fed.done {
+        sink.clear();
+        let n = s.read(buf).ok()?;
+        if n == 0 {
+            reader.end_of_input().ok()?;
+            break;
         }
-        return Some((status, false));
+        fed = reader.feed(&buf[..n], &mut sink).ok()?;
     }
+    Some((head.status, head.keep_alive))
 }
+
+/// The largest response head the generator reads.
+const MAX_HEAD: usize = 64 * 1024;
+/// The largest response body the load generator reads; a bigger one counts as an error.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
 
 /// This process's resident set size in KiB (Linux `/proc/self/status` `VmRSS`).
 pub fn rss_kib() -> Option<u64> {
@@ -319,7 +289,11 @@ mod tests {
                 .set_read_timeout(Some(std::time::Duration::from_secs(10)))
                 .unwrap();
             let mut buf = vec![0u8; 1024];
-            assert_eq!(read_response(&mut stream, &mut buf), None, "{length}");
+            assert_eq!(
+                read_response(&mut stream, &mut buf, "GET"),
+                None,
+                "{length}"
+            );
             server.join().unwrap();
         }
     }

@@ -2,6 +2,7 @@
 
 use super::Command;
 use super::args::{Flag, Parsed};
+use super::setup;
 use ddwire::agent::{builtin, server};
 use ddwire::wire::sign::Key;
 use std::path::Path;
@@ -9,7 +10,7 @@ use std::path::Path;
 pub static COMMAND: Command = Command {
     name: "agent",
     summary: "Serve a built-in agent (hello, stub, echo, director, ungrounded, failing) over A2A",
-    usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]]",
+    usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N]",
     details: "Serves the agent's card at /.well-known/agent-card.json and JSON-RPC (A2A v0.3\n\
               message/send and A2A 1.0 SendMessage) at /a2a. Agents: hello (hello.world, port\n\
               8101), stub (stub.abstain, 8104), echo (echo.wire, 8107).\n\n\
@@ -45,6 +46,7 @@ pub static COMMAND: Command = Command {
             value: Some("S"),
             help: "How far a signed call's time may be from this clock, in seconds (default 300)",
         },
+        setup::MAX_CONNECTIONS,
     ],
     run,
 };
@@ -61,17 +63,19 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let host = args.value("host").unwrap_or("127.0.0.1");
     let port: u16 = args.number("port")?.unwrap_or(*default_port);
     let addr = format!("{host}:{port}");
-    let window = super::setup::replay_window(args)?;
+    let window = setup::replay_window(args)?;
+    let limits = setup::server_limits(args)?;
+    let public = args.value("public-url");
     let server = match args.value("key-file") {
         Some(path) => {
             let key = Key::from_file(&agent.spec().agent_id, Path::new(path))
                 .map_err(|e| e.to_string())?;
-            server::serve_signed(agent.clone(), &addr, args.value("public-url"), &key, window)
+            server::serve_signed_within(agent.clone(), &addr, public, &key, window, limits)
         }
         None if args.value("replay-window").is_some() => {
             return Err("--replay-window applies only with --key-file".into());
         }
-        None => server::serve(agent.clone(), &addr, args.value("public-url")),
+        None => server::serve_within(agent.clone(), &addr, public, limits),
     }
     .map_err(|e| e.to_string())?;
     let addr = server.local_addr();

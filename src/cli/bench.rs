@@ -242,7 +242,7 @@ fn harness(args: &Parsed) -> Result<i32, String> {
     let otlp = if args.switch("otlp") {
         let sink: http::Handler =
             Arc::new(|_request| http::Response::bytes(200, "application/x-protobuf", Vec::new()));
-        let sink = http::server::serve("127.0.0.1:0", sink, http::Limits::DEFAULT, 2)
+        let sink = http::server::serve("127.0.0.1:0", sink, http::Limits::DEFAULT)
             .map_err(|e| e.to_string())?;
         let config = OtlpConfig::new(
             &format!("http://{}/v1/traces", sink.local_addr()),
@@ -435,8 +435,6 @@ fn serve_harness(conductor: Conductor) -> Result<(http::server::Server, String),
         Some(Authenticator::Operator(demo_principal())),
         &public,
     ));
-    let server = bound
-        .serve(handler(harness), http::server::default_workers())
-        .map_err(|e| e.to_string())?;
+    let server = bound.serve(handler(harness)).map_err(|e| e.to_string())?;
     Ok((server, public))
 }

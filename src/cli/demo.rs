@@ -88,7 +88,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         &public,
     ));
     let harness_server = bound
-        .serve(handler(Arc::clone(&harness)), 16)
+        .serve(handler(Arc::clone(&harness)))
         .map_err(|e| e.to_string())?;
     println!(
         "ddwire demo: {} agents and a harness at {public}; runs go to {}\n",

@@ -10,7 +10,7 @@ use std::sync::Arc;
 pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
-    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...]",
+    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]",
     details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage;\n\
               GET /.well-known/agent-card.json; POST /agui (AG-UI over SSE); GET /agui/runs/{id}\n\
               (replay); GET /runs, /runs/{id}, /runs/{id}/spans, /conversations,\n\
@@ -54,6 +54,7 @@ pub static COMMAND: Command = Command {
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,
         export::OTLP_HEADER,
+        setup::MAX_CONNECTIONS,
     ],
     run,
 };
@@ -78,8 +79,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
             )
         })
         .unwrap_or_default();
-    let bound = http::server::bind(&format!("{host}:{port}"), http::Limits::DEFAULT)
-        .map_err(|e| e.to_string())?;
+    let limits = setup::server_limits(args)?;
+    let bound = http::server::bind(&format!("{host}:{port}"), limits).map_err(|e| e.to_string())?;
     let public = args
         .value("public-url")
         .map(str::to_string)
@@ -101,7 +102,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let harness =
         Arc::new(Harness::new(conductor, Some(authenticator), &public).with_replay_window(window));
     let server = bound
-        .serve(server::handler(harness), http::server::default_workers())
+        .serve(server::handler(harness))
         .map_err(|e| e.to_string())?;
     eprintln!(
         "ddwire serve: harness on http://{addr} (public {public}); agents {:?}; {} unavailable, {} incompatible{exporting}",

@@ -57,6 +57,24 @@ pub fn replay_window(args: &Parsed) -> Result<std::time::Duration, String> {
     }
 }
 
+pub const MAX_CONNECTIONS: Flag = Flag {
+    name: "max-connections",
+    value: Some("N"),
+    help: "Connections served at once; one more gets 503 (default 1024)",
+};
+
+/// The HTTP server's limits: the defaults, with `--max-connections` if given.
+pub fn server_limits(args: &Parsed) -> Result<ddwire::wire::http::Limits, String> {
+    let mut limits = ddwire::wire::http::Limits::DEFAULT;
+    if let Some(n) = args.number::<usize>("max-connections")? {
+        if n == 0 {
+            return Err("--max-connections must be at least 1".into());
+        }
+        limits.max_connections = n;
+    }
+    Ok(limits)
+}
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }

@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn literal_addresses_and_host_names_both_reach_the_server() {
         let ok: Handler = Arc::new(|_| Response::empty(204));
-        let v4 = server::serve("127.0.0.1:0", ok.clone(), Limits::DEFAULT, 2).unwrap();
+        let v4 = server::serve("127.0.0.1:0", ok.clone(), Limits::DEFAULT).unwrap();
         let port = v4.local_addr().port();
         let client = HttpClient::tcp();
         let get = |url: String| {
@@ -277,7 +277,7 @@ mod tests {
         assert_eq!(get(format!("http://127.0.0.1:{port}/")).unwrap(), 204);
         assert_eq!(get(format!("http://localhost:{port}/")).unwrap(), 204);
         // IPv6 loopback, where the machine has it.
-        if let Ok(v6) = server::serve("[::1]:0", ok, Limits::DEFAULT, 2) {
+        if let Ok(v6) = server::serve("[::1]:0", ok, Limits::DEFAULT) {
             let url = format!("http://[::1]:{}/", v6.local_addr().port());
             assert_eq!(get(url).unwrap(), 204);
         }

@@ -1,14 +1,16 @@
 //! The in-memory transport: real HTTP/1.1 bytes, no socket.
 //!
 //! A [`MemoryNet`] maps host names (`hello.agents.test`) to handlers. Sending a request
-//! serialises it to HTTP/1.1 bytes, parses those bytes back with httparse as a server would,
-//! runs the very handler the TCP server runs, writes the response with the same
-//! [`write_response`] the TCP server uses, and parses those bytes back with httparse. Tests
+//! serialises it to HTTP/1.1 bytes, parses those bytes back with the server's own parser
+//! ([`head`], [`body`]) within the same [`Limits`], runs the very handler the TCP server runs,
+//! writes the response with the same [`write_response`], and parses those bytes back with the
+//! client half of the same parser. Tests
 //! therefore exercise the real wire, framing and limits included, with no network; a
 //! per-call timeout is enforced as on TCP.
 
-use super::client::{ClientRequest, ClientResponse};
-use super::{BodyError, Handler, Limits, Request, write_response};
+use super::client::{ClientRequest, ClientResponse, MAX_RESPONSE_BYTES};
+use super::write::{self, Framing};
+use super::{BodyError, Handler, Limits, Request, Response, body, head, write_response};
 use crate::error::{Error, Result};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, RwLock};
@@ -90,7 +92,10 @@ impl MemoryNet {
                 url: request.url.clone(),
                 after: request.timeout,
             })?;
-        parse_response(&response_bytes).map_err(|e| Error::Wire(format!("{}: {e}", request.url)))
+        parse_response(&response_bytes, request.method).map_err(|e| match e {
+            Error::Wire(m) => Error::Wire(format!("{}: {m}", request.url)),
+            other => other,
+        })
     }
 }
 
@@ -106,193 +111,106 @@ fn split_url(url: &str) -> Option<(String, String)> {
 
 /// The HTTP/1.1 bytes of a client request.
 pub fn request_bytes(request: &ClientRequest, host: &str, target: &str) -> Vec<u8> {
-    let mut head = format!("{} {target} HTTP/1.1\r\nHost: {host}\r\n", request.method);
-    for (k, v) in &request.headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    if request.method != "GET" || !request.body.is_empty() {
-        head.push_str(&format!("Content-Length: {}\r\n", request.body.len()));
-    }
-    head.push_str("\r\n");
-    let mut bytes = head.into_bytes();
-    bytes.extend_from_slice(&request.body);
-    bytes
+    let headers: Vec<(&str, &str)> = request
+        .headers
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    write::request_bytes(request.method, host, target, &headers, &request.body)
 }
 
 /// Serve one request given as HTTP/1.1 bytes; returns the response's HTTP/1.1 bytes. This is
-/// the server half of the transport, usable on its own with captured bytes.
+/// the server half of the transport, usable on its own with captured bytes: the same parser,
+/// limits, handler call and writer as the TCP server, so the same bytes give the same answer
+/// (a refused head, an over-limit body, `HEAD` answered with `GET`'s head).
 pub fn serve_bytes(handler: &Handler, bytes: &[u8], limits: &Limits) -> Vec<u8> {
-    let response = match parse_request(bytes, limits) {
-        Ok(request) => super::server::call(handler, request),
-        Err((status, message)) => super::Response::error(status, &message),
+    let close = Framing {
+        http10: false,
+        keep_alive: false,
+        head_only: false,
+    };
+    let (response, framing) = match head::parse_request(bytes, limits) {
+        Err(e) => (Response::error(e.status(), &e.to_string()), close),
+        Ok(None) => (
+            Response::error(400, "the request ended inside its head"),
+            close,
+        ),
+        Ok(Some(head)) => {
+            let framing = Framing {
+                http10: head.version == head::Version::Http10,
+                keep_alive: head.keep_alive,
+                head_only: head.method == "HEAD",
+            };
+            let rest = &bytes[head.len..];
+            let (body, body_error) = match body::read_all(head.framing, limits.max_body_bytes, rest)
+            {
+                Ok((body, _)) => (body, None),
+                Err(e) => (Vec::new(), Some(e)),
+            };
+            match body_error {
+                Some(e @ (BodyError::Truncated | BodyError::Chunked(_))) => {
+                    (Response::error(e.status(), &e.to_string()), close)
+                }
+                body_error => {
+                    let refused = body_error.is_some();
+                    let request = Request {
+                        method: if framing.head_only {
+                            "GET"
+                        } else {
+                            head.method
+                        }
+                        .to_string(),
+                        path: head.path,
+                        query: head.query,
+                        headers: head.headers,
+                        body,
+                        body_error,
+                        remote_addr: None,
+                    };
+                    let response = super::server::call(handler, request);
+                    let keep_alive =
+                        framing.keep_alive && !refused && !write::asks_to_close(&response);
+                    (
+                        response,
+                        Framing {
+                            keep_alive,
+                            ..framing
+                        },
+                    )
+                }
+            }
+        }
     };
     let mut out = Vec::new();
-    // Writing into a Vec cannot fail; a refused header is answered as a 500.
-    if write_response(&mut out, response, false, true, false).is_err() {
+    if write_response(&mut out, response, framing).is_err() {
         out.clear();
         let _ = write_response(
             &mut out,
-            super::Response::error(500, "response header with a line break"),
-            false,
-            true,
-            false,
+            Response::error(
+                500,
+                "internal error: the handler's response has a bad header",
+            ),
+            close,
         );
     }
     out
 }
 
-/// Parse request bytes as a server does, within `limits`.
-pub fn parse_request(bytes: &[u8], limits: &Limits) -> std::result::Result<Request, (u16, String)> {
-    let mut headers = vec![httparse::EMPTY_HEADER; limits.max_headers];
-    let mut req = httparse::Request::new(&mut headers);
-    let head_len = match req.parse(bytes) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Err((400, "incomplete request head".into())),
-        Err(httparse::Error::TooManyHeaders) => {
-            return Err((
-                431,
-                format!("more than {} header fields", limits.max_headers),
-            ));
-        }
-        Err(e) => return Err((400, format!("malformed request head: {e}"))),
-    };
-    if head_len > limits.max_header_bytes {
-        return Err((
-            431,
-            format!(
-                "request head of {head_len} bytes exceeds the limit of {}",
-                limits.max_header_bytes
-            ),
-        ));
-    }
-    let (path, query) = super::split_target(req.path.unwrap_or("/"));
-    let headers: Vec<(String, String)> = req
-        .headers
-        .iter()
-        .map(|h| {
-            (
-                h.name.to_ascii_lowercase(),
-                String::from_utf8_lossy(h.value).into_owned(),
-            )
-        })
-        .collect();
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let rest = &bytes[head_len..];
-    let (body, body_error) =
-        if header("transfer-encoding").is_some_and(|te| te.eq_ignore_ascii_case("chunked")) {
-            match decode_chunked(rest, limits.max_body_bytes) {
-                Ok(b) => (b, None),
-                Err(e) => (Vec::new(), Some(e)),
-            }
-        } else {
-            let length: usize = match header("content-length").map(str::parse) {
-                None => 0,
-                Some(Ok(n)) => n,
-                Some(Err(_)) => return Err((400, "malformed Content-Length".into())),
-            };
-            if length > limits.max_body_bytes {
-                (
-                    Vec::new(),
-                    Some(BodyError::TooLarge {
-                        limit: limits.max_body_bytes,
-                    }),
-                )
-            } else if rest.len() < length {
-                (
-                    Vec::new(),
-                    Some(BodyError::Malformed(
-                        "body shorter than Content-Length".into(),
-                    )),
-                )
-            } else {
-                (rest[..length].to_vec(), None)
-            }
-        };
-    Ok(Request {
-        method: req.method.unwrap_or("GET").to_ascii_uppercase(),
-        path,
-        query,
-        headers,
-        body,
-        body_error,
-        remote_addr: None,
-    })
-}
-
-/// Decode a chunked body (RFC 9112 §7.1), refusing one larger than `limit`.
-fn decode_chunked(mut rest: &[u8], limit: usize) -> std::result::Result<Vec<u8>, BodyError> {
-    let mut body = Vec::new();
-    loop {
-        let (consumed, size) = match httparse::parse_chunk_size(rest) {
-            Ok(httparse::Status::Complete(found)) => found,
-            _ => return Err(BodyError::Malformed("bad chunk size".into())),
-        };
-        rest = &rest[consumed..];
-        if size == 0 {
-            return Ok(body);
-        }
-        // Checked: a chunk size near usize::MAX must be refused, not overflow.
-        let size = usize::try_from(size).map_err(|_| BodyError::TooLarge { limit })?;
-        if size > limit.saturating_sub(body.len()) {
-            return Err(BodyError::TooLarge { limit });
-        }
-        let (Some(chunk), Some(b"\r\n")) =
-            (rest.get(..size), rest.get(size..size.saturating_add(2)))
-        else {
-            return Err(BodyError::Malformed("chunk shorter than its size".into()));
-        };
-        body.extend_from_slice(chunk);
-        rest = &rest[size + 2..];
-    }
-}
-
-/// Parse response bytes as a client does.
-pub fn parse_response(bytes: &[u8]) -> std::result::Result<ClientResponse, String> {
-    let mut headers = [httparse::EMPTY_HEADER; 64];
-    let mut resp = httparse::Response::new(&mut headers);
-    let head_len = match resp.parse(bytes) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Err("incomplete response head".into()),
-        Err(e) => return Err(format!("malformed response head: {e}")),
-    };
-    let status = resp.code.unwrap_or(0);
-    let headers: Vec<(String, String)> = resp
-        .headers
-        .iter()
-        .map(|h| {
-            (
-                h.name.to_ascii_lowercase(),
-                String::from_utf8_lossy(h.value).into_owned(),
-            )
-        })
-        .collect();
-    let header = |name: &str| {
-        headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    };
-    let rest = &bytes[head_len..];
-    let body = if header("transfer-encoding").is_some_and(|te| te.eq_ignore_ascii_case("chunked")) {
-        decode_chunked(rest, usize::MAX).map_err(|e| e.to_string())?
-    } else if let Some(length) = header("content-length") {
-        let n: usize = length
-            .parse()
-            .map_err(|_| "malformed Content-Length".to_string())?;
-        rest.get(..n)
-            .ok_or("body shorter than Content-Length")?
-            .to_vec()
-    } else {
-        rest.to_vec()
-    };
+/// Parse response bytes as a client does, for a request made with `method`, within
+/// [`MAX_RESPONSE_BYTES`].
+pub fn parse_response(bytes: &[u8], method: &str) -> Result<ClientResponse> {
+    let head = head::parse_response(bytes, method, bytes.len().max(1))
+        .map_err(|e| Error::Wire(e.to_string()))?
+        .ok_or_else(|| Error::Wire("the response ended inside its head".into()))?;
+    let (body, _) = body::read_all(
+        head.framing,
+        MAX_RESPONSE_BYTES as usize,
+        &bytes[head.len..],
+    )
+    .map_err(|e| Error::Wire(format!("reading the response body: {e}")))?;
     Ok(ClientResponse {
-        status,
-        headers,
+        status: head.status,
+        headers: head.headers,
         body,
     })
 }
@@ -383,16 +301,36 @@ mod tests {
     }
 
     #[test]
-    fn chunked_bodies_decode_and_refuse_overflow() {
+    fn a_chunked_request_is_decoded_and_a_truncated_one_refused() {
+        let body = |r: &Request| format!("{} {}", r.body.len(), String::from_utf8_lossy(&r.body));
+        let seen: Handler =
+            Arc::new(move |r: Request| Response::bytes(200, "text/plain", body(&r).into_bytes()));
+        let reply = |bytes: &[u8]| {
+            let out = serve_bytes(&seen, bytes, &Limits::DEFAULT);
+            let r = parse_response(&out, "POST").unwrap();
+            (r.status, String::from_utf8(r.body).unwrap())
+        };
+        let head = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
         assert_eq!(
-            decode_chunked(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", 10).unwrap(),
-            b"abcde"
+            reply(format!("{head}3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n").as_bytes()),
+            (200, "5 abcde".to_string())
         );
-        assert_eq!(
-            decode_chunked(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n", 4),
-            Err(BodyError::TooLarge { limit: 4 })
+        let (status, text) = reply(format!("{head}5\r\nab").as_bytes());
+        assert_eq!(status, 400);
+        assert!(text.contains("ended before"), "{text}");
+    }
+
+    #[test]
+    fn head_is_answered_with_the_get_head_in_memory_too() {
+        let out = serve_bytes(
+            &echo(),
+            b"HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n",
+            &Limits::DEFAULT,
         );
-        assert!(decode_chunked(b"5\r\nab\r\n", 10).is_err());
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
+        assert!(text.contains("Content-Length: 8\r\n"), "{text}");
+        assert!(text.ends_with("\r\n\r\n"), "{text}");
     }
 
     #[test]
@@ -401,19 +339,20 @@ mod tests {
             let body = format!("1\r\na\r\n{size}\r\nabc\r\n0\r\n\r\n");
             for limit in [10, usize::MAX] {
                 assert!(
-                    decode_chunked(body.as_bytes(), limit).is_err(),
+                    body::read_all(head::Framing::Chunked, limit, body.as_bytes()).is_err(),
                     "{size} under {limit}"
                 );
             }
         }
         // Through the whole in-memory server path: a clear 413, not a lost request.
-        let handler: Handler = std::sync::Arc::new(|r: Request| match r.body_error {
-            Some(e) => super::super::Response::error(e.status(), &e.to_string()),
-            None => super::super::Response::empty(204),
+        let handler: Handler = Arc::new(|r: Request| match r.body_error {
+            Some(e) => Response::error(e.status(), &e.to_string()),
+            None => Response::empty(204),
         });
         let request = b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n\
                         ffffffffffffffff\r\nabc\r\n0\r\n\r\n";
-        let response = parse_response(&serve_bytes(&handler, request, &Limits::DEFAULT)).unwrap();
+        let response =
+            parse_response(&serve_bytes(&handler, request, &Limits::DEFAULT), "POST").unwrap();
         assert_eq!(response.status, 413);
     }
 }

@@ -1,19 +1,47 @@
-//! HTTP/1.1 as ddwire uses it: plain request and response structs, one handler type, and
-//! three ways to move them: a tiny_http server ([`server`]), a ureq client ([`client`]), and an
-//! in-memory transport ([`memory`]) that carries real HTTP/1.1 bytes, parsed with httparse,
-//! through the very same handler without a socket.
+//! HTTP/1.1 as ddwire uses it: plain request and response structs, one handler type, one
+//! sans-IO parser and writer, and three ways to move messages:
 //!
-//! Responses are always written by [`write_response`] (RFC 9112 §6–7: `Content-Length`
-//! framing, or chunked transfer coding for a stream), on a socket and in memory alike, so
-//! both paths put identical bytes on the wire and a Server-Sent Events stream is flushed event
-//! by event.
+//! - [`server`]: ddwire's own server on `std::net`, one thread per connection, bounded
+//!   everywhere (head buffer and deadline, body limit and deadline, connection cap);
+//! - [`client`]: calls over a shared ureq agent;
+//! - [`memory`]: an in-memory transport that carries real HTTP/1.1 bytes through the very same
+//!   parser, handler and writer, without a socket.
+//!
+//! The wire representation is sans-IO, one module per concept: [`head`] parses a request or
+//! response head and decides its framing (RFC 9112 §2–§6), [`chunked`] decodes the chunked
+//! transfer coding (§7.1), [`body`] reads a body by its framing within a limit, and [`write`]
+//! writes every response (and the request bytes of the in-memory transport and the load
+//! generator). Each takes bytes and gives bytes; the server and the in-memory transport differ
+//! only in where the bytes come from. `vendor-notes/http.md` says what is followed, what is
+//! refused and why.
+//!
+//! ```
+//! use ddwire::wire::http::{head, Limits};
+//!
+//! let bytes = b"POST /a2a HTTP/1.1\r\nHost: agent.test\r\nContent-Length: 2\r\n\r\n{}";
+//! let request = head::parse_request(bytes, &Limits::DEFAULT)?.expect("a complete head");
+//! assert_eq!((request.method, request.path.as_str()), ("POST", "/a2a"));
+//! assert_eq!(request.framing, head::Framing::Length(2));
+//! assert_eq!(&bytes[request.len..], b"{}");
+//!
+//! // Ambiguous framing is refused, with the status to answer and a reason.
+//! let smuggle = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n";
+//! let refused = head::parse_request(smuggle, &Limits::DEFAULT).unwrap_err();
+//! assert_eq!(refused.status(), 400);
+//! # Ok::<(), head::HeadError>(())
+//! ```
 
+pub mod body;
+pub mod chunked;
 pub mod client;
+pub mod head;
 pub mod memory;
 pub mod server;
+pub mod write;
+
+pub use write::{reason, write_response};
 
 use crossbeam_channel::Receiver;
-use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,7 +49,9 @@ use std::time::Duration;
 /// One HTTP request, as a handler sees it.
 #[derive(Clone, Debug, Default)]
 pub struct Request {
-    /// Upper-case method (`GET`, `POST`, ...).
+    /// The method as sent, one of [`head::METHODS`]. A `HEAD` request reaches the handler as
+    /// `GET`: the server sends the head of the `GET` response without its body (RFC 9110
+    /// §9.3.2), so `HEAD` works wherever `GET` does.
     pub method: String,
     /// The path, without the query string.
     pub path: String,
@@ -59,15 +89,18 @@ impl Request {
     }
 }
 
-/// Why a request body was not read.
+/// Why a request body was not read. A handler sees the first two (and answers them, the A2A
+/// endpoint as a JSON-RPC error too); the server answers the others itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BodyError {
     /// Larger than the limit (HTTP 413).
     TooLarge { limit: usize },
-    /// The peer stopped sending before the body was complete (HTTP 408).
-    Timeout,
-    /// The framing was broken (HTTP 400).
-    Malformed(String),
+    /// The body did not arrive within [`Limits::body_timeout`] (HTTP 408).
+    Timeout { after: Duration },
+    /// The peer stopped sending before the body was complete.
+    Truncated,
+    /// The chunked framing was broken (HTTP 400).
+    Chunked(chunked::ChunkedError),
 }
 
 impl BodyError {
@@ -75,8 +108,9 @@ impl BodyError {
     pub fn status(&self) -> u16 {
         match self {
             BodyError::TooLarge { .. } => 413,
-            BodyError::Timeout => 408,
-            BodyError::Malformed(_) => 400,
+            BodyError::Timeout { .. } => 408,
+            BodyError::Truncated => 400,
+            BodyError::Chunked(e) => e.status(),
         }
     }
 }
@@ -87,11 +121,20 @@ impl std::fmt::Display for BodyError {
             BodyError::TooLarge { limit } => {
                 write!(f, "request body exceeds the limit of {limit} bytes")
             }
-            BodyError::Timeout => f.write_str("timed out reading the request body"),
-            BodyError::Malformed(m) => write!(f, "malformed request body: {m}"),
+            BodyError::Timeout { after } => write!(
+                f,
+                "the request body did not arrive within {} s",
+                after.as_secs_f64()
+            ),
+            BodyError::Truncated => {
+                f.write_str("the request body ended before the length its framing declared")
+            }
+            BodyError::Chunked(e) => write!(f, "malformed chunked request body: {e}"),
         }
     }
 }
+
+impl std::error::Error for BodyError {}
 
 /// One HTTP response.
 pub struct Response {
@@ -155,20 +198,33 @@ impl Response {
 /// Everything that answers requests: a plain function, shared by every transport.
 pub type Handler = Arc<dyn Fn(Request) -> Response + Send + Sync>;
 
-/// Explicit limits on what a peer may send. Each breach gets its own clear answer.
+/// Explicit limits on what a peer may send and how long it may take. Each breach gets its
+/// own clear answer, and closes the connection.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Largest request body (HTTP 413 beyond it). Default 4 MiB.
+    /// Largest request body (HTTP 413 beyond it, answered before the body is read when
+    /// `Content-Length` declares it). Default 4 MiB.
     pub max_body_bytes: usize,
-    /// Largest request head: request line plus header fields (HTTP 431 beyond it). 16 KiB.
+    /// The head buffer: request line plus header fields must fit in it (HTTP 431 beyond it,
+    /// after reading at most this many bytes). Default 16 KiB.
     pub max_header_bytes: usize,
-    /// Most header fields in one request (HTTP 431 beyond it). 64.
+    /// Most header fields in one request (HTTP 431 beyond it; never more than
+    /// [`head::MAX_FIELDS`]). Default 64.
     pub max_headers: usize,
-    /// How long a socket read may wait before the peer counts as gone (HTTP 408 for a
-    /// body; a connection idle this long between requests is closed). 30 s.
-    pub read_timeout: Duration,
-    /// How long a socket write may wait on a peer that does not read. 30 s.
+    /// The whole head must arrive within this, counted from the connection's accept (first
+    /// request) or the request's first byte (later ones), however slowly the bytes drip
+    /// (HTTP 408). Default 10 s.
+    pub head_timeout: Duration,
+    /// The whole body must arrive within this, counted from the end of the head (HTTP 408).
+    /// Default 30 s.
+    pub body_timeout: Duration,
+    /// A kept-alive connection with no request for this long is closed. Default 30 s (above
+    /// the 15 s that ureq, the client ddwire calls agents with, keeps idle connections).
+    pub idle_timeout: Duration,
+    /// A response write that makes no progress for this long ends the connection. Default 30 s.
     pub write_timeout: Duration,
+    /// Most connections served at once; one more is answered 503 and closed. Default 1,024.
+    pub max_connections: usize,
 }
 
 impl Limits {
@@ -177,193 +233,16 @@ impl Limits {
         max_body_bytes: 4 * 1024 * 1024,
         max_header_bytes: 16 * 1024,
         max_headers: 64,
-        read_timeout: Duration::from_secs(30),
+        head_timeout: Duration::from_secs(10),
+        body_timeout: Duration::from_secs(30),
+        idle_timeout: Duration::from_secs(30),
         write_timeout: Duration::from_secs(30),
+        max_connections: 1024,
     };
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits::DEFAULT
-    }
-}
-
-/// The reason phrase of a status code (RFC 9110 §15).
-pub fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        204 => "No Content",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        413 => "Content Too Large",
-        415 => "Unsupported Media Type",
-        422 => "Unprocessable Content",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        505 => "HTTP Version Not Supported",
-        _ => "",
-    }
-}
-
-/// Write `response` as HTTP/1.1 (or 1.0) bytes: status line, headers, then the body framed by
-/// `Content-Length`, or for a stream by chunked transfer coding (RFC 9112 §7.1) with a flush
-/// after every chunk, so each Server-Sent Event reaches the peer when it is sent. An HTTP/1.0
-/// peer gets a stream delimited by closing the connection (`keep_alive` must then be false).
-///
-/// `head_only` leaves the body out (a `HEAD` request, RFC 9110 §9.3.2).
-pub fn write_response(
-    out: &mut dyn Write,
-    response: Response,
-    http10: bool,
-    keep_alive: bool,
-    head_only: bool,
-) -> io::Result<()> {
-    let mut head = format!(
-        "HTTP/1.{} {} {}\r\n",
-        if http10 { 0 } else { 1 },
-        response.status,
-        reason(response.status)
-    );
-    for (name, value) in &response.headers {
-        // A header value with a line break would smuggle a header of its own.
-        if name.contains(['\r', '\n', ':']) || value.contains(['\r', '\n']) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "header with a line break",
-            ));
-        }
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    let no_body = head_only || response.status == 204 || response.status == 304;
-    match &response.body {
-        Body::Bytes(bytes) if response.status != 204 => {
-            head.push_str(&format!("Content-Length: {}\r\n", bytes.len()))
-        }
-        Body::Bytes(_) => {}
-        Body::Stream(_) if !http10 => head.push_str("Transfer-Encoding: chunked\r\n"),
-        Body::Stream(_) => {}
-    }
-    head.push_str(if keep_alive {
-        ""
-    } else {
-        "Connection: close\r\n"
-    });
-    head.push_str("\r\n");
-    match response.body {
-        Body::Bytes(bytes) => {
-            // One write for head and body: two small writes would meet Nagle's algorithm and
-            // the peer's delayed ACK, and cost 40 ms a response.
-            let mut all = head.into_bytes();
-            if !no_body {
-                all.extend_from_slice(&bytes);
-            }
-            out.write_all(&all)?;
-            out.flush()
-        }
-        Body::Stream(chunks) => {
-            out.write_all(head.as_bytes())?;
-            out.flush()?;
-            for chunk in chunks.iter().filter(|c| !c.is_empty()) {
-                if no_body {
-                    continue;
-                }
-                if http10 {
-                    out.write_all(&chunk)?;
-                } else {
-                    let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
-                    frame.extend_from_slice(&chunk);
-                    frame.extend_from_slice(b"\r\n");
-                    out.write_all(&frame)?;
-                }
-                out.flush()?;
-            }
-            if !http10 && !no_body {
-                out.write_all(b"0\r\n\r\n")?;
-            }
-            out.flush()
-        }
-    }
-}
-
-/// Split `path?query`.
-pub fn split_target(target: &str) -> (String, String) {
-    match target.split_once('?') {
-        Some((p, q)) => (p.to_string(), q.to_string()),
-        None => (target.to_string(), String::new()),
-    }
-}
-
-/// Whether the request asks to close the connection after this response.
-pub fn wants_close(http10: bool, connection: Option<&str>) -> bool {
-    let tokens = connection.unwrap_or("").to_ascii_lowercase();
-    if http10 {
-        !tokens.contains("keep-alive")
-    } else {
-        tokens.split(',').any(|t| t.trim() == "close")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_byte_body_is_framed_by_content_length() {
-        let mut out = Vec::new();
-        write_response(
-            &mut out,
-            Response::bytes(200, "text/plain", b"hi".to_vec()),
-            false,
-            true,
-            false,
-        )
-        .unwrap();
-        assert_eq!(
-            out,
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nhi"
-        );
-    }
-
-    #[test]
-    fn a_stream_is_sent_in_chunks_and_terminated() {
-        let (tx, rx) = crossbeam_channel::unbounded();
-        tx.send(b"data: 1\n\n".to_vec()).unwrap();
-        tx.send(b"data: 22\n\n".to_vec()).unwrap();
-        drop(tx);
-        let mut out = Vec::new();
-        write_response(
-            &mut out,
-            Response::stream(200, "text/event-stream", rx),
-            false,
-            false,
-            false,
-        )
-        .unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
-             9\r\ndata: 1\n\n\r\na\r\ndata: 22\n\n\r\n0\r\n\r\n"
-        );
-    }
-
-    #[test]
-    fn a_header_value_with_a_line_break_is_refused() {
-        let mut out = Vec::new();
-        let r = Response::empty(200).with_header("X", "a\r\nInjected: 1");
-        assert!(write_response(&mut out, r, false, true, false).is_err());
-        assert!(out.is_empty());
-    }
-
-    #[test]
-    fn no_content_has_no_length_and_no_body() {
-        let mut out = Vec::new();
-        write_response(&mut out, Response::empty(204), false, true, false).unwrap();
-        assert_eq!(out, b"HTTP/1.1 204 No Content\r\n\r\n");
     }
 }
