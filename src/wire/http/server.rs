@@ -695,11 +695,19 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
     }
 }
 
-/// Call the handler; a panic inside it becomes a 500 instead of a dead connection.
+/// Call the handler; a panic inside it becomes a 500 instead of a dead connection, and a
+/// refused body is never answered as a success (a handler that ignores `body_error` gets
+/// the refusal's own status).
 pub(crate) fn call(handler: &Handler, request: Request) -> Response {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(request))) {
+    let refused = request.body_error.clone();
+    let response = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(request)))
+    {
         Ok(response) => response,
         Err(_) => Response::error(500, "internal error: the request handler panicked"),
+    };
+    match refused {
+        Some(e) if response.status < 400 => Response::error(e.status(), &e.to_string()),
+        _ => response,
     }
 }
 
