@@ -103,10 +103,9 @@ impl Reply {
         let mut out = Vec::new();
         let mut rest = self.text.as_str();
         while let Some(i) = rest.find("HTTP/1.1 ") {
-            if i == 0 || rest[..i].ends_with('\n') || rest[..i].ends_with('}') {
-                if let Some(Ok(code)) = rest.get(i + 9..i + 12).map(str::parse) {
-                    out.push(code);
-                }
+            let at_start = i == 0 || rest[..i].ends_with('\n') || rest[..i].ends_with('}');
+            if at_start && let Some(Ok(code)) = rest.get(i + 9..i + 12).map(str::parse) {
+                out.push(code);
             }
             rest = &rest[i + 9..];
         }
