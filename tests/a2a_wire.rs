@@ -676,34 +676,64 @@ fn the_client_reports_each_failure_as_a_typed_error() {
     assert!(matches!(err, Error::Wire(_)), "{err}");
 }
 
+/// Read one response with a `Content-Length` body from `stream`: (head, body). Fails, never
+/// hangs, when the server closes early or goes quiet (the stream has a read timeout).
+fn read_one_response(stream: &mut std::net::TcpStream) -> (String, Vec<u8>) {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let n = stream
+            .read(&mut byte)
+            .expect("a response head before the timeout");
+        assert_eq!(
+            n,
+            1,
+            "EOF inside a response head: {:?}",
+            String::from_utf8_lossy(&head)
+        );
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("Content-Length: "))
+        .expect("a Content-Length")
+        .parse()
+        .unwrap();
+    let mut body = vec![0; length];
+    stream.read_exact(&mut body).expect("the whole body");
+    (head, body)
+}
+
 #[test]
 fn a_connection_is_kept_alive_across_requests() {
     let server = server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
     let mut stream = std::net::TcpStream::connect(server.local_addr()).unwrap();
     stream.set_read_timeout(Some(T)).unwrap();
     let request = "GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\n\r\n";
-    let mut seen = 0;
-    let mut buf = Vec::new();
+    let mut cards = Vec::new();
     for _ in 0..2 {
+        // The same connection: a write after a close would fail, a read would see EOF.
         stream.write_all(request.as_bytes()).unwrap();
-        let mut chunk = [0u8; 65536];
-        loop {
-            let n = stream.read(&mut chunk).unwrap();
-            buf.extend_from_slice(&chunk[..n]);
-            let text = String::from_utf8_lossy(&buf);
-            if text.matches("HTTP/1.1 200 OK").count() > seen && text.ends_with('}') {
-                seen += 1;
-                break;
-            }
-        }
+        let (head, body) = read_one_response(&mut stream);
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+        assert!(
+            !head.to_ascii_lowercase().contains("connection: close"),
+            "{head}"
+        );
+        cards.push(serde_json::from_slice::<Value>(&body).unwrap());
     }
-    assert_eq!(seen, 2);
+    assert_eq!(cards.len(), 2);
+    assert_eq!(cards[0], cards[1]);
+    assert_eq!(cards[0]["name"], Hello::new().spec().agent_id.as_str());
     server.shutdown();
 }
 
 #[test]
-fn a_request_head_over_the_limit_is_http_431() {
+fn a_request_head_over_the_limit_is_http_431_after_reading_at_most_the_buffer() {
     let server = server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
+    let limit = ddwire::wire::http::Limits::DEFAULT.max_header_bytes;
+    // Through a real client, a head of 20,000 bytes.
     let mut req = ClientRequest::get(
         format!("{}/.well-known/agent-card.json", server.base_url()),
         T,
@@ -711,6 +741,35 @@ fn a_request_head_over_the_limit_is_http_431() {
     req = req.header("X-Big", &"y".repeat(20_000));
     let response = HttpClient::tcp().send(req).unwrap();
     assert_eq!(response.status, 431);
+    // The bound: a head of exactly the buffer, with no line end, is refused on those bytes
+    // alone (the server sends 431 without waiting for one more byte), and closes.
+    let mut stream = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    stream.set_read_timeout(Some(T)).unwrap();
+    let mut head = b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: x\r\nX-Big: ".to_vec();
+    head.resize(limit, b'y');
+    stream.write_all(&head).unwrap();
+    let (reply, body) = read_one_response(&mut stream);
+    assert!(reply.starts_with("HTTP/1.1 431"), "{reply}");
+    assert!(reply.contains("Connection: close"), "{reply}");
+    assert!(String::from_utf8_lossy(&body).contains(&format!("{limit} bytes")));
+    let mut rest = Vec::new();
+    assert_eq!(
+        stream.read_to_end(&mut rest).unwrap(),
+        0,
+        "the connection stays open"
+    );
+    // One byte less is still a head in progress: no answer yet.
+    let mut stream = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    stream.write_all(&head[..limit - 1]).unwrap();
+    let mut byte = [0u8; 1];
+    let early = stream.read(&mut byte);
+    assert!(
+        matches!(&early, Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)),
+        "{early:?}"
+    );
     server.shutdown();
 }
 
