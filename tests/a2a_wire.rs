@@ -790,3 +790,43 @@ fn shutdown_lets_a_request_in_flight_finish() {
         "TooSlow: never answers in time"
     );
 }
+
+#[test]
+fn a_batch_of_32_calls_to_a_hung_agent_is_answered_within_one_deadline() {
+    use ddwire::wire::a2a::endpoint::Endpoint;
+    use ddwire::wire::http::{Handler, Limits, server as http_server};
+    let hung = Arc::new(Slow(Hello::new().spec().clone(), Duration::from_secs(8)));
+    let client = A2aClient::default();
+    let mut endpoint = Endpoint::new(Arc::new(move |m, ctx| {
+        server::execute(hung.as_ref(), m, ctx, &client)
+    }));
+    endpoint.batch_deadline = Duration::from_secs(1);
+    let handler: Handler = Arc::new(move |r| endpoint.handle(&r));
+    let http = http_server::serve("127.0.0.1:0", handler, Limits::DEFAULT).unwrap();
+    let calls: Vec<String> = (0..32)
+        .map(|i| send_body(&i.to_string(), "message/send"))
+        .collect();
+    let started = std::time::Instant::now();
+    let reply = HttpClient::tcp()
+        .send(ClientRequest::post_json(
+            format!("{}/a2a", http.base_url()),
+            format!("[{}]", calls.join(",")).into_bytes(),
+            T,
+        ))
+        .unwrap();
+    let took = started.elapsed();
+    // One deadline (1 s), not 32 agent calls of 8 s, nor even one.
+    assert!(took < Duration::from_secs(5), "answered after {took:?}");
+    assert_eq!(reply.status, 200);
+    let replies: Vec<Value> = serde_json::from_slice(&reply.body).unwrap();
+    assert_eq!(replies.len(), 32);
+    for (i, r) in replies.iter().enumerate() {
+        assert_eq!(r["id"], json!(i));
+        assert_eq!(
+            r["error"]["code"],
+            ddwire::wire::jsonrpc::DEADLINE_EXCEEDED,
+            "{r}"
+        );
+    }
+    drop(http);
+}

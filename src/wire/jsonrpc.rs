@@ -9,10 +9,17 @@
 //! - A batch (an array) gets an array of responses, none for notifications; an empty array
 //!   gets one `-32600` error object; a batch larger than [`MAX_BATCH`] gets one `-32600`.
 //!   (The a2a-sdk servers refuse every batch; ddwire answers as the specification says.)
+//! - A batch's calls run at most [`BATCH_PARALLELISM`] at a time, and the batch as a whole is
+//!   answered within one deadline ([`BATCH_DEADLINE`] by default, see [`run_batch`]): a call
+//!   not finished by then is answered with [`DEADLINE_EXCEEDED`]. Without it a batch of 32
+//!   calls to a hung agent would hold its connection for 32 agent timeouts.
 //! - Errors travel with HTTP 200, as the SDKs send them.
 
 use crate::error::{Error, Result};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Invalid JSON was received.
 pub const PARSE_ERROR: i64 = -32700;
@@ -43,8 +50,18 @@ pub const EXTENSION_SUPPORT_REQUIRED: i64 = -32008;
 /// A2A 1.0: the requested A2A version is not supported.
 pub const VERSION_NOT_SUPPORTED: i64 = -32009;
 
+/// A batch call that had not finished when its batch's deadline passed. In the range the
+/// specification reserves for implementation-defined server errors (-32000 to -32099), and
+/// used by no A2A error.
+pub const DEADLINE_EXCEEDED: i64 = -32000;
+
 /// The most requests one batch may hold.
 pub const MAX_BATCH: usize = 32;
+/// How long a batch may take as a whole, by default: the default agent-call timeout, so a
+/// batch takes no longer than one call to a hung agent.
+pub const BATCH_DEADLINE: Duration = Duration::from_secs(60);
+/// The most calls of one batch that run at once (each on a thread of its own).
+pub const BATCH_PARALLELISM: usize = 4;
 
 /// A JSON-RPC error object.
 #[derive(Clone, Debug, PartialEq)]
@@ -170,6 +187,134 @@ fn call(doc: Value) -> std::result::Result<Call, Value> {
         ));
     }
     Ok(Call { id, method, params })
+}
+
+/// Answers one call: its reply as JSON text, or `None` for a notification.
+pub type Answer = Arc<dyn Fn(Call) -> Option<String> + Send + Sync>;
+
+/// Answer a batch within `deadline`: the replies in order, notifications left out.
+///
+/// Members that are already error replies are answered at once. Calls run on up to
+/// [`BATCH_PARALLELISM`] threads of their own; once `deadline` has passed, no call starts,
+/// and each call not finished is answered with [`DEADLINE_EXCEEDED`], saying whether it never
+/// started or is still running. A call still running cannot be stopped: it finishes on its
+/// thread, and its reply is dropped.
+pub fn run_batch(
+    items: Vec<std::result::Result<Call, Value>>,
+    deadline: Duration,
+    answer: Answer,
+) -> Vec<String> {
+    let until = Instant::now() + deadline;
+    let mut replies: Vec<Option<String>> = Vec::with_capacity(items.len());
+    let mut pending: Vec<(usize, Call)> = Vec::new();
+    for item in items {
+        match item {
+            Err(reply) => replies.push(Some(reply.to_string())),
+            Ok(call) => {
+                pending.push((replies.len(), call));
+                replies.push(None);
+            }
+        }
+    }
+    let ids: Vec<(usize, Option<Value>)> =
+        pending.iter().map(|(i, c)| (*i, c.id.clone())).collect();
+    let started: Arc<Vec<AtomicBool>> =
+        Arc::new(replies.iter().map(|_| AtomicBool::new(false)).collect());
+    let (work_tx, work_rx) = crossbeam_channel::unbounded::<(usize, Call)>();
+    let (done_tx, done_rx) = crossbeam_channel::unbounded::<(usize, Option<String>)>();
+    let workers = pending.len().min(BATCH_PARALLELISM);
+    for call in pending {
+        let _ = work_tx.send(call);
+    }
+    drop(work_tx);
+    let mut spawned = 0;
+    for _ in 0..workers {
+        let (work_rx, done_tx, answer, started) = (
+            work_rx.clone(),
+            done_tx.clone(),
+            Arc::clone(&answer),
+            Arc::clone(&started),
+        );
+        let worker = std::thread::Builder::new()
+            .name("ddwire-jsonrpc-batch".into())
+            .spawn(move || {
+                while let Ok((i, call)) = work_rx.recv() {
+                    if Instant::now() >= until {
+                        break;
+                    }
+                    started[i].store(true, Ordering::SeqCst);
+                    let reply = answer_caught(&answer, call);
+                    if done_tx.send((i, reply)).is_err() {
+                        break;
+                    }
+                }
+            });
+        spawned += usize::from(worker.is_ok());
+    }
+    drop(done_tx);
+    if spawned == 0 {
+        // No thread to be had: run the calls here, one after another, within the deadline.
+        while let Ok((i, call)) = work_rx.try_recv() {
+            if Instant::now() >= until {
+                break;
+            }
+            started[i].store(true, Ordering::SeqCst);
+            let reply = answer_caught(&answer, call);
+            replies[i] = reply.or(Some(String::new()));
+        }
+    } else {
+        let mut outstanding = ids.len();
+        while outstanding > 0 {
+            match done_rx.recv_deadline(until) {
+                Ok((i, reply)) => {
+                    // An empty string marks a notification's (absent) reply as done.
+                    replies[i] = Some(reply.unwrap_or_default());
+                    outstanding -= 1;
+                }
+                Err(_) => break,
+            }
+        }
+    }
+    let seconds = deadline.as_secs_f64();
+    for (i, id) in ids {
+        if replies[i].is_some() {
+            continue;
+        }
+        // An unfinished notification still gets no reply.
+        let Some(id) = id else { continue };
+        let what = if started[i].load(Ordering::SeqCst) {
+            "had not finished; it runs on, and its result is not reported"
+        } else {
+            "had not started; it was not run"
+        };
+        let err = RpcError::new(
+            DEADLINE_EXCEEDED,
+            format!(
+                "The batch deadline of {seconds} s passed: this call {what}. Send it alone to wait for it."
+            ),
+        );
+        replies[i] = Some(error(&id, &err).to_string());
+    }
+    replies
+        .into_iter()
+        .flatten()
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+/// Answer a call; a panic becomes an internal error rather than a lost reply.
+fn answer_caught(answer: &Answer, call: Call) -> Option<String> {
+    let id = call.id.clone();
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| answer(call))) {
+        Ok(reply) => reply,
+        Err(_) => id.map(|id| {
+            error(
+                &id,
+                &RpcError::new(INTERNAL_ERROR, "Internal error: the call panicked"),
+            )
+            .to_string()
+        }),
+    }
 }
 
 /// A success response.
@@ -334,6 +479,85 @@ mod tests {
             parse(big.as_bytes(), 64),
             Incoming::Single(Err(_))
         ));
+    }
+
+    fn batch(body: &str) -> Vec<std::result::Result<Call, Value>> {
+        match parse(body.as_bytes(), 64) {
+            Incoming::Batch(items) => items,
+            Incoming::Single(_) => panic!("expected a batch"),
+        }
+    }
+
+    #[test]
+    fn a_batch_of_hung_calls_is_answered_within_one_deadline() {
+        // 30 calls, an invalid member and a notification: a full batch of 32.
+        const CALLS: usize = MAX_BATCH - 2;
+        let calls: Vec<String> = (0..CALLS)
+            .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"hang"}}"#))
+            .collect();
+        let body = format!(
+            "[{}, 7, {}]",
+            calls.join(","),
+            r#"{"jsonrpc":"2.0","method":"hang"}"#
+        );
+        let hang: Answer = Arc::new(|call: Call| {
+            std::thread::sleep(Duration::from_secs(3));
+            call.id.map(|id| success(&id, json!("late")).to_string())
+        });
+        let started = Instant::now();
+        let replies = run_batch(batch(&body), Duration::from_millis(500), hang);
+        let took = started.elapsed();
+        assert!(took < Duration::from_secs(2), "answered after {took:?}");
+        // The calls and the invalid member; the notification gets nothing.
+        assert_eq!(replies.len(), CALLS + 1);
+        let replies: Vec<Value> = replies
+            .iter()
+            .map(|r| serde_json::from_str(r).unwrap())
+            .collect();
+        for (i, reply) in replies.iter().take(CALLS).enumerate() {
+            assert_eq!(reply["id"], json!(i));
+            assert_eq!(reply["error"]["code"], DEADLINE_EXCEEDED);
+            let message = reply["error"]["message"].as_str().unwrap();
+            let expected = if i < BATCH_PARALLELISM {
+                "had not finished"
+            } else {
+                "had not started"
+            };
+            assert!(message.contains(expected), "{i}: {message}");
+        }
+        assert_eq!(replies[CALLS]["error"]["code"], INVALID_REQUEST);
+    }
+
+    #[test]
+    fn a_batch_that_finishes_in_time_keeps_its_order_and_drops_notifications() {
+        let echo: Answer = Arc::new(|call: Call| {
+            // Later calls finish first: the order must still be the batch's.
+            let n = call.params["n"].as_u64().unwrap_or(0);
+            std::thread::sleep(Duration::from_millis(50 - n * 10));
+            call.id.map(|id| success(&id, json!(n)).to_string())
+        });
+        let body = r#"[{"jsonrpc":"2.0","id":"a","method":"m","params":{"n":1}},
+                       {"jsonrpc":"2.0","method":"m","params":{"n":2}},
+                       {"jsonrpc":"2.0","id":"c","method":"m","params":{"n":3}},
+                       {"jsonrpc":"2.0","id":"d","method":"m","params":{"n":4}}]"#;
+        let replies = run_batch(batch(body), Duration::from_secs(10), echo);
+        let ids: Vec<Value> = replies
+            .iter()
+            .map(|r| serde_json::from_str::<Value>(r).unwrap()["id"].clone())
+            .collect();
+        assert_eq!(ids, [json!("a"), json!("c"), json!("d")]);
+    }
+
+    #[test]
+    fn a_batch_call_that_panics_is_an_internal_error() {
+        let boom: Answer = Arc::new(|_| panic!("boom"));
+        let replies = run_batch(
+            batch(r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#),
+            Duration::from_secs(5),
+            boom,
+        );
+        let reply: Value = serde_json::from_str(&replies[0]).unwrap();
+        assert_eq!(reply["error"]["code"], INTERNAL_ERROR);
     }
 
     #[test]

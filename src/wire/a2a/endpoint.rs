@@ -19,6 +19,7 @@ use crate::wire::sign::{SCHEME, VerifyError};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// What a request's caller looks like to the code that executes it.
 #[derive(Clone, Debug)]
@@ -151,6 +152,8 @@ pub struct Endpoint {
     pub lookup: Option<Lookup>,
     /// Deepest JSON nesting accepted in a request.
     pub max_depth: usize,
+    /// How long a JSON-RPC batch may take as a whole ([`jsonrpc::run_batch`]).
+    pub batch_deadline: Duration,
 }
 
 impl Endpoint {
@@ -161,6 +164,7 @@ impl Endpoint {
             tasks: TaskStore::new(TASKS_KEPT),
             lookup: None,
             max_depth: crate::json::Limits::DEFAULT.max_depth,
+            batch_deadline: jsonrpc::BATCH_DEADLINE,
         }
     }
 
@@ -207,19 +211,29 @@ impl Endpoint {
                 signed_by.as_deref(),
             ),
             Incoming::Batch(items) => {
-                let answers: Vec<String> = items
-                    .into_iter()
-                    .filter_map(|item| match item {
-                        Err(reply) => Some(reply.to_string()),
-                        Ok(call) => self.dispatch(
-                            call,
-                            request,
-                            version.as_deref(),
-                            &requested,
-                            signed_by.as_deref(),
-                        ),
-                    })
-                    .collect();
+                // The calls run on threads of their own, so they take what they need along:
+                // the endpoint (a few shared handles) and the request without its body.
+                let endpoint = self.clone();
+                let context = Arc::new(Request {
+                    method: request.method.clone(),
+                    path: request.path.clone(),
+                    query: request.query.clone(),
+                    headers: request.headers.clone(),
+                    body: Vec::new(),
+                    body_error: None,
+                    remote_addr: request.remote_addr,
+                });
+                let (version, requested) = (version.clone(), requested.clone());
+                let answer: jsonrpc::Answer = Arc::new(move |call| {
+                    endpoint.dispatch(
+                        call,
+                        &context,
+                        version.as_deref(),
+                        &requested,
+                        signed_by.as_deref(),
+                    )
+                });
+                let answers = jsonrpc::run_batch(items, self.batch_deadline, answer);
                 (!answers.is_empty()).then(|| format!("[{}]", answers.join(",")))
             }
         };
