@@ -12,7 +12,7 @@
 //! | [`json`], [`time`], [`error`] | Python-identical JSON text, bounded parsing, timestamps, the one [`Error`] type |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
 //! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]) |
-//! | [`wire`] | HTTP (tiny_http, ureq, in-memory), JSON-RPC 2.0, A2A (v0.3 and 1.0), AG-UI, SSE, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]) |
+//! | [`wire`] | HTTP (a sans-IO parser and writer, a bounded server, a ureq client, in-memory), JSON-RPC 2.0, A2A (v0.3 and 1.0), AG-UI, SSE, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, store, routes |
 //! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
