@@ -8,8 +8,8 @@
 # all measured by `ddwire bench agent` (closed loop, keep-alive connections) with the same
 # concurrency and duration, one server at a time. See benches/README.md.
 #
-#   benches/agent.sh                       # CONCURRENCY=8 SECONDS=5
-#   CONCURRENCY=16 SECONDS=10 benches/agent.sh
+#   benches/agent.sh                       # CONCURRENCY=16 SECONDS=5
+#   CONCURRENCY=8 SECONDS=10 benches/agent.sh
 #   DDWIRE_BIN=/path/to/ddwire benches/agent.sh   # skip cargo build --release
 #
 # Needs cargo (unless DDWIRE_BIN), python3 3.11 (the pinned venv of tests/interop/venv.sh a2a03,
@@ -20,7 +20,7 @@ set -euo pipefail
 # SECONDS is also bash's own clock: read a value from the environment before it ticks.
 bench_seconds="$(printenv SECONDS || true)"
 bench_seconds="${bench_seconds:-5}"
-concurrency="${CONCURRENCY:-8}"
+concurrency="${CONCURRENCY:-16}"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"

@@ -96,14 +96,14 @@ impl TaskStore {
         if self.capacity == 0 {
             return;
         }
+        // Every connection thread keeps its tasks here: allocate before taking the lock, so
+        // the lock is held for the map operations alone.
+        let (key, queued) = (id.to_string(), id.to_string());
         let evicted = {
             let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             let (tasks, order) = &mut *guard;
-            if tasks
-                .insert(id.to_string(), Kept { binding, json })
-                .is_none()
-            {
-                order.push_back(id.to_string());
+            if tasks.insert(key, Kept { binding, json }).is_none() {
+                order.push_back(queued);
             }
             let mut evicted = Vec::new();
             while order.len() > self.capacity {
