@@ -87,7 +87,8 @@ pub fn route(
     verifier: Option<&Verifier>,
 ) -> Response {
     match (request.method.as_str(), request.path.as_str()) {
-        ("GET" | "HEAD", CARD_PATH | LEGACY_CARD_PATH) => {
+        // HEAD arrives as GET (the server sends the head without the body).
+        ("GET", CARD_PATH | LEGACY_CARD_PATH) => {
             Response::bytes(200, "application/json", card_bytes.to_vec())
         }
         ("POST", JSONRPC_PATH | "/") => match verifier {

@@ -685,7 +685,9 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
         let open = conn.respond(response, framing);
         drop(in_flight);
         if !open {
-            if refused_body {
+            // Bytes the client sent after this request (pipelined, or the unread rest of a
+            // refused body) would turn the close into a reset that can destroy the answer.
+            if refused_body || conn.start < conn.end {
                 linger(conn.stream);
             } else {
                 let _ = conn.stream.shutdown(Shutdown::Write);
