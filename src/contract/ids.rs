@@ -45,15 +45,17 @@ pub fn new_uuid7() -> String {
     let tail = random_u64() & 0xffff_ffff;
     let hi: u64 = (ms << 16) | 0x7000 | (counter >> 30);
     let lo: u64 = (0b10 << 62) | ((counter & ((1 << 30) - 1)) << 32) | tail;
-    let h = hex(&[hi.to_be_bytes(), lo.to_be_bytes()].concat());
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    // Straight into the one string returned: ids are minted several times per call.
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(36);
+    for (i, b) in hi.to_be_bytes().iter().chain(&lo.to_be_bytes()).enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(DIGITS[usize::from(b >> 4)] as char);
+        out.push(DIGITS[usize::from(b & 0xf)] as char);
+    }
+    out
 }
 
 /// 64 random bits for an identifier (see [`random_bytes`]).
