@@ -34,7 +34,9 @@ use super::Limits;
 /// An HTTP version this server speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Version {
+    /// `HTTP/1.0`: persistent only when asked for, no chunked coding.
     Http10,
+    /// `HTTP/1.1`.
     Http11,
 }
 
@@ -61,9 +63,11 @@ pub struct RequestHead {
     pub path: String,
     /// The query, without `?`.
     pub query: String,
+    /// The version of the request line.
     pub version: Version,
     /// Header fields in arrival order, names lower-cased, values without surrounding spaces.
     pub headers: Vec<(String, String)>,
+    /// How the body is delimited (RFC 9112 §6.3).
     pub framing: Framing,
     /// Whether the connection may serve another request after this one (RFC 9112 §9.3).
     pub keep_alive: bool,
@@ -570,10 +574,12 @@ fn clip(s: &str, max: usize) -> String {
 /// A complete response head, as a client reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResponseHead {
+    /// The status code.
     pub status: u16,
     /// Header fields in arrival order, names lower-cased (values not UTF-8 are converted
     /// lossily: a client only reports them).
     pub headers: Vec<(String, String)>,
+    /// How the body is delimited (RFC 9112 §6.3).
     pub framing: Framing,
     /// Whether the connection may carry another request.
     pub keep_alive: bool,
