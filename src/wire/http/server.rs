@@ -235,6 +235,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let mut reserve = std::fs::File::open("/dev/null").ok();
     let mut burst: Option<(Instant, u64)> = None;
     let mut backoff = Duration::from_millis(1);
+    let mut threads_failing = false;
     loop {
         match listener.accept() {
             Ok((stream, peer)) => {
@@ -253,7 +254,22 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 if reserve.is_none() {
                     reserve = std::fs::File::open("/dev/null").ok();
                 }
-                admit(stream, peer, &shared);
+                match (admit(stream, peer, &shared), threads_failing) {
+                    (Ok(()), true) => {
+                        eprintln!("ddwire: {}: connection threads start again", shared.addr);
+                        threads_failing = false;
+                    }
+                    (Err(e), false) => {
+                        // The connection was dropped (its client sees it close); say so once
+                        // per burst.
+                        eprintln!(
+                            "ddwire: {}: cannot start a connection thread ({e}); closing connections until one starts",
+                            shared.addr
+                        );
+                        threads_failing = true;
+                    }
+                    _ => {}
+                }
             }
             Err(_) if shared.stopping.load(Ordering::SeqCst) => break,
             Err(e) if is_transient(&e) => {}
@@ -306,8 +322,9 @@ fn is_exhaustion(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
 }
 
-/// Take a new connection within the cap, on a thread of its own.
-fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
+/// Take a new connection within the cap, on a thread of its own. `Err`: no thread could be
+/// started, and the connection was closed.
+fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> io::Result<()> {
     let open = shared.connections.fetch_add(1, Ordering::SeqCst) + 1;
     let guard = Counted(Arc::clone(shared));
     if open > shared.limits.max_connections {
@@ -319,7 +336,7 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
                 shared.limits.max_connections
             ),
         );
-        return;
+        return Ok(());
     }
     let accepted = Instant::now();
     let spawned = std::thread::Builder::new()
@@ -329,13 +346,8 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
             serve_connection(stream, peer, accepted, &shared);
             drop(guard);
         });
-    if let Err(e) = spawned {
-        // The closure, and with it the connection, is dropped: the client sees it close.
-        eprintln!(
-            "ddwire: {}: cannot start a connection thread ({e}); connection closed",
-            shared.addr
-        );
-    }
+    // On failure the closure, and with it the connection, is dropped.
+    spawned.map(drop)
 }
 
 /// A connection counted against the cap until dropped.
