@@ -32,7 +32,12 @@ fn limits(selector: u8) -> Limits {
 }
 
 /// Feed a body reader `input` split at `cut`; (body, consumed, done) or the error.
-fn read(framing: Framing, limit: usize, input: &[u8], cut: usize) -> Option<(Vec<u8>, usize, bool)> {
+fn read(
+    framing: Framing,
+    limit: usize,
+    input: &[u8],
+    cut: usize,
+) -> Option<(Vec<u8>, usize, bool)> {
     let mut reader = BodyReader::new(framing, limit).ok()?;
     let mut body = Vec::new();
     let cut = cut.min(input.len());
@@ -68,7 +73,12 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(head::parse_request(&input[..cut], &limits), Ok(None));
         let rest = &input[h.len..];
         let whole = read(h.framing, limits.max_body_bytes, rest, rest.len());
-        let split = read(h.framing, limits.max_body_bytes, rest, usize::from(selector) % (rest.len() + 1));
+        let split = read(
+            h.framing,
+            limits.max_body_bytes,
+            rest,
+            usize::from(selector) % (rest.len() + 1),
+        );
         assert_eq!(whole, split);
         if let Some((body, consumed, _)) = whole {
             assert!(body.len() <= limits.max_body_bytes && consumed <= rest.len());
@@ -77,7 +87,11 @@ fuzz_target!(|data: &[u8]| {
     let before = CALLS.load(Ordering::SeqCst);
     let out = serve_bytes(&HANDLER, input, &limits);
     assert!(CALLS.load(Ordering::SeqCst) - before <= 1);
-    let method = if input.starts_with(b"HEAD ") { "HEAD" } else { "GET" };
+    let method = if input.starts_with(b"HEAD ") {
+        "HEAD"
+    } else {
+        "GET"
+    };
     let response = parse_response(&out, method).expect("the server's answer parses");
     assert!((200..600).contains(&response.status));
 });
