@@ -55,6 +55,11 @@ impl ClassSchema {
     /// A class schema from its JSON Schema, checked: a valid schema that requires
     /// `schema_class` to be exactly `name`.
     pub fn new(name: &str, json_schema: Value) -> Result<ClassSchema> {
+        // The run store keeps every schema it checked a run against; one it could not write
+        // back as JSON would make the agent's every run unstorable.
+        if let Some(found) = crate::json::non_finite(&json_schema) {
+            return Err(Error::Spec(format!("class {}: {found}", str_repr(name))));
+        }
         let compiled = Schema::compile(&json_schema).map_err(|e| {
             Error::Spec(format!(
                 "class {}: not a valid JSON Schema: {e}",

@@ -52,13 +52,26 @@ pub fn request_errors(document: &Value) -> Vec<String> {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
     let mut errors = compiled(&SCHEMA, request_schema).validate(document);
     date_time_errors(document, &["issued_at"], &mut errors);
+    non_finite_errors(document, &mut errors);
     errors
 }
 
 /// Schema errors of an AgentResult wire document.
 pub fn agent_result_errors(document: &Value) -> Vec<String> {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
-    compiled(&SCHEMA, agent_result_schema).validate(document)
+    let mut errors = compiled(&SCHEMA, agent_result_schema).validate(document);
+    non_finite_errors(document, &mut errors);
+    errors
+}
+
+/// A number that overflows a double (`1e999`) parses, but would be written back as
+/// `Infinity`, which no JSON reader accepts: the run store, the index and every listing would
+/// be unreadable from then on. So a document holding one breaks the contract wherever it comes
+/// from: a caller's request is refused, an agent's result is its error.
+fn non_finite_errors(document: &Value, errors: &mut Vec<String>) {
+    if let Some(found) = crate::json::non_finite(document) {
+        errors.push(found.to_string());
+    }
 }
 
 /// Every way an envelope document breaks the contract: its schema, then the conditional
@@ -67,6 +80,7 @@ pub fn validate_envelope(document: &Value) -> Result<()> {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
     let mut errors = compiled(&SCHEMA, envelope_schema).validate(document);
     date_time_errors(document, &["completed_at"], &mut errors);
+    non_finite_errors(document, &mut errors);
     errors.extend(conditional_errors(document));
     if errors.is_empty() {
         Ok(())

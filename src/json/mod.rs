@@ -7,6 +7,14 @@
 //!   hash and the span JSON lines.
 //! - [`lenient`] holds serde helpers for integers that arrive as `3.0` (the a2a-sdk 1.x client
 //!   sends every number in a data part through a protobuf `Struct`, i.e. as a double).
+//! - [`non_finite`] finds a number no double can hold (`1e999`). serde_json is built with
+//!   `arbitrary_precision`, so such a literal parses, but every writer that spells numbers as
+//!   Python does would print it as `Infinity`, which no strict JSON reader accepts. The
+//!   contract's documents refuse it at the boundary (see `contract::validate`), and the run store
+//!   refuses to write it.
+//! - [`from_slice_lossy`] reads text that Python's `json` wrote with a lone surrogate escape
+//!   (`"\ud800"`, legal to Python, refused by serde_json), replacing each with U+FFFD, so a
+//!   store another writer made stays readable.
 
 pub mod lenient;
 pub mod python;
@@ -119,6 +127,121 @@ fn check_integer_digits(v: &Value) -> Result<()> {
     }
 }
 
+/// A number that no double can hold, and where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NonFinite {
+    /// The instance location, keys and indexes joined with `/`, or `<root>` (as the contract's
+    /// schema errors name it).
+    pub path: String,
+    /// The literal as it was written (`1e999`).
+    pub literal: String,
+}
+
+impl std::fmt::Display for NonFinite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: the number {} is not finite (it overflows a double); JSON numbers must be finite",
+            self.path, self.literal
+        )
+    }
+}
+
+/// Whether a number literal is a float that overflows a double (`1e999`, `-1e400`). Integer
+/// literals are arbitrary-precision integers in Python and here, so they never are.
+pub fn is_non_finite_literal(text: &str) -> bool {
+    python::is_float_literal(text) && text.parse::<f64>().map_or(true, |x| !x.is_finite())
+}
+
+/// The first number in `v`, depth first in document order, that is not finite as a double.
+pub fn non_finite(v: &Value) -> Option<NonFinite> {
+    fn walk(v: &Value, path: &mut Vec<String>) -> Option<NonFinite> {
+        match v {
+            Value::Number(n) => {
+                let text = n.to_string();
+                is_non_finite_literal(&text).then(|| NonFinite {
+                    path: if path.is_empty() {
+                        "<root>".into()
+                    } else {
+                        path.join("/")
+                    },
+                    literal: text,
+                })
+            }
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+                path.push(i.to_string());
+                let found = walk(item, path);
+                path.pop();
+                found
+            }),
+            Value::Object(map) => map.iter().find_map(|(k, item)| {
+                path.push(k.clone());
+                let found = walk(item, path);
+                path.pop();
+                found
+            }),
+            _ => None,
+        }
+    }
+    walk(v, &mut Vec::new())
+}
+
+/// Parse JSON text as serde_json does, except that a `\uXXXX` escape of a lone surrogate
+/// (which Python's `json.dumps` writes for a `str` holding one, and serde_json refuses) reads
+/// as U+FFFD. Text without one costs one parse.
+pub fn from_slice_lossy(bytes: &[u8]) -> serde_json::Result<Value> {
+    match serde_json::from_slice(bytes) {
+        Err(e) => {
+            let mended = replace_lone_surrogates(bytes);
+            if mended == bytes {
+                return Err(e);
+            }
+            serde_json::from_slice(&mended).map_err(|_| e)
+        }
+        ok => ok,
+    }
+}
+
+/// `bytes` with every `\uD800`–`\uDFFF` escape that is not half of a high-low pair replaced
+/// by `\ufffd`. Escapes are found as a JSON string scanner finds them (a `\\u` is not one).
+fn replace_lone_surrogates(bytes: &[u8]) -> Vec<u8> {
+    fn escape_at(b: &[u8], i: usize) -> Option<u16> {
+        let hex = b.get(i..i + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+    }
+    let high = |u: u16| (0xd800..0xdc00).contains(&u);
+    let low = |u: u16| (0xdc00..0xe000).contains(&u);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        match escape_at(bytes, i) {
+            Some(u) if high(u) && escape_at(bytes, i + 6).is_some_and(low) => {
+                out.extend_from_slice(&bytes[i..i + 12]);
+                i += 12;
+            }
+            Some(u) if high(u) || low(u) => {
+                out.extend_from_slice(b"\\ufffd");
+                i += 6;
+            }
+            _ => {
+                // Any other escape: copy it whole, so `\\` never starts a false match.
+                let end = (i + 2).min(bytes.len());
+                out.extend_from_slice(&bytes[i..end]);
+                i = end;
+            }
+        }
+    }
+    out
+}
+
 /// The JSON type of a value, as JSON Schema names it (`"object"`, `"integer"`, ...).
 pub fn type_name(v: &Value) -> &'static str {
     match v {
@@ -171,6 +294,50 @@ mod tests {
     fn very_deep_input_is_refused_before_the_parser_recurses() {
         let deep = "[".repeat(100_000);
         assert!(parse(deep.as_bytes(), Limits::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn a_float_that_overflows_a_double_is_found_with_its_path_and_an_integer_never_is() {
+        let v = parse_str(r#"{"a": [1, {"b": 1e999}], "c": -1e400}"#).unwrap();
+        let found = non_finite(&v).unwrap();
+        assert_eq!(
+            (found.path.as_str(), found.literal.as_str()),
+            ("a/1/b", "1e+999")
+        );
+        assert!(
+            found
+                .to_string()
+                .contains("a/1/b: the number 1e+999 is not finite")
+        );
+        assert_eq!(
+            non_finite(&parse_str("-1e400").unwrap()).unwrap().path,
+            "<root>"
+        );
+        let fine = format!(
+            "[1e308, -1.7976931348623157e308, 1e-999, -0.0, 5e-324, {}]",
+            "9".repeat(400)
+        );
+        assert_eq!(non_finite(&parse_str(&fine).unwrap()), None);
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_reads_as_the_replacement_character() {
+        assert!(serde_json::from_slice::<Value>(br#"["\ud800"]"#).is_err());
+        let v = from_slice_lossy(
+            br#"["\ud800", "a\udc00b", "\ud83d\ude00", "\\ud800", "\ud800\ud800\udc00"]"#,
+        )
+        .unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!([
+                "\u{fffd}",
+                "a\u{fffd}b",
+                "😀",
+                "\\ud800",
+                "\u{fffd}\u{10000}"
+            ])
+        );
+        assert!(from_slice_lossy(b"[1,").is_err());
     }
 
     #[test]

@@ -125,12 +125,26 @@ fn write_attr_value(o: &mut String, v: &AttrValue) {
         AttrValue::String(s) => write_str(o, s, true),
         AttrValue::Bool(b) => o.push_str(if *b { "true" } else { "false" }),
         AttrValue::Int(i) => o.push_str(&i.to_string()),
-        AttrValue::Double(x) => o.push_str(&float_repr(*x)),
+        AttrValue::Double(x) => write_double(o, *x),
         AttrValue::StringArray(a) => list(o, a, |o, s| write_str(o, s, true)),
         AttrValue::BoolArray(a) => list(o, a, |o, b| o.push_str(if *b { "true" } else { "false" })),
         AttrValue::IntArray(a) => list(o, a, |o, i| o.push_str(&i.to_string())),
-        AttrValue::DoubleArray(a) => list(o, a, |o, x| o.push_str(&float_repr(*x))),
+        AttrValue::DoubleArray(a) => list(o, a, |o, x| write_double(o, *x)),
         AttrValue::Json(text) => o.push_str(text),
+    }
+}
+
+/// A double attribute value. A finite one is spelled as Python's `float.__repr__`; Python's
+/// `json.dumps` would write infinity and NaN as the bare words `Infinity` and `NaN`, which are
+/// not JSON and which no strict reader (this one included) accepts, so they are written as the
+/// strings `"Infinity"`, `"-Infinity"` and `"NaN"`, as OTLP/JSON spells them.
+fn write_double(o: &mut String, x: f64) {
+    if x.is_finite() {
+        o.push_str(&float_repr(x));
+    } else {
+        o.push('"');
+        o.push_str(&float_repr(x));
+        o.push('"');
     }
 }
 
@@ -358,10 +372,15 @@ fn read_time(s: Option<&str>, what: &str) -> Result<u64> {
 fn read_attributes(map: Option<OrderedMap>) -> Result<Attributes> {
     let mut out = Attributes::default();
     for (key, raw) in map.map(|m| m.0).unwrap_or_default() {
-        let typed = serde_json::from_str::<Value>(raw.get())
-            .ok()
-            .as_ref()
-            .and_then(attr_value);
+        let parsed = serde_json::from_str::<Value>(raw.get()).ok();
+        // `1e999` parses, but would be written back as `Infinity`, which no reader accepts.
+        if let Some(found) = parsed.as_ref().and_then(crate::json::non_finite) {
+            return Err(Error::Trace(format!(
+                "span JSON: attribute {key:?} holds the number {}, which is not finite",
+                found.literal
+            )));
+        }
+        let typed = parsed.as_ref().and_then(attr_value);
         let value =
             match typed {
                 Some(v) => v,
@@ -533,6 +552,37 @@ mod tests {
             span.attributes.get("map"),
             Some(&AttrValue::Json("{\"b\": 1, \"a\": [1, null]}".into()))
         );
+    }
+
+    #[test]
+    fn a_non_finite_double_is_written_as_a_string_that_reads_back() {
+        let mut span = from_json(r#"{"name": "x", "context": {"trace_id": "0x00000000000000000000000000000001", "span_id": "0x0000000000000001"}}"#).unwrap();
+        span.attributes.set("inf", f64::INFINITY);
+        span.attributes
+            .set("list", AttrValue::DoubleArray(vec![1.5, f64::NAN, -0.0]));
+        let text = to_json(&span);
+        assert!(
+            text.contains(r#""inf": "Infinity", "list": [1.5, "NaN", -0.0]"#),
+            "{text}"
+        );
+        let back = from_json(&text).unwrap();
+        assert_eq!(
+            back.attributes.get("inf"),
+            Some(&AttrValue::String("Infinity".into()))
+        );
+        assert!(serde_json::from_str::<Value>(&text).is_ok());
+    }
+
+    #[test]
+    fn a_number_that_overflows_a_double_is_refused_on_reading() {
+        for attr in ["1e999", "[1.0, -1e400]", r#"{"deep": [1e999]}"#] {
+            let text = format!(
+                r#"{{"name": "x", "context": {{"trace_id": "0x00000000000000000000000000000001", "span_id": "0x0000000000000001"}}, "attributes": {{"score": {attr}}}}}"#
+            );
+            let err = from_json(&text).unwrap_err().to_string();
+            assert!(err.contains("\"score\" holds the number"), "{err}");
+            assert!(err.contains("not finite"), "{err}");
+        }
     }
 
     #[test]
