@@ -67,6 +67,21 @@ pub enum Error {
     Store(String),
     /// An `invocation_id` that is already stored (or running): runs are write-once. Holds the id.
     DuplicateInvocation(String),
+    /// No stored run has this id, or an id starting with it.
+    NoSuchRun {
+        /// The id or prefix asked for.
+        reference: String,
+        /// The run store looked in.
+        store: std::path::PathBuf,
+    },
+    /// An id prefix that several stored runs share.
+    AmbiguousRun {
+        prefix: String,
+        /// The first few matching ids, in order.
+        candidates: Vec<String>,
+        /// How many runs match.
+        total: usize,
+    },
 }
 
 impl Error {
@@ -113,6 +128,24 @@ impl fmt::Display for Error {
                 f,
                 "invocation_id {id} has already been used; send each request with a new one"
             ),
+            Error::NoSuchRun { reference, store } => {
+                write!(f, "no run {reference} in the run store {}", store.display())
+            }
+            Error::AmbiguousRun {
+                prefix,
+                candidates,
+                total,
+            } => {
+                write!(
+                    f,
+                    "the run id prefix {prefix} matches {total} runs: {}",
+                    candidates.join(", ")
+                )?;
+                if *total > candidates.len() {
+                    write!(f, " and {} more", total - candidates.len())?;
+                }
+                f.write_str("; give more of the id")
+            }
             Error::Connect { url, reason } => write!(f, "cannot reach {url}: {reason}"),
             Error::Timeout { url, after } => {
                 write!(

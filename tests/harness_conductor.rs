@@ -660,6 +660,7 @@ fn the_store_never_overwrites_a_run() {
             spans: &[],
             grounding: "grounding: passed [none] (0 retrieval, 0 chat spans)",
             schemas: &[],
+            agent_reply: None,
         })
         .unwrap_err();
     assert!(matches!(err, Error::DuplicateInvocation(_)), "{err}");

@@ -53,6 +53,7 @@ fn a_failed_write_names_the_run_relative_to_the_store() {
             spans: &[],
             grounding: "",
             schemas: &[],
+            agent_reply: None,
         })
         .unwrap_err()
         .to_string();

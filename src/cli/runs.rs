@@ -1,21 +1,73 @@
-//! `ddwire runs`, `ddwire show`, `ddwire replay`: reading the run store.
+//! `ddwire runs`, `ddwire show`, `ddwire replay`: reading the run store, read-only.
 
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::setup;
 use ddwire::harness::agui::replay_events;
+use ddwire::harness::store::{Query, listing_row, parse_time};
 use ddwire::trace;
+use std::io::{ErrorKind, Write};
+use std::ops::ControlFlow;
+
+const RUN_FLAG: Flag = Flag {
+    name: "after",
+    value: Some("RUN"),
+    help: "Continue after this run (an id or a unique prefix): the runs older than it",
+};
 
 pub static RUNS: Command = Command {
     name: "runs",
     summary: "List the stored runs, newest first",
-    usage: "runs [--json] [--runs DIR]",
-    details: "",
+    usage: "runs [--limit N] [--after RUN] [--agent ID] [--status S] [--principal P]\n       \
+            [--conversation ID] [--since TIME] [--until TIME] [--json] [--runs DIR]",
+    details: "Prints one line per run: id, agent, status, completed_at and whom it acted for;\n\
+              with --json, one JSON object per line. The index is read a block at a time from\n\
+              its end, so a store of any size lists in flat memory. Filters combine; TIME is\n\
+              RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02). With --limit, the\n\
+              command for the next page is printed on stderr when more runs match.\n\n\
+              Read-only: nothing in the store is created or changed, so it works on a\n\
+              read-only file system and beside a running harness.",
     flags: &[
+        Flag {
+            name: "limit",
+            value: Some("N"),
+            help: "At most N runs",
+        },
+        RUN_FLAG,
+        Flag {
+            name: "agent",
+            value: Some("ID"),
+            help: "Only runs of this agent",
+        },
+        Flag {
+            name: "status",
+            value: Some("S"),
+            help: "Only runs with this outcome (succeeded, failed, abstained, referred, ...)",
+        },
+        Flag {
+            name: "principal",
+            value: Some("P"),
+            help: "Only runs acting for this principal (its id or name)",
+        },
+        Flag {
+            name: "conversation",
+            value: Some("ID"),
+            help: "Only runs of this conversation",
+        },
+        Flag {
+            name: "since",
+            value: Some("TIME"),
+            help: "Only runs completed at or after TIME",
+        },
+        Flag {
+            name: "until",
+            value: Some("TIME"),
+            help: "Only runs completed before TIME",
+        },
         Flag {
             name: "json",
             value: None,
-            help: "Print JSON",
+            help: "Print one JSON object per line",
         },
         setup::RUNS,
     ],
@@ -25,8 +77,8 @@ pub static RUNS: Command = Command {
 pub static SHOW: Command = Command {
     name: "show",
     summary: "Show a stored run: its envelope, grounding report and span tree",
-    usage: "show RUN_ID [--runs DIR]",
-    details: "",
+    usage: "show RUN [--runs DIR]",
+    details: "RUN is a run id or a unique prefix of one. Read-only.",
     flags: &[setup::RUNS],
     run: show,
 };
@@ -34,8 +86,8 @@ pub static SHOW: Command = Command {
 pub static REPLAY: Command = Command {
     name: "replay",
     summary: "Print a stored run as the AG-UI events GET /agui/runs/{id} sends",
-    usage: "replay RUN_ID [--runs DIR]",
-    details: "",
+    usage: "replay RUN [--runs DIR]",
+    details: "RUN is a run id or a unique prefix of one. Read-only.",
     flags: &[setup::RUNS],
     run: replay,
 };
@@ -43,49 +95,147 @@ pub static REPLAY: Command = Command {
 fn one_id(args: &Parsed) -> Result<&str, String> {
     match args.positionals.as_slice() {
         [id] => Ok(id),
-        _ => Err("expects one RUN_ID".into()),
+        _ => Err("expects one RUN (an id or a unique prefix of one)".into()),
+    }
+}
+
+/// Print to stdout; `Ok(false)` once the reader has gone (a closed pipe, as `| head` does),
+/// which ends the command quietly, as Unix tools end.
+fn emit(out: &mut impl Write, line: &str) -> Result<bool, String> {
+    match writeln!(out, "{line}") {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(format!("writing to stdout: {e}")),
     }
 }
 
 fn runs(args: &Parsed) -> Result<i32, String> {
-    let rows = setup::store(args)?.listing().map_err(|e| e.to_string())?;
-    if args.switch("json") {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).unwrap_or_default()
-        );
-        return Ok(0);
+    if !args.positionals.is_empty() {
+        return Err(format!("takes no arguments, got {:?}", args.positionals));
     }
-    for r in &rows {
-        let text = |k: &str| r.get(k).and_then(|v| v.as_str()).unwrap_or("-").to_string();
-        println!(
-            "{}  {:<18} {:<10} {}  {}",
-            text("invocation_id"),
-            text("agent_id"),
-            text("status"),
-            text("completed_at"),
-            text("acting_for")
+    let store = setup::reader(args)?;
+    let time = |flag: &str| -> Result<Option<i128>, String> {
+        args.value(flag)
+            .map(|v| {
+                parse_time(v).ok_or_else(|| {
+                    format!("--{flag} {v:?} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)")
+                })
+            })
+            .transpose()
+    };
+    let limit = args.number::<usize>("limit")?;
+    if limit == Some(0) {
+        return Err("--limit must be at least 1".into());
+    }
+    let query = Query {
+        limit,
+        after: args
+            .value("after")
+            .map(|r| setup::resolve(&store, r))
+            .transpose()?,
+        at: None,
+        agent_id: args.value("agent").map(str::to_string),
+        status: args.value("status").map(str::to_string),
+        principal: args.value("principal").map(str::to_string),
+        conversation_id: args.value("conversation").map(str::to_string),
+        since: time("since")?,
+        until: time("until")?,
+    };
+    let json = args.switch("json");
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut printed = 0usize;
+    let mut more = false;
+    let mut last_id: Option<String> = None;
+    let mut failed = None;
+    let scan = store
+        .newest_first(&query, |_, envelope| {
+            if limit.is_some_and(|l| printed == l) {
+                more = true;
+                return ControlFlow::Break(());
+            }
+            let row = listing_row(&envelope);
+            let line = if json {
+                row.to_string()
+            } else {
+                let text = |k: &str| row.get(k).and_then(|v| v.as_str()).unwrap_or("-").to_string();
+                format!(
+                    "{}  {:<18} {:<10} {}  {}",
+                    text("invocation_id"),
+                    text("agent_id"),
+                    text("status"),
+                    text("completed_at"),
+                    text("acting_for")
+                )
+            };
+            match emit(&mut out, &line) {
+                Ok(true) => {
+                    printed += 1;
+                    last_id = row["invocation_id"].as_str().map(str::to_string);
+                    ControlFlow::Continue(())
+                }
+                Ok(false) => ControlFlow::Break(()),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        })
+        .map_err(|e| match e {
+            ddwire::Error::NoSuchRun { reference, store } => format!(
+                "--after {reference}: the index of {} does not list that run (a harness opening the store indexes every stored run)",
+                store.display()
+            ),
+            other => other.to_string(),
+        })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    match out.flush() {
+        Err(e) if e.kind() != ErrorKind::BrokenPipe => {
+            return Err(format!("writing to stdout: {e}"));
+        }
+        _ => {}
+    }
+    if scan.skipped > 0 {
+        eprintln!(
+            "ddwire runs: skipped {} index line(s) that are not JSON ({}); a harness opening the store repairs them",
+            scan.skipped,
+            scan.first_problem.unwrap_or_default()
         );
     }
-    if rows.is_empty() {
-        eprintln!("no runs in {}", setup::runs_dir(args).display());
+    if let (true, Some(last)) = (more, &last_id) {
+        let mut next = String::from("ddwire runs");
+        let mut args = std::env::args().skip(2);
+        while let Some(arg) = args.next() {
+            if arg == "--after" {
+                args.next();
+            } else if !arg.starts_with("--after=") {
+                next.push(' ');
+                next.push_str(&arg);
+            }
+        }
+        eprintln!("more runs match; the next page: {next} --after {last}");
+    }
+    if printed == 0 && scan.skipped == 0 && query == Query::default() {
+        eprintln!("no runs in {}", store.shown_root().display());
     }
     Ok(0)
 }
 
 fn show(args: &Parsed) -> Result<i32, String> {
-    let id = one_id(args)?;
-    let store = setup::store(args)?;
+    let store = setup::reader(args)?;
+    let id = setup::resolve(&store, one_id(args)?)?;
+    let id = id.as_str();
     let envelope = store
         .envelope(id)
         .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no run {id}"))?;
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&envelope).unwrap_or_default()
-    );
+        .ok_or_else(|| format!("no run {id} in {}", store.shown_root().display()))?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut text = serde_json::to_string_pretty(&envelope).unwrap_or_default();
     if let Some(report) = store.grounding(id).map_err(|e| e.to_string())? {
-        println!("\n{report}");
+        text.push_str(&format!("\n\n{report}"));
     }
     if let Some(lines) = store.spans(id).map_err(|e| e.to_string())? {
         let records: Vec<_> = lines
@@ -93,21 +243,39 @@ fn show(args: &Parsed) -> Result<i32, String> {
             .filter(|l| !l.trim().is_empty())
             .filter_map(|l| trace::from_json(l).ok())
             .collect();
-        println!("\n{}", trace::tree::render(&records));
+        text.push_str(&format!("\n\n{}", trace::tree::render(&records)));
     }
+    if store.agent_reply(id).map_err(|e| e.to_string())?.is_some() {
+        text.push_str(&format!(
+            "\n\nThe agent's reply as received is kept in {}",
+            store
+                .shown_root()
+                .join(id)
+                .join(ddwire::harness::store::AGENT_REPLY_FILE)
+                .display()
+        ));
+    }
+    emit(&mut out, &text)?;
     Ok(0)
 }
 
 fn replay(args: &Parsed) -> Result<i32, String> {
-    let id = one_id(args)?;
-    let store = setup::store(args)?;
+    let store = setup::reader(args)?;
+    let id = setup::resolve(&store, one_id(args)?)?;
     let envelope = store
-        .envelope(id)
+        .envelope(&id)
         .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("no run {id}"))?;
-    let spans = store.spans(id).map_err(|e| e.to_string())?;
+        .ok_or_else(|| format!("no run {id} in {}", store.shown_root().display()))?;
+    let spans = store.spans(&id).map_err(|e| e.to_string())?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
     for event in replay_events(&envelope, spans.as_deref()) {
-        print!("{}", String::from_utf8_lossy(&event.to_sse()));
+        let frame = String::from_utf8_lossy(&event.to_sse()).into_owned();
+        match out.write_all(frame.as_bytes()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::BrokenPipe => return Ok(0),
+            Err(e) => return Err(format!("writing to stdout: {e}")),
+        }
     }
     Ok(0)
 }

@@ -7,7 +7,7 @@ use ddwire::harness::conductor::Conductor;
 use ddwire::harness::identity::{self, Authenticator};
 use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::{self, Registry};
-use ddwire::harness::store::RunStore;
+use ddwire::harness::store::{RunReader, RunStore};
 use ddwire::wire::a2a::client::A2aClient;
 use std::path::{Path, PathBuf};
 
@@ -87,10 +87,35 @@ pub fn runs_dir(args: &Parsed) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("runs"))
 }
 
-/// Open the run store.
+/// What every "which store" message ends with.
+pub const RUNS_HINT: &str = "name the run store with --runs DIR or DD_RUNS_DIR (default ./runs)";
+
+/// Open the run store for writing (creating it if need be), logging what recovery repaired.
 pub fn store(args: &Parsed) -> Result<RunStore, String> {
     let dir = runs_dir(args);
-    RunStore::open(&dir).map_err(|e| format!("run store {}: {e}", dir.display()))
+    let (store, recovery) =
+        RunStore::open_reporting(&dir).map_err(|e| format!("run store {}: {e}", dir.display()))?;
+    if !recovery.is_clean() {
+        eprintln!(
+            "ddwire: recovered the run store {}: {recovery}",
+            store.shown_root().display()
+        );
+    }
+    Ok(store)
+}
+
+/// Open the run store for reading only: nothing is created or changed, and a directory that
+/// does not exist is an error naming it.
+pub fn reader(args: &Parsed) -> Result<RunReader, String> {
+    RunReader::open(runs_dir(args)).map_err(|e| format!("{e}; {RUNS_HINT}"))
+}
+
+/// The id of the stored run `reference` names (a whole id or a unique prefix).
+pub fn resolve(store: &RunReader, reference: &str) -> Result<String, String> {
+    store.resolve(reference).map_err(|e| match e {
+        ddwire::Error::NoSuchRun { .. } => format!("{e}; {RUNS_HINT}"),
+        other => other.to_string(),
+    })
 }
 
 /// The deployment's profile.

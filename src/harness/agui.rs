@@ -251,7 +251,12 @@ fn prepare(
 }
 
 /// `GET /agui/runs/{id}`: a stored run as the same events a live run sent.
-pub fn replay(harness: &Harness, id: &str) -> Response {
+pub fn replay(harness: &Harness, reference: &str) -> Response {
+    let id = match super::server::resolve_run(harness, reference) {
+        Ok(id) => id,
+        Err(response) => return response,
+    };
+    let id = id.as_str();
     let store = &harness.conductor.store;
     match store.envelope(id) {
         Ok(Some(envelope)) => {

@@ -284,6 +284,12 @@ impl Conductor {
                 messages: errors,
             });
         }
+        if !self.store.is_writable() {
+            // Refused before the agent runs: a run that cannot be stored is not made.
+            return Err(Error::Store(
+                "the run store is open read-only; this harness makes no runs".into(),
+            ));
+        }
         let _running = self.admit(&request.invocation_id)?;
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
             self.run(&request, request_doc.clone(), acting_for, link, observer)
@@ -322,17 +328,16 @@ impl Conductor {
     ) -> Result<Run> {
         // Its children are stored runs naming it (the grant's guard waited for them as it
         // unwound), so the record of them is rebuilt from the store.
-        let delegations = self
-            .store
-            .list()?
-            .iter()
-            .filter(|e| {
-                e.get("parent_invocation_id").and_then(Value::as_str)
-                    == Some(request.invocation_id.as_str())
-            })
-            .filter_map(|e| serde_json::from_value::<Envelope>(e.clone()).ok())
-            .map(|child| delegation_record(&child))
-            .collect();
+        let mut delegations = Vec::new();
+        self.store.oldest_first(|e| {
+            if e.get("parent_invocation_id").and_then(Value::as_str)
+                == Some(request.invocation_id.as_str())
+                && let Ok(child) = serde_json::from_value::<Envelope>(e)
+            {
+                delegations.push(delegation_record(&child));
+            }
+            std::ops::ControlFlow::Continue(())
+        })?;
         let agent = self
             .registry
             .get(&request.agent_id)
@@ -386,6 +391,7 @@ impl Conductor {
             spans: &spans,
             grounding: &summary,
             schemas: &[],
+            agent_reply: None,
         })?;
         Ok(Run {
             envelope,
@@ -443,6 +449,9 @@ impl Conductor {
         stage_event(&root, Stage::PolicyGate, "decision", decision.name());
 
         let mut imported: Vec<SpanRecord> = Vec::new();
+        // The agent's reply as received, kept beside the run so a withheld result can be
+        // audited and linted again.
+        let mut agent_reply: Option<Value> = None;
         let mut from_agent = false;
         let mut delegations = Vec::new();
         let (result, problem) = match &decision {
@@ -500,7 +509,8 @@ impl Conductor {
                             "{}: the call panicked in the harness: {}",
                             spec.agent_id,
                             panic_message(&*panic)
-                        ))
+                        )
+                        .into())
                     });
                     if let Some(grant) = grant {
                         // Recorded whatever the agent did: the children ran and are stored.
@@ -514,12 +524,19 @@ impl Conductor {
                     };
                     stage_event(&root, Stage::AgentCall, "result", answered);
                     match received {
-                        Err(detail) => (
-                            AgentResult::new(Outcome::failed(format!("Agent raised: {detail}"))),
-                            Some(agent_error(&spec.agent_id, "RemoteAgentError", &detail)),
-                        ),
+                        Err(failure) => {
+                            agent_reply = failure.reply;
+                            let detail = failure.detail;
+                            (
+                                AgentResult::new(Outcome::failed(format!(
+                                    "Agent raised: {detail}"
+                                ))),
+                                Some(agent_error(&spec.agent_id, "RemoteAgentError", &detail)),
+                            )
+                        }
                         Ok(received) => {
                             from_agent = true;
+                            agent_reply = Some(received.reply);
                             imported = received.spans;
                             let result = received.result;
                             match result
@@ -630,6 +647,7 @@ impl Conductor {
             spans: &spans,
             grounding: &summary,
             schemas: &schemas,
+            agent_reply: agent_reply.as_ref(),
         })?;
         // Only a stored run is exported, exactly as stored; the exporter's queue never blocks.
         if let Some(exporter) = &self.otlp {

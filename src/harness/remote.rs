@@ -3,9 +3,12 @@
 //! [`call`] sends the InvocationRequest as one data part with the conductor's `dd.input_ref`,
 //! `dd.input_hash` and `traceparent` (and, for a delegation agent, its grant) in the message
 //! metadata, waits for the task, and returns the agent's result with the spans it recorded.
-//! Every way this can fail is a `String` detail the conductor puts in an `agent-error`
-//! envelope; nothing here decides whether the result is acceptable. A call to an agent the
-//! harness shares a key with is signed with it ([`crate::wire::sign`], direction `to-agent`).
+//! Every way this can fail is a [`Failure`] whose detail the conductor puts in an
+//! `agent-error` envelope; nothing here decides whether the result is acceptable. The reply as
+//! received (the `agent-result` artifact's data: the AgentResult document and the span
+//! strings) is kept beside either, for the run store to keep, so a withheld or refused result
+//! can be audited and linted again later. A call to an agent the harness shares a key with is
+//! signed with it ([`crate::wire::sign`], direction `to-agent`).
 
 use super::registry::RemoteAgent;
 use crate::contract::AgentResult;
@@ -22,19 +25,38 @@ pub struct Received {
     pub result: AgentResult,
     /// Every span the agent returned, whatever trace it names.
     pub spans: Vec<SpanRecord>,
+    /// The reply as received: `{"result": <AgentResult document>, "spans": [<span JSON>…]}`.
+    pub reply: Value,
+}
+
+/// Why an agent's answer is not a result: the detail for the `agent-error` problem, and the
+/// reply as received when one was read (an answer outside the contract), to be kept.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub detail: String,
+    pub reply: Option<Value>,
+}
+
+impl From<String> for Failure {
+    fn from(detail: String) -> Failure {
+        Failure {
+            detail,
+            reply: None,
+        }
+    }
 }
 
 /// The most spans one reply may carry; more is outside the contract. An invocation's tree is
 /// a handful of spans; a few thousand leaves room for a long tool loop.
 pub const MAX_SPANS: usize = 10_000;
 
-/// Send `request_doc` to `agent` and read its reply. `Err` is the failure detail.
+/// Send `request_doc` to `agent` and read its reply.
 pub fn call(
     client: &A2aClient,
     agent: &RemoteAgent,
     request_doc: &Value,
     metadata: Map<String, Value>,
-) -> Result<Received, String> {
+) -> Result<Received, Failure> {
     let id = &agent.spec.agent_id;
     let signed;
     let client = match &agent.key {
@@ -50,12 +72,15 @@ pub fn call(
         .send_for_task(&agent.target, message, &[], agent.timeout)
         .map_err(|e| format!("{id} at {}: {e}", agent.url))?;
     if task.status.state != TaskState::Completed {
-        return Err(task.failure_detail().unwrap_or_else(|| {
-            format!(
-                "{id} task ended in {}, not completed",
-                crate::wire::a2a::v10::state_name(task.status.state)
-            )
-        }));
+        return Err(task
+            .failure_detail()
+            .unwrap_or_else(|| {
+                format!(
+                    "{id} task ended in {}, not completed",
+                    crate::wire::a2a::v10::state_name(task.status.state)
+                )
+            })
+            .into());
     }
     let artifacts = task.artifacts_named(artifact::AGENT_RESULT);
     if artifacts.len() != 1 {
@@ -63,7 +88,8 @@ pub fn call(
             "{id} returned {} {} artifacts",
             artifacts.len(),
             artifact::AGENT_RESULT
-        ));
+        )
+        .into());
     }
     let data: Vec<&Value> = artifacts[0]
         .parts
@@ -82,33 +108,52 @@ pub fn call(
             return Err(format!(
                 "{id} returned a malformed {} artifact",
                 artifact::AGENT_RESULT
-            ));
+            )
+            .into());
         }
+    };
+    // A number no double holds (`1e999`) could not be written back as JSON, so such a reply is
+    // not kept either; the detail says where it was.
+    if let Some(found) = crate::json::non_finite(body) {
+        return Err(format!("{id}: the reply is outside the contract: {found}").into());
+    }
+    let kept = |detail: String| Failure {
+        detail,
+        reply: Some(body.clone()),
     };
     let result_doc = body
         .get("result")
-        .ok_or_else(|| format!("{id}: the reply has no result"))?;
-    let result = AgentResult::from_document(result_doc)
-        .map_err(|e| format!("{id}: agent result does not conform to the contract: {e}"))?;
+        .ok_or_else(|| kept(format!("{id}: the reply has no result")))?;
+    let result = AgentResult::from_document(result_doc).map_err(|e| {
+        kept(format!(
+            "{id}: agent result does not conform to the contract: {e}"
+        ))
+    })?;
     let raw = match body.get("spans") {
         None => &Vec::new(),
         Some(Value::Array(items)) => items,
-        Some(_) => return Err(format!("{id}: spans are not JSON strings")),
+        Some(_) => return Err(kept(format!("{id}: spans are not JSON strings"))),
     };
     if raw.len() > MAX_SPANS {
+        // Not kept: a reply this large is what the limit is there to refuse.
         return Err(format!(
             "{id}: the reply carries {} spans, more than the limit of {MAX_SPANS}",
             raw.len()
-        ));
+        )
+        .into());
     }
     let spans = raw
         .iter()
         .map(|s| {
             let text = s
                 .as_str()
-                .ok_or_else(|| format!("{id}: spans are not JSON strings"))?;
-            trace::from_json(text).map_err(|e| format!("{id}: {e}"))
+                .ok_or_else(|| kept(format!("{id}: spans are not JSON strings")))?;
+            trace::from_json(text).map_err(|e| kept(format!("{id}: {e}")))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Received { result, spans })
+    Ok(Received {
+        result,
+        spans,
+        reply: body.clone(),
+    })
 }

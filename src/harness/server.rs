@@ -17,6 +17,7 @@
 
 use super::conductor::{Callback, Conductor};
 use super::identity::Authenticator;
+use super::store::{Query, RunReader, listing_row, parse_time};
 use crate::contract::InvocationRequest;
 use crate::contract::ids::{is_sha256_hex, is_uuid7};
 use crate::error::{Error, Result};
@@ -26,6 +27,7 @@ use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
 use crate::wire::http::{Handler, Request, Response};
 use crate::wire::sign::{Direction, Verifier};
 use serde_json::{Value, json};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -141,17 +143,31 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
         }
         ("POST", ["agui"]) => super::agui::run(harness, request),
         ("GET", ["agui", "runs", id]) => super::agui::replay(harness, id),
-        ("GET", ["runs"]) => json_or_500(harness.conductor.store.listing().map(Value::Array)),
-        ("GET", ["runs", id]) => match harness.conductor.store.envelope(id) {
-            Ok(Some(envelope)) => Response::json(200, &envelope),
-            Ok(None) => Response::error(404, &format!("no run {id}")),
-            Err(e) => Response::error(500, &e.to_string()),
-        },
-        ("GET", ["runs", id, "spans"]) => match harness.conductor.store.spans(id) {
-            Ok(Some(lines)) => Response::bytes(200, "application/jsonl", lines.into_bytes()),
-            Ok(None) => Response::error(404, &format!("no run {id}")),
-            Err(e) => Response::error(500, &e.to_string()),
-        },
+        ("GET", ["runs"]) => list_runs(harness, request),
+        ("GET", ["runs", id]) => with_run(harness, id, |store, id| {
+            Ok(store
+                .envelope(id)?
+                .map(|envelope| Response::json(200, &envelope)))
+        }),
+        ("GET", ["runs", id, "spans"]) => with_run(harness, id, |store, id| {
+            Ok(store
+                .spans(id)?
+                .map(|lines| Response::bytes(200, "application/jsonl", lines.into_bytes())))
+        }),
+        ("GET", ["runs", id, "agent-result"]) => with_run(harness, id, |store, id| {
+            if !store.has(id) {
+                return Ok(None);
+            }
+            Ok(Some(match store.agent_reply(id)? {
+                Some(reply) => Response::json(200, &reply),
+                None => Response::error(
+                    404,
+                    &format!(
+                        "run {id} keeps no agent reply: its agent was not called, or did not answer"
+                    ),
+                ),
+            }))
+        }),
         ("GET", ["conversations"]) => {
             json_or_500(harness.conductor.store.conversations().map(Value::Array))
         }
@@ -192,6 +208,188 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
             &format!("no route {} {}", request.method, request.path),
         ),
     }
+}
+
+/// The stored run `reference` names (a whole id or a unique prefix of one), or the answer to
+/// give instead: 404 if none, 409 with the candidates if several runs share the prefix.
+pub(crate) fn resolve_run(
+    harness: &Harness,
+    reference: &str,
+) -> std::result::Result<String, Response> {
+    match harness.conductor.store.resolve(reference) {
+        Ok(id) => Ok(id),
+        Err(Error::NoSuchRun { .. }) => Err(Response::error(404, &format!("no run {reference}"))),
+        Err(e @ Error::AmbiguousRun { .. }) => {
+            let candidates = match &e {
+                Error::AmbiguousRun { candidates, .. } => candidates.clone(),
+                _ => Vec::new(),
+            };
+            Err(Response::json(
+                409,
+                &json!({ "error": e.to_string(), "candidates": candidates }),
+            ))
+        }
+        Err(e) => Err(Response::error(500, &e.to_string())),
+    }
+}
+
+/// Answer from one stored run, named by id or unique prefix.
+fn with_run(
+    harness: &Harness,
+    reference: &str,
+    read: impl FnOnce(&RunReader, &str) -> Result<Option<Response>>,
+) -> Response {
+    let id = match resolve_run(harness, reference) {
+        Ok(id) => id,
+        Err(response) => return response,
+    };
+    match read(harness.conductor.store.reader(), &id) {
+        Ok(Some(response)) => response,
+        Ok(None) => Response::error(404, &format!("no run {reference}")),
+        Err(e) => Response::error(500, &e.to_string()),
+    }
+}
+
+/// The most rows one page of `GET /runs` may ask for.
+pub const MAX_PAGE: usize = 1000;
+/// How many bytes of a streamed listing are sent at a time.
+const LISTING_CHUNK: usize = 32 * 1024;
+
+/// `GET /runs`: the runs, newest first, as the reference's rows. With `limit`, one page and a
+/// `Link: <…>; rel="next"` header (RFC 8288) when more match; without, every matching run,
+/// streamed (chunked) as one JSON array, read from the index a block at a time. Filters:
+/// `agent`, `status`, `principal` (id or name), `conversation`, `since`, `until`; `after`
+/// (an id or unique prefix) continues after that run.
+fn list_runs(harness: &Harness, request: &Request) -> Response {
+    let store = harness.conductor.store.reader();
+    let query = match listing_query(store, &request.query) {
+        Ok(q) => q,
+        Err(message) => return Response::error(400, &message),
+    };
+    if query.limit.is_some() {
+        return match store.page(&query) {
+            Ok(page) => {
+                let mut response = Response::json(200, &Value::Array(page.rows));
+                if let Some(next) = page.next {
+                    let mut link = request
+                        .query
+                        .split('&')
+                        .filter(|p| {
+                            !p.is_empty() && !p.starts_with("after=") && !p.starts_with("at=")
+                        })
+                        .map(str::to_string)
+                        .collect::<Vec<_>>();
+                    link.push(format!("after={}", next.after));
+                    link.push(format!("at={}", next.at));
+                    response = response
+                        .with_header("Link", &format!("</runs?{}>; rel=\"next\"", link.join("&")));
+                }
+                response
+            }
+            Err(e) => Response::error(500, &e.to_string()),
+        };
+    }
+    let (tx, rx) = crossbeam_channel::bounded::<Vec<u8>>(4);
+    let reader = store.clone();
+    std::thread::spawn(move || {
+        let mut buf = Vec::with_capacity(LISTING_CHUNK + 1024);
+        buf.push(b'[');
+        let mut first = true;
+        let scanned = reader.newest_first(&query, |_, envelope| {
+            if !first {
+                buf.push(b',');
+            }
+            first = false;
+            if serde_json::to_writer(&mut buf, &listing_row(&envelope)).is_err() {
+                return ControlFlow::Break(());
+            }
+            if buf.len() >= LISTING_CHUNK && tx.send(std::mem::take(&mut buf)).is_err() {
+                return ControlFlow::Break(()); // the client went away
+            }
+            ControlFlow::Continue(())
+        });
+        match scanned {
+            Ok(_) => {
+                buf.push(b']');
+                let _ = tx.send(buf);
+            }
+            // The status is sent: ending the body early leaves it unparseable, as it must.
+            Err(e) => eprintln!("ddwire serve: listing {}: {e}", reader.root().display()),
+        }
+    });
+    Response::stream(200, "application/json", rx)
+}
+
+/// The listing's query string as a [`Query`]; `Err` is the 400 message.
+fn listing_query(store: &RunReader, raw: &str) -> std::result::Result<Query, String> {
+    const KNOWN: &str = "limit, after, agent, status, principal, conversation, since, until";
+    let mut query = Query::default();
+    let mut seen: Vec<String> = Vec::new();
+    for pair in raw.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = percent_decode(key).ok_or("the query string is not valid UTF-8")?;
+        let value = percent_decode(value).ok_or("the query string is not valid UTF-8")?;
+        if seen.contains(&key) {
+            return Err(format!("the query parameter {key} is given more than once"));
+        }
+        seen.push(key.clone());
+        let time = |v: &str| {
+            parse_time(v).ok_or_else(|| {
+                format!("{key}={v} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)")
+            })
+        };
+        match key.as_str() {
+            "limit" => {
+                let n: usize = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=MAX_PAGE).contains(n))
+                    .ok_or_else(|| format!("limit={value}: give a number from 1 to {MAX_PAGE}"))?;
+                query.limit = Some(n);
+            }
+            "after" => {
+                query.after = Some(match store.resolve(&value) {
+                    Ok(id) => id,
+                    Err(e @ Error::AmbiguousRun { .. }) => return Err(e.to_string()),
+                    // A run listed but since removed still marks a place in the index.
+                    Err(_) => value,
+                });
+            }
+            "at" => query.at = value.parse().ok(),
+            "agent" | "agent_id" => query.agent_id = Some(value),
+            "status" => query.status = Some(value),
+            "principal" => query.principal = Some(value),
+            "conversation" | "conversation_id" => query.conversation_id = Some(value),
+            "since" => query.since = Some(time(&value)?),
+            "until" => query.until = Some(time(&value)?),
+            other => {
+                return Err(format!(
+                    "unknown query parameter {other}; GET /runs takes {KNOWN}"
+                ));
+            }
+        }
+    }
+    Ok(query)
+}
+
+/// A query-string component, `+` and `%XX` decoded (the form encoding of URLs, RFC 3986 §2.1).
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
 }
 
 fn json_or_500(v: Result<Value>) -> Response {

@@ -1,0 +1,146 @@
+//! File-system helpers the store's reader and writer share: reading a run's files, writing a
+//! new file, and making files and directories durable.
+
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Write};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// The text of `path`, or `None` if there is no such file (or no path was given).
+pub(crate) fn read_text(path: Option<PathBuf>) -> Result<Option<String>> {
+    let Some(path) = path else { return Ok(None) };
+    match fs::read(&path) {
+        Ok(bytes) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| Error::Store(format!("{} is not UTF-8 text", path.display()))),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
+        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+    }
+}
+
+/// [`read_text`], parsed as JSON. A lone surrogate escape (which Python writes) reads as
+/// U+FFFD, so a file another writer made never makes a run unreadable for that alone.
+pub(crate) fn read_json(path: Option<PathBuf>) -> Result<Option<Value>> {
+    let shown = path.as_ref().map(|p| p.display().to_string());
+    read_text(path)?
+        .map(|text| {
+            crate::json::from_slice_lossy(text.as_bytes()).map_err(|e| {
+                Error::Store(format!("{} is not JSON: {e}", shown.unwrap_or_default()))
+            })
+        })
+        .transpose()
+}
+
+/// The UTF-8 names in `dir`; none if it does not exist.
+pub(crate) fn dir_names(dir: &Path) -> Result<Vec<String>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::io(format!("listing {}", dir.display()), e)),
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+        if let Ok(name) = entry.file_name().into_string() {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// Write a file that must not exist yet. Nothing is synced: the journal is what makes a run
+/// durable, and a checkpoint syncs the file later.
+pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> Result<File> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+    file.write_all(bytes)
+        .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+    Ok(file)
+}
+
+/// Make the entries of `dir` durable (a rename into it, a file created or removed in it).
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io(format!("syncing the directory {}", dir.display()), e))?;
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
+}
+
+/// Make every path (a file or a directory) durable. The fsyncs are issued together on the
+/// store's fsync threads, so the file system commits them in as few journal transactions as
+/// it can (on ext4, concurrent fsyncs share one commit). A path that no longer exists is
+/// skipped: whoever removed it made that durable.
+pub(crate) fn sync_all(paths: Vec<PathBuf>) -> Result<()> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let (done, results) = crossbeam_channel::bounded(paths.len());
+    let count = paths.len();
+    for path in paths {
+        let done = done.clone();
+        run_fsync(Box::new(move || {
+            let synced = match File::open(&path).and_then(|f| f.sync_all()) {
+                Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+                other => other.map_err(|e| Error::io(format!("syncing {}", path.display()), e)),
+            };
+            let _ = done.send(synced);
+        }));
+    }
+    drop(done);
+    let mut first_error = None;
+    for _ in 0..count {
+        match results.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {
+                first_error.get_or_insert(Error::Store(
+                    "an fsync thread stopped before it answered".into(),
+                ));
+            }
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// An fsync to run off the calling thread.
+type FsyncJob = Box<dyn FnOnce() + Send>;
+
+/// How many fsyncs may run at once.
+const FSYNC_THREADS: usize = 8;
+
+/// Run `job` on the store's fsync threads, started on first use and kept for the life of the
+/// process (starting threads for every checkpoint would cost more than the fsyncs save).
+/// Without them (a thread could not be started), the job runs here.
+fn run_fsync(job: FsyncJob) {
+    static JOBS: OnceLock<Option<crossbeam_channel::Sender<FsyncJob>>> = OnceLock::new();
+    let jobs = JOBS.get_or_init(|| {
+        let (tx, rx) = crossbeam_channel::unbounded::<FsyncJob>();
+        let mut started = 0;
+        for i in 0..FSYNC_THREADS {
+            let rx = rx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("ddwire-fsync-{i}"))
+                .spawn(move || rx.iter().for_each(|job| job()));
+            started += usize::from(spawned.is_ok());
+        }
+        (started > 0).then_some(tx)
+    });
+    match jobs {
+        Some(tx) => {
+            if let Err(unsent) = tx.send(job) {
+                (unsent.into_inner())();
+            }
+        }
+        None => job(),
+    }
+}

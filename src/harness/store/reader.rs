@@ -1,0 +1,291 @@
+//! [`RunReader`]: the run store opened for reading only.
+//!
+//! A reader never creates, removes, truncates or appends anything: not the store's directory
+//! (a mistyped path is an error that names it), not the index (a torn last line is skipped, a
+//! bad line is counted and skipped), not a lock file. So it works on a read-only file system,
+//! and beside a live writer, whose runs it sees as they are published: a run directory appears
+//! whole (it is renamed into place), and an index line only once it is complete.
+
+use super::files::{dir_names, read_json, read_text};
+use super::index::{self, Conversation, Page, Query, Scan};
+use super::{
+    AGENT_REPLY_FILE, ENVELOPE_FILE, GROUNDING_FILE, INDEX_NAME, REQUEST_FILE, SCHEMAS_DIR,
+    SPANS_FILE,
+};
+use crate::contract::ids::{is_sha256_hex, is_uuid7};
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+/// How many candidates an ambiguous id prefix names in its error.
+const CANDIDATES_SHOWN: usize = 10;
+
+/// The run store at one root directory, for reading. Cheap to share between threads.
+#[derive(Clone, Debug)]
+pub struct RunReader {
+    root: PathBuf,
+    index: PathBuf,
+}
+
+impl RunReader {
+    /// Open the store at `root` for reading. It must exist and be a directory; nothing is
+    /// created. (A directory without an index is a store with no runs yet.)
+    pub fn open(root: impl Into<PathBuf>) -> Result<RunReader> {
+        let root = root.into();
+        let shown = std::path::absolute(&root).unwrap_or_else(|_| root.clone());
+        match std::fs::metadata(&root) {
+            Ok(m) if m.is_dir() => Ok(RunReader::at(root)),
+            Ok(_) => Err(Error::Store(format!(
+                "the run store {} is not a directory",
+                shown.display()
+            ))),
+            Err(e) => Err(Error::io(
+                format!("opening the run store {}", shown.display()),
+                e,
+            )),
+        }
+    }
+
+    /// A reader of `root`, unchecked (the writer has just made it).
+    pub(crate) fn at(root: PathBuf) -> RunReader {
+        RunReader {
+            index: root.join(INDEX_NAME),
+            root,
+        }
+    }
+
+    /// The store's root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The index file, `<root>/invocations.jsonl`.
+    pub fn index_path(&self) -> &Path {
+        &self.index
+    }
+
+    /// Whether a run is stored under `invocation_id`: its `envelope.json` exists.
+    pub fn has(&self, invocation_id: &str) -> bool {
+        self.run_file(invocation_id, ENVELOPE_FILE)
+            .is_some_and(|p| p.exists())
+    }
+
+    /// The full id of the one run whose id starts with `reference` (case-insensitive), which
+    /// may be a whole id. [`Error::NoSuchRun`] if none does, [`Error::AmbiguousRun`] (naming
+    /// some candidates) if several do.
+    pub fn resolve(&self, reference: &str) -> Result<String> {
+        let not_found = || Error::NoSuchRun {
+            reference: reference.to_string(),
+            store: self.shown_root(),
+        };
+        let prefix = reference.trim().to_ascii_lowercase();
+        if is_uuid7(&prefix) {
+            return if self.has(&prefix) {
+                Ok(prefix)
+            } else {
+                Err(not_found())
+            };
+        }
+        let plausible = !prefix.is_empty()
+            && prefix.len() < 36
+            && prefix.bytes().all(|b| b.is_ascii_hexdigit() || b == b'-');
+        if !plausible {
+            return Err(not_found());
+        }
+        // One pass over the directory, keeping only the first few matches in id order.
+        let mut shown: Vec<String> = Vec::new();
+        let mut total = 0usize;
+        for name in dir_names(&self.root)? {
+            if !name.starts_with(&prefix) || !is_uuid7(&name) || !self.has(&name) {
+                continue;
+            }
+            total += 1;
+            let at = shown.partition_point(|s| *s < name);
+            if at < CANDIDATES_SHOWN {
+                shown.insert(at, name);
+                shown.truncate(CANDIDATES_SHOWN);
+            }
+        }
+        match total {
+            0 => Err(not_found()),
+            1 => Ok(shown.remove(0)),
+            _ => Err(Error::AmbiguousRun {
+                prefix: reference.to_string(),
+                candidates: shown,
+                total,
+            }),
+        }
+    }
+
+    /// The root as messages name it: absolute.
+    pub fn shown_root(&self) -> PathBuf {
+        std::path::absolute(&self.root).unwrap_or_else(|_| self.root.clone())
+    }
+
+    /// The stored envelope, or `None` if no run has that id (or it is not a UUIDv7).
+    pub fn envelope(&self, invocation_id: &str) -> Result<Option<Value>> {
+        read_json(self.run_file(invocation_id, ENVELOPE_FILE))
+    }
+
+    /// The stored envelope's exact text. A delegated child's envelope is answered as this text,
+    /// so its hash survives the wire.
+    pub fn envelope_text(&self, invocation_id: &str) -> Result<Option<String>> {
+        read_text(self.run_file(invocation_id, ENVELOPE_FILE))
+    }
+
+    /// The stored request document.
+    pub fn request(&self, invocation_id: &str) -> Result<Option<Value>> {
+        read_json(self.run_file(invocation_id, REQUEST_FILE))
+    }
+
+    /// The run's `spans.jsonl` text, one span JSON document per line.
+    pub fn spans(&self, invocation_id: &str) -> Result<Option<String>> {
+        read_text(self.run_file(invocation_id, SPANS_FILE))
+    }
+
+    /// The agent's reply as the conductor received it, before any withholding:
+    /// `{"result": <AgentResult document>, "spans": [<span JSON text>…]}`. `None` for a run
+    /// whose agent was not called or did not answer (and for runs stored before it was kept).
+    pub fn agent_reply(&self, invocation_id: &str) -> Result<Option<Value>> {
+        read_json(self.run_file(invocation_id, AGENT_REPLY_FILE))
+    }
+
+    /// The run's grounding summary as it was given: the text of `grounding.txt` without the
+    /// newline the store ends it with.
+    pub fn grounding(&self, invocation_id: &str) -> Result<Option<String>> {
+        Ok(
+            read_text(self.run_file(invocation_id, GROUNDING_FILE))?.map(|mut text| {
+                if text.ends_with('\n') {
+                    text.pop();
+                }
+                text
+            }),
+        )
+    }
+
+    /// Any file of a run's directory by name (such as the reference's `sources.txt`); `None`
+    /// for a name that is not a plain file name.
+    pub fn run_text(&self, invocation_id: &str, name: &str) -> Result<Option<String>> {
+        if super::check_extra_name(name).is_err() && !super::OWN_FILES.contains(&name) {
+            return Ok(None);
+        }
+        read_text(self.run_file(invocation_id, name))
+    }
+
+    /// The class schema kept under `digest`. Anything but 64 lowercase hex digits names
+    /// nothing, so no path outside the store can be read.
+    pub fn schema(&self, digest: &str) -> Result<Option<Value>> {
+        let path = is_sha256_hex(digest)
+            .then(|| self.root.join(SCHEMAS_DIR).join(format!("{digest}.json")));
+        read_json(path)
+    }
+
+    /// Call `each` with `(index line offset, envelope)` for every run `query` matches, newest
+    /// first, until it breaks, reading the index from its end (or from `query.after`) a block
+    /// at a time: memory stays flat whatever the store's size. `query.limit` is not applied.
+    pub fn newest_first(
+        &self,
+        query: &Query,
+        each: impl FnMut(u64, Value) -> ControlFlow<()>,
+    ) -> Result<Scan> {
+        let Some((file, len)) = index::open(&self.index)? else {
+            if let Some(after) = &query.after {
+                return Err(Error::NoSuchRun {
+                    reference: after.clone(),
+                    store: self.shown_root(),
+                });
+            }
+            return Ok(Scan::default());
+        };
+        let start = index::start_of(&self.index, &file, len, query, &self.shown_root())?;
+        index::scan_backward(&self.index, file, start, query, each)
+    }
+
+    /// Call `each` with every stored envelope, oldest first (index order), until it breaks.
+    pub fn oldest_first(&self, mut each: impl FnMut(Value) -> ControlFlow<()>) -> Result<Scan> {
+        index::scan_forward(&self.index, |_, envelope| each(envelope))
+    }
+
+    /// One page of the listing, newest first: at most `query.limit` rows (100 if unset) of
+    /// [`index::listing_row`], and a cursor to the next page if more runs match.
+    pub fn page(&self, query: &Query) -> Result<Page> {
+        let limit = query.limit.unwrap_or(100);
+        let mut page = Page::default();
+        let mut last: Option<(u64, Value)> = None;
+        let scan = self.newest_first(query, |offset, envelope| {
+            if page.rows.len() == limit {
+                // One more matches: there is a next page, after the last row given.
+                if let Some((at, id)) = &last {
+                    page.next = id.as_str().map(|id| index::Cursor {
+                        after: id.to_string(),
+                        at: *at,
+                    });
+                }
+                return ControlFlow::Break(());
+            }
+            let row = index::listing_row(&envelope);
+            last = Some((offset, row["invocation_id"].clone()));
+            page.rows.push(row);
+            ControlFlow::Continue(())
+        })?;
+        page.skipped = scan.skipped;
+        Ok(page)
+    }
+
+    /// One row per `conversation_id` that any stored run carries, most recently active first
+    /// (by `last_completed_at`, ties in index order):
+    ///
+    /// - `conversation_id`;
+    /// - `turns`: the runs a caller made (no `parent_invocation_id`), as the reference counts;
+    /// - `runs`: every run in the conversation, delegated children included;
+    /// - `agent_id` and `started_at`: the agent and `completed_at` of the first turn;
+    /// - `last_completed_at` and `last_status`: the `completed_at` and status of the last turn;
+    /// - `agent_ids`: every agent that ran in it, children's included, in first-seen order.
+    ///
+    /// The first six are the reference's summary (`workbench.conversations`). A conversation
+    /// with no turn yet (a delegated child is stored before its parent) is listed too, its
+    /// first and last fields taken from its runs. The index is streamed; memory grows with the
+    /// number of conversations, not of runs.
+    pub fn conversations(&self) -> Result<Vec<Value>> {
+        let mut order: Vec<Conversation> = Vec::new();
+        let mut at: HashMap<String, usize> = HashMap::new();
+        self.oldest_first(|e| {
+            if let Some(id) = e
+                .get("conversation_id")
+                .and_then(Value::as_str)
+                .filter(|id| !id.is_empty())
+            {
+                let i = *at.entry(id.to_string()).or_insert_with(|| {
+                    order.push(Conversation::new(id));
+                    order.len() - 1
+                });
+                order[i].add(&e);
+            }
+            ControlFlow::Continue(())
+        })?;
+        let mut rows: Vec<Value> = order.into_iter().map(Conversation::row).collect();
+        index::sort_conversations(&mut rows);
+        Ok(rows)
+    }
+
+    /// The envelopes of one conversation, delegated children included, in index order; `None`
+    /// if no stored run carries `conversation_id`.
+    pub fn conversation(&self, conversation_id: &str) -> Result<Option<Vec<Value>>> {
+        let mut out = Vec::new();
+        self.oldest_first(|e| {
+            if e.get("conversation_id").and_then(Value::as_str) == Some(conversation_id) {
+                out.push(e);
+            }
+            ControlFlow::Continue(())
+        })?;
+        Ok((!out.is_empty()).then_some(out))
+    }
+
+    /// `<root>/<id>/<name>`, or `None` if `id` is not a UUIDv7 (and so could name a path
+    /// outside the store).
+    pub(crate) fn run_file(&self, invocation_id: &str, name: &str) -> Option<PathBuf> {
+        is_uuid7(invocation_id).then(|| self.root.join(invocation_id).join(name))
+    }
+}

@@ -1,0 +1,687 @@
+//! Recovery: what a writer does on open, under the store's lock, so the index and the run
+//! directories agree again whatever stopped the writers before it.
+//!
+//! 1. Each writer holds a lock on its own file, `.ddwire/writer-<id>.lock`, for as long as it
+//!    runs; the kernel releases it when the process ends, however it ends. A writer whose lock
+//!    can be taken has stopped: its journal segments are replayed (every committed run is
+//!    restored to its directory, byte for byte, and indexed if it is not) and then removed, and
+//!    its unfinished temporary entries (`.tmp-<writer>-…`) are removed. A live writer's are
+//!    left alone.
+//! 2. The index is read once: a line that is not JSON (a crash, or a torn append that another
+//!    append was glued onto) is removed and kept aside in `.ddwire/dropped-index-lines.txt`; a
+//!    run indexed twice keeps its first line; an unfinished last line is cut off, or given its
+//!    newline if it is a whole document. The index is rewritten (to a new file, synced, and
+//!    renamed over the old one) only when a line must go from its middle.
+//! 3. Every run directory holding an `envelope.json` that the index does not name is indexed
+//!    (oldest id first), so every complete run is indexed exactly once.
+//!
+//! Everything recovery changed is synced before it returns, and the [`Recovery`] report says
+//! what it was, for the log.
+
+use super::files::{dir_names, sync_all, sync_dir, write_new};
+use super::index::{self, Forward};
+use super::journal::{self, Record};
+use super::{COMPACT, CONTROL_DIR, ENVELOPE_FILE, INDEX_NAME, SCHEMAS_DIR, TMP_PREFIX};
+use crate::contract::ids::{is_uuid7, random_u64};
+use crate::error::{Error, Result};
+use crate::json::python;
+use serde_json::Value;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// Where recovery keeps index lines it removed because they were not JSON.
+pub const DROPPED_LINES: &str = "dropped-index-lines.txt";
+
+/// What recovery repaired. Empty when the store was left clean.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Recovery {
+    /// Leftover temporary entries removed: runs or schemas whose write never finished.
+    pub removed: Vec<PathBuf>,
+    /// Runs restored or repaired from the journal of a writer that stopped.
+    pub replayed: Vec<String>,
+    /// Whether the index ended in an unfinished line, which was cut off or completed.
+    pub torn_tail: bool,
+    /// Runs whose directory was complete but missing from the index, now appended to it.
+    pub indexed: Vec<String>,
+    /// Line numbers of index lines that were not JSON, removed (and kept aside in
+    /// `.ddwire/dropped-index-lines.txt`).
+    pub dropped_lines: Vec<usize>,
+    /// Runs that were indexed more than once; only the first line was kept.
+    pub duplicates: Vec<String>,
+    /// Run directories whose `envelope.json` is not a JSON object naming that id (a reference
+    /// writer that crashed mid-file): left as they are and not indexed.
+    pub unreadable: Vec<String>,
+    /// Stopped writers whose journals were replayed and removed.
+    pub writers: Vec<String>,
+}
+
+impl Recovery {
+    /// Whether there was nothing to repair.
+    pub fn is_clean(&self) -> bool {
+        *self == Recovery::default()
+    }
+}
+
+impl fmt::Display for Recovery {
+    /// One line for the log: what was repaired.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_clean() {
+            return f.write_str("nothing to repair");
+        }
+        let mut parts = Vec::new();
+        if !self.writers.is_empty() {
+            parts.push(format!(
+                "replayed the journals of {} stopped writer(s)",
+                self.writers.len()
+            ));
+        }
+        if !self.replayed.is_empty() {
+            parts.push(format!("restored {} run(s) from them", self.replayed.len()));
+        }
+        if !self.removed.is_empty() {
+            parts.push(format!(
+                "removed {} unfinished write(s)",
+                self.removed.len()
+            ));
+        }
+        if self.torn_tail {
+            parts.push("repaired an unfinished last index line".into());
+        }
+        if !self.dropped_lines.is_empty() {
+            parts.push(format!(
+                "removed {} index line(s) that were not JSON (lines {:?}, kept in {CONTROL_DIR}/{DROPPED_LINES})",
+                self.dropped_lines.len(),
+                self.dropped_lines
+            ));
+        }
+        if !self.duplicates.is_empty() {
+            parts.push(format!(
+                "removed {} duplicate index line(s)",
+                self.duplicates.len()
+            ));
+        }
+        if !self.indexed.is_empty() {
+            parts.push(format!(
+                "indexed {} run(s) missing from the index",
+                self.indexed.len()
+            ));
+        }
+        if !self.unreadable.is_empty() {
+            parts.push(format!(
+                "left {} run directory(ies) whose envelope.json is unreadable: {}",
+                self.unreadable.len(),
+                self.unreadable.join(", ")
+            ));
+        }
+        f.write_str(&parts.join("; "))
+    }
+}
+
+/// A writer's lock file name.
+pub(crate) fn writer_lock_name(writer: &str) -> String {
+    format!("writer-{writer}.lock")
+}
+
+/// A writer's journal segment file name.
+pub(crate) fn segment_name(writer: &str, seq: u64) -> String {
+    format!("writer-{writer}.{seq}.wal")
+}
+
+/// A fresh temporary name for `what` (a run id or a digest), owned by `writer`:
+/// `.tmp-<writer>-<random>-<what>`.
+pub(crate) fn tmp_name(writer: &str, what: &str) -> String {
+    format!("{TMP_PREFIX}{writer}-{:016x}-{what}", random_u64())
+}
+
+/// The writer a temporary entry belongs to: the two fields after `.tmp-` (`<pid>-<random>`).
+fn tmp_owner(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix(TMP_PREFIX)?;
+    let first = rest.find('-')?;
+    let second = rest[first + 1..].find('-').map(|i| first + 1 + i)?;
+    Some(&rest[..second])
+}
+
+/// Whether the writer `writer` is running: its lock file exists and someone holds it. A
+/// stopped writer's lock is returned, held, so nobody else decides the same meanwhile.
+enum Liveness {
+    Alive,
+    Stopped(Option<File>),
+}
+
+fn liveness(control: &Path, writer: &str) -> Liveness {
+    let path = control.join(writer_lock_name(writer));
+    match OpenOptions::new().read(true).write(true).open(&path) {
+        Err(e) if e.kind() == ErrorKind::NotFound => Liveness::Stopped(None),
+        // Cannot tell: treat it as running, and touch nothing of it.
+        Err(_) => Liveness::Alive,
+        Ok(file) => match file.try_lock() {
+            Ok(()) => Liveness::Stopped(Some(file)),
+            Err(_) => Liveness::Alive,
+        },
+    }
+}
+
+/// The ids an index names, kept small: a UUID in 16 bytes.
+#[derive(Default)]
+struct Ids {
+    uuids: HashSet<u128>,
+    other: HashSet<String>,
+}
+
+impl Ids {
+    fn key(id: &str) -> Option<u128> {
+        let b = id.as_bytes();
+        if b.len() != 36 || [8, 13, 18, 23].iter().any(|&i| b[i] != b'-') {
+            return None;
+        }
+        let hex: String = id.chars().filter(|c| *c != '-').collect();
+        u128::from_str_radix(&hex, 16).ok()
+    }
+
+    /// Add `id`; `false` if it was there.
+    fn insert(&mut self, id: &str) -> bool {
+        match Ids::key(id) {
+            Some(k) => self.uuids.insert(k),
+            None => self.other.insert(id.to_string()),
+        }
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        match Ids::key(id) {
+            Some(k) => self.uuids.contains(&k),
+            None => self.other.contains(id),
+        }
+    }
+}
+
+/// How the index ends.
+enum Tail {
+    /// Empty, or ending with a newline.
+    Clean,
+    /// A whole document without its newline, starting at the offset.
+    Whole(u64),
+    /// An unfinished line starting at the offset.
+    Torn(u64),
+}
+
+/// What one read of the index found.
+struct IndexState {
+    ids: Ids,
+    /// `(line number, offset)` of complete lines that are not JSON.
+    bad: Vec<(usize, u64)>,
+    /// Line numbers of lines naming a run an earlier line named.
+    duplicates: Vec<usize>,
+    tail: Tail,
+    len: u64,
+}
+
+fn read_index(path: &Path, recovery: &mut Recovery) -> Result<IndexState> {
+    let io = |e| Error::io(format!("reading the run index {}", path.display()), e);
+    let mut state = IndexState {
+        ids: Ids::default(),
+        bad: Vec::new(),
+        duplicates: Vec::new(),
+        tail: Tail::Clean,
+        len: 0,
+    };
+    let Some((file, len)) = index::open(path)? else {
+        return Ok(state);
+    };
+    state.len = len;
+    let mut lines = Forward::new(file.try_clone().map_err(io)?, 0, len).map_err(io)?;
+    let mut number = 0;
+    let mut end_of_complete = 0;
+    while let Some(line) = lines.next_line().map_err(io)? {
+        number += 1;
+        end_of_complete = line.offset + line.bytes.len() as u64 + 1;
+        if line.bytes.trim_ascii().is_empty() {
+            continue;
+        }
+        match line_state(&line.bytes) {
+            LineState::Run(id) => {
+                if !state.ids.insert(&id) {
+                    state.duplicates.push(number);
+                    recovery.duplicates.push(id);
+                }
+            }
+            LineState::Other => {}
+            LineState::Bad => state.bad.push((number, line.offset)),
+        }
+    }
+    if lines.unterminated {
+        let mut fragment = Vec::new();
+        let mut f = file;
+        f.seek(SeekFrom::Start(end_of_complete))
+            .and_then(|_| f.read_to_end(&mut fragment))
+            .map_err(io)?;
+        state.tail = match line_state(&fragment) {
+            LineState::Run(id) => {
+                if !state.ids.insert(&id) {
+                    // A whole copy of a line already there: drop it with the tail.
+                    recovery.duplicates.push(id);
+                    Tail::Torn(end_of_complete)
+                } else {
+                    Tail::Whole(end_of_complete)
+                }
+            }
+            LineState::Other => Tail::Whole(end_of_complete),
+            LineState::Bad => Tail::Torn(end_of_complete),
+        };
+        recovery.torn_tail = true;
+    }
+    Ok(state)
+}
+
+enum LineState {
+    Run(String),
+    /// A JSON object naming no run: kept as it is.
+    Other,
+    Bad,
+}
+
+fn line_state(bytes: &[u8]) -> LineState {
+    match index::line_id(bytes) {
+        Some(id) => LineState::Run(id),
+        None => match index::line_envelope(bytes) {
+            Ok(_) => LineState::Other,
+            Err(_) => LineState::Bad,
+        },
+    }
+}
+
+/// Recover the store at `root`. The caller holds the store's lock and is writer `me`.
+pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
+    let control = root.join(CONTROL_DIR);
+    let index_path = root.join(INDEX_NAME);
+    let mut recovery = Recovery::default();
+
+    // 1. Which writers are running, and which stopped with journals to replay.
+    let mut writers: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+    let mut stray = Vec::new();
+    for name in dir_names(&control)? {
+        if let Some(w) = name
+            .strip_prefix("writer-")
+            .and_then(|r| r.strip_suffix(".lock"))
+        {
+            writers.entry(w.to_string()).or_default();
+        } else if let Some((w, seq)) = name
+            .strip_prefix("writer-")
+            .and_then(|r| r.strip_suffix(".wal"))
+            .and_then(|r| r.rsplit_once('.'))
+            .and_then(|(w, seq)| Some((w, seq.parse::<u64>().ok()?)))
+        {
+            writers
+                .entry(w.to_string())
+                .or_default()
+                .push((seq, name.clone()));
+        } else if name.starts_with(TMP_PREFIX) {
+            stray.push(control.join(name));
+        }
+    }
+    let mut live: HashSet<String> = HashSet::new();
+    let mut stopped: Vec<(String, Vec<(u64, String)>, Option<File>)> = Vec::new();
+    for (writer, mut segments) in writers {
+        if writer == me {
+            continue;
+        }
+        match liveness(&control, &writer) {
+            Liveness::Alive => {
+                live.insert(writer);
+            }
+            Liveness::Stopped(lock) => {
+                segments.sort();
+                stopped.push((writer, segments, lock));
+            }
+        }
+    }
+
+    // 2. Unfinished writes of writers that are not running.
+    for dir in [root.to_path_buf(), root.join(SCHEMAS_DIR)] {
+        for name in dir_names(&dir)? {
+            let owner = tmp_owner(&name);
+            let keep =
+                !name.starts_with(TMP_PREFIX) || owner.is_some_and(|o| o == me || live.contains(o));
+            if !keep {
+                stray.push(dir.join(&name));
+            }
+        }
+    }
+    for path in stray {
+        let gone = match fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => fs::remove_dir_all(&path),
+            Ok(_) => fs::remove_file(&path),
+            Err(e) => Err(e),
+        };
+        match gone {
+            Ok(()) => recovery.removed.push(path),
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::io(
+                    format!("removing the unfinished write {}", path.display()),
+                    e,
+                ));
+            }
+        }
+    }
+
+    // 3. The index as it stands.
+    let mut state = read_index(&index_path, &mut recovery)?;
+
+    // 4. Replay the journals of stopped writers.
+    let mut to_index: Vec<Vec<u8>> = Vec::new();
+    let mut to_sync: Vec<PathBuf> = Vec::new();
+    for (writer, segments, _) in &stopped {
+        for (_, name) in segments {
+            journal::read(&control.join(name), |_, record| {
+                replay(root, me, &record, &mut to_sync, &mut recovery)?;
+                if state.ids.insert(&record.id) {
+                    to_index.push(record.index_line);
+                    recovery.indexed.push(record.id);
+                }
+                Ok(())
+            })?;
+        }
+        recovery.writers.push(writer.clone());
+    }
+
+    // 5. Complete run directories the index does not name.
+    let mut names: Vec<String> = dir_names(root)?
+        .into_iter()
+        .filter(|n| is_uuid7(n) && !state.ids.contains(n))
+        .collect();
+    names.sort();
+    for name in names {
+        let path = root.join(&name).join(ENVELOPE_FILE);
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
+                continue;
+            }
+            Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+        };
+        match crate::json::from_slice_lossy(&bytes) {
+            Ok(envelope)
+                if envelope.get("invocation_id").and_then(Value::as_str) == Some(&name) =>
+            {
+                to_index.push(python::dumps(&envelope, COMPACT).into_bytes());
+                state.ids.insert(&name);
+                recovery.indexed.push(name);
+            }
+            _ => recovery.unreadable.push(name),
+        }
+    }
+
+    // 6. Mend the index.
+    let mut index_changed = !to_index.is_empty();
+    if !state.bad.is_empty() || !state.duplicates.is_empty() {
+        rewrite_index(root, &index_path, &state, &to_index, &mut recovery)?;
+        index_changed = true;
+    } else {
+        let mut appended: Vec<u8> = Vec::new();
+        if state.len > 0 || !to_index.is_empty() {
+            let mut file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&index_path)
+                .map_err(|e| Error::io(format!("opening {}", index_path.display()), e))?;
+            match state.tail {
+                Tail::Clean => {}
+                Tail::Whole(_) => appended.push(b'\n'),
+                Tail::Torn(start) => {
+                    file.set_len(start).map_err(|e| {
+                        Error::io(
+                            format!("cutting the torn last line off {}", index_path.display()),
+                            e,
+                        )
+                    })?;
+                    index_changed = true;
+                }
+            }
+            for line in &to_index {
+                appended.extend_from_slice(line);
+                appended.push(b'\n');
+            }
+            if !appended.is_empty() {
+                file.seek(SeekFrom::End(0))
+                    .and_then(|_| file.write_all(&appended))
+                    .map_err(|e| Error::io(format!("appending to {}", index_path.display()), e))?;
+                index_changed = true;
+            }
+            if index_changed {
+                file.sync_all()
+                    .map_err(|e| Error::io(format!("syncing {}", index_path.display()), e))?;
+            }
+        }
+    }
+
+    // 7. Make what was restored durable, then forget the stopped writers.
+    if !to_sync.is_empty() || !recovery.removed.is_empty() {
+        to_sync.push(root.join(SCHEMAS_DIR));
+        to_sync.push(root.to_path_buf());
+        sync_all(to_sync)?;
+    }
+    if index_changed {
+        sync_dir(root)?;
+    }
+    let mut forgot = false;
+    for (writer, segments, lock) in stopped {
+        for (_, name) in segments {
+            remove_if_present(&control.join(name))?;
+        }
+        remove_if_present(&control.join(writer_lock_name(&writer)))?;
+        drop(lock);
+        forgot = true;
+    }
+    if forgot {
+        sync_dir(&control)?;
+    }
+    Ok(recovery)
+}
+
+fn remove_if_present(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != ErrorKind::NotFound => {
+            Err(Error::io(format!("removing {}", path.display()), e))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Make the run directory and schemas of a journal record what the record says. A directory
+/// already holding another complete run with that id (a writer that lost a race for the id)
+/// is left alone.
+fn replay(
+    root: &Path,
+    me: &str,
+    record: &Record,
+    to_sync: &mut Vec<PathBuf>,
+    recovery: &mut Recovery,
+) -> Result<()> {
+    if !is_uuid7(&record.id) {
+        return Err(Error::Store(format!(
+            "a journal record names the run {:?}, which is not a UUIDv7",
+            record.id
+        )));
+    }
+    let target = root.join(&record.id);
+    let envelope = record
+        .files
+        .iter()
+        .find(|(n, _)| n == ENVELOPE_FILE)
+        .map(|(_, c)| c.as_slice())
+        .unwrap_or_default();
+    let existing = match fs::read(target.join(ENVELOPE_FILE)) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => None,
+        Err(e) => return Err(Error::io(format!("reading {}", target.display()), e)),
+    };
+    let mut changed = false;
+    match existing {
+        Some(bytes) if bytes == envelope => {
+            // Ours: put back any file a power loss cut short.
+            for (name, content) in &record.files {
+                let path = target.join(name);
+                if fs::read(&path).ok().as_deref() != Some(content.as_slice()) {
+                    replace_file(&path, content)?;
+                    to_sync.push(path);
+                    changed = true;
+                }
+            }
+        }
+        Some(bytes)
+            if crate::json::from_slice_lossy(&bytes)
+                .ok()
+                .and_then(|v| v.get("invocation_id")?.as_str().map(str::to_string))
+                .as_deref()
+                == Some(&record.id) =>
+        {
+            // Another run holds this id; this record lost the race for it.
+            return Ok(());
+        }
+        _ => {
+            // Missing, or cut short before its files reached the disk: write it whole.
+            let fresh = root.join(tmp_name(me, &record.id));
+            fs::create_dir(&fresh)
+                .map_err(|e| Error::io(format!("creating {}", fresh.display()), e))?;
+            for (name, content) in &record.files {
+                write_new(&fresh.join(name), content)?;
+            }
+            if target.exists() {
+                let old = root.join(tmp_name(me, &record.id));
+                fs::rename(&target, &old)
+                    .map_err(|e| Error::io(format!("moving {} aside", target.display()), e))?;
+                fs::rename(&fresh, &target)
+                    .map_err(|e| Error::io(format!("moving run {} into place", record.id), e))?;
+                let _ = fs::remove_dir_all(&old);
+            } else {
+                fs::rename(&fresh, &target)
+                    .map_err(|e| Error::io(format!("moving run {} into place", record.id), e))?;
+            }
+            for (name, _) in &record.files {
+                to_sync.push(target.join(name));
+            }
+            changed = true;
+        }
+    }
+    if changed {
+        to_sync.push(target);
+        recovery.replayed.push(record.id.clone());
+    }
+    let schemas = root.join(SCHEMAS_DIR);
+    for (digest, content) in &record.schemas {
+        if !crate::contract::ids::is_sha256_hex(digest) {
+            continue;
+        }
+        let path = schemas.join(format!("{digest}.json"));
+        if fs::read(&path).ok().as_deref() != Some(content.as_slice()) {
+            fs::create_dir_all(&schemas)
+                .map_err(|e| Error::io(format!("creating {}", schemas.display()), e))?;
+            replace_file(&path, content)?;
+            to_sync.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Write `content` to `path` through a temporary file renamed over it, so no reader sees it
+/// half written.
+fn replace_file(path: &Path, content: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!("{TMP_PREFIX}{:016x}", random_u64()));
+    write_new(&tmp, content)?;
+    fs::rename(&tmp, path).map_err(|e| {
+        let _ = fs::remove_file(&tmp);
+        Error::io(format!("moving {} into place", path.display()), e)
+    })
+}
+
+/// Write the index again without its bad and duplicate lines, ending it whole, with
+/// `to_index` appended, and rename it over the old one.
+fn rewrite_index(
+    root: &Path,
+    index_path: &Path,
+    state: &IndexState,
+    to_index: &[Vec<u8>],
+    recovery: &mut Recovery,
+) -> Result<()> {
+    let control = root.join(CONTROL_DIR);
+    let io = |what: &str, path: &Path, e| Error::io(format!("{what} {}", path.display()), e);
+    let new_path = control.join(format!("{TMP_PREFIX}index-{:016x}", random_u64()));
+    let dropped_path = control.join(DROPPED_LINES);
+    let mut out = std::io::BufWriter::new(
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&new_path)
+            .map_err(|e| io("creating", &new_path, e))?,
+    );
+    let mut dropped = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&dropped_path)
+        .map_err(|e| io("opening", &dropped_path, e))?;
+    let file = File::open(index_path).map_err(|e| io("opening", index_path, e))?;
+    let mut lines = Forward::new(file, 0, state.len).map_err(|e| io("reading", index_path, e))?;
+    let (mut number, mut bad, mut dup) = (
+        0,
+        state.bad.iter().peekable(),
+        state.duplicates.iter().peekable(),
+    );
+    let stamp = crate::time::now_rfc3339();
+    while let Some(line) = lines
+        .next_line()
+        .map_err(|e| io("reading", index_path, e))?
+    {
+        number += 1;
+        if bad.peek().is_some_and(|(n, _)| *n == number) {
+            bad.next();
+            let mut kept =
+                format!("# line {number} of {INDEX_NAME}, removed {stamp}\n").into_bytes();
+            kept.extend_from_slice(&line.bytes);
+            kept.push(b'\n');
+            dropped
+                .write_all(&kept)
+                .map_err(|e| io("writing", &dropped_path, e))?;
+            recovery.dropped_lines.push(number);
+            continue;
+        }
+        if dup.peek().is_some_and(|n| **n == number) {
+            dup.next();
+            continue;
+        }
+        out.write_all(&line.bytes)
+            .and_then(|_| out.write_all(b"\n"))
+            .map_err(|e| io("writing", &new_path, e))?;
+    }
+    if let Tail::Whole(start) = state.tail {
+        let mut rest = Vec::new();
+        let mut f = File::open(index_path).map_err(|e| io("opening", index_path, e))?;
+        f.seek(SeekFrom::Start(start))
+            .and_then(|_| f.read_to_end(&mut rest))
+            .map_err(|e| io("reading", index_path, e))?;
+        rest.truncate((state.len - start) as usize);
+        out.write_all(&rest)
+            .and_then(|_| out.write_all(b"\n"))
+            .map_err(|e| io("writing", &new_path, e))?;
+    }
+    for line in to_index {
+        out.write_all(line)
+            .and_then(|_| out.write_all(b"\n"))
+            .map_err(|e| io("writing", &new_path, e))?;
+    }
+    let file = out
+        .into_inner()
+        .map_err(|e| io("writing", &new_path, e.into_error()))?;
+    file.sync_all().map_err(|e| io("syncing", &new_path, e))?;
+    dropped
+        .sync_all()
+        .map_err(|e| io("syncing", &dropped_path, e))?;
+    fs::rename(&new_path, index_path).map_err(|e| io("replacing", index_path, e))?;
+    sync_dir(&control)?;
+    Ok(())
+}

@@ -1,0 +1,833 @@
+//! [`RunStore`]: the run store opened for writing, with group commit.
+//!
+//! Every run passes through three steps:
+//!
+//! 1. On the caller's thread, it is validated and written, unsynced, to a temporary directory
+//!    `<runs>/.tmp-<writer>-<random>-<id>/`, and encoded as one journal record.
+//! 2. The writer's commit thread takes every run waiting at that moment (a group), appends
+//!    their records to its journal segment with one write, and syncs it once: the group is
+//!    durable, in one fsync round whatever its size.
+//! 3. Under the store's lock (a `flock` on `.ddwire/store.lock`, which every writer process
+//!    takes), each run's temporary directory is renamed to `<runs>/<id>` (`rename(2)` refuses
+//!    a directory that holds a run, so an id is never taken twice), and the group's index lines
+//!    are appended with one write. Then each caller is answered.
+//!
+//! A run that could not be published (its id was taken, the disk filled up at the index) is
+//! undone, all of it: its directory goes back, any index bytes written are truncated away, and
+//! its journal record is marked void in place (which needs no new space) and synced, so neither
+//! this writer nor a recovery ever publishes it. The caller is told it was not stored, and may
+//! send it again.
+//!
+//! A checkpoint makes the published files durable in their own right (synced on the store's
+//! fsync threads, off every caller's path) once a segment is full, and when the store is
+//! dropped; then the segment is removed. A writer that stops without one leaves its segments
+//! for the next writer's recovery to replay.
+
+use super::files::{sync_all, sync_dir, write_new};
+use super::journal;
+use super::reader::RunReader;
+use super::recovery::{self, Recovery, segment_name, tmp_name, writer_lock_name};
+use super::{
+    AGENT_REPLY_FILE, COMPACT, CONTROL_DIR, ENVELOPE_FILE, GROUNDING_FILE, INDEX_NAME, NewRun,
+    REQUEST_FILE, SCHEMAS_DIR, SPANS_FILE, check_digest, check_extra_name,
+};
+use crate::contract::ids::{is_uuid7, random_u64};
+use crate::contract::schema_digest;
+use crate::error::{Error, Result};
+use crate::json::python::{self, Style};
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::Value;
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::ops::Deref;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+
+/// A segment is handed to the checkpoint once it holds this much.
+const SEGMENT_BYTES: u64 = 32 << 20;
+/// The most runs one group commits.
+const MAX_GROUP: usize = 256;
+/// Runs per batch of fsyncs in a checkpoint.
+const CHECKPOINT_BATCH: usize = 64;
+/// The store's lock file, in `.ddwire/`.
+pub(crate) const STORE_LOCK: &str = "store.lock";
+
+/// The run store at one root directory, opened for writing (or, by
+/// [`RunStore::open_read_only`], for reading only). It is also a [`RunReader`]: every read
+/// method works on it. Share it between threads (`&RunStore`); open a root once per process.
+#[derive(Debug)]
+pub struct RunStore {
+    reader: RunReader,
+    writer: Option<Writer>,
+}
+
+impl Deref for RunStore {
+    type Target = RunReader;
+
+    fn deref(&self) -> &RunReader {
+        &self.reader
+    }
+}
+
+#[derive(Debug)]
+struct Writer {
+    /// `<pid>-<16 hex digits>`: names this writer's lock, journal and temporary entries.
+    id: String,
+    jobs: Option<Sender<Job>>,
+    committer: Option<JoinHandle<()>>,
+    lock_path: PathBuf,
+    /// Held (locked) for as long as this writer runs.
+    _lock: File,
+}
+
+/// One run on its way to the journal.
+struct Job {
+    id: String,
+    tmp: PathBuf,
+    record: Vec<u8>,
+    index_line: String,
+    done: Sender<Result<()>>,
+}
+
+/// The store's lock, held while it lives.
+struct StoreLock(File);
+
+impl StoreLock {
+    fn acquire(control: &Path) -> Result<StoreLock> {
+        let path = control.join(STORE_LOCK);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(format!("opening the store lock {}", path.display()), e))?;
+        file.lock()
+            .map_err(|e| Error::io(format!("locking {}", path.display()), e))?;
+        Ok(StoreLock(file))
+    }
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+impl RunStore {
+    /// Open (creating it if need be) the store at `root` for writing, and recover from
+    /// whatever stopped an earlier writer (see [`super::recovery`]).
+    pub fn open(root: impl Into<PathBuf>) -> Result<RunStore> {
+        Ok(RunStore::open_reporting(root)?.0)
+    }
+
+    /// [`RunStore::open`], also saying what recovery repaired, for the log.
+    pub fn open_reporting(root: impl Into<PathBuf>) -> Result<(RunStore, Recovery)> {
+        let root = root.into();
+        let control = root.join(CONTROL_DIR);
+        fs::create_dir_all(&control)
+            .map_err(|e| Error::io(format!("creating the run store {}", root.display()), e))?;
+        let reader = RunReader::at(root.clone());
+        let held = StoreLock::acquire(&control)?;
+        let id = format!("{}-{:016x}", std::process::id(), random_u64());
+        let lock_path = control.join(writer_lock_name(&id));
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&lock_path)
+            .map_err(|e| Error::io(format!("creating {}", lock_path.display()), e))?;
+        lock.try_lock()
+            .map_err(|e| Error::Store(format!("locking {}: {e}", lock_path.display())))?;
+        let recovered = recovery::recover(&root, &id);
+        let ready = recovered.and_then(|recovery| {
+            // An empty index marks a store with no runs yet, for readers.
+            OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(root.join(INDEX_NAME))
+                .map_err(|e| {
+                    Error::io(format!("creating the run index in {}", root.display()), e)
+                })?;
+            let segment = Segment::create(&control, &id, 0)?;
+            Ok((recovery, segment))
+        });
+        drop(held);
+        let (recovery, segment) = match ready {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = fs::remove_file(&lock_path);
+                return Err(e);
+            }
+        };
+        let (checkpoints, pending) = crossbeam_channel::unbounded::<PathBuf>();
+        let checkpointer = {
+            let root = root.clone();
+            std::thread::Builder::new()
+                .name("ddwire-checkpoint".into())
+                .spawn(move || {
+                    for segment in pending {
+                        if let Err(e) = checkpoint(&root, &segment) {
+                            eprintln!(
+                                "ddwire: run store {}: checkpoint of {} failed, kept for recovery: {e}",
+                                root.display(),
+                                segment.display()
+                            );
+                        }
+                    }
+                })
+                .map_err(|e| Error::io("starting the run store's checkpoint thread", e))?
+        };
+        let committer = Committer {
+            root: root.clone(),
+            control,
+            writer: id.clone(),
+            segment,
+            checkpoints: Some(checkpoints),
+            checkpointer: Some(checkpointer),
+            broken: None,
+        };
+        let (jobs, queue) = crossbeam_channel::unbounded::<Job>();
+        let committer = std::thread::Builder::new()
+            .name("ddwire-commit".into())
+            .spawn(move || committer.run(queue))
+            .map_err(|e| Error::io("starting the run store's commit thread", e))?;
+        let store = RunStore {
+            reader,
+            writer: Some(Writer {
+                id,
+                jobs: Some(jobs),
+                committer: Some(committer),
+                lock_path,
+                _lock: lock,
+            }),
+        };
+        Ok((store, recovery))
+    }
+
+    /// Open the store at `root` for reading only: every read method works, [`RunStore::append`]
+    /// refuses, and nothing on disk is created or changed (see [`RunReader::open`]).
+    pub fn open_read_only(root: impl Into<PathBuf>) -> Result<RunStore> {
+        Ok(RunStore {
+            reader: RunReader::open(root)?,
+            writer: None,
+        })
+    }
+
+    /// The store as a reader.
+    pub fn reader(&self) -> &RunReader {
+        &self.reader
+    }
+
+    /// This writer's id (`<pid>-<16 hex digits>`), which names its lock, journal and
+    /// temporary entries; `None` when read-only.
+    pub fn writer_id(&self) -> Option<&str> {
+        self.writer.as_ref().map(|w| w.id.as_str())
+    }
+
+    /// Whether runs can be stored (the store was not opened read-only).
+    pub fn is_writable(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// Recover again, as on open (the store's lock is taken, so writers in other processes
+    /// wait for it). Calling it is harmless.
+    pub fn recover(&self) -> Result<Recovery> {
+        let writer = self.writer()?;
+        let _held = StoreLock::acquire(&self.root().join(CONTROL_DIR))?;
+        recovery::recover(self.root(), &writer.id)
+    }
+
+    fn writer(&self) -> Result<&Writer> {
+        self.writer.as_ref().ok_or_else(|| {
+            Error::Store(format!(
+                "the run store {} was opened read-only; nothing was stored",
+                self.shown_root().display()
+            ))
+        })
+    }
+
+    /// Store one run, once. Returns its directory.
+    ///
+    /// Refuses, with nothing written, an envelope whose `invocation_id` is not a lowercase
+    /// UUIDv7, a digest that is not 64 lowercase hex digits or does not match its schema, a
+    /// span line containing a line break, and a document holding a number no double can hold
+    /// (it could not be read back). An id already stored is [`Error::DuplicateInvocation`],
+    /// and the stored run is left exactly as it was. When this returns `Ok`, the run is
+    /// durable, in its directory and in the index; when it returns `Err`, nothing of it is
+    /// stored and the same id may be sent again.
+    pub fn append(&self, run: &NewRun) -> Result<PathBuf> {
+        self.append_with_files(run, &[])
+    }
+
+    /// [`RunStore::append`], with more text files in the run directory (such as the
+    /// reference's `sources.txt`), written and published with the others. A name is plain
+    /// ASCII letters, digits, `.`, `_` and `-`, does not start with `.`, and is not one of the
+    /// store's own files.
+    pub fn append_with_files(&self, run: &NewRun, files: &[(&str, &str)]) -> Result<PathBuf> {
+        let writer = self.writer()?;
+        let prepared = prepare(run, files)?;
+        let id = prepared.id.as_str();
+        if self.has(id) {
+            return Err(Error::DuplicateInvocation(id.to_string()));
+        }
+        let root = self.root();
+        self.keep_schemas(&writer.id, &prepared.schemas)?;
+        let tmp = root.join(tmp_name(&writer.id, id));
+        let written = write_run_dir(&tmp, &prepared.files);
+        if let Err(e) = written {
+            let _ = fs::remove_dir_all(&tmp);
+            return Err(e);
+        }
+        let files: Vec<(&str, &[u8])> = prepared
+            .files
+            .iter()
+            .map(|(n, c)| (n.as_str(), c.as_bytes()))
+            .collect();
+        let schemas: Vec<(&str, &[u8])> = prepared
+            .schemas
+            .iter()
+            .map(|(d, c)| (d.as_str(), c.as_bytes()))
+            .collect();
+        let record = journal::encode(id, &files, &schemas, prepared.index_line.as_bytes());
+        let (done, answer) = crossbeam_channel::bounded(1);
+        let job = Job {
+            id: id.to_string(),
+            tmp: tmp.clone(),
+            record,
+            index_line: prepared.index_line,
+            done,
+        };
+        let stopped = || Error::Store("the run store's commit thread has stopped".into());
+        let outcome = match writer.jobs.as_ref().map(|jobs| jobs.send(job)) {
+            Some(Ok(())) => answer.recv().unwrap_or_else(|_| Err(stopped())),
+            _ => Err(stopped()),
+        };
+        match outcome {
+            Ok(()) => Ok(root.join(id)),
+            Err(e) => {
+                let _ = fs::remove_dir_all(&tmp);
+                Err(e)
+            }
+        }
+    }
+
+    /// Write each class schema not yet kept under its digest (through a temporary file renamed
+    /// into place; content-addressed, so a writer that lost a race rewrote equal bytes). Not
+    /// synced: the run's journal record holds them too.
+    fn keep_schemas(&self, writer: &str, schemas: &[(String, String)]) -> Result<()> {
+        let dir = self.root().join(SCHEMAS_DIR);
+        let mut made = false;
+        for (digest, text) in schemas {
+            let path = dir.join(format!("{digest}.json"));
+            if path.exists() {
+                continue;
+            }
+            if !made {
+                fs::create_dir_all(&dir)
+                    .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+                made = true;
+            }
+            let tmp = dir.join(tmp_name(writer, digest));
+            let written = write_new(&tmp, text.as_bytes()).and_then(|_| {
+                fs::rename(&tmp, &path)
+                    .map_err(|e| Error::io(format!("moving {} into place", path.display()), e))
+            });
+            if written.is_err() {
+                let _ = fs::remove_file(&tmp);
+            }
+            written?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // The commit thread finishes the runs it was given, checkpoints its last segment, and
+        // stops; only then does this writer's lock go.
+        drop(self.jobs.take());
+        if let Some(committer) = self.committer.take() {
+            let _ = committer.join();
+        }
+        let _ = fs::remove_file(&self.lock_path);
+    }
+}
+
+/// A run, validated and serialised.
+struct Prepared {
+    id: String,
+    /// `(file name, content)`, the envelope first.
+    files: Vec<(String, String)>,
+    /// `(digest, json.dumps(schema, indent=2))`.
+    schemas: Vec<(String, String)>,
+    index_line: String,
+}
+
+fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
+    let id = run
+        .envelope
+        .get("invocation_id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            Error::Store("an envelope without a string invocation_id cannot be stored".into())
+        })?;
+    if !is_uuid7(id) {
+        return Err(Error::Store(format!(
+            "invocation_id {id:?} is not a lowercase UUIDv7, so it names no run directory; \
+             nothing was stored"
+        )));
+    }
+    for (digest, _) in run.schemas {
+        check_digest(digest)?;
+    }
+    for (name, _) in extra {
+        check_extra_name(name)?;
+    }
+    let finite = |what: &str, doc: &Value| match crate::json::non_finite(doc) {
+        Some(found) => Err(Error::Store(format!(
+            "the {what} of run {id} holds {found}; written out it could not be read back, so \
+             nothing was stored"
+        ))),
+        None => Ok(()),
+    };
+    finite("envelope", run.envelope)?;
+    finite("request", run.request)?;
+    if let Some(reply) = run.agent_reply {
+        finite("agent reply", reply)?;
+    }
+    let mut schemas = Vec::with_capacity(run.schemas.len());
+    for (digest, schema) in run.schemas {
+        finite("class schema", schema)?;
+        let actual = schema_digest(schema);
+        if actual != *digest {
+            return Err(Error::Store(format!(
+                "the class schema given as {digest} has digest {actual}; a schema is kept \
+                 only under its own digest, and nothing was stored"
+            )));
+        }
+        schemas.push((digest.to_string(), python::dumps(schema, Style::INDENT2)));
+    }
+    let mut spans = String::with_capacity(run.spans.iter().map(|l| l.len() + 1).sum());
+    for line in run.spans {
+        if line.contains(['\n', '\r']) {
+            return Err(Error::Store(format!(
+                "a span line of run {id} contains a line break, which would split it in two; \
+                 nothing was stored"
+            )));
+        }
+        spans.push_str(line);
+        spans.push('\n');
+    }
+    let mut files = vec![
+        (
+            ENVELOPE_FILE.to_string(),
+            python::dumps(run.envelope, Style::INDENT2),
+        ),
+        (
+            REQUEST_FILE.to_string(),
+            python::dumps(run.request, Style::INDENT2),
+        ),
+        (SPANS_FILE.to_string(), spans),
+        (GROUNDING_FILE.to_string(), format!("{}\n", run.grounding)),
+    ];
+    if let Some(reply) = run.agent_reply {
+        files.push((
+            AGENT_REPLY_FILE.to_string(),
+            python::dumps(reply, Style::INDENT2),
+        ));
+    }
+    files.extend(extra.iter().map(|(n, t)| (n.to_string(), t.to_string())));
+    Ok(Prepared {
+        id: id.to_string(),
+        index_line: python::dumps(run.envelope, COMPACT),
+        files,
+        schemas,
+    })
+}
+
+/// Create `dir` and write each file in it, unsynced.
+fn write_run_dir(dir: &Path, files: &[(String, String)]) -> Result<()> {
+    fs::create_dir(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    for (name, text) in files {
+        write_new(&dir.join(name), text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// The segment the commit thread appends to.
+struct Segment {
+    file: File,
+    path: PathBuf,
+    seq: u64,
+    len: u64,
+}
+
+impl Segment {
+    /// A new, empty segment, its name durable in `.ddwire/`.
+    fn create(control: &Path, writer: &str, seq: u64) -> Result<Segment> {
+        let path = control.join(segment_name(writer, seq));
+        let made = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .and_then(|mut file| {
+                file.write_all(journal::MAGIC)?;
+                file.sync_data()?;
+                Ok(file)
+            });
+        let file = match made {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = fs::remove_file(&path);
+                return Err(Error::io(
+                    format!("creating the journal {}", path.display()),
+                    e,
+                ));
+            }
+        };
+        sync_dir(control)?;
+        Ok(Segment {
+            file,
+            path,
+            seq,
+            len: journal::MAGIC.len() as u64,
+        })
+    }
+}
+
+/// The commit thread's state.
+struct Committer {
+    root: PathBuf,
+    control: PathBuf,
+    writer: String,
+    segment: Segment,
+    checkpoints: Option<Sender<PathBuf>>,
+    checkpointer: Option<JoinHandle<()>>,
+    /// Set when the journal is in a state no run can be committed to; every append then fails
+    /// with this, until a restart recovers.
+    broken: Option<String>,
+}
+
+impl Committer {
+    fn run(mut self, jobs: Receiver<Job>) {
+        while let Ok(first) = jobs.recv() {
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP {
+                match jobs.try_recv() {
+                    Ok(job) => group.push(job),
+                    Err(_) => break,
+                }
+            }
+            let results = self.commit(&group);
+            for (job, result) in group.into_iter().zip(results) {
+                let _ = job.done.send(result);
+            }
+        }
+        // Stopping: checkpoint the last segment, or remove it if it holds nothing.
+        if self.segment.len > journal::MAGIC.len() as u64 {
+            if let Some(tx) = &self.checkpoints {
+                let _ = tx.send(self.segment.path.clone());
+            }
+        } else {
+            let _ = fs::remove_file(&self.segment.path);
+        }
+        drop(self.checkpoints.take());
+        if let Some(handle) = self.checkpointer.take() {
+            let _ = handle.join();
+        }
+    }
+
+    /// Commit a group: journal, publish, answer. Returns one result per job.
+    fn commit(&mut self, group: &[Job]) -> Vec<Result<()>> {
+        let every = |e: &dyn Fn() -> Error| group.iter().map(|_| Err(e())).collect();
+        if let Some(why) = &self.broken {
+            return every(&|| Error::Store(why.clone()));
+        }
+        // 1. One write and one fsync for the whole group.
+        let before = self.segment.len;
+        let mut bytes = Vec::with_capacity(group.iter().map(|j| j.record.len()).sum());
+        let mut offsets = Vec::with_capacity(group.len());
+        for job in group {
+            offsets.push(before + bytes.len() as u64);
+            bytes.extend_from_slice(&job.record);
+        }
+        let path = self.segment.path.clone();
+        if let Err(e) = self.segment.file.write_all_at(&bytes, before) {
+            let _ = self.segment.file.set_len(before);
+            return every(&|| {
+                Error::io(
+                    format!("writing the journal {}; nothing was stored", path.display()),
+                    copy_io(&e),
+                )
+            });
+        }
+        drop(bytes);
+        if let Err(e) = self.segment.file.sync_data() {
+            // Whether the records reached the disk is unknown: take them back, so that no
+            // recovery publishes runs their callers were told failed.
+            let undone = self
+                .segment
+                .file
+                .set_len(before)
+                .and_then(|()| self.segment.file.sync_data());
+            if let Err(u) = undone {
+                self.broken = Some(format!(
+                    "the journal {} could not be synced ({e}) nor cut back ({u}); restart the \
+                     harness to recover the run store",
+                    path.display()
+                ));
+            }
+            return every(&|| {
+                Error::io(
+                    format!("syncing the journal {}; nothing was stored", path.display()),
+                    copy_io(&e),
+                )
+            });
+        }
+        self.segment.len = before + group.iter().map(|j| j.record.len() as u64).sum::<u64>();
+
+        // 2. Publish under the store's lock.
+        let results = self.publish(group);
+
+        // 3. Void what was journaled but not published, so no recovery publishes it.
+        let failed: Vec<u64> = results
+            .iter()
+            .zip(&offsets)
+            .filter(|(r, _)| r.is_err())
+            .map(|(_, o)| *o)
+            .collect();
+        if !failed.is_empty() {
+            let voided = failed
+                .iter()
+                .try_for_each(|o| journal::void(&self.segment.file, *o))
+                .and_then(|()| self.segment.file.sync_data());
+            if let Err(e) = voided {
+                eprintln!(
+                    "ddwire: run store {}: marking unpublished runs void in the journal {} failed: {e}; a recovery may publish them",
+                    self.root.display(),
+                    path.display()
+                );
+                self.broken = Some(format!(
+                    "the journal {} could not be written ({e}); restart the harness to recover \
+                     the run store",
+                    path.display()
+                ));
+            }
+        }
+
+        // 4. A full segment goes to the checkpoint.
+        if self.segment.len >= SEGMENT_BYTES {
+            match Segment::create(&self.control, &self.writer, self.segment.seq + 1) {
+                Ok(next) => {
+                    let full = std::mem::replace(&mut self.segment, next);
+                    if let Some(tx) = &self.checkpoints {
+                        let _ = tx.send(full.path);
+                    }
+                }
+                Err(e) => eprintln!(
+                    "ddwire: run store {}: starting a new journal segment failed, the current one goes on: {e}",
+                    self.root.display()
+                ),
+            }
+        }
+        results
+    }
+
+    /// Rename each run into place and append the index lines of those that made it, under the
+    /// store's lock. A failure at the index undoes the whole group.
+    fn publish(&self, group: &[Job]) -> Vec<Result<()>> {
+        let held = match StoreLock::acquire(&self.control) {
+            Ok(held) => held,
+            Err(e) => {
+                let message = e.to_string();
+                return group
+                    .iter()
+                    .map(|_| Err(Error::Store(format!("{message}; nothing was stored"))))
+                    .collect();
+            }
+        };
+        let mut results: Vec<Result<()>> = group
+            .iter()
+            .map(|job| rename_into_place(&job.tmp, &self.root, &job.id))
+            .collect();
+        let mut lines = String::new();
+        for (job, result) in group.iter().zip(&results) {
+            if result.is_ok() {
+                lines.push_str(&job.index_line);
+                lines.push('\n');
+            }
+        }
+        if !lines.is_empty() {
+            let index = self.root.join(INDEX_NAME);
+            if let Err(e) = append_index(&index, &self.root, lines.as_bytes()) {
+                for (job, result) in group.iter().zip(results.iter_mut()) {
+                    if result.is_ok() {
+                        let _ = fs::rename(self.root.join(&job.id), &job.tmp);
+                        *result = Err(Error::io(
+                            format!(
+                                "appending to the run index {}; run {} was not stored",
+                                index.display(),
+                                job.id
+                            ),
+                            copy_io(&e),
+                        ));
+                    }
+                }
+            }
+        }
+        drop(held);
+        results
+    }
+}
+
+/// An I/O error of the same kind and text, for each of several callers.
+fn copy_io(e: &std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), e.to_string())
+}
+
+/// Move a finished temporary run directory to `<root>/<id>`, refusing an id that is taken.
+fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
+    let target = root.join(id);
+    let has = |t: &Path| t.join(ENVELOPE_FILE).exists();
+    if has(&target) {
+        return Err(Error::DuplicateInvocation(id.to_string()));
+    }
+    // rename(2) would replace an empty directory (a run the reference began and never wrote),
+    // which is no run; onto anything else it fails, which is the guard across processes.
+    match fs::rename(tmp, &target) {
+        Ok(()) => Ok(()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::DirectoryNotEmpty | ErrorKind::AlreadyExists | ErrorKind::NotADirectory
+            ) =>
+        {
+            if has(&target) {
+                Err(Error::DuplicateInvocation(id.to_string()))
+            } else {
+                Err(Error::Store(format!(
+                    "{} already exists and is not a complete run; it was left as it is and \
+                     run {id} was not stored",
+                    target.display()
+                )))
+            }
+        }
+        Err(e) => Err(Error::io(
+            format!("moving run {id} into place at {}", target.display()),
+            e,
+        )),
+    }
+}
+
+/// Append `lines` to the index with one write, first mending an unfinished last line a stopped
+/// writer left (cut off, or completed if it is a whole document; a cut line's run is indexed
+/// again from its `envelope.json`). On failure the index is cut back to where it ended, so it
+/// never holds part of a line. The caller holds the store's lock.
+fn append_index(index: &Path, root: &Path, lines: &[u8]) -> std::io::Result<()> {
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(index)?;
+    let len = file.metadata()?.len();
+    let mut mended: Vec<u8> = Vec::new();
+    if len > 0 {
+        let mut last = [0u8];
+        file.seek(SeekFrom::Start(len - 1))?;
+        file.read_exact(&mut last)?;
+        if last[0] != b'\n' {
+            let start = last_line_start(&mut file, len)?;
+            let mut fragment = Vec::new();
+            file.seek(SeekFrom::Start(start))?;
+            file.read_to_end(&mut fragment)?;
+            let how = if super::index::line_envelope(&fragment).is_ok() {
+                mended.push(b'\n');
+                "completed"
+            } else {
+                file.set_len(start)?;
+                match rebuild_line(root, &fragment) {
+                    Some(line) => {
+                        mended.extend_from_slice(line.as_bytes());
+                        mended.push(b'\n');
+                        "cut off and written again from the run's envelope.json"
+                    }
+                    None => "cut off",
+                }
+            };
+            eprintln!(
+                "ddwire: the run index {} ended in an unfinished line (a writer stopped mid-append); it was {how}",
+                index.display()
+            );
+        }
+    }
+    let base = file.metadata()?.len();
+    mended.extend_from_slice(lines);
+    if let Err(e) = file.write_all(&mended) {
+        let _ = file.set_len(base);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// The index line of the run a torn line began, from its stored envelope, if both say which.
+fn rebuild_line(root: &Path, fragment: &[u8]) -> Option<String> {
+    let prefix = br#"{"invocation_id":""#;
+    let id = std::str::from_utf8(fragment.strip_prefix(prefix)?.get(..36)?).ok()?;
+    if !is_uuid7(id) {
+        return None;
+    }
+    let envelope: Value =
+        crate::json::from_slice_lossy(&fs::read(root.join(id).join(ENVELOPE_FILE)).ok()?).ok()?;
+    (envelope.get("invocation_id")?.as_str()? == id).then(|| python::dumps(&envelope, COMPACT))
+}
+
+/// The offset where the last line of a `len`-byte file starts.
+fn last_line_start(file: &mut File, len: u64) -> std::io::Result<u64> {
+    const BLOCK: u64 = 1 << 16;
+    let mut end = len;
+    let mut block = Vec::new();
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        block.resize((end - start) as usize, 0);
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut block)?;
+        if let Some(i) = block.iter().rposition(|&b| b == b'\n') {
+            return Ok(start + i as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
+/// Make every run a segment holds durable in its own files, then remove the segment.
+fn checkpoint(root: &Path, segment: &Path) -> Result<()> {
+    let mut batch: Vec<PathBuf> = Vec::new();
+    let mut runs = 0;
+    journal::read(segment, |_, record| {
+        let dir = root.join(&record.id);
+        for (name, _) in &record.files {
+            batch.push(dir.join(name));
+        }
+        batch.push(dir);
+        for (digest, _) in &record.schemas {
+            batch.push(root.join(SCHEMAS_DIR).join(format!("{digest}.json")));
+        }
+        runs += 1;
+        if runs % CHECKPOINT_BATCH == 0 {
+            sync_all(std::mem::take(&mut batch))?;
+        }
+        Ok(())
+    })?;
+    sync_all(batch)?;
+    sync_all(vec![
+        root.to_path_buf(),
+        root.join(SCHEMAS_DIR),
+        root.join(INDEX_NAME),
+    ])?;
+    fs::remove_file(segment)
+        .map_err(|e| Error::io(format!("removing {}", segment.display()), e))?;
+    sync_dir(&root.join(CONTROL_DIR))
+}
