@@ -10,11 +10,16 @@ use std::sync::Arc;
 pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
-    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]",
+    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]",
     details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage;\n\
               GET /.well-known/agent-card.json; POST /agui (AG-UI over SSE); GET /agui/runs/{id}\n\
-              (replay); GET /runs, /runs/{id}, /runs/{id}/spans, /conversations,\n\
-              /conversations/{id}, /agents, /agents/{id}, /healthz.\n\n\
+              (replay); GET /runs (?limit=&after=&agent=&status=&principal=&conversation=\n\
+              &since=&until=), /runs/{id}, /runs/{id}/spans, /runs/{id}/agent-result,\n\
+              /conversations, /conversations/{id}, /agents, /agents/{id}, /healthz. A run id\n\
+              may be a unique prefix.\n\n\
+              Several harnesses may share one --runs store. With --read-only the store is\n\
+              never written (it may be on a read-only file system): stored runs are served,\n\
+              and every invocation is refused.\n\n\
               Whom runs act for comes from credentials, never from a request: with --tokens,\n\
               each caller presents Authorization: Bearer <token>; without, every run acts for\n\
               the operator's principal (DD_PRINCIPAL_ID / DD_PRINCIPAL_NAME or the flags), and\n\
@@ -46,6 +51,11 @@ pub static COMMAND: Command = Command {
         setup::AGENTS,
         setup::PROFILE,
         setup::RUNS,
+        Flag {
+            name: "read-only",
+            value: None,
+            help: "Open the run store read-only: serve stored runs, make none",
+        },
         setup::TOKENS,
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
@@ -66,7 +76,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let authenticator = setup::authenticator(args)?;
     let host = args.value("host").unwrap_or("127.0.0.1");
     let port: u16 = args.number("port")?.unwrap_or(8000);
-    let mut conductor = setup::conductor(args)?;
+    let mut conductor = if args.switch("read-only") {
+        setup::read_only_conductor(args)?
+    } else {
+        setup::conductor(args)?
+    };
     conductor.otlp = export::start_exporter(args, "serve")?;
     let exporting = conductor
         .otlp

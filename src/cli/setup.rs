@@ -177,6 +177,15 @@ pub fn conductor(args: &Parsed) -> Result<Conductor, String> {
     ))
 }
 
+/// A conductor over the run store opened read-only: it serves stored runs and makes none.
+pub fn read_only_conductor(args: &Parsed) -> Result<Conductor, String> {
+    let client = A2aClient::default();
+    let registry = registry(args, &client)?;
+    let dir = runs_dir(args);
+    let store = RunStore::open_read_only(&dir).map_err(|e| format!("{e}; {RUNS_HINT}"))?;
+    Ok(Conductor::new(registry, profile(args)?, store, client))
+}
+
 /// Report agents that could not be admitted, on stderr.
 pub fn report_registry(registry: &Registry) {
     for (name, reason) in &registry.unavailable {

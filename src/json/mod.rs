@@ -59,7 +59,16 @@ pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value> {
         )));
     }
     check_depth(bytes, limits.max_depth)?;
-    let value = serde_json::from_slice(bytes).map_err(|e| Error::Json(e.to_string()))?;
+    let value = serde_json::from_slice(bytes).map_err(|e| {
+        if replace_lone_surrogates(bytes) != bytes {
+            Error::Json(format!(
+                "a \\u escape names a lone surrogate (U+D800 to U+DFFF without its pair), which \
+                 is no Unicode character ({e})"
+            ))
+        } else {
+            Error::Json(e.to_string())
+        }
+    })?;
     check_integer_digits(&value)?;
     Ok(value)
 }

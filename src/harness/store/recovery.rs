@@ -164,6 +164,14 @@ fn liveness(control: &Path, writer: &str) -> Liveness {
     }
 }
 
+/// A writer that stopped: its id, its journal segments in order, and its lock, held until its
+/// files are gone.
+struct Stopped {
+    writer: String,
+    segments: Vec<(u64, String)>,
+    _lock: Option<File>,
+}
+
 /// The ids an index names, kept small: a UUID in 16 bytes.
 #[derive(Default)]
 struct Ids {
@@ -322,7 +330,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
         }
     }
     let mut live: HashSet<String> = HashSet::new();
-    let mut stopped: Vec<(String, Vec<(u64, String)>, Option<File>)> = Vec::new();
+    let mut stopped: Vec<Stopped> = Vec::new();
     for (writer, mut segments) in writers {
         if writer == me {
             continue;
@@ -333,7 +341,11 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
             }
             Liveness::Stopped(lock) => {
                 segments.sort();
-                stopped.push((writer, segments, lock));
+                stopped.push(Stopped {
+                    writer,
+                    segments,
+                    _lock: lock,
+                });
             }
         }
     }
@@ -373,7 +385,10 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
     // 4. Replay the journals of stopped writers.
     let mut to_index: Vec<Vec<u8>> = Vec::new();
     let mut to_sync: Vec<PathBuf> = Vec::new();
-    for (writer, segments, _) in &stopped {
+    for Stopped {
+        writer, segments, ..
+    } in &stopped
+    {
         for (_, name) in segments {
             journal::read(&control.join(name), |_, record| {
                 replay(root, me, &record, &mut to_sync, &mut recovery)?;
@@ -469,12 +484,11 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
         sync_dir(root)?;
     }
     let mut forgot = false;
-    for (writer, segments, lock) in stopped {
-        for (_, name) in segments {
+    for gone in stopped {
+        for (_, name) in &gone.segments {
             remove_if_present(&control.join(name))?;
         }
-        remove_if_present(&control.join(writer_lock_name(&writer)))?;
-        drop(lock);
+        remove_if_present(&control.join(writer_lock_name(&gone.writer)))?;
         forgot = true;
     }
     if forgot {
