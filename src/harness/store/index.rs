@@ -174,23 +174,22 @@ impl Forward {
     }
 }
 
-/// The `invocation_id` an index line names. Read from the line's start when it is written as
-/// ddwire and the reference write it (`{"invocation_id":"<36 characters>",…`), else parsed.
+/// The `invocation_id` an index line names, read without building the rest of the document.
 pub(crate) fn line_id(bytes: &[u8]) -> Option<String> {
-    const PREFIX: &[u8] = br#"{"invocation_id":""#;
-    if let Some(rest) = bytes.strip_prefix(PREFIX)
-        && rest.get(36) == Some(&b'"')
-        && rest[..36]
-            .iter()
-            .all(|b| b.is_ascii_hexdigit() || *b == b'-')
-    {
-        return std::str::from_utf8(&rest[..36]).ok().map(str::to_string);
+    #[derive(serde::Deserialize)]
+    struct Head {
+        invocation_id: Option<Value>,
     }
-    match crate::json::from_slice_lossy(bytes) {
-        Ok(Value::Object(map)) => map
-            .get("invocation_id")
-            .and_then(Value::as_str)
-            .map(str::to_string),
+    let id = match serde_json::from_slice::<Head>(bytes) {
+        Ok(head) => head.invocation_id,
+        // Not an object, or a lone surrogate somewhere: the lenient reader decides.
+        Err(_) => match crate::json::from_slice_lossy(bytes) {
+            Ok(Value::Object(mut map)) => map.remove("invocation_id"),
+            _ => None,
+        },
+    };
+    match id {
+        Some(Value::String(id)) => Some(id),
         _ => None,
     }
 }
@@ -580,12 +579,24 @@ mod tests {
     }
 
     #[test]
-    fn a_line_id_is_read_from_its_start_or_parsed() {
+    fn a_line_id_is_read_wherever_the_key_is() {
         let id = "019bd5a2-7c1e-7d3a-9f00-0123456789ab";
         assert_eq!(
             line_id(format!(r#"{{"invocation_id":"{id}","agent_id":"x"}}"#).as_bytes()).as_deref(),
             Some(id)
         );
+        assert_eq!(
+            line_id(
+                format!(
+                    r#"{{"a":{{"invocation_id":"nested"}},"invocation_id":"{id}","z":"\ud800"}}"#
+                )
+                .as_bytes()
+            )
+            .as_deref(),
+            Some(id)
+        );
+        assert_eq!(line_id(b"[1]"), None);
+        assert_eq!(line_id(b"{\"invocation_id\": 7}"), None);
         assert_eq!(
             line_id(format!(r#"{{"agent_id": "x", "invocation_id": "{id}"}}"#).as_bytes())
                 .as_deref(),

@@ -4,6 +4,7 @@ use super::files::dir_names;
 use super::*;
 use crate::contract::ids::is_uuid7;
 use crate::contract::{new_uuid7, schema_digest};
+use crate::json::python::{self, Style};
 use crate::trace::jsonl;
 use serde_json::json;
 use std::collections::HashSet;
@@ -840,4 +841,263 @@ fn a_store_written_by_the_reference_reads() {
         fs::read_to_string(root.0.join(late).join(ENVELOPE_FILE)).unwrap(),
         late_env
     );
+}
+
+/// The files and index line the writer makes of `env`, as a journal record holds them.
+fn record_of(env: &Value) -> (Vec<(String, String)>, String) {
+    let id = env["invocation_id"].as_str().unwrap();
+    let files = vec![
+        (
+            ENVELOPE_FILE.to_string(),
+            python::dumps(env, Style::INDENT2),
+        ),
+        (
+            REQUEST_FILE.to_string(),
+            python::dumps(&request(id), Style::INDENT2),
+        ),
+        (
+            SPANS_FILE.to_string(),
+            "{\"name\": \"invoke_agent\"}\n".to_string(),
+        ),
+        (
+            GROUNDING_FILE.to_string(),
+            "grounding: passed [input_only] (0 retrieval, 0 chat spans)\n".to_string(),
+        ),
+    ];
+    (files, python::dumps(env, COMPACT))
+}
+
+fn encoded(env: &Value) -> Vec<u8> {
+    let (files, line) = record_of(env);
+    let files: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_bytes()))
+        .collect();
+    journal::encode(
+        env["invocation_id"].as_str().unwrap(),
+        &files,
+        &[],
+        line.as_bytes(),
+    )
+}
+
+/// What a writer killed at each step leaves is replayed from its journal: a run journaled and
+/// never renamed, one renamed whose files a power loss cut short, one renamed and not indexed;
+/// a voided record and a torn last record are not published. The journal, the dead writer's
+/// lock and its temporary directory go; a running writer's journal stays.
+#[test]
+fn a_stopped_writers_journal_is_replayed_and_removed() {
+    let root = TempRoot::new("replay");
+    let first = envelope(&new_uuid7(), "hello", "2026-01-01T00:00:00Z");
+    {
+        let store = RunStore::open(&root.0).unwrap();
+        put(&store, &first).unwrap();
+    }
+    let control = root.0.join(CONTROL_DIR);
+    assert_eq!(
+        dir_names(&control).unwrap(),
+        vec![writer::STORE_LOCK.to_string()],
+        "a writer that stopped cleanly leaves no journal"
+    );
+    let live = RunStore::open(&root.0).unwrap();
+
+    let run = |at: &str| envelope(&new_uuid7(), "hello", at);
+    let (lost, cut, unindexed, voided, torn) = (
+        run("2026-01-02T00:00:00Z"),
+        run("2026-01-03T00:00:00Z"),
+        run("2026-01-04T00:00:00Z"),
+        run("2026-01-05T00:00:00Z"),
+        run("2026-01-06T00:00:00Z"),
+    );
+    let id = |e: &Value| e["invocation_id"].as_str().unwrap().to_string();
+    let dead = "999999-00000000deadbeef";
+    let mut segment = journal::MAGIC.to_vec();
+    for env in [&lost, &cut, &unindexed] {
+        segment.extend_from_slice(&encoded(env));
+    }
+    let void_at = segment.len() as u64;
+    segment.extend_from_slice(&encoded(&voided));
+    let half = encoded(&torn);
+    segment.extend_from_slice(&half[..half.len() / 2]);
+    let segment_path = control.join(format!("writer-{dead}.0.wal"));
+    fs::write(&segment_path, &segment).unwrap();
+    journal::void(
+        &OpenOptions::new().write(true).open(&segment_path).unwrap(),
+        void_at,
+    )
+    .unwrap();
+    fs::write(control.join(format!("writer-{dead}.lock")), "").unwrap();
+    // `lost` was being written to its temporary directory.
+    let tmp = root
+        .0
+        .join(format!(".tmp-{dead}-0000000000000001-{}", id(&lost)));
+    fs::create_dir(&tmp).unwrap();
+    fs::write(tmp.join(ENVELOPE_FILE), "{").unwrap();
+    // `cut` was renamed, and a power loss left its envelope empty and its spans missing.
+    fs::create_dir(root.0.join(id(&cut))).unwrap();
+    fs::write(root.0.join(id(&cut)).join(ENVELOPE_FILE), "").unwrap();
+    // `unindexed` is whole, with no index line.
+    let (files, _) = record_of(&unindexed);
+    let files_ref: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_str()))
+        .collect();
+    write_dir(&root.0.join(id(&unindexed)), &files_ref).unwrap();
+
+    let (store, recovery) = RunStore::open_reporting(&root.0).unwrap();
+    assert_eq!(recovery.writers, vec![dead.to_string()]);
+    assert_eq!(recovery.replayed, vec![id(&lost), id(&cut)]);
+    assert_eq!(recovery.indexed, vec![id(&lost), id(&cut), id(&unindexed)]);
+    assert_eq!(recovery.removed, vec![tmp.clone()]);
+    assert!(
+        recovery.to_string().contains("restored 2 run(s)"),
+        "{recovery}"
+    );
+    for env in [&lost, &cut, &unindexed] {
+        let (files, _) = record_of(env);
+        for (name, content) in files {
+            assert_eq!(
+                fs::read_to_string(root.0.join(id(env)).join(&name)).unwrap(),
+                content,
+                "{name} of {}",
+                id(env)
+            );
+        }
+    }
+    assert!(!store.has(&id(&voided)) && !store.has(&id(&torn)));
+    assert_eq!(
+        ids(&list(&store)),
+        vec![id(&first), id(&lost), id(&cut), id(&unindexed)]
+    );
+    assert!(!segment_path.exists() && !tmp.exists());
+    assert!(!control.join(format!("writer-{dead}.lock")).exists());
+    let live_files = dir_names(&control).unwrap();
+    let live_id = live.writer_id().unwrap();
+    assert!(
+        live_files.contains(&format!("writer-{live_id}.0.wal")),
+        "the running writer's journal was touched: {live_files:?}"
+    );
+    // Replaying is idempotent.
+    assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());
+}
+
+/// A journal record whose id another complete run holds (a writer that lost the race for the
+/// id) is never replayed over it.
+#[test]
+fn replay_never_replaces_another_run_with_the_same_id() {
+    let root = TempRoot::new("replay-race");
+    let store = RunStore::open(&root.0).unwrap();
+    let id = new_uuid7();
+    let winner = envelope(&id, "winner", "2026-01-01T00:00:00Z");
+    put(&store, &winner).unwrap();
+    drop(store);
+    let loser = envelope(&id, "loser", "2026-01-02T00:00:00Z");
+    let dead = "999998-00000000deadbeef";
+    let control = root.0.join(CONTROL_DIR);
+    let mut segment = journal::MAGIC.to_vec();
+    segment.extend_from_slice(&encoded(&loser));
+    fs::write(control.join(format!("writer-{dead}.0.wal")), &segment).unwrap();
+    let (store, recovery) = RunStore::open_reporting(&root.0).unwrap();
+    assert!(
+        recovery.replayed.is_empty() && recovery.indexed.is_empty(),
+        "{recovery:?}"
+    );
+    assert_eq!(store.envelope(&id).unwrap().unwrap()["agent_id"], "winner");
+    assert_eq!(list(&store).len(), 1);
+}
+
+/// Index lines that are not JSON (a torn append another append was glued onto) and lines that
+/// name a run twice are removed on open, the bad ones kept aside, and every run directory ends
+/// up indexed once. Until then, readers skip the bad line and count it.
+#[test]
+fn a_broken_index_is_mended_on_open() {
+    let root = TempRoot::new("mend");
+    let store = RunStore::open(&root.0).unwrap();
+    let envs: Vec<Value> = (1..=4)
+        .map(|i| envelope(&new_uuid7(), "hello", &format!("2026-01-0{i}T00:00:00Z")))
+        .collect();
+    for e in &envs {
+        put(&store, e).unwrap();
+    }
+    drop(store);
+    let lines: Vec<String> = envs.iter().map(|e| python::dumps(e, COMPACT)).collect();
+    // Line 2 torn, with line 3 glued onto it (the ENOSPC); line 1 twice; NULs.
+    let broken = format!(
+        "{}\n{}{}\n{}\n\0\0\0\0\n{}\n",
+        lines[0],
+        &lines[1][..40],
+        lines[2],
+        lines[0],
+        lines[3]
+    );
+    fs::write(root.0.join(INDEX_NAME), &broken).unwrap();
+    let reader = RunReader::open(&root.0).unwrap();
+    let page = reader.page(&Query::default()).unwrap();
+    assert_eq!(page.skipped, 2);
+    assert_eq!(page.rows.len(), 3, "line 1 twice and line 4");
+    assert_eq!(
+        fs::read_to_string(root.0.join(INDEX_NAME)).unwrap(),
+        broken,
+        "a reader wrote"
+    );
+
+    let (store, recovery) = RunStore::open_reporting(&root.0).unwrap();
+    assert_eq!(recovery.dropped_lines, vec![2, 4]);
+    assert_eq!(recovery.duplicates.len(), 1);
+    let mut indexed = recovery.indexed.clone();
+    indexed.sort();
+    let mut missing = vec![
+        envs[1]["invocation_id"].as_str().unwrap().to_string(),
+        envs[2]["invocation_id"].as_str().unwrap().to_string(),
+    ];
+    missing.sort();
+    assert_eq!(indexed, missing);
+    let listed = ids(&list(&store));
+    assert_eq!(listed.len(), 4);
+    assert_eq!(listed.iter().collect::<HashSet<_>>().len(), 4);
+    let kept = fs::read_to_string(root.0.join(CONTROL_DIR).join(recovery::DROPPED_LINES)).unwrap();
+    assert!(kept.contains(&lines[2]), "{kept}");
+    assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());
+}
+
+/// A writer in another process that stopped mid-append leaves a torn last line; the next
+/// append (under the store's lock) cuts it off and indexes its run again from the run's own
+/// envelope, so nothing is glued onto it and the run is indexed once.
+#[test]
+fn a_torn_line_left_by_a_stopped_writer_is_mended_before_the_next_append() {
+    let root = TempRoot::new("torn-live");
+    let store = RunStore::open(&root.0).unwrap();
+    let first = envelope(&new_uuid7(), "hello", "2026-01-01T00:00:00Z");
+    put(&store, &first).unwrap();
+    // Another writer renamed its run into place and was killed mid-way through its line.
+    let other = envelope(&new_uuid7(), "hello", "2026-01-02T00:00:00Z");
+    let (files, line) = record_of(&other);
+    let files_ref: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(n, c)| (n.as_str(), c.as_str()))
+        .collect();
+    write_dir(
+        &root.0.join(other["invocation_id"].as_str().unwrap()),
+        &files_ref,
+    )
+    .unwrap();
+    OpenOptions::new()
+        .append(true)
+        .open(store.index_path())
+        .unwrap()
+        .write_all(&line.as_bytes()[..line.len() / 3])
+        .unwrap();
+    let third = envelope(&new_uuid7(), "hello", "2026-01-03T00:00:00Z");
+    put(&store, &third).unwrap();
+    let lines = jsonl::read_lines(store.index_path()).unwrap();
+    assert_eq!(
+        lines,
+        vec![
+            python::dumps(&first, COMPACT),
+            line,
+            python::dumps(&third, COMPACT)
+        ]
+    );
+    drop(store);
+    assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());
 }

@@ -38,7 +38,7 @@ use crate::json::python::{self, Style};
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
-use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::io::{ErrorKind, Write};
 use std::ops::Deref;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -649,6 +649,21 @@ impl Committer {
                     .collect();
             }
         };
+        // A writer in another process stopped mid-append: recover now, before this group's
+        // runs are in place, so its torn line never has this group's lines glued onto it and
+        // its runs are indexed (once) at once rather than at the next start.
+        if index_is_torn(&self.root.join(INDEX_NAME)).unwrap_or(false) {
+            match recovery::recover(&self.root, &self.writer) {
+                Ok(report) => eprintln!(
+                    "ddwire: run store {}: a writer stopped mid-append; recovered: {report}",
+                    self.root.display()
+                ),
+                Err(e) => eprintln!(
+                    "ddwire: run store {}: a writer stopped mid-append, and recovering failed: {e}",
+                    self.root.display()
+                ),
+            }
+        }
         let mut results: Vec<Result<()>> = group
             .iter()
             .map(|job| rename_into_place(&job.tmp, &self.root, &job.id))
@@ -662,7 +677,7 @@ impl Committer {
         }
         if !lines.is_empty() {
             let index = self.root.join(INDEX_NAME);
-            if let Err(e) = append_index(&index, &self.root, lines.as_bytes()) {
+            if let Err(e) = append_index(&index, lines.as_bytes()) {
                 for (job, result) in group.iter().zip(results.iter_mut()) {
                     if result.is_ok() {
                         let _ = fs::rename(self.root.join(&job.id), &job.tmp);
@@ -722,84 +737,33 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
     }
 }
 
-/// Append `lines` to the index with one write, first mending an unfinished last line a stopped
-/// writer left (cut off, or completed if it is a whole document; a cut line's run is indexed
-/// again from its `envelope.json`). On failure the index is cut back to where it ended, so it
-/// never holds part of a line. The caller holds the store's lock.
-fn append_index(index: &Path, root: &Path, lines: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(index)?;
-    let len = file.metadata()?.len();
-    let mut mended: Vec<u8> = Vec::new();
-    if len > 0 {
-        let mut last = [0u8];
-        file.seek(SeekFrom::Start(len - 1))?;
-        file.read_exact(&mut last)?;
-        if last[0] != b'\n' {
-            let start = last_line_start(&mut file, len)?;
-            let mut fragment = Vec::new();
-            file.seek(SeekFrom::Start(start))?;
-            file.read_to_end(&mut fragment)?;
-            let how = if super::index::line_envelope(&fragment).is_ok() {
-                mended.push(b'\n');
-                "completed"
-            } else {
-                file.set_len(start)?;
-                match rebuild_line(root, &fragment) {
-                    Some(line) => {
-                        mended.extend_from_slice(line.as_bytes());
-                        mended.push(b'\n');
-                        "cut off and written again from the run's envelope.json"
-                    }
-                    None => "cut off",
-                }
-            };
-            eprintln!(
-                "ddwire: the run index {} ended in an unfinished line (a writer stopped mid-append); it was {how}",
-                index.display()
-            );
-        }
-    }
+/// Append `lines` to the index with one write. On failure the index is cut back to where it
+/// ended, so it never holds part of a line. The caller holds the store's lock.
+fn append_index(index: &Path, lines: &[u8]) -> std::io::Result<()> {
+    let mut file = OpenOptions::new().append(true).create(true).open(index)?;
     let base = file.metadata()?.len();
-    mended.extend_from_slice(lines);
-    if let Err(e) = file.write_all(&mended) {
+    if let Err(e) = file.write_all(lines) {
         let _ = file.set_len(base);
         return Err(e);
     }
     Ok(())
 }
 
-/// The index line of the run a torn line began, from its stored envelope, if both say which.
-fn rebuild_line(root: &Path, fragment: &[u8]) -> Option<String> {
-    let prefix = br#"{"invocation_id":""#;
-    let id = std::str::from_utf8(fragment.strip_prefix(prefix)?.get(..36)?).ok()?;
-    if !is_uuid7(id) {
-        return None;
+/// Whether the index ends in an unfinished line: a writer in another process stopped in the
+/// middle of an append (a live writer never leaves one, since it cuts a failed append back).
+fn index_is_torn(index: &Path) -> std::io::Result<bool> {
+    let file = match File::open(index) {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(false);
     }
-    let envelope: Value =
-        crate::json::from_slice_lossy(&fs::read(root.join(id).join(ENVELOPE_FILE)).ok()?).ok()?;
-    (envelope.get("invocation_id")?.as_str()? == id).then(|| python::dumps(&envelope, COMPACT))
-}
-
-/// The offset where the last line of a `len`-byte file starts.
-fn last_line_start(file: &mut File, len: u64) -> std::io::Result<u64> {
-    const BLOCK: u64 = 1 << 16;
-    let mut end = len;
-    let mut block = Vec::new();
-    while end > 0 {
-        let start = end.saturating_sub(BLOCK);
-        block.resize((end - start) as usize, 0);
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut block)?;
-        if let Some(i) = block.iter().rposition(|&b| b == b'\n') {
-            return Ok(start + i as u64 + 1);
-        }
-        end = start;
-    }
-    Ok(0)
+    let mut last = [0u8];
+    file.read_exact_at(&mut last, len - 1)?;
+    Ok(last[0] != b'\n')
 }
 
 /// Make every run a segment holds durable in its own files, then remove the segment.
