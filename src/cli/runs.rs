@@ -4,7 +4,7 @@ use super::Command;
 use super::args::{Flag, Parsed};
 use super::setup;
 use ddwire::harness::agui::replay_events;
-use ddwire::harness::store::{Query, listing_row, parse_time};
+use ddwire::harness::store::{Query, parse_time};
 use ddwire::trace;
 use std::io::{ErrorKind, Write};
 use std::ops::ControlFlow;
@@ -131,7 +131,15 @@ fn runs(args: &Parsed) -> Result<i32, String> {
         limit,
         after: args
             .value("after")
-            .map(|r| setup::resolve(&store, r))
+            .map(|r| {
+                // A whole id marks its place in the index even if its directory is gone.
+                let id = r.trim().to_ascii_lowercase();
+                if ddwire::contract::ids::is_uuid7(&id) {
+                    Ok(id)
+                } else {
+                    setup::resolve(&store, r)
+                }
+            })
             .transpose()?,
         at: None,
         agent_id: args.value("agent").map(str::to_string),
@@ -149,12 +157,11 @@ fn runs(args: &Parsed) -> Result<i32, String> {
     let mut last_id: Option<String> = None;
     let mut failed = None;
     let scan = store
-        .newest_first(&query, |_, envelope| {
+        .rows_newest_first(&query, |_, row| {
             if limit.is_some_and(|l| printed == l) {
                 more = true;
                 return ControlFlow::Break(());
             }
-            let row = listing_row(&envelope);
             let line = if json {
                 row.to_string()
             } else {

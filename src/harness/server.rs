@@ -17,7 +17,7 @@
 
 use super::conductor::{Callback, Conductor};
 use super::identity::Authenticator;
-use super::store::{Query, RunReader, listing_row, parse_time};
+use super::store::{Query, RunReader, parse_time};
 use crate::contract::InvocationRequest;
 use crate::contract::ids::{is_sha256_hex, is_uuid7};
 use crate::error::{Error, Result};
@@ -295,12 +295,12 @@ fn list_runs(harness: &Harness, request: &Request) -> Response {
         let mut buf = Vec::with_capacity(LISTING_CHUNK + 1024);
         buf.push(b'[');
         let mut first = true;
-        let scanned = reader.newest_first(&query, |_, envelope| {
+        let scanned = reader.rows_newest_first(&query, |_, row| {
             if !first {
                 buf.push(b',');
             }
             first = false;
-            if serde_json::to_writer(&mut buf, &listing_row(&envelope)).is_err() {
+            if serde_json::to_writer(&mut buf, &row).is_err() {
                 return ControlFlow::Break(());
             }
             if buf.len() >= LISTING_CHUNK && tx.send(std::mem::take(&mut buf)).is_err() {

@@ -194,6 +194,39 @@ pub(crate) fn line_id(bytes: &[u8]) -> Option<String> {
     }
 }
 
+/// The fields of an index line a listing row and the filters need, as a small document: a
+/// line is read without building its payload, evidence or telemetry.
+pub(crate) fn line_head(bytes: &[u8]) -> std::result::Result<Value, String> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        invocation_id: Option<Value>,
+        agent_id: Option<Value>,
+        completed_at: Option<Value>,
+        conversation_id: Option<Value>,
+        outcome: Option<Value>,
+        acting_for: Option<Value>,
+    }
+    match serde_json::from_slice::<Head>(bytes) {
+        Ok(head) => {
+            let mut map = Map::new();
+            for (key, value) in [
+                ("invocation_id", head.invocation_id),
+                ("agent_id", head.agent_id),
+                ("completed_at", head.completed_at),
+                ("conversation_id", head.conversation_id),
+                ("outcome", head.outcome),
+                ("acting_for", head.acting_for),
+            ] {
+                if let Some(v) = value {
+                    map.insert(key.into(), v);
+                }
+            }
+            Ok(Value::Object(map))
+        }
+        Err(_) => line_envelope(bytes),
+    }
+}
+
 /// The envelope an index line holds, or why it holds none.
 pub(crate) fn line_envelope(bytes: &[u8]) -> std::result::Result<Value, String> {
     match crate::json::from_slice_lossy(bytes) {
@@ -382,6 +415,15 @@ pub(crate) fn memmem(haystack: &[u8], needle: &[u8]) -> bool {
     needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
 }
 
+/// How much of each index line a scan reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Depth {
+    /// The whole envelope.
+    Envelope,
+    /// The fields a listing row and the filters need ([`line_head`]).
+    Head,
+}
+
 /// Call `each` with `(line offset, envelope)` for every run the index holds before `end`
 /// that `query` matches, newest first, until it breaks. `query.limit` is not applied here.
 pub(crate) fn scan_backward(
@@ -389,6 +431,7 @@ pub(crate) fn scan_backward(
     file: File,
     end: u64,
     query: &Query,
+    depth: Depth,
     mut each: impl FnMut(u64, Value) -> ControlFlow<()>,
 ) -> Result<Scan> {
     let io = |e| Error::io(format!("reading the run index {}", index.display()), e);
@@ -398,7 +441,11 @@ pub(crate) fn scan_backward(
         if line.bytes.trim_ascii().is_empty() {
             continue;
         }
-        match line_envelope(&line.bytes) {
+        let read = match depth {
+            Depth::Envelope => line_envelope(&line.bytes),
+            Depth::Head => line_head(&line.bytes),
+        };
+        match read {
             Ok(envelope) => {
                 if query.matches(&envelope) && each(line.offset, envelope).is_break() {
                     break;

@@ -190,6 +190,28 @@ impl RunReader {
         query: &Query,
         each: impl FnMut(u64, Value) -> ControlFlow<()>,
     ) -> Result<Scan> {
+        self.scan_newest(query, index::Depth::Envelope, each)
+    }
+
+    /// Call `each` with `(index line offset, listing row)` for every run `query` matches,
+    /// newest first, until it breaks: [`RunReader::newest_first`] reading only the fields a
+    /// row needs ([`index::listing_row`]), so a large payload costs nothing to skip.
+    pub fn rows_newest_first(
+        &self,
+        query: &Query,
+        mut each: impl FnMut(u64, Value) -> ControlFlow<()>,
+    ) -> Result<Scan> {
+        self.scan_newest(query, index::Depth::Head, |offset, head| {
+            each(offset, index::listing_row(&head))
+        })
+    }
+
+    fn scan_newest(
+        &self,
+        query: &Query,
+        depth: index::Depth,
+        each: impl FnMut(u64, Value) -> ControlFlow<()>,
+    ) -> Result<Scan> {
         let Some((file, len)) = index::open(&self.index)? else {
             if let Some(after) = &query.after {
                 return Err(Error::NoSuchRun {
@@ -200,7 +222,7 @@ impl RunReader {
             return Ok(Scan::default());
         };
         let start = index::start_of(&self.index, &file, len, query, &self.shown_root())?;
-        index::scan_backward(&self.index, file, start, query, each)
+        index::scan_backward(&self.index, file, start, query, depth, each)
     }
 
     /// Call `each` with every stored envelope, oldest first (index order), until it breaks.
@@ -214,7 +236,7 @@ impl RunReader {
         let limit = query.limit.unwrap_or(100);
         let mut page = Page::default();
         let mut last: Option<(u64, Value)> = None;
-        let scan = self.newest_first(query, |offset, envelope| {
+        let scan = self.rows_newest_first(query, |offset, row| {
             if page.rows.len() == limit {
                 // One more matches: there is a next page, after the last row given.
                 if let Some((at, id)) = &last {
@@ -225,7 +247,6 @@ impl RunReader {
                 }
                 return ControlFlow::Break(());
             }
-            let row = index::listing_row(&envelope);
             last = Some((offset, row["invocation_id"].clone()));
             page.rows.push(row);
             ControlFlow::Continue(())
