@@ -3,7 +3,8 @@
 //! and nothing partial ever visible; three harnesses writing one store under load with no
 //! index line lost or written twice; and `ddwire runs` reading beside them, never writing.
 //!
-//! `DDWIRE_KILL_CYCLES` sets the number of kill cycles (default 20).
+//! The harnesses run with 64 KiB journal segments, so kills also land in segment rotations,
+//! checkpoints and reuse. `DDWIRE_KILL_CYCLES` sets the number of kill cycles (default 20).
 
 use ddwire::agent::builtin::Echo;
 use ddwire::contract::new_uuid7;
@@ -94,6 +95,8 @@ impl Harness {
                 "Josiah Carberry",
             ])
             .env_remove("DD_RUNS_DIR")
+            // Small journal segments, so kills land in rotations, checkpoints and reuse too.
+            .env("DD_JOURNAL_SEGMENT_BYTES", "65536")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -2,20 +2,27 @@
 //! committed at the same moment.
 //!
 //! Each writer appends to its own segment files, `<runs>/.ddwire/writer-<id>.<seq>.wal`. A
-//! segment starts with the 8 bytes [`MAGIC`]; then come records, each one run:
+//! segment starts with [`MAGIC`] and its sequence number (u64 LE); then come records, each one
+//! run:
 //!
 //! ```text
 //! u32 LE   body length
 //! u8       state: b'C' committed, b'V' void (a run the writer could not publish)
-//! [u8; 32] SHA-256 of the body
+//! u64 LE   the segment's sequence number
+//! [u8; 32] SHA-256 of (the sequence number, LE, then SHA-256 of the body)
 //! body     fields, each: u8 tag, u16 LE name length, name, u32 LE data length, data
 //!          b'i' the run id (no data); b'f' a run file (name, content);
 //!          b's' a class schema (digest, content); b'x' the index line (no name)
 //! ```
 //!
-//! A record is valid only if its whole body is there and hashes to its checksum, so a write
-//! torn by a crash ends the segment: that run was never acknowledged. The state byte is
-//! outside the checksum so that voiding a record is one byte written in place.
+//! A record is valid only if its whole body is there, it names the segment's sequence number,
+//! and the checksum matches, so a write torn by a crash ends the segment: that run was never
+//! acknowledged. A segment file is reused once checkpointed (overwritten in place, so syncing
+//! it needs no file-system metadata): records a previous use left behind name another sequence
+//! number and end the segment too. The state byte is outside the checksum so that voiding a
+//! record is one byte written in place. The body's hash is taken by the caller that encodes the
+//! record, in parallel with other callers; the commit thread only seals it with the sequence
+//! number ([`seal`]).
 
 use crate::error::{Error, Result};
 use sha2::{Digest, Sha256};
@@ -24,9 +31,11 @@ use std::io::{BufReader, ErrorKind, Read};
 use std::path::Path;
 
 /// The first bytes of every segment.
-pub(crate) const MAGIC: &[u8; 8] = b"ddwirej1";
-/// The record header: length, state, checksum.
-const HEADER: usize = 4 + 1 + 32;
+pub(crate) const MAGIC: &[u8; 8] = b"ddwirej2";
+/// A segment's header: [`MAGIC`] and its sequence number.
+pub(crate) const SEGMENT_HEADER: usize = 16;
+/// The record header: length, state, sequence number, checksum.
+const HEADER: usize = 4 + 1 + 8 + 32;
 /// Where the state byte is, from the record's start.
 const STATE_AT: u64 = 4;
 /// A committed record.
@@ -35,6 +44,22 @@ const COMMITTED: u8 = b'C';
 const VOID: u8 = b'V';
 /// No record is larger: a run is at most a few request bodies and 10,000 spans.
 const MAX_BODY: usize = 1 << 30;
+
+/// The header of segment number `seq`.
+pub(crate) fn segment_header(seq: u64) -> [u8; SEGMENT_HEADER] {
+    let mut out = [0u8; SEGMENT_HEADER];
+    out[..8].copy_from_slice(MAGIC);
+    out[8..].copy_from_slice(&seq.to_le_bytes());
+    out
+}
+
+/// The checksum of a record of segment `seq` whose body hashes to `body_hash`.
+fn checksum(seq: u64, body_hash: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(seq.to_le_bytes());
+    h.update(body_hash);
+    h.finalize().into()
+}
 
 /// One run, as a journal record holds it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,7 +73,8 @@ pub(crate) struct Record {
     pub index_line: Vec<u8>,
 }
 
-/// The bytes of one committed record.
+/// The bytes of one committed record, to be [`seal`]ed with its segment's number before it is
+/// written.
 pub(crate) fn encode(
     id: &str,
     files: &[(&str, &[u8])],
@@ -63,7 +89,7 @@ pub(crate) fn encode(
     let mut out = Vec::with_capacity(HEADER + body_len);
     out.extend_from_slice(&(body_len as u32).to_le_bytes());
     out.push(COMMITTED);
-    out.extend_from_slice(&[0; 32]);
+    out.extend_from_slice(&[0; 8 + 32]);
     let mut field = |tag: u8, name: &str, data: &[u8]| {
         out.push(tag);
         out.extend_from_slice(&(name.len() as u16).to_le_bytes());
@@ -79,9 +105,17 @@ pub(crate) fn encode(
         field(b's', digest, data);
     }
     field(b'x', "", index_line);
-    let sum = Sha256::digest(&out[HEADER..]);
-    out[5..HEADER].copy_from_slice(&sum);
+    let body_hash = Sha256::digest(&out[HEADER..]);
+    out[13..HEADER].copy_from_slice(&body_hash);
     out
+}
+
+/// Seal an [`encode`]d record for segment `seq`: its sequence number, and the checksum over it
+/// and the body's hash (which `encode` left in the checksum's place).
+pub(crate) fn seal(record: &mut [u8], seq: u64) {
+    let sealed = checksum(seq, &record[13..HEADER]);
+    record[5..13].copy_from_slice(&seq.to_le_bytes());
+    record[13..HEADER].copy_from_slice(&sealed);
 }
 
 /// Mark the record at `offset` void, in place (no new space is needed, so this works on a
@@ -94,10 +128,10 @@ pub(crate) fn void(segment: &File, offset: u64) -> std::io::Result<()> {
 /// What reading a segment found.
 #[derive(Debug, Default)]
 pub(crate) struct Segment {
-    /// Where the valid records end; anything after is a torn write.
+    /// The segment's sequence number.
+    pub seq: u64,
+    /// Where the valid records end; anything after is a torn write or a previous use's.
     pub valid_len: u64,
-    /// Whether bytes follow the last valid record.
-    pub torn: bool,
 }
 
 /// Read every record of the segment at `path`, calling `each` with the committed ones (void
@@ -108,21 +142,14 @@ pub(crate) fn read(
 ) -> Result<Segment> {
     let context = |what: &str| format!("{what} the journal {}", path.display());
     let file = File::open(path).map_err(|e| Error::io(context("opening"), e))?;
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(context("reading"), e))?
-        .len();
     let mut reader = BufReader::with_capacity(1 << 16, file);
-    let mut magic = [0u8; 8];
+    let mut head = [0u8; SEGMENT_HEADER];
     let mut found = Segment::default();
-    match reader.read_exact(&mut magic) {
-        Ok(()) if &magic == MAGIC => {}
+    match read_full(&mut reader, &mut head) {
         // A segment created and never written (a crash right after creating it).
-        Err(e) if e.kind() == ErrorKind::UnexpectedEof => {
-            found.torn = len > 0;
-            return Ok(found);
-        }
-        Ok(()) => {
+        Ok(false) => return Ok(found),
+        Ok(true) if &head[..8] == MAGIC => {}
+        Ok(true) => {
             return Err(Error::Store(format!(
                 "{} is not a ddwire journal segment",
                 path.display()
@@ -130,7 +157,8 @@ pub(crate) fn read(
         }
         Err(e) => return Err(Error::io(context("reading"), e)),
     }
-    let mut offset = MAGIC.len() as u64;
+    found.seq = u64::from_le_bytes(head[8..].try_into().unwrap_or_default());
+    let mut offset = SEGMENT_HEADER as u64;
     loop {
         found.valid_len = offset;
         let mut header = [0u8; HEADER];
@@ -141,7 +169,12 @@ pub(crate) fn read(
         }
         let body_len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
         let state = header[4];
-        if body_len == 0 || body_len > MAX_BODY || !matches!(state, COMMITTED | VOID) {
+        let seq = u64::from_le_bytes(header[5..13].try_into().unwrap_or_default());
+        if body_len == 0
+            || body_len > MAX_BODY
+            || !matches!(state, COMMITTED | VOID)
+            || seq != found.seq
+        {
             break;
         }
         let mut body = vec![0u8; body_len];
@@ -150,7 +183,7 @@ pub(crate) fn read(
             Ok(false) => break,
             Err(e) => return Err(Error::io(context("reading"), e)),
         }
-        if Sha256::digest(&body).as_slice() != &header[5..HEADER] {
+        if checksum(seq, &Sha256::digest(&body)) != header[13..HEADER] {
             break;
         }
         let Some(record) = decode(&body) else { break };
@@ -159,7 +192,6 @@ pub(crate) fn read(
         }
         offset += (HEADER + body_len) as u64;
     }
-    found.torn = found.valid_len < len;
     Ok(found)
 }
 
@@ -216,28 +248,40 @@ mod tests {
         ))
     }
 
-    fn sample(id: &str) -> Vec<u8> {
-        encode(
+    fn sample(id: &str, seq: u64) -> Vec<u8> {
+        let mut record = encode(
             id,
             &[("envelope.json", b"{}"), ("spans.jsonl", b"")],
             &[(&"a".repeat(64), b"{\"type\": \"object\"}")],
             b"{\"invocation_id\":\"x\"}",
-        )
+        );
+        seal(&mut record, seq);
+        record
+    }
+
+    fn ids(path: &Path) -> (Vec<(u64, String)>, Segment) {
+        let mut seen = Vec::new();
+        let segment = read(path, |offset, record| {
+            seen.push((offset, record.id));
+            Ok(())
+        })
+        .unwrap();
+        (seen, segment)
     }
 
     #[test]
     fn records_read_back_and_a_void_or_torn_one_is_not_replayed() {
         let path = temp("roundtrip");
-        let mut bytes = MAGIC.to_vec();
-        let first = sample("one");
-        let second = sample("two");
-        let third = sample("three");
+        let mut bytes = segment_header(7).to_vec();
+        let first = sample("one", 7);
+        let second = sample("two", 7);
+        let third = sample("three", 7);
         bytes.extend_from_slice(&first);
         bytes.extend_from_slice(&second);
         bytes.extend_from_slice(&third[..third.len() - 1]);
         let mut file = File::create(&path).unwrap();
         file.write_all(&bytes).unwrap();
-        void(&file, (MAGIC.len() + first.len()) as u64).unwrap();
+        void(&file, (SEGMENT_HEADER + first.len()) as u64).unwrap();
 
         let mut seen = Vec::new();
         let segment = read(&path, |offset, record| {
@@ -246,7 +290,7 @@ mod tests {
         })
         .unwrap();
         assert_eq!(seen.len(), 1, "the void record is skipped");
-        assert_eq!(seen[0].0, MAGIC.len() as u64);
+        assert_eq!(seen[0].0, SEGMENT_HEADER as u64);
         let record = &seen[0].1;
         assert_eq!(record.id, "one");
         assert_eq!(
@@ -258,10 +302,10 @@ mod tests {
         );
         assert_eq!(record.schemas[0].1, b"{\"type\": \"object\"}");
         assert_eq!(record.index_line, b"{\"invocation_id\":\"x\"}");
-        assert!(segment.torn);
+        assert_eq!(segment.seq, 7);
         assert_eq!(
             segment.valid_len,
-            (MAGIC.len() + first.len() + second.len()) as u64
+            (SEGMENT_HEADER + first.len() + second.len()) as u64
         );
         std::fs::remove_file(&path).unwrap();
     }
@@ -269,25 +313,45 @@ mod tests {
     #[test]
     fn a_record_whose_bytes_changed_ends_the_segment() {
         let path = temp("corrupt");
-        let mut bytes = MAGIC.to_vec();
-        let mut record = sample("one");
+        let mut bytes = segment_header(1).to_vec();
+        let mut record = sample("one", 1);
         let last = record.len() - 3;
         record[last] ^= 1;
         bytes.extend_from_slice(&record);
-        bytes.extend_from_slice(&sample("two"));
+        bytes.extend_from_slice(&sample("two", 1));
         std::fs::write(&path, &bytes).unwrap();
-        let mut count = 0;
-        let segment = read(&path, |_, _| {
-            count += 1;
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(count, 0);
-        assert!(segment.torn);
+        assert!(ids(&path).0.is_empty());
         std::fs::write(&path, b"").unwrap();
-        assert!(!read(&path, |_, _| Ok(())).unwrap().torn);
-        std::fs::write(&path, b"not a journal").unwrap();
+        assert!(ids(&path).0.is_empty());
+        std::fs::write(&path, b"not a journal at all").unwrap();
         assert!(read(&path, |_, _| Ok(())).is_err());
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A reused segment keeps its previous use's records past the new ones: they name another
+    /// sequence number, so reading stops where the new records end.
+    #[test]
+    fn a_reused_segment_ends_where_its_own_records_end() {
+        let path = temp("reused");
+        let mut old = segment_header(3).to_vec();
+        for id in ["a", "b", "c", "d"] {
+            old.extend_from_slice(&sample(id, 3));
+        }
+        let mut file = File::create(&path).unwrap();
+        file.write_all(&old).unwrap();
+        // Reused as segment 9: a new header and one record, over the old bytes.
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(&segment_header(9), 0).unwrap();
+        file.write_all_at(&sample("e", 9), SEGMENT_HEADER as u64)
+            .unwrap();
+        let (seen, segment) = ids(&path);
+        assert_eq!(seen, vec![(SEGMENT_HEADER as u64, "e".to_string())]);
+        assert_eq!(segment.seq, 9);
+        // A record sealed for another segment is not this one's.
+        let mut stray = segment_header(9).to_vec();
+        stray.extend_from_slice(&sample("f", 8));
+        std::fs::write(&path, &stray).unwrap();
+        assert!(ids(&path).0.is_empty());
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -130,6 +130,11 @@ pub(crate) fn segment_name(writer: &str, seq: u64) -> String {
     format!("writer-{writer}.{seq}.wal")
 }
 
+/// The name of a writer's checkpointed segment kept for reuse.
+pub(crate) fn spare_name(writer: &str) -> String {
+    format!("writer-{writer}.spare.wal")
+}
+
 /// A fresh temporary name for `what` (a run id or a digest), owned by `writer`:
 /// `.tmp-<writer>-<random>-<what>`.
 pub(crate) fn tmp_name(writer: &str, what: &str) -> String {
@@ -309,12 +314,20 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
     // 1. Which writers are running, and which stopped with journals to replay.
     let mut writers: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
     let mut stray = Vec::new();
+    let mut spares: Vec<(String, String)> = Vec::new();
     for name in dir_names(&control)? {
         if let Some(w) = name
             .strip_prefix("writer-")
             .and_then(|r| r.strip_suffix(".lock"))
         {
             writers.entry(w.to_string()).or_default();
+        } else if let Some(w) = name
+            .strip_prefix("writer-")
+            .and_then(|r| r.strip_suffix(".spare.wal"))
+        {
+            // Checkpointed: nothing in it to replay.
+            writers.entry(w.to_string()).or_default();
+            spares.push((w.to_string(), name.clone()));
         } else if let Some((w, seq)) = name
             .strip_prefix("writer-")
             .and_then(|r| r.strip_suffix(".wal"))
@@ -486,6 +499,9 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
     let mut forgot = false;
     for gone in stopped {
         for (_, name) in &gone.segments {
+            remove_if_present(&control.join(name))?;
+        }
+        for (_, name) in spares.iter().filter(|(w, _)| *w == gone.writer) {
             remove_if_present(&control.join(name))?;
         }
         remove_if_present(&control.join(writer_lock_name(&gone.writer)))?;

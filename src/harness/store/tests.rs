@@ -873,12 +873,15 @@ fn encoded(env: &Value) -> Vec<u8> {
         .iter()
         .map(|(n, c)| (n.as_str(), c.as_bytes()))
         .collect();
-    journal::encode(
+    let mut record = journal::encode(
         env["invocation_id"].as_str().unwrap(),
         &files,
         &[],
         line.as_bytes(),
-    )
+    );
+    // As segment 0 holds it.
+    journal::seal(&mut record, 0);
+    record
 }
 
 /// What a writer killed at each step leaves is replayed from its journal: a run journaled and
@@ -911,7 +914,7 @@ fn a_stopped_writers_journal_is_replayed_and_removed() {
     );
     let id = |e: &Value| e["invocation_id"].as_str().unwrap().to_string();
     let dead = "999999-00000000deadbeef";
-    let mut segment = journal::MAGIC.to_vec();
+    let mut segment = journal::segment_header(0).to_vec();
     for env in [&lost, &cut, &unindexed] {
         segment.extend_from_slice(&encoded(env));
     }
@@ -994,7 +997,7 @@ fn replay_never_replaces_another_run_with_the_same_id() {
     let loser = envelope(&id, "loser", "2026-01-02T00:00:00Z");
     let dead = "999998-00000000deadbeef";
     let control = root.0.join(CONTROL_DIR);
-    let mut segment = journal::MAGIC.to_vec();
+    let mut segment = journal::segment_header(0).to_vec();
     segment.extend_from_slice(&encoded(&loser));
     fs::write(control.join(format!("writer-{dead}.0.wal")), &segment).unwrap();
     let (store, recovery) = RunStore::open_reporting(&root.0).unwrap();
@@ -1099,5 +1102,47 @@ fn a_torn_line_left_by_a_stopped_writer_is_mended_before_the_next_append() {
         ]
     );
     drop(store);
+    assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());
+}
+
+/// Full segments are checkpointed and reused in turn: with small segments, a few hundred runs
+/// rotate many times, at most one spare is kept, every run is stored and indexed once, and a
+/// writer that stops cleanly leaves nothing in `.ddwire/` but the store's lock.
+#[test]
+fn full_segments_are_checkpointed_and_reused() {
+    let root = TempRoot::new("rotate");
+    let (store, _) = RunStore::open_with(root.0.clone(), writer::MIN_SEGMENT_BYTES).unwrap();
+    let control = root.0.join(CONTROL_DIR);
+    let mut made = Vec::new();
+    let mut seen_spare = false;
+    for i in 0..300 {
+        let mut env = envelope(&new_uuid7(), "hello", "2026-01-01T00:00:00Z");
+        env["outcome"]["statement"] = json!(format!("{i} {}", "y".repeat(600)));
+        put(&store, &env).unwrap();
+        made.push(env["invocation_id"].as_str().unwrap().to_string());
+        let names = dir_names(&control).unwrap();
+        assert!(names.iter().filter(|n| n.ends_with(".spare.wal")).count() <= 1);
+        seen_spare |= names.iter().any(|n| n.ends_with(".spare.wal"));
+    }
+    assert!(seen_spare, "no segment was ever kept for reuse");
+    let names = dir_names(&control).unwrap();
+    let highest = names
+        .iter()
+        .filter_map(|n| {
+            n.strip_suffix(".wal")?
+                .rsplit_once('.')?
+                .1
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+        .unwrap();
+    assert!(highest >= 5, "only {highest} rotations: {names:?}");
+    assert_eq!(ids(&list(&store)), made);
+    drop(store);
+    assert_eq!(
+        dir_names(&control).unwrap(),
+        vec![writer::STORE_LOCK.to_string()]
+    );
     assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());
 }

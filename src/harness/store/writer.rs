@@ -20,8 +20,9 @@
 //!
 //! A checkpoint makes the published files durable in their own right (synced on the store's
 //! fsync threads, off every caller's path) once a segment is full, and when the store is
-//! dropped; then the segment is removed. A writer that stops without one leaves its segments
-//! for the next writer's recovery to replay.
+//! dropped; then the segment is kept as a spare and reused for a later segment (overwritten in
+//! place, so a group's fsync then needs no file-system metadata), or removed. A writer that
+//! stops without a checkpoint leaves its segments for the next writer's recovery to replay.
 
 use super::files::{sync_all, sync_dir, write_new};
 use super::journal;
@@ -42,10 +43,23 @@ use std::io::{ErrorKind, Write};
 use std::ops::Deref;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-/// A segment is handed to the checkpoint once it holds this much.
-const SEGMENT_BYTES: u64 = 32 << 20;
+/// A segment is handed to the checkpoint once it holds this much, unless
+/// `DD_JOURNAL_SEGMENT_BYTES` says otherwise (at least [`MIN_SEGMENT_BYTES`]).
+pub const SEGMENT_BYTES: u64 = 32 << 20;
+/// The smallest segment size `DD_JOURNAL_SEGMENT_BYTES` may set.
+pub const MIN_SEGMENT_BYTES: u64 = 64 << 10;
+
+/// The segment size: [`SEGMENT_BYTES`], or `DD_JOURNAL_SEGMENT_BYTES` (a smaller size makes
+/// checkpoints more frequent and recovery shorter; tests use it to rotate often).
+fn segment_bytes() -> u64 {
+    std::env::var("DD_JOURNAL_SEGMENT_BYTES")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(SEGMENT_BYTES, |n| n.max(MIN_SEGMENT_BYTES))
+}
 /// The most runs one group commits.
 const MAX_GROUP: usize = 256;
 /// Runs per batch of fsyncs in a checkpoint.
@@ -124,7 +138,11 @@ impl RunStore {
 
     /// [`RunStore::open`], also saying what recovery repaired, for the log.
     pub fn open_reporting(root: impl Into<PathBuf>) -> Result<(RunStore, Recovery)> {
-        let root = root.into();
+        RunStore::open_with(root.into(), segment_bytes())
+    }
+
+    /// Open with journal segments of `segment_bytes`.
+    pub(crate) fn open_with(root: PathBuf, segment_bytes: u64) -> Result<(RunStore, Recovery)> {
         let control = root.join(CONTROL_DIR);
         fs::create_dir_all(&control)
             .map_err(|e| Error::io(format!("creating the run store {}", root.display()), e))?;
@@ -162,13 +180,14 @@ impl RunStore {
             }
         };
         let (checkpoints, pending) = crossbeam_channel::unbounded::<PathBuf>();
+        let spare: Spare = Arc::default();
         let checkpointer = {
-            let root = root.clone();
+            let (root, spare, writer) = (root.clone(), Arc::clone(&spare), id.clone());
             std::thread::Builder::new()
                 .name("ddwire-checkpoint".into())
                 .spawn(move || {
                     for segment in pending {
-                        if let Err(e) = checkpoint(&root, &segment) {
+                        if let Err(e) = checkpoint(&root, &segment, &writer, &spare) {
                             eprintln!(
                                 "ddwire: run store {}: checkpoint of {} failed, kept for recovery: {e}",
                                 root.display(),
@@ -184,6 +203,8 @@ impl RunStore {
             control,
             writer: id.clone(),
             segment,
+            segment_bytes,
+            spare,
             checkpoints: Some(checkpoints),
             checkpointer: Some(checkpointer),
             broken: None,
@@ -461,6 +482,7 @@ struct Segment {
     file: File,
     path: PathBuf,
     seq: u64,
+    /// Where the next record goes.
     len: u64,
 }
 
@@ -474,7 +496,7 @@ impl Segment {
             .create_new(true)
             .open(&path)
             .and_then(|mut file| {
-                file.write_all(journal::MAGIC)?;
+                file.write_all(&journal::segment_header(seq))?;
                 file.sync_data()?;
                 Ok(file)
             });
@@ -493,10 +515,37 @@ impl Segment {
             file,
             path,
             seq,
-            len: journal::MAGIC.len() as u64,
+            len: journal::SEGMENT_HEADER as u64,
+        })
+    }
+
+    /// A checkpointed segment file used again as segment `seq`: its blocks are allocated and
+    /// written, so a record written over them is synced without any file-system metadata (on
+    /// ext4, no journal commit), which makes the one fsync a group waits for much cheaper.
+    fn reuse(spare: &Path, control: &Path, writer: &str, seq: u64) -> Result<Segment> {
+        let path = control.join(segment_name(writer, seq));
+        let context = |e| Error::io(format!("reusing the journal {}", spare.display()), e);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(spare)
+            .map_err(context)?;
+        file.write_all_at(&journal::segment_header(seq), 0)
+            .and_then(|()| file.sync_data())
+            .map_err(context)?;
+        fs::rename(spare, &path).map_err(context)?;
+        sync_dir(control)?;
+        Ok(Segment {
+            file,
+            path,
+            seq,
+            len: journal::SEGMENT_HEADER as u64,
         })
     }
 }
+
+/// A checkpointed segment kept for reuse, shared by the commit and checkpoint threads.
+type Spare = Arc<Mutex<Option<PathBuf>>>;
 
 /// The commit thread's state.
 struct Committer {
@@ -504,6 +553,9 @@ struct Committer {
     control: PathBuf,
     writer: String,
     segment: Segment,
+    /// When the segment is full.
+    segment_bytes: u64,
+    spare: Spare,
     checkpoints: Option<Sender<PathBuf>>,
     checkpointer: Option<JoinHandle<()>>,
     /// Set when the journal is in a state no run can be committed to; every append then fails
@@ -526,8 +578,9 @@ impl Committer {
                 let _ = job.done.send(result);
             }
         }
-        // Stopping: checkpoint the last segment, or remove it if it holds nothing.
-        if self.segment.len > journal::MAGIC.len() as u64 {
+        // Stopping: checkpoint the last segment, or remove it if it holds nothing; then the
+        // spare goes too.
+        if self.segment.len > journal::SEGMENT_HEADER as u64 {
             if let Some(tx) = &self.checkpoints {
                 let _ = tx.send(self.segment.path.clone());
             }
@@ -537,6 +590,9 @@ impl Committer {
         drop(self.checkpoints.take());
         if let Some(handle) = self.checkpointer.take() {
             let _ = handle.join();
+        }
+        if let Some(spare) = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = fs::remove_file(spare);
         }
     }
 
@@ -551,8 +607,10 @@ impl Committer {
         let mut bytes = Vec::with_capacity(group.iter().map(|j| j.record.len()).sum());
         let mut offsets = Vec::with_capacity(group.len());
         for job in group {
-            offsets.push(before + bytes.len() as u64);
+            let start = bytes.len();
+            offsets.push(before + start as u64);
             bytes.extend_from_slice(&job.record);
+            journal::seal(&mut bytes[start..], self.segment.seq);
         }
         let path = self.segment.path.clone();
         if let Err(e) = self.segment.file.write_all_at(&bytes, before) {
@@ -619,8 +677,23 @@ impl Committer {
         }
 
         // 4. A full segment goes to the checkpoint.
-        if self.segment.len >= SEGMENT_BYTES {
-            match Segment::create(&self.control, &self.writer, self.segment.seq + 1) {
+        if self.segment.len >= self.segment_bytes {
+            let seq = self.segment.seq + 1;
+            let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let next = match spare {
+                Some(spare) => {
+                    Segment::reuse(&spare, &self.control, &self.writer, seq).or_else(|e| {
+                        eprintln!(
+                            "ddwire: run store {}: {e}; a new segment is made instead",
+                            self.root.display()
+                        );
+                        let _ = fs::remove_file(&spare);
+                        Segment::create(&self.control, &self.writer, seq)
+                    })
+                }
+                None => Segment::create(&self.control, &self.writer, seq),
+            };
+            match next {
                 Ok(next) => {
                     let full = std::mem::replace(&mut self.segment, next);
                     if let Some(tx) = &self.checkpoints {
@@ -766,8 +839,9 @@ fn index_is_torn(index: &Path) -> std::io::Result<bool> {
     Ok(last[0] != b'\n')
 }
 
-/// Make every run a segment holds durable in its own files, then remove the segment.
-fn checkpoint(root: &Path, segment: &Path) -> Result<()> {
+/// Make every run a segment holds durable in its own files; then keep the segment as the
+/// spare for reuse (if there is none), or remove it.
+fn checkpoint(root: &Path, segment: &Path, writer: &str, spare: &Spare) -> Result<()> {
     let mut batch: Vec<PathBuf> = Vec::new();
     let mut runs = 0;
     journal::read(segment, |_, record| {
@@ -791,7 +865,19 @@ fn checkpoint(root: &Path, segment: &Path) -> Result<()> {
         root.join(SCHEMAS_DIR),
         root.join(INDEX_NAME),
     ])?;
-    fs::remove_file(segment)
-        .map_err(|e| Error::io(format!("removing {}", segment.display()), e))?;
-    sync_dir(&root.join(CONTROL_DIR))
+    let control = root.join(CONTROL_DIR);
+    let mut kept = spare.lock().unwrap_or_else(|p| p.into_inner());
+    if kept.is_none() {
+        // Its records are all durable elsewhere now; reused, they are left behind as records
+        // of another sequence number, which no reader takes.
+        let path = control.join(recovery::spare_name(writer));
+        fs::rename(segment, &path)
+            .map_err(|e| Error::io(format!("keeping {} for reuse", segment.display()), e))?;
+        *kept = Some(path);
+    } else {
+        fs::remove_file(segment)
+            .map_err(|e| Error::io(format!("removing {}", segment.display()), e))?;
+    }
+    drop(kept);
+    sync_dir(&control)
 }
