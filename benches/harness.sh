@@ -1,31 +1,52 @@
 #!/usr/bin/env bash
-# The harness end to end, twice: `ddwire bench harness` with its run store on the disk the
-# repository lives on, then on /dev/shm (tmpfs, memory), so the share of the run store's writes
-# and fsyncs in an invocation shows. Each run: caller -> harness (A2A message/send) -> echo agent
-# -> run store, against the same echo agent called directly, and a second harness exporting each
-# run over OTLP (to a sink in the same process); then COUNT more invocations to measure the
-# process's resident memory. See benches/README.md.
+# The harness end to end, with the run store on the disk the repository lives on and on
+# /dev/shm (tmpfs), against the Python reference path measured in the same run. For each store:
 #
-#   benches/harness.sh                            # CONCURRENCY=8 SECONDS=5 COUNT=20000
-#   CONCURRENCY=4 SECONDS=10 COUNT=100000 benches/harness.sh
+#   1. one fsync round on that file system (`ddwire bench fsync`: 8 KiB append + fdatasync, as
+#      the store's journal pays it once per group of runs);
+#   2. `ddwire bench harness` at CONCURRENCY connections: caller -> harness (A2A message/send)
+#      -> echo agent -> run store, against the same echo agent called directly, and a second
+#      harness exporting each run over OTLP (to a sink in the same process);
+#   3. the same at one connection: the harness's single-stream overhead over a direct call,
+#      set against the budget of one fsync round + 0.5 ms;
+#   4. the Python reference path (benches/reference_path.py: an a2a-sdk 1.3.0 harness that
+#      forwards with the a2a-sdk client to an a2a-sdk + OpenTelemetry echo agent and writes the
+#      run's files as the reference's store does), driven by the same load generator with the
+#      same invocation (A2A 1.0 SendMessage), and the ratio of the two.
+#
+# Then COUNT more runs through the harness on tmpfs, with the process's resident memory before
+# and after; with MASSIF=1, the same under valgrind's massif, printing the live heap over the
+# run (to tell memory the harness holds from memory glibc's allocator keeps).
+#
+#   benches/harness.sh                            # CONCURRENCY=16 SECONDS=5 COUNT=100000
+#   CONCURRENCY=8 SECONDS=10 COUNT=20000 benches/harness.sh
+#   MASSIF=1 MASSIF_COUNT=40000 benches/harness.sh
+#   PYTHON=0 benches/harness.sh                   # skip the Python reference path
 #   DDWIRE_BIN=/path/to/ddwire benches/harness.sh  # skip cargo build --release
 #
-# Writes about 25 KB per run to each store (COUNT=20000 plus the timed runs: about 1 GB at
-# most), and removes both stores on exit. Loopback only.
+# The Python venv is tests/interop/venv.sh a2a1 (pinned a2a-sdk 1.3.0, opentelemetry-sdk
+# 1.45.2) under target/. Stores take about 25 KB per run and are removed on exit. Loopback only;
+# every process started is stopped on exit.
 set -euo pipefail
 
 # SECONDS is also bash's own clock: read a value from the environment before it ticks.
 bench_seconds="$(printenv SECONDS || true)"
 bench_seconds="${bench_seconds:-5}"
-concurrency="${CONCURRENCY:-8}"
-count="${COUNT:-20000}"
+concurrency="${CONCURRENCY:-16}"
+count="${COUNT:-100000}"
+python="${PYTHON:-1}"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 mkdir -p "$repo/target"
 disk="$(mktemp -d "$repo/target/ddwire-bench-harness.XXXXXX")"
 shm=""
-cleanup() { rm -rf "$disk" ${shm:+"$shm"}; }
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$disk" ${shm:+"$shm"}
+}
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -39,20 +60,122 @@ if [[ -z "${DDWIRE_BIN:-}" ]]; then
 fi
 ddwire="${DDWIRE_BIN:-$repo/target/release/ddwire}"
 
-echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), Linux $(uname -r)"
+venv=""
+if [[ "$python" == 1 ]]; then
+    echo "preparing the Python venv (tests/interop/venv.sh a2a1)..." >&2
+    if ! venv="$(bash "$repo/tests/interop/venv.sh" a2a1)"; then
+        echo "the Python venv could not be made: the reference path is skipped" >&2
+        venv=""
+    fi
+fi
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_for() {  # URL: wait up to 30 s for an agent card there
+    for _ in $(seq 1 300); do
+        if curl -fsS -o /dev/null "$1/.well-known/agent-card.json" 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    echo "nothing answered at $1" >&2
+    return 1
+}
+
+field() {  # LABEL COLUMN < output: the number after LABEL's COLUMNth word
+    awk -v label="$1" -v col="$2" 'index($0, label) == 1 { print $(col) }'
+}
+
+echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), Linux $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$("$ddwire" --version | head -n1); $concurrency connections, ${bench_seconds}s per phase (+1 s warm-up), $count runs for memory"
 
-run() {  # LABEL DIR
-    echo
-    echo "== run store on $1: $2 ($(stat -f -c %T "$2"), $(df --output=source "$2" | tail -n 1))"
-    "$ddwire" bench harness --concurrency "$concurrency" --seconds "$bench_seconds" \
-        --count "$count" --runs "$2/runs" --otlp 2>&1 | grep -v '^bench harness: '
-    rm -rf "$2/runs" "$2/runs-otlp"
+python_path() {  # DIR: the reference path's req/s at $concurrency connections, or "-"
+    [[ -n "$venv" ]] || { echo "-"; return; }
+    local agent_port harness_port
+    agent_port="$(free_port)"
+    harness_port="$(free_port)"
+    "$venv/bin/python" "$here/reference_path.py" agent "$agent_port" >&2 &
+    local agent_pid=$!
+    pids+=("$agent_pid")
+    "$venv/bin/python" "$here/reference_path.py" harness "$harness_port" \
+        "http://127.0.0.1:$agent_port" "$1/pyruns" >&2 &
+    local harness_pid=$!
+    pids+=("$harness_pid")
+    wait_for "http://127.0.0.1:$agent_port" && wait_for "http://127.0.0.1:$harness_port"
+    # The exact call the generator sends must come back as a completed task with an envelope.
+    local answer
+    answer="$(curl -fsS -X POST "http://127.0.0.1:$harness_port/a2a" -H 'Content-Type: application/json' \
+        -H 'A2A-Version: 1.0' -d '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"bench","role":"ROLE_USER","parts":[{"data":{"agent_id":"echo.wire","input":{"schema_class":"Echo","value":{"n":1,"text":"ping"}}}}]}}}')"
+    if [[ "$answer" != *TASK_STATE_COMPLETED*'"envelope"'* ]]; then
+        echo "the Python reference path did not complete a run: ${answer:0:400}" >&2
+        echo "-"
+    else
+        "$ddwire" bench agent --url "http://127.0.0.1:$harness_port/a2a" --binding 1.0 \
+            --concurrency "$concurrency" --seconds "$bench_seconds" 2>/dev/null \
+            | tee /dev/stderr | awk '{ print $2 }'
+    fi
+    kill "$agent_pid" "$harness_pid" 2>/dev/null || true
+    wait "$agent_pid" "$harness_pid" 2>/dev/null || true
 }
-run "the repository's disk" "$disk"
+
+measure() {  # LABEL DIR
+    local label="$1" dir="$2"
+    echo
+    echo "== run store on $label: $dir ($(stat -f -c %T "$dir"), $(df --output=source "$dir" | tail -n 1))"
+    local fsync many one py
+    fsync="$("$ddwire" bench fsync --runs "$dir/probe" --seconds 2 | tee /dev/stderr)"
+    many="$("$ddwire" bench harness --concurrency "$concurrency" --seconds "$bench_seconds" \
+        --count 0 --runs "$dir/runs" --otlp 2>/dev/null | tee /dev/stderr)"
+    one="$("$ddwire" bench harness --concurrency 1 --seconds "$bench_seconds" \
+        --count 0 --runs "$dir/runs1" 2>/dev/null | sed 's/^/single stream: /' | tee /dev/stderr)"
+    py="$(python_path "$dir" 2> >(sed 's/^/python path:   /' >&2))"
+    local fsync_p50 harness_rps overhead budget
+    fsync_p50="$(field "fsync round" 4 <<<"$fsync")"
+    harness_rps="$(field "through the harness" 4 <<<"$many")"
+    overhead="$(field "single stream: harness overhead" 6 <<<"$one")"
+    budget="$(awk -v f="$fsync_p50" 'BEGIN { printf "%.3f", f + 0.5 }')"
+    echo "-- $label: $harness_rps invocations/s through the harness at $concurrency connections"
+    if [[ "$py" != "-" && -n "$py" ]]; then
+        awk -v d="$harness_rps" -v p="$py" -v c="$concurrency" \
+            'BEGIN { printf "-- %.1fx the Python reference path (%s req/s) at %s connections (aim: 20x on ext4)\n", d / p, p, c }'
+    fi
+    awk -v o="$overhead" -v b="$budget" -v f="$fsync_p50" \
+        'BEGIN { printf "-- single-stream overhead p50 %s ms; budget one fsync round (p50 %s ms) + 0.5 ms = %s ms: %s\n", o, f, b, (o <= b ? "within" : "OVER") }'
+    rm -rf "$dir/runs" "$dir/runs-otlp" "$dir/runs1" "$dir/pyruns" "$dir/probe"
+}
+
+measure "the repository's disk" "$disk"
 if [[ -n "$shm" ]]; then
-    run "/dev/shm" "$shm"
+    measure "/dev/shm" "$shm"
+    mem_dir="$shm"
 else
     echo
     echo "== /dev/shm is missing or not writable: the tmpfs run is skipped"
+    mem_dir="$disk"
+fi
+
+if [[ "$count" -gt 0 ]]; then
+    echo
+    echo "== memory over $count runs (store on $(stat -f -c %T "$mem_dir"))"
+    "$ddwire" bench harness --concurrency 8 --seconds 1 --count "$count" --runs "$mem_dir/mem" 2>/dev/null \
+        | grep -E '^(memory|resident)'
+    rm -rf "$mem_dir/mem"
+fi
+
+if [[ "${MASSIF:-0}" == 1 ]]; then
+    massif_count="${MASSIF_COUNT:-40000}"
+    out="$repo/target/massif.harness.out"
+    echo
+    echo "== valgrind massif over $massif_count runs (slow: valgrind runs everything about 20x slower)"
+    valgrind --tool=massif --massif-out-file="$out" "$ddwire" bench harness --concurrency 4 \
+        --seconds 1 --count "$massif_count" --runs "$mem_dir/massif" >/dev/null 2>&1
+    rm -rf "$mem_dir/massif"
+    awk -F= '/^mem_heap_B=/ { heap[n++] = $2 } /^mem_heap_extra_B=/ { extra[m++] = $2 }
+        END {
+            if (n == 0) { print "massif wrote no snapshots"; exit }
+            max = 0; for (i = 0; i < n; i++) if (heap[i] > max) max = heap[i]
+            printf "live heap: first snapshot %.2f MB, middle %.2f MB, last %.2f MB, peak %.2f MB (%d snapshots)\n",
+                heap[0] / 1e6, heap[int(n / 2)] / 1e6, heap[n - 1] / 1e6, max / 1e6, n
+        }' "$out"
+    echo "(ms_print $out for the whole profile)"
 fi

@@ -21,10 +21,11 @@ use std::time::Duration;
 
 pub static COMMAND: Command = Command {
     name: "bench",
-    summary: "Measure requests/s, latency and memory: bench agent | bench harness | bench sign",
+    summary: "Measure requests/s, latency and memory: bench agent | bench harness | bench sign | bench fsync",
     usage: "bench agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]\n       \
             ddwire bench harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed] [--otlp]\n       \
-            ddwire bench sign [--count N]",
+            ddwire bench sign [--count N]\n       \
+            ddwire bench fsync --runs DIR [--seconds S]",
     details: "bench agent: drives an A2A echo agent with message/send (or SendMessage) over\n\
               keep-alive loopback connections, closed loop, and prints requests/s and p50/p99\n\
               latency. Without --url it serves ddwire's echo agent in this process on a free\n\
@@ -34,16 +35,18 @@ pub static COMMAND: Command = Command {
               bench harness: end-to-end invocations, caller -> harness -> echo agent -> run\n\
               store, against the same echo agent called directly; prints invocations/s, p50/p99,\n\
               the harness's overhead over the direct call, and this process's resident memory\n\
-              before and after --count runs (default 100,000). Runs go to a temporary store\n\
-              (removed after) unless --runs names one. With --signed the harness shares a key\n\
-              with its echo agent and signs every call (HMAC-SHA256, verified by the agent);\n\
-              the direct call stays unsigned, so the overhead includes signing and verifying.\n\
-              With --otlp, a second harness that exports each run over OTLP (http/protobuf, to a\n\
-              sink in this process) is measured too, right after the first, and the change in\n\
-              throughput printed.\n\n\
+              before and after --count runs (default 100,000; 0 skips it). Runs go to a\n\
+              temporary store (removed after) unless --runs names one. With --signed the harness\n\
+              shares a key with its echo agent and signs every call (HMAC-SHA256, verified by the\n\
+              agent); the direct call stays unsigned, so the overhead includes signing and\n\
+              verifying. With --otlp, a second harness that exports each run over OTLP\n\
+              (http/protobuf, to a sink in this process) is measured too, right after the first,\n\
+              and the change in throughput printed.\n\n\
               bench sign: the cost of the request signature alone, in this process: signing and\n\
               verifying (nonce cache included) --count times (default 20,000) for bodies of\n\
               1 KiB, 64 KiB and 1 MiB, in microseconds per call and MB/s.\n\n\
+              bench fsync: one fsync round as the run store's journal pays it on the file system\n\
+              of --runs: an 8 KiB append and fdatasync, again and again; prints p50/p99.\n\n\
               benches/agent.sh and benches/harness.sh run them with the comparisons.",
     flags: &[
         Flag {
@@ -100,10 +103,14 @@ fn run(args: &Parsed) -> Result<i32, String> {
         Some("agent") => agent(args),
         Some("harness") => harness(args),
         Some("sign") => sign(args),
+        Some("fsync") => fsync(args),
         Some(other) => Err(format!(
-            "unknown benchmark {other:?}; try `bench agent`, `bench harness` or `bench sign`"
+            "unknown benchmark {other:?}; try `bench agent`, `bench harness`, `bench sign` or `bench fsync`"
         )),
-        None => Err("name a benchmark: `bench agent`, `bench harness` or `bench sign`".into()),
+        None => Err(
+            "name a benchmark: `bench agent`, `bench harness`, `bench sign` or `bench fsync`"
+                .into(),
+        ),
     }
 }
 
@@ -334,6 +341,29 @@ fn harness(args: &Parsed) -> Result<i32, String> {
         );
     }
 
+    if count > 0 {
+        memory(count, through);
+    }
+    harness_server.shutdown();
+    if let Some((server, _, sink, _, otlp_runs)) = otlp {
+        server.shutdown();
+        sink.shutdown();
+        if temporary {
+            let _ = std::fs::remove_dir_all(&otlp_runs);
+        }
+    }
+    agent.shutdown();
+    if let Some(keyed) = keyed {
+        keyed.shutdown();
+    }
+    if temporary {
+        let _ = std::fs::remove_dir_all(&runs);
+    }
+    Ok(0)
+}
+
+/// `count` more runs through the harness, and the process's resident memory before and after.
+fn memory(count: u64, through: Load) {
     let rss_before = bench::rss_kib();
     let memory = Load {
         max_requests: Some(count),
@@ -359,22 +389,6 @@ fn harness(args: &Parsed) -> Result<i32, String> {
         ),
         _ => println!("resident memory     not available on this system"),
     }
-    harness_server.shutdown();
-    if let Some((server, _, sink, _, otlp_runs)) = otlp {
-        server.shutdown();
-        sink.shutdown();
-        if temporary {
-            let _ = std::fs::remove_dir_all(&otlp_runs);
-        }
-    }
-    agent.shutdown();
-    if let Some(keyed) = keyed {
-        keyed.shutdown();
-    }
-    if temporary {
-        let _ = std::fs::remove_dir_all(&runs);
-    }
-    Ok(0)
 }
 
 /// Sign and verify requests of several body sizes in a loop, and print the cost of each.
@@ -437,4 +451,50 @@ fn serve_harness(conductor: Conductor) -> Result<(http::server::Server, String),
     ));
     let server = bound.serve(handler(harness)).map_err(|e| e.to_string())?;
     Ok((server, public))
+}
+
+/// One fsync round as the journal pays it: append 8 KiB (about one echo run's record) to a
+/// file in `--runs` and `fdatasync` it, for `--seconds`; print the latencies.
+fn fsync(args: &Parsed) -> Result<i32, String> {
+    use std::io::Write;
+    let dir = std::path::PathBuf::from(
+        args.value("runs")
+            .ok_or("bench fsync needs --runs DIR: the file system to measure")?,
+    );
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let path = dir.join(format!(
+        ".ddwire-bench-fsync-{}",
+        ddwire::contract::new_uuid7()
+    ));
+    let seconds = args.number::<f64>("seconds")?.unwrap_or(3.0);
+    let mut file = std::fs::OpenOptions::new()
+        .create_new(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| format!("creating {}: {e}", path.display()))?;
+    let record = vec![0x5au8; 8192];
+    let mut latencies: Vec<u32> = Vec::new();
+    let started = std::time::Instant::now();
+    let measured = (|| {
+        while started.elapsed().as_secs_f64() < seconds {
+            let t = std::time::Instant::now();
+            file.write_all(&record)?;
+            file.sync_data()?;
+            latencies.push(t.elapsed().as_micros().min(u128::from(u32::MAX)) as u32);
+        }
+        Ok::<(), std::io::Error>(())
+    })();
+    let _ = std::fs::remove_file(&path);
+    measured.map_err(|e| format!("fsync on {}: {e}", dir.display()))?;
+    latencies.sort_unstable();
+    let at =
+        |q: f64| f64::from(latencies[((latencies.len() - 1) as f64 * q).round() as usize]) / 1000.0;
+    println!(
+        "fsync round         p50 {:.3} ms  p99 {:.3} ms  ({} appends of 8 KiB + fdatasync on {})",
+        at(0.5),
+        at(0.99),
+        latencies.len(),
+        dir.display()
+    );
+    Ok(0)
 }
