@@ -103,6 +103,8 @@ impl Harness {
             .expect("ddwire serve starts");
         let stderr = child.stderr.take().unwrap();
         let (tx, rx) = crossbeam_channel::bounded::<String>(1);
+        let said = Arc::new(Mutex::new(String::new()));
+        let log = Arc::clone(&said);
         std::thread::spawn(move || {
             // Read every line, so the harness never blocks on a full pipe.
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -110,11 +112,19 @@ impl Harness {
                     let addr = rest.split_whitespace().next().unwrap_or("").to_string();
                     let _ = tx.try_send(addr);
                 }
+                let mut log = log.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
             }
         });
         let addr = rx
             .recv_timeout(Duration::from_secs(60))
-            .expect("the harness says where it listens");
+            .unwrap_or_else(|e| {
+                panic!(
+                    "the harness did not say where it listens ({e}); it said:\n{}",
+                    said.lock().unwrap()
+                )
+            });
         Harness {
             child,
             url: format!("http://{addr}"),

@@ -315,6 +315,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
     let mut writers: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
     let mut stray = Vec::new();
     let mut spares: Vec<(String, String)> = Vec::new();
+    let mut control_tmps: Vec<String> = Vec::new();
     for name in dir_names(&control)? {
         if let Some(w) = name
             .strip_prefix("writer-")
@@ -339,7 +340,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
                 .or_default()
                 .push((seq, name.clone()));
         } else if name.starts_with(TMP_PREFIX) {
-            stray.push(control.join(name));
+            control_tmps.push(name);
         }
     }
     let mut live: HashSet<String> = HashSet::new();
@@ -364,8 +365,13 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
     }
 
     // 2. Unfinished writes of writers that are not running.
-    for dir in [root.to_path_buf(), root.join(SCHEMAS_DIR)] {
-        for name in dir_names(&dir)? {
+    for dir in [root.to_path_buf(), root.join(SCHEMAS_DIR), control.clone()] {
+        let names = if dir == control {
+            std::mem::take(&mut control_tmps)
+        } else {
+            dir_names(&dir)?
+        };
+        for name in names {
             let owner = tmp_owner(&name);
             let keep =
                 !name.starts_with(TMP_PREFIX) || owner.is_some_and(|o| o == me || live.contains(o));

@@ -4,9 +4,11 @@
 //!
 //! 1. On the caller's thread, it is validated and written, unsynced, to a temporary directory
 //!    `<runs>/.tmp-<writer>-<random>-<id>/`, and encoded as one journal record.
-//! 2. The writer's commit thread takes every run waiting at that moment (a group), appends
-//!    their records to its journal segment with one write, and syncs it once: the group is
-//!    durable, in one fsync round whatever its size.
+//! 2. The run joins the writer's queue. A caller that finds no commit in progress leads one: it
+//!    takes every run waiting at that moment (a group), appends their records to the writer's
+//!    journal segment with one write, and syncs it once: the group is durable, in one fsync
+//!    round whatever its size. A lone caller commits its own run, with no thread hand-off;
+//!    under load, the runs that arrive while one group syncs make up the next.
 //! 3. Under the store's lock (a `flock` on `.ddwire/store.lock`, which every writer process
 //!    takes), each run's temporary directory is renamed to `<runs>/<id>` (`rename(2)` refuses
 //!    a directory that holds a run, so an id is never taken twice), and the group's index lines
@@ -19,10 +21,12 @@
 //! send it again.
 //!
 //! A checkpoint makes the published files durable in their own right (synced on the store's
-//! fsync threads, off every caller's path) once a segment is full, and when the store is
-//! dropped; then the segment is kept as a spare and reused for a later segment (overwritten in
-//! place, so a group's fsync then needs no file-system metadata), or removed. A writer that
-//! stops without a checkpoint leaves its segments for the next writer's recovery to replay.
+//! fsync threads, off every caller's path) some time after a segment is full (35 s, by when the
+//! kernel has written them back itself, so the syncs cost next to nothing; sooner if more than
+//! eight full segments wait), and when the store is dropped. Then the segment is kept as a
+//! spare and reused for a later segment (overwritten in place, so a group's fsync then needs
+//! no file-system metadata), or removed. A writer that stops without a checkpoint leaves its
+//! segments for the next writer's recovery to replay.
 
 use super::files::{sync_all, sync_dir, write_new};
 use super::journal;
@@ -36,15 +40,17 @@ use crate::contract::ids::{is_uuid7, random_u64};
 use crate::contract::schema_digest;
 use crate::error::{Error, Result};
 use crate::json::python::{self, Style};
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 use serde_json::Value;
+use std::collections::{HashMap, VecDeque};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::ops::Deref;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// A segment is handed to the checkpoint once it holds this much, unless
 /// `DD_JOURNAL_SEGMENT_BYTES` says otherwise (at least [`MIN_SEGMENT_BYTES`]).
@@ -88,8 +94,7 @@ impl Deref for RunStore {
 struct Writer {
     /// `<pid>-<16 hex digits>`: names this writer's lock, journal and temporary entries.
     id: String,
-    jobs: Option<Sender<Job>>,
-    committer: Option<JoinHandle<()>>,
+    commits: Commits,
     lock_path: PathBuf,
     /// Held (locked) for as long as this writer runs.
     _lock: File,
@@ -97,11 +102,50 @@ struct Writer {
 
 /// One run on its way to the journal.
 struct Job {
+    ticket: u64,
     id: String,
     tmp: PathBuf,
     record: Vec<u8>,
     index_line: String,
-    done: Sender<Result<()>>,
+}
+
+/// Group commit without a thread of its own: runs wait in a queue, and whichever caller finds
+/// no commit in progress leads one for everything waiting (its own run among them), then
+/// hands the results out. A lone caller so commits its own run with no thread hand-off; under
+/// load, the runs that arrive while one group syncs make up the next.
+#[derive(Debug)]
+struct Commits {
+    queue: Mutex<Queue>,
+    turn: Condvar,
+}
+
+#[derive(Debug)]
+struct Queue {
+    waiting: Vec<Job>,
+    /// Whether a caller is leading a commit (and holds the committer).
+    leading: bool,
+    /// The journal and its state, held by the leader while it commits; `None` if a leader
+    /// panicked with it.
+    committer: Option<Committer>,
+    /// Results of finished runs, by ticket, until their callers collect them.
+    done: HashMap<u64, Result<()>>,
+    next_ticket: u64,
+}
+
+impl std::fmt::Debug for Committer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Committer")
+            .field("segment", &self.segment.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The store's lock, held while it lives.
@@ -179,23 +223,13 @@ impl RunStore {
                 return Err(e);
             }
         };
-        let (checkpoints, pending) = crossbeam_channel::unbounded::<PathBuf>();
+        let (checkpoints, pending) = crossbeam_channel::unbounded::<Chore>();
         let spare: Spare = Arc::default();
         let checkpointer = {
             let (root, spare, writer) = (root.clone(), Arc::clone(&spare), id.clone());
             std::thread::Builder::new()
                 .name("ddwire-checkpoint".into())
-                .spawn(move || {
-                    for segment in pending {
-                        if let Err(e) = checkpoint(&root, &segment, &writer, &spare) {
-                            eprintln!(
-                                "ddwire: run store {}: checkpoint of {} failed, kept for recovery: {e}",
-                                root.display(),
-                                segment.display()
-                            );
-                        }
-                    }
-                })
+                .spawn(move || chores(&root, &writer, &spare, segment_bytes, pending))
                 .map_err(|e| Error::io("starting the run store's checkpoint thread", e))?
         };
         let committer = Committer {
@@ -206,20 +240,24 @@ impl RunStore {
             segment_bytes,
             spare,
             checkpoints: Some(checkpoints),
+            spare_asked: false,
             checkpointer: Some(checkpointer),
             broken: None,
         };
-        let (jobs, queue) = crossbeam_channel::unbounded::<Job>();
-        let committer = std::thread::Builder::new()
-            .name("ddwire-commit".into())
-            .spawn(move || committer.run(queue))
-            .map_err(|e| Error::io("starting the run store's commit thread", e))?;
         let store = RunStore {
             reader,
             writer: Some(Writer {
                 id,
-                jobs: Some(jobs),
-                committer: Some(committer),
+                commits: Commits {
+                    queue: Mutex::new(Queue {
+                        waiting: Vec::new(),
+                        leading: false,
+                        committer: Some(committer),
+                        done: HashMap::new(),
+                        next_ticket: 0,
+                    }),
+                    turn: Condvar::new(),
+                },
                 lock_path,
                 _lock: lock,
             }),
@@ -312,19 +350,13 @@ impl RunStore {
             .map(|(d, c)| (d.as_str(), c.as_bytes()))
             .collect();
         let record = journal::encode(id, &files, &schemas, prepared.index_line.as_bytes());
-        let (done, answer) = crossbeam_channel::bounded(1);
-        let job = Job {
+        let outcome = writer.commits.commit(Job {
+            ticket: 0,
             id: id.to_string(),
             tmp: tmp.clone(),
             record,
             index_line: prepared.index_line,
-            done,
-        };
-        let stopped = || Error::Store("the run store's commit thread has stopped".into());
-        let outcome = match writer.jobs.as_ref().map(|jobs| jobs.send(job)) {
-            Some(Ok(())) => answer.recv().unwrap_or_else(|_| Err(stopped())),
-            _ => Err(stopped()),
-        };
+        });
         match outcome {
             Ok(()) => Ok(root.join(id)),
             Err(e) => {
@@ -364,13 +396,74 @@ impl RunStore {
     }
 }
 
+impl Commits {
+    /// Commit `job` with whatever else is waiting; its result.
+    fn commit(&self, mut job: Job) -> Result<()> {
+        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let ticket = queue.next_ticket;
+        queue.next_ticket += 1;
+        job.ticket = ticket;
+        queue.waiting.push(job);
+        loop {
+            if let Some(result) = queue.done.remove(&ticket) {
+                return result;
+            }
+            if queue.leading {
+                queue = self.turn.wait(queue).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            let Some(mut committer) = queue.committer.take() else {
+                // A leader panicked with the journal: nothing can be committed any more.
+                queue.waiting.retain(|j| j.ticket != ticket);
+                return Err(Error::Store(
+                    "the run store's journal was lost to a failed commit; restart the harness \
+                     to recover the store; nothing was stored"
+                        .into(),
+                ));
+            };
+            let take = queue.waiting.len().min(MAX_GROUP);
+            let group: Vec<Job> = queue.waiting.drain(..take).collect();
+            queue.leading = true;
+            drop(queue);
+            // If the commit panics, the guard wakes the others (who then find no committer).
+            let guard = Leading(self);
+            let results = committer.commit(&group);
+            std::mem::forget(guard);
+            queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            queue.committer = Some(committer);
+            queue.leading = false;
+            for (job, result) in group.into_iter().zip(results) {
+                queue.done.insert(job.ticket, result);
+            }
+            self.turn.notify_all();
+        }
+    }
+}
+
+/// Set while a caller leads a commit; dropped only if it panics.
+struct Leading<'a>(&'a Commits);
+
+impl Drop for Leading<'_> {
+    fn drop(&mut self) {
+        let mut queue = self.0.queue.lock().unwrap_or_else(|p| p.into_inner());
+        queue.leading = false;
+        self.0.turn.notify_all();
+    }
+}
+
 impl Drop for Writer {
     fn drop(&mut self) {
-        // The commit thread finishes the runs it was given, checkpoints its last segment, and
-        // stops; only then does this writer's lock go.
-        drop(self.jobs.take());
-        if let Some(committer) = self.committer.take() {
-            let _ = committer.join();
+        // Every append has returned (they borrow the store): checkpoint the last segment, stop
+        // the checkpoint thread, and only then let this writer's lock go.
+        let committer = self
+            .commits
+            .queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .committer
+            .take();
+        if let Some(committer) = committer {
+            committer.finish();
         }
         let _ = fs::remove_file(&self.lock_path);
     }
@@ -477,7 +570,7 @@ fn write_run_dir(dir: &Path, files: &[(String, String)]) -> Result<()> {
     Ok(())
 }
 
-/// The segment the commit thread appends to.
+/// The journal segment the leading caller appends to.
 struct Segment {
     file: File,
     path: PathBuf,
@@ -521,7 +614,9 @@ impl Segment {
 
     /// A checkpointed segment file used again as segment `seq`: its blocks are allocated and
     /// written, so a record written over them is synced without any file-system metadata (on
-    /// ext4, no journal commit), which makes the one fsync a group waits for much cheaper.
+    /// ext4, no journal commit), which makes the one fsync a group waits for much cheaper. The
+    /// caller holds the spare's lock. The header is written before the rename, so a file named
+    /// as a segment always starts as one.
     fn reuse(spare: &Path, control: &Path, writer: &str, seq: u64) -> Result<Segment> {
         let path = control.join(segment_name(writer, seq));
         let context = |e| Error::io(format!("reusing the journal {}", spare.display()), e);
@@ -547,7 +642,7 @@ impl Segment {
 /// A checkpointed segment kept for reuse, shared by the commit and checkpoint threads.
 type Spare = Arc<Mutex<Option<PathBuf>>>;
 
-/// The commit thread's state.
+/// The journal and what goes with it, held by whichever caller leads a commit.
 struct Committer {
     root: PathBuf,
     control: PathBuf,
@@ -556,7 +651,9 @@ struct Committer {
     /// When the segment is full.
     segment_bytes: u64,
     spare: Spare,
-    checkpoints: Option<Sender<PathBuf>>,
+    checkpoints: Option<Sender<Chore>>,
+    /// Whether a spare has been asked for since the last rotation.
+    spare_asked: bool,
     checkpointer: Option<JoinHandle<()>>,
     /// Set when the journal is in a state no run can be committed to; every append then fails
     /// with this, until a restart recovers.
@@ -564,25 +661,12 @@ struct Committer {
 }
 
 impl Committer {
-    fn run(mut self, jobs: Receiver<Job>) {
-        while let Ok(first) = jobs.recv() {
-            let mut group = vec![first];
-            while group.len() < MAX_GROUP {
-                match jobs.try_recv() {
-                    Ok(job) => group.push(job),
-                    Err(_) => break,
-                }
-            }
-            let results = self.commit(&group);
-            for (job, result) in group.into_iter().zip(results) {
-                let _ = job.done.send(result);
-            }
-        }
-        // Stopping: checkpoint the last segment, or remove it if it holds nothing; then the
-        // spare goes too.
+    /// The writer is closing: checkpoint the last segment (or remove it if it holds nothing),
+    /// wait for the checkpoints, and remove the spare.
+    fn finish(mut self) {
         if self.segment.len > journal::SEGMENT_HEADER as u64 {
             if let Some(tx) = &self.checkpoints {
-                let _ = tx.send(self.segment.path.clone());
+                let _ = tx.send(Chore::Checkpoint(self.segment.path.clone(), Instant::now()));
             }
         } else {
             let _ = fs::remove_file(&self.segment.path);
@@ -676,11 +760,21 @@ impl Committer {
             }
         }
 
-        // 4. A full segment goes to the checkpoint.
+        // 4. A segment a quarter full has a preallocated successor made, off this path; a full
+        // one goes to the checkpoint.
+        if !self.spare_asked && self.segment.len >= self.segment_bytes / 4 {
+            self.spare_asked = true;
+            if let Some(tx) = &self.checkpoints {
+                let _ = tx.send(Chore::Prepare);
+            }
+        }
         if self.segment.len >= self.segment_bytes {
+            self.spare_asked = false;
             let seq = self.segment.seq + 1;
-            let spare = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take();
-            let next = match spare {
+            // The spare's name is reused by whoever keeps the next one: hold the lock until this
+            // one is renamed away, so it is this file that becomes the segment.
+            let mut kept = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+            let next = match kept.take() {
                 Some(spare) => {
                     Segment::reuse(&spare, &self.control, &self.writer, seq).or_else(|e| {
                         eprintln!(
@@ -693,11 +787,12 @@ impl Committer {
                 }
                 None => Segment::create(&self.control, &self.writer, seq),
             };
+            drop(kept);
             match next {
                 Ok(next) => {
                     let full = std::mem::replace(&mut self.segment, next);
                     if let Some(tx) = &self.checkpoints {
-                        let _ = tx.send(full.path);
+                        let _ = tx.send(Chore::Checkpoint(full.path, Instant::now()));
                     }
                 }
                 Err(e) => eprintln!(
@@ -837,6 +932,126 @@ fn index_is_torn(index: &Path) -> std::io::Result<bool> {
     let mut last = [0u8];
     file.read_exact_at(&mut last, len - 1)?;
     Ok(last[0] != b'\n')
+}
+
+/// How long a full segment waits before its checkpoint. By then the kernel has written the
+/// runs' files back on its own (Linux writes dirty pages back after 30 s, and ext4 commits its
+/// journal every 5 s), so syncing them costs next to nothing and never competes with the
+/// fsync a group of runs waits for.
+const CHECKPOINT_DELAY: Duration = Duration::from_secs(35);
+/// How many full segments may wait; beyond, the oldest is checkpointed at once (so the journal
+/// on disk, and what a recovery replays, stay bounded: 8 × 32 MiB by default).
+const MAX_WAITING_SEGMENTS: usize = 8;
+
+/// What the checkpoint thread is asked to do.
+enum Chore {
+    /// Checkpoint this segment, which filled at that instant.
+    Checkpoint(PathBuf, Instant),
+    /// Make a spare segment now, if there is none: a file of zeros as large as a segment,
+    /// written and synced, so the next segment is overwritten in place from its first record.
+    Prepare,
+}
+
+/// The checkpoint thread: each full segment, [`CHECKPOINT_DELAY`] after it filled (or at once
+/// if too many wait, or when the writer closes), and spares when asked.
+fn chores(
+    root: &Path,
+    writer: &str,
+    spare: &Spare,
+    segment_bytes: u64,
+    pending: crossbeam_channel::Receiver<Chore>,
+) {
+    let mut waiting: VecDeque<(PathBuf, Instant)> = VecDeque::new();
+    let mut closing = false;
+    let take = |chore: Chore, waiting: &mut VecDeque<(PathBuf, Instant)>| match chore {
+        Chore::Checkpoint(path, at) => waiting.push_back((path, at)),
+        Chore::Prepare => {
+            if let Err(e) = prepare_spare(root, writer, spare, segment_bytes) {
+                eprintln!(
+                    "ddwire: run store {}: preparing a journal segment failed, segments grow as they go: {e}",
+                    root.display()
+                );
+            }
+        }
+    };
+    loop {
+        let due = match waiting.front() {
+            None if closing => return,
+            None => match pending.recv() {
+                Ok(next) => {
+                    take(next, &mut waiting);
+                    continue;
+                }
+                Err(_) => return,
+            },
+            Some((_, full_at)) => {
+                closing
+                    || waiting.len() > MAX_WAITING_SEGMENTS
+                    || full_at.elapsed() >= CHECKPOINT_DELAY
+            }
+        };
+        if !due {
+            let wait = waiting
+                .front()
+                .map(|(_, at)| CHECKPOINT_DELAY.saturating_sub(at.elapsed()))
+                .unwrap_or_default();
+            match pending.recv_timeout(wait) {
+                Ok(next) => take(next, &mut waiting),
+                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => closing = true,
+            }
+            continue;
+        }
+        if let Some((segment, _)) = waiting.pop_front()
+            && let Err(e) = checkpoint(root, &segment, writer, spare)
+        {
+            eprintln!(
+                "ddwire: run store {}: checkpoint of {} failed, kept for recovery: {e}",
+                root.display(),
+                segment.display()
+            );
+        }
+        // Whatever else arrived meanwhile.
+        while let Ok(next) = pending.try_recv() {
+            take(next, &mut waiting);
+        }
+    }
+}
+
+/// Write a spare segment of zeros, synced, unless there is a spare already.
+fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -> Result<()> {
+    if spare.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+        return Ok(());
+    }
+    let control = root.join(CONTROL_DIR);
+    let path = control.join(recovery::spare_name(writer));
+    let tmp = control.join(tmp_name(writer, "spare"));
+    let written = (|| {
+        let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let zeros = vec![0u8; 1 << 20];
+        let mut left = segment_bytes;
+        while left > 0 {
+            let n = left.min(zeros.len() as u64) as usize;
+            file.write_all(&zeros[..n])?;
+            left -= n as u64;
+        }
+        file.sync_all()
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::io(format!("writing {}", tmp.display()), e));
+    }
+    let mut kept = spare.lock().unwrap_or_else(|p| p.into_inner());
+    if kept.is_some() {
+        // A checkpoint kept one meanwhile.
+        let _ = fs::remove_file(&tmp);
+        return Ok(());
+    }
+    fs::rename(&tmp, &path)
+        .map_err(|e| Error::io(format!("moving {} into place", path.display()), e))?;
+    *kept = Some(path);
+    drop(kept);
+    sync_dir(&control)
 }
 
 /// Make every run a segment holds durable in its own files; then keep the segment as the
