@@ -136,8 +136,22 @@ pub(crate) struct Segment {
 
 /// Read every record of the segment at `path`, calling `each` with the committed ones (void
 /// ones are skipped), one at a time so a large segment is never held whole.
-pub(crate) fn read(
+pub(crate) fn read(path: &Path, each: impl FnMut(u64, Record) -> Result<()>) -> Result<Segment> {
+    read_as(path, true, each)
+}
+
+/// [`read`], but each record's files and schemas come without their contents (empty): what a
+/// checkpoint needs to know which files to sync, at no copy of the runs.
+pub(crate) fn read_names(
     path: &Path,
+    each: impl FnMut(u64, Record) -> Result<()>,
+) -> Result<Segment> {
+    read_as(path, false, each)
+}
+
+fn read_as(
+    path: &Path,
+    contents: bool,
     mut each: impl FnMut(u64, Record) -> Result<()>,
 ) -> Result<Segment> {
     let context = |what: &str| format!("{what} the journal {}", path.display());
@@ -155,6 +169,7 @@ pub(crate) fn read(
     }
     found.seq = u64::from_le_bytes(head[8..].try_into().unwrap_or_default());
     let mut offset = SEGMENT_HEADER as u64;
+    let mut body = Vec::new();
     loop {
         found.valid_len = offset;
         let mut header = [0u8; HEADER];
@@ -173,7 +188,8 @@ pub(crate) fn read(
         {
             break;
         }
-        let mut body = vec![0u8; body_len];
+        body.clear();
+        body.resize(body_len, 0);
         match read_full(&mut reader, &mut body) {
             Ok(true) => {}
             Ok(false) => break,
@@ -182,7 +198,9 @@ pub(crate) fn read(
         if checksum(seq, &Sha256::digest(&body)) != header[13..HEADER] {
             break;
         }
-        let Some(record) = decode(&body) else { break };
+        let Some(record) = decode(&body, contents) else {
+            break;
+        };
         if state == COMMITTED {
             each(offset, record)?;
         }
@@ -200,13 +218,17 @@ fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
     }
 }
 
-fn decode(body: &[u8]) -> Option<Record> {
+fn decode(body: &[u8], contents: bool) -> Option<Record> {
     let mut record = Record::default();
     let mut rest = body;
     let take = |n: usize, rest: &mut &[u8]| -> Option<Vec<u8>> {
         let (head, tail) = rest.split_at_checked(n)?;
         *rest = tail;
         Some(head.to_vec())
+    };
+    let skip = |n: usize, rest: &mut &[u8]| -> Option<Vec<u8>> {
+        *rest = rest.get(n..)?;
+        Some(Vec::new())
     };
     while let Some((&tag, tail)) = rest.split_first() {
         rest = tail;
@@ -217,10 +239,14 @@ fn decode(body: &[u8]) -> Option<Record> {
         )?)
         .ok()?;
         let data_len = take(4, &mut rest)?;
-        let data = take(
-            u32::from_le_bytes([data_len[0], data_len[1], data_len[2], data_len[3]]) as usize,
-            &mut rest,
-        )?;
+        let data_len =
+            u32::from_le_bytes([data_len[0], data_len[1], data_len[2], data_len[3]]) as usize;
+        // The index line is always kept: recovery needs it, and it is small.
+        let data = if contents || tag == b'x' {
+            take(data_len, &mut rest)?
+        } else {
+            skip(data_len, &mut rest)?
+        };
         match tag {
             b'i' => record.id = name,
             b'f' => record.files.push((name, data)),

@@ -68,6 +68,8 @@ fn segment_bytes() -> u64 {
 }
 /// The most runs one group commits.
 const MAX_GROUP: usize = 256;
+/// The largest group buffer kept between commits.
+const MAX_KEPT_BUFFER: usize = 4 << 20;
 /// Runs per batch of fsyncs in a checkpoint.
 const CHECKPOINT_BATCH: usize = 64;
 /// The store's lock file, in `.ddwire/`.
@@ -241,6 +243,7 @@ impl RunStore {
             spare,
             checkpoints: Some(checkpoints),
             spare_asked: false,
+            buffer: Vec::new(),
             checkpointer: Some(checkpointer),
             broken: None,
         };
@@ -654,6 +657,8 @@ struct Committer {
     checkpoints: Option<Sender<Chore>>,
     /// Whether a spare has been asked for since the last rotation.
     spare_asked: bool,
+    /// The buffer a group's records are gathered in, kept between commits.
+    buffer: Vec<u8>,
     checkpointer: Option<JoinHandle<()>>,
     /// Set when the journal is in a state no run can be committed to; every append then fails
     /// with this, until a restart recovers.
@@ -688,7 +693,11 @@ impl Committer {
         }
         // 1. One write and one fsync for the whole group.
         let before = self.segment.len;
-        let mut bytes = Vec::with_capacity(group.iter().map(|j| j.record.len()).sum());
+        // One buffer for the life of the writer: a group's records are written with one call,
+        // and a buffer allocated per group (up to hundreds of KiB, of varying size) would leave
+        // the allocator's arenas fragmented.
+        let mut bytes = std::mem::take(&mut self.buffer);
+        bytes.clear();
         let mut offsets = Vec::with_capacity(group.len());
         for job in group {
             let start = bytes.len();
@@ -697,7 +706,11 @@ impl Committer {
             journal::seal(&mut bytes[start..], self.segment.seq);
         }
         let path = self.segment.path.clone();
-        if let Err(e) = self.segment.file.write_all_at(&bytes, before) {
+        let written = self.segment.file.write_all_at(&bytes, before);
+        if bytes.capacity() <= MAX_KEPT_BUFFER {
+            self.buffer = bytes;
+        }
+        if let Err(e) = written {
             let _ = self.segment.file.set_len(before);
             return every(&|| {
                 Error::io(
@@ -706,7 +719,6 @@ impl Committer {
                 )
             });
         }
-        drop(bytes);
         if let Err(e) = self.segment.file.sync_data() {
             // Whether the records reached the disk is unknown: take them back, so that no
             // recovery publishes runs their callers were told failed.
@@ -1059,7 +1071,7 @@ fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -
 fn checkpoint(root: &Path, segment: &Path, writer: &str, spare: &Spare) -> Result<()> {
     let mut batch: Vec<PathBuf> = Vec::new();
     let mut runs = 0;
-    journal::read(segment, |_, record| {
+    journal::read_names(segment, |_, record| {
         let dir = root.join(&record.id);
         for (name, _) in &record.files {
             batch.push(dir.join(name));
