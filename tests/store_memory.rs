@@ -50,7 +50,7 @@ fn listing_100000_runs_keeps_memory_flat() {
     let bound = http::server::bind("127.0.0.1:0", Limits::DEFAULT).unwrap();
     let addr = bound.local_addr();
     let server = bound
-        .serve(harness_server::handler(Arc::clone(&harness)), 4)
+        .serve(harness_server::handler(Arc::clone(&harness)))
         .unwrap();
     let stream_all = || {
         let mut socket = std::net::TcpStream::connect(addr).unwrap();

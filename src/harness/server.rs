@@ -266,7 +266,19 @@ fn list_runs(harness: &Harness, request: &Request) -> Response {
         Ok(q) => q,
         Err(message) => return Response::error(400, &message),
     };
+    // Opened here, so a broken store is a 500 and an unknown `after` a 400 before any row.
+    let listing = match store.listing(&query) {
+        Ok(listing) => listing,
+        Err(Error::NoSuchRun { reference, .. }) => {
+            return Response::error(
+                400,
+                &format!("after={reference}: the run index names no such run"),
+            );
+        }
+        Err(e) => return Response::error(500, &e.to_string()),
+    };
     if query.limit.is_some() {
+        drop(listing);
         return match store.page(&query) {
             Ok(page) => {
                 let mut response = Response::json(200, &Value::Array(page.rows));
@@ -290,12 +302,11 @@ fn list_runs(harness: &Harness, request: &Request) -> Response {
         };
     }
     let (tx, rx) = crossbeam_channel::bounded::<Vec<u8>>(4);
-    let reader = store.clone();
     std::thread::spawn(move || {
         let mut buf = Vec::with_capacity(LISTING_CHUNK + 1024);
         buf.push(b'[');
         let mut first = true;
-        let scanned = reader.rows_newest_first(&query, |_, row| {
+        let scanned = listing.rows(|_, row| {
             if !first {
                 buf.push(b',');
             }
@@ -314,7 +325,7 @@ fn list_runs(harness: &Harness, request: &Request) -> Response {
                 let _ = tx.send(buf);
             }
             // The status is sent: ending the body early leaves it unparseable, as it must.
-            Err(e) => eprintln!("ddwire serve: listing {}: {e}", reader.root().display()),
+            Err(e) => eprintln!("ddwire serve: GET /runs: {e}"),
         }
     });
     Response::stream(200, "application/json", rx)

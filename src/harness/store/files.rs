@@ -8,41 +8,56 @@ use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The text of `path`, or `None` if there is no such file (or no path was given).
-pub(crate) fn read_text(path: Option<PathBuf>) -> Result<Option<String>> {
+/// `path` as an error message names it: relative to the store's `root` and said to be in the
+/// run store, never absolute. A message can reach a remote caller (a failed task, a RUN_ERROR,
+/// an HTTP 500), and where the server keeps its files is none of the caller's business.
+pub(crate) fn shown(root: &Path, path: &Path) -> String {
+    match path.strip_prefix(root) {
+        Ok(relative) if relative.as_os_str().is_empty() => "the run store's root".to_string(),
+        Ok(relative) => format!("{} in the run store", relative.display()),
+        Err(_) => format!(
+            "{} near the run store",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        ),
+    }
+}
+
+/// The text of `path` (under `root`), or `None` if there is no such file (or no path was
+/// given).
+pub(crate) fn read_text(root: &Path, path: Option<PathBuf>) -> Result<Option<String>> {
     let Some(path) = path else { return Ok(None) };
     match fs::read(&path) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
-            .map_err(|_| Error::Store(format!("{} is not UTF-8 text", path.display()))),
+            .map_err(|_| Error::Store(format!("{} is not UTF-8 text", shown(root, &path)))),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
-        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+        Err(e) => Err(Error::io(format!("reading {}", shown(root, &path)), e)),
     }
 }
 
 /// [`read_text`], parsed as JSON. A lone surrogate escape (which Python writes) reads as
 /// U+FFFD, so a file another writer made never makes a run unreadable for that alone.
-pub(crate) fn read_json(path: Option<PathBuf>) -> Result<Option<Value>> {
-    let shown = path.as_ref().map(|p| p.display().to_string());
-    read_text(path)?
+pub(crate) fn read_json(root: &Path, path: Option<PathBuf>) -> Result<Option<Value>> {
+    let named = path.as_ref().map(|p| shown(root, p));
+    read_text(root, path)?
         .map(|text| {
             crate::json::from_slice_lossy(text.as_bytes()).map_err(|e| {
-                Error::Store(format!("{} is not JSON: {e}", shown.unwrap_or_default()))
+                Error::Store(format!("{} is not JSON: {e}", named.unwrap_or_default()))
             })
         })
         .transpose()
 }
 
-/// The UTF-8 names in `dir`; none if it does not exist.
-pub(crate) fn dir_names(dir: &Path) -> Result<Vec<String>> {
+/// The UTF-8 names in `dir` (under `root`); none if it does not exist.
+pub(crate) fn dir_names(root: &Path, dir: &Path) -> Result<Vec<String>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(format!("listing {}", dir.display()), e)),
+        Err(e) => return Err(Error::io(format!("listing {}", shown(root, dir)), e)),
     };
     let mut names = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+        let entry = entry.map_err(|e| Error::io(format!("listing {}", shown(root, dir)), e))?;
         if let Ok(name) = entry.file_name().into_string() {
             names.push(name);
         }
@@ -52,33 +67,29 @@ pub(crate) fn dir_names(dir: &Path) -> Result<Vec<String>> {
 
 /// Write a file that must not exist yet. Nothing is synced: the journal is what makes a run
 /// durable, and a checkpoint syncs the file later.
-pub(crate) fn write_new(path: &Path, bytes: &[u8]) -> Result<File> {
+pub(crate) fn write_new(root: &Path, path: &Path, bytes: &[u8]) -> Result<File> {
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        .map_err(|e| Error::io(format!("creating {}", shown(root, path)), e))?;
     file.write_all(bytes)
-        .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+        .map_err(|e| Error::io(format!("writing {}", shown(root, path)), e))?;
     Ok(file)
 }
 
 /// Make the entries of `dir` durable (a rename into it, a file created or removed in it).
-pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
-    #[cfg(unix)]
+pub(crate) fn sync_dir(root: &Path, dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(format!("syncing the directory {}", dir.display()), e))?;
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
+        .map_err(|e| Error::io(format!("syncing the directory {}", shown(root, dir)), e))
 }
 
 /// Make every path (a file or a directory) durable. The fsyncs are issued together on the
 /// store's fsync threads, so the file system commits them in as few journal transactions as
 /// it can (on ext4, concurrent fsyncs share one commit). A path that no longer exists is
 /// skipped: whoever removed it made that durable.
-pub(crate) fn sync_all(paths: Vec<PathBuf>) -> Result<()> {
+pub(crate) fn sync_all(root: &Path, paths: Vec<PathBuf>) -> Result<()> {
     if paths.is_empty() {
         return Ok(());
     }
@@ -86,10 +97,11 @@ pub(crate) fn sync_all(paths: Vec<PathBuf>) -> Result<()> {
     let count = paths.len();
     for path in paths {
         let done = done.clone();
+        let named = shown(root, &path);
         run_fsync(Box::new(move || {
             let synced = match File::open(&path).and_then(|f| f.sync_all()) {
                 Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-                other => other.map_err(|e| Error::io(format!("syncing {}", path.display()), e)),
+                other => other.map_err(|e| Error::io(format!("syncing {named}"), e)),
             };
             let _ = done.send(synced);
         }));

@@ -8,6 +8,7 @@
 //! and which the writer's recovery removes) is skipped too, and counted, so one bad line never
 //! makes the store unreadable.
 
+use super::INDEX_NAME;
 use crate::error::{Error, Result};
 use crate::json::python;
 use serde_json::{Map, Value};
@@ -15,6 +16,9 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
 use std::ops::ControlFlow;
 use std::path::Path;
+
+/// What a failed read of the index says (never where the store is: see `files::shown`).
+const INDEX_READ: &str = "reading the run index invocations.jsonl in the run store";
 
 /// How much of the index is read at a time.
 const BLOCK: usize = 1 << 16;
@@ -30,15 +34,12 @@ pub(crate) struct Line {
 pub(crate) fn open(path: &Path) -> Result<Option<(File, u64)>> {
     match File::open(path) {
         Ok(file) => {
-            let len = file
-                .metadata()
-                .map_err(|e| Error::io(format!("reading the run index {}", path.display()), e))?
-                .len();
+            let len = file.metadata().map_err(|e| Error::io(INDEX_READ, e))?.len();
             Ok(Some((file, len)))
         }
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::io(
-            format!("opening the run index {}", path.display()),
+            format!("opening the run index {INDEX_NAME} in the run store"),
             e,
         )),
     }
@@ -369,17 +370,11 @@ pub(crate) fn field(doc: &Value, path: &[&str]) -> Value {
 
 /// Where a listing newest first starts: the end of the index, or the line of `query.after`.
 /// `Err(NoSuchRun)` if the index does not name `after`.
-pub(crate) fn start_of(
-    index: &Path,
-    file: &File,
-    len: u64,
-    query: &Query,
-    store: &Path,
-) -> Result<u64> {
+pub(crate) fn start_of(file: &File, len: u64, query: &Query, store: &Path) -> Result<u64> {
     let Some(after) = query.after.as_deref() else {
         return Ok(len);
     };
-    let io = |e| Error::io(format!("reading the run index {}", index.display()), e);
+    let io = |e| Error::io(INDEX_READ, e);
     if let Some(at) = query.at.filter(|at| *at < len) {
         let line_start = at == 0 || {
             let mut before = [0u8];
@@ -427,14 +422,13 @@ pub(crate) enum Depth {
 /// Call `each` with `(line offset, envelope)` for every run the index holds before `end`
 /// that `query` matches, newest first, until it breaks. `query.limit` is not applied here.
 pub(crate) fn scan_backward(
-    index: &Path,
     file: File,
     end: u64,
     query: &Query,
     depth: Depth,
     mut each: impl FnMut(u64, Value) -> ControlFlow<()>,
 ) -> Result<Scan> {
-    let io = |e| Error::io(format!("reading the run index {}", index.display()), e);
+    let io = |e| Error::io(INDEX_READ, e);
     let mut scan = Scan::default();
     let mut lines = Backward::new(file, end).map_err(io)?;
     while let Some(line) = lines.next_line().map_err(io)? {
@@ -466,7 +460,7 @@ pub(crate) fn scan_forward(
     let Some((file, len)) = open(index)? else {
         return Ok(scan);
     };
-    let io = |e| Error::io(format!("reading the run index {}", index.display()), e);
+    let io = |e| Error::io(INDEX_READ, e);
     let mut lines = Forward::new(file, 0, len).map_err(io)?;
     while let Some(line) = lines.next_line().map_err(io)? {
         if line.bytes.trim_ascii().is_empty() {

@@ -154,7 +154,8 @@ fn read_as(
     contents: bool,
     mut each: impl FnMut(u64, Record) -> Result<()>,
 ) -> Result<Segment> {
-    let context = |what: &str| format!("{what} the journal {}", path.display());
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let context = |what: &str| format!("{what} the journal {name} in the run store");
     let file = File::open(path).map_err(|e| Error::io(context("opening"), e))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut head = [0u8; SEGMENT_HEADER];

@@ -90,7 +90,7 @@ pub mod writer;
 mod files;
 
 pub use index::{Cursor, Page, Query, Scan, listing_row, parse_time};
-pub use reader::RunReader;
+pub use reader::{Listing, RunReader};
 pub use recovery::Recovery;
 pub use writer::RunStore;
 

@@ -19,6 +19,35 @@ use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+/// A listing opened by [`RunReader::listing`], ready to be read.
+#[derive(Debug)]
+pub struct Listing {
+    file: Option<std::fs::File>,
+    start: u64,
+    query: Query,
+}
+
+impl Listing {
+    /// Call `each` with `(index line offset, listing row)` for every run the query matches,
+    /// newest first, until it breaks (see [`RunReader::rows_newest_first`]).
+    pub fn rows(self, mut each: impl FnMut(u64, Value) -> ControlFlow<()>) -> Result<Scan> {
+        self.scan(index::Depth::Head, |offset, head| {
+            each(offset, index::listing_row(&head))
+        })
+    }
+
+    fn scan(
+        self,
+        depth: index::Depth,
+        each: impl FnMut(u64, Value) -> ControlFlow<()>,
+    ) -> Result<Scan> {
+        match self.file {
+            Some(file) => index::scan_backward(file, self.start, &self.query, depth, each),
+            None => Ok(Scan::default()),
+        }
+    }
+}
+
 /// How many candidates an ambiguous id prefix names in its error.
 const CANDIDATES_SHOWN: usize = 10;
 
@@ -97,7 +126,7 @@ impl RunReader {
         // One pass over the directory, keeping only the first few matches in id order.
         let mut shown: Vec<String> = Vec::new();
         let mut total = 0usize;
-        for name in dir_names(&self.root)? {
+        for name in dir_names(&self.root, &self.root)? {
             if !name.starts_with(&prefix) || !is_uuid7(&name) || !self.has(&name) {
                 continue;
             }
@@ -126,37 +155,37 @@ impl RunReader {
 
     /// The stored envelope, or `None` if no run has that id (or it is not a UUIDv7).
     pub fn envelope(&self, invocation_id: &str) -> Result<Option<Value>> {
-        read_json(self.run_file(invocation_id, ENVELOPE_FILE))
+        read_json(&self.root, self.run_file(invocation_id, ENVELOPE_FILE))
     }
 
     /// The stored envelope's exact text. A delegated child's envelope is answered as this text,
     /// so its hash survives the wire.
     pub fn envelope_text(&self, invocation_id: &str) -> Result<Option<String>> {
-        read_text(self.run_file(invocation_id, ENVELOPE_FILE))
+        read_text(&self.root, self.run_file(invocation_id, ENVELOPE_FILE))
     }
 
     /// The stored request document.
     pub fn request(&self, invocation_id: &str) -> Result<Option<Value>> {
-        read_json(self.run_file(invocation_id, REQUEST_FILE))
+        read_json(&self.root, self.run_file(invocation_id, REQUEST_FILE))
     }
 
     /// The run's `spans.jsonl` text, one span JSON document per line.
     pub fn spans(&self, invocation_id: &str) -> Result<Option<String>> {
-        read_text(self.run_file(invocation_id, SPANS_FILE))
+        read_text(&self.root, self.run_file(invocation_id, SPANS_FILE))
     }
 
     /// The agent's reply as the conductor received it, before any withholding:
     /// `{"result": <AgentResult document>, "spans": [<span JSON text>…]}`. `None` for a run
     /// whose agent was not called or did not answer (and for runs stored before it was kept).
     pub fn agent_reply(&self, invocation_id: &str) -> Result<Option<Value>> {
-        read_json(self.run_file(invocation_id, AGENT_REPLY_FILE))
+        read_json(&self.root, self.run_file(invocation_id, AGENT_REPLY_FILE))
     }
 
     /// The run's grounding summary as it was given: the text of `grounding.txt` without the
     /// newline the store ends it with.
     pub fn grounding(&self, invocation_id: &str) -> Result<Option<String>> {
         Ok(
-            read_text(self.run_file(invocation_id, GROUNDING_FILE))?.map(|mut text| {
+            read_text(&self.root, self.run_file(invocation_id, GROUNDING_FILE))?.map(|mut text| {
                 if text.ends_with('\n') {
                     text.pop();
                 }
@@ -171,7 +200,7 @@ impl RunReader {
         if super::check_extra_name(name).is_err() && !super::OWN_FILES.contains(&name) {
             return Ok(None);
         }
-        read_text(self.run_file(invocation_id, name))
+        read_text(&self.root, self.run_file(invocation_id, name))
     }
 
     /// The class schema kept under `digest`. Anything but 64 lowercase hex digits names
@@ -179,7 +208,7 @@ impl RunReader {
     pub fn schema(&self, digest: &str) -> Result<Option<Value>> {
         let path = is_sha256_hex(digest)
             .then(|| self.root.join(SCHEMAS_DIR).join(format!("{digest}.json")));
-        read_json(path)
+        read_json(&self.root, path)
     }
 
     /// Call `each` with `(index line offset, envelope)` for every run `query` matches, newest
@@ -212,6 +241,14 @@ impl RunReader {
         depth: index::Depth,
         each: impl FnMut(u64, Value) -> ControlFlow<()>,
     ) -> Result<Scan> {
+        self.listing(query)?.scan(depth, each)
+    }
+
+    /// Open a listing newest first: the index is opened and the place `query.after` names is
+    /// found now (so a broken store or an unknown `after` is an error before anything is
+    /// sent), and its rows are read later with [`Listing::rows`], which is `Send` so another
+    /// thread can stream them.
+    pub fn listing(&self, query: &Query) -> Result<Listing> {
         let Some((file, len)) = index::open(&self.index)? else {
             if let Some(after) = &query.after {
                 return Err(Error::NoSuchRun {
@@ -219,10 +256,18 @@ impl RunReader {
                     store: self.shown_root(),
                 });
             }
-            return Ok(Scan::default());
+            return Ok(Listing {
+                file: None,
+                start: 0,
+                query: query.clone(),
+            });
         };
-        let start = index::start_of(&self.index, &file, len, query, &self.shown_root())?;
-        index::scan_backward(&self.index, file, start, query, depth, each)
+        let start = index::start_of(&file, len, query, &self.shown_root())?;
+        Ok(Listing {
+            file: Some(file),
+            start,
+            query: query.clone(),
+        })
     }
 
     /// Call `each` with every stored envelope, oldest first (index order), until it breaks.

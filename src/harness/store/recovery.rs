@@ -18,7 +18,7 @@
 //! Everything recovery changed is synced before it returns, and the [`Recovery`] report says
 //! what it was, for the log.
 
-use super::files::{dir_names, sync_all, sync_dir, write_new};
+use super::files::{dir_names, shown, sync_all, sync_dir, write_new};
 use super::index::{self, Forward};
 use super::journal::{self, Record};
 use super::{COMPACT, CONTROL_DIR, ENVELOPE_FILE, INDEX_NAME, SCHEMAS_DIR, TMP_PREFIX};
@@ -232,7 +232,12 @@ struct IndexState {
 }
 
 fn read_index(path: &Path, recovery: &mut Recovery) -> Result<IndexState> {
-    let io = |e| Error::io(format!("reading the run index {}", path.display()), e);
+    let io = |e| {
+        Error::io(
+            "reading the run index invocations.jsonl in the run store",
+            e,
+        )
+    };
     let mut state = IndexState {
         ids: Ids::default(),
         bad: Vec::new(),
@@ -316,7 +321,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
     let mut stray = Vec::new();
     let mut spares: Vec<(String, String)> = Vec::new();
     let mut control_tmps: Vec<String> = Vec::new();
-    for name in dir_names(&control)? {
+    for name in dir_names(root, &control)? {
         if let Some(w) = name
             .strip_prefix("writer-")
             .and_then(|r| r.strip_suffix(".lock"))
@@ -369,7 +374,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
         let names = if dir == control {
             std::mem::take(&mut control_tmps)
         } else {
-            dir_names(&dir)?
+            dir_names(root, &dir)?
         };
         for name in names {
             let owner = tmp_owner(&name);
@@ -391,7 +396,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => {
                 return Err(Error::io(
-                    format!("removing the unfinished write {}", path.display()),
+                    format!("removing the unfinished write {}", shown(root, &path)),
                     e,
                 ));
             }
@@ -422,7 +427,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
     }
 
     // 5. Complete run directories the index does not name.
-    let mut names: Vec<String> = dir_names(root)?
+    let mut names: Vec<String> = dir_names(root, root)?
         .into_iter()
         .filter(|n| is_uuid7(n) && !state.ids.contains(n))
         .collect();
@@ -434,7 +439,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
                 continue;
             }
-            Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
+            Err(e) => return Err(Error::io(format!("reading {}", shown(root, &path)), e)),
         };
         match crate::json::from_slice_lossy(&bytes) {
             Ok(envelope)
@@ -462,14 +467,17 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
                 .create(true)
                 .truncate(false)
                 .open(&index_path)
-                .map_err(|e| Error::io(format!("opening {}", index_path.display()), e))?;
+                .map_err(|e| Error::io(format!("opening {}", shown(root, &index_path)), e))?;
             match state.tail {
                 Tail::Clean => {}
                 Tail::Whole(_) => appended.push(b'\n'),
                 Tail::Torn(start) => {
                     file.set_len(start).map_err(|e| {
                         Error::io(
-                            format!("cutting the torn last line off {}", index_path.display()),
+                            format!(
+                                "cutting the torn last line off {}",
+                                shown(root, &index_path)
+                            ),
                             e,
                         )
                     })?;
@@ -483,12 +491,14 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
             if !appended.is_empty() {
                 file.seek(SeekFrom::End(0))
                     .and_then(|_| file.write_all(&appended))
-                    .map_err(|e| Error::io(format!("appending to {}", index_path.display()), e))?;
+                    .map_err(|e| {
+                        Error::io(format!("appending to {}", shown(root, &index_path)), e)
+                    })?;
                 index_changed = true;
             }
             if index_changed {
                 file.sync_all()
-                    .map_err(|e| Error::io(format!("syncing {}", index_path.display()), e))?;
+                    .map_err(|e| Error::io(format!("syncing {}", shown(root, &index_path)), e))?;
             }
         }
     }
@@ -497,10 +507,10 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
     if !to_sync.is_empty() || !recovery.removed.is_empty() {
         to_sync.push(root.join(SCHEMAS_DIR));
         to_sync.push(root.to_path_buf());
-        sync_all(to_sync)?;
+        sync_all(root, to_sync)?;
     }
     if index_changed {
-        sync_dir(root)?;
+        sync_dir(root, root)?;
     }
     let mut forgot = false;
     for gone in stopped {
@@ -514,7 +524,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
         forgot = true;
     }
     if forgot {
-        sync_dir(&control)?;
+        sync_dir(root, &control)?;
     }
     Ok(recovery)
 }
@@ -554,7 +564,7 @@ fn replay(
     let existing = match fs::read(target.join(ENVELOPE_FILE)) {
         Ok(bytes) => Some(bytes),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => None,
-        Err(e) => return Err(Error::io(format!("reading {}", target.display()), e)),
+        Err(e) => return Err(Error::io(format!("reading {}", shown(root, &target)), e)),
     };
     let mut changed = false;
     match existing {
@@ -563,7 +573,7 @@ fn replay(
             for (name, content) in &record.files {
                 let path = target.join(name);
                 if fs::read(&path).ok().as_deref() != Some(content.as_slice()) {
-                    replace_file(&path, content)?;
+                    replace_file(root, &path, content)?;
                     to_sync.push(path);
                     changed = true;
                 }
@@ -583,14 +593,14 @@ fn replay(
             // Missing, or cut short before its files reached the disk: write it whole.
             let fresh = root.join(tmp_name(me, &record.id));
             fs::create_dir(&fresh)
-                .map_err(|e| Error::io(format!("creating {}", fresh.display()), e))?;
+                .map_err(|e| Error::io(format!("creating {}", shown(root, &fresh)), e))?;
             for (name, content) in &record.files {
-                write_new(&fresh.join(name), content)?;
+                write_new(root, &fresh.join(name), content)?;
             }
             if target.exists() {
                 let old = root.join(tmp_name(me, &record.id));
                 fs::rename(&target, &old)
-                    .map_err(|e| Error::io(format!("moving {} aside", target.display()), e))?;
+                    .map_err(|e| Error::io(format!("moving {} aside", shown(root, &target)), e))?;
                 fs::rename(&fresh, &target)
                     .map_err(|e| Error::io(format!("moving run {} into place", record.id), e))?;
                 let _ = fs::remove_dir_all(&old);
@@ -616,8 +626,8 @@ fn replay(
         let path = schemas.join(format!("{digest}.json"));
         if fs::read(&path).ok().as_deref() != Some(content.as_slice()) {
             fs::create_dir_all(&schemas)
-                .map_err(|e| Error::io(format!("creating {}", schemas.display()), e))?;
-            replace_file(&path, content)?;
+                .map_err(|e| Error::io(format!("creating {}", shown(root, &schemas)), e))?;
+            replace_file(root, &path, content)?;
             to_sync.push(path);
         }
     }
@@ -626,13 +636,13 @@ fn replay(
 
 /// Write `content` to `path` through a temporary file renamed over it, so no reader sees it
 /// half written.
-fn replace_file(path: &Path, content: &[u8]) -> Result<()> {
+fn replace_file(root: &Path, path: &Path, content: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!("{TMP_PREFIX}{:016x}", random_u64()));
-    write_new(&tmp, content)?;
+    write_new(root, &tmp, content)?;
     fs::rename(&tmp, path).map_err(|e| {
         let _ = fs::remove_file(&tmp);
-        Error::io(format!("moving {} into place", path.display()), e)
+        Error::io(format!("moving {} into place", shown(root, path)), e)
     })
 }
 
@@ -646,7 +656,7 @@ fn rewrite_index(
     recovery: &mut Recovery,
 ) -> Result<()> {
     let control = root.join(CONTROL_DIR);
-    let io = |what: &str, path: &Path, e| Error::io(format!("{what} {}", path.display()), e);
+    let io = |what: &str, path: &Path, e| Error::io(format!("{what} {}", shown(root, path)), e);
     let new_path = control.join(format!("{TMP_PREFIX}index-{:016x}", random_u64()));
     let dropped_path = control.join(DROPPED_LINES);
     let mut out = std::io::BufWriter::new(
@@ -718,6 +728,6 @@ fn rewrite_index(
         .sync_all()
         .map_err(|e| io("syncing", &dropped_path, e))?;
     fs::rename(&new_path, index_path).map_err(|e| io("replacing", index_path, e))?;
-    sync_dir(&control)?;
+    sync_dir(root, &control)?;
     Ok(())
 }

@@ -109,7 +109,7 @@ fn ids(envelopes: &[Value]) -> Vec<String> {
 }
 
 fn leftovers(dir: &Path) -> Vec<String> {
-    dir_names(dir)
+    dir_names(dir, dir)
         .unwrap()
         .into_iter()
         .filter(|n| n.starts_with(TMP_PREFIX))
@@ -211,7 +211,7 @@ fn run_ids_sort_chronologically() {
     let mut sorted = listed.clone();
     sorted.sort();
     assert_eq!(listed, sorted, "the index is in id order");
-    let mut dirs: Vec<String> = dir_names(&root.0)
+    let mut dirs: Vec<String> = dir_names(&root.0, &root.0)
         .unwrap()
         .into_iter()
         .filter(|n| is_uuid7(n))
@@ -539,7 +539,7 @@ fn a_schema_is_written_once() {
     }
     assert_eq!(store.schema(&digest).unwrap(), Some(schema.clone()));
     assert_eq!(
-        dir_names(&root.0.join(SCHEMAS_DIR)).unwrap(),
+        dir_names(&root.0.join(SCHEMAS_DIR), &root.0.join(SCHEMAS_DIR)).unwrap(),
         vec![format!("{digest}.json")]
     );
 
@@ -898,7 +898,7 @@ fn a_stopped_writers_journal_is_replayed_and_removed() {
     }
     let control = root.0.join(CONTROL_DIR);
     assert_eq!(
-        dir_names(&control).unwrap(),
+        dir_names(&control, &control).unwrap(),
         vec![writer::STORE_LOCK.to_string()],
         "a writer that stopped cleanly leaves no journal"
     );
@@ -974,7 +974,7 @@ fn a_stopped_writers_journal_is_replayed_and_removed() {
     );
     assert!(!segment_path.exists() && !tmp.exists());
     assert!(!control.join(format!("writer-{dead}.lock")).exists());
-    let live_files = dir_names(&control).unwrap();
+    let live_files = dir_names(&control, &control).unwrap();
     let live_id = live.writer_id().unwrap();
     assert!(
         live_files.contains(&format!("writer-{live_id}.0.wal")),
@@ -1120,12 +1120,12 @@ fn full_segments_are_checkpointed_and_reused() {
         env["outcome"]["statement"] = json!(format!("{i} {}", "y".repeat(600)));
         put(&store, &env).unwrap();
         made.push(env["invocation_id"].as_str().unwrap().to_string());
-        let names = dir_names(&control).unwrap();
+        let names = dir_names(&control, &control).unwrap();
         assert!(names.iter().filter(|n| n.ends_with(".spare.wal")).count() <= 1);
         seen_spare |= names.iter().any(|n| n.ends_with(".spare.wal"));
     }
     assert!(seen_spare, "no segment was ever kept for reuse");
-    let names = dir_names(&control).unwrap();
+    let names = dir_names(&control, &control).unwrap();
     let highest = names
         .iter()
         .filter_map(|n| {
@@ -1141,7 +1141,7 @@ fn full_segments_are_checkpointed_and_reused() {
     assert_eq!(ids(&list(&store)), made);
     drop(store);
     assert_eq!(
-        dir_names(&control).unwrap(),
+        dir_names(&control, &control).unwrap(),
         vec![writer::STORE_LOCK.to_string()]
     );
     assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());

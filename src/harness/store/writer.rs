@@ -28,7 +28,7 @@
 //! no file-system metadata), or removed. A writer that stops without a checkpoint leaves its
 //! segments for the next writer's recovery to replay.
 
-use super::files::{sync_all, sync_dir, write_new};
+use super::files::{shown, sync_all, sync_dir, write_new};
 use super::journal;
 use super::reader::RunReader;
 use super::recovery::{self, Recovery, segment_name, tmp_name, writer_lock_name};
@@ -162,9 +162,24 @@ impl StoreLock {
             .create(true)
             .truncate(false)
             .open(&path)
-            .map_err(|e| Error::io(format!("opening the store lock {}", path.display()), e))?;
-        file.lock()
-            .map_err(|e| Error::io(format!("locking {}", path.display()), e))?;
+            .map_err(|e| {
+                Error::io(
+                    format!(
+                        "opening the store lock {}",
+                        shown(control.parent().unwrap_or(control), &path)
+                    ),
+                    e,
+                )
+            })?;
+        file.lock().map_err(|e| {
+            Error::io(
+                format!(
+                    "locking {}",
+                    shown(control.parent().unwrap_or(control), &path)
+                ),
+                e,
+            )
+        })?;
         Ok(StoreLock(file))
     }
 }
@@ -201,9 +216,9 @@ impl RunStore {
             .write(true)
             .create_new(true)
             .open(&lock_path)
-            .map_err(|e| Error::io(format!("creating {}", lock_path.display()), e))?;
+            .map_err(|e| Error::io(format!("creating {}", shown(&root, &lock_path)), e))?;
         lock.try_lock()
-            .map_err(|e| Error::Store(format!("locking {}: {e}", lock_path.display())))?;
+            .map_err(|e| Error::Store(format!("locking {}: {e}", shown(&root, &lock_path))))?;
         let recovered = recovery::recover(&root, &id);
         let ready = recovered.and_then(|recovery| {
             // An empty index marks a store with no runs yet, for readers.
@@ -303,10 +318,7 @@ impl RunStore {
 
     fn writer(&self) -> Result<&Writer> {
         self.writer.as_ref().ok_or_else(|| {
-            Error::Store(format!(
-                "the run store {} was opened read-only; nothing was stored",
-                self.shown_root().display()
-            ))
+            Error::Store("the run store was opened read-only; nothing was stored".into())
         })
     }
 
@@ -337,7 +349,7 @@ impl RunStore {
         let root = self.root();
         self.keep_schemas(&writer.id, &prepared.schemas)?;
         let tmp = root.join(tmp_name(&writer.id, id));
-        let written = write_run_dir(&tmp, &prepared.files);
+        let written = write_run_dir(root, &tmp, &prepared.files);
         if let Err(e) = written {
             let _ = fs::remove_dir_all(&tmp);
             return Err(e);
@@ -373,7 +385,8 @@ impl RunStore {
     /// into place; content-addressed, so a writer that lost a race rewrote equal bytes). Not
     /// synced: the run's journal record holds them too.
     fn keep_schemas(&self, writer: &str, schemas: &[(String, String)]) -> Result<()> {
-        let dir = self.root().join(SCHEMAS_DIR);
+        let root = self.root();
+        let dir = root.join(SCHEMAS_DIR);
         let mut made = false;
         for (digest, text) in schemas {
             let path = dir.join(format!("{digest}.json"));
@@ -382,13 +395,13 @@ impl RunStore {
             }
             if !made {
                 fs::create_dir_all(&dir)
-                    .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+                    .map_err(|e| Error::io(format!("creating {}", shown(root, &dir)), e))?;
                 made = true;
             }
             let tmp = dir.join(tmp_name(writer, digest));
-            let written = write_new(&tmp, text.as_bytes()).and_then(|_| {
+            let written = write_new(root, &tmp, text.as_bytes()).and_then(|_| {
                 fs::rename(&tmp, &path)
-                    .map_err(|e| Error::io(format!("moving {} into place", path.display()), e))
+                    .map_err(|e| Error::io(format!("moving {} into place", shown(root, &path)), e))
             });
             if written.is_err() {
                 let _ = fs::remove_file(&tmp);
@@ -564,11 +577,11 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
     })
 }
 
-/// Create `dir` and write each file in it, unsynced.
-fn write_run_dir(dir: &Path, files: &[(String, String)]) -> Result<()> {
-    fs::create_dir(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+/// Create `dir` (under `root`) and write each file in it, unsynced.
+fn write_run_dir(root: &Path, dir: &Path, files: &[(String, String)]) -> Result<()> {
+    fs::create_dir(dir).map_err(|e| Error::io(format!("creating {}", shown(root, dir)), e))?;
     for (name, text) in files {
-        write_new(&dir.join(name), text.as_bytes())?;
+        write_new(root, &dir.join(name), text.as_bytes())?;
     }
     Ok(())
 }
@@ -601,12 +614,15 @@ impl Segment {
             Err(e) => {
                 let _ = fs::remove_file(&path);
                 return Err(Error::io(
-                    format!("creating the journal {}", path.display()),
+                    format!(
+                        "creating the journal {}",
+                        shown(control.parent().unwrap_or(control), &path)
+                    ),
                     e,
                 ));
             }
         };
-        sync_dir(control)?;
+        sync_dir(control.parent().unwrap_or(control), control)?;
         Ok(Segment {
             file,
             path,
@@ -622,7 +638,15 @@ impl Segment {
     /// as a segment always starts as one.
     fn reuse(spare: &Path, control: &Path, writer: &str, seq: u64) -> Result<Segment> {
         let path = control.join(segment_name(writer, seq));
-        let context = |e| Error::io(format!("reusing the journal {}", spare.display()), e);
+        let context = |e| {
+            Error::io(
+                format!(
+                    "reusing the journal {}",
+                    shown(control.parent().unwrap_or(control), spare)
+                ),
+                e,
+            )
+        };
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -632,7 +656,7 @@ impl Segment {
             .and_then(|()| file.sync_data())
             .map_err(context)?;
         fs::rename(spare, &path).map_err(context)?;
-        sync_dir(control)?;
+        sync_dir(control.parent().unwrap_or(control), control)?;
         Ok(Segment {
             file,
             path,
@@ -714,7 +738,10 @@ impl Committer {
             let _ = self.segment.file.set_len(before);
             return every(&|| {
                 Error::io(
-                    format!("writing the journal {}; nothing was stored", path.display()),
+                    format!(
+                        "writing the journal {}; nothing was stored",
+                        shown(&self.root, &path)
+                    ),
                     copy_io(&e),
                 )
             });
@@ -731,12 +758,15 @@ impl Committer {
                 self.broken = Some(format!(
                     "the journal {} could not be synced ({e}) nor cut back ({u}); restart the \
                      harness to recover the run store",
-                    path.display()
+                    shown(&self.root, &path)
                 ));
             }
             return every(&|| {
                 Error::io(
-                    format!("syncing the journal {}; nothing was stored", path.display()),
+                    format!(
+                        "syncing the journal {}; nothing was stored",
+                        shown(&self.root, &path)
+                    ),
                     copy_io(&e),
                 )
             });
@@ -767,7 +797,7 @@ impl Committer {
                 self.broken = Some(format!(
                     "the journal {} could not be written ({e}); restart the harness to recover \
                      the run store",
-                    path.display()
+                    shown(&self.root, &path)
                 ));
             }
         }
@@ -864,7 +894,7 @@ impl Committer {
                         *result = Err(Error::io(
                             format!(
                                 "appending to the run index {}; run {} was not stored",
-                                index.display(),
+                                shown(&self.root, &index),
                                 job.id
                             ),
                             copy_io(&e),
@@ -906,12 +936,12 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
                 Err(Error::Store(format!(
                     "{} already exists and is not a complete run; it was left as it is and \
                      run {id} was not stored",
-                    target.display()
+                    shown(root, &target)
                 )))
             }
         }
         Err(e) => Err(Error::io(
-            format!("moving run {id} into place at {}", target.display()),
+            format!("moving run {id} into place at {}", shown(root, &target)),
             e,
         )),
     }
@@ -1051,7 +1081,7 @@ fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -
     })();
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
-        return Err(Error::io(format!("writing {}", tmp.display()), e));
+        return Err(Error::io(format!("writing {}", shown(root, &tmp)), e));
     }
     let mut kept = spare.lock().unwrap_or_else(|p| p.into_inner());
     if kept.is_some() {
@@ -1060,10 +1090,10 @@ fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -
         return Ok(());
     }
     fs::rename(&tmp, &path)
-        .map_err(|e| Error::io(format!("moving {} into place", path.display()), e))?;
+        .map_err(|e| Error::io(format!("moving {} into place", shown(root, &path)), e))?;
     *kept = Some(path);
     drop(kept);
-    sync_dir(&control)
+    sync_dir(root, &control)
 }
 
 /// Make every run a segment holds durable in its own files; then keep the segment as the
@@ -1082,16 +1112,19 @@ fn checkpoint(root: &Path, segment: &Path, writer: &str, spare: &Spare) -> Resul
         }
         runs += 1;
         if runs % CHECKPOINT_BATCH == 0 {
-            sync_all(std::mem::take(&mut batch))?;
+            sync_all(root, std::mem::take(&mut batch))?;
         }
         Ok(())
     })?;
-    sync_all(batch)?;
-    sync_all(vec![
-        root.to_path_buf(),
-        root.join(SCHEMAS_DIR),
-        root.join(INDEX_NAME),
-    ])?;
+    sync_all(root, batch)?;
+    sync_all(
+        root,
+        vec![
+            root.to_path_buf(),
+            root.join(SCHEMAS_DIR),
+            root.join(INDEX_NAME),
+        ],
+    )?;
     let control = root.join(CONTROL_DIR);
     let mut kept = spare.lock().unwrap_or_else(|p| p.into_inner());
     if kept.is_none() {
@@ -1099,12 +1132,12 @@ fn checkpoint(root: &Path, segment: &Path, writer: &str, spare: &Spare) -> Resul
         // of another sequence number, which no reader takes.
         let path = control.join(recovery::spare_name(writer));
         fs::rename(segment, &path)
-            .map_err(|e| Error::io(format!("keeping {} for reuse", segment.display()), e))?;
+            .map_err(|e| Error::io(format!("keeping {} for reuse", shown(root, segment)), e))?;
         *kept = Some(path);
     } else {
         fs::remove_file(segment)
-            .map_err(|e| Error::io(format!("removing {}", segment.display()), e))?;
+            .map_err(|e| Error::io(format!("removing {}", shown(root, segment)), e))?;
     }
     drop(kept);
-    sync_dir(&control)
+    sync_dir(root, &control)
 }
