@@ -156,7 +156,25 @@ fn run(args: &Parsed) -> Result<i32, String> {
             let since = args.value("since").map(since).transpose()?;
             run_ids(&runs, since).map_err(|e| e.to_string())?
         }
-        (false, false) if args.value("since").is_none() => args.positionals.clone(),
+        (false, false) if args.value("since").is_none() => {
+            // A run may be named by a unique prefix of its id; one that names none is reported
+            // below, with the others.
+            match ddwire::harness::store::RunReader::open(&runs) {
+                Ok(store) => args
+                    .positionals
+                    .iter()
+                    .map(|r| match store.resolve(r) {
+                        Ok(id) => id,
+                        Err(e @ ddwire::Error::AmbiguousRun { .. }) => {
+                            eprintln!("ddwire export: {e}");
+                            r.clone()
+                        }
+                        Err(_) => r.clone(),
+                    })
+                    .collect(),
+                Err(_) => args.positionals.clone(),
+            }
+        }
         (false, false) => return Err("--since goes with --all".into()),
         (true, false) => return Err("give RUN_IDs or --all, not both".into()),
         (false, true) => return Err("expects RUN_IDs, or --all".into()),
