@@ -74,8 +74,14 @@ impl fmt::Display for Recovery {
         let mut parts = Vec::new();
         if !self.writers.is_empty() {
             parts.push(format!(
-                "replayed the journals of {} stopped writer(s)",
-                self.writers.len()
+                "replayed the journals {} writer(s) left when they stopped without closing the \
+                 store{}",
+                self.writers.len(),
+                if self.replayed.is_empty() && self.indexed.is_empty() {
+                    " (nothing was missing)"
+                } else {
+                    ""
+                }
             ));
         }
         if !self.replayed.is_empty() {
