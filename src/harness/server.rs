@@ -278,8 +278,7 @@ fn list_runs(harness: &Harness, request: &Request) -> Response {
         Err(e) => return Response::error(500, &e.to_string()),
     };
     if query.limit.is_some() {
-        drop(listing);
-        return match store.page(&query) {
+        return match listing.page() {
             Ok(page) => {
                 let mut response = Response::json(200, &Value::Array(page.rows));
                 if let Some(next) = page.next {

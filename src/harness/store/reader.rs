@@ -36,6 +36,31 @@ impl Listing {
         })
     }
 
+    /// One page: at most the query's `limit` rows (100 if unset), and a cursor to the next
+    /// page if more runs match (see [`RunReader::page`]).
+    pub fn page(self) -> Result<Page> {
+        let limit = self.query.limit.unwrap_or(100);
+        let mut page = Page::default();
+        let mut last: Option<(u64, Value)> = None;
+        let scan = self.rows(|offset, row| {
+            if page.rows.len() == limit {
+                // One more matches: there is a next page, after the last row given.
+                if let Some((at, id)) = &last {
+                    page.next = id.as_str().map(|id| index::Cursor {
+                        after: id.to_string(),
+                        at: *at,
+                    });
+                }
+                return ControlFlow::Break(());
+            }
+            last = Some((offset, row["invocation_id"].clone()));
+            page.rows.push(row);
+            ControlFlow::Continue(())
+        })?;
+        page.skipped = scan.skipped;
+        Ok(page)
+    }
+
     fn scan(
         self,
         depth: index::Depth,
@@ -278,26 +303,7 @@ impl RunReader {
     /// One page of the listing, newest first: at most `query.limit` rows (100 if unset) of
     /// [`index::listing_row`], and a cursor to the next page if more runs match.
     pub fn page(&self, query: &Query) -> Result<Page> {
-        let limit = query.limit.unwrap_or(100);
-        let mut page = Page::default();
-        let mut last: Option<(u64, Value)> = None;
-        let scan = self.rows_newest_first(query, |offset, row| {
-            if page.rows.len() == limit {
-                // One more matches: there is a next page, after the last row given.
-                if let Some((at, id)) = &last {
-                    page.next = id.as_str().map(|id| index::Cursor {
-                        after: id.to_string(),
-                        at: *at,
-                    });
-                }
-                return ControlFlow::Break(());
-            }
-            last = Some((offset, row["invocation_id"].clone()));
-            page.rows.push(row);
-            ControlFlow::Continue(())
-        })?;
-        page.skipped = scan.skipped;
-        Ok(page)
+        self.listing(query)?.page()
     }
 
     /// One row per `conversation_id` that any stored run carries, most recently active first
