@@ -2,7 +2,7 @@
 //! committed at the same moment.
 //!
 //! Each writer appends to its own segment files, `<runs>/.ddwire/writer-<id>.<seq>.wal`. A
-//! segment starts with [`MAGIC`] and its sequence number (u64 LE); then come records, each one
+//! segment starts with the 8 bytes `ddwirej2` and its sequence number (u64 LE); then come records, each one
 //! run:
 //!
 //! ```text
@@ -22,7 +22,7 @@
 //! number and end the segment too. The state byte is outside the checksum so that voiding a
 //! record is one byte written in place. The body's hash is taken by the caller that encodes the
 //! record, in parallel with other callers; the commit only seals it with the sequence
-//! number ([`seal`]).
+//! number.
 
 use crate::error::{Error, Result};
 use sha2::{Digest, Sha256};
