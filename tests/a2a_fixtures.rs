@@ -8,7 +8,7 @@
 
 use ddwire::Error;
 use ddwire::contract::input_hash;
-use ddwire::wire::a2a::endpoint::{CallContext, Endpoint, Execute};
+use ddwire::wire::a2a::endpoint::{CallContext, Endpoint, Execute, Plan, Reply, TaskPlan, Work};
 use ddwire::wire::a2a::model::{
     Artifact, Message, Part, Role, SendParams, SendResult, Task, TaskState, TaskStatus,
 };
@@ -548,27 +548,34 @@ fn ddwire_encodes_the_task_a2a_sdk_1_3_v0_3_compat_sent_as_the_same_json() {
     assert_ddwire_encodes_the_same_task(Sdk::A2a13Compat);
 }
 
-/// A ddwire endpoint whose work gives the task the SDK's agent gave, with the same ids and
-/// time: `Task::finished` makes it from the message the endpoint decoded.
+/// A ddwire endpoint whose work gives the task the SDK's agent gave, with the same ids: the
+/// plan names the SDK's task and context ids and ends the task with its status and artifacts.
 fn endpoint_like_the_sdk_server(sdk: Sdk) -> Endpoint {
-    let execute: Execute = Arc::new(move |mut message: Message, _: &CallContext| {
-        let case = [Case::SendCompleted, Case::SendFailed]
-            .into_iter()
-            .find(|c| c.ids().message == message.message_id)
-            .expect("a message id of the fixtures");
-        let want = answered_task(sdk, case);
-        message.task_id = Some(want.id.clone());
-        message.context_id = Some(want.context_id.clone());
-        let reason = want.status.message.clone().map(|mut m| {
-            // Task::finished sets these itself.
-            m.task_id = None;
-            m.context_id = None;
-            m
-        });
-        let mut task = Task::finished(message, want.status.state, reason, want.artifacts);
-        task.status.timestamp = want.status.timestamp;
-        task
-    });
+    let execute: Execute = Arc::new(
+        move |message: &Message, _: Option<&Task>, _: &CallContext| {
+            let case = [Case::SendCompleted, Case::SendFailed]
+                .into_iter()
+                .find(|c| c.ids().message == message.message_id)
+                .expect("a message id of the fixtures");
+            let want = answered_task(sdk, case);
+            let reason = want.status.message.clone().map(|mut m| {
+                // The endpoint sets these itself.
+                m.task_id = None;
+                m.context_id = None;
+                m
+            });
+            Plan::Task(TaskPlan {
+                task_id: Some(want.id.clone()),
+                context_id: Some(want.context_id.clone()),
+                owner: None,
+                work: Work::Done(Reply {
+                    state: want.status.state,
+                    message: reason,
+                    artifacts: want.artifacts,
+                }),
+            })
+        },
+    );
     Endpoint::new(execute)
 }
 
@@ -606,14 +613,26 @@ fn assert_endpoint_answers_as_the_sdk_server(sdk: Sdk) {
         let (headers, ours) = ddwire_answer(sdk, case);
         let sdk_line = line(sdk, case, "server-response");
         let mut theirs = value(&sdk_line.body);
-        if case == Case::GetUnknownTask && sdk != Sdk::A2a03 {
-            // a2a-sdk 1.3.0 adds `error.data` to -32001: a google.rpc.ErrorInfo list on 1.0,
-            // `null` on its v0.3 compat path. ddwire sends none: JSON-RPC 2.0 §5.1 makes
-            // `data` optional, and every client here (a2a-sdk 0.3 and 1.x, ddwire) maps the
-            // error by its code (1.3.0: `TaskNotFoundError`).
+        let mut ours = ours;
+        if case == Case::GetUnknownTask && sdk == Sdk::A2a13Compat {
+            // a2a-sdk 1.3.0 writes `"data": null` on its v0.3 compat path; ddwire leaves the
+            // member out (JSON-RPC 2.0 §5.1 makes it optional, 0.3 §6.12 free-form).
             let data = theirs["error"].as_object_mut().unwrap().remove("data");
-            assert!(data.is_some(), "{sdk:?}");
+            assert_eq!(data, Some(Value::Null), "{sdk:?}");
         }
+        if let Some(timestamp) = theirs["result"]["task"]["status"]["timestamp"]
+            .as_str()
+            .or(theirs["result"]["status"]["timestamp"].as_str())
+        {
+            // The endpoint stamps the time a task's status changed; the SDK's was then.
+            let status = if ours["result"]["task"].is_object() {
+                &mut ours["result"]["task"]["status"]
+            } else {
+                &mut ours["result"]["status"]
+            };
+            status["timestamp"] = Value::String(timestamp.to_string());
+        }
+        // On 1.0, -32001 carries the same google.rpc.ErrorInfo list as a2a-sdk 1.3.0's.
         assert_eq!(ours, theirs, "{sdk:?} {case:?}");
 
         // Header fields: every one the SDK's server sent, ddwire sends with the same value.

@@ -86,15 +86,25 @@ fn an_in_memory_agent_and_its_loopback_twin_produce_the_same_outcome() {
 #[test]
 fn a2a_rejects_malformed_request() {
     let (client, target) = in_memory(Arc::new(Hello::new()));
-    for (parts, n) in [(vec![hello_request(), hello_request()], 2), (vec![], 0)] {
-        let task = client
-            .send_for_task(&target, message(parts, None), &[], T)
-            .unwrap();
-        assert_eq!(task.status.state, TaskState::Failed);
-        assert_eq!(
-            task.failure_detail().unwrap(),
-            format!("expected exactly one data part, got {n}")
-        );
+    let two = vec![hello_request(), hello_request()];
+    let task = client
+        .send_for_task(&target, message(two, None), &[], T)
+        .unwrap();
+    assert_eq!(task.status.state, TaskState::Failed);
+    assert_eq!(
+        task.failure_detail().unwrap(),
+        "expected exactly one data part, got 2"
+    );
+    // A message without parts is not well formed: refused before any task is made.
+    match client.send_for_task(&target, message(vec![], None), &[], T) {
+        Err(Error::JsonRpc {
+            code: -32602,
+            message,
+            ..
+        }) => {
+            assert!(message.contains("params.message.parts"), "{message}")
+        }
+        other => panic!("{other:?}"),
     }
     let mut bad = hello_request();
     bad["acting_for"] =
@@ -793,13 +803,16 @@ fn shutdown_lets_a_request_in_flight_finish() {
 
 #[test]
 fn a_batch_of_32_calls_to_a_hung_agent_is_answered_within_one_deadline() {
+    use ddwire::wire::a2a::endpoint::CallContext;
     use ddwire::wire::a2a::endpoint::Endpoint;
     use ddwire::wire::http::{Handler, Limits, server as http_server};
-    let hung = Arc::new(Slow(Hello::new().spec().clone(), Duration::from_secs(8)));
+    let hung: Arc<dyn Agent> = Arc::new(Slow(Hello::new().spec().clone(), Duration::from_secs(8)));
     let client = A2aClient::default();
-    let mut endpoint = Endpoint::new(Arc::new(move |m, ctx| {
-        server::execute(hung.as_ref(), m, ctx, &client)
-    }));
+    let mut endpoint = Endpoint::new(Arc::new(
+        move |m: &Message, t: Option<&Task>, ctx: &CallContext| {
+            server::plan(&hung, m, t, ctx, &client)
+        },
+    ));
     endpoint.batch_deadline = Duration::from_secs(1);
     let handler: Handler = Arc::new(move |r| endpoint.handle(&r));
     let http = http_server::serve("127.0.0.1:0", handler, Limits::DEFAULT).unwrap();

@@ -14,7 +14,7 @@ use ddwire::harness::identity::Authenticator;
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness};
 use ddwire::wire::a2a::card::MANIFEST_EXTENSION_URI;
 use ddwire::wire::a2a::client::Target;
-use ddwire::wire::a2a::model::TaskState;
+use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
 use ddwire::wire::a2a::{Binding, artifact};
 use ddwire::wire::jsonrpc;
 use ddwire::wire::sse;
@@ -192,20 +192,24 @@ fn a2a_input_mismatch_is_an_envelope_not_a_transport_failure() {
 }
 
 /// Spec invariant 2: a request must carry exactly one data part, the InvocationRequest; two,
-/// none, or one that is not a request is a failed task and no run is made.
+/// none (text only), or one that is not a request is a failed task and no run is made.
 #[test]
 fn a2a_rejects_malformed_request() {
     let th = harness();
     let one = request("stub.abstain", message("hello"));
-    for (parts, detail) in [
+    let text_only = Message::new(Role::User, vec![Part::text("hello")]);
+    for (sent, detail) in [
         (
-            vec![one.clone(), one.clone()],
+            a2a_message(vec![one.clone(), one.clone()], None),
             "expected exactly one data part, got 2",
         ),
-        (vec![], "expected exactly one data part, got 0"),
-        (vec![json!({"agent_id": "stub.abstain"})], "input"),
+        (text_only, "expected exactly one data part, got 0"),
+        (
+            a2a_message(vec![json!({"agent_id": "stub.abstain"})], None),
+            "input",
+        ),
     ] {
-        let task = send_to(&th, &th.target(), a2a_message(parts, None), &[]);
+        let task = send_to(&th, &th.target(), sent, &[]);
         assert_eq!(task.status.state, TaskState::Failed, "{task:?}");
         let reason = task.failure_detail().unwrap();
         assert!(reason.contains(detail), "{reason}");

@@ -12,6 +12,8 @@ pub mod server;
 use crate::contract::spec::AgentSpec;
 use crate::contract::{AgentResult, InvocationRequest};
 use crate::trace::Tracer;
+use crate::wire::a2a::endpoint::{Plan, Progress};
+use crate::wire::a2a::model::{Message, Task};
 use std::fmt;
 
 /// An agent: a specification and one method.
@@ -25,6 +27,16 @@ pub trait Agent: Send + Sync {
         request: &InvocationRequest,
         ctx: &RunContext<'_>,
     ) -> Result<AgentResult, AgentError>;
+
+    /// Answer a message that is not a Data Director invocation (it does not carry exactly one
+    /// data part), continuing `continued` if it names a task waiting for input. The default,
+    /// `None`, refuses it as the contract requires (spec invariant 2): a failed task
+    /// `{"error": "expected exactly one data part, got N"}`. Only a conformance subject
+    /// answers ([`builtin::Echo`], for the A2A TCK).
+    fn converse(&self, message: &Message, continued: Option<&Task>) -> Option<Plan> {
+        let _ = (message, continued);
+        None
+    }
 }
 
 /// What the agent server gives a run besides the request.
@@ -38,6 +50,9 @@ pub struct RunContext<'a> {
     /// How a delegation agent invokes another agent through the harness; `None` for every
     /// other agent, and for a delegation agent called without a grant (the CLI).
     pub delegate: Option<delegate::Delegate>,
+    /// The A2A task this run works on: a long run can learn that it was canceled
+    /// ([`Progress::is_canceled`], [`Progress::cancellation`]) and stop early.
+    pub task: &'a Progress,
 }
 
 /// Why an agent could not decide: a kind and a message, sent as `"<kind>: <message>"`.

@@ -1,13 +1,24 @@
 //! The agent server: A2A in, an AgentResult and the spans it recorded out.
 //!
 //! Per the spec: a request carries exactly one data part, the InvocationRequest (anything else
-//! is a failed task `{"error": "expected exactly one data part, got N"}`); the `traceparent`
+//! is a failed task `{"error": "expected exactly one data part, got N"}`, unless the agent
+//! answers other messages itself, as the echo agent does for the A2A TCK: see
+//! [`Agent::converse`]); the `traceparent`
 //! in the message metadata (else the HTTP header) parents a fresh tracer, so the agent's spans
 //! join the caller's trace; `dd.input_ref` and `dd.input_hash` reach the run context. The reply
 //! is a completed task with one artifact `agent-result` holding one data part
 //! `{"result": <AgentResult>, "spans": ["<span JSON>", …]}`; an agent error is a failed task
 //! `{"error": "<kind>: <message>"}`. Spans travel as JSON strings because a protobuf `Struct`
 //! would turn their integers into floats. The server does no governance.
+//!
+//! The A2A task rules are the shared endpoint's ([`crate::wire::a2a::endpoint`]): unknown and
+//! finished tasks cannot be continued, `historyLength` is honoured, a non-blocking send
+//! (`returnImmediately: true`, `blocking: false`) is answered at once with the task
+//! `submitted` while the agent runs, `CancelTask` cancels a task not yet finished (a long run
+//! learns it through [`RunContext::task`]), and `ListTasks` lists the newest
+//! [`TASKS_KEPT`](crate::wire::a2a::endpoint::TASKS_KEPT) tasks this server answered: older
+//! ones are forgotten, and a restart forgets them all. JSON-RPC is served at `/a2a`, `/a2a/`
+//! and `/`; the card carries an `ETag` and `Cache-Control`.
 //!
 //! Started with a key ([`handler_signed`], [`serve_signed`], `ddwire agent NAME --key-file F`),
 //! the server refuses every JSON-RPC call that is not signed with it by the harness
@@ -20,9 +31,12 @@ use super::{Agent, AgentError, RunContext};
 use crate::contract::InvocationRequest;
 use crate::error::Result;
 use crate::trace::{SpanContext, Tracer};
+use crate::wire::a2a::card::ServedCard;
 use crate::wire::a2a::client::A2aClient;
-use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute, signature_refused};
-use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
+use crate::wire::a2a::endpoint::{
+    CallContext, Endpoint, Execute, Plan, Progress, Reply, TaskPlan, signature_refused,
+};
+use crate::wire::a2a::model::{Artifact, Message, Part, Task};
 use crate::wire::a2a::{CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH, artifact, card, meta};
 use crate::wire::http::{self, Handler, Limits, Request, Response};
 use crate::wire::sign::{Direction, Key, Signer, Verifier};
@@ -65,32 +79,32 @@ fn build(
     client: A2aClient,
     verifier: Option<Verifier>,
 ) -> Handler {
-    let card_bytes = card::agent_card(agent.spec(), public_url)
-        .to_string()
-        .into_bytes();
-    let execute: Execute = {
-        let agent = Arc::clone(&agent);
-        Arc::new(move |message: Message, ctx: &CallContext| {
-            execute(agent.as_ref(), message, ctx, &client)
-        })
-    };
+    let card = ServedCard::new(&card::agent_card(agent.spec(), public_url));
+    let execute: Execute = Arc::new(
+        move |message: &Message, continued: Option<&Task>, ctx: &CallContext| {
+            plan(&agent, message, continued, ctx, &client)
+        },
+    );
     let endpoint = Endpoint::new(execute);
-    Arc::new(move |request: Request| route(&request, &endpoint, &card_bytes, verifier.as_ref()))
+    Arc::new(move |request: Request| route(&request, &endpoint, &card, verifier.as_ref()))
 }
 
-/// Route one request: the card at both well-known paths, JSON-RPC at `/a2a` and `/`. With a
-/// `verifier`, a JSON-RPC request is answered only if its signature verifies.
+/// Route one request: the card at both well-known paths, JSON-RPC at `/a2a` (also `/a2a/`,
+/// where httpx-based clients post) and `/`. With a `verifier`, a JSON-RPC request is answered
+/// only if its signature verifies.
 pub fn route(
     request: &Request,
     endpoint: &Endpoint,
-    card_bytes: &[u8],
+    card: &ServedCard,
     verifier: Option<&Verifier>,
 ) -> Response {
-    match (request.method.as_str(), request.path.as_str()) {
+    let path = match request.path.as_str() {
+        "/a2a/" => JSONRPC_PATH,
+        p => p,
+    };
+    match (request.method.as_str(), path) {
         // HEAD arrives as GET (the server sends the head without the body).
-        ("GET", CARD_PATH | LEGACY_CARD_PATH) => {
-            Response::bytes(200, "application/json", card_bytes.to_vec())
-        }
+        ("GET", CARD_PATH | LEGACY_CARD_PATH) => card.respond(request),
         ("POST", JSONRPC_PATH | "/") => match verifier {
             // A body over the limits is refused as such, signed or not.
             Some(verifier) if request.body_error.is_none() => {
@@ -187,45 +201,76 @@ pub fn serve_in_memory_signed(
     Ok(net.serve(&host, handler, Limits::DEFAULT))
 }
 
-fn failed(message: Message, error: String) -> Task {
-    let reason = Message::new(Role::Agent, vec![Part::data(json!({ "error": error }))]);
-    Task::finished(message, TaskState::Failed, Some(reason), Vec::new())
-}
-
-/// Run one A2A message through `agent`.
-pub fn execute(agent: &dyn Agent, message: Message, ctx: &CallContext, client: &A2aClient) -> Task {
+/// Plan the answer to one A2A message for `agent`: exactly one data part, the
+/// InvocationRequest, is run by the agent (on the caller's thread, or in the background for a
+/// non-blocking send); any other message is the agent's to answer ([`Agent::converse`]) or a
+/// failed task.
+pub fn plan(
+    agent: &Arc<dyn Agent>,
+    message: &Message,
+    continued: Option<&Task>,
+    ctx: &CallContext,
+    client: &A2aClient,
+) -> Plan {
     let data = message.data_parts();
     if data.len() != 1 {
+        if let Some(plan) = agent.converse(message, continued) {
+            return plan;
+        }
         let error = format!("expected exactly one data part, got {}", data.len());
-        return failed(message, error);
+        return Plan::Task(TaskPlan::done(Reply::failed(error)));
     }
     let request = match InvocationRequest::from_value(data[0]) {
         Ok(r) => r,
-        Err(e) => return failed(message, format!("ContractViolation: {e}")),
+        Err(e) => {
+            return Plan::Task(TaskPlan::done(Reply::failed(format!(
+                "ContractViolation: {e}"
+            ))));
+        }
     };
-    let traceparent = message
-        .meta_str(meta::TRACEPARENT)
-        .or_else(|| ctx.header("traceparent"));
-    let tracestate = message
-        .meta_str(meta::TRACESTATE)
-        .or_else(|| ctx.header("tracestate"));
+    let (agent, ctx, client) = (Arc::clone(agent), ctx.clone(), client.clone());
+    let metadata = message.metadata.clone();
+    Plan::Task(TaskPlan::run(move |progress: &Progress| {
+        progress.working();
+        run(
+            agent.as_ref(),
+            &request,
+            metadata.as_ref(),
+            &ctx,
+            &client,
+            progress,
+        )
+    }))
+}
+
+/// Run one InvocationRequest through `agent`, with the message metadata it came with.
+fn run(
+    agent: &dyn Agent,
+    request: &InvocationRequest,
+    metadata: Option<&serde_json::Map<String, Value>>,
+    ctx: &CallContext,
+    client: &A2aClient,
+    progress: &Progress,
+) -> Reply {
+    let meta_str = |key: &str| metadata.and_then(|m| m.get(key)).and_then(Value::as_str);
+    let traceparent = meta_str(meta::TRACEPARENT).or_else(|| ctx.header("traceparent"));
+    let tracestate = meta_str(meta::TRACESTATE).or_else(|| ctx.header("tracestate"));
     let parent = SpanContext::extract(traceparent, tracestate);
     let tracer = Tracer::new(&agent.spec().agent_id).with_remote_parent(parent);
     let run_ctx = RunContext {
         tracer: &tracer,
-        input_ref: message
-            .meta_str(meta::INPUT_REF)
+        input_ref: meta_str(meta::INPUT_REF)
             .map(str::to_string)
             .unwrap_or_else(|| request.input_ref()),
-        input_hash: message
-            .meta_str(meta::INPUT_HASH)
+        input_hash: meta_str(meta::INPUT_HASH)
             .map(str::to_string)
             .unwrap_or_else(|| request.input_hash()),
-        delegate: Delegate::from_metadata(message.metadata.as_ref(), client.clone())
+        delegate: Delegate::from_metadata(metadata, client.clone())
             .map(|d| d.for_parent(&request.invocation_id)),
+        task: progress,
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        agent.run(&request, &run_ctx)
+        agent.run(request, &run_ctx)
     }))
     .unwrap_or_else(|_| Err(AgentError::new("Panic", "the agent panicked")));
     // Every span the run recorded, whatever trace it names: the harness judges them.
@@ -237,9 +282,11 @@ pub fn execute(agent: &dyn Agent, message: Message, ctx: &CallContext, client: &
     match outcome {
         Ok(result) => {
             let body = json!({ "result": result, "spans": spans });
-            let reply = Artifact::new(artifact::AGENT_RESULT, vec![Part::data(body)]);
-            Task::finished(message, TaskState::Completed, None, vec![reply])
+            Reply::completed(vec![Artifact::new(
+                artifact::AGENT_RESULT,
+                vec![Part::data(body)],
+            )])
         }
-        Err(e) => failed(message, e.to_string()),
+        Err(e) => Reply::failed(e.to_string()),
     }
 }

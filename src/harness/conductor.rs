@@ -19,6 +19,16 @@
 //! and so is one from an agent the harness shares a key with that is not signed with that key
 //! (see [`Callback`]).
 //!
+//! # Cancellation
+//!
+//! [`Conductor::invoke_until`] runs an invocation for an A2A task that may be canceled
+//! (`CancelTask`): the agent call then runs on a thread of its own, and once the task is
+//! canceled the conductor stops waiting for it. The run is stored as any failed agent call is,
+//! in the contract's closed vocabulary: outcome `failed`, problem `agent-error` with the detail
+//! `<agent_id>: Canceled: …` ([`CANCELED`]), and the statement `Canceled: …`. A task canceled
+//! before the agent was called does not call it. The agent's own call is not interrupted (A2A
+//! gives the harness no way to): it runs to its timeout, and its answer is dropped.
+//!
 //! # Panics
 //!
 //! No panic inside a run leaves the conductor waiting or an id taken. The running set and each
@@ -44,6 +54,7 @@ use crate::contract::{
 use crate::error::{Error, Result};
 use crate::trace::{ActiveSpan, Attributes, SpanContext, SpanName, SpanRecord, Tracer, attr};
 use crate::wire::a2a::client::A2aClient;
+use crate::wire::a2a::endpoint::Progress;
 use crate::wire::a2a::meta;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -57,6 +68,9 @@ pub const DATA_STEWARD: &str = "data_steward";
 pub const AGENT_NOT_RUN: &str = "The agent was not run.";
 /// The service name on the conductor's own spans.
 pub const SERVICE_NAME: &str = "ddwire-harness";
+/// The kind an `agent-error` problem names (`<agent_id>: Canceled: …`) when the caller canceled
+/// the task and the conductor stopped waiting for the agent.
+pub const CANCELED: &str = "Canceled";
 
 /// A stage of one invocation, as an observer (the AG-UI transport) sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,12 +206,35 @@ impl Conductor {
         acting_for: &Principal,
         observer: Observer<'_>,
     ) -> Result<Run> {
+        self.invoke_top(request, acting_for, observer, None)
+    }
+
+    /// [`Conductor::invoke_observed`] for the A2A task `task`: once it is canceled, the
+    /// conductor stops waiting for the agent and stores the run as canceled (see the module's
+    /// "Cancellation").
+    pub fn invoke_until(
+        &self,
+        request: InvocationRequest,
+        acting_for: &Principal,
+        observer: Observer<'_>,
+        task: &Progress,
+    ) -> Result<Run> {
+        self.invoke_top(request, acting_for, observer, Some(task))
+    }
+
+    fn invoke_top(
+        &self,
+        request: InvocationRequest,
+        acting_for: &Principal,
+        observer: Observer<'_>,
+        task: Option<&Progress>,
+    ) -> Result<Run> {
         if request.parent_invocation_id.is_some() {
             return Err(Error::Delegation(
                 "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it".into(),
             ));
         }
-        self.guarded(request, acting_for, None, observer)
+        self.guarded(request, acting_for, None, observer, task)
     }
 
     /// Run a request a delegation agent sent back under its grant, and record it against the
@@ -234,7 +271,7 @@ impl Conductor {
         child.parent_invocation_id = Some(parent_id);
         child.conversation_id = conversation_id;
         let link = SpanContext::extract(callback.traceparent, None);
-        let outcome = self.guarded(child, &acting_for, link, &|_, _| {});
+        let outcome = self.guarded(child, &acting_for, link, &|_, _| {}, None);
         if let Ok(run) = &outcome {
             in_flight.record(delegation_record(&run.envelope));
         }
@@ -275,6 +312,7 @@ impl Conductor {
         acting_for: &Principal,
         link: Option<SpanContext>,
         observer: Observer<'_>,
+        task: Option<&Progress>,
     ) -> Result<Run> {
         let request_doc = request.to_document();
         let errors = validate::request_errors(&request_doc);
@@ -292,7 +330,14 @@ impl Conductor {
         }
         let _running = self.admit(&request.invocation_id)?;
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.run(&request, request_doc.clone(), acting_for, link, observer)
+            self.run(
+                &request,
+                request_doc.clone(),
+                acting_for,
+                link,
+                observer,
+                task,
+            )
         }));
         match outcome {
             Ok(outcome) => outcome,
@@ -407,6 +452,7 @@ impl Conductor {
         acting_for: &Principal,
         link: Option<SpanContext>,
         observer: Observer<'_>,
+        task: Option<&Progress>,
     ) -> Result<Run> {
         let agent = self
             .registry
@@ -500,18 +546,13 @@ impl Conductor {
                             Value::String(grant.token.clone()),
                         );
                     }
-                    // A panic in the call (the client, the reply's decoding) is its failure.
-                    let received = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        remote::call(&self.client, agent, &request_doc, metadata)
-                    }))
-                    .unwrap_or_else(|panic| {
-                        Err(format!(
-                            "{}: the call panicked in the harness: {}",
-                            spec.agent_id,
-                            panic_message(&*panic)
-                        )
-                        .into())
-                    });
+                    let (received, canceled) = match task {
+                        Some(task) => call_until(&self.client, agent, &request_doc, metadata, task),
+                        None => (
+                            call_caught(&self.client, agent, &request_doc, metadata),
+                            false,
+                        ),
+                    };
                     if let Some(grant) = grant {
                         // Recorded whatever the agent did: the children ran and are stored.
                         delegations = grant.revoke();
@@ -524,6 +565,14 @@ impl Conductor {
                     };
                     stage_event(&root, Stage::AgentCall, "result", answered);
                     match received {
+                        Err(failure) if canceled => {
+                            agent_reply = failure.reply;
+                            let detail = failure.detail;
+                            (
+                                AgentResult::new(Outcome::failed(format!("{CANCELED}: {detail}"))),
+                                Some(agent_error(&spec.agent_id, CANCELED, &detail)),
+                            )
+                        }
                         Err(failure) => {
                             agent_reply = failure.reply;
                             let detail = failure.detail;
@@ -811,6 +860,115 @@ impl Drop for InFlight<'_> {
 
 /// The text of a panic's payload (`panic!` with a literal or a format string), or a note that
 /// it had none.
+/// Call the agent; a panic in the call (the client, the reply's decoding) is its failure.
+fn call_caught(
+    client: &A2aClient,
+    agent: &RemoteAgent,
+    request_doc: &Value,
+    metadata: Map<String, Value>,
+) -> std::result::Result<remote::Received, remote::Failure> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| {
+        remote::call(client, agent, request_doc, metadata)
+    }))
+    .unwrap_or_else(|panic| {
+        Err(format!(
+            "{}: the call panicked in the harness: {}",
+            agent.spec.agent_id,
+            panic_message(&*panic)
+        )
+        .into())
+    })
+}
+
+/// Call the agent on a thread of its own and wait for its answer or for `task` to be
+/// canceled, whichever comes first; `true` beside the failure when it was the cancellation.
+fn call_until(
+    client: &A2aClient,
+    agent: &RemoteAgent,
+    request_doc: &Value,
+    metadata: Map<String, Value>,
+    task: &Progress,
+) -> (std::result::Result<remote::Received, remote::Failure>, bool) {
+    let before = format!(
+        "the caller canceled task {} before {} was called; the agent was not run",
+        task.task_id(),
+        agent.spec.agent_id
+    );
+    if task.is_canceled() {
+        return (Err(before.into()), true);
+    }
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let (client, remote, request) = (client.clone(), agent.clone(), request_doc.clone());
+    let spawned = std::thread::Builder::new()
+        .name("ddwire-agent-call".into())
+        .spawn(move || {
+            let _ = tx.send(call_caught(&client, &remote, &request, metadata));
+        });
+    if spawned.is_err() {
+        // No thread to be had: wait for the agent here, as a blocking send does.
+        return match rx.try_recv() {
+            Ok(received) => (received, false),
+            Err(_) => (
+                Err(format!(
+                    "{}: no thread could be started for the call",
+                    agent.spec.agent_id
+                )
+                .into()),
+                false,
+            ),
+        };
+    }
+    let started = std::time::Instant::now();
+    let mut watching = true;
+    loop {
+        if watching {
+            crossbeam_channel::select! {
+                recv(rx) -> received => return answered(received, agent),
+                recv(task.cancellation()) -> _ => {
+                    if task.is_canceled() {
+                        return (
+                            Err(format!(
+                                "the caller canceled task {}; the harness stopped waiting for {} after {:.1} s",
+                                task.task_id(),
+                                agent.spec.agent_id,
+                                started.elapsed().as_secs_f64()
+                            )
+                            .into()),
+                            true,
+                        );
+                    }
+                    // Woken without a cancellation (the task was forgotten): wait for the
+                    // agent alone.
+                    watching = false;
+                }
+            }
+        } else {
+            return answered(rx.recv(), agent);
+        }
+    }
+}
+
+/// What the call's thread sent, or why it sent nothing.
+fn answered(
+    received: std::result::Result<
+        std::result::Result<remote::Received, remote::Failure>,
+        crossbeam_channel::RecvError,
+    >,
+    agent: &RemoteAgent,
+) -> (std::result::Result<remote::Received, remote::Failure>, bool) {
+    match received {
+        Ok(received) => (received, false),
+        Err(_) => (
+            Err(format!(
+                "{}: the call's thread ended without an answer",
+                agent.spec.agent_id
+            )
+            .into()),
+            false,
+        ),
+    }
+}
+
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()

@@ -9,6 +9,17 @@
 //! grant's principal and gets, beside `envelope`, the stored envelope as text in
 //! `envelope-json`, so its hash survives the wire (invariant 5).
 //!
+//! The task is the run (see [`super::tasks`]): its id is the request's `invocation_id`, its
+//! context the request's `conversation_id` (or the run's own id), and a message naming another
+//! `contextId` is refused (-32602): the harness cannot put a run in a context its request does
+//! not name. The A2A task rules are the endpoint's ([`crate::wire::a2a::endpoint`]): a
+//! `taskId` must name a known task, and no harness task can be continued (a run is finished,
+//! or still running). A non-blocking send (`returnImmediately: true`, `blocking: false`) is
+//! answered at once with the task `submitted` while the conductor runs in the background;
+//! `GetTask` shows it `working`, then `completed` with its envelope; `CancelTask` makes the
+//! conductor stop waiting for the agent, and the run is stored as canceled (see
+//! [`super::conductor`]). `ListTasks` lists the caller's runs, running and stored.
+//!
 //! A request to `/a2a` carrying signature headers ([`crate::wire::sign`], direction
 //! `to-harness`) is verified against the keys the registry holds, each under its agent's id,
 //! and refused with HTTP 401 if it does not verify; the conductor then requires a delegation
@@ -19,10 +30,14 @@ use super::conductor::{Callback, Conductor};
 use super::identity::Authenticator;
 use super::store::{Query, RunReader, parse_time};
 use crate::contract::InvocationRequest;
-use crate::contract::ids::{is_sha256_hex, is_uuid7};
+use crate::contract::ids::is_sha256_hex;
 use crate::error::{Error, Result};
-use crate::wire::a2a::endpoint::{CallContext, Endpoint, Execute, signature_refused};
-use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
+use crate::wire::a2a::card::ServedCard;
+use crate::wire::a2a::endpoint::{
+    A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, TaskPlan, Work,
+    signature_refused,
+};
+use crate::wire::a2a::model::{Artifact, Message, Part, Task};
 use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
 use crate::wire::http::{Handler, Request, Response};
 use crate::wire::sign::{Direction, Verifier};
@@ -38,7 +53,7 @@ pub struct Harness {
     pub authenticator: Option<Authenticator>,
     /// The base URL on the card (and, for delegation, the conductor's callback).
     pub public_url: String,
-    card_bytes: Vec<u8>,
+    card: ServedCard,
     /// Verifies signed delegation callbacks, with the keys the registry holds.
     callbacks: Verifier,
 }
@@ -55,9 +70,7 @@ impl Harness {
         conductor
             .callback_url
             .get_or_insert_with(|| public_url.clone());
-        let card_bytes = harness_card(&conductor, &public_url)
-            .to_string()
-            .into_bytes();
+        let card = ServedCard::new(&harness_card(&conductor, &public_url));
         let keys: Vec<_> = conductor
             .registry
             .agents()
@@ -67,7 +80,7 @@ impl Harness {
             conductor,
             authenticator,
             public_url,
-            card_bytes,
+            card,
             callbacks: Verifier::new(Direction::ToHarness, keys),
         }
     }
@@ -81,7 +94,7 @@ impl Harness {
 
     /// The card, as served.
     pub fn card(&self) -> Value {
-        serde_json::from_slice(&self.card_bytes).unwrap_or(Value::Null)
+        serde_json::from_slice(self.card.bytes()).unwrap_or(Value::Null)
     }
 }
 
@@ -112,14 +125,46 @@ pub fn harness_card(conductor: &Conductor, public_url: &str) -> Value {
 pub fn handler(harness: Arc<Harness>) -> Handler {
     let execute: Execute = {
         let harness = Arc::clone(&harness);
-        Arc::new(move |message: Message, ctx: &CallContext| execute(&harness, message, ctx))
+        Arc::new(
+            move |message: &Message, continued: Option<&Task>, ctx: &CallContext| {
+                plan(&harness, message, continued, ctx)
+            },
+        )
     };
     // The endpoint remembers the newest tasks it answered, failed ones included, so `tasks/get`
     // returns each as it was sent; an older run is rebuilt from the store.
     let mut endpoint = Endpoint::new(execute);
     endpoint.lookup = {
         let harness = Arc::clone(&harness);
-        Some(Arc::new(move |id: &str| stored_task(&harness, id)))
+        Some(Arc::new(move |id: &str| {
+            super::tasks::stored_task(&harness.conductor.store, id)
+        }))
+    };
+    endpoint.list = {
+        let (harness, live) = (Arc::clone(&harness), endpoint.tasks.clone());
+        let list: List = Arc::new(move |query, ctx: &CallContext| {
+            let principal = match &harness.authenticator {
+                None => {
+                    return Err(A2aError::Unauthenticated {
+                        reason: "this harness accepts only delegation callbacks under a live \
+                                 grant, and lists no tasks"
+                            .into(),
+                    });
+                }
+                Some(auth) => auth.principal_for(Some(&ctx.headers)).map_err(|e| {
+                    A2aError::Unauthenticated {
+                        reason: e.to_string(),
+                    }
+                })?,
+            };
+            super::tasks::list(
+                &live,
+                &harness.conductor.store,
+                &principal.principal_id,
+                query,
+            )
+        });
+        Some(list)
     };
     Arc::new(move |request: Request| route(&harness, &endpoint, &request))
 }
@@ -139,7 +184,7 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
             }
         }
         ("GET" | "HEAD", _) if request.path == CARD_PATH || request.path == LEGACY_CARD_PATH => {
-            Response::bytes(200, "application/json", harness.card_bytes.clone())
+            harness.card.respond(request)
         }
         ("POST", ["agui"]) => super::agui::run(harness, request),
         ("GET", ["agui", "runs", id]) => super::agui::replay(harness, id),
@@ -409,104 +454,134 @@ fn json_or_500(v: Result<Value>) -> Response {
     }
 }
 
-fn failed(message: Message, error: String) -> Task {
-    let reason = Message::new(Role::Agent, vec![Part::data(json!({ "error": error }))]);
-    Task::finished(message, TaskState::Failed, Some(reason), Vec::new())
-}
-
-/// Run one A2A message through the conductor.
-pub fn execute(harness: &Harness, message: Message, ctx: &CallContext) -> Task {
+/// Plan the answer to one A2A message: exactly one data part, the InvocationRequest, run by
+/// the conductor for the caller's principal (or, for a delegation callback, under its grant),
+/// as a task whose id is the request's `invocation_id`. Anything else is a failed task and no
+/// run (spec invariant 12).
+pub fn plan(
+    harness: &Arc<Harness>,
+    message: &Message,
+    continued: Option<&Task>,
+    ctx: &CallContext,
+) -> Plan {
+    if let Some(task) = continued {
+        // The endpoint lets a message continue only a task waiting for input, and no harness
+        // task waits for input.
+        return Plan::Refuse(A2aError::TaskBusy {
+            id: task.id.clone(),
+            state: task.status.state,
+        });
+    }
+    let failed = |error: String| Plan::Task(TaskPlan::done(Reply::failed(error)));
     let data = message.data_parts();
     if data.len() != 1 {
-        let error = format!("expected exactly one data part, got {}", data.len());
-        return failed(message, error);
+        return failed(format!(
+            "expected exactly one data part, got {}",
+            data.len()
+        ));
     }
     let request = match InvocationRequest::from_value(data[0]) {
         Ok(r) => r,
-        Err(e) => return failed(message, e.to_string()),
+        Err(e) => return failed(e.to_string()),
     };
+    let id = request.invocation_id.clone();
+    // A stored run keeps its task: a request reusing its id gets a task of its own (which the
+    // conductor fails, the id being used), never one that hides the stored run.
+    let task_id = (!harness.conductor.store.has(&id)).then(|| id.clone());
     let token = message.meta_str(meta::DELEGATION_TOKEN).map(str::to_string);
-    let outcome = match &token {
-        Some(token) => {
-            let callback = Callback {
-                token,
-                traceparent: message.meta_str(meta::TRACEPARENT),
-                parent_invocation_id: message.meta_str(meta::PARENT_INVOCATION_ID),
-                signed_by: ctx.signed_by.as_deref(),
+    let (principal, context_id) = match &token {
+        // A child's principal and conversation are its grant's, known once the conductor
+        // admits it.
+        Some(_) => (None, None),
+        None => {
+            let principal = match &harness.authenticator {
+                None => {
+                    return failed(
+                        Error::Identity(
+                            "this harness accepts only delegation callbacks under a live grant"
+                                .into(),
+                        )
+                        .to_string(),
+                    );
+                }
+                Some(auth) => match auth.principal_for(Some(&ctx.headers)) {
+                    Ok(p) => p,
+                    Err(e) => return failed(e.to_string()),
+                },
             };
-            harness.conductor.invoke_delegated(request, &callback)
-        }
-        None => match &harness.authenticator {
-            None => Err(Error::Identity(
-                "this harness accepts only delegation callbacks under a live grant".into(),
-            )),
-            Some(auth) => auth
-                .principal_for(Some(&ctx.headers))
-                .and_then(|principal| harness.conductor.invoke(request, &principal)),
-        },
-    };
-    match outcome {
-        Err(e) => failed(message, e.to_string()),
-        Ok(run) => {
-            let doc = run.envelope.to_document();
-            let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
-            if token.is_some() {
-                // The stored bytes themselves, so the delegating agent hashes what was stored.
-                let text = harness
-                    .conductor
-                    .store
-                    .envelope_text(&run.envelope.invocation_id)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_else(|| run.envelope.to_document().to_string());
-                artifacts.push(Artifact::new(
-                    artifact::ENVELOPE_JSON,
-                    vec![Part::text(text)],
+            let context_id = super::tasks::context_of(&id, request.conversation_id.as_deref());
+            if let Some(asked) = &message.context_id
+                && *asked != context_id
+            {
+                return Plan::Refuse(A2aError::invalid(
+                    "params.message.contextId",
+                    format!(
+                        "{asked:?} is not this request's context {context_id:?}: a harness task's \
+                         context is its request's conversation_id, or the task's own id outside \
+                         a conversation"
+                    ),
                 ));
             }
-            // The task is the run: `tasks/get` answers it from the store by this id.
-            let mut message = message;
-            message.task_id = Some(run.envelope.invocation_id.clone());
-            Task::finished(message, TaskState::Completed, None, artifacts)
+            (Some(principal), Some(context_id))
         }
-    }
-}
-
-/// A stored run as a completed task, for `tasks/get` on a run the endpoint no longer remembers
-/// (older than the newest [`TASKS_KEPT`](crate::wire::a2a::endpoint::TASKS_KEPT), or answered
-/// before a restart). It has the run's id, envelope and completion time; the message that
-/// asked for it is not stored, so its history holds the stored request. Every id in it is
-/// derived from the run's, so two calls return the same task.
-fn stored_task(harness: &Harness, id: &str) -> Option<Task> {
-    if !is_uuid7(id) {
-        return None;
-    }
-    let envelope = harness.conductor.store.envelope(id).ok().flatten()?;
-    let request = harness
-        .conductor
-        .store
-        .request(id)
-        .ok()
-        .flatten()
-        .unwrap_or(Value::Null);
-    let context_id = envelope
-        .get("conversation_id")
-        .and_then(Value::as_str)
-        .unwrap_or(id)
-        .to_string();
-    let completed_at = envelope
-        .get("completed_at")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let mut history = Message::new(Role::User, vec![Part::data(request)]);
-    history.message_id = format!("{id}-request");
-    history.task_id = Some(id.to_string());
-    history.context_id = Some(context_id);
-    let mut envelope_artifact = Artifact::new(artifact::ENVELOPE, vec![Part::data(envelope)]);
-    envelope_artifact.artifact_id = format!("{id}-envelope");
-    let mut task = Task::finished(history, TaskState::Completed, None, vec![envelope_artifact]);
-    if completed_at.is_some() {
-        task.status.timestamp = completed_at;
-    }
-    Some(task)
+    };
+    let owner = principal.as_ref().map(|p| p.principal_id.clone());
+    let harness = Arc::clone(harness);
+    let metadata = message.metadata.clone();
+    let signed_by = ctx.signed_by.clone();
+    let work = move |progress: &Progress| {
+        progress.working();
+        let meta_str = |key: &str| {
+            metadata
+                .as_ref()
+                .and_then(|m| m.get(key))
+                .and_then(serde_json::Value::as_str)
+        };
+        let outcome = match (&token, &principal) {
+            (Some(token), _) => {
+                let callback = Callback {
+                    token,
+                    traceparent: meta_str(meta::TRACEPARENT),
+                    parent_invocation_id: meta_str(meta::PARENT_INVOCATION_ID),
+                    signed_by: signed_by.as_deref(),
+                };
+                harness.conductor.invoke_delegated(request, &callback)
+            }
+            (None, Some(principal)) => {
+                harness
+                    .conductor
+                    .invoke_until(request, principal, &|_, _| {}, progress)
+            }
+            (None, None) => Err(Error::Identity("no principal".into())),
+        };
+        match outcome {
+            Err(e) => Reply::failed(e.to_string()),
+            Ok(run) => {
+                let doc = run.envelope.to_document();
+                let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
+                if token.is_some() {
+                    // The stored bytes themselves, so the delegating agent hashes what was
+                    // stored.
+                    let text = harness
+                        .conductor
+                        .store
+                        .envelope_text(&run.envelope.invocation_id)
+                        .ok()
+                        .flatten()
+                        .unwrap_or_else(|| run.envelope.to_document().to_string());
+                    artifacts.push(Artifact::new(
+                        artifact::ENVELOPE_JSON,
+                        vec![Part::text(text)],
+                    ));
+                }
+                Reply::completed(artifacts)
+            }
+        }
+    };
+    Plan::Task(TaskPlan {
+        task_id,
+        context_id,
+        owner,
+        work: Work::Run(Box::new(work)),
+    })
 }

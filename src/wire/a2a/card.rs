@@ -10,7 +10,10 @@ use super::{Binding, JSONRPC_PATH};
 use crate::contract::spec::AgentSpec;
 use crate::error::{Error, Result};
 use crate::json::python::str_repr;
+use crate::wire::http::{Request, Response};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
 
 /// The Data Director extension: its `params` are the agent's description.
 pub const EXTENSION_URI: &str = "https://w3id.org/data-director/a2a/agent-spec/v0";
@@ -142,5 +145,60 @@ pub fn pick_binding(card: &Value) -> Result<(Binding, String)> {
         _ => Err(Error::Wire(
             "the agent card offers no JSON-RPC interface".into(),
         )),
+    }
+}
+
+/// How long a client may cache a card, in seconds (`Cache-Control: max-age`). A card changes
+/// only when its server restarts with another configuration.
+pub const CARD_MAX_AGE: u32 = 300;
+
+/// A card as served (A2A 1.0 §8.6.1): its bytes, with `Cache-Control: max-age` and a weak
+/// `ETag` over them (as a2a-sdk 1.3.0 sends, `W/"<sha256 hex>"`), answering a matching
+/// `If-None-Match` with 304 Not Modified (RFC 9110 §13.1.2).
+#[derive(Clone, Debug)]
+pub struct ServedCard {
+    bytes: Arc<[u8]>,
+    etag: String,
+}
+
+impl ServedCard {
+    /// Serve `card`.
+    pub fn new(card: &Value) -> ServedCard {
+        let bytes = card.to_string().into_bytes();
+        let digest = Sha256::digest(&bytes);
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        ServedCard {
+            bytes: bytes.into(),
+            etag: format!("W/\"{hex}\""),
+        }
+    }
+
+    /// The card's JSON bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The card's entity tag.
+    pub fn etag(&self) -> &str {
+        &self.etag
+    }
+
+    /// The answer to a `GET` of the card.
+    pub fn respond(&self, request: &Request) -> Response {
+        let matches = request.header_joined("if-none-match").is_some_and(|tags| {
+            tags.split(',').any(|t| {
+                let t = t.trim();
+                // Weak comparison (RFC 9110 §8.8.3.2): the W/ prefix does not matter.
+                t == "*" || t.trim_start_matches("W/") == self.etag.trim_start_matches("W/")
+            })
+        });
+        let response = if matches {
+            Response::empty(304)
+        } else {
+            Response::bytes(200, "application/json", self.bytes.to_vec())
+        };
+        response
+            .with_header("ETag", &self.etag)
+            .with_header("Cache-Control", &format!("public, max-age={CARD_MAX_AGE}"))
     }
 }

@@ -1,24 +1,57 @@
-//! The server side of A2A over JSON-RPC: both bindings on one endpoint.
+//! The server side of A2A over JSON-RPC: both bindings on one endpoint, and the task rules
+//! both share.
 //!
 //! The binding is told by the method (`message/send` is v0.3, `SendMessage` is 1.0). The
 //! `A2A-Version` header (or query parameter) must agree: absent means 0.3, as a2a-sdk 1.x
 //! reads it, so a 1.0 method without `A2A-Version: 1.x` gets -32009, as does a 0.3 method
-//! under `A2A-Version: 1.x`. Work is done by an [`Execute`] function that turns a message into
-//! a finished task; calls are blocking, and `message/stream` is refused because nothing may
-//! reach a caller before the harness's checks have run.
+//! under `A2A-Version: 1.x`. `message/stream` is refused (-32004), because nothing may reach a
+//! caller before the harness's checks have run.
+//!
+//! # A send, whichever binding carried it
+//!
+//! 1. The message's shape is checked once ([`Message::check_shape`]): a missing or empty
+//!    `parts`, a missing `messageId` or `role` is -32602 with the field and the reason. What
+//!    the parts must hold (the Data Director contract's one data part) is the executor's own
+//!    rule, applied after.
+//! 2. `configuration` is read: `returnImmediately: true` (1.0) or `blocking: false` (0.3), and
+//!    `historyLength`, which must not be negative (-32602).
+//! 3. A message naming a `taskId` must name a task this endpoint knows (else -32001, A2A 1.0
+//!    §3.4.2; a client cannot create a task under an id of its choosing), which is not in a
+//!    terminal state (else -32004 in both bindings: 1.0 §3.1.1; 0.3 §7.1 gives no code, and
+//!    -32004 is what a2a-sdk 1.3.0 answers on its 0.3 path too), and which is waiting for
+//!    input (else -32004). A `contextId` beside it must be the task's (else -32602, §3.4.3);
+//!    a missing one is the task's. The message then continues that task, whose history
+//!    keeps every message.
+//! 4. The [`Execute`] function plans the answer: a direct message, a refusal, or a task and
+//!    the work to do for it ([`Plan`]).
+//! 5. A blocking send runs the work on the caller's thread and answers with the task as it
+//!    then stands. A non-blocking one stores the task as `submitted`, answers with it at once,
+//!    and runs the work on a thread of its own, at most [`BACKGROUND_TASKS`] at a time
+//!    (beyond that it is refused, [`BACKGROUND_FULL`]); `GetTask` shows its progress and
+//!    `CancelTask` cancels it (the work is told through its [`Progress`]).
+//!
+//! `GetTask` honours `historyLength` (0: no history, absent: all of it); `ListTasks` (1.0 only:
+//! A2A 0.3 has no JSON-RPC method for it, so `tasks/list` is -32601) lists the store's tasks,
+//! or asks the [`List`] function an endpoint is given (the harness lists its run store).
+//! Errors in the 1.0 binding carry `error.data` with a `google.rpc.ErrorInfo`
+//! ([`super::error`]).
 //!
 //! Signatures ([`crate::wire::sign`]) are checked by the route in front of the endpoint, which
 //! passes the key id that signed to [`Endpoint::handle_signed`] (it reaches the executor as
 //! [`CallContext::signed_by`]), or answers a refused signature with [`signature_refused`].
 
-use super::model::Task;
+pub use super::error::{A2aError, BACKGROUND_FULL};
+pub use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, TaskStore};
+
+use super::model::{Message, SendOptions, SendParams, Task, TaskState};
+use super::tasks::NotStored;
 use super::{Binding, card::EXTENSION_URI, v03, v10};
 use crate::wire::http::{Request, Response};
 use crate::wire::jsonrpc::{self, Call, Incoming, RpcError};
 use crate::wire::sign::{SCHEME, VerifyError};
 use serde_json::Value;
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// What a request's caller looks like to the code that executes it.
@@ -44,105 +77,76 @@ impl CallContext {
     }
 }
 
-/// Turn one message into a finished task (the message goes into the task's history). Must
-/// not panic; a failure is a failed task.
-pub type Execute = Arc<dyn Fn(super::model::Message, &CallContext) -> Task + Send + Sync>;
-/// Find a task the store no longer holds (the harness answers from its run store).
+/// What an executor makes of a well-formed message, decided at once on the caller's thread.
+pub enum Plan {
+    /// Answer with this message; no task is made (A2A's message response).
+    Message(Message),
+    /// Refuse the call with this error; no task is made.
+    Refuse(A2aError),
+    /// Make (or, for a message continuing a task, resume) a task, and do this work for it.
+    Task(TaskPlan),
+}
+
+/// A task to make, and the work to do for it.
+pub struct TaskPlan {
+    /// The new task's id when the executor names it (the harness: the run's invocation id);
+    /// else the endpoint makes one. Ignored when a message continues a task.
+    pub task_id: Option<String>,
+    /// The new task's context when the executor names it; else the message's, else a new one.
+    pub context_id: Option<String>,
+    /// Who may list the task (`ListTasks` with a [`List`] function that scopes by principal);
+    /// `None` for an endpoint that lists every task to every caller.
+    pub owner: Option<String>,
+    pub work: Work,
+}
+
+/// The work on a task.
+pub enum Work {
+    /// Already decided (a refusal in the task, say): the task ends at once with this reply.
+    Done(Reply),
+    /// To be run: a blocking send waits for it, a non-blocking one answers first. It marks the
+    /// task `working` through its [`Progress`] when it starts, and should stop early if told
+    /// the task was canceled. It must not panic (a panic is a failed task).
+    Run(Box<dyn FnOnce(&Progress) -> Reply + Send>),
+}
+
+impl TaskPlan {
+    /// A task the endpoint names, ended at once with `reply`.
+    pub fn done(reply: Reply) -> TaskPlan {
+        TaskPlan {
+            task_id: None,
+            context_id: None,
+            owner: None,
+            work: Work::Done(reply),
+        }
+    }
+
+    /// A task the endpoint names, for `work` to run.
+    pub fn run(work: impl FnOnce(&Progress) -> Reply + Send + 'static) -> TaskPlan {
+        TaskPlan {
+            task_id: None,
+            context_id: None,
+            owner: None,
+            work: Work::Run(Box::new(work)),
+        }
+    }
+}
+
+/// Plan the answer to one well-formed message: the message (its `taskId` and `contextId`, when
+/// it continues a task, already checked and filled), the task it continues, if any, and who
+/// sent it. Must not panic.
+pub type Execute = Arc<dyn Fn(&Message, Option<&Task>, &CallContext) -> Plan + Send + Sync>;
+/// Find a task the store no longer holds (the harness answers from its run store). Such a task
+/// is finished: it can be read, not continued or canceled.
 pub type Lookup = Arc<dyn Fn(&str) -> Option<Task> + Send + Sync>;
+/// Answer `ListTasks` in place of the endpoint's own store (the harness lists its run store,
+/// scoped to the caller's principal).
+pub type List = Arc<dyn Fn(&ListQuery, &CallContext) -> Result<TaskPage, A2aError> + Send + Sync>;
 
-/// The most tasks the default store remembers; older ones are forgotten first. A task holds
-/// its request and reply, so this bounds the store's memory (about 1,024 × a few KiB).
-pub const TASKS_KEPT: usize = 1_024;
-
-/// A bounded in-memory store of the tasks an endpoint has answered.
-///
-/// A task is kept as the JSON text it was sent as, in its binding: one allocation each, so
-/// keeping and forgetting a task costs next to nothing per call, and it is decoded again only
-/// when `tasks/get` asks for it.
-#[derive(Clone, Default)]
-pub struct TaskStore {
-    inner: Arc<Mutex<Tasks>>,
-    capacity: usize,
-}
-
-/// A task's JSON text and the binding that encoded it.
-#[derive(Clone)]
-struct Kept {
-    binding: Binding,
-    json: Arc<str>,
-}
-
-/// Tasks by id, and their ids oldest first.
-type Tasks = (HashMap<String, Kept>, VecDeque<String>);
-
-impl TaskStore {
-    /// A store that keeps the newest `capacity` tasks.
-    pub fn new(capacity: usize) -> TaskStore {
-        TaskStore {
-            inner: Arc::default(),
-            capacity,
-        }
-    }
-
-    /// Remember a task, forgetting the oldest beyond capacity.
-    pub fn put(&self, task: &Task) {
-        if self.capacity > 0 {
-            self.keep(&task.id, Binding::V03, json_text(&v03::Json(task)).into());
-        }
-    }
-
-    /// Remember a task by its JSON text in `binding`.
-    fn keep(&self, id: &str, binding: Binding, json: Arc<str>) {
-        if self.capacity == 0 {
-            return;
-        }
-        // Every connection thread keeps its tasks here: allocate before taking the lock, so
-        // the lock is held for the map operations alone.
-        let (key, queued) = (id.to_string(), id.to_string());
-        let evicted = {
-            let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-            let (tasks, order) = &mut *guard;
-            if tasks.insert(key, Kept { binding, json }).is_none() {
-                order.push_back(queued);
-            }
-            let mut evicted = Vec::new();
-            while order.len() > self.capacity {
-                if let Some(old) = order.pop_front() {
-                    evicted.extend(tasks.remove(&old));
-                }
-            }
-            evicted
-        };
-        // Freed outside the lock.
-        drop(evicted);
-    }
-
-    /// A remembered task.
-    pub fn get(&self, id: &str) -> Option<Task> {
-        let kept = {
-            let guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-            guard.0.get(id).cloned()?
-        };
-        // The text is this endpoint's own encoding, so it decodes; a failure would be a bug in
-        // a codec, answered as an unknown task rather than a panic.
-        let value: Value = serde_json::from_str(&kept.json).ok()?;
-        match kept.binding {
-            Binding::V03 => v03::decode_task(value),
-            Binding::V10 => v10::decode_task(value),
-        }
-        .ok()
-    }
-
-    /// How many tasks are held.
-    pub fn len(&self) -> usize {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).0.len()
-    }
-
-    /// Whether none are.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
+/// The most tasks an endpoint runs in the background (non-blocking sends) at once. Each holds a
+/// thread of its own while it runs, outside the HTTP server's connection bound, so this bounds
+/// those threads.
+pub const BACKGROUND_TASKS: usize = 64;
 
 /// An A2A JSON-RPC endpoint.
 #[derive(Clone)]
@@ -150,10 +154,23 @@ pub struct Endpoint {
     pub execute: Execute,
     pub tasks: TaskStore,
     pub lookup: Option<Lookup>,
+    pub list: Option<List>,
     /// Deepest JSON nesting accepted in a request.
     pub max_depth: usize,
     /// How long a JSON-RPC batch may take as a whole ([`jsonrpc::run_batch`]).
     pub batch_deadline: Duration,
+    /// The most tasks run in the background at once ([`BACKGROUND_TASKS`] by default).
+    pub max_background: usize,
+    background: Arc<AtomicUsize>,
+}
+
+/// What a call answers, before it is written in its binding.
+enum Answer {
+    /// A task, shown with at most this many history messages.
+    Task(Arc<Task>, Option<usize>),
+    Message(Message),
+    /// JSON text already written.
+    Json(String),
 }
 
 impl Endpoint {
@@ -163,9 +180,17 @@ impl Endpoint {
             execute,
             tasks: TaskStore::new(TASKS_KEPT),
             lookup: None,
+            list: None,
             max_depth: crate::json::Limits::DEFAULT.max_depth,
             batch_deadline: jsonrpc::BATCH_DEADLINE,
+            max_background: BACKGROUND_TASKS,
+            background: Arc::default(),
         }
+    }
+
+    /// How many tasks run in the background now.
+    pub fn running_in_background(&self) -> usize {
+        self.background.load(Ordering::SeqCst)
     }
 
     /// Answer one HTTP request carrying JSON-RPC.
@@ -264,9 +289,17 @@ impl Endpoint {
     ) -> Option<String> {
         let id = call.id.clone().unwrap_or(Value::Null);
         let notification = call.id.is_none();
+        // The binding errors are written in: the method's, else the one the version names.
+        let binding = Binding::of_method(&call.method).unwrap_or(
+            if version.is_some_and(|v| v.trim().starts_with('1')) {
+                Binding::V10
+            } else {
+                Binding::V03
+            },
+        );
         let reply = match self.answer(call, request, version, requested, signed_by) {
             Ok(result) => jsonrpc::success_text(&id, &result),
-            Err(err) => jsonrpc::error(&id, &err).to_string(),
+            Err(err) => jsonrpc::error(&id, &err.to_rpc(binding)).to_string(),
         };
         (!notification).then_some(reply)
     }
@@ -278,9 +311,11 @@ impl Endpoint {
         version: Option<&str>,
         requested: &[String],
         signed_by: Option<&str>,
-    ) -> Result<String, RpcError> {
+    ) -> Result<String, A2aError> {
         let Some(binding) = Binding::of_method(&call.method) else {
-            return Err(RpcError::new(jsonrpc::METHOD_NOT_FOUND, "Method not found"));
+            return Err(A2aError::MethodNotFound {
+                method: call.method,
+            });
         };
         check_version(binding, version, &call.method)?;
         let ctx = CallContext {
@@ -289,32 +324,31 @@ impl Endpoint {
             requested_extensions: requested.to_vec(),
             signed_by: signed_by.map(str::to_string),
         };
-        let invalid =
-            |m: String| RpcError::new(jsonrpc::INVALID_PARAMS, format!("Invalid parameters: {m}"));
+        let invalid = |m: String| A2aError::invalid("", m);
         let method = call.method.as_str();
-        match binding {
+        let answer = match binding {
             Binding::V03 if method == v03::SEND => {
+                let options = v03::decode_send_options(call.params.get("configuration"))?;
                 let params = v03::decode_send_params(call.params).map_err(invalid)?;
-                let task = (self.execute)(params.message, &ctx);
-                let json = json_text(&v03::Json(&task));
-                self.tasks.keep(&task.id, binding, Arc::from(json.as_str()));
-                Ok(json)
+                self.send(params, options, ctx)?
             }
             Binding::V10 if method == v10::SEND => {
+                let options = v10::decode_send_options(call.params.get("configuration"))?;
                 let params = v10::decode_send_params(call.params).map_err(invalid)?;
-                let task = (self.execute)(params.message, &ctx);
-                let json = json_text(&v10::Json(&task));
-                self.tasks.keep(&task.id, binding, Arc::from(json.as_str()));
-                // `{"task": …}`, as v10::TaskResult writes it, around the text already made.
-                Ok(format!("{{\"task\":{json}}}"))
+                self.send(params, options, ctx)?
             }
-            Binding::V03 if method == v03::GET_TASK => {
-                let id = v03::decode_task_id(&call.params).map_err(invalid)?;
-                self.find(&id).map(|t| json_text(&v03::Json(&t)))
-            }
-            Binding::V10 if method == v10::GET_TASK => {
-                let id = v10::decode_task_id(&call.params).map_err(invalid)?;
-                self.find(&id).map(|t| json_text(&v10::Json(&t)))
+            _ if method == v03::GET_TASK || method == v10::GET_TASK => {
+                let (id, history) = match binding {
+                    Binding::V03 => (
+                        v03::decode_task_id(&call.params).map_err(invalid)?,
+                        v03::decode_history_length(&call.params)?,
+                    ),
+                    Binding::V10 => (
+                        v10::decode_task_id(&call.params).map_err(invalid)?,
+                        v10::decode_history_length(&call.params)?,
+                    ),
+                };
+                Answer::Task(self.find(&id)?, history)
             }
             _ if method == v03::CANCEL_TASK || method == v10::CANCEL_TASK => {
                 let id = match binding {
@@ -322,53 +356,269 @@ impl Endpoint {
                     Binding::V10 => v10::decode_task_id(&call.params),
                 }
                 .map_err(invalid)?;
-                // Calls are blocking, so every task a caller can name has already finished.
-                let task = self.find(&id)?;
-                Err(RpcError::new(
-                    jsonrpc::TASK_NOT_CANCELABLE,
-                    format!(
-                        "Task cannot be canceled: task {} has already ended ({:?})",
-                        task.id, task.status.state
-                    ),
-                ))
+                Answer::Task(self.cancel(&id)?, None)
+            }
+            Binding::V10 if method == v10::LIST_TASKS => {
+                let query = v10::decode_list_params(&call.params)?;
+                let page = match &self.list {
+                    Some(list) => list(&query, &ctx)?,
+                    None => self.tasks.list(&query, None)?,
+                };
+                Answer::Json(json_text(&v10::Json(&page)))
             }
             _ if method == v03::STREAM
                 || method == v10::STREAM
                 || method == "tasks/resubscribe"
                 || method == "SubscribeToTask" =>
             {
-                Err(RpcError::new(
-                    jsonrpc::UNSUPPORTED_OPERATION,
-                    "Streaming is not supported: the card says streaming: false, because nothing may reach a \
-                     caller before the harness's checks have run; use message/send or SendMessage",
-                ))
+                return Err(A2aError::Unsupported {
+                    what: format!(
+                        "{method}: streaming is not supported: the card says streaming: false, \
+                         because nothing may reach a caller before the harness's checks have \
+                         run; use message/send or SendMessage"
+                    ),
+                });
             }
-            _ if method.contains("ushNotificationConfig") => Err(RpcError::new(
-                jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
-                "Push Notification is not supported",
-            )),
-            _ if method == "agent/getAuthenticatedExtendedCard" => Err(RpcError::new(
-                jsonrpc::EXTENDED_CARD_NOT_CONFIGURED,
-                "Authenticated Extended Card is not configured",
-            )),
+            _ if method.contains("ushNotificationConfig") => {
+                return Err(A2aError::PushNotificationNotSupported);
+            }
+            _ if method == "agent/getAuthenticatedExtendedCard" => {
+                return Err(A2aError::ExtendedCardNotConfigured);
+            }
             // A2A 1.0 §3.3.4: a card that does not declare `extendedAgentCard` answers -32004.
-            _ if method == "GetExtendedAgentCard" => Err(RpcError::new(
-                jsonrpc::UNSUPPORTED_OPERATION,
-                "This operation is not supported: the card declares no extended agent card",
-            )),
-            _ => Err(RpcError::new(
-                jsonrpc::UNSUPPORTED_OPERATION,
-                format!("This operation is not supported: {method}"),
-            )),
+            _ if method == "GetExtendedAgentCard" => {
+                return Err(A2aError::Unsupported {
+                    what: "the card declares no extended agent card".into(),
+                });
+            }
+            _ => {
+                return Err(A2aError::Unsupported {
+                    what: method.to_string(),
+                });
+            }
+        };
+        Ok(match (answer, binding) {
+            (Answer::Json(text), _) => text,
+            (Answer::Task(task, history), Binding::V03) => {
+                json_text(&v03::Json(&task.view(history, true)))
+            }
+            (Answer::Task(task, history), Binding::V10) if method == v10::SEND => {
+                // `{"task": …}`, as v10::TaskResult writes it, around the task's text.
+                let json = json_text(&v10::Json(&task.view(history, true)));
+                format!("{{\"task\":{json}}}")
+            }
+            (Answer::Task(task, history), Binding::V10) => {
+                json_text(&v10::Json(&task.view(history, true)))
+            }
+            (Answer::Message(m), Binding::V03) => json_text(&v03::Json(&m)),
+            (Answer::Message(m), Binding::V10) => {
+                format!("{{\"message\":{}}}", json_text(&v10::Json(&m)))
+            }
+        })
+    }
+
+    /// A task by id: the store's, else the lookup's.
+    fn find(&self, id: &str) -> Result<Arc<Task>, A2aError> {
+        self.tasks
+            .get(id)
+            .or_else(|| self.lookup.as_ref().and_then(|l| l(id)).map(Arc::new))
+            .ok_or_else(|| A2aError::TaskNotFound { id: id.to_string() })
+    }
+
+    /// `CancelTask`: a task of the store not yet terminal is canceled; a stored run (the
+    /// lookup's) has finished, and cannot be.
+    fn cancel(&self, id: &str) -> Result<Arc<Task>, A2aError> {
+        match self.tasks.cancel(id) {
+            Err(A2aError::TaskNotFound { .. }) => match self.lookup.as_ref().and_then(|l| l(id)) {
+                Some(task) => Err(A2aError::TaskNotCancelable {
+                    id: id.to_string(),
+                    state: task.status.state,
+                }),
+                None => Err(A2aError::TaskNotFound { id: id.to_string() }),
+            },
+            other => other,
         }
     }
 
-    fn find(&self, id: &str) -> Result<Task, RpcError> {
-        self.tasks
-            .get(id)
-            .or_else(|| self.lookup.as_ref().and_then(|l| l(id)))
-            .ok_or_else(|| RpcError::new(jsonrpc::TASK_NOT_FOUND, "Task not found"))
+    /// One send, as the module documentation describes.
+    fn send(
+        &self,
+        params: SendParams,
+        options: SendOptions,
+        ctx: CallContext,
+    ) -> Result<Answer, A2aError> {
+        let mut message = params.message;
+        message
+            .check_shape()
+            .map_err(|e| A2aError::invalid(e.field, e.reason))?;
+        let continued = match message.task_id.clone() {
+            None => None,
+            Some(id) => {
+                let task = self.find(&id)?;
+                let state = task.status.state;
+                if state.is_terminal() {
+                    return Err(A2aError::TaskTerminal { id, state });
+                }
+                if let Some(context_id) = &message.context_id
+                    && *context_id != task.context_id
+                {
+                    return Err(A2aError::ContextMismatch {
+                        context_id: context_id.clone(),
+                        task_id: id,
+                        task_context_id: task.context_id.clone(),
+                    });
+                }
+                if !matches!(state, TaskState::InputRequired | TaskState::AuthRequired) {
+                    return Err(A2aError::TaskBusy { id, state });
+                }
+                message.context_id = Some(task.context_id.clone());
+                Some(task)
+            }
+        };
+        let plan = (self.execute)(&message, continued.as_deref(), &ctx);
+        let plan = match plan {
+            Plan::Refuse(e) => return Err(e),
+            Plan::Message(mut reply) => {
+                reply.context_id = reply.context_id.or(message.context_id);
+                reply.task_id = reply.task_id.or(message.task_id);
+                return Ok(Answer::Message(reply));
+            }
+            Plan::Task(plan) => plan,
+        };
+        let history = options.history_length;
+        let background = options.return_immediately && matches!(plan.work, Work::Run(_));
+        // A slot for the background thread is taken before anything is stored.
+        let slot = if background {
+            Some(self.take_background_slot()?)
+        } else {
+            None
+        };
+        let run = matches!(plan.work, Work::Run(_));
+        let (snapshot, progress, work) = match continued {
+            Some(task) => {
+                let (snapshot, progress) = self.tasks.resume(&task.id, message, run)?;
+                (snapshot, progress, plan.work)
+            }
+            None => self.create(message, plan, run),
+        };
+        let work = match work {
+            Work::Done(reply) => {
+                let done = self
+                    .tasks
+                    .finish(&snapshot.id, reply.clone())
+                    .unwrap_or_else(|| {
+                        // Forgotten already (a store of no capacity): answer with what it came to.
+                        let mut task = (*snapshot).clone();
+                        super::tasks::apply(&mut task, reply);
+                        Arc::new(task)
+                    });
+                return Ok(Answer::Task(done, history));
+            }
+            Work::Run(work) => work,
+        };
+        let progress =
+            progress.unwrap_or_else(|| Progress::detached(&snapshot.id, &snapshot.context_id));
+        match slot {
+            Some(slot) => {
+                let tasks = self.tasks.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("ddwire-a2a-task".into())
+                    .spawn(move || {
+                        let _slot = slot;
+                        let reply = run_work(work, &progress);
+                        tasks.finish(progress.task_id(), reply);
+                    });
+                if let Err(e) = spawned {
+                    let reply = Reply::failed(format!(
+                        "the task could not be started in the background: {e}"
+                    ));
+                    self.tasks.finish(&snapshot.id, reply);
+                    return Ok(Answer::Task(self.find(&snapshot.id)?, history));
+                }
+                // The task as submitted: the caller polls GetTask for its progress.
+                Ok(Answer::Task(snapshot, history))
+            }
+            None => {
+                let reply = run_work(work, &progress);
+                let done = self
+                    .tasks
+                    .finish(&snapshot.id, reply.clone())
+                    .unwrap_or_else(|| {
+                        let mut task = (*snapshot).clone();
+                        super::tasks::apply(&mut task, reply);
+                        Arc::new(task)
+                    });
+                Ok(Answer::Task(done, history))
+            }
+        }
     }
+
+    /// Store the new task a plan asks for, `submitted`, with its work running if `run`. An id
+    /// the executor named that is already taken is not reused: the task gets a new one (the
+    /// work decides, as for any task, whether what it was asked can be done).
+    fn create(
+        &self,
+        mut message: Message,
+        plan: TaskPlan,
+        run: bool,
+    ) -> (Arc<Task>, Option<Progress>, Work) {
+        let TaskPlan {
+            task_id,
+            context_id,
+            owner,
+            work,
+        } = plan;
+        let context_id = context_id
+            .or_else(|| message.context_id.clone())
+            .unwrap_or_else(crate::contract::new_uuid7);
+        let mut id = task_id.unwrap_or_else(crate::contract::new_uuid7);
+        loop {
+            message.task_id = Some(id.clone());
+            message.context_id = Some(context_id.clone());
+            let task = Task {
+                id: id.clone(),
+                context_id: context_id.clone(),
+                status: super::model::TaskStatus {
+                    state: TaskState::Submitted,
+                    message: None,
+                    timestamp: None,
+                },
+                artifacts: Vec::new(),
+                history: vec![message.clone()],
+                metadata: None,
+            };
+            let running = run && matches!(work, Work::Run(_));
+            match self.tasks.insert(task, owner.clone(), running, false) {
+                Ok((snapshot, progress)) => return (snapshot, progress, work),
+                Err(NotStored::IdTaken) => id = crate::contract::new_uuid7(),
+            }
+        }
+    }
+
+    fn take_background_slot(&self) -> Result<Slot, A2aError> {
+        let limit = self.max_background;
+        self.background
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < limit).then_some(n + 1)
+            })
+            .map_err(|_| A2aError::BackgroundFull { limit })?;
+        Ok(Slot(Arc::clone(&self.background)))
+    }
+}
+
+/// One of the endpoint's background slots, given back when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Run a task's work; a panic is a failed task, never a task left running.
+fn run_work(work: Box<dyn FnOnce(&Progress) -> Reply + Send>, progress: &Progress) -> Reply {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(progress)))
+        .unwrap_or_else(|_| Reply::failed("the work on this task panicked"))
 }
 
 /// The JSON-RPC error code of a refused signature: a server error (JSON-RPC 2.0 §5.1) outside
@@ -398,10 +648,9 @@ fn json_text<T: serde::Serialize>(value: &T) -> String {
 
 /// The version a request declares must be one the method's binding speaks (major version
 /// match, as a2a-sdk's `validate_version` does).
-fn check_version(binding: Binding, declared: Option<&str>, method: &str) -> Result<(), RpcError> {
+fn check_version(binding: Binding, declared: Option<&str>, method: &str) -> Result<(), A2aError> {
     let declared = declared.unwrap_or("0.3").trim();
     let major = declared.split('.').next().unwrap_or("");
-    let expected = binding.version();
     let ok = match binding {
         Binding::V03 => major == "0",
         Binding::V10 => major == "1",
@@ -409,12 +658,11 @@ fn check_version(binding: Binding, declared: Option<&str>, method: &str) -> Resu
     if ok {
         return Ok(());
     }
-    Err(RpcError::new(
-        jsonrpc::VERSION_NOT_SUPPORTED,
-        format!(
-            "A2A version '{declared}' is not supported by this handler for {method}. Expected version '{expected}'."
-        ),
-    ))
+    Err(A2aError::VersionNotSupported {
+        declared: declared.to_string(),
+        method: method.to_string(),
+        expected: binding.version(),
+    })
 }
 
 /// A query parameter's value (no percent-decoding beyond `+`; versions need none).
@@ -423,48 +671,4 @@ pub fn query_param(query: &str, name: &str) -> Option<String> {
         let (k, v) = pair.split_once('=')?;
         k.eq_ignore_ascii_case(name).then(|| v.replace('+', " "))
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::wire::a2a::model::{Artifact, Message, Part, Role, TaskState};
-    use serde_json::json;
-
-    fn task(n: u64) -> Task {
-        let asked = Message::new(
-            Role::User,
-            vec![Part::data(
-                json!({"n": n, "ratio": 0.5, "nested": {"list": [1, "two", null]}}),
-            )],
-        );
-        let artifact = Artifact::new("agent-result", vec![Part::text(format!("answer {n}"))]);
-        Task::finished(asked, TaskState::Completed, None, vec![artifact])
-    }
-
-    #[test]
-    fn a_kept_task_comes_back_as_it_was_in_either_binding() {
-        let store = TaskStore::new(4);
-        let (a, b) = (task(1), task(2));
-        store.put(&a);
-        store.keep(&b.id, Binding::V10, json_text(&v10::Json(&b)).into());
-        assert_eq!(store.get(&a.id), Some(a));
-        assert_eq!(store.get(&b.id), Some(b));
-        assert_eq!(store.get("no-such-task"), None);
-    }
-
-    #[test]
-    fn the_task_store_forgets_the_oldest_beyond_its_capacity() {
-        let store = TaskStore::new(2);
-        let tasks: Vec<Task> = (0..3).map(task).collect();
-        for t in &tasks {
-            store.put(t);
-        }
-        assert_eq!(store.len(), 2);
-        assert_eq!(store.get(&tasks[0].id), None);
-        assert!(store.get(&tasks[1].id).is_some() && store.get(&tasks[2].id).is_some());
-        let none = TaskStore::new(0);
-        none.put(&tasks[0]);
-        assert!(none.is_empty());
-    }
 }

@@ -3,13 +3,18 @@
 //! - [`model`]: one model of messages, parts, tasks and artifacts.
 //! - [`v03`] and [`v10`]: thin codecs between that model and each binding's JSON.
 //! - [`card`]: agent cards that both SDK generations read, with the Data Director extension.
-//! - [`endpoint`]: the server side: JSON-RPC dispatch, version negotiation, the task store.
+//! - [`endpoint`]: the server side: JSON-RPC dispatch, version negotiation, the task rules,
+//!   non-blocking sends.
+//! - [`tasks`]: the bounded task store, progress and cancellation, `ListTasks`.
+//! - [`error`]: why a call is refused, as each binding writes it.
 //! - [`client`]: the calling side, over TCP or the in-memory transport.
 
 pub mod card;
 pub mod client;
 pub mod endpoint;
+pub mod error;
 pub mod model;
+pub mod tasks;
 pub mod v03;
 pub mod v10;
 
@@ -99,4 +104,38 @@ fn list<M: serde::ser::SerializeMap>(m: &mut M, key: &str, v: &[String]) -> Resu
 /// A model view as a JSON value.
 fn to_value<T: serde::Serialize>(v: T) -> serde_json::Value {
     serde_json::to_value(v).expect("a model value always serialises")
+}
+
+/// A count parameter (`historyLength`, `pageSize`): absent, or a non-negative integer that an
+/// `int32` holds (ProtoJSON also writes integers as strings). Anything else is refused.
+pub(crate) fn count_param(
+    v: Option<&serde_json::Value>,
+    field: &str,
+) -> Result<Option<usize>, error::A2aError> {
+    use serde_json::Value;
+    let n = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Number(n)) => n.as_i64().or_else(|| {
+            // 5.0 is an integer to a protobuf parser; 5.5 is not.
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
+                .map(|f| f as i64)
+        }),
+        Some(Value::String(s)) => s.trim().parse::<i64>().ok(),
+        Some(_) => None,
+    };
+    match n {
+        Some(n) if n < 0 => Err(error::A2aError::invalid(
+            field,
+            format!("must be a non-negative integer, got {n}"),
+        )),
+        Some(n) if n <= i64::from(i32::MAX) => Ok(Some(n as usize)),
+        _ => Err(error::A2aError::invalid(
+            field,
+            format!(
+                "must be a non-negative integer, got {}",
+                v.map(|v| v.to_string()).unwrap_or_default()
+            ),
+        )),
+    }
 }

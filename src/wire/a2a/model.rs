@@ -245,6 +245,92 @@ impl Task {
     }
 }
 
+/// A task as an answer shows it: at most its latest `history` messages, and its artifacts or
+/// not (A2A 1.0 §3.2.4 `historyLength`, §3.1.4 `includeArtifacts`).
+#[derive(Clone, Copy, Debug)]
+pub struct TaskView<'a> {
+    pub task: &'a Task,
+    /// The messages of the task's history shown: its latest ones.
+    pub history: &'a [Message],
+    pub artifacts: bool,
+}
+
+impl Task {
+    /// This task as shown with at most `history_length` of its latest history messages
+    /// (`None`: all of them; `Some(0)`: none) and its artifacts if `artifacts`.
+    pub fn view(&self, history_length: Option<usize>, artifacts: bool) -> TaskView<'_> {
+        let keep = history_length.map_or(self.history.len(), |n| n.min(self.history.len()));
+        TaskView {
+            task: self,
+            history: &self.history[self.history.len() - keep..],
+            artifacts,
+        }
+    }
+
+    /// This task as a copy limited as [`Task::view`] would show it.
+    pub fn limited(&self, history_length: Option<usize>, artifacts: bool) -> Task {
+        let view = self.view(history_length, artifacts);
+        Task {
+            history: view.history.to_vec(),
+            artifacts: if artifacts {
+                self.artifacts.clone()
+            } else {
+                Vec::new()
+            },
+            ..self.clone()
+        }
+    }
+}
+
+/// Why a message is not well formed (A2A 1.0 §5.7: REQUIRED fields present, required arrays
+/// not empty; 0.3 `Message`). The field is a path such as `params.message.parts`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeError {
+    pub field: &'static str,
+    pub reason: &'static str,
+}
+
+impl std::fmt::Display for ShapeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.field, self.reason)
+    }
+}
+
+impl std::error::Error for ShapeError {}
+
+impl Message {
+    /// The one check of a sent message's shape, whichever binding carried it: a non-empty
+    /// `messageId` and at least one part (each codec has already required `role`, and a
+    /// `messageId` and `parts` of the right types). What the parts must hold is the
+    /// receiver's own rule, checked after this one.
+    pub fn check_shape(&self) -> Result<(), ShapeError> {
+        if self.message_id.is_empty() {
+            return Err(ShapeError {
+                field: "params.message.messageId",
+                reason: "must not be empty",
+            });
+        }
+        if self.parts.is_empty() {
+            return Err(ShapeError {
+                field: "params.message.parts",
+                reason: "must hold at least one part",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// How a send asks to be answered: A2A 1.0 `SendMessageConfiguration` (`returnImmediately`,
+/// `historyLength`), v0.3 `MessageSendConfiguration` (`blocking`, `historyLength`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    /// Answer with the task as soon as it exists, and work on it in the background (1.0
+    /// `returnImmediately: true`, 0.3 `blocking: false`). Sends block by default.
+    pub return_immediately: bool,
+    /// Show at most this many of the task's latest history messages in the answer.
+    pub history_length: Option<usize>,
+}
+
 /// What `message/send` / `SendMessage` returns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SendResult {

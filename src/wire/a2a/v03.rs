@@ -5,10 +5,12 @@
 //! Reading is as lenient as the 0.3.26 server (a missing `kind` is told by shape); writing
 //! always sends `kind`, since other peers discriminate on it.
 
+use super::error::A2aError;
 use super::model::{
-    Artifact, File, Message, Part, Role, SendParams, SendResult, Task, TaskState, TaskStatus,
+    Artifact, File, Message, Part, Role, SendOptions, SendParams, SendResult, Task, TaskState,
+    TaskStatus, TaskView,
 };
-use super::{list, to_value};
+use super::{count_param, list, to_value};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
@@ -154,17 +156,27 @@ impl Serialize for Json<'_, TaskStatus> {
 
 impl Serialize for Json<'_, Task> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let t = self.0;
+        Json(&self.0.view(None, true)).serialize(s)
+    }
+}
+
+impl Serialize for Json<'_, TaskView<'_>> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let TaskView {
+            task: t,
+            history,
+            artifacts,
+        } = *self.0;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("kind", "task")?;
         m.serialize_entry("id", &t.id)?;
         m.serialize_entry("contextId", &t.context_id)?;
         m.serialize_entry("status", &Json(&t.status))?;
-        if !t.artifacts.is_empty() {
+        if artifacts && !t.artifacts.is_empty() {
             m.serialize_entry("artifacts", &Seq(&t.artifacts))?;
         }
-        if !t.history.is_empty() {
-            m.serialize_entry("history", &Seq(&t.history))?;
+        if !history.is_empty() {
+            m.serialize_entry("history", &Seq(history))?;
         }
         opt(&mut m, "metadata", &t.metadata)?;
         m.end()
@@ -290,7 +302,9 @@ fn items(
 }
 
 fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, String> {
-    items(obj, "parts", at, true)?
+    // Absent reads as empty, as in the 1.0 binding: the one shape check
+    // ([`Message::check_shape`]) refuses a message without parts, in either binding.
+    items(obj, "parts", at, false)?
         .into_iter()
         .enumerate()
         .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
@@ -436,4 +450,41 @@ pub fn decode_task_id(v: &Value) -> Result<String, String> {
         .and_then(Value::as_str)
         .map(str::to_string)
         .ok_or_else(|| "params.id is required".to_string())
+}
+
+/// The `historyLength` of `tasks/get` params (`None`: absent), checked.
+pub fn decode_history_length(v: &Value) -> Result<Option<usize>, A2aError> {
+    count_param(v.get("historyLength"), "params.historyLength")
+}
+
+/// What a `message/send`'s `configuration` asks: `blocking: false` answers at once (the
+/// default is blocking, as a2a-sdk reads it: only a literal `false` is non-blocking), and
+/// `historyLength`.
+pub fn decode_send_options(configuration: Option<&Value>) -> Result<SendOptions, A2aError> {
+    let Some(config) = configuration.filter(|c| !c.is_null()) else {
+        return Ok(SendOptions::default());
+    };
+    let Value::Object(obj) = config else {
+        return Err(A2aError::invalid(
+            "params.configuration",
+            "must be an object",
+        ));
+    };
+    let blocking = match obj.get("blocking") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(A2aError::invalid(
+                "params.configuration.blocking",
+                "must be true or false",
+            ));
+        }
+    };
+    Ok(SendOptions {
+        return_immediately: !blocking,
+        history_length: count_param(
+            obj.get("historyLength"),
+            "params.configuration.historyLength",
+        )?,
+    })
 }

@@ -7,10 +7,13 @@
 //! both the JSON (camelCase) and proto (snake_case) field names are accepted. Writing follows
 //! `MessageToDict`: camelCase, empty fields left out.
 
+use super::error::A2aError;
 use super::model::{
-    Artifact, File, Message, Part, Role, SendParams, SendResult, Task, TaskState, TaskStatus,
+    Artifact, File, Message, Part, Role, SendOptions, SendParams, SendResult, Task, TaskState,
+    TaskStatus, TaskView,
 };
-use super::{list, to_value};
+use super::tasks::{DEFAULT_PAGE_SIZE, ListQuery, MAX_PAGE_SIZE, TaskPage};
+use super::{count_param, list, to_value};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
@@ -18,12 +21,13 @@ pub const SEND: &str = "SendMessage";
 pub const STREAM: &str = "SendStreamingMessage";
 pub const GET_TASK: &str = "GetTask";
 pub const CANCEL_TASK: &str = "CancelTask";
+pub const LIST_TASKS: &str = "ListTasks";
 /// Every 1.0 method name, as the a2a-sdk 1.x dispatcher spells them.
 pub const METHODS: &[&str] = &[
     SEND,
     STREAM,
     GET_TASK,
-    "ListTasks",
+    LIST_TASKS,
     CANCEL_TASK,
     "CreateTaskPushNotificationConfig",
     "GetTaskPushNotificationConfig",
@@ -58,7 +62,7 @@ pub fn state_name(s: TaskState) -> &'static str {
 }
 
 /// A state by name, or by number (ProtoJSON accepts enum numbers too).
-fn state_from(v: &Value) -> Option<TaskState> {
+pub fn state_from(v: &Value) -> Option<TaskState> {
     STATES
         .iter()
         .find(|(_, name, num)| v.as_str() == Some(name) || v.as_i64() == Some(*num))
@@ -157,22 +161,47 @@ impl Serialize for Json<'_, TaskStatus> {
 
 impl Serialize for Json<'_, Task> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let t = self.0;
+        Json(&self.0.view(None, true)).serialize(s)
+    }
+}
+
+impl Serialize for Json<'_, TaskView<'_>> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let TaskView {
+            task: t,
+            history,
+            artifacts,
+        } = *self.0;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("id", &t.id)?;
         if !t.context_id.is_empty() {
             m.serialize_entry("contextId", &t.context_id)?;
         }
         m.serialize_entry("status", &Json(&t.status))?;
-        if !t.artifacts.is_empty() {
+        if artifacts && !t.artifacts.is_empty() {
             m.serialize_entry("artifacts", &Seq(&t.artifacts))?;
         }
-        if !t.history.is_empty() {
-            m.serialize_entry("history", &Seq(&t.history))?;
+        // `historyLength: 0` leaves the field out, as 1.0 §3.2.4 says it SHOULD.
+        if !history.is_empty() {
+            m.serialize_entry("history", &Seq(history))?;
         }
         if let Some(meta) = &t.metadata {
             m.serialize_entry("metadata", meta)?;
         }
+        m.end()
+    }
+}
+
+/// `ListTasksResponse` (A2A 1.0 §3.1.4): every field present, `nextPageToken` empty on the
+/// last page.
+impl Serialize for Json<'_, TaskPage> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.0;
+        let mut m = s.serialize_map(Some(4))?;
+        m.serialize_entry("tasks", &Seq(&p.tasks))?;
+        m.serialize_entry("nextPageToken", &p.next_page_token)?;
+        m.serialize_entry("pageSize", &p.page_size)?;
+        m.serialize_entry("totalSize", &p.total_size)?;
         m.end()
     }
 }
@@ -452,4 +481,140 @@ pub fn decode_task_id(v: &Value) -> Result<String, String> {
     text("id")
         .or_else(|| text("name").map(|n| n.strip_prefix("tasks/").unwrap_or(&n).to_string()))
         .ok_or_else(|| "params.id is required".to_string())
+}
+
+/// The `historyLength` of `GetTask` params (`None`: absent), checked.
+pub fn decode_history_length(v: &Value) -> Result<Option<usize>, A2aError> {
+    let Value::Object(obj) = v else {
+        return Ok(None);
+    };
+    let found = obj
+        .get("historyLength")
+        .or_else(|| obj.get("history_length"));
+    count_param(found, "params.historyLength")
+}
+
+/// What a `SendMessage`'s `configuration` asks (`returnImmediately`, `historyLength`; an
+/// earlier draft's `blocking: false` is read as `returnImmediately: true`).
+pub fn decode_send_options(configuration: Option<&Value>) -> Result<SendOptions, A2aError> {
+    let Some(config) = configuration.filter(|c| !c.is_null()) else {
+        return Ok(SendOptions::default());
+    };
+    let Value::Object(obj) = config else {
+        return Err(A2aError::invalid(
+            "params.configuration",
+            "must be an object",
+        ));
+    };
+    let field = |camel: &str, snake: &str| {
+        obj.get(camel)
+            .or_else(|| obj.get(snake))
+            .filter(|v| !v.is_null())
+    };
+    let flag = |v: Option<&Value>, at: &str| match v {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(_) => Err(A2aError::invalid(at, "must be true or false")),
+    };
+    let immediately = flag(
+        field("returnImmediately", "return_immediately"),
+        "params.configuration.returnImmediately",
+    )?;
+    let blocking = flag(
+        field("blocking", "blocking"),
+        "params.configuration.blocking",
+    )?;
+    Ok(SendOptions {
+        return_immediately: immediately.unwrap_or(blocking == Some(false)),
+        history_length: count_param(
+            field("historyLength", "history_length"),
+            "params.configuration.historyLength",
+        )?,
+    })
+}
+
+/// Read and check `ListTasks` params (A2A 1.0 §3.1.4, `ListTasksRequest`): `contextId`,
+/// `status` (a state name or number; an unknown one is refused rather than ignored),
+/// `pageSize` (1 to 100, default 50), `pageToken`, `historyLength` (not negative),
+/// `statusTimestampAfter` (RFC 3339 with a zone), `includeArtifacts`. Both the JSON and the
+/// proto field names are read; `tenant` and unknown fields are ignored.
+pub fn decode_list_params(v: &Value) -> Result<ListQuery, A2aError> {
+    let obj = match v {
+        Value::Null => return Ok(ListQuery::default()),
+        Value::Object(obj) => obj,
+        _ => return Err(A2aError::invalid("params", "must be an object")),
+    };
+    let field = |camel: &str, snake: &str| {
+        obj.get(camel)
+            .or_else(|| obj.get(snake))
+            .filter(|v| !v.is_null())
+    };
+    let text = |camel: &str, snake: &str| -> Result<Option<String>, A2aError> {
+        match field(camel, snake) {
+            None => Ok(None),
+            Some(Value::String(s)) if s.is_empty() => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(A2aError::invalid(
+                format!("params.{camel}"),
+                "must be a string",
+            )),
+        }
+    };
+    let status = match field("status", "status") {
+        None => None,
+        Some(v) => match state_from(v) {
+            // The proto default means "no filter".
+            Some(TaskState::Unknown) => None,
+            Some(state) => Some(state),
+            None => {
+                return Err(A2aError::invalid(
+                    "params.status",
+                    format!(
+                        "{v} is not a task state (TASK_STATE_SUBMITTED, TASK_STATE_WORKING, …)"
+                    ),
+                ));
+            }
+        },
+    };
+    let page_size = match count_param(field("pageSize", "page_size"), "params.pageSize")? {
+        None => DEFAULT_PAGE_SIZE,
+        Some(n) if (1..=MAX_PAGE_SIZE).contains(&n) => n,
+        Some(n) => {
+            return Err(A2aError::invalid(
+                "params.pageSize",
+                format!("must be from 1 to {MAX_PAGE_SIZE}, got {n}"),
+            ));
+        }
+    };
+    let status_timestamp_after = match text("statusTimestampAfter", "status_timestamp_after")? {
+        None => None,
+        Some(t) => Some(crate::time::parse_rfc3339(&t).ok_or_else(|| {
+            A2aError::invalid(
+                "params.statusTimestampAfter",
+                format!("{t:?} is not an RFC 3339 time with a zone (2026-01-02T03:04:05Z)"),
+            )
+        })?),
+    };
+    let include_artifacts = match field("includeArtifacts", "include_artifacts") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(A2aError::invalid(
+                "params.includeArtifacts",
+                "must be true or false",
+            ));
+        }
+    };
+    Ok(ListQuery {
+        context_id: text("contextId", "context_id")?,
+        status,
+        page_size,
+        page_token: text("pageToken", "page_token")?,
+        history_length: count_param(
+            field("historyLength", "history_length"),
+            "params.historyLength",
+        )?,
+        status_timestamp_after,
+        include_artifacts,
+    })
 }

@@ -1,0 +1,303 @@
+//! The harness's A2A tasks: what a stored run looks like as a task, and `ListTasks` (A2A 1.0
+//! §3.1.4) over the run store, scoped to the caller's principal.
+//!
+//! A harness task is a run: its id is the run's `invocation_id`, its context the request's
+//! `conversation_id` (or, outside a conversation, the run's own id), and its status time the
+//! envelope's `completed_at`. A stored run is `completed`, whatever its outcome (the envelope
+//! says that), except a run whose task the caller canceled (problem `agent-error`, detail
+//! `<agent_id>: Canceled: …`, see [`super::conductor::CANCELED`]), which is `canceled`. Its
+//! history is the stored request as one data part; its artifact the envelope.
+//!
+//! `ListTasks` lists the caller's runs, newest first: first the tasks still running in this
+//! harness (from the endpoint's memory), then the stored runs whose `acting_for.principal_id`
+//! is the caller's. A page token marks either a place among the running tasks (an offset: that
+//! part of the list changes as tasks finish) or the last stored run shown.
+
+use super::conductor::CANCELED;
+use super::store::{Query, RunReader};
+use crate::contract::ids::is_uuid7;
+use crate::contract::problem::ProblemType;
+use crate::error::{Error, Result};
+use crate::wire::a2a::artifact;
+use crate::wire::a2a::endpoint::{A2aError, ListQuery, TaskPage, TaskStore};
+use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
+use crate::wire::a2a::tasks::{decode_token, encode_token, invalid_token};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+/// The context of a run's task: its conversation, else its own id.
+pub(crate) fn context_of(invocation_id: &str, conversation_id: Option<&str>) -> String {
+    conversation_id
+        .filter(|c| !c.is_empty())
+        .unwrap_or(invocation_id)
+        .to_string()
+}
+
+/// Whether a stored envelope records a run whose task the caller canceled.
+pub(crate) fn is_canceled_run(envelope: &Value) -> bool {
+    let Some(problem) = envelope.get("problem") else {
+        return false;
+    };
+    let agent_error =
+        problem.get("type").and_then(Value::as_str) == Some(ProblemType::AgentError.uri().as_str());
+    let agent = envelope
+        .get("agent_id")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let marker = format!("{agent}: {CANCELED}: ");
+    agent_error
+        && problem
+            .get("detail")
+            .and_then(Value::as_str)
+            .is_some_and(|d| d.starts_with(&marker))
+}
+
+/// A stored run as a task. `request` is the stored request (`None`: history left out);
+/// `artifacts`: whether to show the envelope. Every id in it is derived from the run's, so two
+/// calls give the same task.
+pub(crate) fn run_task(envelope: Value, request: Option<Value>, artifacts: bool) -> Task {
+    let id = envelope
+        .get("invocation_id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let context_id = context_of(&id, envelope.get("conversation_id").and_then(Value::as_str));
+    let timestamp = envelope
+        .get("completed_at")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let state = if is_canceled_run(&envelope) {
+        TaskState::Canceled
+    } else {
+        TaskState::Completed
+    };
+    let history = request
+        .map(|request| {
+            let mut asked = Message::new(Role::User, vec![Part::data(request)]);
+            asked.message_id = format!("{id}-request");
+            asked.task_id = Some(id.clone());
+            asked.context_id = Some(context_id.clone());
+            vec![asked]
+        })
+        .unwrap_or_default();
+    let artifacts = if artifacts {
+        let mut envelope_artifact = Artifact::new(artifact::ENVELOPE, vec![Part::data(envelope)]);
+        envelope_artifact.artifact_id = format!("{id}-envelope");
+        vec![envelope_artifact]
+    } else {
+        Vec::new()
+    };
+    Task {
+        id,
+        context_id,
+        status: crate::wire::a2a::model::TaskStatus {
+            state,
+            message: None,
+            timestamp,
+        },
+        artifacts,
+        history,
+        metadata: None,
+    }
+}
+
+/// A stored run as a task, for `GetTask` on a run the endpoint no longer remembers (older than
+/// its newest [`TASKS_KEPT`](crate::wire::a2a::endpoint::TASKS_KEPT), or answered before a
+/// restart). The message that asked for it is not stored, so its history holds the stored
+/// request.
+pub(crate) fn stored_task(store: &RunReader, id: &str) -> Option<Task> {
+    if !is_uuid7(id) {
+        return None;
+    }
+    let envelope = store.envelope(id).ok().flatten()?;
+    let request = store.request(id).ok().flatten().unwrap_or(Value::Null);
+    Some(run_task(envelope, Some(request), true))
+}
+
+/// The caller's stored runs a listing selects, newest first, read through the run store's
+/// index reader a block at a time ([`RunReader::newest_first`]), its principal filter
+/// narrowing the scan: every one that passes `query`'s filters is counted, and those of the
+/// page (from just after the run `after`, at most `room`) are kept, not the rest, so memory
+/// stays flat whatever the store's size. The scan reads each envelope of the principal's runs,
+/// since the status and context of a task are not in the index's head fields.
+fn stored_runs(
+    store: &RunReader,
+    principal_id: &str,
+    query: &ListQuery,
+    after: Option<&str>,
+    skip: &HashSet<String>,
+    room: usize,
+) -> Result<(Vec<Value>, usize, bool)> {
+    let narrowed = Query {
+        principal: Some(principal_id.to_string()),
+        since: query.status_timestamp_after,
+        ..Query::default()
+    };
+    let (mut page, mut total, mut more) = (Vec::new(), 0usize, false);
+    let mut started = after.is_none();
+    store.newest_first(&narrowed, |_, envelope| {
+        let id = envelope
+            .get("invocation_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        // The store matches a principal by id or name; a task belongs to its principal id.
+        let mine = envelope
+            .get("acting_for")
+            .and_then(|a| a.get("principal_id"))
+            .and_then(Value::as_str)
+            == Some(principal_id);
+        if !mine
+            || skip.contains(&id)
+            || !query.matches(
+                &run_task(header(&envelope), None, false),
+                completed_ns(&envelope),
+            )
+        {
+            return ControlFlow::Continue(());
+        }
+        total += 1;
+        if !started {
+            started = after == Some(id.as_str());
+        } else if page.len() < room {
+            page.push(envelope);
+        } else {
+            more = true;
+        }
+        ControlFlow::Continue(())
+    })?;
+    if !started {
+        // The run the token names is no longer listed: the token is stale.
+        return Err(Error::NoSuchRun {
+            reference: after.unwrap_or_default().to_string(),
+            store: store.shown_root(),
+        });
+    }
+    Ok((page, total, more))
+}
+
+/// The fields of an envelope a task's filters read, without its payload.
+fn header(envelope: &Value) -> Value {
+    let mut h = serde_json::Map::new();
+    for key in [
+        "invocation_id",
+        "agent_id",
+        "conversation_id",
+        "completed_at",
+        "problem",
+    ] {
+        if let Some(v) = envelope.get(key) {
+            h.insert(key.into(), v.clone());
+        }
+    }
+    Value::Object(h)
+}
+
+fn completed_ns(envelope: &Value) -> i128 {
+    envelope
+        .get("completed_at")
+        .and_then(Value::as_str)
+        .and_then(crate::time::parse_rfc3339)
+        .unwrap_or(0)
+}
+
+/// Where a page starts.
+enum Start {
+    /// At this offset among the running tasks.
+    Running(usize),
+    /// After this stored run.
+    AfterRun(String),
+}
+
+/// `ListTasks` for `principal_id`: its tasks still running in `live` (the endpoint's store),
+/// then its stored runs, filtered and paged as `query` asks.
+pub(crate) fn list(
+    live: &TaskStore,
+    store: &RunReader,
+    principal_id: &str,
+    query: &ListQuery,
+) -> std::result::Result<TaskPage, A2aError> {
+    let token = query.page_token.as_deref().unwrap_or_default();
+    let start = match &query.page_token {
+        None => Start::Running(0),
+        Some(token) => {
+            let marked = decode_token(token).ok_or_else(|| invalid_token(token))?;
+            if let Some(n) = marked.strip_prefix("l:") {
+                Start::Running(n.parse().map_err(|_| invalid_token(token))?)
+            } else if let Some(id) = marked.strip_prefix("r:") {
+                Start::AfterRun(id.to_string())
+            } else {
+                return Err(invalid_token(token));
+            }
+        }
+    };
+    let running: Vec<Task> = live
+        .unfinished(principal_id)
+        .into_iter()
+        .filter(|(ns, t)| query.matches(t, *ns))
+        .map(|(_, t)| t.limited(query.history_length, query.include_artifacts))
+        .collect();
+    let running_ids: HashSet<String> = running.iter().map(|t| t.id.clone()).collect();
+
+    let (mut tasks, after) = match &start {
+        Start::Running(offset) => (
+            running
+                .iter()
+                .skip(*offset)
+                .take(query.page_size)
+                .cloned()
+                .collect::<Vec<Task>>(),
+            None,
+        ),
+        Start::AfterRun(id) => (Vec::new(), Some(id.as_str())),
+    };
+    let running_end = match start {
+        Start::Running(offset) => offset.saturating_add(tasks.len()),
+        Start::AfterRun(_) => running.len(),
+    };
+    let room = query.page_size - tasks.len();
+    let (stored, stored_total, more_stored) =
+        stored_runs(store, principal_id, query, after, &running_ids, room).map_err(
+            |e| match e {
+                Error::NoSuchRun { .. } => invalid_token(token),
+                e => A2aError::Internal {
+                    what: format!("the run store could not be read: {e}"),
+                },
+            },
+        )?;
+    let total_size = running.len() + stored_total;
+    for envelope in stored {
+        let id = envelope
+            .get("invocation_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let request = match query.history_length {
+            Some(0) => None,
+            _ => Some(store.request(&id).ok().flatten().unwrap_or(Value::Null)),
+        };
+        let task = run_task(envelope, request, query.include_artifacts);
+        tasks.push(task.limited(query.history_length, query.include_artifacts));
+    }
+    let next = if room == 0 {
+        // The page ends among the running tasks; past the last of them, the offset starts
+        // the stored runs.
+        if running_end < running.len() || stored_total > 0 {
+            encode_token(&format!("l:{running_end}"))
+        } else {
+            String::new()
+        }
+    } else {
+        match tasks.last() {
+            Some(last) if more_stored => encode_token(&format!("r:{}", last.id)),
+            _ => String::new(),
+        }
+    };
+    Ok(TaskPage {
+        tasks,
+        next_page_token: next,
+        page_size: query.page_size,
+        total_size,
+    })
+}
