@@ -37,6 +37,12 @@ pub trait Agent: Send + Sync {
         let _ = (message, continued);
         None
     }
+
+    /// The card skill describing the conversations [`Agent::converse`] answers, if it answers
+    /// any: the card then lists it, and `text/plain` among its input and output modes.
+    fn conversation_skill(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 /// What the agent server gives a run besides the request.

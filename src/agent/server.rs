@@ -79,7 +79,19 @@ fn build(
     client: A2aClient,
     verifier: Option<Verifier>,
 ) -> Handler {
-    let card = ServedCard::new(&card::agent_card(agent.spec(), public_url));
+    let mut card_json = card::agent_card(agent.spec(), public_url);
+    if let Some(skill) = agent.conversation_skill() {
+        // An agent that also converses says so: its skill, and text among its modes.
+        if let Some(skills) = card_json["skills"].as_array_mut() {
+            skills.push(skill);
+        }
+        for modes in ["defaultInputModes", "defaultOutputModes"] {
+            if let Some(list) = card_json[modes].as_array_mut() {
+                list.push(Value::String("text/plain".into()));
+            }
+        }
+    }
+    let card = ServedCard::new(&card_json);
     let execute: Execute = Arc::new(
         move |message: &Message, continued: Option<&Task>, ctx: &CallContext| {
             plan(&agent, message, continued, ctx, &client)

@@ -10,7 +10,7 @@ use std::path::Path;
 pub static COMMAND: Command = Command {
     name: "agent",
     summary: "Serve a built-in agent (hello, stub, echo, director, ungrounded, failing) over A2A",
-    usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N]",
+    usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N] [--delay D]",
     details: "Serves the agent's card at /.well-known/agent-card.json and JSON-RPC (A2A v0.3\n\
               message/send and A2A 1.0 SendMessage) at /a2a. Agents: hello (hello.world, port\n\
               8101), stub (stub.abstain, 8104), echo (echo.wire, 8107).\n\n\
@@ -19,7 +19,16 @@ pub static COMMAND: Command = Command {
               key_file in the harness's agents config); anything else gets HTTP 401. The card\n\
               stays readable. F holds 32 to 1,024 visible ASCII characters (openssl rand -hex 32),\n\
               and must not be readable by others (chmod 600). Without a key the agent server\n\
-              authenticates no one: keep agent ports on loopback or a private network.",
+              authenticates no one: keep agent ports on loopback or a private network.\n\n\
+              Tasks: GetTask, CancelTask and ListTasks (A2A 1.0) answer from the newest 1,024\n\
+              tasks this server answered, kept in memory (older ones are forgotten, and so is\n\
+              every task at a restart). A send with returnImmediately: true (1.0) or\n\
+              blocking: false (0.3) is answered at once with the task submitted.\n\n\
+              echo is also the A2A conformance subject (the A2A TCK's system under test): a\n\
+              message without data parts is echoed back as text, or follows the TCK scenario its\n\
+              messageId names (tck-complete-task, tck-input-required, tck-artifact-*, ...).\n\
+              With --delay D it keeps every task working for D seconds before it answers, so a\n\
+              client can watch it and cancel it.",
     flags: &[
         Flag {
             name: "host",
@@ -47,6 +56,11 @@ pub static COMMAND: Command = Command {
             help: "How far a signed call's time may be from this clock, in seconds (default 300)",
         },
         setup::MAX_CONNECTIONS,
+        Flag {
+            name: "delay",
+            value: Some("D"),
+            help: "echo only: work on each task for D seconds (up to 3600, decimals allowed) before answering",
+        },
     ],
     run,
 };
@@ -59,7 +73,18 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .iter()
         .find(|(n, _)| n == name)
         .ok_or_else(|| format!("no built-in agent {name:?}; choose hello, stub or echo"))?;
-    let agent = builtin::by_name(name).expect("listed in NAMES");
+    let agent: std::sync::Arc<dyn ddwire::agent::Agent> = match args.number::<f64>("delay")? {
+        None => builtin::by_name(name).expect("listed in NAMES"),
+        Some(d) if name != "echo" => {
+            return Err(format!(
+                "--delay applies only to echo, not {name} ({d} s was given)"
+            ));
+        }
+        Some(d) if d.is_finite() && (0.0..=3600.0).contains(&d) => std::sync::Arc::new(
+            builtin::Echo::with_delay(std::time::Duration::from_secs_f64(d)),
+        ),
+        Some(d) => return Err(format!("--delay must be from 0 to 3600 seconds, got {d}")),
+    };
     let host = args.value("host").unwrap_or("127.0.0.1");
     let port: u16 = args.number("port")?.unwrap_or(*default_port);
     let addr = format!("{host}:{port}");
