@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The tasks interop suite: A2A task operations against ddwire's harness (`ddwire serve`) from the
+# upstream clients: a2a-sdk 1.3.0 (A2A 1.0), a2a-sdk 0.3.26 (A2A 0.3) and @a2a-js/sdk 1.3.0 (1.0)
+# list (1.0 only: A2A 0.3 has no tasks/list over JSON-RPC), get, cancel and send non-blocking.
+# Run it through tests/interop/run tasks.
+#
+# Starts on free loopback ports:
+# - `ddwire agent echo --delay 3` (every task stays working for 3 s, so it can be watched and
+#   canceled) and `ddwire agent hello`;
+# - `ddwire serve` with both, bearer tokens for two principals (Ada and Grace), runs in $LOGS/runs.
+# Then runs tasks_a2a1.py (a2a-sdk 1.3.0), tasks_a2a03.py (0.3.26) and tasks_js.mjs
+# (@a2a-js/sdk 1.3.0); see README.md. Kills every server on exit.
+set -euo pipefail
+SUITE=tasks
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+here="$INTEROP/tasks"
+
+bash "$INTEROP/venv.sh" a2a03 >"$LOGS/venv-a2a03.out" 2>"$LOGS/venv-a2a03.log" & v03=$!
+bash "$INTEROP/venv.sh" a2a1 >"$LOGS/venv-a2a1.out" 2>"$LOGS/venv-a2a1.log" & v1=$!
+bash "$INTEROP/npm.sh" >/dev/null 2>"$LOGS/npm.log" & npm=$!
+py03="" py1="" npm_ok=1
+if wait $v03; then py03="$(cat "$LOGS/venv-a2a03.out")/bin/python"; else fail setup/venv-a2a03 "see $LOGS/venv-a2a03.log"; fi
+if wait $v1; then py1="$(cat "$LOGS/venv-a2a1.out")/bin/python"; else fail setup/venv-a2a1 "see $LOGS/venv-a2a1.log"; fi
+wait $npm || { npm_ok=0; fail setup/npm "npm ci failed (see $LOGS/npm.log)"; }
+[[ -x "$DDWIRE" ]] || { fail setup/ddwire "no ddwire binary at $DDWIRE"; finish; exit; }
+
+read -r -d '' p_echo p_hello p_harness < <(free_ports 3; printf '\0') || true
+url() { printf 'http://127.0.0.1:%s' "$1"; }
+card=/.well-known/agent-card.json
+
+start_server ddwire-echo "$DDWIRE" agent echo --port "$p_echo" --delay 3
+start_server ddwire-hello "$DDWIRE" agent hello --port "$p_hello"
+ok=1
+wait_ready ddwire-echo "$(url "$p_echo")$card" 15 || ok=0
+wait_ready ddwire-hello "$(url "$p_hello")$card" 15 || ok=0
+[[ $ok -eq 1 ]] || { finish; exit; }
+
+cat >"$LOGS/agents.json" <<JSON
+{"agents": [
+  {"url": "$(url "$p_echo")", "name": "echo", "timeout_s": 30},
+  {"url": "$(url "$p_hello")", "name": "hello", "timeout_s": 30}
+]}
+JSON
+cat >"$LOGS/profile.json" <<'JSON'
+{"profile_id": "tasks-interop", "version": 1,
+ "agents": {"echo.wire": "advise", "hello.world": "converse"}, "actions_requiring_approval": []}
+JSON
+# The tokens file holds only each token's SHA-256 digest; the clients present the tokens.
+ada="ada-$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')"
+grace="grace-$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')"
+sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+cat >"$LOGS/tokens.json" <<JSON
+{"$(sha "$ada")": {"principal_id": "https://orcid.org/0000-0001-5109-3700", "name": "Ada Interop"},
+ "$(sha "$grace")": {"principal_id": "https://orcid.org/0000-0002-1825-0097", "name": "Grace Interop"}}
+JSON
+
+start_server ddwire-serve "$DDWIRE" serve --port "$p_harness" --agents "$LOGS/agents.json" \
+    --profile "$LOGS/profile.json" --runs "$LOGS/runs" --tokens "$LOGS/tokens.json"
+wait_ready ddwire-serve "$(url "$p_harness")/healthz" 15 || { finish; exit; }
+
+python3 - "$LOGS/config.json" "$(url "$p_harness")" "$ada" "$grace" <<'PY'
+import json, sys
+path, harness, ada, grace = sys.argv[1:]
+json.dump({"harness": harness, "ada": ada, "grace": grace, "delay_s": 3}, open(path, "w"), indent=2)
+PY
+
+[[ -z "$py1" ]] || run_test a2a1-client "$py1" "$here/tasks_a2a1.py" "$LOGS/config.json"
+[[ -z "$py03" ]] || run_test a2a03-client "$py03" "$here/tasks_a2a03.py" "$LOGS/config.json"
+# node resolves @a2a-js/sdk from the script's folder upwards: tests/interop/node_modules.
+[[ $npm_ok -eq 0 ]] || run_test js-client node "$here/tasks_js.mjs" "$LOGS/config.json"
+
+finish
