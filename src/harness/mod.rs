@@ -13,5 +13,5 @@ pub mod registry;
 pub mod remote;
 pub mod server;
 pub mod store;
-pub mod tasks;
+pub(crate) mod tasks;
 pub mod testkit;

@@ -9,7 +9,7 @@
 //! grant's principal and gets, beside `envelope`, the stored envelope as text in
 //! `envelope-json`, so its hash survives the wire (invariant 5).
 //!
-//! The task is the run (see [`super::tasks`]): its id is the request's `invocation_id`, its
+//! The task is the run (see `harness/tasks.rs`): its id is the request's `invocation_id`, its
 //! context the request's `conversation_id` (or the run's own id), and a message naming another
 //! `contextId` is refused (-32602): the harness cannot put a run in a context its request does
 //! not name. The A2A task rules are the endpoint's ([`crate::wire::a2a::endpoint`]): a

@@ -538,12 +538,12 @@ pub struct TaskPage {
 }
 
 /// A page token: opaque to the client (lowercase hex of what it marks).
-pub fn encode_token(marker: &str) -> String {
+pub(crate) fn encode_token(marker: &str) -> String {
     marker.bytes().map(|b| format!("{b:02x}")).collect()
 }
 
 /// What a page token marks, if it is one this server could have issued.
-pub fn decode_token(token: &str) -> Option<String> {
+pub(crate) fn decode_token(token: &str) -> Option<String> {
     let bytes = token.as_bytes();
     if bytes.is_empty() || !bytes.len().is_multiple_of(2) || bytes.len() > 512 {
         return None;
@@ -559,7 +559,7 @@ pub fn decode_token(token: &str) -> Option<String> {
 }
 
 /// The refusal of a page token this server did not issue.
-pub fn invalid_token(token: &str) -> A2aError {
+pub(crate) fn invalid_token(token: &str) -> A2aError {
     let shown: String = token.chars().take(64).collect();
     A2aError::invalid(
         "params.pageToken",
