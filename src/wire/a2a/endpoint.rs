@@ -44,7 +44,6 @@ pub use super::error::{A2aError, BACKGROUND_FULL};
 pub use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, TaskStore};
 
 use super::model::{Message, SendOptions, SendParams, Task, TaskState};
-use super::tasks::NotStored;
 use super::{Binding, card::EXTENSION_URI, v03, v10};
 use crate::wire::http::{Request, Response};
 use crate::wire::jsonrpc::{self, Call, Incoming, RpcError};
@@ -502,18 +501,7 @@ impl Endpoint {
             None => self.create(message, plan, run),
         };
         let work = match work {
-            Work::Done(reply) => {
-                let done = self
-                    .tasks
-                    .finish(&snapshot.id, reply.clone())
-                    .unwrap_or_else(|| {
-                        // Forgotten already (a store of no capacity): answer with what it came to.
-                        let mut task = (*snapshot).clone();
-                        super::tasks::apply(&mut task, reply);
-                        Arc::new(task)
-                    });
-                return Ok(Answer::Task(done, history));
-            }
+            Work::Done(reply) => return Ok(Answer::Task(self.finish(snapshot, reply), history)),
             Work::Run(work) => work,
         };
         let progress =
@@ -526,29 +514,49 @@ impl Endpoint {
                     .spawn(move || {
                         let _slot = slot;
                         let reply = run_work(work, &progress);
-                        tasks.finish(progress.task_id(), reply);
+                        let _ = tasks.finish(progress.task_id(), reply);
                     });
                 if let Err(e) = spawned {
                     let reply = Reply::failed(format!(
                         "the task could not be started in the background: {e}"
                     ));
-                    self.tasks.finish(&snapshot.id, reply);
-                    return Ok(Answer::Task(self.find(&snapshot.id)?, history));
+                    return Ok(Answer::Task(self.finish(snapshot, reply), history));
                 }
                 // The task as submitted: the caller polls GetTask for its progress.
                 Ok(Answer::Task(snapshot, history))
             }
             None => {
                 let reply = run_work(work, &progress);
-                let done = self
-                    .tasks
-                    .finish(&snapshot.id, reply.clone())
-                    .unwrap_or_else(|| {
-                        let mut task = (*snapshot).clone();
-                        super::tasks::apply(&mut task, reply);
-                        Arc::new(task)
-                    });
-                Ok(Answer::Task(done, history))
+                Ok(Answer::Task(self.finish(snapshot, reply), history))
+            }
+        }
+    }
+
+    /// Record `reply` on the task `snapshot` shows, and return the task as it then stands
+    /// (built from the snapshot if the store no longer holds it, as a store of no capacity).
+    fn finish(&self, snapshot: Arc<Task>, reply: Reply) -> Arc<Task> {
+        // Let go of the snapshot first, so that the store changes the task in place rather
+        // than copying it. It is needed again only if the store keeps no task (the store never
+        // forgets a task whose work runs).
+        let (id, context_id) = (snapshot.id.clone(), snapshot.context_id.clone());
+        let snapshot = (!self.tasks.keeps_tasks()).then_some(snapshot);
+        match self.tasks.finish(&id, reply) {
+            Ok(task) => task,
+            Err(reply) => {
+                let mut task = snapshot.map(Arc::unwrap_or_clone).unwrap_or(Task {
+                    id,
+                    context_id,
+                    status: super::model::TaskStatus {
+                        state: TaskState::Submitted,
+                        message: None,
+                        timestamp: Some(crate::time::now_rfc3339()),
+                    },
+                    artifacts: Vec::new(),
+                    history: Vec::new(),
+                    metadata: None,
+                });
+                super::tasks::apply(&mut task, *reply);
+                Arc::new(task)
             }
         }
     }
@@ -571,26 +579,33 @@ impl Endpoint {
         let context_id = context_id
             .or_else(|| message.context_id.clone())
             .unwrap_or_else(crate::contract::new_uuid7);
-        let mut id = task_id.unwrap_or_else(crate::contract::new_uuid7);
+        let id = task_id.unwrap_or_else(crate::contract::new_uuid7);
+        message.task_id = Some(id.clone());
+        message.context_id = Some(context_id.clone());
+        let mut task = Task {
+            id,
+            context_id,
+            status: super::model::TaskStatus {
+                state: TaskState::Submitted,
+                message: None,
+                timestamp: None,
+            },
+            artifacts: Vec::new(),
+            history: vec![message],
+            metadata: None,
+        };
+        let running = run && matches!(work, Work::Run(_));
         loop {
-            message.task_id = Some(id.clone());
-            message.context_id = Some(context_id.clone());
-            let task = Task {
-                id: id.clone(),
-                context_id: context_id.clone(),
-                status: super::model::TaskStatus {
-                    state: TaskState::Submitted,
-                    message: None,
-                    timestamp: None,
-                },
-                artifacts: Vec::new(),
-                history: vec![message.clone()],
-                metadata: None,
-            };
-            let running = run && matches!(work, Work::Run(_));
             match self.tasks.insert(task, owner.clone(), running, false) {
                 Ok((snapshot, progress)) => return (snapshot, progress, work),
-                Err(NotStored::IdTaken) => id = crate::contract::new_uuid7(),
+                Err(taken) => {
+                    task = Arc::unwrap_or_clone(taken);
+                    let id = crate::contract::new_uuid7();
+                    for m in &mut task.history {
+                        m.task_id = Some(id.clone());
+                    }
+                    task.id = id;
+                }
             }
         }
     }

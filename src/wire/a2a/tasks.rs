@@ -164,13 +164,6 @@ pub struct TaskStore {
     capacity: usize,
 }
 
-/// Why a new task was not stored.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum NotStored {
-    /// A task with this id is already held.
-    IdTaken,
-}
-
 impl TaskStore {
     /// A store that keeps the newest `capacity` tasks (`0`: none).
     pub fn new(capacity: usize) -> TaskStore {
@@ -189,15 +182,15 @@ impl TaskStore {
         let _ = self.insert(task.clone(), None, false, true);
     }
 
-    /// Store a new task; with `run`, mark its work running and hand back its progress. Refused
-    /// if the id is held, unless `replace`.
+    /// Store a new task; with `run`, mark its work running and hand back its progress. If the
+    /// id is held (and not `replace`), the task is handed back, not stored.
     pub(crate) fn insert(
         &self,
         mut task: Task,
         owner: Option<String>,
         run: bool,
         replace: bool,
-    ) -> Result<(Arc<Task>, Option<Progress>), NotStored> {
+    ) -> Result<(Arc<Task>, Option<Progress>), Arc<Task>> {
         let now = crate::time::now_ns() as i128;
         if task.status.timestamp.is_none() {
             task.status.timestamp = Some(crate::time::rfc3339(now));
@@ -217,7 +210,7 @@ impl TaskStore {
             let mut guard = self.lock();
             let tasks = &mut *guard;
             if !replace && tasks.by_id.contains_key(&key) {
-                return Err(NotStored::IdTaken);
+                return Err(task);
             }
             tasks.seq += 1;
             let entry = Entry {
@@ -320,17 +313,19 @@ impl TaskStore {
     }
 
     /// Record how a task's work ended: its state, status message and new artifacts. A task
-    /// canceled meanwhile stays canceled and only gains the artifacts. `None` if the task was
-    /// forgotten.
-    pub(crate) fn finish(&self, id: &str, reply: Reply) -> Option<Arc<Task>> {
+    /// canceled meanwhile stays canceled and only gains the artifacts. The reply comes back if
+    /// the task was forgotten.
+    pub(crate) fn finish(&self, id: &str, reply: Reply) -> Result<Arc<Task>, Box<Reply>> {
         let mut guard = self.lock();
         let tasks = &mut *guard;
-        let entry = tasks.by_id.get_mut(id)?;
+        let Some(entry) = tasks.by_id.get_mut(id) else {
+            return Err(Box::new(reply));
+        };
         entry.running = None;
         apply(Arc::make_mut(&mut entry.task), reply);
         tasks.seq += 1;
         touch(entry, tasks.seq);
-        Some(Arc::clone(&entry.task))
+        Ok(Arc::clone(&entry.task))
     }
 
     /// Cancel a task (A2A 1.0 §3.1.5): a task not yet terminal becomes `canceled`, and its
@@ -419,6 +414,11 @@ impl TaskStore {
         drop(guard);
         tasks.sort_by_key(|e| std::cmp::Reverse(e.0));
         tasks.into_iter().map(|(_, ns, t)| (ns, t)).collect()
+    }
+
+    /// Whether the store keeps any task (a store of capacity 0 keeps none).
+    pub fn keeps_tasks(&self) -> bool {
+        self.capacity > 0
     }
 
     /// How many tasks are held.
@@ -616,6 +616,11 @@ mod tests {
         assert!(progress.is_canceled());
         assert!(progress.cancellation().try_recv().is_err());
         let done = store.finish(&t.id, Reply::completed(Vec::new())).unwrap();
+        assert!(
+            store
+                .finish("forgotten", Reply::completed(Vec::new()))
+                .is_err()
+        );
         assert_eq!(done.status.state, TaskState::Canceled);
         assert!(matches!(
             store.cancel(&t.id),
