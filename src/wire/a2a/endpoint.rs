@@ -526,26 +526,27 @@ impl Endpoint {
                 Ok(Answer::Task(snapshot, history))
             }
             None => {
+                // Let go of the snapshot before the work runs, so that marking the task
+                // working changes it in place rather than copying it.
+                let held = Held::release(snapshot, &self.tasks);
                 let reply = run_work(work, &progress);
-                Ok(Answer::Task(self.finish(snapshot, reply), history))
+                Ok(Answer::Task(self.finish_held(held, reply), history))
             }
         }
     }
 
-    /// Record `reply` on the task `snapshot` shows, and return the task as it then stands
-    /// (built from the snapshot if the store no longer holds it, as a store of no capacity).
+    /// Record `reply` on the task `snapshot` shows, and return the task as it then stands.
     fn finish(&self, snapshot: Arc<Task>, reply: Reply) -> Arc<Task> {
-        // Let go of the snapshot first, so that the store changes the task in place rather
-        // than copying it. It is needed again only if the store keeps no task (the store never
-        // forgets a task whose work runs).
-        let (id, context_id) = (snapshot.id.clone(), snapshot.context_id.clone());
-        let snapshot = (!self.tasks.keeps_tasks()).then_some(snapshot);
-        match self.tasks.finish(&id, reply) {
+        self.finish_held(Held::release(snapshot, &self.tasks), reply)
+    }
+
+    fn finish_held(&self, held: Held, reply: Reply) -> Arc<Task> {
+        match self.tasks.finish(&held.id, reply) {
             Ok(task) => task,
             Err(reply) => {
-                let mut task = snapshot.map(Arc::unwrap_or_clone).unwrap_or(Task {
-                    id,
-                    context_id,
+                let mut task = held.snapshot.map(Arc::unwrap_or_clone).unwrap_or(Task {
+                    id: held.id,
+                    context_id: held.context_id,
                     status: super::model::TaskStatus {
                         state: TaskState::Submitted,
                         message: None,
@@ -618,6 +619,25 @@ impl Endpoint {
             })
             .map_err(|_| A2aError::BackgroundFull { limit })?;
         Ok(Slot(Arc::clone(&self.background)))
+    }
+}
+
+/// What is kept of a task's snapshot while its work runs: its ids, and the snapshot itself
+/// only if the store keeps no task (the store never forgets a task whose work runs, and a
+/// snapshot held would make every change to the stored task copy it).
+struct Held {
+    id: String,
+    context_id: String,
+    snapshot: Option<Arc<Task>>,
+}
+
+impl Held {
+    fn release(snapshot: Arc<Task>, store: &TaskStore) -> Held {
+        Held {
+            id: snapshot.id.clone(),
+            context_id: snapshot.context_id.clone(),
+            snapshot: (!store.keeps_tasks()).then_some(snapshot),
+        }
     }
 }
 
