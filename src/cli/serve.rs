@@ -11,7 +11,8 @@ pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
     usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]",
-    details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage;\n\
+    details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage,\n\
+              GetTask/tasks/get, CancelTask/tasks/cancel and ListTasks (1.0; the caller's runs);\n\
               GET /.well-known/agent-card.json; POST /agui (AG-UI over SSE); GET /agui/runs/{id}\n\
               (replay); GET /runs (?limit=&after=&agent=&status=&principal=&conversation=\n\
               &since=&until=), /runs/{id}, /runs/{id}/spans, /runs/{id}/agent-result,\n\
@@ -24,6 +25,10 @@ pub static COMMAND: Command = Command {
               each caller presents Authorization: Bearer <token>; without, every run acts for\n\
               the operator's principal (DD_PRINCIPAL_ID / DD_PRINCIPAL_NAME or the flags), and\n\
               serve refuses to start without one. Bound beyond loopback without --tokens, it warns.\n\n\
+              A task is a run, named by its invocation_id. A send with returnImmediately: true\n\
+              (1.0) or blocking: false (0.3) is answered at once with the task submitted, and the\n\
+              run goes on in the background (at most 64 at once); CancelTask stops waiting for\n\
+              the agent and stores the run as failed, agent-error \"<agent>: Canceled: ...\".\n\n\
               An agent entry with \"key_file\" in the agents config shares that secret with the\n\
               agent (serve it with ddwire agent NAME --key-file F): every call to it is signed\n\
               (HMAC-SHA256, vendor-notes/hmac-signing.md), and its delegation callbacks must be.\n\n\
