@@ -531,7 +531,7 @@ fn json_rpc_is_answered_at_the_a2a_path_with_a_trailing_slash_as_httpx_clients_p
 }
 
 #[test]
-fn the_card_carries_an_etag_and_cache_control_and_answers_304_when_unchanged() {
+fn the_card_carries_an_etag_last_modified_and_cache_control_and_answers_304_when_unchanged() {
     let s = Served::echo(Duration::ZERO);
     let http = HttpClient::tcp();
     let url = format!("{}/.well-known/agent-card.json", s.base);
@@ -540,6 +540,8 @@ fn the_card_carries_an_etag_and_cache_control_and_answers_304_when_unchanged() {
     let etag = first.header("etag").expect("an ETag").to_string();
     assert!(etag.starts_with("W/\""), "{etag}");
     assert!(first.header("cache-control").unwrap().contains("max-age="));
+    let modified = first.header("last-modified").expect("a Last-Modified");
+    assert!(modified.ends_with(" GMT"), "{modified}");
     let again = http
         .send(ClientRequest::get(&url, T).header("If-None-Match", &etag))
         .unwrap();

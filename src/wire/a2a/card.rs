@@ -152,13 +152,15 @@ pub fn pick_binding(card: &Value) -> Result<(Binding, String)> {
 /// only when its server restarts with another configuration.
 pub const CARD_MAX_AGE: u32 = 300;
 
-/// A card as served (A2A 1.0 §8.6.1): its bytes, with `Cache-Control: max-age` and a weak
-/// `ETag` over them (as a2a-sdk 1.3.0 sends, `W/"<sha256 hex>"`), answering a matching
-/// `If-None-Match` with 304 Not Modified (RFC 9110 §13.1.2).
+/// A card as served (A2A 1.0 §8.6.1): its bytes, with `Cache-Control: max-age`, a weak `ETag`
+/// over them (as a2a-sdk 1.3.0 sends, `W/"<sha256 hex>"`) and `Last-Modified` (when the card
+/// was made: the server's start), answering a matching `If-None-Match` with 304 Not Modified
+/// (RFC 9110 §13.1.2).
 #[derive(Clone, Debug)]
 pub struct ServedCard {
     bytes: Arc<[u8]>,
     etag: String,
+    last_modified: String,
 }
 
 impl ServedCard {
@@ -167,9 +169,11 @@ impl ServedCard {
         let bytes = card.to_string().into_bytes();
         let digest = Sha256::digest(&bytes);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        let now = (crate::time::now_ns() / 1_000_000_000) as i64;
         ServedCard {
             bytes: bytes.into(),
             etag: format!("W/\"{hex}\""),
+            last_modified: crate::time::http_date(now),
         }
     }
 
@@ -199,6 +203,7 @@ impl ServedCard {
         };
         response
             .with_header("ETag", &self.etag)
+            .with_header("Last-Modified", &self.last_modified)
             .with_header("Cache-Control", &format!("public, max-age={CARD_MAX_AGE}"))
     }
 }
