@@ -96,6 +96,7 @@ pub struct TaskPlan {
     /// Who may list the task (`ListTasks` with a [`List`] function that scopes by principal);
     /// `None` for an endpoint that lists every task to every caller.
     pub owner: Option<String>,
+    /// What to do for the task.
     pub work: Work,
 }
 
