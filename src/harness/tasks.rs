@@ -10,8 +10,9 @@
 //!
 //! `ListTasks` lists the caller's runs, newest first: first the tasks still running in this
 //! harness (from the endpoint's memory), then the stored runs whose `acting_for.principal_id`
-//! is the caller's. A page token marks either a place among the running tasks (an offset: that
-//! part of the list changes as tasks finish) or the last stored run shown.
+//! is the caller's, read from the store's index newest first a block at a time. A page token
+//! marks either a place among the running tasks (an offset: that part of the list changes as
+//! tasks finish) or the last stored run shown.
 
 use super::conductor::CANCELED;
 use super::store::{Query, RunReader};
