@@ -9,7 +9,7 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`json`], [`time`], [`error`] | Python-identical JSON text, bounded parsing, timestamps, the one [`Error`] type |
+//! | [`json`], [`time`], [`ids`], [`error`] | Python-identical JSON text, bounded parsing, timestamps, UUIDv7 and random ids, the one [`Error`] type |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
 //! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]) |
 //! | [`wire`] | HTTP (a sans-IO parser and writer, a bounded server, a ureq client, in-memory), JSON-RPC 2.0, A2A (v0.3 and 1.0), AG-UI, SSE, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]) |
@@ -113,9 +113,13 @@ pub mod check;
 pub mod contract;
 pub mod error;
 pub mod harness;
+pub mod ids;
 pub mod json;
 pub mod time;
 pub mod trace;
 pub mod wire;
 
 pub use error::{Error, Result};
+
+#[cfg(test)]
+mod hostile_input;

@@ -32,10 +32,7 @@ fn text(b: &[u8]) -> String {
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "ddwire-cli-{tag}-{}",
-        ddwire::contract::new_uuid7()
-    ));
+    let d = std::env::temp_dir().join(format!("ddwire-cli-{tag}-{}", ddwire::ids::new_uuid7()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -1,7 +1,7 @@
 //! `ddwire export`: stored runs to an OTLP receiver on loopback TCP or to a file, the flags and
 //! variables that choose where, and its usage errors.
 
-use ddwire::contract::new_uuid7;
+use ddwire::ids::new_uuid7;
 use ddwire::trace::from_json;
 use ddwire::wire::http::server::{self, Server};
 use ddwire::wire::http::{Handler, Limits, Request, Response};

@@ -10,11 +10,12 @@ use ddwire::agent::AgentError;
 use ddwire::agent::builtin::{Director, Hello};
 use ddwire::agent::delegate::Delegated;
 use ddwire::contract::{
-    AgentResult, GroundingMode, InvocationRequest, Outcome, OutcomeStatus, envelope_hash, new_uuid7,
+    AgentResult, GroundingMode, InvocationRequest, Outcome, OutcomeStatus, envelope_hash,
 };
 use ddwire::harness::conductor::Callback;
 use ddwire::harness::identity::Authenticator;
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness, test_principal};
+use ddwire::ids::new_uuid7;
 use ddwire::trace::attr;
 use ddwire::wire::a2a::artifact;
 use ddwire::wire::a2a::model::{Part, TaskState};

@@ -11,8 +11,9 @@ use ddwire::agent::builtin::{Director, Hello};
 use ddwire::agent::delegate::Delegate;
 use ddwire::agent::server as agent_server;
 use ddwire::agent::{Agent, AgentError};
-use ddwire::contract::{GroundingMode, OutcomeStatus, new_uuid7};
+use ddwire::contract::{GroundingMode, OutcomeStatus};
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness, random_key};
+use ddwire::ids::new_uuid7;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::endpoint::SIGNATURE_REFUSED;
 use ddwire::wire::a2a::model::{SendParams, Task, TaskState};
@@ -643,9 +644,9 @@ mod processes {
 
     fn key_file(dir: &Path, name: &str, mode: u32) -> String {
         let path = dir.join(name);
-        let mut secret = [0u8; 32];
-        ddwire::contract::ids::secret_bytes(&mut secret);
-        let text = ddwire::contract::ids::hex(&secret);
+        // 64 hex digits, unique per test (the tests need a well-formed key, not a secret one).
+        let text =
+            format!("{}{}", ddwire::ids::new_uuid7(), ddwire::ids::new_uuid7()).replace('-', "");
         std::fs::write(&path, format!("{text}\n")).unwrap();
         #[cfg(unix)]
         {

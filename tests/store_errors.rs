@@ -45,7 +45,7 @@ fn a_failed_write_names_the_run_relative_to_the_store() {
     let store = RunStore::open(&root).unwrap();
     let absolute = spellings(&root);
     break_root(&root);
-    let id = ddwire::contract::new_uuid7();
+    let id = ddwire::ids::new_uuid7();
     let err = store
         .append(&NewRun {
             envelope: &json!({"invocation_id": id}),

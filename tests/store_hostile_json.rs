@@ -7,9 +7,10 @@ mod common;
 
 use common::*;
 use ddwire::agent::builtin::Echo;
-use ddwire::contract::{AgentResult, GroundingMode, Outcome, Payload, new_uuid7};
+use ddwire::contract::{AgentResult, GroundingMode, Outcome, Payload};
 use ddwire::harness::store::{RunReader, RunStore};
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness};
+use ddwire::ids::new_uuid7;
 use ddwire::json::python::{self, Style};
 use ddwire::trace::{self, AttrValue};
 use ddwire::wire::http::client::ClientRequest;

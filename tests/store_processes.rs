@@ -7,8 +7,8 @@
 //! checkpoints and reuse. `DDWIRE_KILL_CYCLES` sets the number of kill cycles (default 20).
 
 use ddwire::agent::builtin::Echo;
-use ddwire::contract::new_uuid7;
 use ddwire::harness::store::{RunReader, RunStore};
+use ddwire::ids::new_uuid7;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
 use serde_json::{Value, json};
@@ -192,7 +192,7 @@ fn visible_runs(runs: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for entry in std::fs::read_dir(runs).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        if !ddwire::contract::ids::is_uuid7(&name) {
+        if !ddwire::ids::is_uuid7(&name) {
             continue;
         }
         for file in FILES {
@@ -268,7 +268,12 @@ fn kill_9_under_16_concurrent_invocations_loses_no_acknowledged_run() {
                 std::thread::spawn(move || load(url, stop, acked))
             })
             .collect();
-        let wait = 150 + ddwire::contract::ids::random_u64() % 450;
+        // A random moment in 150..600 ms (RandomState is seeded at random per process).
+        let wait = 150
+            + std::hash::BuildHasher::hash_one(
+                &std::collections::hash_map::RandomState::new(),
+                0u8,
+            ) % 450;
         std::thread::sleep(Duration::from_millis(wait));
         harness.kill();
         stop.store(true, Ordering::Relaxed);

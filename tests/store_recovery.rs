@@ -10,13 +10,14 @@ mod common;
 
 use common::*;
 use ddwire::agent::builtin::Echo;
-use ddwire::contract::{InvocationRequest, new_uuid7};
+use ddwire::contract::InvocationRequest;
 use ddwire::harness::conductor::Conductor;
 use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::Registry;
 use ddwire::harness::server::{self as harness_server, Harness};
 use ddwire::harness::store::{Query, RunReader, RunStore};
 use ddwire::harness::testkit::{HARNESS_URL, test_principal};
+use ddwire::ids::new_uuid7;
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http::Limits;
 use ddwire::wire::http::client::{ClientRequest, HttpClient};

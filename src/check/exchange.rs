@@ -159,7 +159,7 @@ pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 
 /// A fresh request id for a probe (`ddwire-check-<uuid7>`), so a log line can be traced back.
 pub(crate) fn fresh_id() -> Value {
-    Value::String(format!("ddwire-check-{}", crate::contract::new_uuid7()))
+    Value::String(format!("ddwire-check-{}", crate::ids::new_uuid7()))
 }
 
 /// The `data:` payloads of a server-sent event stream (WHATWG HTML §9.2.6): events end at a

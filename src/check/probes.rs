@@ -319,7 +319,7 @@ fn get_method(binding: Binding) -> &'static str {
 }
 
 fn unknown_task_id() -> String {
-    format!("ddwire-check-no-such-task-{}", crate::contract::new_uuid7())
+    format!("ddwire-check-no-such-task-{}", crate::ids::new_uuid7())
 }
 
 fn target(t: Option<&Target>) -> Result<&Target, Outcome> {
@@ -784,7 +784,7 @@ fn message_to_send(ctx: &Ctx) -> (Message, Option<String>) {
         (None, Some(card)) => card::builtin_message(card),
         (None, None) => card::builtin_message(&Value::Null),
     };
-    message.message_id = crate::contract::new_uuid7();
+    message.message_id = crate::ids::new_uuid7();
     (message, note)
 }
 

@@ -197,10 +197,7 @@ fn harness(args: &Parsed) -> Result<i32, String> {
     let (runs, temporary) = match args.value("runs") {
         Some(dir) => (std::path::PathBuf::from(dir), false),
         None => (
-            std::env::temp_dir().join(format!(
-                "ddwire-bench-runs-{}",
-                ddwire::contract::new_uuid7()
-            )),
+            std::env::temp_dir().join(format!("ddwire-bench-runs-{}", ddwire::ids::new_uuid7())),
             true,
         ),
     };
@@ -462,10 +459,7 @@ fn fsync(args: &Parsed) -> Result<i32, String> {
             .ok_or("bench fsync needs --runs DIR: the file system to measure")?,
     );
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let path = dir.join(format!(
-        ".ddwire-bench-fsync-{}",
-        ddwire::contract::new_uuid7()
-    ));
+    let path = dir.join(format!(".ddwire-bench-fsync-{}", ddwire::ids::new_uuid7()));
     let seconds = args.number::<f64>("seconds")?.unwrap_or(3.0);
     let mut file = std::fs::OpenOptions::new()
         .create_new(true)

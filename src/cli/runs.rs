@@ -134,7 +134,7 @@ fn runs(args: &Parsed) -> Result<i32, String> {
             .map(|r| {
                 // A whole id marks its place in the index even if its directory is gone.
                 let id = r.trim().to_ascii_lowercase();
-                if ddwire::contract::ids::is_uuid7(&id) {
+                if ddwire::ids::is_uuid7(&id) {
                     Ok(id)
                 } else {
                     setup::resolve(&store, r)

@@ -138,7 +138,7 @@ fn fairsharing_projection(record: &Map<String, Value>) -> Map<String, Value> {
 
 /// SHA-256 of `bytes` as 64 lowercase hex digits.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    super::ids::hex(&Sha256::digest(bytes))
+    crate::ids::hex(&Sha256::digest(bytes))
 }
 
 /// The content hash of `document` under the canonicalisation named `name`.

@@ -13,7 +13,7 @@ pub mod canonical;
 pub mod classes;
 pub mod envelope;
 pub mod evidence;
-pub mod ids;
+pub(crate) mod formats;
 pub mod outcome;
 pub mod pattern;
 pub mod principal;
@@ -27,7 +27,6 @@ pub mod validate;
 pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};
 pub use envelope::{Delegation, EnergyMethod, Envelope, Telemetry};
 pub use evidence::{EvidenceItem, GroundingRef, Payload};
-pub use ids::new_uuid7;
 pub use outcome::{Derivation, GroundingMode, Outcome, OutcomeStatus, ReasonCode};
 pub use principal::{Assurance, Principal, PrincipalKind};
 pub use problem::{PROBLEM_BASE, ProblemDetails, ProblemType};
@@ -52,8 +51,10 @@ pub fn invocation_source_id(invocation_id: &str) -> String {
 /// `current` when both are strict `X.Y.Z` with the same major version and, while the major
 /// version is 0, the same minor version (the reference's `contract.version.compatible`).
 pub fn contract_compatible(declared: &str, current: &str) -> bool {
-    let (Some(theirs), Some(ours)) = (ids::parse_semver(declared), ids::parse_semver(current))
-    else {
+    let (Some(theirs), Some(ours)) = (
+        formats::parse_semver(declared),
+        formats::parse_semver(current),
+    ) else {
         return false;
     };
     theirs.0 == ours.0 && (ours.0 != 0 || theirs.1 == ours.1)

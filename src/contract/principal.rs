@@ -1,6 +1,6 @@
 //! Principals: the human (or accountable role) an invocation acts for.
 
-use super::ids::{has_non_space, is_iri};
+use super::formats::{has_non_space, is_iri};
 use serde::{Deserialize, Serialize};
 
 /// Whom an invocation acted for. Named by the caller's credentials, never by a request.

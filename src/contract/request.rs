@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 #[serde(deny_unknown_fields)]
 pub struct InvocationRequest {
     /// UUIDv7; made fresh when a caller leaves it out (the reference model's default).
-    #[serde(default = "super::new_uuid7")]
+    #[serde(default = "crate::ids::new_uuid7")]
     pub invocation_id: String,
     pub agent_id: String,
     #[serde(default, deserialize_with = "null_as_empty")]
@@ -69,7 +69,7 @@ impl InvocationRequest {
     /// A request for `agent_id` on `input`, with a fresh id and `issued_at` now.
     pub fn new(agent_id: impl Into<String>, input: Input) -> InvocationRequest {
         InvocationRequest {
-            invocation_id: super::new_uuid7(),
+            invocation_id: crate::ids::new_uuid7(),
             agent_id: agent_id.into(),
             requirement_ids: Vec::new(),
             issued_at: crate::time::now_rfc3339(),

@@ -18,8 +18,9 @@
 use super::conductor::{AGENT_NOT_RUN, Phase, Stage};
 use super::server::Harness;
 use crate::contract::problem::ProblemType;
-use crate::contract::{InvocationRequest, OutcomeStatus, ReasonCode, ids::is_uuid7};
+use crate::contract::{InvocationRequest, OutcomeStatus, ReasonCode};
 use crate::error::Error;
+use crate::ids::is_uuid7;
 use crate::wire::agui::{Event, RunAgentInput};
 use crate::wire::http::{Request, Response};
 use crate::wire::sse;

@@ -725,7 +725,7 @@ impl Conductor {
             return None;
         }
         let mut bytes = [0u8; 32];
-        crate::contract::ids::secret_bytes(&mut bytes);
+        crate::ids::secret_bytes(&mut bytes);
         let token = base64url(&bytes);
         let grant = Grant {
             parent_invocation_id: request.invocation_id.clone(),
@@ -1198,7 +1198,7 @@ mod tests {
     fn an_id_held_by_a_run_that_panics_is_released() {
         let th = director_harness();
         let conductor = th.conductor();
-        let id = crate::contract::new_uuid7();
+        let id = crate::ids::new_uuid7();
         let run = std::thread::scope(|scope| {
             scope
                 .spawn(|| {

@@ -7,8 +7,8 @@
 //! (written last before the directory is renamed into place, so a directory with one is a
 //! whole run) and `spans.jsonl`. Unfinished writes (`.tmp-*`) and anything else are ignored.
 
-use crate::contract::ids::is_uuid7;
 use crate::error::{Error, Result};
+use crate::ids::is_uuid7;
 use crate::trace::SpanRecord;
 use serde_json::Value;
 use std::path::Path;
@@ -77,7 +77,7 @@ pub fn run_spans(runs: &Path, id: &str) -> Result<Option<Vec<SpanRecord>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::new_uuid7;
+    use crate::ids::new_uuid7;
 
     fn store() -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("ddwire-export-{}", new_uuid7()));

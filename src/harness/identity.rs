@@ -80,7 +80,7 @@ impl Authenticator {
         };
         let mut tokens = Vec::new();
         for (digest, principal) in map {
-            if !crate::contract::ids::is_sha256_hex(&digest) {
+            if !crate::contract::formats::is_sha256_hex(&digest) {
                 return Err(Error::Identity(format!(
                     "tokens file {}: key {digest:?} is not a SHA-256 hex digest (store digests, never tokens)",
                     path.display()

@@ -96,7 +96,7 @@ impl Profile {
             _ => return Err(malformed("profile_id must be a non-empty string")),
         };
         let ref_ok =
-            crate::contract::ids::is_policy_bundle_ref(&format!("profile:{profile_id}@v1"));
+            crate::contract::formats::is_policy_bundle_ref(&format!("profile:{profile_id}@v1"));
         if !ref_ok {
             return Err(malformed(
                 "profile_id must be lower-case letters, digits, '.' and '-'",

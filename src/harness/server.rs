@@ -30,7 +30,7 @@ use super::conductor::{Callback, Conductor};
 use super::identity::Authenticator;
 use super::store::{Query, RunReader, parse_time};
 use crate::contract::InvocationRequest;
-use crate::contract::ids::is_sha256_hex;
+use crate::contract::formats::is_sha256_hex;
 use crate::error::{Error, Result};
 use crate::wire::a2a::card::ServedCard;
 use crate::wire::a2a::endpoint::{

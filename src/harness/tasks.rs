@@ -16,9 +16,9 @@
 
 use super::conductor::CANCELED;
 use super::store::{Query, RunReader};
-use crate::contract::ids::is_uuid7;
 use crate::contract::problem::ProblemType;
 use crate::error::{Error, Result};
+use crate::ids::is_uuid7;
 use crate::wire::a2a::artifact;
 use crate::wire::a2a::endpoint::{A2aError, ListQuery, TaskPage, TaskStore};
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};

@@ -102,7 +102,7 @@ impl TestHarness {
             registry.add(remote).expect("unique ids");
         }
         let runs =
-            std::env::temp_dir().join(format!("ddwire-test-runs-{}", crate::contract::new_uuid7()));
+            std::env::temp_dir().join(format!("ddwire-test-runs-{}", crate::ids::new_uuid7()));
         let store = RunStore::open(&runs).expect("a temporary run store opens");
         let profile = Profile::from_bytes(profile_json.as_bytes(), "test-profile.json")
             .expect("a valid test profile");
@@ -168,8 +168,8 @@ fn permissive(agents: &[Arc<dyn Agent>]) -> String {
 /// A key under `id` with 32 random bytes as its secret (64 hex digits, as a key file holds).
 pub fn random_key(id: &str) -> Key {
     let mut secret = [0u8; 32];
-    crate::contract::ids::secret_bytes(&mut secret);
-    Key::new(id, crate::contract::ids::hex(&secret).as_bytes()).expect("a valid key")
+    crate::ids::secret_bytes(&mut secret);
+    Key::new(id, crate::ids::hex(&secret).as_bytes()).expect("a valid key")
 }
 
 impl Drop for TestHarness {

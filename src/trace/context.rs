@@ -26,7 +26,7 @@ impl TraceId {
     pub fn random() -> TraceId {
         loop {
             let mut b = [0u8; 16];
-            crate::contract::ids::random_bytes(&mut b);
+            crate::ids::random_bytes(&mut b);
             let id = u128::from_be_bytes(b);
             if id != 0 {
                 return TraceId(id);
@@ -44,7 +44,7 @@ impl SpanId {
     /// A random, non-zero span id.
     pub fn random() -> SpanId {
         loop {
-            let id = crate::contract::ids::random_u64();
+            let id = crate::ids::random_u64();
             if id != 0 {
                 return SpanId(id);
             }

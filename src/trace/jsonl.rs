@@ -71,8 +71,7 @@ mod tests {
 
     #[test]
     fn concurrent_writers_never_interleave_lines() {
-        let dir =
-            std::env::temp_dir().join(format!("ddwire-jsonl-{}", crate::contract::new_uuid7()));
+        let dir = std::env::temp_dir().join(format!("ddwire-jsonl-{}", crate::ids::new_uuid7()));
         let path = dir.join("spans.jsonl");
         std::thread::scope(|s| {
             for w in 0..8 {

@@ -84,7 +84,7 @@ pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::ids::hex;
+    use crate::ids::hex;
 
     /// RFC 4231 §4: (key, data, HMAC-SHA-256) for test cases 1–7. Case 5's tag is the
     /// leftmost 128 bits, which is all the RFC gives for it.

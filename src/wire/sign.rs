@@ -64,7 +64,7 @@
 //! ```
 
 use super::hmac::{self, Hmac, TAG_LEN};
-use crate::contract::ids::hex;
+use crate::ids::hex;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -434,7 +434,7 @@ impl Signer {
     /// 32 hex digits).
     pub fn sign(&self, request: &Signable<'_>) -> Result<Signature, SignError> {
         let mut nonce = [0u8; 16];
-        crate::contract::ids::secret_bytes(&mut nonce);
+        crate::ids::secret_bytes(&mut nonce);
         sign_at(&self.key, self.direction, request, unix_now(), &hex(&nonce))
     }
 
@@ -1367,7 +1367,7 @@ mod tests {
     }
 
     fn temp_file(name: &str, contents: &[u8], mode: u32) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("ddwire-key-{}", crate::contract::new_uuid7()));
+        let dir = std::env::temp_dir().join(format!("ddwire-key-{}", crate::ids::new_uuid7()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
         std::fs::write(&path, contents).unwrap();

@@ -15,7 +15,7 @@ use ddwire::agent::{Agent, AgentError, RunContext};
 use ddwire::contract::spec::{AgentSpec, ClassSchema};
 use ddwire::contract::{
     AgentResult, CONTRACT_VERSION, EvidenceItem, GroundingMode, Input, InvocationRequest, Outcome,
-    Payload, ReasonCode, classes, content_hash, new_uuid7,
+    Payload, ReasonCode, classes, content_hash,
 };
 use ddwire::harness::conductor::Conductor;
 use ddwire::harness::grounding::{self, GroundingReport};
@@ -25,6 +25,7 @@ use ddwire::harness::registry::{Registry, RemoteAgent};
 use ddwire::harness::server::{self as harness_server, Harness};
 use ddwire::harness::store::RunStore;
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness, test_principal};
+use ddwire::ids::new_uuid7;
 use ddwire::trace::{self, SpanRecord};
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::{Message, Part, Role, Task};

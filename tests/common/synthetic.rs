@@ -3,7 +3,6 @@
 
 #![allow(dead_code)]
 
-use ddwire::contract::new_uuid7;
 use ddwire::harness::conductor::Conductor;
 use ddwire::harness::identity::Authenticator;
 use ddwire::harness::policy::Profile;
@@ -11,6 +10,7 @@ use ddwire::harness::registry::Registry;
 use ddwire::harness::server::{self as harness_server, Harness};
 use ddwire::harness::store::RunStore;
 use ddwire::harness::testkit::{HARNESS_URL, test_principal};
+use ddwire::ids::new_uuid7;
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http::Limits;
 use ddwire::wire::http::client::HttpClient;

@@ -554,10 +554,8 @@ mod tests {
     use super::*;
 
     fn temp_file(tag: &str, bytes: &[u8]) -> std::path::PathBuf {
-        let path = std::env::temp_dir().join(format!(
-            "ddwire-index-{tag}-{}",
-            crate::contract::new_uuid7()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("ddwire-index-{tag}-{}", crate::ids::new_uuid7()));
         std::fs::write(&path, bytes).unwrap();
         path
     }

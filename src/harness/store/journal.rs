@@ -265,10 +265,7 @@ mod tests {
     use std::io::Write;
 
     fn temp(tag: &str) -> std::path::PathBuf {
-        std::env::temp_dir().join(format!(
-            "ddwire-journal-{tag}-{}",
-            crate::contract::new_uuid7()
-        ))
+        std::env::temp_dir().join(format!("ddwire-journal-{tag}-{}", crate::ids::new_uuid7()))
     }
 
     fn sample(id: &str, seq: u64) -> Vec<u8> {

@@ -94,7 +94,7 @@ pub use reader::{Listing, RunReader};
 pub use recovery::Recovery;
 pub use writer::RunStore;
 
-use crate::contract::ids::is_sha256_hex;
+use crate::contract::formats::is_sha256_hex;
 use crate::error::{Error, Result};
 use crate::json::python::{self, Style};
 use serde_json::Value;

@@ -12,8 +12,9 @@ use super::{
     AGENT_REPLY_FILE, ENVELOPE_FILE, GROUNDING_FILE, INDEX_NAME, REQUEST_FILE, SCHEMAS_DIR,
     SPANS_FILE,
 };
-use crate::contract::ids::{is_sha256_hex, is_uuid7};
+use crate::contract::formats::is_sha256_hex;
 use crate::error::{Error, Result};
+use crate::ids::is_uuid7;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::ops::ControlFlow;

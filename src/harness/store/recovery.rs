@@ -22,8 +22,8 @@ use super::files::{dir_names, shown, sync_all, sync_dir, write_new};
 use super::index::{self, Forward};
 use super::journal::{self, Record};
 use super::{COMPACT, CONTROL_DIR, ENVELOPE_FILE, INDEX_NAME, SCHEMAS_DIR, TMP_PREFIX};
-use crate::contract::ids::{is_uuid7, random_u64};
 use crate::error::{Error, Result};
+use crate::ids::{is_uuid7, random_u64};
 use crate::json::python;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashSet};
@@ -626,7 +626,7 @@ fn replay(
     }
     let schemas = root.join(SCHEMAS_DIR);
     for (digest, content) in &record.schemas {
-        if !crate::contract::ids::is_sha256_hex(digest) {
+        if !crate::contract::formats::is_sha256_hex(digest) {
             continue;
         }
         let path = schemas.join(format!("{digest}.json"));

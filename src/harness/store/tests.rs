@@ -2,8 +2,9 @@
 
 use super::files::dir_names;
 use super::*;
-use crate::contract::ids::is_uuid7;
-use crate::contract::{new_uuid7, schema_digest};
+use crate::contract::schema_digest;
+use crate::ids::is_uuid7;
+use crate::ids::new_uuid7;
 use crate::json::python::{self, Style};
 use crate::trace::jsonl;
 use serde_json::json;

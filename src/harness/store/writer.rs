@@ -36,9 +36,9 @@ use super::{
     AGENT_REPLY_FILE, COMPACT, CONTROL_DIR, ENVELOPE_FILE, GROUNDING_FILE, INDEX_NAME, NewRun,
     REQUEST_FILE, SCHEMAS_DIR, SPANS_FILE, check_digest, check_extra_name,
 };
-use crate::contract::ids::{is_uuid7, random_u64};
 use crate::contract::schema_digest;
 use crate::error::{Error, Result};
+use crate::ids::{is_uuid7, random_u64};
 use crate::json::python::{self, Style};
 use crossbeam_channel::Sender;
 use serde_json::Value;

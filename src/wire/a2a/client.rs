@@ -162,7 +162,7 @@ impl A2aClient {
         timeout: Duration,
     ) -> Result<Value> {
         // Always an id: a notification would get no answer.
-        let id = Value::String(crate::contract::new_uuid7());
+        let id = Value::String(crate::ids::new_uuid7());
         let body = jsonrpc::request(&id, method, params)
             .to_string()
             .into_bytes();

@@ -580,8 +580,8 @@ impl Endpoint {
         } = plan;
         let context_id = context_id
             .or_else(|| message.context_id.clone())
-            .unwrap_or_else(crate::contract::new_uuid7);
-        let id = task_id.unwrap_or_else(crate::contract::new_uuid7);
+            .unwrap_or_else(crate::ids::new_uuid7);
+        let id = task_id.unwrap_or_else(crate::ids::new_uuid7);
         message.task_id = Some(id.clone());
         message.context_id = Some(context_id.clone());
         let mut task = Task {
@@ -602,7 +602,7 @@ impl Endpoint {
                 Ok((snapshot, progress)) => return (snapshot, progress, work),
                 Err(taken) => {
                     task = Arc::unwrap_or_clone(taken);
-                    let id = crate::contract::new_uuid7();
+                    let id = crate::ids::new_uuid7();
                     for m in &mut task.history {
                         m.task_id = Some(id.clone());
                     }

@@ -75,7 +75,7 @@ impl Message {
     /// A message with a fresh id.
     pub fn new(role: Role, parts: Vec<Part>) -> Message {
         Message {
-            message_id: crate::contract::new_uuid7(),
+            message_id: crate::ids::new_uuid7(),
             role,
             parts,
             context_id: None,
@@ -153,7 +153,7 @@ impl Artifact {
     /// A named artifact with a fresh id.
     pub fn new(name: &str, parts: Vec<Part>) -> Artifact {
         Artifact {
-            artifact_id: crate::contract::new_uuid7(),
+            artifact_id: crate::ids::new_uuid7(),
             name: Some(name.to_string()),
             description: None,
             parts,
@@ -184,11 +184,11 @@ impl Task {
         let id = request
             .task_id
             .clone()
-            .unwrap_or_else(crate::contract::new_uuid7);
+            .unwrap_or_else(crate::ids::new_uuid7);
         let context_id = request
             .context_id
             .clone()
-            .unwrap_or_else(crate::contract::new_uuid7);
+            .unwrap_or_else(crate::ids::new_uuid7);
         let mut history_entry = request;
         history_entry.task_id = Some(id.clone());
         history_entry.context_id = Some(context_id.clone());

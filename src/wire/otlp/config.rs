@@ -255,10 +255,10 @@ pub fn resource_from_env(
 /// A random UUID (version 4, RFC 9562 §5.4): a fresh `service.instance.id` for this process.
 pub fn new_instance_id() -> String {
     let mut b = [0u8; 16];
-    crate::contract::ids::random_bytes(&mut b);
+    crate::ids::random_bytes(&mut b);
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h = crate::contract::ids::hex(&b);
+    let h = crate::ids::hex(&b);
     format!(
         "{}-{}-{}-{}-{}",
         &h[0..8],

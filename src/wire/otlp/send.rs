@@ -57,7 +57,7 @@ impl RetryPolicy {
                     .unwrap_or(u32::MAX),
             )
             .min(self.max_delay);
-        let unit = crate::contract::ids::random_u64() as f64 / u64::MAX as f64;
+        let unit = crate::ids::random_u64() as f64 / u64::MAX as f64;
         base.mul_f64(0.5 + 0.5 * unit)
     }
 }
