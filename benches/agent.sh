@@ -5,12 +5,13 @@
 #     the same message/send;
 #   - nginx (one worker) serving a tiny static JSON file to GET, the floor of what an HTTP server
 #     on this machine can do;
-# all measured by `ddwire bench agent` (closed loop, keep-alive connections) with the same
+# all measured by the load generator (`cargo bench --bench load -- agent`) (closed loop, keep-alive connections) with the same
 # concurrency and duration, one server at a time. See benches/README.md.
 #
 #   benches/agent.sh                       # CONCURRENCY=16 SECONDS=5
 #   CONCURRENCY=8 SECONDS=10 benches/agent.sh
 #   DDWIRE_BIN=/path/to/ddwire benches/agent.sh   # skip cargo build --release
+#   DDWIRE_LOAD_BIN=/path/to/load benches/agent.sh # skip cargo bench --bench load --no-run
 #
 # Needs cargo (unless DDWIRE_BIN), python3 3.11 (the pinned venv of tests/interop/venv.sh a2a03,
 # built from PyPI on first use), nginx (installed with apt-get if missing: nginx-light, else nginx;
@@ -43,6 +44,15 @@ if [[ -z "${DDWIRE_BIN:-}" ]]; then
     (cd "$repo" && cargo build --release --quiet)
 fi
 ddwire="${DDWIRE_BIN:-$repo/target/release/ddwire}"
+# The load generator is the `load` benchmark target (benches/load/), which `cargo bench` builds;
+# it is no part of the ddwire binary. DDWIRE_LOAD_BIN names a built one instead.
+load="${DDWIRE_LOAD_BIN:-}"
+if [[ -z "$load" ]]; then
+    echo "building the load generator (cargo bench --bench load --no-run)..." >&2
+    load="$(cd "$repo" && cargo bench --bench load --no-run --message-format=json 2>/dev/null \
+        | grep -o '"executable":"[^"]*/load-[0-9a-f]*"' | tail -n 1 | cut -d'"' -f4)"
+    [[ -x "$load" ]] || { echo "cargo bench --bench load --no-run built no executable" >&2; exit 1; }
+fi
 
 nginx_bin="$(command -v nginx || true)"
 [[ -n "$nginx_bin" || ! -x /usr/sbin/nginx ]] || nginx_bin=/usr/sbin/nginx
@@ -128,15 +138,15 @@ check_a2a() {  # URL NAME
 check_a2a "http://127.0.0.1:$p_ddwire/a2a" "ddwire agent echo"
 check_a2a "http://127.0.0.1:$p_python/" "the a2a-sdk server"
 
-bench() {  # NAME ARGS...: run ddwire bench agent, keep its one result line
+bench() {  # NAME ARGS...: run the load generator's agent benchmark, keep its one result line
     local name="$1" line
     shift
     say "measuring $name: $concurrency connections, ${bench_seconds}s (+1 s warm-up)..."
-    line="$("$ddwire" bench agent --concurrency "$concurrency" --seconds "$bench_seconds" "$@" 2>/dev/null | tail -n 1)"
+    line="$("$load" agent --concurrency "$concurrency" --seconds "$bench_seconds" "$@" 2>/dev/null | tail -n 1)"
     # "<url>  <rps> req/s  p50 <ms> ms  p99 <ms> ms  (<n> requests, <e> errors...)"
     local re='.* ([0-9]+) req/s +p50 +([0-9.]+) ms +p99 +([0-9.]+) ms +\(([0-9]+) requests, ([0-9]+) errors'
     if [[ ! "$line" =~ $re ]]; then
-        say "ddwire bench agent printed no result line for $name: ${line:-nothing}"
+        say "the agent benchmark printed no result line for $name: ${line:-nothing}"
         return 1
     fi
     echo "${BASH_REMATCH[@]:1:5}"
@@ -154,7 +164,7 @@ nginx_version="$("$nginx_bin" -v 2>&1 | sed 's/.*nginx\///')"
 
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))," \
      "Linux $(uname -r); load generator on the same machine"
-echo "load: ddwire bench agent, $concurrency keep-alive connections, closed loop, ${bench_seconds}s after 1 s warm-up"
+echo "load: cargo bench --bench load -- agent, $concurrency keep-alive connections, closed loop, ${bench_seconds}s after 1 s warm-up"
 echo
 printf '%-44s %10s %9s %9s %10s %7s\n' "server" "req/s" "p50 ms" "p99 ms" "requests" "errors"
 printf '%-44s %10s %9s %9s %10s %7s\n' "$("$ddwire" --version 2>/dev/null | head -n1) agent echo (message/send)" \

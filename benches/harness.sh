@@ -2,9 +2,9 @@
 # The harness end to end, with the run store on the disk the repository lives on and on
 # /dev/shm (tmpfs), against the Python reference path measured in the same run. For each store:
 #
-#   1. one fsync round on that file system (`ddwire bench fsync`: 8 KiB append + fdatasync, as
+#   1. one fsync round on that file system (`cargo bench --bench load -- fsync`: 8 KiB append + fdatasync, as
 #      the store's journal pays it once per group of runs);
-#   2. `ddwire bench harness` at CONCURRENCY connections: caller -> harness (A2A message/send)
+#   2. `cargo bench --bench load -- harness` at CONCURRENCY connections: caller -> harness (A2A message/send)
 #      -> echo agent -> run store, against the same echo agent called directly, and a second
 #      harness exporting each run over OTLP (to a sink in the same process);
 #   3. the same at one connection: the harness's single-stream overhead over a direct call,
@@ -23,6 +23,7 @@
 #   MASSIF=1 MASSIF_COUNT=40000 benches/harness.sh
 #   PYTHON=0 benches/harness.sh                   # skip the Python reference path
 #   DDWIRE_BIN=/path/to/ddwire benches/harness.sh  # skip cargo build --release
+#   DDWIRE_LOAD_BIN=/path/to/load benches/harness.sh  # skip cargo bench --bench load --no-run
 #
 # The Python venv is tests/interop/venv.sh a2a1 (pinned a2a-sdk 1.3.0, opentelemetry-sdk
 # 1.45.2) under target/. Stores take about 25 KB per run and are removed on exit. Loopback only;
@@ -59,6 +60,15 @@ if [[ -z "${DDWIRE_BIN:-}" ]]; then
     (cd "$repo" && cargo build --release --quiet)
 fi
 ddwire="${DDWIRE_BIN:-$repo/target/release/ddwire}"
+# The load generator is the `load` benchmark target (benches/load/), which `cargo bench` builds;
+# it is no part of the ddwire binary. DDWIRE_LOAD_BIN names a built one instead.
+load="${DDWIRE_LOAD_BIN:-}"
+if [[ -z "$load" ]]; then
+    echo "building the load generator (cargo bench --bench load --no-run)..." >&2
+    load="$(cd "$repo" && cargo bench --bench load --no-run --message-format=json 2>/dev/null \
+        | grep -o '"executable":"[^"]*/load-[0-9a-f]*"' | tail -n 1 | cut -d'"' -f4)"
+    [[ -x "$load" ]] || { echo "cargo bench --bench load --no-run built no executable" >&2; exit 1; }
+fi
 
 venv=""
 if [[ "$python" == 1 ]]; then
@@ -110,7 +120,7 @@ python_path() {  # DIR: the reference path's req/s at $concurrency connections, 
         echo "the Python reference path did not complete a run: ${answer:0:400}" >&2
         echo "-"
     else
-        "$ddwire" bench agent --url "http://127.0.0.1:$harness_port/a2a" --binding 1.0 \
+        "$load" agent --url "http://127.0.0.1:$harness_port/a2a" --binding 1.0 \
             --concurrency "$concurrency" --seconds "$bench_seconds" 2>/dev/null \
             | tee /dev/stderr | awk '{ print $2 }'
     fi
@@ -123,10 +133,10 @@ measure() {  # LABEL DIR
     echo
     echo "== run store on $label: $dir ($(stat -f -c %T "$dir"), $(df --output=source "$dir" | tail -n 1))"
     local fsync many one py
-    fsync="$("$ddwire" bench fsync --runs "$dir/probe" --seconds 2 | tee /dev/stderr)"
-    many="$("$ddwire" bench harness --concurrency "$concurrency" --seconds "$bench_seconds" \
+    fsync="$("$load" fsync --runs "$dir/probe" --seconds 2 | tee /dev/stderr)"
+    many="$("$load" harness --concurrency "$concurrency" --seconds "$bench_seconds" \
         --count 0 --runs "$dir/runs" --otlp 2>/dev/null | tee /dev/stderr)"
-    one="$("$ddwire" bench harness --concurrency 1 --seconds "$bench_seconds" \
+    one="$("$load" harness --concurrency 1 --seconds "$bench_seconds" \
         --count 0 --runs "$dir/runs1" 2>/dev/null | sed 's/^/single stream: /' | tee /dev/stderr)"
     py="$(python_path "$dir" 2> >(sed 's/^/python path:   /' >&2))"
     local fsync_p50 harness_rps overhead budget
@@ -157,7 +167,7 @@ fi
 if [[ "$count" -gt 0 ]]; then
     echo
     echo "== memory over $count runs (store on $(stat -f -c %T "$mem_dir"))"
-    "$ddwire" bench harness --concurrency 8 --seconds 1 --count "$count" --runs "$mem_dir/mem" 2>/dev/null \
+    "$load" harness --concurrency 8 --seconds 1 --count "$count" --runs "$mem_dir/mem" 2>/dev/null \
         | grep -E '^(memory|resident)'
     rm -rf "$mem_dir/mem"
 fi
@@ -167,7 +177,7 @@ if [[ "${MASSIF:-0}" == 1 ]]; then
     out="$repo/target/massif.harness.out"
     echo
     echo "== valgrind massif over $massif_count runs (slow: valgrind runs everything about 20x slower)"
-    valgrind --tool=massif --massif-out-file="$out" "$ddwire" bench harness --concurrency 4 \
+    valgrind --tool=massif --massif-out-file="$out" "$load" harness --concurrency 4 \
         --seconds 1 --count "$massif_count" --runs "$mem_dir/massif" >/dev/null 2>&1
     rm -rf "$mem_dir/massif"
     awk -F= '/^mem_heap_B=/ { heap[n++] = $2 } /^mem_heap_extra_B=/ { extra[m++] = $2 }

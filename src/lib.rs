@@ -16,7 +16,6 @@
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, store, routes |
 //! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
-//! | [`bench`](mod@bench) | a load generator for the benchmarks |
 //!
 //! ## Hash a document as Data Director does
 //!
@@ -108,7 +107,6 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
-pub mod bench;
 pub mod check;
 pub mod contract;
 pub mod error;

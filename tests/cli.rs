@@ -44,7 +44,7 @@ fn help_and_version_describe_every_command() {
     let help = text(&out.stdout);
     for cmd in [
         "demo", "serve", "invoke", "agent", "agents", "runs", "show", "replay", "lint", "hash",
-        "send", "check", "bench",
+        "send", "check", "export",
     ] {
         assert!(
             help.contains(&format!("  {cmd} ")),

@@ -6,7 +6,6 @@
 mod agent;
 mod agents;
 mod args;
-mod bench;
 mod check;
 mod demo;
 mod export;
@@ -45,7 +44,6 @@ fn commands() -> Vec<&'static Command> {
         &hash::COMMAND,
         &send::COMMAND,
         &check::COMMAND,
-        &bench::COMMAND,
     ]
 }
 

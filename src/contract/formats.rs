@@ -78,8 +78,11 @@ pub(crate) fn has_non_space(s: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// A check here, as a function of the text.
+    type Check = fn(&str) -> bool;
+
     /// The patterns the contract's schemas carry, one per function here.
-    const PATTERNS: [(&str, fn(&str) -> bool); 5] = [
+    const PATTERNS: [(&str, Check); 5] = [
         (
             "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$",
             crate::ids::is_uuid7,

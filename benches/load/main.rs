@@ -1,9 +1,22 @@
-//! `ddwire bench`: benchmarks that print figures (never asserted in tests).
+//! The benchmarks: figures printed, never asserted (timings belong here, not in tests).
+//!
+//! ```sh
+//! cargo bench --bench load -- agent      # A2A echo agent: requests/s, p50/p99, keep-alive loopback
+//! cargo bench --bench load -- harness    # caller -> harness -> agent -> store, overhead and memory
+//! cargo bench --bench load -- harness --otlp     # and a harness exporting each run over OTLP
+//! cargo bench --bench load -- harness --signed   # every call to the agent signed
+//! cargo bench --bench load -- sign       # signing and verifying alone, per call and MB/s
+//! cargo bench --bench load -- fsync --runs DIR   # one fsync round on DIR's file system
+//! ```
+//!
+//! A `[[bench]]` target with its own `main` (`harness = false`), built only by `cargo bench`
+//! (and `cargo clippy --all-targets`), so the load generator and these drivers are no part of
+//! ddwire's library or binary. It uses nothing but ddwire's public API.
+//! `benches/agent.sh` and `benches/harness.sh` run it with the comparisons.
 
-use super::Command;
-use super::args::{Flag, Parsed};
+mod generator;
+
 use ddwire::agent::builtin::Echo;
-use ddwire::bench::{self, Load, Report};
 use ddwire::harness::conductor::Conductor;
 use ddwire::harness::identity::{Authenticator, demo_principal};
 use ddwire::harness::policy::Profile;
@@ -14,25 +27,26 @@ use ddwire::trace::otlp::Encoding;
 use ddwire::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT};
 use ddwire::wire::http;
 use ddwire::wire::otlp::{Exporter, ExporterOptions, OtlpConfig};
+use ddwire::wire::sign::Key;
+use generator::{Load, Report};
 use serde_json::{Value, json};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub static COMMAND: Command = Command {
-    name: "bench",
-    summary: "Measure requests/s, latency and memory: bench agent | bench harness | bench sign | bench fsync",
-    usage: "bench agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]\n       \
-            ddwire bench harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed] [--otlp]\n       \
-            ddwire bench sign [--count N]\n       \
-            ddwire bench fsync --runs DIR [--seconds S]",
-    details: "bench agent: drives an A2A echo agent with message/send (or SendMessage) over\n\
+const USAGE: &str = "Usage: cargo bench --bench load -- agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]\n       \
+            cargo bench --bench load -- harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed] [--otlp]\n       \
+            cargo bench --bench load -- sign [--count N]\n       \
+            cargo bench --bench load -- fsync --runs DIR [--seconds S]";
+
+const DETAILS: &str = "agent: drives an A2A echo agent with message/send (or SendMessage) over\n\
               keep-alive loopback connections, closed loop, and prints requests/s and p50/p99\n\
               latency. Without --url it serves ddwire's echo agent in this process on a free\n\
               loopback port. With --url it drives any A2A server (the Python a2a-sdk echo\n\
               server, for one) with the same request; with --get it sends plain GETs to URL\n\
               (a static nginx file, for one), so every server is measured by one yardstick.\n\n\
-              bench harness: end-to-end invocations, caller -> harness -> echo agent -> run\n\
+              harness: end-to-end invocations, caller -> harness -> echo agent -> run\n\
               store, against the same echo agent called directly; prints invocations/s, p50/p99,\n\
               the harness's overhead over the direct call, and this process's resident memory\n\
               before and after --count runs (default 100,000; 0 skips it). Runs go to a\n\
@@ -42,76 +56,116 @@ pub static COMMAND: Command = Command {
               verifying. With --otlp, a second harness that exports each run over OTLP\n\
               (http/protobuf, to a sink in this process) is measured too, right after the first,\n\
               and the change in throughput printed.\n\n\
-              bench sign: the cost of the request signature alone, in this process: signing and\n\
+              sign: the cost of the request signature alone, in this process: signing and\n\
               verifying (nonce cache included) --count times (default 20,000) for bodies of\n\
               1 KiB, 64 KiB and 1 MiB, in microseconds per call and MB/s.\n\n\
-              bench fsync: one fsync round as the run store's journal pays it on the file system\n\
+              fsync: one fsync round as the run store's journal pays it on the file system\n\
               of --runs: an 8 KiB append and fdatasync, again and again; prints p50/p99.\n\n\
-              benches/agent.sh and benches/harness.sh run them with the comparisons.",
-    flags: &[
-        Flag {
-            name: "url",
-            value: Some("URL"),
-            help: "Server to drive (default: an in-process echo agent)",
-        },
-        Flag {
-            name: "get",
-            value: None,
-            help: "Send GET URL instead of A2A calls",
-        },
-        Flag {
-            name: "concurrency",
-            value: Some("N"),
-            help: "Connections, each closed loop (default 8)",
-        },
-        Flag {
-            name: "seconds",
-            value: Some("S"),
-            help: "Measuring time after 1 s of warm-up (default 5)",
-        },
-        Flag {
-            name: "binding",
-            value: Some("V"),
-            help: "0.3 (message/send, default) or 1.0 (SendMessage)",
-        },
-        Flag {
-            name: "count",
-            value: Some("N"),
-            help: "bench harness: runs for the memory measurement (default 100000)",
-        },
-        Flag {
-            name: "runs",
-            value: Some("DIR"),
-            help: "bench harness: keep the runs in DIR",
-        },
-        Flag {
-            name: "signed",
-            value: None,
-            help: "bench harness: sign every call to the agent with a shared key",
-        },
-        Flag {
-            name: "otlp",
-            value: None,
-            help: "bench harness: also measure a harness exporting each run over OTLP",
-        },
-    ],
-    run,
-};
+              benches/agent.sh and benches/harness.sh run them with the comparisons.";
 
-fn run(args: &Parsed) -> Result<i32, String> {
-    match args.positionals.first().map(String::as_str) {
-        Some("agent") => agent(args),
-        Some("harness") => harness(args),
-        Some("sign") => sign(args),
-        Some("fsync") => fsync(args),
-        Some(other) => Err(format!(
-            "unknown benchmark {other:?}; try `bench agent`, `bench harness`, `bench sign` or `bench fsync`"
-        )),
-        None => Err(
-            "name a benchmark: `bench agent`, `bench harness`, `bench sign` or `bench fsync`"
-                .into(),
-        ),
+/// Flags that take a value, and switches.
+const VALUED: &[&str] = &["url", "concurrency", "seconds", "binding", "count", "runs"];
+const SWITCHES: &[&str] = &["get", "signed", "otlp"];
+
+/// The command line after the benchmark's name: `--flag value`, `--flag=value`, switches.
+#[derive(Default)]
+struct Args {
+    values: HashMap<String, String>,
+    switches: Vec<String>,
+}
+
+impl Args {
+    fn parse(args: &[String]) -> Result<Args, String> {
+        let mut parsed = Args::default();
+        let mut iter = args.iter();
+        while let Some(arg) = iter.next() {
+            let flag = arg
+                .strip_prefix("--")
+                .ok_or_else(|| format!("unexpected argument {arg:?}\n{USAGE}"))?;
+            let (name, inline) = match flag.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (flag, None),
+            };
+            if SWITCHES.contains(&name) && inline.is_none() {
+                parsed.switches.push(name.to_string());
+            } else if VALUED.contains(&name) {
+                let value = match inline {
+                    Some(v) => v,
+                    None => iter
+                        .next()
+                        .cloned()
+                        .ok_or_else(|| format!("--{name} needs a value"))?,
+                };
+                parsed.values.insert(name.to_string(), value);
+            } else {
+                return Err(format!("unknown option --{name}\n{USAGE}"));
+            }
+        }
+        Ok(parsed)
     }
+
+    fn value(&self, name: &str) -> Option<&str> {
+        self.values.get(name).map(String::as_str)
+    }
+
+    fn switch(&self, name: &str) -> bool {
+        self.switches.iter().any(|s| s == name)
+    }
+
+    fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, String> {
+        match self.value(name) {
+            None => Ok(None),
+            Some(v) => v
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("--{name} expects a number, got {v:?}")),
+        }
+    }
+}
+
+fn main() {
+    // `cargo bench` passes `--bench` to a benchmark that has no test harness; it means nothing
+    // here.
+    let argv: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    if argv.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{USAGE}\n\n{DETAILS}");
+        return;
+    }
+    let code = match argv.split_first() {
+        None => {
+            eprintln!("{USAGE}");
+            2
+        }
+        Some((name, rest)) => match Args::parse(rest).and_then(|args| bench(name, &args)) {
+            Ok(code) => code,
+            Err(message) => {
+                eprintln!("bench {name}: {message}");
+                2
+            }
+        },
+    };
+    std::process::exit(code);
+}
+
+fn bench(name: &str, args: &Args) -> Result<i32, String> {
+    match name {
+        "agent" => agent(args),
+        "harness" => harness(args),
+        "sign" => sign(args),
+        "fsync" => fsync(args),
+        other => Err(format!(
+            "unknown benchmark {other:?}; try `agent`, `harness`, `sign` or `fsync`"
+        )),
+    }
+}
+
+/// A key with a fresh random secret, as `ddwire agent --key-file` would read one.
+fn random_key(id: &str) -> Key {
+    let secret = format!("{}{}", ddwire::ids::new_uuid7(), ddwire::ids::new_uuid7());
+    Key::new(id, secret.as_bytes()).expect("a 72-character secret is a valid key")
 }
 
 /// The echo invocation every benchmark sends. Without an `invocation_id`, each run gets a
@@ -135,7 +189,7 @@ fn a2a_request(host: &str, path: &str, binding: &str, data: Value) -> Result<Vec
         ),
         other => return Err(format!("--binding must be 0.3 or 1.0, not {other:?}")),
     };
-    Ok(bench::http_request(
+    Ok(generator::http_request(
         "POST",
         host,
         path,
@@ -144,7 +198,7 @@ fn a2a_request(host: &str, path: &str, binding: &str, data: Value) -> Result<Vec
     ))
 }
 
-fn load(addr: SocketAddr, request: Vec<u8>, args: &Parsed) -> Result<Load, String> {
+fn load(addr: SocketAddr, request: Vec<u8>, args: &Args) -> Result<Load, String> {
     Ok(Load {
         addr,
         request,
@@ -155,7 +209,7 @@ fn load(addr: SocketAddr, request: Vec<u8>, args: &Parsed) -> Result<Load, Strin
     })
 }
 
-fn agent(args: &Parsed) -> Result<i32, String> {
+fn agent(args: &Args) -> Result<i32, String> {
     let mut server = None;
     let url = match args.value("url") {
         Some(u) => u.to_string(),
@@ -167,9 +221,9 @@ fn agent(args: &Parsed) -> Result<i32, String> {
             url
         }
     };
-    let (addr, host, path) = bench::parse_url(&url).map_err(|e| e.to_string())?;
+    let (addr, host, path) = generator::parse_url(&url).map_err(|e| e.to_string())?;
     let request = if args.switch("get") {
-        bench::http_request("GET", &host, &path, &[], b"")
+        generator::http_request("GET", &host, &path, &[], b"")
     } else {
         a2a_request(
             &host,
@@ -183,7 +237,7 @@ fn agent(args: &Parsed) -> Result<i32, String> {
         "bench agent: {url}, {} connections, {:?}",
         load.concurrency, load.duration
     );
-    let report = bench::run(&load);
+    let report = generator::run(&load);
     println!("{url}  {}", report.summary());
     if let Some(s) = server {
         s.shutdown();
@@ -191,7 +245,7 @@ fn agent(args: &Parsed) -> Result<i32, String> {
     Ok(if report.requests > 0 { 0 } else { 1 })
 }
 
-fn harness(args: &Parsed) -> Result<i32, String> {
+fn harness(args: &Args) -> Result<i32, String> {
     let count = args.number::<u64>("count")?.unwrap_or(100_000);
     let binding = args.value("binding").unwrap_or("0.3");
     let (runs, temporary) = match args.value("runs") {
@@ -206,9 +260,7 @@ fn harness(args: &Parsed) -> Result<i32, String> {
     let client = A2aClient::default();
     // With --signed the harness calls a second echo agent that holds a key; the direct call
     // below stays on the unsigned one.
-    let key = args
-        .switch("signed")
-        .then(|| ddwire::harness::testkit::random_key("echo.wire"));
+    let key = args.switch("signed").then(|| random_key("echo.wire"));
     let keyed = match &key {
         Some(key) => Some(
             ddwire::agent::server::serve_signed(
@@ -275,7 +327,7 @@ fn harness(args: &Parsed) -> Result<i32, String> {
     };
 
     let direct = {
-        let (addr, host, _) = bench::parse_url(&agent.base_url()).map_err(|e| e.to_string())?;
+        let (addr, host, _) = generator::parse_url(&agent.base_url()).map_err(|e| e.to_string())?;
         load(
             addr,
             a2a_request(&host, "/a2a", binding, echo_request())?,
@@ -283,7 +335,7 @@ fn harness(args: &Parsed) -> Result<i32, String> {
         )?
     };
     let through = {
-        let (addr, host, _) = bench::parse_url(&public).map_err(|e| e.to_string())?;
+        let (addr, host, _) = generator::parse_url(&public).map_err(|e| e.to_string())?;
         load(
             addr,
             a2a_request(&host, "/a2a", binding, echo_request())?,
@@ -301,9 +353,9 @@ fn harness(args: &Parsed) -> Result<i32, String> {
             ""
         }
     );
-    let d = bench::run(&direct);
+    let d = generator::run(&direct);
     println!("direct agent call   {}", d.summary());
-    let h = bench::run(&through);
+    let h = generator::run(&through);
     println!("through the harness {}", h.summary());
     let overhead =
         |q: f64| (f64::from(h.percentile_us(q)) - f64::from(d.percentile_us(q))) / 1000.0;
@@ -313,13 +365,13 @@ fn harness(args: &Parsed) -> Result<i32, String> {
         overhead(0.99)
     );
     if let Some((_, url, _, exporter, _)) = &otlp {
-        let (addr, host, _) = bench::parse_url(url).map_err(|e| e.to_string())?;
+        let (addr, host, _) = generator::parse_url(url).map_err(|e| e.to_string())?;
         let exporting = load(
             addr,
             a2a_request(&host, "/a2a", binding, echo_request())?,
             args,
         )?;
-        let o = bench::run(&exporting);
+        let o = generator::run(&exporting);
         println!("... exporting OTLP  {}", o.summary());
         let settled = exporter.flush(Duration::from_secs(60));
         let stats = exporter.stats();
@@ -361,7 +413,7 @@ fn harness(args: &Parsed) -> Result<i32, String> {
 
 /// `count` more runs through the harness, and the process's resident memory before and after.
 fn memory(count: u64, through: Load) {
-    let rss_before = bench::rss_kib();
+    let rss_before = generator::rss_kib();
     let memory = Load {
         max_requests: Some(count),
         duration: Duration::from_secs(24 * 3600),
@@ -369,8 +421,8 @@ fn memory(count: u64, through: Load) {
         ..through
     };
     eprintln!("bench harness: {count} runs for the memory measurement...");
-    let m: Report = bench::run(&memory);
-    let rss_after = bench::rss_kib();
+    let m: Report = generator::run(&memory);
+    let rss_after = generator::rss_kib();
     println!(
         "memory              {} runs ({} errors) at {:.0} runs/s",
         m.requests,
@@ -389,10 +441,10 @@ fn memory(count: u64, through: Load) {
 }
 
 /// Sign and verify requests of several body sizes in a loop, and print the cost of each.
-fn sign(args: &Parsed) -> Result<i32, String> {
+fn sign(args: &Args) -> Result<i32, String> {
     use ddwire::wire::sign::{Direction, Signable, Signer, Verifier};
     let count = args.number::<u32>("count")?.unwrap_or(20_000).max(1);
-    let key = ddwire::harness::testkit::random_key("echo.wire");
+    let key = random_key("echo.wire");
     let signer = Signer::new(key.clone(), Direction::ToAgent);
     for size in [1024usize, 64 * 1024, 1024 * 1024] {
         // A cache that holds every nonce of the round, so none is forgotten while measured.
@@ -452,7 +504,7 @@ fn serve_harness(conductor: Conductor) -> Result<(http::server::Server, String),
 
 /// One fsync round as the journal pays it: append 8 KiB (about one echo run's record) to a
 /// file in `--runs` and `fdatasync` it, for `--seconds`; print the latencies.
-fn fsync(args: &Parsed) -> Result<i32, String> {
+fn fsync(args: &Args) -> Result<i32, String> {
     use std::io::Write;
     let dir = std::path::PathBuf::from(
         args.value("runs")
