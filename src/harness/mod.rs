@@ -14,4 +14,5 @@ pub mod remote;
 pub mod server;
 pub mod store;
 pub(crate) mod tasks;
+#[cfg(any(test, feature = "testkit"))]
 pub mod testkit;

@@ -12,7 +12,9 @@ use super::client::{ClientRequest, ClientResponse, MAX_RESPONSE_BYTES};
 use super::write::{self, Framing};
 use super::{BodyError, Handler, Limits, Request, Response, body, head, write_response};
 use crate::error::{Error, Result};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+#[cfg(any(test, feature = "testkit"))]
+use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
 /// Hosts reachable in memory. Cheap to clone; clones share the same hosts.
@@ -20,6 +22,7 @@ use std::sync::{Arc, RwLock};
 pub struct MemoryNet {
     hosts: Arc<RwLock<HashMap<String, (Handler, Limits)>>>,
     /// Hosts whose calls panic in the caller's thread (see [`MemoryNet::panic_on_calls_to`]).
+    #[cfg(any(test, feature = "testkit"))]
     panicking: Arc<RwLock<HashSet<String>>>,
 }
 
@@ -48,7 +51,8 @@ impl MemoryNet {
 
     /// Make every later call to `host` panic in the calling thread, as a bug in a client or
     /// in the decoding of a reply would: the test kit's way to prove a caller survives a panic
-    /// (`None` stops it).
+    /// (`None` stops it). Only with the `testkit` feature.
+    #[cfg(any(test, feature = "testkit"))]
     pub fn panic_on_calls_to(&self, host: Option<&str>) {
         let mut panicking = self.panicking.write().unwrap_or_else(|p| p.into_inner());
         panicking.clear();
@@ -61,6 +65,7 @@ impl MemoryNet {
             url: request.url.clone(),
             reason: "not an http:// URL".into(),
         })?;
+        #[cfg(any(test, feature = "testkit"))]
         if self
             .panicking
             .read()
