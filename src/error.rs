@@ -1,165 +1,152 @@
-//! The one error type of the crate.
+//! The crate's error type, and how each layer's own error becomes it.
 //!
-//! Every fallible function in ddwire returns [`Error`]. Each variant is a kind of failure a
-//! caller can act on; its `Display` is a complete sentence fit for a log line or a JSON-RPC
-//! error message, and mirrors the reference implementation's text where one exists.
+//! Each layer speaks its own typed error: [`JsonError`](crate::json::JsonError) for bytes that
+//! are not JSON, [`ContractError`](crate::contract::ContractError) for documents outside the
+//! contract, [`TraceError`](crate::trace::TraceError) for span JSON, [`WireError`] for a call to
+//! a peer, [`StoreError`](crate::harness::store::StoreError) for the run store. Each converts
+//! into [`Error`] at the boundary (`?` does it), and only the harness adds its own concepts
+//! (who is calling, which agent, whose lineage) on top. Every variant holds what went wrong in
+//! fields; every `Display` is a complete sentence fit for a log line, a JSON-RPC error message
+//! or a problem detail, and mirrors the reference implementation's text where one exists.
 
+use crate::contract::ContractError;
+use crate::harness::store::StoreError;
+use crate::json::JsonError;
+use crate::trace::TraceError;
+use crate::wire::WireError;
 use std::fmt;
 
 /// Everything that can go wrong in ddwire.
+///
+/// Non-exhaustive: new kinds of failure may be added without a breaking release, so a `match`
+/// on it needs a catch-all arm.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// Bytes that are not JSON, or JSON that breaks a documented limit (size, depth).
-    Json(String),
-    /// A document that does not conform to the contract: which document, and every violation.
-    Contract {
-        /// `InvocationRequest`, `Envelope`, `AgentResult`, ...
-        kind: &'static str,
-        /// Each violation, in the order found.
-        messages: Vec<String>,
-    },
-    /// A canonicalisation name that is not registered (a programmer error in the reference).
-    UnknownCanonicalisation(String),
-    /// A malformed `traceparent`, `tracestate` or span JSON document.
-    Trace(String),
-    /// Bad command-line usage; the CLI exits with code 2.
-    Usage(String),
-    /// An agent description (a card's extension) that does not rebuild into a spec.
-    Spec(String),
-    /// An agent description built against a contract version this one cannot govern; the
-    /// registry lists such an agent as incompatible rather than unavailable.
-    ContractVersion(String),
-    /// The configured principal is missing or malformed, or a caller's credentials name none.
-    Identity(String),
-    /// An institutional profile could not be loaded or is malformed.
-    Policy(String),
-    /// The agents configuration is missing or malformed, or registers one id twice.
-    Registry(String),
-    /// A request names an agent the registry does not hold.
-    UnknownAgent(String),
-    /// A request's lineage is not one the conductor issued, or a grant was refused.
-    Delegation(String),
-    /// A peer could not be reached (the text says "connection refused" when it was).
-    Connect { url: String, reason: String },
-    /// A call did not finish in time.
-    Timeout {
-        url: String,
-        after: std::time::Duration,
-    },
-    /// A peer answered with an HTTP status that is not a valid reply.
-    HttpStatus {
-        url: String,
-        status: u16,
-        body: String,
-    },
-    /// A peer answered with a JSON-RPC error.
-    JsonRpc {
-        code: i64,
+    Json(JsonError),
+    /// A document, agent description or canonicalisation outside the contract.
+    Contract(ContractError),
+    /// A malformed span JSON document.
+    Trace(TraceError),
+    /// A call to a peer failed: unreachable, too slow, or answered outside the protocol.
+    Wire(WireError),
+    /// The run store refused a write, or holds a file it cannot read, or has no such run.
+    Store(StoreError),
+    /// Configuration the harness cannot use: a profile, the agents configuration, a tokens
+    /// file, a key, the principal runs act for.
+    Config {
+        /// Which configuration: `agent configuration agents.json`, `DD_PRINCIPAL_ID`.
+        source: String,
+        /// What is wrong with it, as a whole sentence that names it (the reference's words
+        /// where it has them: `agent configuration agents.json not found`).
         message: String,
-        data: Option<serde_json::Value>,
     },
-    /// A peer's reply is outside the protocol or the contract.
-    Wire(String),
-    /// A file or socket operation failed; the string says what was being done.
-    Io(String, std::io::Error),
-    /// The run store refused a write or found a stored file it cannot read; the string says
-    /// which and why.
-    Store(String),
-    /// An `invocation_id` that is already stored (or running): runs are write-once. Holds the id.
-    DuplicateInvocation(String),
-    /// No stored run has this id, or an id starting with it.
-    NoSuchRun {
-        /// The id or prefix asked for.
-        reference: String,
-        /// The run store looked in.
-        store: std::path::PathBuf,
+    /// A caller's credentials name no principal, or the harness takes no such request.
+    Unauthenticated {
+        /// Why the caller was refused.
+        reason: String,
     },
-    /// An id prefix that several stored runs share.
-    AmbiguousRun {
-        prefix: String,
-        /// The first few matching ids, in order.
-        candidates: Vec<String>,
-        /// How many runs match.
-        total: usize,
+    /// A request names an agent the registry does not hold.
+    UnknownAgent {
+        /// The agent asked for.
+        agent_id: String,
+        /// Every agent the registry holds.
+        known: Vec<String>,
+        /// Agents configured but not admitted, each with why (unreachable, bad card...).
+        unavailable: Vec<(String, String)>,
+        /// Agents built against a contract this harness cannot govern, each with why.
+        incompatible: Vec<(String, String)>,
+    },
+    /// A request's lineage is not one the conductor issued, or a delegation was refused.
+    Delegation {
+        /// Why the delegation was refused.
+        reason: String,
+    },
+    /// An `invocation_id` that is already stored (or running): runs are write-once.
+    DuplicateInvocation {
+        /// The id sent again.
+        invocation_id: String,
+    },
+    /// A file or socket operation failed.
+    Io {
+        /// What was being done (`reading agents.json`).
+        context: String,
+        /// The operating system's error.
+        source: std::io::Error,
     },
 }
 
 impl Error {
-    /// Shorthand for a contract violation with one message.
-    pub fn contract(kind: &'static str, message: impl Into<String>) -> Error {
-        Error::Contract {
-            kind,
-            messages: vec![message.into()],
+    /// An I/O error, with what was being done.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Error {
+        Error::Io {
+            context: context.into(),
+            source,
         }
     }
 
-    /// Shorthand for an I/O error with what was being done.
-    pub fn io(context: impl Into<String>, err: std::io::Error) -> Error {
-        Error::Io(context.into(), err)
+    /// A configuration error: which configuration, and the sentence that says what is wrong.
+    pub(crate) fn config(source: impl Into<String>, message: impl Into<String>) -> Error {
+        Error::Config {
+            source: source.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A refused delegation, and why.
+    pub(crate) fn delegation(reason: impl Into<String>) -> Error {
+        Error::Delegation {
+            reason: reason.into(),
+        }
+    }
+
+    /// A caller refused for its credentials, and why.
+    pub(crate) fn unauthenticated(reason: impl Into<String>) -> Error {
+        Error::Unauthenticated {
+            reason: reason.into(),
+        }
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Json(m) => write!(f, "invalid JSON: {m}"),
-            // The reference's ContractViolation text: "<kind> violates the contract:\n  - a\n  - b".
-            Error::Contract { kind, messages } => {
-                write!(f, "{kind} violates the contract:")?;
-                for m in messages {
-                    write!(f, "\n  - {m}")?;
+            Error::Json(e) => e.fmt(f),
+            Error::Contract(e) => e.fmt(f),
+            Error::Trace(e) => e.fmt(f),
+            Error::Wire(e) => e.fmt(f),
+            Error::Store(e) => e.fmt(f),
+            Error::Config { message, .. } => f.write_str(message),
+            Error::Unauthenticated { reason } | Error::Delegation { reason } => f.write_str(reason),
+            Error::UnknownAgent {
+                agent_id,
+                known,
+                unavailable,
+                incompatible,
+            } => {
+                let repr = |s: &String| crate::json::python::str_repr(s);
+                let known: Vec<String> = known.iter().map(repr).collect();
+                write!(
+                    f,
+                    "no agent registered as {}; known: [{}]",
+                    repr(agent_id),
+                    known.join(", ")
+                )?;
+                for (name, reason) in unavailable {
+                    write!(f, "\n  {name} unavailable: {reason}")?;
+                }
+                for (name, reason) in incompatible {
+                    write!(f, "\n  {name} incompatible: {reason}")?;
                 }
                 Ok(())
             }
-            Error::UnknownCanonicalisation(m)
-            | Error::Trace(m)
-            | Error::Usage(m)
-            | Error::Wire(m)
-            | Error::Spec(m)
-            | Error::ContractVersion(m)
-            | Error::Identity(m)
-            | Error::Policy(m)
-            | Error::Registry(m)
-            | Error::UnknownAgent(m)
-            | Error::Delegation(m)
-            | Error::Store(m) => f.write_str(m),
             // The reference's DuplicateInvocation text.
-            Error::DuplicateInvocation(id) => write!(
+            Error::DuplicateInvocation { invocation_id } => write!(
                 f,
-                "invocation_id {id} has already been used; send each request with a new one"
+                "invocation_id {invocation_id} has already been used; send each request with a new one"
             ),
-            Error::NoSuchRun { reference, store } => {
-                write!(f, "no run {reference} in the run store {}", store.display())
-            }
-            Error::AmbiguousRun {
-                prefix,
-                candidates,
-                total,
-            } => {
-                write!(
-                    f,
-                    "the run id prefix {prefix} matches {total} runs: {}",
-                    candidates.join(", ")
-                )?;
-                if *total > candidates.len() {
-                    write!(f, " and {} more", total - candidates.len())?;
-                }
-                f.write_str("; give more of the id")
-            }
-            Error::Connect { url, reason } => write!(f, "cannot reach {url}: {reason}"),
-            Error::Timeout { url, after } => {
-                write!(
-                    f,
-                    "{url} did not answer within {:.1} s (timeout)",
-                    after.as_secs_f64()
-                )
-            }
-            Error::HttpStatus { url, status, body } => {
-                let excerpt: String = body.chars().take(200).collect();
-                write!(f, "{url} answered HTTP {status}: {excerpt}")
-            }
-            Error::JsonRpc { code, message, .. } => write!(f, "JSON-RPC error {code}: {message}"),
-            Error::Io(context, e) => write!(f, "{context}: {e}"),
+            Error::Io { context, source } => write!(f, "{context}: {source}"),
         }
     }
 }
@@ -167,9 +154,44 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io(_, e) => Some(e),
+            Error::Json(e) => Some(e),
+            Error::Contract(e) => Some(e),
+            Error::Trace(e) => Some(e),
+            Error::Wire(e) => Some(e),
+            Error::Store(e) => Some(e),
+            Error::Io { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+impl From<JsonError> for Error {
+    fn from(e: JsonError) -> Error {
+        Error::Json(e)
+    }
+}
+
+impl From<ContractError> for Error {
+    fn from(e: ContractError) -> Error {
+        Error::Contract(e)
+    }
+}
+
+impl From<TraceError> for Error {
+    fn from(e: TraceError) -> Error {
+        Error::Trace(e)
+    }
+}
+
+impl From<WireError> for Error {
+    fn from(e: WireError) -> Error {
+        Error::Wire(e)
+    }
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Error {
+        Error::Store(e)
     }
 }
 

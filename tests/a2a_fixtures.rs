@@ -6,8 +6,8 @@
 //!
 //! Differences that are accepted are listed where they are allowed, each with its reason.
 
-use ddwire::Error;
 use ddwire::contract::input_hash;
+use ddwire::wire::WireError;
 use ddwire::wire::a2a::endpoint::{CallContext, Endpoint, Execute, Plan, Reply, TaskPlan, Work};
 use ddwire::wire::a2a::model::{
     Artifact, Message, Part, Role, SendParams, SendResult, Task, TaskState, TaskStatus,
@@ -477,7 +477,7 @@ fn every_sdks_answer_for_an_unknown_task_reads_as_task_not_found() {
         let l = line(sdk, Case::GetUnknownTask, "server-response");
         let err = jsonrpc::read_response(l.body.as_bytes(), &json!(Case::GetUnknownTask.ids().rpc))
             .unwrap_err();
-        let Error::JsonRpc {
+        let WireError::JsonRpc {
             code,
             message,
             data,

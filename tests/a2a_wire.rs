@@ -4,15 +4,17 @@
 use ddwire::agent::builtin::{Echo, Hello};
 use ddwire::agent::server::{self, serve_in_memory};
 use ddwire::agent::{Agent, AgentError, RunContext};
+use ddwire::contract::ContractError;
 use ddwire::contract::spec::AgentSpec;
 use ddwire::contract::{AgentResult, InvocationRequest};
+use ddwire::trace;
+use ddwire::wire::WireError;
 use ddwire::wire::a2a::card::{self, EXTENSION_URI};
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::{Message, Part, Role, Task, TaskState};
 use ddwire::wire::a2a::{Binding, artifact};
 use ddwire::wire::http::client::{ClientRequest, HttpClient};
 use ddwire::wire::http::memory::MemoryNet;
-use ddwire::{Error, trace};
 use serde_json::{Map, Value, json};
 use std::io::{Read, Write};
 use std::sync::Arc;
@@ -97,7 +99,7 @@ fn a2a_rejects_malformed_request() {
     );
     // A message without parts is not well formed: refused before any task is made.
     match client.send_for_task(&target, message(vec![], None), &[], T) {
-        Err(Error::JsonRpc {
+        Err(WireError::JsonRpc {
             code: -32602,
             message,
             ..
@@ -494,7 +496,7 @@ fn a_spec_round_trips_through_its_card() {
 /// An edit to a card's description.
 type Edit = Box<dyn FnOnce(&mut Map<String, Value>)>;
 
-fn card_with(edit: impl FnOnce(&mut Map<String, Value>)) -> ddwire::Result<AgentSpec> {
+fn card_with(edit: impl FnOnce(&mut Map<String, Value>)) -> Result<AgentSpec, ContractError> {
     let mut card = card::agent_card(Hello::new().spec(), "http://hello.test");
     let params = card["capabilities"]["extensions"][0]["params"]
         .as_object_mut()
@@ -508,7 +510,7 @@ fn a_card_without_the_spec_extension_is_rejected() {
     let mut card = card::agent_card(Hello::new().spec(), "http://hello.test");
     card["capabilities"]["extensions"] = json!([]);
     let err = card::spec_from_card(&card).unwrap_err();
-    assert!(matches!(err, Error::Spec(_)));
+    assert!(matches!(err, ContractError::Spec { .. }));
     assert!(err.to_string().contains(EXTENSION_URI), "{err}");
 }
 
@@ -519,7 +521,10 @@ fn a_card_built_against_another_contract_is_incompatible_not_malformed() {
             p.insert("contract_version".into(), version.clone());
         })
         .unwrap_err();
-        assert!(matches!(err, Error::ContractVersion(_)), "{version}: {err}");
+        assert!(
+            matches!(err, ContractError::Version { .. }),
+            "{version}: {err}"
+        );
     }
 }
 
@@ -611,7 +616,7 @@ fn the_client_reports_each_failure_as_a_typed_error() {
     let client = A2aClient::default();
     let err = client.fetch_card(&format!("http://{free}"), T).unwrap_err();
     assert!(
-        matches!(err, Error::Connect { .. }) && err.to_string().contains("connection refused"),
+        matches!(err, WireError::Connect { .. }) && err.to_string().contains("connection refused"),
         "{err}"
     );
 
@@ -627,7 +632,7 @@ fn the_client_reports_each_failure_as_a_typed_error() {
             Duration::from_millis(100),
         )
         .unwrap_err();
-    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    assert!(matches!(err, WireError::Timeout { .. }), "{err}");
     server.shutdown();
 
     // An HTTP error, a JSON-RPC error without an id, and a reply outside A2A, in memory.
@@ -673,17 +678,20 @@ fn the_client_reports_each_failure_as_a_typed_error() {
         )
         .unwrap_err();
     assert!(
-        matches!(err, Error::HttpStatus { status: 500, .. }),
+        matches!(err, WireError::HttpStatus { status: 500, .. }),
         "{err}"
     );
     let err = client
         .send(&target("noid.test"), message(vec![json!({})], None), &[], T)
         .unwrap_err();
-    assert!(matches!(err, Error::JsonRpc { code: -32700, .. }), "{err}");
+    assert!(
+        matches!(err, WireError::JsonRpc { code: -32700, .. }),
+        "{err}"
+    );
     let err = client
         .send(&target("odd.test"), message(vec![json!({})], None), &[], T)
         .unwrap_err();
-    assert!(matches!(err, Error::Wire(_)), "{err}");
+    assert!(matches!(err, WireError::Protocol { .. }), "{err}");
 }
 
 /// Read one response with a `Content-Length` body from `stream`: (head, body). Fails, never

@@ -209,7 +209,7 @@ fn a_caller_may_not_set_lineage_or_use_an_unknown_or_expired_token() {
     forged["parent_invocation_id"] = json!(new_uuid7());
     let err = th.invoke(&forged).unwrap_err();
     assert!(
-        matches!(err, Error::Delegation(_)) && err.to_string().contains("set by the conductor"),
+        matches!(err, Error::Delegation { .. }) && err.to_string().contains("set by the conductor"),
         "{err}"
     );
     let child = || InvocationRequest::from_value(&request("fake.none", record())).unwrap();
@@ -766,8 +766,10 @@ fn a_child_that_finishes_after_its_parent_is_still_recorded() {
                     .conductor
                     .invoke_delegated(probe, &callback(&token))
                 {
-                    Err(Error::UnknownAgent(_)) => std::thread::yield_now(),
-                    Err(Error::Delegation(m)) if m.contains("unknown or expired") => break,
+                    Err(Error::UnknownAgent { .. }) => std::thread::yield_now(),
+                    Err(Error::Delegation { reason }) if reason.contains("unknown or expired") => {
+                        break;
+                    }
                     other => panic!("unexpected probe result: {other:?}"),
                 }
             }

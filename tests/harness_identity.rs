@@ -8,7 +8,7 @@ use common::*;
 use ddwire::Error;
 use ddwire::agent::builtin::Stub;
 use ddwire::contract::canonical::sha256_hex;
-use ddwire::contract::{Assurance, InvocationRequest, PrincipalKind};
+use ddwire::contract::{Assurance, ContractError, InvocationRequest, PrincipalKind};
 use ddwire::harness::identity::{Authenticator, configured_principal};
 use ddwire::harness::testkit::{TestHarness, test_principal};
 use ddwire::wire::a2a::model::TaskState;
@@ -78,7 +78,7 @@ fn a_malformed_principal_is_a_configuration_error() {
     ] {
         let err = configured_principal(Some(id), Some(name), Some(kind)).unwrap_err();
         assert!(
-            matches!(err, Error::Identity(_)) && err.to_string().contains("malformed"),
+            matches!(err, Error::Config { .. }) && err.to_string().contains("malformed"),
             "{id} {name} {kind}: {err}"
         );
     }
@@ -149,7 +149,7 @@ fn a_request_cannot_say_whom_it_acts_for() {
     doc["acting_for"] = principal_doc();
     let err = InvocationRequest::from_value(&doc).unwrap_err();
     assert!(
-        matches!(err, Error::Contract { .. }) && err.to_string().contains("acting_for"),
+        matches!(err, ContractError::Violation { .. }) && err.to_string().contains("acting_for"),
         "{err}"
     );
 }

@@ -74,7 +74,7 @@ fn a_panic_in_an_agent_call_is_a_failed_stored_run_and_frees_its_id() {
     same["invocation_id"] = json!(id);
     assert!(matches!(
         th.invoke(&same),
-        Err(Error::DuplicateInvocation(_))
+        Err(Error::DuplicateInvocation { .. })
     ));
     th.panic_in_calls_to(None);
     assert_eq!(

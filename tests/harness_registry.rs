@@ -227,7 +227,7 @@ fn a_missing_or_malformed_config_is_a_registry_error() {
     let dir = TempDir::new("registry-bad-config");
     let err = load_config(&dir.path().join("absent.json")).unwrap_err();
     assert!(
-        matches!(err, Error::Registry(_)) && err.to_string().contains("not found"),
+        matches!(err, Error::Config { .. }) && err.to_string().contains("not found"),
         "{err}"
     );
     let bad = dir.path().join("bad.json");
@@ -235,7 +235,10 @@ fn a_missing_or_malformed_config_is_a_registry_error() {
     let err = load_config(&bad).unwrap_err();
     assert!(err.to_string().contains("needs a `url`"), "{err}");
     std::fs::write(&bad, "agents:\n  - url: http://x\n").unwrap();
-    assert!(matches!(load_config(&bad).unwrap_err(), Error::Registry(_)));
+    assert!(matches!(
+        load_config(&bad).unwrap_err(),
+        Error::Config { .. }
+    ));
     std::fs::write(
         &bad,
         r#"{"agents": [{"url": "http://x", "timeout_s": -1}]}"#,
@@ -258,7 +261,7 @@ fn duplicate_agent_id_is_a_registry_error() {
     let client = A2aClient::new(HttpClient::memory(net));
     let err = Registry::from_config(&client, &entries(&[&a, &b], json!([]))).unwrap_err();
     assert!(
-        matches!(err, Error::Registry(_)) && err.to_string().contains("two agents"),
+        matches!(err, Error::Config { .. }) && err.to_string().contains("two agents"),
         "{err}"
     );
 }

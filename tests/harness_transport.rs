@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use ddwire::Error;
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Hello, Stub};
 use ddwire::contract::canonical::sha256_hex;
@@ -13,6 +12,7 @@ use ddwire::contract::{GroundingMode, Principal, PrincipalKind};
 use ddwire::harness::identity::Authenticator;
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness};
 use ddwire::ids::new_uuid7;
+use ddwire::wire::WireError;
 use ddwire::wire::a2a::card::MANIFEST_EXTENSION_URI;
 use ddwire::wire::a2a::client::Target;
 use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
@@ -170,7 +170,7 @@ fn a2a_message_send_returns_envelope_artifact() {
         .get_task(&th.target(), &new_uuid7(), T)
         .unwrap_err();
     assert!(
-        matches!(err, Error::JsonRpc { code, .. } if code == jsonrpc::TASK_NOT_FOUND),
+        matches!(err, WireError::JsonRpc { code, .. } if code == jsonrpc::TASK_NOT_FOUND),
         "{err}"
     );
 }

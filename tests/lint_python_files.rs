@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use ddwire::harness::grounding::{GroundingReport, lint};
-use ddwire::trace::{SpanRecord, from_json, jsonl};
+use ddwire::trace::{SpanRecord, from_json};
 
 fn runs() -> Vec<PathBuf> {
     let mut runs: Vec<PathBuf> = std::fs::read_dir("fixtures/runs")
@@ -19,9 +19,10 @@ fn runs() -> Vec<PathBuf> {
 
 /// Lint `spans.jsonl` + `envelope.json` as `workbench lint` does.
 fn lint_files(run: &Path) -> GroundingReport {
-    let records: Vec<SpanRecord> = jsonl::read_lines(&run.join("spans.jsonl"))
+    let records: Vec<SpanRecord> = std::fs::read_to_string(run.join("spans.jsonl"))
         .unwrap()
-        .iter()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
         .map(|line| from_json(line).unwrap())
         .collect();
     let envelope = std::fs::read_to_string(run.join("envelope.json")).unwrap();

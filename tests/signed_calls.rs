@@ -233,12 +233,12 @@ fn callback(
         metadata.insert(meta::PARENT_INVOCATION_ID.into(), json!(parent));
     }
     let card = client.fetch_card(&delegate.url, T)?;
-    client.send_for_task(
+    Ok(client.send_for_task(
         &Target::from_card(&card)?,
         a2a_message(vec![doc], Some(metadata)),
         &[],
         T,
-    )
+    )?)
 }
 
 fn record_probe(probes: &Probes, name: &str, outcome: Result<Task, ddwire::Error>) {

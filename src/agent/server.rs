@@ -67,7 +67,7 @@ pub fn handler_signed(
 ) -> Result<Handler> {
     let key = key
         .with_id(&agent.spec().agent_id)
-        .map_err(|e| crate::Error::Spec(format!("agent {e}")))?;
+        .map_err(|e| crate::Error::config(&agent.spec().agent_id, format!("agent {e}")))?;
     let verifier = Verifier::new(Direction::ToAgent, [key.clone()]).with_window(window);
     let client = client.signed(Signer::new(key, Direction::ToHarness));
     Ok(build(agent, public_url, client, Some(verifier)))

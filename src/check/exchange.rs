@@ -4,7 +4,7 @@
 //! oversized bodies), so they build their bodies themselves and read the answer as bytes;
 //! the A2A codecs ([`crate::wire::a2a::v03`], [`crate::wire::a2a::v10`]) read the results.
 
-use crate::error::Error;
+use crate::wire::WireError;
 use crate::wire::a2a::{Binding, v10};
 use crate::wire::http::client::{ClientRequest, HttpClient};
 use serde_json::Value;
@@ -79,7 +79,7 @@ pub(crate) fn quote(bytes: &[u8]) -> String {
 }
 
 /// How a request went: an answer, or the transport error that stopped it.
-pub(crate) type Sent = Result<Answer, Error>;
+pub(crate) type Sent = Result<Answer, WireError>;
 
 /// Sends the probes' requests: the one HTTP client, the caller's token, the per-request
 /// timeout, and the time spent on the wire.

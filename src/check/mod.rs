@@ -39,7 +39,7 @@ mod report;
 pub use probes::Level;
 pub use report::{ProbeResult, Report, Status, Tally};
 
-use crate::error::Error;
+use crate::wire::WireError;
 use crate::wire::a2a::Binding;
 use crate::wire::a2a::client::Target;
 use crate::wire::http::client::HttpClient;
@@ -115,7 +115,7 @@ pub enum CheckError {
     BadMessage { reason: String },
     /// Nothing answered at the URL (refused, unresolvable, or silent past the timeout): the
     /// URL given, and the transport error of the card request.
-    Unreachable { url: String, cause: Error },
+    Unreachable { url: String, cause: WireError },
 }
 
 impl fmt::Display for CheckError {

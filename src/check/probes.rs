@@ -9,7 +9,7 @@
 use super::card::{self, Card, Described};
 use super::exchange::{Answer, Sent, Wire, fresh_id, quote, rpc_error_of, sse_data};
 use crate::contract::spec::AgentSpec;
-use crate::error::Error;
+use crate::wire::WireError;
 use crate::wire::a2a::card::EXTENSION_URI;
 use crate::wire::a2a::client::Target;
 use crate::wire::a2a::model::{Message, SendParams, SendResult, Task, TaskState};
@@ -77,7 +77,7 @@ pub(crate) struct Ctx {
     pub base: String,
     pub card: Option<Card>,
     /// Set by `card.fetch` when nothing answered at all: the check stops (exit 2).
-    pub unreachable: Option<Error>,
+    pub unreachable: Option<WireError>,
     /// The user's message (`--message`), else the built-in one is used.
     pub message: Option<Message>,
     /// `--dd`: check the Data Director extension and reply.
@@ -287,7 +287,7 @@ fn pass() -> Outcome {
 }
 
 /// "no answer: <transport error>".
-fn no_answer(e: &Error) -> Outcome {
+fn no_answer(e: &WireError) -> Outcome {
     Outcome::Violation(format!("no answer: {e}"))
 }
 
@@ -354,7 +354,9 @@ fn card_fetch(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
     for (url, legacy) in urls {
         let answer = match ctx.wire.get(&url) {
             Ok(a) => a,
-            Err(e @ (Error::Connect { .. } | Error::Timeout { .. })) if tried.is_empty() => {
+            Err(e @ (WireError::Connect { .. } | WireError::Timeout { .. }))
+                if tried.is_empty() =>
+            {
                 ctx.unreachable = Some(e);
                 return Outcome::Violation("nothing answered".into());
             }
@@ -752,7 +754,7 @@ fn oversize(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     };
     let body = oversize_body(OVERSIZE_BYTES);
     match ctx.wire.post(&t.url, t.binding, body, &[]) {
-        Err(Error::Timeout { after, .. }) => Outcome::Violation(format!(
+        Err(WireError::Timeout { after, .. }) => Outcome::Violation(format!(
             "no answer to an 8 MiB request within {:.1} s: the server hangs on it",
             after.as_secs_f64()
         )),

@@ -6,6 +6,7 @@ use super::args::{Flag, Parsed};
 use super::setup;
 use ddwire::harness::conductor::SERVICE_NAME;
 use ddwire::harness::export::{run_ids, run_spans};
+use ddwire::harness::store::StoreError;
 use ddwire::trace::otlp::{self, ExportResource, Scope};
 use ddwire::wire::http::client::HttpClient;
 use ddwire::wire::otlp::{
@@ -165,7 +166,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
                     .iter()
                     .map(|r| match store.resolve(r) {
                         Ok(id) => id,
-                        Err(e @ ddwire::Error::AmbiguousRun { .. }) => {
+                        Err(e @ ddwire::Error::Store(StoreError::AmbiguousRun { .. })) => {
                             eprintln!("ddwire export: {e}");
                             r.clone()
                         }

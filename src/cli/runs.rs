@@ -4,6 +4,7 @@ use super::Command;
 use super::args::{Flag, Parsed};
 use super::setup;
 use ddwire::harness::agui::replay_events;
+use ddwire::harness::store::StoreError;
 use ddwire::harness::store::{Query, parse_time};
 use ddwire::trace;
 use std::io::{ErrorKind, Write};
@@ -189,7 +190,7 @@ fn runs(args: &Parsed) -> Result<i32, String> {
             }
         })
         .map_err(|e| match e {
-            ddwire::Error::NoSuchRun { reference, store } => format!(
+            ddwire::Error::Store(StoreError::NoSuchRun { reference, store }) => format!(
                 "--after {reference}: the index of {} does not list that run (a harness opening the store indexes every stored run)",
                 store.display()
             ),

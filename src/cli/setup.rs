@@ -7,6 +7,7 @@ use ddwire::harness::conductor::Conductor;
 use ddwire::harness::identity::{self, Authenticator};
 use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::{self, Registry};
+use ddwire::harness::store::StoreError;
 use ddwire::harness::store::{RunReader, RunStore};
 use ddwire::wire::a2a::client::A2aClient;
 use std::path::{Path, PathBuf};
@@ -113,7 +114,7 @@ pub fn reader(args: &Parsed) -> Result<RunReader, String> {
 /// The id of the stored run `reference` names (a whole id or a unique prefix).
 pub fn resolve(store: &RunReader, reference: &str) -> Result<String, String> {
     store.resolve(reference).map_err(|e| match e {
-        ddwire::Error::NoSuchRun { .. } => format!("{e}; {RUNS_HINT}"),
+        ddwire::Error::Store(StoreError::NoSuchRun { .. }) => format!("{e}; {RUNS_HINT}"),
         other => other.to_string(),
     })
 }

@@ -9,7 +9,7 @@
 //! Which projection applies is named by a registered [`Canonicalisation`]; an unknown name is
 //! an error, never a silent default.
 
-use crate::error::{Error, Result};
+use super::ContractError;
 use crate::json::python::{self, Style};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -68,30 +68,26 @@ impl Canonicalisation {
 
     /// Look a name up; an unknown one is [`Error::UnknownCanonicalisation`] with the
     /// reference's message.
-    pub fn from_name(name: &str) -> Result<Canonicalisation> {
+    pub fn from_name(name: &str) -> Result<Canonicalisation, ContractError> {
         Canonicalisation::ALL
             .into_iter()
             .find(|c| c.name() == name)
-            .ok_or_else(|| {
-                let registered: Vec<String> = Canonicalisation::ALL
-                    .iter()
-                    .map(|c| python::str_repr(c.name()))
-                    .collect();
-                Error::UnknownCanonicalisation(format!(
-                    "unknown canonicalisation {}; registered: [{}]",
-                    python::str_repr(name),
-                    registered.join(", ")
-                ))
+            .ok_or_else(|| ContractError::UnknownCanonicalisation {
+                name: name.to_owned(),
+                registered: Canonicalisation::ALL.iter().map(|c| c.name()).collect(),
             })
     }
 
     /// What this canonicalisation hashes of `document`: the value evidence `content` carries.
     /// Projecting a projection changes nothing.
-    pub fn project(self, document: &Value) -> Result<Value> {
+    pub fn project(self, document: &Value) -> Result<Value, ContractError> {
         match self {
             Canonicalisation::FairsharingRecord => {
                 let record = document.as_object().ok_or_else(|| {
-                    Error::contract("EvidenceItem", "json-sorted-utf8-v1 projects an object")
+                    ContractError::violation(
+                        "EvidenceItem",
+                        "json-sorted-utf8-v1 projects an object",
+                    )
                 })?;
                 Ok(Value::Object(fairsharing_projection(record)))
             }
@@ -100,13 +96,13 @@ impl Canonicalisation {
     }
 
     /// The canonical bytes of `document` under this canonicalisation.
-    pub fn canonical_bytes(self, document: &Value) -> Result<Vec<u8>> {
+    pub fn canonical_bytes(self, document: &Value) -> Result<Vec<u8>, ContractError> {
         let projected = self.project(document)?;
         Ok(python::dumps(&projected, Style::CANONICAL).into_bytes())
     }
 
     /// `sha256(canonical bytes)` as 64 lowercase hex digits.
-    pub fn content_hash(self, document: &Value) -> Result<String> {
+    pub fn content_hash(self, document: &Value) -> Result<String, ContractError> {
         Ok(sha256_hex(&self.canonical_bytes(document)?))
     }
 }
@@ -142,13 +138,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// The content hash of `document` under the canonicalisation named `name`.
-pub fn content_hash(document: &Value, name: &str) -> Result<String> {
+pub fn content_hash(document: &Value, name: &str) -> Result<String, ContractError> {
     Canonicalisation::from_name(name)?.content_hash(document)
 }
 
 /// Whether evidence `content` hashes to `expected` under `name` (linter rule E1). An unknown
 /// canonicalisation is an error, not a mismatch.
-pub fn verify(content: &Value, name: &str, expected: &str) -> Result<bool> {
+pub fn verify(content: &Value, name: &str, expected: &str) -> Result<bool, ContractError> {
     Ok(content_hash(content, name)? == expected)
 }
 

@@ -76,7 +76,7 @@ impl Payload {
 
     /// Every `grounded_on` reference anywhere in the payload (objects walked in key order), or a message
     /// naming the first malformed one.
-    pub fn grounding_refs(&self) -> Result<Vec<GroundingRef>, String> {
+    pub fn grounding_refs(&self) -> Result<Vec<GroundingRef>, super::ContractError> {
         let mut refs = Vec::new();
         walk_grounded_on(&Value::Object(self.0.clone()), &mut refs)?;
         Ok(refs)
@@ -84,14 +84,19 @@ impl Payload {
 }
 
 /// Collect `grounded_on` lists at any depth of `value` (arrays in order, objects by key).
-pub fn walk_grounded_on(value: &Value, refs: &mut Vec<GroundingRef>) -> Result<(), String> {
+pub fn walk_grounded_on(
+    value: &Value,
+    refs: &mut Vec<GroundingRef>,
+) -> Result<(), super::ContractError> {
     match value {
         Value::Object(map) => {
             for (key, v) in map {
                 if key == "grounded_on" {
-                    let items = v
-                        .as_array()
-                        .ok_or("malformed grounding reference: grounded_on is not a list")?;
+                    let items = v.as_array().ok_or_else(|| {
+                        super::ContractError::MalformedGroundingRef {
+                            detail: "grounded_on is not a list".into(),
+                        }
+                    })?;
                     for item in items {
                         let source_id = item.get("source_id").and_then(Value::as_str);
                         let content_hash = item.get("content_hash").and_then(Value::as_str);
@@ -100,7 +105,11 @@ pub fn walk_grounded_on(value: &Value, refs: &mut Vec<GroundingRef>) -> Result<(
                                 source_id: s.to_string(),
                                 content_hash: h.to_string(),
                             }),
-                            _ => return Err(format!("malformed grounding reference: {item}")),
+                            _ => {
+                                return Err(super::ContractError::MalformedGroundingRef {
+                                    detail: item.to_string(),
+                                });
+                            }
                         }
                     }
                 } else {

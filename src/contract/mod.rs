@@ -12,6 +12,7 @@
 pub mod canonical;
 pub mod classes;
 pub mod envelope;
+mod error;
 pub mod evidence;
 pub(crate) mod formats;
 pub mod outcome;
@@ -26,6 +27,7 @@ pub mod validate;
 
 pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};
 pub use envelope::{Delegation, EnergyMethod, Envelope, Telemetry};
+pub use error::ContractError;
 pub use evidence::{EvidenceItem, GroundingRef, Payload};
 pub use outcome::{Derivation, GroundingMode, Outcome, OutcomeStatus, ReasonCode};
 pub use principal::{Assurance, Principal, PrincipalKind};

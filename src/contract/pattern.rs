@@ -53,6 +53,41 @@ const MAX_COUNT: u32 = 1_000;
 /// Deepest group nesting; the parser recurses once per level.
 const MAX_NESTING: usize = 64;
 
+/// Why a pattern could not be compiled, or a match not decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PatternError {
+    /// The pattern is malformed, or uses a construct outside the subset.
+    Invalid {
+        /// The pattern as written.
+        pattern: String,
+        /// Which construct, and at which character.
+        reason: String,
+    },
+    /// Deciding the match would take more than the step budget.
+    StepBudget {
+        /// The pattern as written.
+        pattern: String,
+    },
+}
+
+impl std::fmt::Display for PatternError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PatternError::Invalid { pattern, reason } => {
+                write!(f, "pattern {}: {reason}", str_repr(pattern))
+            }
+            PatternError::StepBudget { pattern } => write!(
+                f,
+                "gave up matching pattern {} after exhausting its step budget",
+                str_repr(pattern)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PatternError {}
+
 /// A compiled pattern.
 #[derive(Clone, Debug)]
 pub struct Regex {
@@ -67,8 +102,11 @@ pub struct Regex {
 
 impl Regex {
     /// Compile `pattern`, or say which construct is malformed or unsupported, and where.
-    pub fn new(pattern: &str) -> Result<Regex, String> {
-        let fail = |msg: String| format!("pattern {}: {msg}", str_repr(pattern));
+    pub fn new(pattern: &str) -> Result<Regex, PatternError> {
+        let fail = |reason: String| PatternError::Invalid {
+            pattern: pattern.to_owned(),
+            reason,
+        };
         let mut parser = Parser {
             chars: pattern.chars().collect(),
             pos: 0,
@@ -108,7 +146,7 @@ impl Regex {
 
     /// Whether the pattern matches anywhere in `text`, or an error if deciding it would take
     /// more than [`STEP_BUDGET`] steps.
-    pub fn try_match(&self, text: &str) -> Result<bool, String> {
+    pub fn try_match(&self, text: &str) -> Result<bool, PatternError> {
         let mut steps = STEP_BUDGET;
         self.match_within(text, &mut steps)
     }
@@ -116,7 +154,7 @@ impl Regex {
     /// [`Regex::try_match`] with the caller's budget: `steps` is decremented by the steps
     /// taken, and the match fails with an error when it reaches zero. Lets a caller bound the
     /// work of many matches together.
-    pub fn match_within(&self, text: &str, steps: &mut usize) -> Result<bool, String> {
+    pub fn match_within(&self, text: &str, steps: &mut usize) -> Result<bool, PatternError> {
         let mut slots = vec![usize::MAX; self.slots];
         let mut stack = Vec::new();
         let mut start = 0;
@@ -140,7 +178,7 @@ impl Regex {
         steps: &mut usize,
         slots: &mut [usize],
         stack: &mut Vec<Job>,
-    ) -> Result<bool, String> {
+    ) -> Result<bool, PatternError> {
         stack.clear();
         stack.push(Job::Thread(0, start));
         while let Some(job) = stack.pop() {
@@ -153,10 +191,9 @@ impl Regex {
             };
             loop {
                 if *steps == 0 {
-                    return Err(format!(
-                        "gave up matching pattern {} after exhausting its step budget",
-                        str_repr(&self.source)
-                    ));
+                    return Err(PatternError::StepBudget {
+                        pattern: self.source.clone(),
+                    });
                 }
                 *steps -= 1;
                 let next = text[pos..].chars().next();
@@ -759,6 +796,7 @@ mod tests {
         Regex::new(p)
             .err()
             .unwrap_or_else(|| panic!("{p:?} was accepted"))
+            .to_string()
     }
 
     const UUID7: &str = "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$";
@@ -1100,7 +1138,13 @@ mod tests {
         let r = re("^(a+)+$");
         let text = format!("{}b", "a".repeat(40));
         let err = r.try_match(&text).unwrap_err();
-        assert!(err.contains("step budget"), "{err}");
+        assert!(err.to_string().contains("step budget"), "{err}");
+        assert_eq!(
+            err,
+            PatternError::StepBudget {
+                pattern: "^(a+)+$".into()
+            }
+        );
         assert!(
             !r.is_match(&text),
             "exhausting the budget counts as no match"

@@ -46,7 +46,11 @@ impl PrincipalKind {
 
 impl Principal {
     /// A principal with the default kind (`person`) and assurance (`asserted`), checked.
-    pub fn new(principal_id: &str, name: &str, kind: PrincipalKind) -> Result<Principal, String> {
+    pub fn new(
+        principal_id: &str,
+        name: &str,
+        kind: PrincipalKind,
+    ) -> Result<Principal, super::ContractError> {
         let p = Principal {
             principal_id: principal_id.to_string(),
             name: name.to_string(),
@@ -57,7 +61,7 @@ impl Principal {
         if problems.is_empty() {
             Ok(p)
         } else {
-            Err(problems.join("; "))
+            Err(super::ContractError::Principal { problems })
         }
     }
 

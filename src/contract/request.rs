@@ -54,16 +54,16 @@ impl InvocationRequest {
     /// Read and check a request document: closed (an unknown key such as `acting_for` is
     /// refused, named), every field of its type and pattern, `issued_at` a date-time. A missing
     /// `invocation_id` or `issued_at` is filled, as the reference's model does.
-    pub fn from_value(document: &Value) -> crate::Result<InvocationRequest> {
+    pub fn from_value(document: &Value) -> Result<InvocationRequest, super::ContractError> {
         let errors = super::validate::request_errors(document);
         if !errors.is_empty() {
-            return Err(crate::Error::Contract {
-                kind: "InvocationRequest",
-                messages: errors,
+            return Err(super::ContractError::Violation {
+                document: "InvocationRequest",
+                violations: errors,
             });
         }
         InvocationRequest::deserialize(document)
-            .map_err(|e| crate::Error::contract("InvocationRequest", e.to_string()))
+            .map_err(|e| super::ContractError::violation("InvocationRequest", e.to_string()))
     }
 
     /// A request for `agent_id` on `input`, with a fresh id and `issued_at` now.

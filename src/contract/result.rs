@@ -34,17 +34,19 @@ impl AgentResult {
     /// Read an agent's result document (`wire._result_from_document`): outcome and evidence
     /// items closed, the payload open but naming its class (`grounded_on` defaults to `[]`),
     /// token counts integers even when spelled `3.0`. A document outside the contract is
-    /// [`crate::Error::Contract`] listing every violation.
-    pub fn from_document(document: &serde_json::Value) -> crate::Result<AgentResult> {
+    /// [`ContractError::Violation`](super::ContractError::Violation) listing every violation.
+    pub fn from_document(
+        document: &serde_json::Value,
+    ) -> Result<AgentResult, super::ContractError> {
         let errors = super::validate::agent_result_errors(document);
         if !errors.is_empty() {
-            return Err(crate::Error::Contract {
-                kind: "AgentResult",
-                messages: errors,
+            return Err(super::ContractError::Violation {
+                document: "AgentResult",
+                violations: errors,
             });
         }
         let mut result: AgentResult = AgentResult::deserialize(document)
-            .map_err(|e| crate::Error::contract("AgentResult", e.to_string()))?;
+            .map_err(|e| super::ContractError::violation("AgentResult", e.to_string()))?;
         if let Some(payload) = &mut result.payload {
             payload
                 .0

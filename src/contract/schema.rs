@@ -89,6 +89,32 @@ const REFUSED: &[&str] = &[
     "divisibleBy",
 ];
 
+/// Why a schema was refused at compile time: where in the schema, and what is wrong there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaError {
+    /// The JSON pointer of the offending keyword or subschema (`#/properties/n/type`).
+    pub at: String,
+    /// What is wrong there.
+    pub reason: String,
+}
+
+impl SchemaError {
+    fn new(at: &str, reason: impl Into<String>) -> SchemaError {
+        SchemaError {
+            at: at.to_owned(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.at, self.reason)
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
 /// A compiled schema. Compile once with [`Schema::compile`]; validate many times.
 #[derive(Clone, Debug)]
 pub struct Schema {
@@ -208,7 +234,7 @@ impl Schema {
     /// resolve; a `pattern` the engine cannot read; a `$id` below the root (it would move the
     /// base of the `$ref`s under it); a `$ref` cycle that never descends into the instance;
     /// and any keyword in the refused list.
-    pub fn compile(root: &Value) -> Result<Schema, String> {
+    pub fn compile(root: &Value) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler {
             root,
             nodes: Vec::new(),
@@ -277,24 +303,28 @@ impl Compiler<'_> {
     }
 
     /// Compile the subschema `value` found at `path` (JSON pointer tokens).
-    fn schema(&mut self, value: &Value, path: &mut Vec<String>) -> Result<usize, String> {
+    fn schema(&mut self, value: &Value, path: &mut Vec<String>) -> Result<usize, SchemaError> {
         let at = pointer(path);
         let (index, _) = self.slot(&at);
         if !matches!(self.nodes[index], Node::Pending) {
             return Ok(index); // already compiled through another route
         }
         if path.len() > MAX_SCHEMA_DEPTH {
-            return Err(format!(
-                "{at}: schema nested deeper than {MAX_SCHEMA_DEPTH} levels"
+            return Err(SchemaError::new(
+                &at,
+                format!("schema nested deeper than {MAX_SCHEMA_DEPTH} levels"),
             ));
         }
         let node = match value {
             Value::Bool(b) => Node::Bool(*b),
             Value::Object(map) => Node::Keywords(self.keywords(map, path)?),
             other => {
-                return Err(format!(
-                    "{at}: a schema must be an object or a boolean, not {}",
-                    type_name(other)
+                return Err(SchemaError::new(
+                    &at,
+                    format!(
+                        "a schema must be an object or a boolean, not {}",
+                        type_name(other)
+                    ),
                 ));
             }
         };
@@ -303,7 +333,12 @@ impl Compiler<'_> {
     }
 
     /// Compile the subschema under `key` (a property name or an index) of the current path.
-    fn child(&mut self, value: &Value, path: &mut Vec<String>, key: &str) -> Result<usize, String> {
+    fn child(
+        &mut self,
+        value: &Value,
+        path: &mut Vec<String>,
+        key: &str,
+    ) -> Result<usize, SchemaError> {
         path.push(key.to_owned());
         let result = self.schema(value, path);
         path.pop();
@@ -317,7 +352,7 @@ impl Compiler<'_> {
         path: &mut Vec<String>,
         at: &str,
         name: &str,
-    ) -> Result<Vec<usize>, String> {
+    ) -> Result<Vec<usize>, SchemaError> {
         match value {
             Value::Array(items) if !items.is_empty() => {
                 let mut out = Vec::with_capacity(items.len());
@@ -326,8 +361,9 @@ impl Compiler<'_> {
                 }
                 Ok(out)
             }
-            _ => Err(format!(
-                "{at}: '{name}' must be a non-empty array of schemas"
+            _ => Err(SchemaError::new(
+                at,
+                format!("'{name}' must be a non-empty array of schemas"),
             )),
         }
     }
@@ -339,9 +375,12 @@ impl Compiler<'_> {
         path: &mut Vec<String>,
         at: &str,
         name: &str,
-    ) -> Result<Vec<(String, usize)>, String> {
+    ) -> Result<Vec<(String, usize)>, SchemaError> {
         let Value::Object(map) = value else {
-            return Err(format!("{at}: '{name}' must be an object of schemas"));
+            return Err(SchemaError::new(
+                at,
+                format!("'{name}' must be an object of schemas"),
+            ));
         };
         let mut out = Vec::with_capacity(map.len());
         for (key, sub) in map {
@@ -356,7 +395,7 @@ impl Compiler<'_> {
         &mut self,
         map: &Map<String, Value>,
         path: &mut Vec<String>,
-    ) -> Result<Vec<Keyword>, String> {
+    ) -> Result<Vec<Keyword>, SchemaError> {
         let mut out = Vec::new();
         for (key, value) in map {
             path.push(key.clone());
@@ -380,23 +419,29 @@ impl Compiler<'_> {
         value: &Value,
         path: &mut Vec<String>,
         at: &str,
-    ) -> Result<Option<Keyword>, String> {
+    ) -> Result<Option<Keyword>, SchemaError> {
         let string = |what: &str| match value {
             Value::String(_) => Ok(None),
-            _ => Err(format!("{at}: '{key}' must be {what}")),
+            _ => Err(SchemaError::new(at, format!("'{key}' must be {what}"))),
         };
-        let count =
-            || count(value).ok_or_else(|| format!("{at}: '{key}' must be a non-negative integer"));
+        let count = || {
+            count(value).ok_or_else(|| {
+                SchemaError::new(at, format!("'{key}' must be a non-negative integer"))
+            })
+        };
         let number = |bound| match value {
             Value::Number(n) => Ok(Keyword::Bound(bound, n.clone(), py_repr(value))),
-            _ => Err(format!("{at}: '{key}' must be a number")),
+            _ => Err(SchemaError::new(at, format!("'{key}' must be a number"))),
         };
         Ok(Some(match key {
             // §6.1 any instance type
             "type" => Keyword::Type(types(value).ok_or_else(|| {
-                format!(
-                    "{at}: 'type' must be one of {} or a non-empty array of distinct ones",
-                    TYPES.join(", ")
+                SchemaError::new(
+                    at,
+                    format!(
+                        "'type' must be one of {} or a non-empty array of distinct ones",
+                        TYPES.join(", ")
+                    ),
                 )
             })?),
             "enum" => match value {
@@ -404,7 +449,7 @@ impl Compiler<'_> {
                     keys: items.iter().map(equality_key).collect(),
                     repr: py_repr(value),
                 },
-                _ => return Err(format!("{at}: 'enum' must be an array")),
+                _ => return Err(SchemaError::new(at, "'enum' must be an array")),
             },
             "const" => Keyword::Const {
                 key: equality_key(value),
@@ -419,10 +464,10 @@ impl Compiler<'_> {
             "maxLength" => Keyword::Max(Size::Length, count()?),
             "minLength" => Keyword::Min(Size::Length, count()?),
             "pattern" => match value {
-                Value::String(p) => {
-                    Keyword::Pattern(Regex::new(p).map_err(|e| format!("{at}: {e}"))?)
-                }
-                _ => return Err(format!("{at}: 'pattern' must be a string")),
+                Value::String(p) => Keyword::Pattern(
+                    Regex::new(p).map_err(|e| SchemaError::new(at, e.to_string()))?,
+                ),
+                _ => return Err(SchemaError::new(at, "'pattern' must be a string")),
             },
             // §6.4 arrays
             "items" => match value {
@@ -445,14 +490,14 @@ impl Compiler<'_> {
             "uniqueItems" => match value {
                 Value::Bool(true) => Keyword::UniqueItems,
                 Value::Bool(false) => return Ok(None),
-                _ => return Err(format!("{at}: 'uniqueItems' must be a boolean")),
+                _ => {
+                    return Err(SchemaError::new(at, "'uniqueItems' must be a boolean"));
+                }
             },
             // §6.5 objects
-            "required" => {
-                Keyword::Required(unique_strings(value).ok_or_else(|| {
-                    format!("{at}: 'required' must be an array of distinct strings")
-                })?)
-            }
+            "required" => Keyword::Required(unique_strings(value).ok_or_else(|| {
+                SchemaError::new(at, "'required' must be an array of distinct strings")
+            })?),
             "properties" => Keyword::Properties(self.schema_map(value, path, at, key)?),
             "additionalProperties" => match self.extra(value, path)? {
                 Some(rule) => {
@@ -476,7 +521,7 @@ impl Compiler<'_> {
             // Core §8.3
             "$ref" => match value {
                 Value::String(r) => Keyword::Ref(self.reference(r, at)?),
-                _ => return Err(format!("{at}: '$ref' must be a string")),
+                _ => return Err(SchemaError::new(at, "'$ref' must be a string")),
             },
             // §9 containers: compiled so they are checked, applied only through $ref.
             "definitions" | "$defs" => {
@@ -484,9 +529,10 @@ impl Compiler<'_> {
                 return Ok(None);
             }
             "$id" if path.len() > 1 => {
-                return Err(format!(
-                    "{at}: '$id' below the root would change the base of the '$ref's under it, \
-                     which is not supported"
+                return Err(SchemaError::new(
+                    at,
+                    "'$id' below the root would change the base of the '$ref's under it, \
+                     which is not supported",
                 ));
             }
             // Annotations (§7, §10, Core §8-9): checked for shape, then ignored.
@@ -494,17 +540,22 @@ impl Compiler<'_> {
             | "contentMediaType" | "contentEncoding" => return string("a string"),
             "readOnly" | "writeOnly" => match value {
                 Value::Bool(_) => return Ok(None),
-                _ => return Err(format!("{at}: '{key}' must be a boolean")),
+                _ => return Err(SchemaError::new(at, format!("'{key}' must be a boolean"))),
             },
             "examples" => match value {
                 Value::Array(_) => return Ok(None),
-                _ => return Err(format!("{at}: 'examples' must be an array")),
+                _ => {
+                    return Err(SchemaError::new(at, "'examples' must be an array"));
+                }
             },
             "default" | "deprecated" => return Ok(None),
             k if REFUSED.contains(&k) => {
-                return Err(format!(
-                    "{at}: keyword '{k}' is not supported; the schema is refused rather than \
+                return Err(SchemaError::new(
+                    at,
+                    format!(
+                        "keyword '{k}' is not supported; the schema is refused rather than \
                      checked without it"
+                    ),
                 ));
             }
             // Not a keyword of any draft: ignored, as Core draft-07 §6.5 asks.
@@ -513,7 +564,11 @@ impl Compiler<'_> {
     }
 
     /// `additionalProperties` / `additionalItems`: `None` for `true` (no constraint).
-    fn extra(&mut self, value: &Value, path: &mut Vec<String>) -> Result<Option<Extra>, String> {
+    fn extra(
+        &mut self,
+        value: &Value,
+        path: &mut Vec<String>,
+    ) -> Result<Option<Extra>, SchemaError> {
         let index = self.schema(value, path)?;
         Ok(match value {
             Value::Bool(true) => None,
@@ -523,8 +578,13 @@ impl Compiler<'_> {
     }
 
     /// Resolve a `$ref` at compile time: `#` or a `#/…` JSON pointer into this document.
-    fn reference(&mut self, reference: &str, at: &str) -> Result<usize, String> {
-        let refuse = |why: &str| Err(format!("{at}: '$ref' {}: {why}", str_repr(reference)));
+    fn reference(&mut self, reference: &str, at: &str) -> Result<usize, SchemaError> {
+        let refuse = |why: &str| {
+            Err(SchemaError::new(
+                at,
+                format!("'$ref' {}: {why}", str_repr(reference)),
+            ))
+        };
         let Some(fragment) = reference.strip_prefix('#') else {
             return refuse("only local references ('#' or '#/…') are supported");
         };
@@ -556,7 +616,7 @@ impl Compiler<'_> {
     /// Refuse a cycle of `$ref`/`allOf`/`anyOf`/`oneOf`/`not` that never moves into a
     /// property or item and that the root can reach: it would recurse forever on any
     /// instance that gets there. (An unused definition that loops is harmless.)
-    fn refuse_cycles(&self) -> Result<(), String> {
+    fn refuse_cycles(&self) -> Result<(), SchemaError> {
         let edges: Vec<Vec<(usize, bool)>> = self.nodes.iter().map(edges).collect();
         let mut reachable = vec![false; self.nodes.len()];
         reachable[0] = true;
@@ -591,10 +651,10 @@ impl Compiler<'_> {
                 top.1 += 1;
                 match same[node].get(next) {
                     Some(&to) if state[to] == 1 => {
-                        return Err(format!(
-                            "{}: a '$ref' cycle never descends into the instance, so it would \
+                        return Err(SchemaError::new(
+                            &self.pointers[to],
+                            "a '$ref' cycle never descends into the instance, so it would \
                              recurse forever",
-                            self.pointers[to]
                         ));
                     }
                     Some(&to) if state[to] == 0 => {
@@ -1032,7 +1092,7 @@ impl<'s> Run<'s> {
                     Ok(false) => self.fail(path, || {
                         format!("{} does not match {}", repr(), str_repr(regex.as_str()))
                     }),
-                    Err(why) => self.give_up(path, why),
+                    Err(why) => self.give_up(path, why.to_string()),
                 }
             }
             Keyword::Bound(bound, value, shown) => {
@@ -1240,6 +1300,7 @@ mod tests {
         Schema::compile(&schema)
             .err()
             .unwrap_or_else(|| panic!("{schema} was accepted"))
+            .to_string()
     }
 
     const UUID7: &str = "^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$";

@@ -5,10 +5,10 @@
 //! reference's `spec_from_description` and `ClassSchema.from_description` make, in their order
 //! and with their messages. A harness trusts a card only as far as these checks go.
 
+use super::ContractError;
 use super::canonical::schema_digest;
 use super::outcome::{Derivation, GroundingMode};
 use super::schema::Schema;
-use crate::error::{Error, Result};
 use crate::json::python::str_repr;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
@@ -54,17 +54,20 @@ impl PartialEq for ClassSchema {
 impl ClassSchema {
     /// A class schema from its JSON Schema, checked: a valid schema that requires
     /// `schema_class` to be exactly `name`.
-    pub fn new(name: &str, json_schema: Value) -> Result<ClassSchema> {
+    pub fn new(name: &str, json_schema: Value) -> Result<ClassSchema, ContractError> {
         // The run store keeps every schema it checked a run against; one it could not write
         // back as JSON would make the agent's every run unstorable.
         if let Some(found) = crate::json::non_finite(&json_schema) {
-            return Err(Error::Spec(format!("class {}: {found}", str_repr(name))));
+            return Err(ContractError::spec(
+                None,
+                format!("class {}: {found}", str_repr(name)),
+            ));
         }
         let compiled = Schema::compile(&json_schema).map_err(|e| {
-            Error::Spec(format!(
-                "class {}: not a valid JSON Schema: {e}",
-                str_repr(name)
-            ))
+            ContractError::spec(
+                None,
+                format!("class {}: not a valid JSON Schema: {e}", str_repr(name)),
+            )
         })?;
         let designator = json_schema
             .get("properties")
@@ -72,11 +75,14 @@ impl ClassSchema {
             .and_then(|d| d.get("enum"));
         let required = required(&json_schema);
         if designator != Some(&json!([name])) || !required.iter().any(|r| r == DESIGNATOR) {
-            return Err(Error::Spec(format!(
-                "class {}: the schema does not require {DESIGNATOR} = {}",
-                str_repr(name),
-                str_repr(name)
-            )));
+            return Err(ContractError::spec(
+                None,
+                format!(
+                    "class {}: the schema does not require {DESIGNATOR} = {}",
+                    str_repr(name),
+                    str_repr(name)
+                ),
+            ));
         }
         Ok(ClassSchema {
             name: name.to_string(),
@@ -88,20 +94,26 @@ impl ClassSchema {
 
     /// Rebuild a class schema from a card's `schemas` entry, refusing one that does not match
     /// its digest.
-    pub fn from_description(name: &str, entry: &Value) -> Result<ClassSchema> {
+    pub fn from_description(name: &str, entry: &Value) -> Result<ClassSchema, ContractError> {
         let (Some(json_schema @ Value::Object(_)), Some(Value::String(digest))) =
             (entry.get("json_schema"), entry.get("digest"))
         else {
-            return Err(Error::Spec(format!(
-                "class {}: a schema entry needs json_schema and digest",
-                str_repr(name)
-            )));
+            return Err(ContractError::spec(
+                None,
+                format!(
+                    "class {}: a schema entry needs json_schema and digest",
+                    str_repr(name)
+                ),
+            ));
         };
         if schema_digest(json_schema) != *digest {
-            return Err(Error::Spec(format!(
-                "class {}: the schema does not match its digest",
-                str_repr(name)
-            )));
+            return Err(ContractError::spec(
+                None,
+                format!(
+                    "class {}: the schema does not match its digest",
+                    str_repr(name)
+                ),
+            ));
         }
         ClassSchema::new(name, json_schema.clone())
     }
@@ -211,29 +223,32 @@ impl AgentSpec {
     }
 
     /// Rebuild a spec from a description, checking, in this order: the contract version
-    /// ([`Error::ContractVersion`]), the keys, `accepts`, each class schema against its digest
+    /// ([`ContractError::Version`]), the keys, `accepts`, each class schema against its digest
     /// and designator, the payload class's `grounded_on`, and the derivations.
-    pub fn from_description(entry: &Value) -> Result<AgentSpec> {
+    pub fn from_description(entry: &Value) -> Result<AgentSpec, ContractError> {
         let id_repr = entry
             .get("agent_id")
             .map(crate::json::python::py_repr)
             .unwrap_or_else(|| "None".into());
+        let agent = entry.get("agent_id").and_then(Value::as_str);
         let current = super::CONTRACT_VERSION;
+        let incompatible = |declared: Option<&str>| ContractError::Version {
+            agent: id_repr.clone(),
+            declared: declared.map(str::to_owned),
+            governed: current,
+        };
         let declared = match entry.get("contract_version") {
             Some(Value::String(v)) => v.clone(),
-            _ => {
-                return Err(Error::ContractVersion(format!(
-                    "agent {id_repr} declares no contract version; this harness governs contract {current}"
-                )));
-            }
+            _ => return Err(incompatible(None)),
         };
         if !super::contract_compatible(&declared, current) {
-            return Err(Error::ContractVersion(format!(
-                "agent {id_repr} was built against contract {declared}; this harness governs contract {current}"
-            )));
+            return Err(incompatible(Some(&declared)));
         }
         let Some(obj) = entry.as_object() else {
-            return Err(Error::Spec("agent description is not an object".into()));
+            return Err(ContractError::spec(
+                agent,
+                "agent description is not an object",
+            ));
         };
         let mut missing: Vec<&str> = DESCRIPTION_KEYS
             .iter()
@@ -243,18 +258,17 @@ impl AgentSpec {
         missing.sort();
         if !missing.is_empty() {
             let list: Vec<String> = missing.iter().map(|k| str_repr(k)).collect();
-            return Err(Error::Spec(format!(
-                "agent description lacks [{}]",
-                list.join(", ")
-            )));
+            return Err(ContractError::spec(
+                agent,
+                format!("agent description lacks [{}]", list.join(", ")),
+            ));
         }
-        let text = |key: &str| -> Result<String> {
-            obj[key]
-                .as_str()
-                .map(str::to_string)
-                .ok_or_else(|| Error::Spec(format!("agent {id_repr}: {key} must be a string")))
+        let text = |key: &str| -> Result<String, ContractError> {
+            obj[key].as_str().map(str::to_string).ok_or_else(|| {
+                ContractError::spec(agent, format!("agent {id_repr}: {key} must be a string"))
+            })
         };
-        let list = |key: &str| -> Result<Vec<String>> {
+        let list = |key: &str| -> Result<Vec<String>, ContractError> {
             obj[key]
                 .as_array()
                 .and_then(|a| {
@@ -263,57 +277,77 @@ impl AgentSpec {
                         .collect::<Option<Vec<_>>>()
                 })
                 .ok_or_else(|| {
-                    Error::Spec(format!("agent {id_repr}: {key} must be a list of strings"))
+                    ContractError::spec(
+                        agent,
+                        format!("agent {id_repr}: {key} must be a list of strings"),
+                    )
                 })
         };
         let agent_id = text("agent_id")?;
         let accepts = list("accepts")?;
         if accepts.is_empty() {
-            return Err(Error::Spec(format!(
-                "agent {id_repr} accepts nothing; an agent must accept at least one input class"
-            )));
+            return Err(ContractError::spec(
+                agent,
+                format!(
+                    "agent {id_repr} accepts nothing; an agent must accept at least one input class"
+                ),
+            ));
         }
         let grounding_mode = obj["grounding_mode"]
             .as_str()
             .and_then(GroundingMode::parse)
             .ok_or_else(|| {
-                Error::Spec(format!(
-                    "agent {id_repr}: {} is not a valid GroundingMode",
-                    obj["grounding_mode"]
-                ))
+                ContractError::spec(
+                    agent,
+                    format!(
+                        "agent {id_repr}: {} is not a valid GroundingMode",
+                        obj["grounding_mode"]
+                    ),
+                )
             })?;
         let payload = match &obj["payload"] {
             Value::Null => None,
             Value::String(p) => Some(p.clone()),
             other => {
-                return Err(Error::Spec(format!(
-                    "agent {id_repr}: payload must be a class name or null, got {other}"
-                )));
+                return Err(ContractError::spec(
+                    agent,
+                    format!("agent {id_repr}: payload must be a class name or null, got {other}"),
+                ));
             }
         };
-        let entries = obj["schemas"]
-            .as_object()
-            .ok_or_else(|| Error::Spec(format!("agent {id_repr}: schemas must be an object")))?;
+        let entries = obj["schemas"].as_object().ok_or_else(|| {
+            ContractError::spec(agent, format!("agent {id_repr}: schemas must be an object"))
+        })?;
         let mut schemas = BTreeMap::new();
         for name in accepts.iter().chain(payload.iter()) {
             let entry = entries.get(name).ok_or_else(|| {
-                Error::Spec(format!(
-                    "agent {id_repr} names class {} but carries no schema for it",
-                    str_repr(name)
-                ))
+                ContractError::spec(
+                    agent,
+                    format!(
+                        "agent {id_repr} names class {} but carries no schema for it",
+                        str_repr(name)
+                    ),
+                )
             })?;
             schemas.insert(name.clone(), ClassSchema::from_description(name, entry)?);
         }
         if let Some(p) = &payload
             && !schemas[p].grounded()
         {
-            return Err(Error::Spec(format!(
-                "agent {id_repr}: payload class {} does not mix in Grounded (its schema does not require {GROUNDED_SLOT})",
-                str_repr(p)
-            )));
+            return Err(ContractError::spec(
+                agent,
+                format!(
+                    "agent {id_repr}: payload class {} does not mix in Grounded (its schema does not require {GROUNDED_SLOT})",
+                    str_repr(p)
+                ),
+            ));
         }
-        let derivations = parse_derivations(&obj["derivations"])
-            .map_err(|e| Error::Spec(format!("agent {id_repr}: malformed derivations: {e}")))?;
+        let derivations = parse_derivations(&obj["derivations"]).map_err(|e| {
+            ContractError::spec(
+                agent,
+                format!("agent {id_repr}: malformed derivations: {e}"),
+            )
+        })?;
         Ok(AgentSpec {
             agent_id,
             version: text("version")?,
@@ -330,7 +364,7 @@ impl AgentSpec {
     }
 }
 
-fn parse_derivations(v: &Value) -> std::result::Result<BTreeMap<String, Derived>, String> {
+fn parse_derivations(v: &Value) -> Result<BTreeMap<String, Derived>, String> {
     let obj = v.as_object().ok_or("not an object")?;
     obj.iter()
         .map(|(path, d)| {

@@ -5,9 +5,9 @@
 //! document, not the typed model, so they hold for documents produced anywhere, and their
 //! messages are the reference's, word for word.
 
+use super::ContractError;
 use super::canonical::Canonicalisation;
 use super::schema::Schema;
-use crate::error::{Error, Result};
 use crate::json::python::str_repr;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -76,7 +76,7 @@ fn non_finite_errors(document: &Value, errors: &mut Vec<String>) {
 
 /// Every way an envelope document breaks the contract: its schema, then the conditional
 /// rules. `Err` carries them all, as the reference's `validate_envelope` raises.
-pub fn validate_envelope(document: &Value) -> Result<()> {
+pub fn validate_envelope(document: &Value) -> Result<(), ContractError> {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
     let mut errors = compiled(&SCHEMA, envelope_schema).validate(document);
     date_time_errors(document, &["completed_at"], &mut errors);
@@ -85,9 +85,9 @@ pub fn validate_envelope(document: &Value) -> Result<()> {
     if errors.is_empty() {
         Ok(())
     } else {
-        Err(Error::Contract {
-            kind: "Envelope",
-            messages: errors,
+        Err(ContractError::Violation {
+            document: "Envelope",
+            violations: errors,
         })
     }
 }

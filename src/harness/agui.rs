@@ -18,7 +18,7 @@
 use super::conductor::{AGENT_NOT_RUN, Phase, Stage};
 use super::server::Harness;
 use crate::contract::problem::ProblemType;
-use crate::contract::{InvocationRequest, OutcomeStatus, ReasonCode};
+use crate::contract::{ContractError, InvocationRequest, OutcomeStatus, ReasonCode};
 use crate::error::Error;
 use crate::ids::is_uuid7;
 use crate::wire::agui::{Event, RunAgentInput};
@@ -44,11 +44,11 @@ fn error_stream(message: String, code: &str) -> Response {
 /// The code a refusal carries in `RUN_ERROR`.
 fn code_of(e: &Error) -> &'static str {
     match e {
-        Error::Contract { .. } | Error::Json(_) => "invalid_request",
-        Error::UnknownAgent(_) => "unknown_agent",
-        Error::Identity(_) => "unauthenticated",
-        Error::DuplicateInvocation(_) => "duplicate_invocation",
-        Error::Delegation(_) => "lineage_refused",
+        Error::Contract(_) | Error::Json(_) => "invalid_request",
+        Error::UnknownAgent { .. } => "unknown_agent",
+        Error::Unauthenticated { .. } => "unauthenticated",
+        Error::DuplicateInvocation { .. } => "duplicate_invocation",
+        Error::Delegation { .. } => "lineage_refused",
         _ => "internal_error",
     }
 }
@@ -118,6 +118,7 @@ pub fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         return error_stream(e.to_string(), "invalid_request");
     }
     let prepared = crate::json::parse(&request.body, crate::json::Limits::DEFAULT)
+        .map_err(Error::from)
         .and_then(|body| prepare(harness, &body, &request.headers));
     let (input, invocation, principal) = match prepared {
         Ok(p) => p,
@@ -201,14 +202,16 @@ fn prepare(
     body: &Value,
     headers: &[(String, String)],
 ) -> crate::Result<(RunAgentInput, InvocationRequest, crate::contract::Principal)> {
-    let input = RunAgentInput::from_value(body).map_err(|e| Error::contract("RunAgentInput", e))?;
+    let input = RunAgentInput::from_value(body).ok_or_else(|| {
+        ContractError::violation("RunAgentInput", "the body must be a RunAgentInput object")
+    })?;
     let request_doc = input
         .forwarded_props
         .as_ref()
         .and_then(|p| p.get("request"))
         .filter(|r| r.is_object())
         .ok_or_else(|| {
-            Error::contract(
+            ContractError::violation(
                 "RunAgentInput",
                 "forwardedProps.request must be an InvocationRequest",
             )
@@ -216,24 +219,25 @@ fn prepare(
     let mut invocation = InvocationRequest::from_value(request_doc)?;
     match (&invocation.conversation_id, &input.thread_id) {
         (Some(cid), Some(tid)) if cid != tid => {
-            return Err(Error::contract(
+            return Err(ContractError::violation(
                 "InvocationRequest",
                 format!("threadId '{tid}' is not the request's conversation_id '{cid}'"),
-            ));
+            )
+            .into());
         }
         (None, Some(tid)) if is_uuid7(tid) => invocation.conversation_id = Some(tid.clone()),
         _ => {}
     }
     if invocation.parent_invocation_id.is_some() {
-        return Err(Error::Delegation(
-            "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it".into(),
+        return Err(Error::delegation(
+            "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
         ));
     }
     let principal = match &harness.authenticator {
         Some(auth) => auth.principal_for(Some(headers))?,
         None => {
-            return Err(Error::Identity(
-                "this harness runs no AG-UI requests without an authenticator".into(),
+            return Err(Error::unauthenticated(
+                "this harness runs no AG-UI requests without an authenticator",
             ));
         }
     };
@@ -246,7 +250,9 @@ fn prepare(
         return Err(harness.conductor.registry.unknown(&invocation.agent_id));
     }
     if harness.conductor.store.has(&invocation.invocation_id) {
-        return Err(Error::DuplicateInvocation(invocation.invocation_id.clone()));
+        return Err(Error::DuplicateInvocation {
+            invocation_id: invocation.invocation_id.clone(),
+        });
     }
     Ok((input, invocation, principal))
 }

@@ -43,7 +43,8 @@ use super::grounding::{self, GroundingReport};
 use super::policy::{self, Decision, Profile};
 use super::registry::{Registry, RemoteAgent};
 use super::remote;
-use super::store::{NewRun, RunStore};
+use super::store::{NewRun, RunStore, StoreError};
+use crate::contract::ContractError;
 use crate::contract::problem::ProblemType;
 use crate::contract::validate;
 use crate::contract::{
@@ -230,8 +231,8 @@ impl Conductor {
         task: Option<&Progress>,
     ) -> Result<Run> {
         if request.parent_invocation_id.is_some() {
-            return Err(Error::Delegation(
-                "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it".into(),
+            return Err(Error::delegation(
+                "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
             ));
         }
         self.guarded(request, acting_for, None, observer, task)
@@ -247,10 +248,10 @@ impl Conductor {
             let grant = grants
                 .get_mut(&grant_key(token))
                 .filter(|g| !g.revoked)
-                .ok_or_else(|| Error::Delegation("unknown or expired delegation token".into()))?;
+                .ok_or_else(|| Error::delegation("unknown or expired delegation token"))?;
             self.check_callback(grant, callback)?;
             if request.agent_id == grant.parent_agent_id {
-                return Err(Error::Delegation(format!(
+                return Err(Error::delegation(format!(
                     "{} may not delegate to itself",
                     request.agent_id
                 )));
@@ -285,17 +286,17 @@ impl Conductor {
         if let Some(claimed) = callback.parent_invocation_id
             && claimed != grant.parent_invocation_id
         {
-            return Err(Error::Delegation(format!(
+            return Err(Error::delegation(format!(
                 "the delegation token was not issued for invocation {claimed}; a grant is bound \
                  to the invocation it was issued for"
             )));
         }
         let keyed = self.registry.get(parent).is_some_and(|a| a.key.is_some());
         match callback.signed_by {
-            Some(signer) if signer != parent => Err(Error::Delegation(format!(
+            Some(signer) if signer != parent => Err(Error::delegation(format!(
                 "the callback is signed with the key of {signer}, but the grant was issued to {parent}"
             ))),
-            None if keyed => Err(Error::Delegation(format!(
+            None if keyed => Err(Error::delegation(format!(
                 "{parent} shares a key with the harness, so its delegation callbacks must be \
                  signed with it (DD-Signature); this one is not"
             ))),
@@ -317,16 +318,15 @@ impl Conductor {
         let request_doc = request.to_document();
         let errors = validate::request_errors(&request_doc);
         if !errors.is_empty() {
-            return Err(Error::Contract {
-                kind: "InvocationRequest",
-                messages: errors,
-            });
+            return Err(ContractError::Violation {
+                document: "InvocationRequest",
+                violations: errors,
+            }
+            .into());
         }
         if !self.store.is_writable() {
             // Refused before the agent runs: a run that cannot be stored is not made.
-            return Err(Error::Store(
-                "the run store is open read-only; this harness makes no runs".into(),
-            ));
+            return Err(StoreError::ReadOnly.into());
         }
         let _running = self.admit(&request.invocation_id)?;
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -351,7 +351,9 @@ impl Conductor {
     fn admit(&self, id: &str) -> Result<Running<'_>> {
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
         if running.contains(id) || self.store.has(id) {
-            return Err(Error::DuplicateInvocation(id.to_string()));
+            return Err(Error::DuplicateInvocation {
+                invocation_id: id.to_string(),
+            });
         }
         running.insert(id.to_string());
         Ok(Running {
@@ -666,7 +668,7 @@ impl Conductor {
         // error, stored as such; an envelope the conductor built that breaks it is a bug.
         if from_agent && let Err(e) = validate::validate_envelope(&envelope.to_document()) {
             let messages = match &e {
-                Error::Contract { messages, .. } => messages.join("; "),
+                ContractError::Violation { violations, .. } => violations.join("; "),
                 other => other.to_string(),
             };
             withhold(
@@ -1205,7 +1207,7 @@ mod tests {
                     let _running = conductor.admit(&id).unwrap();
                     assert!(matches!(
                         conductor.admit(&id),
-                        Err(Error::DuplicateInvocation(_))
+                        Err(Error::DuplicateInvocation { .. })
                     ));
                     panic!("the run panicked");
                 })

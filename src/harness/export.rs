@@ -7,6 +7,7 @@
 //! (written last before the directory is renamed into place, so a directory with one is a
 //! whole run) and `spans.jsonl`. Unfinished writes (`.tmp-*`) and anything else are ignored.
 
+use super::store::StoreError;
 use crate::error::{Error, Result};
 use crate::ids::is_uuid7;
 use crate::trace::SpanRecord;
@@ -49,7 +50,7 @@ pub fn run_ids(runs: &Path, since_ns: Option<i128>) -> Result<Vec<String>> {
 }
 
 /// The spans stored for run `id` under `runs`, in stored order; `None` if no run has that id.
-/// A line that is not span JSON is an [`Error::Store`] naming the run and the line.
+/// A line that is not span JSON is a [`StoreError::Unreadable`] naming the run and the line.
 pub fn run_spans(runs: &Path, id: &str) -> Result<Option<Vec<SpanRecord>>> {
     // Only a UUIDv7 names a run, so no id can reach outside the store.
     let dir = runs.join(id);
@@ -67,8 +68,10 @@ pub fn run_spans(runs: &Path, id: &str) -> Result<Option<Vec<SpanRecord>>> {
         if line.trim().is_empty() {
             continue;
         }
-        let span = crate::trace::from_json(line)
-            .map_err(|e| Error::Store(format!("{}, line {}: {e}", path.display(), n + 1)))?;
+        let span = crate::trace::from_json(line).map_err(|e| StoreError::Unreadable {
+            file: format!("{}, line {},", path.display(), n + 1),
+            reason: e.to_string(),
+        })?;
         spans.push(span);
     }
     Ok(Some(spans))

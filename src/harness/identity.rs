@@ -40,8 +40,8 @@ impl Authenticator {
                     })
                     .and_then(|(_, v)| bearer_token(v))
                     .ok_or_else(|| {
-                        Error::Identity(
-                            "unauthenticated: send Authorization: Bearer <token>".into(),
+                        Error::unauthenticated(
+                            "unauthenticated: send Authorization: Bearer <token>",
                         )
                     })?;
                 let digest = sha256_hex(presented.as_bytes());
@@ -53,7 +53,7 @@ impl Authenticator {
                     }
                 }
                 found.cloned().ok_or_else(|| {
-                    Error::Identity("unauthenticated: the bearer token is not known".into())
+                    Error::unauthenticated("unauthenticated: the bearer token is not known")
                 })
             }
         }
@@ -67,37 +67,43 @@ impl Authenticator {
     /// Read a tokens file: a JSON object mapping each token's SHA-256 hex digest to a
     /// principal (`{"principal_id", "name", "principal_kind"?}`).
     pub fn bearer_from_file(path: &Path) -> Result<Authenticator> {
+        let source = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| {
-            Error::Identity(format!("cannot read tokens file {}: {e}", path.display()))
+            Error::config(&source, format!("cannot read tokens file {source}: {e}"))
         })?;
         let doc = crate::json::parse(&bytes, crate::json::Limits::DEFAULT)
-            .map_err(|e| Error::Identity(format!("tokens file {}: {e}", path.display())))?;
+            .map_err(|e| Error::config(&source, format!("tokens file {source}: {e}")))?;
         let Value::Object(map) = doc else {
-            return Err(Error::Identity(format!(
-                "tokens file {} must map token digests to principals",
-                path.display()
-            )));
+            return Err(Error::config(
+                &source,
+                format!("tokens file {source} must map token digests to principals"),
+            ));
         };
         let mut tokens = Vec::new();
         for (digest, principal) in map {
             if !crate::contract::formats::is_sha256_hex(&digest) {
-                return Err(Error::Identity(format!(
-                    "tokens file {}: key {digest:?} is not a SHA-256 hex digest (store digests, never tokens)",
-                    path.display()
-                )));
+                return Err(Error::config(
+                    &source,
+                    format!(
+                        "tokens file {source}: key {digest:?} is not a SHA-256 hex digest (store digests, never tokens)"
+                    ),
+                ));
             }
             let p: Principal = serde_json::from_value(principal).map_err(|e| {
-                Error::Identity(format!(
-                    "tokens file {}: principal for {digest}: {e}",
-                    path.display()
-                ))
+                Error::config(
+                    &source,
+                    format!("tokens file {source}: principal for {digest}: {e}"),
+                )
             })?;
             let problems = p.problems();
             if !problems.is_empty() {
-                return Err(Error::Identity(format!(
-                    "the configured principal is malformed: {}",
-                    problems.join("; ")
-                )));
+                return Err(Error::config(
+                    &source,
+                    format!(
+                        "the configured principal is malformed: {}",
+                        problems.join("; ")
+                    ),
+                ));
             }
             tokens.push((digest, p));
         }
@@ -146,17 +152,29 @@ pub fn configured_principal(
         .map(|(k, _)| *k)
         .collect();
     if !unset.is_empty() {
-        return Err(Error::Identity(format!(
-            "{} unset: every invocation acts for a named human (Blueprint §5.4, ADR-0018); set them, \
-             or pass --acting-for-id and --acting-for-name",
-            unset.join(" and ")
-        )));
+        return Err(Error::config(
+            unset.join(" and "),
+            format!(
+                "{} unset: every invocation acts for a named human (Blueprint §5.4, ADR-0018); set them, \
+                 or pass --acting-for-id and --acting-for-name",
+                unset.join(" and ")
+            ),
+        ));
     }
     let kind = PrincipalKind::parse(&kind).ok_or_else(|| {
-        Error::Identity(format!("the configured principal is malformed: principal_kind {kind:?} is not person or accountable_role"))
+        Error::config(
+            "DD_PRINCIPAL_KIND",
+            format!(
+                "the configured principal is malformed: principal_kind {kind:?} is not person or accountable_role"
+            ),
+        )
     })?;
-    Principal::new(&id.unwrap_or_default(), &name.unwrap_or_default(), kind)
-        .map_err(|e| Error::Identity(format!("the configured principal is malformed: {e}")))
+    Principal::new(&id.unwrap_or_default(), &name.unwrap_or_default(), kind).map_err(|e| {
+        Error::config(
+            "the configured principal",
+            format!("the configured principal is malformed: {e}"),
+        )
+    })
 }
 
 /// The principal `ddwire demo` acts for, named so no record mistakes it for a person.

@@ -59,8 +59,12 @@ pub struct Profile {
 impl Profile {
     /// Load the deployment's profile from a JSON file.
     pub fn load(path: &Path) -> Result<Profile> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| Error::Policy(format!("profile not found at {}: {e}", path.display())))?;
+        let bytes = std::fs::read(path).map_err(|e| {
+            Error::config(
+                path.display().to_string(),
+                format!("profile not found at {}: {e}", path.display()),
+            )
+        })?;
         Profile::from_bytes(&bytes, &path.display().to_string())
     }
 
@@ -74,9 +78,12 @@ impl Profile {
     pub fn from_bytes(bytes: &[u8], source: &str) -> Result<Profile> {
         let src = str_repr(source);
         let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT)
-            .map_err(|e| Error::Policy(format!("profile {src} is not JSON: {e}")))?;
+            .map_err(|e| Error::config(source, format!("profile {src} is not JSON: {e}")))?;
         let Value::Object(map) = doc else {
-            return Err(Error::Policy(format!("profile {src} is not a mapping")));
+            return Err(Error::config(
+                source,
+                format!("profile {src} is not a mapping"),
+            ));
         };
         let unknown: Vec<&str> = map
             .keys()
@@ -84,13 +91,17 @@ impl Profile {
             .filter(|k| !PROFILE_KEYS.contains(k))
             .collect();
         if !unknown.is_empty() {
-            return Err(Error::Policy(format!(
-                "profile {src} has keys nothing enforces: {}; the vocabulary is {}",
-                unknown.join(", "),
-                PROFILE_KEYS.join(", ")
-            )));
+            return Err(Error::config(
+                source,
+                format!(
+                    "profile {src} has keys nothing enforces: {}; the vocabulary is {}",
+                    unknown.join(", "),
+                    PROFILE_KEYS.join(", ")
+                ),
+            ));
         }
-        let malformed = |why: &str| Error::Policy(format!("profile {src} is malformed: {why}"));
+        let malformed =
+            |why: &str| Error::config(source, format!("profile {src} is malformed: {why}"));
         let profile_id = match map.get("profile_id") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             _ => return Err(malformed("profile_id must be a non-empty string")),
@@ -280,7 +291,7 @@ mod tests {
     fn missing_profile_is_a_configuration_error() {
         let err = Profile::load(Path::new("/nonexistent/profile.json")).unwrap_err();
         assert!(
-            matches!(err, Error::Policy(_)) && err.to_string().contains("profile not found"),
+            matches!(err, Error::Config { .. }) && err.to_string().contains("profile not found"),
             "{err}"
         );
     }

@@ -13,6 +13,7 @@
 //! callbacks to be signed with it ([`crate::wire::sign`]). A key file that cannot be read is a
 //! configuration error, never a silently unsigned agent.
 
+use crate::contract::ContractError;
 use crate::contract::spec::AgentSpec;
 use crate::error::{Error, Result};
 use crate::json::python::str_repr;
@@ -52,8 +53,13 @@ pub struct AgentEntry {
 
 /// Read an agents configuration file; a relative `key_file` is read from the file's folder.
 pub fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
-    let bytes = std::fs::read(path).map_err(|_| {
-        Error::Registry(format!("agent configuration {} not found", path.display()))
+    let bytes = std::fs::read(path).map_err(|e| {
+        let at = path.display();
+        let message = match e.kind() {
+            std::io::ErrorKind::NotFound => format!("agent configuration {at} not found"),
+            _ => format!("agent configuration {at} cannot be read: {e}"),
+        };
+        Error::config(at.to_string(), message)
     })?;
     let mut entries = parse_config(&bytes, &path.display().to_string())?;
     let folder = path.parent().unwrap_or(Path::new(""));
@@ -70,11 +76,11 @@ pub fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
 /// Parse an agents configuration (`where` names it in messages).
 pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
     let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT)
-        .map_err(|e| Error::Registry(format!("{at}: {e}")))?;
+        .map_err(|e| Error::config(at, format!("{at}: {e}")))?;
     let entries = doc
         .get("agents")
         .and_then(Value::as_array)
-        .ok_or_else(|| Error::Registry(format!("{at}: expected a top-level \"agents\" list")))?;
+        .ok_or_else(|| Error::config(at, format!("{at}: expected a top-level \"agents\" list")))?;
     entries
         .iter()
         .enumerate()
@@ -82,15 +88,18 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
             let url = e
                 .get("url")
                 .and_then(Value::as_str)
-                .ok_or_else(|| Error::Registry(format!("{at}: agents[{i}] needs a `url`")))?;
+                .ok_or_else(|| Error::config(at, format!("{at}: agents[{i}] needs a `url`")))?;
             let timeout = match e.get("timeout_s") {
                 None | Some(Value::Null) => None,
                 Some(v) => match v.as_f64() {
                     Some(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
                     _ => {
-                        return Err(Error::Registry(format!(
-                            "{at}: agents[{i}].timeout_s must be a positive number of seconds"
-                        )));
+                        return Err(Error::config(
+                            at,
+                            format!(
+                                "{at}: agents[{i}].timeout_s must be a positive number of seconds"
+                            ),
+                        ));
                     }
                 },
             };
@@ -98,9 +107,10 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
                 None | Some(Value::Null) => None,
                 Some(Value::String(f)) if !f.is_empty() => Some(PathBuf::from(f)),
                 Some(_) => {
-                    return Err(Error::Registry(format!(
-                        "{at}: agents[{i}].key_file must be the path of a key file"
-                    )));
+                    return Err(Error::config(
+                        at,
+                        format!("{at}: agents[{i}].key_file must be the path of a key file"),
+                    ));
                 }
             };
             Ok(AgentEntry {
@@ -132,9 +142,7 @@ pub struct RemoteAgent {
 impl RemoteAgent {
     /// Read the card at `url` and rebuild the agent's spec.
     pub fn from_url(client: &A2aClient, url: &str, timeout: Duration) -> Result<RemoteAgent> {
-        let card = client
-            .fetch_card(url, timeout)
-            .map_err(|e| Error::Wire(format!("cannot read the agent card at {url}: {e}")))?;
+        let card = client.fetch_card(url, timeout)?;
         let spec = card::spec_from_card(&card)?;
         let target = Target::from_card(&card)?;
         Ok(RemoteAgent {
@@ -151,7 +159,7 @@ impl RemoteAgent {
     pub fn with_key(mut self, key: &Key) -> Result<RemoteAgent> {
         let key = key
             .with_id(&self.spec.agent_id)
-            .map_err(|e| Error::Registry(format!("agent {e}")))?;
+            .map_err(|e| Error::config(&self.spec.agent_id, format!("agent {e}")))?;
         self.key = Some(key);
         Ok(self)
     }
@@ -177,10 +185,12 @@ impl Registry {
             // Read before the card, so a bad key stops start-up even if the agent is down.
             let key = match &entry.key_file {
                 None => None,
-                Some(path) => Some(
-                    Key::from_file("agent", path)
-                        .map_err(|e| Error::Registry(format!("the key of agent {name}: {e}")))?,
-                ),
+                Some(path) => Some(Key::from_file("agent", path).map_err(|e| {
+                    Error::config(
+                        path.display().to_string(),
+                        format!("the key of agent {name}: {e}"),
+                    )
+                })?),
             };
             match RemoteAgent::from_url(
                 client,
@@ -191,8 +201,13 @@ impl Registry {
                     Some(key) => registry.add(agent.with_key(key)?)?,
                     None => registry.add(agent)?,
                 },
-                Err(Error::ContractVersion(reason)) => {
-                    registry.incompatible.insert(name, reason);
+                Err(e @ Error::Contract(ContractError::Version { .. })) => {
+                    registry.incompatible.insert(name, e.to_string());
+                }
+                // The reference's words for an agent whose card cannot be fetched.
+                Err(Error::Wire(e)) => {
+                    let reason = format!("cannot read the agent card at {}: {e}", entry.url);
+                    registry.unavailable.insert(name, reason);
                 }
                 Err(e) => {
                     registry.unavailable.insert(name, e.to_string());
@@ -206,10 +221,10 @@ impl Registry {
     pub fn add(&mut self, agent: RemoteAgent) -> Result<()> {
         let id = agent.spec.agent_id.clone();
         if self.agents.contains_key(&id) {
-            return Err(Error::Registry(format!(
-                "two agents registered as {}",
-                str_repr(&id)
-            )));
+            return Err(Error::config(
+                "the agent registry",
+                format!("two agents registered as {}", str_repr(&id)),
+            ));
         }
         self.agents.insert(id, agent);
         Ok(())
@@ -243,19 +258,15 @@ impl Registry {
     /// The error for an unknown agent: the known ids, then each agent that could not be
     /// admitted and why.
     pub fn unknown(&self, agent_id: &str) -> Error {
-        let known: Vec<String> = self.ids().iter().map(|i| str_repr(i)).collect();
-        let mut message = format!(
-            "no agent registered as {}; known: [{}]",
-            str_repr(agent_id),
-            known.join(", ")
-        );
-        for (name, reason) in &self.unavailable {
-            message.push_str(&format!("\n  {name} unavailable: {reason}"));
+        let pairs = |m: &BTreeMap<String, String>| -> Vec<(String, String)> {
+            m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        };
+        Error::UnknownAgent {
+            agent_id: agent_id.to_string(),
+            known: self.ids(),
+            unavailable: pairs(&self.unavailable),
+            incompatible: pairs(&self.incompatible),
         }
-        for (name, reason) in &self.incompatible {
-            message.push_str(&format!("\n  {name} incompatible: {reason}"));
-        }
-        Error::UnknownAgent(message)
     }
 
     /// How many agents are registered.

@@ -28,7 +28,7 @@
 
 use super::conductor::{Callback, Conductor};
 use super::identity::Authenticator;
-use super::store::{Query, RunReader, parse_time};
+use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::InvocationRequest;
 use crate::contract::formats::is_sha256_hex;
 use crate::error::{Error, Result};
@@ -263,10 +263,12 @@ pub(crate) fn resolve_run(
 ) -> std::result::Result<String, Response> {
     match harness.conductor.store.resolve(reference) {
         Ok(id) => Ok(id),
-        Err(Error::NoSuchRun { .. }) => Err(Response::error(404, &format!("no run {reference}"))),
-        Err(e @ Error::AmbiguousRun { .. }) => {
+        Err(Error::Store(StoreError::NoSuchRun { .. })) => {
+            Err(Response::error(404, &format!("no run {reference}")))
+        }
+        Err(e @ Error::Store(StoreError::AmbiguousRun { .. })) => {
             let candidates = match &e {
-                Error::AmbiguousRun { candidates, .. } => candidates.clone(),
+                Error::Store(StoreError::AmbiguousRun { candidates, .. }) => candidates.clone(),
                 _ => Vec::new(),
             };
             Err(Response::json(
@@ -314,7 +316,7 @@ fn list_runs(harness: &Harness, request: &Request) -> Response {
     // Opened here, so a broken store is a 500 and an unknown `after` a 400 before any row.
     let listing = match store.listing(&query) {
         Ok(listing) => listing,
-        Err(Error::NoSuchRun { reference, .. }) => {
+        Err(Error::Store(StoreError::NoSuchRun { reference, .. })) => {
             return Response::error(
                 400,
                 &format!("after={reference}: the run index names no such run"),
@@ -405,7 +407,9 @@ fn listing_query(store: &RunReader, raw: &str) -> std::result::Result<Query, Str
             "after" => {
                 query.after = Some(match store.resolve(&value) {
                     Ok(id) => id,
-                    Err(e @ Error::AmbiguousRun { .. }) => return Err(e.to_string()),
+                    Err(e @ Error::Store(StoreError::AmbiguousRun { .. })) => {
+                        return Err(e.to_string());
+                    }
                     // A run listed but since removed still marks a place in the index.
                     Err(_) => value,
                 });
@@ -497,9 +501,8 @@ pub fn plan(
             let principal = match &harness.authenticator {
                 None => {
                     return failed(
-                        Error::Identity(
-                            "this harness accepts only delegation callbacks under a live grant"
-                                .into(),
+                        Error::unauthenticated(
+                            "this harness accepts only delegation callbacks under a live grant",
                         )
                         .to_string(),
                     );
@@ -552,7 +555,7 @@ pub fn plan(
                     .conductor
                     .invoke_until(request, principal, &|_, _| {}, progress)
             }
-            (None, None) => Err(Error::Identity("no principal".into())),
+            (None, None) => Err(Error::unauthenticated("no principal")),
         };
         match outcome {
             Err(e) => Reply::failed(e.to_string()),

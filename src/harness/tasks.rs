@@ -15,7 +15,7 @@
 //! tasks finish) or the last stored run shown.
 
 use super::conductor::CANCELED;
-use super::store::{Query, RunReader};
+use super::store::{Query, RunReader, StoreError};
 use crate::contract::problem::ProblemType;
 use crate::error::{Error, Result};
 use crate::ids::is_uuid7;
@@ -170,10 +170,11 @@ fn stored_runs(
     })?;
     if !started {
         // The run the token names is no longer listed: the token is stale.
-        return Err(Error::NoSuchRun {
+        return Err(StoreError::NoSuchRun {
             reference: after.unwrap_or_default().to_string(),
             store: store.shown_root(),
-        });
+        }
+        .into());
     }
     Ok((page, total, more))
 }
@@ -261,7 +262,7 @@ pub(crate) fn list(
     let (stored, stored_total, more_stored) =
         stored_runs(store, principal_id, query, after, &running_ids, room).map_err(
             |e| match e {
-                Error::NoSuchRun { .. } => invalid_token(token),
+                Error::Store(StoreError::NoSuchRun { .. }) => invalid_token(token),
                 e => A2aError::Internal {
                     what: format!("the run store could not be read: {e}"),
                 },

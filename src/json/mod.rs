@@ -19,8 +19,78 @@
 pub mod lenient;
 pub mod python;
 
-use crate::error::{Error, Result};
 use serde_json::Value;
+use std::fmt;
+
+/// Why bytes were refused as JSON.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum JsonError {
+    /// The document is larger than [`Limits::max_bytes`].
+    TooLarge {
+        /// The document's size in bytes.
+        bytes: usize,
+        /// The limit it broke.
+        limit: usize,
+    },
+    /// Arrays and objects nest deeper than [`Limits::max_depth`].
+    TooDeep {
+        /// The limit it broke.
+        limit: usize,
+    },
+    /// An integer literal longer than Python's `json.loads` accepts ([`MAX_INTEGER_DIGITS`]).
+    IntegerTooLong {
+        /// How many digits it has.
+        digits: usize,
+        /// The limit it broke.
+        limit: usize,
+    },
+    /// A `\u` escape names a lone surrogate (U+D800 to U+DFFF without its pair), which is no
+    /// Unicode character.
+    LoneSurrogate {
+        /// The parser's own report, with its line and column.
+        source: serde_json::Error,
+    },
+    /// Not JSON: the parser's report, with its line and column.
+    Syntax {
+        /// The parser's error.
+        source: serde_json::Error,
+    },
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid JSON: ")?;
+        match self {
+            JsonError::TooLarge { bytes, limit } => write!(
+                f,
+                "document of {bytes} bytes exceeds the limit of {limit} bytes"
+            ),
+            JsonError::TooDeep { limit } => {
+                write!(f, "nesting deeper than the limit of {limit} levels")
+            }
+            JsonError::IntegerTooLong { digits, limit } => write!(
+                f,
+                "an integer of {digits} digits exceeds Python's limit of {limit}"
+            ),
+            JsonError::LoneSurrogate { source } => write!(
+                f,
+                "a \\u escape names a lone surrogate (U+D800 to U+DFFF without its pair), which \
+                 is no Unicode character ({source})"
+            ),
+            JsonError::Syntax { source } => source.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for JsonError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            JsonError::LoneSurrogate { source } | JsonError::Syntax { source } => Some(source),
+            _ => None,
+        }
+    }
+}
 
 /// Explicit limits on untrusted JSON.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,23 +120,19 @@ impl Default for Limits {
 ///
 /// Number literals are kept exactly as written (serde_json's `arbitrary_precision`), so an
 /// integer beyond 2^64 or a float spelled `1E2` hashes as Python would hash it.
-pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value> {
+pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value, JsonError> {
     if bytes.len() > limits.max_bytes {
-        return Err(Error::Json(format!(
-            "document of {} bytes exceeds the limit of {} bytes",
-            bytes.len(),
-            limits.max_bytes
-        )));
+        return Err(JsonError::TooLarge {
+            bytes: bytes.len(),
+            limit: limits.max_bytes,
+        });
     }
     check_depth(bytes, limits.max_depth)?;
-    let value = serde_json::from_slice(bytes).map_err(|e| {
+    let value = serde_json::from_slice(bytes).map_err(|source| {
         if replace_lone_surrogates(bytes) != bytes {
-            Error::Json(format!(
-                "a \\u escape names a lone surrogate (U+D800 to U+DFFF without its pair), which \
-                 is no Unicode character ({e})"
-            ))
+            JsonError::LoneSurrogate { source }
         } else {
-            Error::Json(e.to_string())
+            JsonError::Syntax { source }
         }
     })?;
     check_integer_digits(&value)?;
@@ -74,7 +140,7 @@ pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value> {
 }
 
 /// Parse a `&str` with the default limits.
-pub fn parse_str(text: &str) -> Result<Value> {
+pub fn parse_str(text: &str) -> Result<Value, JsonError> {
     parse(text.as_bytes(), Limits::DEFAULT)
 }
 
@@ -82,7 +148,7 @@ pub fn parse_str(text: &str) -> Result<Value> {
 ///
 /// Brackets inside string literals do not count. The scan is lenient about everything else:
 /// the real parser reports grammar errors afterwards.
-pub fn check_depth(bytes: &[u8], max_depth: usize) -> Result<()> {
+pub(crate) fn check_depth(bytes: &[u8], max_depth: usize) -> Result<(), JsonError> {
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -101,9 +167,7 @@ pub fn check_depth(bytes: &[u8], max_depth: usize) -> Result<()> {
             b'[' | b'{' => {
                 depth += 1;
                 if depth > max_depth {
-                    return Err(Error::Json(format!(
-                        "nesting deeper than the limit of {max_depth} levels"
-                    )));
+                    return Err(JsonError::TooDeep { limit: max_depth });
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
@@ -118,15 +182,16 @@ pub fn check_depth(bytes: &[u8], max_depth: usize) -> Result<()> {
 /// it is refused as Python refuses it.
 pub const MAX_INTEGER_DIGITS: usize = 4300;
 
-fn check_integer_digits(v: &Value) -> Result<()> {
+fn check_integer_digits(v: &Value) -> Result<(), JsonError> {
     match v {
         Value::Number(n) => {
             let text = n.to_string();
             let digits = text.trim_start_matches('-').len();
             if !python::is_float_literal(&text) && digits > MAX_INTEGER_DIGITS {
-                return Err(Error::Json(format!(
-                    "an integer of {digits} digits exceeds Python's limit of {MAX_INTEGER_DIGITS}"
-                )));
+                return Err(JsonError::IntegerTooLong {
+                    digits,
+                    limit: MAX_INTEGER_DIGITS,
+                });
             }
             Ok(())
         }

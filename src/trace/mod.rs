@@ -6,7 +6,6 @@
 //! agent written with the Python SDK returns beside its result.
 
 pub mod context;
-pub mod jsonl;
 pub mod names;
 pub mod otlp;
 pub mod record;
@@ -21,3 +20,35 @@ pub use record::{
 };
 pub use span_json::{from_json, to_json};
 pub use tracer::{ActiveSpan, SpanBuilder, Tracer};
+
+/// A span JSON document that is not one.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// The text is not a span JSON document OpenTelemetry Python would write.
+    SpanJson {
+        /// The field to blame (`trace_id`, `start_time`...), when one is.
+        field: Option<&'static str>,
+        /// What is wrong (`trace_id "0x12" is not 32 hex digits`).
+        reason: String,
+    },
+}
+
+impl TraceError {
+    pub(crate) fn span_json(field: Option<&'static str>, reason: impl Into<String>) -> TraceError {
+        TraceError::SpanJson {
+            field,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for TraceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TraceError::SpanJson { reason, .. } => write!(f, "span JSON: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}

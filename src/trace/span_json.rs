@@ -12,11 +12,13 @@
 //! "resource": {"attributes", "schema_url"}}`, written by `json.dumps` with its default
 //! separators `", "` and `": "` and `ensure_ascii=True`.
 
+use super::TraceError;
 use super::context::{SpanId, TraceId, TraceState};
 use super::record::{
     AttrValue, Attributes, Event, Link, Resource, SpanKind, SpanRecord, Status, StatusCode,
 };
-use crate::error::{Error, Result};
+
+type Result<T, E = TraceError> = std::result::Result<T, E>;
 use crate::json::python::{self, Style, float_repr, write_str};
 use serde::Deserialize;
 use serde::de::{self, MapAccess, Visitor};
@@ -151,9 +153,9 @@ fn write_double(o: &mut String, x: f64) {
 /// Read one span JSON document (any whitespace; ids with or without `0x`).
 pub fn from_json(text: &str) -> Result<SpanRecord> {
     crate::json::check_depth(text.as_bytes(), 16)
-        .map_err(|e| Error::Trace(format!("span JSON: {e}")))?;
+        .map_err(|e| TraceError::span_json(None, e.to_string()))?;
     let doc: SpanDoc =
-        serde_json::from_str(text).map_err(|e| Error::Trace(format!("span JSON: {e}")))?;
+        serde_json::from_str(text).map_err(|e| TraceError::span_json(None, e.to_string()))?;
     doc.into_record()
 }
 
@@ -260,8 +262,11 @@ impl SpanDoc {
             .transpose()?;
         let kind = match self.kind.as_deref() {
             None => SpanKind::Internal,
-            Some(k) => SpanKind::from_name(k.strip_prefix("SpanKind.").unwrap_or(k))
-                .ok_or_else(|| Error::Trace(format!("span JSON: unknown kind {k:?}")))?,
+            Some(k) => {
+                SpanKind::from_name(k.strip_prefix("SpanKind.").unwrap_or(k)).ok_or_else(|| {
+                    TraceError::span_json(Some("kind"), format!("unknown kind {k:?}"))
+                })?
+            }
         };
         let status = match self.status {
             None => Status::default(),
@@ -271,9 +276,10 @@ impl SpanDoc {
                     "OK" => StatusCode::Ok,
                     "ERROR" => StatusCode::Error,
                     other => {
-                        return Err(Error::Trace(format!(
-                            "span JSON: unknown status_code {other:?}"
-                        )));
+                        return Err(TraceError::span_json(
+                            Some("status_code"),
+                            format!("unknown status_code {other:?}"),
+                        ));
                     }
                 },
                 description: s.description,
@@ -330,41 +336,45 @@ fn read_context(c: &ContextDoc) -> Result<(TraceId, SpanId, TraceState)> {
         .flatten()
         .map(TraceId)
         .ok_or_else(|| {
-            Error::Trace(format!(
-                "span JSON: trace_id {:?} is not 32 hex digits",
-                c.trace_id
-            ))
+            TraceError::span_json(
+                Some("trace_id"),
+                format!("trace_id {:?} is not 32 hex digits", c.trace_id),
+            )
         })?;
     let span_id = read_span_id(&c.span_id, "span_id")?;
     let trace_state = match c.trace_state.as_deref() {
         None => TraceState::default(),
         Some(repr) => parse_trace_state_repr(repr).ok_or_else(|| {
-            Error::Trace(format!(
-                "span JSON: trace_state {repr:?} is not a TraceState repr"
-            ))
+            TraceError::span_json(
+                Some("trace_state"),
+                format!("trace_state {repr:?} is not a TraceState repr"),
+            )
         })?,
     };
     Ok((trace_id, span_id, trace_state))
 }
 
-fn read_span_id(s: &str, what: &str) -> Result<SpanId> {
+fn read_span_id(s: &str, what: &'static str) -> Result<SpanId> {
     let hex = s.strip_prefix("0x").unwrap_or(s);
     (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| u64::from_str_radix(hex, 16).ok())
         .flatten()
         .map(SpanId)
-        .ok_or_else(|| Error::Trace(format!("span JSON: {what} {s:?} is not 16 hex digits")))
+        .ok_or_else(|| {
+            TraceError::span_json(Some(what), format!("{what} {s:?} is not 16 hex digits"))
+        })
 }
 
-fn read_time(s: Option<&str>, what: &str) -> Result<u64> {
+fn read_time(s: Option<&str>, what: &'static str) -> Result<u64> {
     match s {
         None => Ok(0),
         Some(text) => crate::time::parse_rfc3339(text)
             .and_then(|ns| u64::try_from(ns).ok())
             .ok_or_else(|| {
-                Error::Trace(format!(
-                    "span JSON: {what} {text:?} is not an ISO 8601 UTC time"
-                ))
+                TraceError::span_json(
+                    Some(what),
+                    format!("{what} {text:?} is not an ISO 8601 UTC time"),
+                )
             }),
     }
 }
@@ -375,19 +385,26 @@ fn read_attributes(map: Option<OrderedMap>) -> Result<Attributes> {
         let parsed = serde_json::from_str::<Value>(raw.get()).ok();
         // `1e999` parses, but would be written back as `Infinity`, which no reader accepts.
         if let Some(found) = parsed.as_ref().and_then(crate::json::non_finite) {
-            return Err(Error::Trace(format!(
-                "span JSON: attribute {key:?} holds the number {}, which is not finite",
-                found.literal
-            )));
+            return Err(TraceError::span_json(
+                Some("attributes"),
+                format!(
+                    "attribute {key:?} holds the number {}, which is not finite",
+                    found.literal
+                ),
+            ));
         }
         let typed = parsed.as_ref().and_then(attr_value);
-        let value =
-            match typed {
-                Some(v) => v,
-                None => AttrValue::Json(python::reformat(raw.get(), Style::DEFAULT).ok_or_else(
-                    || Error::Trace(format!("span JSON: attribute {key:?} is not JSON")),
-                )?),
-            };
+        let value = match typed {
+            Some(v) => v,
+            None => {
+                AttrValue::Json(python::reformat(raw.get(), Style::DEFAULT).ok_or_else(|| {
+                    TraceError::span_json(
+                        Some("attributes"),
+                        format!("attribute {key:?} is not JSON"),
+                    )
+                })?)
+            }
+        };
         // Pushed, not `set`: a document is read as written, empty keys and all.
         out.0.push((key, value));
     }

@@ -106,11 +106,9 @@ pub struct RunAgentInput {
 }
 
 impl RunAgentInput {
-    /// Read a RunAgentInput document; `Err` when it is not an object.
-    pub fn from_value(v: &Value) -> Result<RunAgentInput, String> {
-        let obj = v
-            .as_object()
-            .ok_or("the body must be a RunAgentInput object")?;
+    /// Read a RunAgentInput document; `None` when it is not an object.
+    pub fn from_value(v: &Value) -> Option<RunAgentInput> {
+        let obj = v.as_object()?;
         let field = |camel: &str, snake: &str| {
             obj.get(camel)
                 .or_else(|| obj.get(snake))
@@ -121,7 +119,7 @@ impl RunAgentInput {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        Ok(RunAgentInput {
+        Some(RunAgentInput {
             thread_id: text("threadId", "thread_id"),
             run_id: text("runId", "run_id"),
             forwarded_props: field("forwardedProps", "forwarded_props").cloned(),
@@ -161,10 +159,10 @@ mod tests {
         let input = RunAgentInput::from_value(
             &json!({"thread_id": "t", "forwarded_props": {"request": {}}}),
         )
-        .unwrap();
+        .expect("an object is a RunAgentInput");
         assert_eq!(input.thread_id.as_deref(), Some("t"));
         assert_eq!(input.run_id, None);
         assert!(input.forwarded_props.is_some());
-        assert!(RunAgentInput::from_value(&json!([])).is_err());
+        assert!(RunAgentInput::from_value(&json!([])).is_none());
     }
 }

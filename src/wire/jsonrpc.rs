@@ -15,7 +15,7 @@
 //!   calls to a hung agent would hold its connection for 32 agent timeouts.
 //! - Errors travel with HTTP 200, as the SDKs send them.
 
-use crate::error::{Error, Result};
+use super::WireError;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -345,10 +345,10 @@ pub fn request(id: &Value, method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 
-/// Read a response as a client: the `result`, or [`Error::JsonRpc`] for an `error`. A missing
+/// Read a response as a client: the `result`, or [`WireError::JsonRpc`] for an `error`. A missing
 /// `id` is accepted on an error (the a2a-sdk 0.3 server leaves it out when it has none); a
 /// present id must match `expected_id`.
-pub fn read_response(body: &[u8], expected_id: &Value) -> Result<Value> {
+pub fn read_response(body: &[u8], expected_id: &Value) -> Result<Value, WireError> {
     let doc = crate::json::parse(
         body,
         crate::json::Limits {
@@ -356,15 +356,19 @@ pub fn read_response(body: &[u8], expected_id: &Value) -> Result<Value> {
             max_depth: 128,
         },
     )
-    .map_err(|e| Error::Wire(format!("the JSON-RPC response is not JSON: {e}")))?;
+    .map_err(|e| WireError::protocol(None, format!("the JSON-RPC response is not JSON: {e}")))?;
     let Value::Object(mut obj) = doc else {
-        return Err(Error::Wire("the JSON-RPC response is not an object".into()));
+        return Err(WireError::protocol(
+            None,
+            "the JSON-RPC response is not an object",
+        ));
     };
     // §5: a response names the protocol; a body without it (say, a proxy's or a stopped
     // server's own JSON error) is not a JSON-RPC answer at all.
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Err(Error::Wire(
-            "the response is not JSON-RPC 2.0 (no \"jsonrpc\": \"2.0\")".into(),
+        return Err(WireError::protocol(
+            None,
+            "the response is not JSON-RPC 2.0 (no \"jsonrpc\": \"2.0\")",
         ));
     }
     if let Some(err) = obj.remove("error") {
@@ -373,11 +377,12 @@ pub fn read_response(body: &[u8], expected_id: &Value) -> Result<Value> {
             err.get("code").and_then(Value::as_i64),
             err.get("message").and_then(Value::as_str),
         ) else {
-            return Err(Error::Wire(format!(
-                "the JSON-RPC error {err} lacks an integer code or a string message"
-            )));
+            return Err(WireError::protocol(
+                None,
+                format!("the JSON-RPC error {err} lacks an integer code or a string message"),
+            ));
         };
-        return Err(Error::JsonRpc {
+        return Err(WireError::JsonRpc {
             code,
             message: message.to_string(),
             data: err.get("data").cloned(),
@@ -386,14 +391,16 @@ pub fn read_response(body: &[u8], expected_id: &Value) -> Result<Value> {
     match obj.get("id") {
         Some(id) if id == expected_id => {}
         Some(id) => {
-            return Err(Error::Wire(format!(
-                "the JSON-RPC response answers id {id}, not {expected_id}"
-            )));
+            return Err(WireError::protocol(
+                None,
+                format!("the JSON-RPC response answers id {id}, not {expected_id}"),
+            ));
         }
-        None => return Err(Error::Wire("the JSON-RPC response has no id".into())),
+        None => return Err(WireError::protocol(None, "the JSON-RPC response has no id")),
     }
-    obj.remove("result")
-        .ok_or_else(|| Error::Wire("the JSON-RPC response has neither result nor error".into()))
+    obj.remove("result").ok_or_else(|| {
+        WireError::protocol(None, "the JSON-RPC response has neither result nor error")
+    })
 }
 
 #[cfg(test)]
@@ -569,7 +576,7 @@ mod tests {
         .unwrap_err();
         assert!(matches!(
             err,
-            Error::JsonRpc {
+            WireError::JsonRpc {
                 code: PARSE_ERROR,
                 ..
             }
@@ -592,7 +599,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"a","error":{"code":-32603}}"#,
         ] {
             let err = read_response(body.as_bytes(), &json!("a")).unwrap_err();
-            assert!(matches!(err, Error::Wire(_)), "{body}: {err:?}");
+            assert!(matches!(err, WireError::Protocol { .. }), "{body}: {err:?}");
         }
     }
 }

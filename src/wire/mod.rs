@@ -11,3 +11,103 @@ pub mod jsonrpc;
 pub mod otlp;
 pub mod sign;
 pub mod sse;
+
+use std::fmt;
+use std::time::Duration;
+
+/// Why a call to a peer failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum WireError {
+    /// The peer could not be reached (the reason says "connection refused" when it was).
+    Connect {
+        /// The URL called.
+        url: String,
+        /// Why it could not be reached.
+        reason: String,
+    },
+    /// The call did not finish in time.
+    Timeout {
+        /// The URL called.
+        url: String,
+        /// The deadline it missed.
+        after: Duration,
+    },
+    /// The peer answered with an HTTP status that is not a valid reply.
+    HttpStatus {
+        /// The URL called.
+        url: String,
+        /// The status it answered.
+        status: u16,
+        /// The body it answered (the message shows its first 200 characters).
+        body: String,
+    },
+    /// The peer answered with a JSON-RPC error object (JSON-RPC 2.0 §5.1).
+    JsonRpc {
+        /// The error code.
+        code: i64,
+        /// The error message.
+        message: String,
+        /// The error's `data` member, if any.
+        data: Option<serde_json::Value>,
+    },
+    /// The peer's reply is outside the protocol (HTTP, JSON-RPC, A2A) or the contract.
+    Protocol {
+        /// The URL called, when the reply is tied to one.
+        url: Option<String>,
+        /// What is wrong with the reply.
+        reason: String,
+    },
+    /// The request could not be signed (a field breaks the signature's grammar).
+    Sign {
+        /// The URL to be called.
+        url: String,
+        /// Which field, and why.
+        source: sign::SignError,
+    },
+}
+
+impl WireError {
+    /// A reply from `url` outside the protocol, and why.
+    pub(crate) fn protocol(url: Option<&str>, reason: impl Into<String>) -> WireError {
+        WireError::Protocol {
+            url: url.map(str::to_owned),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for WireError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WireError::Connect { url, reason } => write!(f, "cannot reach {url}: {reason}"),
+            WireError::Timeout { url, after } => write!(
+                f,
+                "{url} did not answer within {:.1} s (timeout)",
+                after.as_secs_f64()
+            ),
+            WireError::HttpStatus { url, status, body } => {
+                let excerpt: String = body.chars().take(200).collect();
+                write!(f, "{url} answered HTTP {status}: {excerpt}")
+            }
+            WireError::JsonRpc { code, message, .. } => {
+                write!(f, "JSON-RPC error {code}: {message}")
+            }
+            WireError::Protocol {
+                url: Some(url),
+                reason,
+            } => write!(f, "{url}: {reason}"),
+            WireError::Protocol { url: None, reason } => f.write_str(reason),
+            WireError::Sign { url, source } => write!(f, "{url}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for WireError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WireError::Sign { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

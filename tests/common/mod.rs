@@ -756,9 +756,9 @@ pub fn send_delegated(
     metadata.insert(meta::TRACEPARENT.into(), Value::String(traceparent.into()));
     let card = delegate.client.fetch_card(&delegate.url, T)?;
     let target = Target::from_card(&card)?;
-    delegate
+    Ok(delegate
         .client
-        .send_for_task(&target, a2a_message(vec![doc], Some(metadata)), &[], T)
+        .send_for_task(&target, a2a_message(vec![doc], Some(metadata)), &[], T)?)
 }
 
 // --- The run store ----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 //! File-system helpers the store's reader and writer share: reading a run's files, writing a
 //! new file, and making files and directories durable.
 
+use super::StoreError;
 use crate::error::{Error, Result};
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
@@ -27,9 +28,13 @@ pub(crate) fn shown(root: &Path, path: &Path) -> String {
 pub(crate) fn read_text(root: &Path, path: Option<PathBuf>) -> Result<Option<String>> {
     let Some(path) = path else { return Ok(None) };
     match fs::read(&path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| Error::Store(format!("{} is not UTF-8 text", shown(root, &path)))),
+        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+            StoreError::Unreadable {
+                file: shown(root, &path),
+                reason: "is not UTF-8 text".into(),
+            }
+            .into()
+        }),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
         Err(e) => Err(Error::io(format!("reading {}", shown(root, &path)), e)),
     }
@@ -42,7 +47,11 @@ pub(crate) fn read_json(root: &Path, path: Option<PathBuf>) -> Result<Option<Val
     read_text(root, path)?
         .map(|text| {
             crate::json::from_slice_lossy(text.as_bytes()).map_err(|e| {
-                Error::Store(format!("{} is not JSON: {e}", named.unwrap_or_default()))
+                StoreError::Unreadable {
+                    file: named.unwrap_or_default(),
+                    reason: format!("is not JSON: {e}"),
+                }
+                .into()
             })
         })
         .transpose()
@@ -115,9 +124,9 @@ pub(crate) fn sync_all(root: &Path, paths: Vec<PathBuf>) -> Result<()> {
                 first_error.get_or_insert(e);
             }
             Err(_) => {
-                first_error.get_or_insert(Error::Store(
-                    "an fsync thread stopped before it answered".into(),
-                ));
+                first_error.get_or_insert(
+                    StoreError::failed("an fsync thread stopped before it answered").into(),
+                );
             }
         }
     }

@@ -9,6 +9,7 @@
 //! makes the store unreadable.
 
 use super::INDEX_NAME;
+use super::StoreError;
 use crate::error::{Error, Result};
 use crate::json::python;
 use serde_json::{Map, Value};
@@ -399,10 +400,11 @@ pub(crate) fn start_of(file: &File, len: u64, query: &Query, store: &Path) -> Re
             return Ok(line.offset);
         }
     }
-    Err(Error::NoSuchRun {
+    Err(StoreError::NoSuchRun {
         reference: after.to_string(),
         store: store.to_path_buf(),
-    })
+    }
+    .into())
 }
 
 /// Whether `needle` occurs in `haystack`.

@@ -95,9 +95,10 @@ pub use recovery::Recovery;
 pub use writer::RunStore;
 
 use crate::contract::formats::is_sha256_hex;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::json::python::{self, Style};
 use serde_json::Value;
+use std::path::PathBuf;
 
 /// The index file, one envelope per line.
 pub const INDEX_NAME: &str = "invocations.jsonl";
@@ -150,13 +151,110 @@ pub struct NewRun<'a> {
     pub agent_reply: Option<&'a Value>,
 }
 
+/// Why the run store refused a write, cannot read what it holds, or has no such run.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store is open read-only: nothing is written, so a harness over it makes no runs.
+    ReadOnly,
+    /// The store's root is not a directory.
+    NotADirectory {
+        /// The root, as given.
+        store: PathBuf,
+    },
+    /// A stored file that cannot be read back.
+    Unreadable {
+        /// The file, named relative to the store (`<id>/envelope.json in the run store`).
+        file: String,
+        /// What is wrong with it (`is not UTF-8 text`).
+        reason: String,
+    },
+    /// A run refused before anything of it was written: an id that names no run directory, a
+    /// digest or file name out of grammar, a number that would not read back.
+    Refused {
+        /// Why, ending with what was (not) stored.
+        reason: String,
+    },
+    /// A write or a recovery that could not be finished; nothing of the run was stored.
+    Failed {
+        /// Why, ending with what was (not) stored.
+        reason: String,
+    },
+    /// No stored run has this id, or an id starting with it.
+    NoSuchRun {
+        /// The id or prefix asked for.
+        reference: String,
+        /// The run store looked in.
+        store: PathBuf,
+    },
+    /// An id prefix that several stored runs share.
+    AmbiguousRun {
+        /// The prefix asked for.
+        prefix: String,
+        /// The first few matching ids, in order.
+        candidates: Vec<String>,
+        /// How many runs match.
+        total: usize,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn refused(reason: impl Into<String>) -> StoreError {
+        StoreError::Refused {
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn failed(reason: impl Into<String>) -> StoreError {
+        StoreError::Failed {
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::ReadOnly => f.write_str(
+                "the run store is open read-only; this harness makes no runs and nothing is stored",
+            ),
+            StoreError::NotADirectory { store } => {
+                write!(f, "the run store {} is not a directory", store.display())
+            }
+            StoreError::Unreadable { file, reason } => write!(f, "{file} {reason}"),
+            StoreError::Refused { reason } | StoreError::Failed { reason } => f.write_str(reason),
+            StoreError::NoSuchRun { reference, store } => {
+                write!(f, "no run {reference} in the run store {}", store.display())
+            }
+            StoreError::AmbiguousRun {
+                prefix,
+                candidates,
+                total,
+            } => {
+                write!(
+                    f,
+                    "the run id prefix {prefix} matches {total} runs: {}",
+                    candidates.join(", ")
+                )?;
+                if *total > candidates.len() {
+                    write!(f, " and {} more", total - candidates.len())?;
+                }
+                f.write_str("; give more of the id")
+            }
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
 fn check_digest(digest: &str) -> Result<()> {
     if is_sha256_hex(digest) {
         Ok(())
     } else {
-        Err(Error::Store(format!(
+        Err(StoreError::refused(format!(
             "class schema digest {digest:?} is not 64 lowercase hex digits; nothing was stored"
-        )))
+        ))
+        .into())
     }
 }
 
@@ -169,9 +267,10 @@ fn check_extra_name(name: &str) -> Result<()> {
     if plain && !OWN_FILES.contains(&name) {
         Ok(())
     } else {
-        Err(Error::Store(format!(
+        Err(StoreError::refused(format!(
             "{name:?} cannot name a file in a run directory; nothing was stored"
-        )))
+        ))
+        .into())
     }
 }
 

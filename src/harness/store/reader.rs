@@ -6,6 +6,7 @@
 //! and beside a live writer, whose runs it sees as they are published: a run directory appears
 //! whole (it is renamed into place), and an index line only once it is complete.
 
+use super::StoreError;
 use super::files::{dir_names, read_json, read_text};
 use super::index::{self, Conversation, Page, Query, Scan};
 use super::{
@@ -92,10 +93,7 @@ impl RunReader {
         let shown = std::path::absolute(&root).unwrap_or_else(|_| root.clone());
         match std::fs::metadata(&root) {
             Ok(m) if m.is_dir() => Ok(RunReader::at(root)),
-            Ok(_) => Err(Error::Store(format!(
-                "the run store {} is not a directory",
-                shown.display()
-            ))),
+            Ok(_) => Err(StoreError::NotADirectory { store: shown }.into()),
             Err(e) => Err(Error::io(
                 format!("opening the run store {}", shown.display()),
                 e,
@@ -128,12 +126,14 @@ impl RunReader {
     }
 
     /// The full id of the one run whose id starts with `reference` (case-insensitive), which
-    /// may be a whole id. [`Error::NoSuchRun`] if none does, [`Error::AmbiguousRun`] (naming
+    /// may be a whole id. [`StoreError::NoSuchRun`] if none does, [`StoreError::AmbiguousRun`] (naming
     /// some candidates) if several do.
     pub fn resolve(&self, reference: &str) -> Result<String> {
-        let not_found = || Error::NoSuchRun {
-            reference: reference.to_string(),
-            store: self.shown_root(),
+        let not_found = || {
+            Error::from(StoreError::NoSuchRun {
+                reference: reference.to_string(),
+                store: self.shown_root(),
+            })
         };
         let prefix = reference.trim().to_ascii_lowercase();
         if is_uuid7(&prefix) {
@@ -166,11 +166,12 @@ impl RunReader {
         match total {
             0 => Err(not_found()),
             1 => Ok(shown.remove(0)),
-            _ => Err(Error::AmbiguousRun {
+            _ => Err(StoreError::AmbiguousRun {
                 prefix: reference.to_string(),
                 candidates: shown,
                 total,
-            }),
+            }
+            .into()),
         }
     }
 
@@ -277,10 +278,11 @@ impl RunReader {
     pub fn listing(&self, query: &Query) -> Result<Listing> {
         let Some((file, len)) = index::open(&self.index)? else {
             if let Some(after) = &query.after {
-                return Err(Error::NoSuchRun {
+                return Err(StoreError::NoSuchRun {
                     reference: after.clone(),
                     store: self.shown_root(),
-                });
+                }
+                .into());
             }
             return Ok(Listing {
                 file: None,

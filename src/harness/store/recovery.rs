@@ -18,6 +18,7 @@
 //! Everything recovery changed is synced before it returns, and the [`Recovery`] report says
 //! what it was, for the log.
 
+use super::StoreError;
 use super::files::{dir_names, shown, sync_all, sync_dir, write_new};
 use super::index::{self, Forward};
 use super::journal::{self, Record};
@@ -555,10 +556,11 @@ fn replay(
     recovery: &mut Recovery,
 ) -> Result<()> {
     if !is_uuid7(&record.id) {
-        return Err(Error::Store(format!(
-            "a journal record names the run {:?}, which is not a UUIDv7",
-            record.id
-        )));
+        return Err(StoreError::Unreadable {
+            file: "a journal record".into(),
+            reason: format!("names the run {:?}, which is not a UUIDv7", record.id),
+        }
+        .into());
     }
     let target = root.join(&record.id);
     let envelope = record

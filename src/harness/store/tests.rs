@@ -3,16 +3,26 @@
 use super::files::dir_names;
 use super::*;
 use crate::contract::schema_digest;
+use crate::error::Error;
 use crate::ids::is_uuid7;
 use crate::ids::new_uuid7;
 use crate::json::python::{self, Style};
-use crate::trace::jsonl;
 use serde_json::json;
 use std::collections::HashSet;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+
+/// The index's non-empty lines.
+fn index_lines(path: &Path) -> Vec<String> {
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect()
+}
 
 /// A store root under the temp directory, removed when dropped.
 struct TempRoot(PathBuf);
@@ -234,7 +244,7 @@ fn the_store_never_overwrites_a_run() {
     for s in [&store, &other] {
         let err = put(s, &envelope(&id, "impostor", "2026-01-02T00:00:00Z")).unwrap_err();
         assert!(
-            matches!(err, Error::DuplicateInvocation(ref d) if *d == id),
+            matches!(err, Error::DuplicateInvocation { ref invocation_id } if *invocation_id == id),
             "{err}"
         );
         assert_eq!(
@@ -246,7 +256,7 @@ fn the_store_never_overwrites_a_run() {
         fs::read(root.0.join(&id).join(ENVELOPE_FILE)).unwrap(),
         before
     );
-    assert_eq!(jsonl::read_lines(store.index_path()).unwrap().len(), 1);
+    assert_eq!(index_lines(store.index_path()).len(), 1);
 
     // Racing writers of one id: exactly one wins, the others are refused.
     let raced = new_uuid7();
@@ -260,7 +270,7 @@ fn the_store_never_overwrites_a_run() {
                         &envelope(raced, &format!("agent{i}"), "2026-01-03T00:00:00Z"),
                     ) {
                         Ok(_) => true,
-                        Err(Error::DuplicateInvocation(_)) => false,
+                        Err(Error::DuplicateInvocation { .. }) => false,
                         Err(e) => panic!("{e}"),
                     }
                 })
@@ -269,7 +279,7 @@ fn the_store_never_overwrites_a_run() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert_eq!(won.iter().filter(|w| **w).count(), 1);
-    assert_eq!(jsonl::read_lines(store.index_path()).unwrap().len(), 2);
+    assert_eq!(index_lines(store.index_path()).len(), 2);
 
     // The second guard: a directory that holds something other than a run is never
     // replaced, even though it has no envelope.json for the first check to see.
@@ -299,7 +309,7 @@ fn the_store_never_overwrites_a_run() {
     put(&store, &envelope(&begun, "hello", "2026-01-05T00:00:00Z")).unwrap();
     assert!(store.has(&begun));
 
-    assert_eq!(jsonl::read_lines(store.index_path()).unwrap().len(), 3);
+    assert_eq!(index_lines(store.index_path()).len(), 3);
     assert!(leftovers(&root.0).is_empty());
 }
 
@@ -390,7 +400,7 @@ fn a_crash_after_the_rename_is_indexed_on_open() {
     assert_eq!(recovery.indexed, vec![id.clone()]);
     assert!(recovery.removed.is_empty() && recovery.unreadable.is_empty());
     assert_eq!(list(&store), vec![first.clone(), orphan.clone()]);
-    let lines = jsonl::read_lines(store.index_path()).unwrap();
+    let lines = index_lines(store.index_path());
     assert_eq!(lines, vec![python::dumps(&first, COMPACT), line]);
 
     // Recovery is idempotent, and the store goes on.
@@ -418,7 +428,7 @@ fn concurrent_writers_append_the_index_without_interleaving() {
             });
         }
     });
-    let lines = jsonl::read_lines(store.index_path()).unwrap();
+    let lines = index_lines(store.index_path());
     assert_eq!(lines.len(), 400);
     let mut seen = HashSet::new();
     for line in &lines {
@@ -1093,7 +1103,7 @@ fn a_torn_line_left_by_a_stopped_writer_is_mended_before_the_next_append() {
         .unwrap();
     let third = envelope(&new_uuid7(), "hello", "2026-01-03T00:00:00Z");
     put(&store, &third).unwrap();
-    let lines = jsonl::read_lines(store.index_path()).unwrap();
+    let lines = index_lines(store.index_path());
     assert_eq!(
         lines,
         vec![

@@ -28,6 +28,7 @@
 //! no file-system metadata), or removed. A writer that stops without a checkpoint leaves its
 //! segments for the next writer's recovery to replay.
 
+use super::StoreError;
 use super::files::{shown, sync_all, sync_dir, write_new};
 use super::journal;
 use super::reader::RunReader;
@@ -217,8 +218,9 @@ impl RunStore {
             .create_new(true)
             .open(&lock_path)
             .map_err(|e| Error::io(format!("creating {}", shown(&root, &lock_path)), e))?;
-        lock.try_lock()
-            .map_err(|e| Error::Store(format!("locking {}: {e}", shown(&root, &lock_path))))?;
+        lock.try_lock().map_err(|e| {
+            StoreError::failed(format!("locking {}: {e}", shown(&root, &lock_path)))
+        })?;
         let recovered = recovery::recover(&root, &id);
         let ready = recovered.and_then(|recovery| {
             // An empty index marks a store with no runs yet, for readers.
@@ -317,9 +319,9 @@ impl RunStore {
     }
 
     fn writer(&self) -> Result<&Writer> {
-        self.writer.as_ref().ok_or_else(|| {
-            Error::Store("the run store was opened read-only; nothing was stored".into())
-        })
+        self.writer
+            .as_ref()
+            .ok_or(Error::Store(StoreError::ReadOnly))
     }
 
     /// Store one run, once. Returns its directory.
@@ -344,7 +346,9 @@ impl RunStore {
         let prepared = prepare(run, files)?;
         let id = prepared.id.as_str();
         if self.has(id) {
-            return Err(Error::DuplicateInvocation(id.to_string()));
+            return Err(Error::DuplicateInvocation {
+                invocation_id: id.to_string(),
+            });
         }
         let root = self.root();
         self.keep_schemas(&writer.id, &prepared.schemas)?;
@@ -431,11 +435,11 @@ impl Commits {
             let Some(mut committer) = queue.committer.take() else {
                 // A leader panicked with the journal: nothing can be committed any more.
                 queue.waiting.retain(|j| j.ticket != ticket);
-                return Err(Error::Store(
+                return Err(StoreError::failed(
                     "the run store's journal was lost to a failed commit; restart the harness \
-                     to recover the store; nothing was stored"
-                        .into(),
-                ));
+                     to recover the store; nothing was stored",
+                )
+                .into());
             };
             let take = queue.waiting.len().min(MAX_GROUP);
             let group: Vec<Job> = queue.waiting.drain(..take).collect();
@@ -501,13 +505,14 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
         .get("invocation_id")
         .and_then(Value::as_str)
         .ok_or_else(|| {
-            Error::Store("an envelope without a string invocation_id cannot be stored".into())
+            StoreError::refused("an envelope without a string invocation_id cannot be stored")
         })?;
     if !is_uuid7(id) {
-        return Err(Error::Store(format!(
+        return Err(StoreError::refused(format!(
             "invocation_id {id:?} is not a lowercase UUIDv7, so it names no run directory; \
              nothing was stored"
-        )));
+        ))
+        .into());
     }
     for (digest, _) in run.schemas {
         check_digest(digest)?;
@@ -515,12 +520,15 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
     for (name, _) in extra {
         check_extra_name(name)?;
     }
-    let finite = |what: &str, doc: &Value| match crate::json::non_finite(doc) {
-        Some(found) => Err(Error::Store(format!(
-            "the {what} of run {id} holds {found}; written out it could not be read back, so \
-             nothing was stored"
-        ))),
-        None => Ok(()),
+    let finite = |what: &str, doc: &Value| -> Result<()> {
+        match crate::json::non_finite(doc) {
+            Some(found) => Err(StoreError::refused(format!(
+                "the {what} of run {id} holds {found}; written out it could not be read back, \
+                 so nothing was stored"
+            ))
+            .into()),
+            None => Ok(()),
+        }
     };
     finite("envelope", run.envelope)?;
     finite("request", run.request)?;
@@ -532,20 +540,22 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
         finite("class schema", schema)?;
         let actual = schema_digest(schema);
         if actual != *digest {
-            return Err(Error::Store(format!(
+            return Err(StoreError::refused(format!(
                 "the class schema given as {digest} has digest {actual}; a schema is kept \
                  only under its own digest, and nothing was stored"
-            )));
+            ))
+            .into());
         }
         schemas.push((digest.to_string(), python::dumps(schema, Style::INDENT2)));
     }
     let mut spans = String::with_capacity(run.spans.iter().map(|l| l.len() + 1).sum());
     for line in run.spans {
         if line.contains(['\n', '\r']) {
-            return Err(Error::Store(format!(
+            return Err(StoreError::refused(format!(
                 "a span line of run {id} contains a line break, which would split it in two; \
                  nothing was stored"
-            )));
+            ))
+            .into());
         }
         spans.push_str(line);
         spans.push('\n');
@@ -713,7 +723,7 @@ impl Committer {
     fn commit(&mut self, group: &[Job]) -> Vec<Result<()>> {
         let every = |e: &dyn Fn() -> Error| group.iter().map(|_| Err(e())).collect();
         if let Some(why) = &self.broken {
-            return every(&|| Error::Store(why.clone()));
+            return every(&|| StoreError::failed(why.clone()).into());
         }
         // 1. One write and one fsync for the whole group.
         let before = self.segment.len;
@@ -855,7 +865,9 @@ impl Committer {
                 let message = e.to_string();
                 return group
                     .iter()
-                    .map(|_| Err(Error::Store(format!("{message}; nothing was stored"))))
+                    .map(|_| {
+                        Err(StoreError::failed(format!("{message}; nothing was stored")).into())
+                    })
                     .collect();
             }
         };
@@ -918,7 +930,9 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
     let target = root.join(id);
     let has = |t: &Path| t.join(ENVELOPE_FILE).exists();
     if has(&target) {
-        return Err(Error::DuplicateInvocation(id.to_string()));
+        return Err(Error::DuplicateInvocation {
+            invocation_id: id.to_string(),
+        });
     }
     // rename(2) would replace an empty directory (a run the reference began and never wrote),
     // which is no run; onto anything else it fails, which is the guard across processes.
@@ -931,13 +945,16 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
             ) =>
         {
             if has(&target) {
-                Err(Error::DuplicateInvocation(id.to_string()))
+                Err(Error::DuplicateInvocation {
+                    invocation_id: id.to_string(),
+                })
             } else {
-                Err(Error::Store(format!(
+                Err(StoreError::failed(format!(
                     "{} already exists and is not a complete run; it was left as it is and \
                      run {id} was not stored",
                     shown(root, &target)
-                )))
+                ))
+                .into())
             }
         }
         Err(e) => Err(Error::io(

@@ -7,9 +7,10 @@
 //! agent's description and is marked required.
 
 use super::{Binding, JSONRPC_PATH};
+use crate::contract::ContractError;
 use crate::contract::spec::AgentSpec;
-use crate::error::{Error, Result};
 use crate::json::python::str_repr;
+use crate::wire::WireError;
 use crate::wire::http::{Request, Response};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -87,13 +88,16 @@ pub fn agent_card(spec: &AgentSpec, public_base: &str) -> Value {
 
 /// Rebuild an agent's spec from its card: the Data Director extension's `params`, with every
 /// check of [`AgentSpec::from_description`]. A card without the extension is refused.
-pub fn spec_from_card(card: &Value) -> Result<AgentSpec> {
+pub fn spec_from_card(card: &Value) -> Result<AgentSpec, ContractError> {
     let name = card.get("name").and_then(Value::as_str).unwrap_or("?");
     let params = extension_params(card, EXTENSION_URI).ok_or_else(|| {
-        Error::Spec(format!(
-            "agent card {} does not declare {EXTENSION_URI}",
-            str_repr(name)
-        ))
+        ContractError::spec(
+            None,
+            format!(
+                "agent card {} does not declare {EXTENSION_URI}",
+                str_repr(name)
+            ),
+        )
     })?;
     AgentSpec::from_description(params)
 }
@@ -110,7 +114,7 @@ pub fn extension_params<'a>(card: &'a Value, uri: &str) -> Option<&'a Value> {
 
 /// Where to send JSON-RPC and in which binding, as the card prefers: A2A 1.0 when a JSON-RPC
 /// interface at major version 1 is offered, else v0.3 (the card's `url`, or a 0.x interface).
-pub fn pick_binding(card: &Value) -> Result<(Binding, String)> {
+pub fn pick_binding(card: &Value) -> Result<(Binding, String), WireError> {
     let interfaces = card
         .get("supportedInterfaces")
         .and_then(Value::as_array)
@@ -142,8 +146,9 @@ pub fn pick_binding(card: &Value) -> Result<(Binding, String)> {
         Some(url) if transport.eq_ignore_ascii_case("JSONRPC") => {
             Ok((Binding::V03, url.to_string()))
         }
-        _ => Err(Error::Wire(
-            "the agent card offers no JSON-RPC interface".into(),
+        _ => Err(WireError::protocol(
+            None,
+            "the agent card offers no JSON-RPC interface",
         )),
     }
 }

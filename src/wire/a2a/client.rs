@@ -1,21 +1,24 @@
 //! The calling side of A2A: fetch a card, pick the binding it prefers, send one message.
 //!
-//! Every failure is a typed [`Error`]: [`Error::Connect`] (the words "connection refused"
-//! when it was), [`Error::Timeout`], [`Error::HttpStatus`], [`Error::JsonRpc`] (an error
-//! without an `id`, as the a2a-sdk 0.3 server sends, is accepted), or [`Error::Wire`] for a
-//! reply outside the protocol. Nothing here panics on what a peer sends.
+//! Every failure is a typed [`WireError`]: [`WireError::Connect`] (the words "connection
+//! refused" when it was), [`WireError::Timeout`], [`WireError::HttpStatus`],
+//! [`WireError::JsonRpc`] (an error without an `id`, as the a2a-sdk 0.3 server sends, is
+//! accepted), or [`WireError::Protocol`] for a reply outside the protocol. Nothing here panics
+//! on what a peer sends.
 //!
 //! A client given a [`Signer`] ([`A2aClient::signed`]) signs every JSON-RPC call it sends
 //! (see [`crate::wire::sign`]); card fetches are never signed, since a card is public.
 
 use super::model::{Message, SendParams, SendResult, Task};
 use super::{Binding, CARD_PATH, LEGACY_CARD_PATH, card::EXTENSION_URI, v03, v10};
-use crate::error::{Error, Result};
+use crate::wire::WireError;
 use crate::wire::http::client::{ClientRequest, HttpClient};
 use crate::wire::jsonrpc;
 use crate::wire::sign::Signer;
 use serde_json::{Value, json};
 use std::time::Duration;
+
+type Result<T, E = WireError> = std::result::Result<T, E>;
 
 /// The default per-call timeout (the reference's `DEFAULT_TIMEOUT_S`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -80,10 +83,16 @@ impl A2aClient {
                 ClientRequest::get(&url, timeout).header("A2A-Version", v10::PROTOCOL_VERSION),
             )?;
             if response.status == 200 {
-                return crate::json::parse(&response.body, crate::json::Limits::DEFAULT)
-                    .map_err(|e| Error::Wire(format!("the agent card at {url} is not JSON: {e}")));
+                return crate::json::parse(&response.body, crate::json::Limits::DEFAULT).map_err(
+                    |e| {
+                        WireError::protocol(
+                            None,
+                            format!("the agent card at {url} is not JSON: {e}"),
+                        )
+                    },
+                );
             }
-            last = Some(Error::HttpStatus {
+            last = Some(WireError::HttpStatus {
                 url,
                 status: response.status,
                 body: String::from_utf8_lossy(&response.body).into(),
@@ -117,7 +126,9 @@ impl A2aClient {
             Binding::V03 => v03::decode_result(result),
             Binding::V10 => v10::decode_result(result),
         }
-        .map_err(|e| Error::Wire(format!("{}: the reply is outside A2A: {e}", target.url)))
+        .map_err(|e| {
+            WireError::protocol(Some(&target.url), format!("the reply is outside A2A: {e}"))
+        })
     }
 
     /// Send a message and require a task back (a message reply is outside the contract).
@@ -130,10 +141,10 @@ impl A2aClient {
     ) -> Result<Task> {
         match self.send(target, message, extra_headers, timeout)? {
             SendResult::Task(task) => Ok(task),
-            SendResult::Message(_) => Err(Error::Wire(format!(
-                "{} returned no task (a message instead)",
-                target.url
-            ))),
+            SendResult::Message(_) => Err(WireError::protocol(
+                None,
+                format!("{} returned no task (a message instead)", target.url),
+            )),
         }
     }
 
@@ -149,7 +160,9 @@ impl A2aClient {
             Binding::V03 => v03::decode_task(result),
             Binding::V10 => v10::decode_task(result),
         }
-        .map_err(|e| Error::Wire(format!("{}: the task is outside A2A: {e}", target.url)))
+        .map_err(|e| {
+            WireError::protocol(Some(&target.url), format!("the task is outside A2A: {e}"))
+        })
     }
 
     /// One JSON-RPC call in `target`'s binding; the `result`, or a typed error.
@@ -178,7 +191,10 @@ impl A2aClient {
         if let Some(signer) = &self.signer {
             let signature = signer
                 .sign_url(request.method, &request.url, &request.body)
-                .map_err(|e| Error::Wire(format!("{}: {e}", target.url)))?;
+                .map_err(|source| WireError::Sign {
+                    url: target.url.clone(),
+                    source,
+                })?;
             for (name, value) in signature.headers() {
                 request = request.header(name, &value);
             }
@@ -188,7 +204,7 @@ impl A2aClient {
             .header("content-type")
             .is_some_and(|c| c.contains("json"));
         if response.status != 200 && !looks_like_json {
-            return Err(Error::HttpStatus {
+            return Err(WireError::HttpStatus {
                 url: target.url.clone(),
                 status: response.status,
                 body: String::from_utf8_lossy(&response.body).into(),
@@ -196,11 +212,13 @@ impl A2aClient {
         }
         match jsonrpc::read_response(&response.body, &id) {
             // Not a JSON-RPC answer: the HTTP status and the body say more than the parse error.
-            Err(Error::Wire(_)) if response.status != 200 => Err(Error::HttpStatus {
-                url: target.url.clone(),
-                status: response.status,
-                body: String::from_utf8_lossy(&response.body).into(),
-            }),
+            Err(WireError::Protocol { .. }) if response.status != 200 => {
+                Err(WireError::HttpStatus {
+                    url: target.url.clone(),
+                    status: response.status,
+                    body: String::from_utf8_lossy(&response.body).into(),
+                })
+            }
             other => other,
         }
     }

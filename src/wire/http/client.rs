@@ -3,7 +3,9 @@
 //! errors, so code above cannot tell them apart.
 
 use super::memory::MemoryNet;
-use crate::error::{Error, Result};
+use crate::wire::WireError;
+
+type Result<T, E = WireError> = std::result::Result<T, E>;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
@@ -220,9 +222,9 @@ fn send_tcp(agent: &ureq::Agent, request: ClientRequest) -> Result<ClientRespons
 }
 
 /// Map ureq's error to ddwire's typed ones, with the words the reference's details use.
-fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> Error {
+fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
     match e {
-        ureq::Error::Timeout(_) => Error::Timeout {
+        ureq::Error::Timeout(_) => WireError::Timeout {
             url: url.to_string(),
             after: timeout,
         },
@@ -232,25 +234,26 @@ fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> Error {
                 std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
             ) =>
         {
-            Error::Timeout {
+            WireError::Timeout {
                 url: url.to_string(),
                 after: timeout,
             }
         }
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            Error::Connect {
+            WireError::Connect {
                 url: url.to_string(),
                 reason: "connection refused".into(),
             }
         }
-        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => Error::Connect {
+        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => WireError::Connect {
             url: url.to_string(),
             reason: format!("connection refused ({e})"),
         },
-        ureq::Error::BodyExceedsLimit(n) => Error::Wire(format!(
-            "{url}: response body exceeds the limit of {n} bytes"
-        )),
-        other => Error::Connect {
+        ureq::Error::BodyExceedsLimit(n) => WireError::protocol(
+            Some(url),
+            format!("response body exceeds the limit of {n} bytes"),
+        ),
+        other => WireError::Connect {
             url: url.to_string(),
             reason: other.to_string(),
         },

@@ -11,7 +11,9 @@
 use super::client::{ClientRequest, ClientResponse, MAX_RESPONSE_BYTES};
 use super::write::{self, Framing};
 use super::{BodyError, Handler, Limits, Request, Response, body, head, write_response};
-use crate::error::{Error, Result};
+use crate::wire::WireError;
+
+type Result<T, E = WireError> = std::result::Result<T, E>;
 use std::collections::HashMap;
 #[cfg(any(test, feature = "testkit"))]
 use std::collections::HashSet;
@@ -61,7 +63,7 @@ impl MemoryNet {
 
     /// Send a request to a host on this network.
     pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
-        let (host, target) = split_url(&request.url).ok_or_else(|| Error::Connect {
+        let (host, target) = split_url(&request.url).ok_or_else(|| WireError::Connect {
             url: request.url.clone(),
             reason: "not an http:// URL".into(),
         })?;
@@ -81,7 +83,7 @@ impl MemoryNet {
             .get(&host.to_ascii_lowercase())
             .cloned();
         let Some((handler, limits)) = found else {
-            return Err(Error::Connect {
+            return Err(WireError::Connect {
                 url: request.url.clone(),
                 reason: "connection refused (no such host in memory)".into(),
             });
@@ -93,12 +95,15 @@ impl MemoryNet {
         });
         let response_bytes = rx
             .recv_timeout(request.timeout)
-            .map_err(|_| Error::Timeout {
+            .map_err(|_| WireError::Timeout {
                 url: request.url.clone(),
                 after: request.timeout,
             })?;
         parse_response(&response_bytes, request.method).map_err(|e| match e {
-            Error::Wire(m) => Error::Wire(format!("{}: {m}", request.url)),
+            WireError::Protocol { url: None, reason } => WireError::Protocol {
+                url: Some(request.url.clone()),
+                reason,
+            },
             other => other,
         })
     }
@@ -205,14 +210,14 @@ pub fn serve_bytes(handler: &Handler, bytes: &[u8], limits: &Limits) -> Vec<u8> 
 /// [`MAX_RESPONSE_BYTES`].
 pub fn parse_response(bytes: &[u8], method: &str) -> Result<ClientResponse> {
     let head = head::parse_response(bytes, method, bytes.len().max(1))
-        .map_err(|e| Error::Wire(e.to_string()))?
-        .ok_or_else(|| Error::Wire("the response ended inside its head".into()))?;
+        .map_err(|e| WireError::protocol(None, e.to_string()))?
+        .ok_or_else(|| WireError::protocol(None, "the response ended inside its head"))?;
     let (body, _) = body::read_all(
         head.framing,
         MAX_RESPONSE_BYTES as usize,
         &bytes[head.len..],
     )
-    .map_err(|e| Error::Wire(format!("reading the response body: {e}")))?;
+    .map_err(|e| WireError::protocol(None, format!("reading the response body: {e}")))?;
     Ok(ClientResponse {
         status: head.status,
         headers: head.headers,
@@ -274,7 +279,7 @@ mod tests {
                 Duration::from_millis(50),
             ))
             .unwrap_err();
-        assert!(matches!(err, Error::Timeout { .. }), "{err}");
+        assert!(matches!(err, WireError::Timeout { .. }), "{err}");
     }
 
     #[test]

@@ -69,7 +69,7 @@ pub enum OtlpError {
     Unreachable {
         url: String,
         attempts: u32,
-        error: crate::Error,
+        error: crate::wire::WireError,
     },
     /// The receiver answered with a status that is not success (after `attempts` tries, for a
     /// retryable one).

@@ -11,9 +11,9 @@
 //! - A body larger than [`MAX_REQUEST_BYTES`] is not sent (§"OTLP/HTTP Request": 64 MiB).
 
 use super::{OtlpConfig, OtlpError};
-use crate::error::Error;
 use crate::trace::otlp::Encoding;
 use crate::trace::record::SpanRecord;
+use crate::wire::WireError;
 use crate::wire::http::client::{ClientRequest, ClientResponse, HttpClient};
 use std::time::Duration;
 
@@ -161,7 +161,7 @@ pub(crate) fn send_body(
                     body: excerpt(&response.body),
                 });
             }
-            Err(error @ (Error::Connect { .. } | Error::Timeout { .. })) => {
+            Err(error @ (WireError::Connect { .. } | WireError::Timeout { .. })) => {
                 if last {
                     return Err(OtlpError::Unreachable {
                         url: url.clone(),

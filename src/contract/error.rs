@@ -1,0 +1,150 @@
+//! What can be wrong with a document, a description or a name under the contract.
+
+use super::pattern::PatternError;
+use super::schema::SchemaError;
+use std::fmt;
+
+/// A document, agent description, principal or canonicalisation outside the contract.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ContractError {
+    /// A document that does not conform: which document, and every violation, in the order
+    /// found (the reference's `ContractViolation`).
+    Violation {
+        /// `InvocationRequest`, `Envelope`, `AgentResult`...
+        document: &'static str,
+        /// Each violation, as the reference words it.
+        violations: Vec<String>,
+    },
+    /// A canonicalisation name that is not registered (a programmer error in the reference).
+    UnknownCanonicalisation {
+        /// The name asked for.
+        name: String,
+        /// Every registered name.
+        registered: Vec<&'static str>,
+    },
+    /// An agent description (a card's extension, a class schema) that does not rebuild into a
+    /// spec (the reference's `SpecError`).
+    Spec {
+        /// The agent the description is of, when it names one.
+        agent: Option<String>,
+        /// What is wrong, in the reference's words (`agent description lacks ['accepts']`).
+        reason: String,
+    },
+    /// An agent description built against a contract version this one cannot govern; the
+    /// registry lists such an agent as incompatible rather than unavailable.
+    Version {
+        /// The agent, as the reference quotes it (`'hello.world'`).
+        agent: String,
+        /// The version it declares, if any.
+        declared: Option<String>,
+        /// The version this crate governs.
+        governed: &'static str,
+    },
+    /// A principal that breaks the contract's rules (its id is no IRI, its name is blank).
+    Principal {
+        /// Each problem found.
+        problems: Vec<String>,
+    },
+    /// A `grounded_on` list holding something other than a grounding reference.
+    MalformedGroundingRef {
+        /// What is malformed: the offending item as JSON text, or `grounded_on is not a list`.
+        detail: String,
+    },
+    /// A class schema that is not valid in the schema subset the contract uses.
+    Schema(SchemaError),
+    /// A `pattern` the contract's regex subset cannot compile or match within its budget.
+    Pattern(PatternError),
+}
+
+impl ContractError {
+    /// A violation of `document` with one message.
+    pub(crate) fn violation(document: &'static str, message: impl Into<String>) -> ContractError {
+        ContractError::Violation {
+            document,
+            violations: vec![message.into()],
+        }
+    }
+
+    /// A description (of `agent`, if known) that does not rebuild into a spec, and why.
+    pub(crate) fn spec(agent: Option<&str>, reason: impl Into<String>) -> ContractError {
+        ContractError::Spec {
+            agent: agent.map(str::to_owned),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for ContractError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            // The reference's ContractViolation text: "<kind> violates the contract:\n  - a\n  - b".
+            ContractError::Violation {
+                document,
+                violations,
+            } => {
+                write!(f, "{document} violates the contract:")?;
+                for v in violations {
+                    write!(f, "\n  - {v}")?;
+                }
+                Ok(())
+            }
+            // The reference's message for an unregistered name.
+            ContractError::UnknownCanonicalisation { name, registered } => write!(
+                f,
+                "unknown canonicalisation {}; registered: [{}]",
+                crate::json::python::str_repr(name),
+                registered
+                    .iter()
+                    .map(|n| crate::json::python::str_repr(n))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            ContractError::Spec { reason, .. } => f.write_str(reason),
+            ContractError::Version {
+                agent,
+                declared: None,
+                governed,
+            } => write!(
+                f,
+                "agent {agent} declares no contract version; this harness governs contract {governed}"
+            ),
+            ContractError::Version {
+                agent,
+                declared: Some(declared),
+                governed,
+            } => write!(
+                f,
+                "agent {agent} was built against contract {declared}; this harness governs contract {governed}"
+            ),
+            ContractError::Principal { problems } => f.write_str(&problems.join("; ")),
+            ContractError::MalformedGroundingRef { detail } => {
+                write!(f, "malformed grounding reference: {detail}")
+            }
+            ContractError::Schema(e) => e.fmt(f),
+            ContractError::Pattern(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ContractError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ContractError::Schema(e) => Some(e),
+            ContractError::Pattern(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<SchemaError> for ContractError {
+    fn from(e: SchemaError) -> ContractError {
+        ContractError::Schema(e)
+    }
+}
+
+impl From<PatternError> for ContractError {
+    fn from(e: PatternError) -> ContractError {
+        ContractError::Pattern(e)
+    }
+}
