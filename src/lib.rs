@@ -109,15 +109,19 @@
 pub mod agent;
 pub mod check;
 pub mod contract;
-pub mod error;
+mod error;
 pub mod harness;
 pub mod ids;
 pub mod json;
-pub mod time;
+pub(crate) mod time;
 pub mod trace;
 pub mod wire;
 
 pub use error::{Error, Result};
 
+// White-box tests that need internals live in tests/internal/ and build as unit tests.
 #[cfg(test)]
-mod hostile_input;
+extern crate self as ddwire;
+#[cfg(test)]
+#[path = "../tests/internal/mod.rs"]
+mod internal_tests;

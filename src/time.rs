@@ -12,7 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 const NS_PER_SEC: i128 = 1_000_000_000;
 
 /// Nanoseconds since the Unix epoch, now.
-pub fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -20,12 +20,12 @@ pub fn now_ns() -> u64 {
 }
 
 /// `completed_at`-style timestamp for now.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     rfc3339(now_ns() as i128)
 }
 
 /// RFC 3339 UTC with microseconds, as pydantic v2 serialises an aware `datetime`.
-pub fn rfc3339(ns: i128) -> String {
+pub(crate) fn rfc3339(ns: i128) -> String {
     let secs = ns.div_euclid(NS_PER_SEC);
     let micros = (ns.rem_euclid(NS_PER_SEC) / 1000) as u32;
     let mut out = civil_string(secs as i64);
@@ -42,7 +42,7 @@ pub fn rfc3339(ns: i128) -> String {
 /// scales the fraction to microseconds and rounds half-to-even (`_PyTime_ROUND_HALF_EVEN`),
 /// carrying into the seconds. Reproducing the double arithmetic is what makes
 /// `…999999999` ns print as the next whole second, byte for byte as Python does.
-pub fn otel_time(ns: u64) -> String {
+pub(crate) fn otel_time(ns: u64) -> String {
     let t = ns as f64 / 1e9;
     let mut secs = t.trunc();
     let mut micros = ((t - secs) * 1e6).round_ties_even();
@@ -113,7 +113,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 /// `±HH:MM` offset; up to nine fractional digits) into nanoseconds since the epoch.
 ///
 /// Returns `None` for anything else, including impossible dates such as February 30.
-pub fn parse_rfc3339(s: &str) -> Option<i128> {
+pub(crate) fn parse_rfc3339(s: &str) -> Option<i128> {
     let b = s.as_bytes();
     if b.len() < 20 {
         return None;

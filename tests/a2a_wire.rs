@@ -4,8 +4,8 @@
 use ddwire::agent::builtin::{Echo, Hello};
 use ddwire::agent::server::{self, serve_in_memory};
 use ddwire::agent::{Agent, AgentError, RunContext};
+use ddwire::contract::AgentSpec;
 use ddwire::contract::ContractError;
-use ddwire::contract::spec::AgentSpec;
 use ddwire::contract::{AgentResult, InvocationRequest};
 use ddwire::trace;
 use ddwire::wire::WireError;
@@ -845,7 +845,7 @@ fn a_batch_of_32_calls_to_a_hung_agent_is_answered_within_one_deadline() {
         assert_eq!(r["id"], json!(i));
         assert_eq!(
             r["error"]["code"],
-            ddwire::wire::jsonrpc::DEADLINE_EXCEEDED,
+            -32000, // JSON-RPC's server error, for a call not finished in time
             "{r}"
         );
     }

@@ -4,8 +4,10 @@
 //!
 //! Both versions write every frame identically (checked below), so ddwire follows both.
 
+mod common;
+
+use common::sse_data;
 use ddwire::wire::agui::Event;
-use ddwire::wire::sse;
 use serde_json::Value;
 
 const V0_1_22: &str = "fixtures/agui/ag-ui-protocol-0.1.22.jsonl";
@@ -165,7 +167,7 @@ fn the_fixtures_cover_every_event_shape_ddwire_emits() {
 fn ddwire_reads_every_frame_the_sdk_wrote_as_one_event_of_the_same_json() {
     for file in [V0_1_22, V1_0_0] {
         for case in cases(file) {
-            let data = sse::parse(&case.sse);
+            let data = sse_data(&case.sse);
             assert_eq!(data.len(), 1, "{}", case.case);
             assert!(case.sse.starts_with("data: ") && case.sse.ends_with("\n\n"));
             assert!(!case.sse.contains('\r'), "{}", case.case);

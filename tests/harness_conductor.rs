@@ -8,7 +8,7 @@ use common::*;
 use ddwire::Error;
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::Stub;
-use ddwire::contract::validate::validate_envelope;
+use ddwire::contract::validate_envelope;
 use ddwire::contract::{AgentResult, GroundingMode, Outcome, OutcomeStatus, input_hash};
 use ddwire::harness::store::{NewRun, RunStore};
 use ddwire::harness::testkit::{TestHarness, test_principal};

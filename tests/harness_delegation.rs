@@ -13,7 +13,7 @@ use ddwire::contract::{
     AgentResult, GroundingMode, InvocationRequest, Outcome, OutcomeStatus, envelope_hash,
 };
 use ddwire::harness::conductor::Callback;
-use ddwire::harness::identity::Authenticator;
+use ddwire::harness::identity::{Authenticator, token_digest};
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness, test_principal};
 use ddwire::ids::new_uuid7;
 use ddwire::trace::attr;
@@ -547,7 +547,7 @@ fn a_child_acts_for_the_principal_of_its_parents_grant() {
         agents,
         &profile,
         Some(Authenticator::Bearer(vec![(
-            ddwire::contract::canonical::sha256_hex(b"s3cret"),
+            token_digest("s3cret"),
             steward.clone(),
         )])),
     );

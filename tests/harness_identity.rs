@@ -7,9 +7,8 @@ mod common;
 use common::*;
 use ddwire::Error;
 use ddwire::agent::builtin::Stub;
-use ddwire::contract::canonical::sha256_hex;
 use ddwire::contract::{Assurance, ContractError, InvocationRequest, PrincipalKind};
-use ddwire::harness::identity::{Authenticator, configured_principal};
+use ddwire::harness::identity::{Authenticator, configured_principal, token_digest};
 use ddwire::harness::testkit::{TestHarness, test_principal};
 use ddwire::wire::a2a::model::TaskState;
 use serde_json::json;
@@ -86,7 +85,7 @@ fn a_malformed_principal_is_a_configuration_error() {
     let path = dir.path().join("tokens.json");
     std::fs::write(
         &path,
-        json!({ sha256_hex(b"t"): {"principal_id": "not an iri", "name": "X"} }).to_string(),
+        json!({ token_digest("t"): {"principal_id": "not an iri", "name": "X"} }).to_string(),
     )
     .unwrap();
     let err = Authenticator::bearer_from_file(&path).unwrap_err();
@@ -113,8 +112,8 @@ fn a_bearer_token_names_the_principal_its_caller_acts_for() {
     std::fs::write(
         &path,
         json!({
-            sha256_hex(b"s3cret"): {"principal_id": "urn:example:role:data-steward", "name": "Data steward", "principal_kind": "accountable_role"},
-            sha256_hex(b"other"): {"principal_id": "https://orcid.org/0000-0002-1825-0097", "name": "Josiah Carberry"},
+            token_digest("s3cret"): {"principal_id": "urn:example:role:data-steward", "name": "Data steward", "principal_kind": "accountable_role"},
+            token_digest("other"): {"principal_id": "https://orcid.org/0000-0002-1825-0097", "name": "Josiah Carberry"},
         })
         .to_string(),
     )

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use ddwire::agent::server::serve_in_memory;
-use ddwire::contract::validate::validate_envelope;
+use ddwire::contract::validate_envelope;
 use ddwire::contract::{GroundingMode, InvocationRequest};
 use ddwire::harness::conductor::Conductor;
 use ddwire::harness::policy::Profile;

@@ -7,9 +7,8 @@ mod common;
 use common::*;
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Hello, Stub};
-use ddwire::contract::canonical::sha256_hex;
 use ddwire::contract::{GroundingMode, Principal, PrincipalKind};
-use ddwire::harness::identity::Authenticator;
+use ddwire::harness::identity::{Authenticator, token_digest};
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness};
 use ddwire::ids::new_uuid7;
 use ddwire::wire::WireError;
@@ -17,8 +16,6 @@ use ddwire::wire::a2a::card::MANIFEST_EXTENSION_URI;
 use ddwire::wire::a2a::client::Target;
 use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
 use ddwire::wire::a2a::{Binding, artifact};
-use ddwire::wire::jsonrpc;
-use ddwire::wire::sse;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -76,7 +73,7 @@ fn bearer_harness() -> TestHarness {
         agents,
         &profile,
         Some(Authenticator::Bearer(vec![(
-            sha256_hex(b"s3cret"),
+            token_digest("s3cret"),
             steward(),
         )])),
     )
@@ -170,7 +167,8 @@ fn a2a_message_send_returns_envelope_artifact() {
         .get_task(&th.target(), &new_uuid7(), T)
         .unwrap_err();
     assert!(
-        matches!(err, WireError::JsonRpc { code, .. } if code == jsonrpc::TASK_NOT_FOUND),
+        // A2A's TaskNotFoundError.
+        matches!(err, WireError::JsonRpc { code: -32001, .. }),
         "{err}"
     );
 }
@@ -725,7 +723,7 @@ fn agui_frames_are_lf_only_data_lines_and_no_event_field_is_null() {
             .split("\n\n")
             .filter(|f| !f.is_empty() && !f.starts_with(':'))
             .collect();
-        assert_eq!(frames.len(), sse::parse(&stream).len());
+        assert_eq!(frames.len(), sse_data(&stream).len());
         for frame in frames {
             let data = frame.strip_prefix("data: ").expect("a data line");
             assert!(!data.contains('\n'), "{frame}");
@@ -891,7 +889,7 @@ fn the_harness_serves_a2a_and_agui_over_loopback_tcp() {
     assert!(
         r.header("content-type")
             .unwrap()
-            .starts_with(sse::CONTENT_TYPE)
+            .starts_with("text/event-stream")
     );
     let stream = String::from_utf8(r.body).unwrap();
     assert!(!stream.contains('\r'));

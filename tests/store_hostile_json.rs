@@ -7,14 +7,13 @@ mod common;
 
 use common::*;
 use ddwire::agent::builtin::Echo;
+use ddwire::contract::Canonicalisation;
 use ddwire::contract::{AgentResult, GroundingMode, Outcome, Payload};
 use ddwire::harness::store::{RunReader, RunStore};
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness};
 use ddwire::ids::new_uuid7;
-use ddwire::json::python::{self, Style};
 use ddwire::trace::{self, AttrValue};
 use ddwire::wire::http::client::ClientRequest;
-use ddwire::wire::sse;
 use serde_json::{Map, Value, json};
 use std::path::Path;
 use std::sync::Arc;
@@ -26,7 +25,9 @@ fn echo_harness() -> TestHarness {
 /// The same document as Python's `json` sees it: equal canonical bytes (so `1e-999` and `0.0`
 /// are the same number, as they are to every reader).
 fn same(a: &Value, b: &Value) -> bool {
-    python::dumps(a, Style::CANONICAL) == python::dumps(b, Style::CANONICAL)
+    // Equal as canonical JSON: the bytes a content hash is taken over.
+    let canonical = |v: &Value| Canonicalisation::InputDocument.canonical_bytes(v).unwrap();
+    canonical(a) == canonical(b)
 }
 
 /// Parse as a strict reader does (serde_json, no lossy fallback).
@@ -267,7 +268,7 @@ fn hostile_values_survive_every_writer_and_read_back() {
         ))
         .unwrap();
     let stream = String::from_utf8(r.body).unwrap();
-    let events: Vec<Value> = sse::parse(&stream)
+    let events: Vec<Value> = sse_data(&stream)
         .iter()
         .map(|d| strict(d, "an AG-UI event"))
         .collect();

@@ -23,12 +23,12 @@ pub(crate) struct Answer {
 
 impl Answer {
     /// The body as JSON, if it is JSON.
-    pub fn json(&self) -> Option<Value> {
+    pub(super) fn json(&self) -> Option<Value> {
         crate::json::parse(&self.body, crate::json::Limits::DEFAULT).ok()
     }
 
     /// `HTTP 200 application/json: {"jsonrpc":…` with the body cut to a readable length.
-    pub fn describe(&self) -> String {
+    pub(super) fn describe(&self) -> String {
         let ct = self.content_type.as_deref().unwrap_or("no content type");
         if self.body.is_empty() {
             format!("HTTP {} {ct}, empty body", self.status)
@@ -38,12 +38,12 @@ impl Answer {
     }
 
     /// The JSON-RPC error code and message of a single error response.
-    pub fn rpc_error(&self) -> Option<(i64, String)> {
+    pub(super) fn rpc_error(&self) -> Option<(i64, String)> {
         rpc_error_of(&self.json()?)
     }
 
     /// Whether the body is a server-sent event stream.
-    pub fn is_event_stream(&self) -> bool {
+    pub(super) fn is_event_stream(&self) -> bool {
         self.content_type
             .as_deref()
             .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"))
@@ -94,7 +94,7 @@ pub(crate) struct Wire {
 
 impl Wire {
     /// `GET url`.
-    pub fn get(&self, url: &str) -> Sent {
+    pub(super) fn get(&self, url: &str) -> Sent {
         let mut request = ClientRequest::get(url, self.timeout)
             .header("Accept", "application/json")
             .header("A2A-Version", v10::PROTOCOL_VERSION);
@@ -106,7 +106,13 @@ impl Wire {
 
     /// `POST url` with `body` as JSON, in `binding` (its version and extensions headers),
     /// with extra header fields (which replace the binding's of the same name).
-    pub fn post(&self, url: &str, binding: Binding, body: Vec<u8>, extra: &[(&str, &str)]) -> Sent {
+    pub(super) fn post(
+        &self,
+        url: &str,
+        binding: Binding,
+        body: Vec<u8>,
+        extra: &[(&str, &str)],
+    ) -> Sent {
         let mut request = ClientRequest::post_json(url, body, self.timeout)
             .header("Accept", "application/json, text/event-stream");
         if binding == Binding::V10 {
@@ -128,7 +134,7 @@ impl Wire {
     }
 
     /// A JSON-RPC call with an id: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`.
-    pub fn call(
+    pub(super) fn call(
         &self,
         url: &str,
         binding: Binding,

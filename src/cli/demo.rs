@@ -225,7 +225,7 @@ fn print_run(harness: &Harness, n: usize, what: &str, envelope: &Value, quiet: b
         if !label.is_empty() {
             println!("   {label}{run_id} (its own trace, linked to the parent's delegate span):");
         }
-        for line in trace::tree::render(&records).lines() {
+        for line in trace::render_tree(&records).lines() {
             println!("     {line}");
         }
         if let Ok(Some(report)) = store.grounding(&run_id) {

@@ -7,7 +7,7 @@ use super::setup;
 use ddwire::harness::conductor::SERVICE_NAME;
 use ddwire::harness::export::{run_ids, run_spans};
 use ddwire::harness::store::StoreError;
-use ddwire::trace::otlp::{self, ExportResource, Scope};
+use ddwire::trace::otlp::{Encoding, ExportResource, Scope};
 use ddwire::wire::http::client::HttpClient;
 use ddwire::wire::otlp::{
     ErrorHook, Exporter, ExporterOptions, Local, OtlpConfig, OtlpFlags, RetryPolicy,
@@ -127,7 +127,8 @@ pub fn start_exporter(args: &Parsed, who: &'static str) -> Result<Option<Exporte
 
 /// How long `--since` reaches back: `90s`, `15m`, `2h`, `7d`, or an RFC 3339 time.
 fn since(value: &str) -> Result<i128, String> {
-    if let Some(t) = ddwire::time::parse_rfc3339(value) {
+    // An RFC 3339 time (or a date), as the run listings' --since reads one.
+    if let Some(t) = ddwire::harness::store::parse_time(value) {
         return Ok(t);
     }
     let bad = || {
@@ -147,7 +148,10 @@ fn since(value: &str) -> Result<i128, String> {
     if n < 0 {
         return Err(bad());
     }
-    Ok(i128::from(ddwire::time::now_ns()) - n * seconds * 1_000_000_000)
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
+    Ok(now - n * seconds * 1_000_000_000)
 }
 
 fn run(args: &Parsed) -> Result<i32, String> {
@@ -304,16 +308,14 @@ impl Output {
             Output::File(file, resource) => {
                 // One request per line, as the collector's file exporter and the Python
                 // FileSpanExporter write it; one write per line, so lines never interleave.
-                let mut line = otlp::json::encode(spans, resource, &Scope::ddwire());
-                line.push('\n');
+                let mut line = Encoding::Json.encode(spans, resource, &Scope::ddwire());
+                line.push(b'\n');
                 let result = match file {
                     FileOut::Stdout => {
                         let mut stdout = std::io::stdout().lock();
-                        stdout
-                            .write_all(line.as_bytes())
-                            .and_then(|_| stdout.flush())
+                        stdout.write_all(&line).and_then(|_| stdout.flush())
                     }
-                    FileOut::Path(_, f) => f.write_all(line.as_bytes()),
+                    FileOut::Path(_, f) => f.write_all(&line),
                 };
                 result.map_err(|e| format!("writing {}: {e}", self.describe()))
             }

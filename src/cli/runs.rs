@@ -251,7 +251,7 @@ fn show(args: &Parsed) -> Result<i32, String> {
             .filter(|l| !l.trim().is_empty())
             .filter_map(|l| trace::from_json(l).ok())
             .collect();
-        text.push_str(&format!("\n\n{}", trace::tree::render(&records)));
+        text.push_str(&format!("\n\n{}", trace::render_tree(&records)));
     }
     if store.agent_reply(id).map_err(|e| e.to_string())?.is_some() {
         text.push_str(&format!(

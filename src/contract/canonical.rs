@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use std::fmt;
 
 /// The hash algorithm every evidence item names.
-pub const HASH_ALGORITHM: &str = "sha256";
+pub(crate) const HASH_ALGORITHM: &str = "sha256";
 
 /// A registered canonicalisation: a name and the projection it hashes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,7 +35,7 @@ pub enum Canonicalisation {
 }
 
 /// The fields `json-sorted-utf8-v1` keeps, in the reference's order.
-pub const FAIRSHARING_FIELDS: [&str; 9] = [
+pub(crate) const FAIRSHARING_FIELDS: [&str; 9] = [
     "fairsharing_id",
     "doi",
     "name",
@@ -133,7 +133,7 @@ fn fairsharing_projection(record: &Map<String, Value>) -> Map<String, Value> {
 }
 
 /// SHA-256 of `bytes` as 64 lowercase hex digits.
-pub fn sha256_hex(bytes: &[u8]) -> String {
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     crate::ids::hex(&Sha256::digest(bytes))
 }
 
@@ -144,7 +144,7 @@ pub fn content_hash(document: &Value, name: &str) -> Result<String, ContractErro
 
 /// Whether evidence `content` hashes to `expected` under `name` (linter rule E1). An unknown
 /// canonicalisation is an error, not a mismatch.
-pub fn verify(content: &Value, name: &str, expected: &str) -> Result<bool, ContractError> {
+pub(crate) fn verify(content: &Value, name: &str, expected: &str) -> Result<bool, ContractError> {
     Ok(content_hash(content, name)? == expected)
 }
 

@@ -84,7 +84,7 @@ impl Payload {
 }
 
 /// Collect `grounded_on` lists at any depth of `value` (arrays in order, objects by key).
-pub fn walk_grounded_on(
+pub(super) fn walk_grounded_on(
     value: &Value,
     refs: &mut Vec<GroundingRef>,
 ) -> Result<(), super::ContractError> {

@@ -9,31 +9,35 @@
 //! - [`canonical`] computes content hashes byte-identical to the reference's Python.
 //! - [`validate`] holds the envelope's conditional rules with the reference's messages.
 
-pub mod canonical;
+pub(crate) mod canonical;
 pub mod classes;
-pub mod envelope;
+mod envelope;
 mod error;
-pub mod evidence;
+mod evidence;
 pub(crate) mod formats;
-pub mod outcome;
-pub mod pattern;
-pub mod principal;
-pub mod problem;
-pub mod request;
-pub mod result;
-pub mod schema;
-pub mod spec;
-pub mod validate;
+mod outcome;
+pub(crate) mod pattern;
+mod principal;
+pub(crate) mod problem;
+mod request;
+mod result;
+pub(crate) mod schema;
+pub(crate) mod spec;
+pub(crate) mod validate;
 
 pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};
 pub use envelope::{Delegation, EnergyMethod, Envelope, Telemetry};
 pub use error::ContractError;
 pub use evidence::{EvidenceItem, GroundingRef, Payload};
 pub use outcome::{Derivation, GroundingMode, Outcome, OutcomeStatus, ReasonCode};
+pub use pattern::PatternError;
 pub use principal::{Assurance, Principal, PrincipalKind};
 pub use problem::{PROBLEM_BASE, ProblemDetails, ProblemType};
 pub use request::{Input, InvocationRequest};
 pub use result::AgentResult;
+pub use schema::SchemaError;
+pub use spec::{AgentSpec, ClassSchema, Derived};
+pub use validate::validate_envelope;
 
 /// The contract version this crate implements (the `version` of the reference's
 /// generated envelope schema).
@@ -52,7 +56,7 @@ pub fn invocation_source_id(invocation_id: &str) -> String {
 /// The caret rule: an agent built against contract `declared` can be governed under
 /// `current` when both are strict `X.Y.Z` with the same major version and, while the major
 /// version is 0, the same minor version (the reference's `contract.version.compatible`).
-pub fn contract_compatible(declared: &str, current: &str) -> bool {
+pub(crate) fn contract_compatible(declared: &str, current: &str) -> bool {
     let (Some(theirs), Some(ours)) = (
         formats::parse_semver(declared),
         formats::parse_semver(current),

@@ -45,7 +45,7 @@ use crate::json::python::str_repr;
 
 /// Most steps one [`Regex::try_match`] may take: enough for a linear scan of a string of
 /// several hundred thousand characters, far below a second of work.
-pub const STEP_BUDGET: usize = 1_000_000;
+pub(crate) const STEP_BUDGET: usize = 1_000_000;
 /// Most instructions a compiled pattern may hold once counted repetitions are expanded.
 const MAX_PROGRAM: usize = 10_000;
 /// Largest `n` or `m` in `{n,m}`.
@@ -90,7 +90,7 @@ impl std::error::Error for PatternError {}
 
 /// A compiled pattern.
 #[derive(Clone, Debug)]
-pub struct Regex {
+pub(crate) struct Regex {
     source: String,
     prog: Vec<Inst>,
     classes: Vec<Class>,
@@ -102,7 +102,7 @@ pub struct Regex {
 
 impl Regex {
     /// Compile `pattern`, or say which construct is malformed or unsupported, and where.
-    pub fn new(pattern: &str) -> Result<Regex, PatternError> {
+    pub(crate) fn new(pattern: &str) -> Result<Regex, PatternError> {
         let fail = |reason: String| PatternError::Invalid {
             pattern: pattern.to_owned(),
             reason,
@@ -134,19 +134,22 @@ impl Regex {
     }
 
     /// The pattern as written.
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.source
     }
 
     /// Whether the pattern matches anywhere in `text`. A match that exhausts the step budget
-    /// counts as no match; use [`Regex::try_match`] to tell the two apart.
-    pub fn is_match(&self, text: &str) -> bool {
+    /// counts as no match; use [`Regex::try_match`] to tell the two apart. (The schema
+    /// validator calls [`Regex::match_within`], which shares one budget across a document.)
+    #[cfg(test)]
+    pub(crate) fn is_match(&self, text: &str) -> bool {
         self.try_match(text).unwrap_or(false)
     }
 
     /// Whether the pattern matches anywhere in `text`, or an error if deciding it would take
     /// more than [`STEP_BUDGET`] steps.
-    pub fn try_match(&self, text: &str) -> Result<bool, PatternError> {
+    #[cfg(test)]
+    pub(crate) fn try_match(&self, text: &str) -> Result<bool, PatternError> {
         let mut steps = STEP_BUDGET;
         self.match_within(text, &mut steps)
     }
@@ -154,7 +157,7 @@ impl Regex {
     /// [`Regex::try_match`] with the caller's budget: `steps` is decremented by the steps
     /// taken, and the match fails with an error when it reaches zero. Lets a caller bound the
     /// work of many matches together.
-    pub fn match_within(&self, text: &str, steps: &mut usize) -> Result<bool, PatternError> {
+    pub(crate) fn match_within(&self, text: &str, steps: &mut usize) -> Result<bool, PatternError> {
         let mut slots = vec![usize::MAX; self.slots];
         let mut stack = Vec::new();
         let mut start = 0;

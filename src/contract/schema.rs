@@ -56,9 +56,9 @@ use std::collections::{HashMap, HashSet};
 /// Deepest nesting of schema applications during one validation (each `$ref`, `allOf`
 /// branch, property or item is one level). Instances from [`crate::json::parse`] nest at most
 /// 64 deep; this leaves room for a few applicators per level and keeps the stack small.
-pub const MAX_DEPTH: usize = 256;
+pub(crate) const MAX_DEPTH: usize = 256;
 /// Most steps one [`Schema::validate`] may take, schema applications and regex steps together.
-pub const VALIDATION_BUDGET: usize = 20_000_000;
+pub(crate) const VALIDATION_BUDGET: usize = 20_000_000;
 /// Deepest nesting of subschemas accepted at compile time.
 const MAX_SCHEMA_DEPTH: usize = 128;
 
@@ -117,7 +117,7 @@ impl std::error::Error for SchemaError {}
 
 /// A compiled schema. Compile once with [`Schema::compile`]; validate many times.
 #[derive(Clone, Debug)]
-pub struct Schema {
+pub(crate) struct Schema {
     /// Every subschema; the root is `nodes[0]`, and keywords refer to others by index.
     nodes: Vec<Node>,
 }
@@ -234,7 +234,7 @@ impl Schema {
     /// resolve; a `pattern` the engine cannot read; a `$id` below the root (it would move the
     /// base of the `$ref`s under it); a `$ref` cycle that never descends into the instance;
     /// and any keyword in the refused list.
-    pub fn compile(root: &Value) -> Result<Schema, SchemaError> {
+    pub(crate) fn compile(root: &Value) -> Result<Schema, SchemaError> {
         let mut compiler = Compiler {
             root,
             nodes: Vec::new(),
@@ -262,7 +262,7 @@ impl Schema {
     /// messages are Python `jsonschema`'s, with values as Python `repr`s. Only top-level
     /// errors are reported: a failed `anyOf` is one error, not one per branch. If validation
     /// runs out of budget or depth, an error says so.
-    pub fn validate(&self, instance: &Value) -> Vec<String> {
+    pub(crate) fn validate(&self, instance: &Value) -> Vec<String> {
         let mut run = Run::new(&self.nodes, true);
         run.apply(0, instance, &mut Vec::new(), 0);
         let mut errors = run.errors;
@@ -273,7 +273,8 @@ impl Schema {
 
     /// Whether `instance` is valid: [`Schema::validate`] is empty, found without formatting
     /// any message and stopping at the first error.
-    pub fn is_valid(&self, instance: &Value) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_valid(&self, instance: &Value) -> bool {
         let mut run = Run::new(&self.nodes, false);
         run.apply(0, instance, &mut Vec::new(), 0) && run.gave_up.is_none()
     }

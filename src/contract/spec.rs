@@ -15,12 +15,12 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The key every class schema designates its class with.
-pub const DESIGNATOR: &str = "schema_class";
+pub(crate) const DESIGNATOR: &str = "schema_class";
 /// The key every payload class must require (it mixes in `Grounded`).
-pub const GROUNDED_SLOT: &str = "grounded_on";
+pub(crate) const GROUNDED_SLOT: &str = "grounded_on";
 
 /// The keys a description must carry.
-pub const DESCRIPTION_KEYS: [&str; 11] = [
+pub(crate) const DESCRIPTION_KEYS: [&str; 11] = [
     "agent_id",
     "version",
     "description",

@@ -26,18 +26,18 @@ fn parse_shipped(text: &str) -> Value {
 }
 
 /// The InvocationRequest schema (closed; `invocation_id` and `issued_at` may be left out).
-pub fn request_schema() -> Value {
+pub(crate) fn request_schema() -> Value {
     parse_shipped(REQUEST_SCHEMA)
 }
 
 /// The AgentResult wire document's schema.
-pub fn agent_result_schema() -> Value {
+pub(crate) fn agent_result_schema() -> Value {
     parse_shipped(AGENT_RESULT_SCHEMA)
 }
 
 /// The Envelope schema, with the Outcome and EvidenceItem definitions it shares with the
 /// AgentResult schema.
-pub fn envelope_schema() -> Value {
+pub(crate) fn envelope_schema() -> Value {
     let mut envelope = parse_shipped(ENVELOPE_SCHEMA);
     let result = agent_result_schema();
     for name in ["Outcome", "EvidenceItem"] {
@@ -48,7 +48,7 @@ pub fn envelope_schema() -> Value {
 
 /// Schema errors of a request document, plus its `issued_at` as a date-time (the reference's
 /// model parses it; JSON Schema's `format` does not assert it).
-pub fn request_errors(document: &Value) -> Vec<String> {
+pub(crate) fn request_errors(document: &Value) -> Vec<String> {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
     let mut errors = compiled(&SCHEMA, request_schema).validate(document);
     date_time_errors(document, &["issued_at"], &mut errors);
@@ -57,7 +57,7 @@ pub fn request_errors(document: &Value) -> Vec<String> {
 }
 
 /// Schema errors of an AgentResult wire document.
-pub fn agent_result_errors(document: &Value) -> Vec<String> {
+pub(crate) fn agent_result_errors(document: &Value) -> Vec<String> {
     static SCHEMA: OnceLock<Schema> = OnceLock::new();
     let mut errors = compiled(&SCHEMA, agent_result_schema).validate(document);
     non_finite_errors(document, &mut errors);
@@ -104,7 +104,7 @@ fn date_time_errors(document: &Value, keys: &[&str], errors: &mut Vec<String>) {
 
 /// Every conditional-rule violation of an envelope document, including
 /// [`grounding_errors`].
-pub fn conditional_errors(envelope: &Value) -> Vec<String> {
+pub(crate) fn conditional_errors(envelope: &Value) -> Vec<String> {
     let mut errors = Vec::new();
     let outcome = envelope.get("outcome");
     let status = outcome
@@ -154,7 +154,7 @@ pub fn conditional_errors(envelope: &Value) -> Vec<String> {
 
 /// Self-consistency between `grounding_mode`, payload and evidence. Agreement with the trace
 /// is the linter's job; these rules hold on the document alone.
-pub fn grounding_errors(envelope: &Value) -> Vec<String> {
+pub(crate) fn grounding_errors(envelope: &Value) -> Vec<String> {
     let mut errors = Vec::new();
     let mode = envelope
         .get("grounding_mode")

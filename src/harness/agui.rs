@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How often a comment line is sent while a run is in progress.
-pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
+pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 fn error_stream(message: String, code: &str) -> Response {
     let frame = Event::RunError {
@@ -113,7 +113,7 @@ fn inferred_stages(envelope: &Value) -> Vec<Stage> {
 }
 
 /// `POST /agui`.
-pub fn run(harness: &Arc<Harness>, request: &Request) -> Response {
+pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     if let Some(e) = &request.body_error {
         return error_stream(e.to_string(), "invalid_request");
     }
@@ -258,7 +258,7 @@ fn prepare(
 }
 
 /// `GET /agui/runs/{id}`: a stored run as the same events a live run sent.
-pub fn replay(harness: &Harness, reference: &str) -> Response {
+pub(crate) fn replay(harness: &Harness, reference: &str) -> Response {
     let id = match super::server::resolve_run(harness, reference) {
         Ok(id) => id,
         Err(response) => return response,

@@ -111,6 +111,12 @@ impl Authenticator {
     }
 }
 
+/// What a tokens file keys a principal by: the SHA-256 of the token, as 64 lowercase hex
+/// digits. A tokens file holds digests, never tokens.
+pub fn token_digest(token: &str) -> String {
+    sha256_hex(token.as_bytes())
+}
+
 /// The token of an `Authorization: Bearer <token>` value (RFC 6750 §2.1), or `None`. The
 /// scheme name is matched case-insensitively (RFC 9110 §11.1), and the token is read as bytes:
 /// whatever precedes the first space is the scheme, whatever follows it (trimmed) the token.

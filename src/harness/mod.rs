@@ -10,7 +10,7 @@ pub mod grounding;
 pub mod identity;
 pub mod policy;
 pub mod registry;
-pub mod remote;
+pub(crate) mod remote;
 pub mod server;
 pub mod store;
 pub(crate) mod tasks;

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 /// What came back from an agent: its result, and its spans as records.
 #[derive(Clone, Debug)]
-pub struct Received {
+pub(crate) struct Received {
     pub result: AgentResult,
     /// Every span the agent returned, whatever trace it names.
     pub spans: Vec<SpanRecord>,
@@ -32,7 +32,7 @@ pub struct Received {
 /// Why an agent's answer is not a result: the detail for the `agent-error` problem, and the
 /// reply as received when one was read (an answer outside the contract), to be kept.
 #[derive(Clone, Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     pub detail: String,
     pub reply: Option<Value>,
 }
@@ -48,10 +48,10 @@ impl From<String> for Failure {
 
 /// The most spans one reply may carry; more is outside the contract. An invocation's tree is
 /// a handful of spans; a few thousand leaves room for a long tool loop.
-pub const MAX_SPANS: usize = 10_000;
+pub(crate) const MAX_SPANS: usize = 10_000;
 
 /// Send `request_doc` to `agent` and read its reply.
-pub fn call(
+pub(crate) fn call(
     client: &A2aClient,
     agent: &RemoteAgent,
     request_doc: &Value,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer, de};
 use serde_json::{Number, Value};
 
 /// The integer a JSON number denotes, if it denotes one exactly (`3`, `3.0`, `3e0`).
-pub fn integer(n: &Number) -> Option<i64> {
+pub(crate) fn integer(n: &Number) -> Option<i64> {
     if let Some(i) = n.as_i64() {
         return Some(i);
     }
@@ -17,7 +17,7 @@ pub fn integer(n: &Number) -> Option<i64> {
 }
 
 /// serde `deserialize_with` for `Option<u64>` fields that accept `3.0` as 3.
-pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+pub(crate) fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     match Option::<Value>::deserialize(d)? {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match integer(&n) {
@@ -34,7 +34,7 @@ pub fn opt_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error>
 }
 
 /// serde `deserialize_with` for `Option<i64>` fields that accept `3.0` as 3.
-pub fn opt_i64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+pub(crate) fn opt_i64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     match Option::<Value>::deserialize(d)? {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => integer(&n)

@@ -16,8 +16,8 @@
 //!   (`"\ud800"`, legal to Python, refused by serde_json), replacing each with U+FFFD, so a
 //!   store another writer made stays readable.
 
-pub mod lenient;
-pub mod python;
+pub(crate) mod lenient;
+pub(crate) mod python;
 
 use serde_json::Value;
 use std::fmt;

@@ -20,7 +20,7 @@ use serde_json::{Map, Number, Value};
 
 /// How to lay out the text: the arguments of `json.dumps` that matter to its bytes.
 #[derive(Clone, Copy, Debug)]
-pub struct Style {
+pub(crate) struct Style {
     /// `sort_keys=True`. Without it, objects keep the order of the `Value` (which, with
     /// serde_json's default map, is sorted anyway; ordered output comes from typed writers).
     pub sort_keys: bool,
@@ -38,7 +38,7 @@ pub struct Style {
 
 /// How a float is spelled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Floats {
+pub(crate) enum Floats {
     /// `float.__repr__` ([`float_repr`]): `1e-05`, `1e+16`.
     Python,
     /// pydantic-core's JSON: `float.__repr__` but for positional notation down to 1e-5 and an
@@ -50,7 +50,7 @@ pub enum Floats {
 impl Style {
     /// `json.dumps(x, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`: the bytes
     /// every content hash is taken over.
-    pub const CANONICAL: Style = Style {
+    pub(crate) const CANONICAL: Style = Style {
         sort_keys: true,
         item_separator: ",",
         key_separator: ":",
@@ -59,7 +59,7 @@ impl Style {
         floats: Floats::Python,
     };
     /// `json.dumps(x)`: Python's defaults, one line with `", "` and `": "`.
-    pub const DEFAULT: Style = Style {
+    pub(crate) const DEFAULT: Style = Style {
         sort_keys: false,
         item_separator: ", ",
         key_separator: ": ",
@@ -69,7 +69,7 @@ impl Style {
     };
     /// pydantic's `model_dump_json()`: compact, UTF-8 as it is, pydantic's float spelling. Keys
     /// keep the value's order (a `serde_json` map's is sorted).
-    pub const PYDANTIC: Style = Style {
+    pub(crate) const PYDANTIC: Style = Style {
         sort_keys: false,
         item_separator: ",",
         key_separator: ":",
@@ -78,7 +78,7 @@ impl Style {
         floats: Floats::Pydantic,
     };
     /// `json.dumps(x, indent=2)`: how the run store writes documents.
-    pub const INDENT2: Style = Style {
+    pub(crate) const INDENT2: Style = Style {
         sort_keys: false,
         item_separator: ",",
         key_separator: ": ",
@@ -89,14 +89,14 @@ impl Style {
 }
 
 /// `json.dumps(value, **style)`.
-pub fn dumps(value: &Value, style: Style) -> String {
+pub(crate) fn dumps(value: &Value, style: Style) -> String {
     let mut out = String::new();
     write_value(&mut out, value, style, 0);
     out
 }
 
 /// Append one value to `out`.
-pub fn write_value(out: &mut String, value: &Value, style: Style, level: usize) {
+pub(crate) fn write_value(out: &mut String, value: &Value, style: Style, level: usize) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -158,13 +158,13 @@ fn newline(out: &mut String, style: Style, level: usize) {
 }
 
 /// A JSON number as Python's `json` round trip prints it.
-pub fn write_number(out: &mut String, n: &Number) {
+pub(crate) fn write_number(out: &mut String, n: &Number) {
     // With serde_json's `arbitrary_precision`, the number's text is the literal as read.
     write_number_literal(out, &n.to_string());
 }
 
 /// A JSON number literal as Python's `json` round trip prints it.
-pub fn write_number_literal(out: &mut String, text: &str) {
+pub(crate) fn write_number_literal(out: &mut String, text: &str) {
     write_number_spelled(out, text, Floats::Python);
 }
 
@@ -187,7 +187,7 @@ fn write_number_spelled(out: &mut String, text: &str, floats: Floats) {
 /// for documents whose order is part of their bytes, such as span attributes.
 ///
 /// Returns `None` if `text` is not a single JSON value.
-pub fn reformat(text: &str, style: Style) -> Option<String> {
+pub(crate) fn reformat(text: &str, style: Style) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut p = Reformat {
         s: text.as_bytes(),
@@ -323,7 +323,7 @@ impl Reformat<'_> {
 
 /// Whether a JSON number literal is a float in Python's `json.loads` (it has a fraction or
 /// an exponent; otherwise it is an `int`).
-pub fn is_float_literal(text: &str) -> bool {
+pub(crate) fn is_float_literal(text: &str) -> bool {
     text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'))
 }
 
@@ -333,7 +333,7 @@ pub fn is_float_literal(text: &str) -> bool {
 /// `Python/pystrtod.c`, mode `'r'`): positional notation when the decimal exponent lies in
 /// `-4 <= e < 16`, scientific otherwise with a signed exponent of at least two digits, and
 /// `.0` appended to a positional integer.
-pub fn float_repr(x: f64) -> String {
+pub(crate) fn float_repr(x: f64) -> String {
     if x.is_nan() {
         return "NaN".into();
     }
@@ -344,7 +344,7 @@ pub fn float_repr(x: f64) -> String {
 }
 
 /// A float as pydantic-core writes it in JSON (see [`Floats::Pydantic`]).
-pub fn float_pydantic(x: f64) -> String {
+pub(crate) fn float_pydantic(x: f64) -> String {
     if !x.is_finite() {
         return "null".into();
     }
@@ -407,7 +407,7 @@ fn shortest_digits(x: f64, lowest_positional: i32, pad_exponent: bool) -> String
 
 /// A string literal as `json.encoder` writes it (`encode_basestring` or, with `ensure_ascii`,
 /// `encode_basestring_ascii`).
-pub fn write_str(out: &mut String, s: &str, ensure_ascii: bool) {
+pub(crate) fn write_str(out: &mut String, s: &str, ensure_ascii: bool) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -443,7 +443,7 @@ fn push_u_escape(out: &mut String, unit: u32) {
 ///
 /// Used where the reference interpolates `{x!r}` into a message, and for
 /// `repr(TraceState)` in span JSON.
-pub fn str_repr(s: &str) -> String {
+pub(crate) fn str_repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
     } else {
@@ -473,7 +473,7 @@ pub fn str_repr(s: &str) -> String {
 
 /// `str(v)` of the Python value `json.loads` would make of `v` (used by the FAIRsharing
 /// projection, which stringifies list members). Containers print as Python's `repr`.
-pub fn py_str(v: &Value) -> String {
+pub(crate) fn py_str(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => py_repr(other),
@@ -481,7 +481,7 @@ pub fn py_str(v: &Value) -> String {
 }
 
 /// `repr(v)` of the Python value `json.loads` would make of `v`.
-pub fn py_repr(v: &Value) -> String {
+pub(crate) fn py_repr(v: &Value) -> String {
     match v {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),

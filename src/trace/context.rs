@@ -75,7 +75,7 @@ fn is_lower_hex(s: &str) -> bool {
 }
 
 /// The `sampled` bit of `trace-flags` (§3.2.2.5).
-pub const FLAG_SAMPLED: u8 = 0x01;
+pub(crate) const FLAG_SAMPLED: u8 = 0x01;
 
 /// A span's identity as it crosses a process boundary.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,7 +121,7 @@ impl SpanContext {
 /// longer than [`TRACEPARENT_MAX_LEN`] is ignored. The value is read as bytes, and any
 /// non-ASCII byte makes it invalid (HTTP field values are ASCII, RFC 9110 §5.5), so no
 /// input can split a character.
-pub fn parse_traceparent(header: &str) -> Option<(TraceId, SpanId, u8)> {
+pub(crate) fn parse_traceparent(header: &str) -> Option<(TraceId, SpanId, u8)> {
     if header.len() > TRACEPARENT_MAX_LEN || !header.is_ascii() {
         return None;
     }
@@ -173,13 +173,13 @@ fn trim_ows(bytes: &[u8]) -> &[u8] {
 }
 
 /// The longest `traceparent` OpenTelemetry Python reads (future versions may add fields).
-pub const TRACEPARENT_MAX_LEN: usize = 512;
+pub(crate) const TRACEPARENT_MAX_LEN: usize = 512;
 
 /// The most members a `tracestate` may carry (§3.3.1.1).
-pub const TRACESTATE_MAX_MEMBERS: usize = 32;
+pub(crate) const TRACESTATE_MAX_MEMBERS: usize = 32;
 
 /// The longest `tracestate` OpenTelemetry Python reads; a longer one is dropped whole.
-pub const TRACESTATE_MAX_LEN: usize = 8192;
+pub(crate) const TRACESTATE_MAX_LEN: usize = 8192;
 
 /// Vendor-specific trace data: ordered `key=value` members (§3.3).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -5,13 +5,13 @@
 //! text follows OpenTelemetry Python's `ReadableSpan.to_json`, because that is the string an
 //! agent written with the Python SDK returns beside its result.
 
-pub mod context;
-pub mod names;
+pub(crate) mod context;
+pub(crate) mod names;
 pub mod otlp;
-pub mod record;
-pub mod span_json;
-pub mod tracer;
-pub mod tree;
+pub(crate) mod record;
+pub(crate) mod span_json;
+pub(crate) mod tracer;
+pub(crate) mod tree;
 
 pub use context::{SpanContext, SpanId, TraceId, TraceState};
 pub use names::{CONDUCTOR_ATTRIBUTES, OWNED_ATTRIBUTES, SpanName, attr};
@@ -19,7 +19,8 @@ pub use record::{
     AttrValue, Attributes, Event, Link, Resource, SpanKind, SpanRecord, Status, StatusCode,
 };
 pub use span_json::{from_json, to_json};
-pub use tracer::{ActiveSpan, SpanBuilder, Tracer};
+pub use tracer::{ActiveSpan, MAX_ATTRIBUTES, MAX_EVENTS, MAX_LINKS, SpanBuilder, Tracer};
+pub use tree::render_tree;
 
 /// A span JSON document that is not one.
 #[derive(Debug)]

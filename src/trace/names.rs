@@ -102,6 +102,6 @@ pub const OWNED_ATTRIBUTES: [&str; 10] = [
 pub const CONDUCTOR_ATTRIBUTES: [&str; 3] = [attr::GROUNDING_MODE, attr::INPUT_HASH, attr::OUTCOME];
 
 /// Whether `key` is one of the [`OWNED_ATTRIBUTES`].
-pub fn is_owned(key: &str) -> bool {
+pub(crate) fn is_owned(key: &str) -> bool {
     OWNED_ATTRIBUTES.contains(&key)
 }

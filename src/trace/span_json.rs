@@ -413,7 +413,7 @@ fn read_attributes(map: Option<OrderedMap>) -> Result<Attributes> {
 
 /// A JSON value as one of the typed attribute variants (a scalar, or a homogeneous array of
 /// them), if it is one; `None` for anything that needs [`AttrValue::Json`].
-pub fn attr_value(v: &Value) -> Option<AttrValue> {
+pub(crate) fn attr_value(v: &Value) -> Option<AttrValue> {
     fn int(n: &serde_json::Number) -> Option<i64> {
         let text = n.to_string();
         if crate::json::python::is_float_literal(&text) {
@@ -466,7 +466,7 @@ pub fn attr_value(v: &Value) -> Option<AttrValue> {
 }
 
 /// Read back `repr(TraceState)`: a Python list of `'{key=k, value=v}'` strings.
-pub fn parse_trace_state_repr(repr: &str) -> Option<TraceState> {
+pub(crate) fn parse_trace_state_repr(repr: &str) -> Option<TraceState> {
     let inner = repr.trim().strip_prefix('[')?.strip_suffix(']')?;
     let mut members = Vec::new();
     let mut rest = inner.trim_start();

@@ -14,7 +14,7 @@ use super::record::{AttrValue, SpanRecord};
 use std::collections::HashMap;
 
 /// Render `records` as an indented tree, children in start order.
-pub fn render(records: &[SpanRecord]) -> String {
+pub fn render_tree(records: &[SpanRecord]) -> String {
     let ids: std::collections::HashSet<_> = records.iter().map(|r| r.span_id).collect();
     let mut children: HashMap<Option<super::SpanId>, Vec<&SpanRecord>> = HashMap::new();
     for r in records {
@@ -113,7 +113,7 @@ mod tests {
         tracer.chat("m").end();
         let trace_id = root.context().trace_id;
         root.end();
-        let text = render(&tracer.take(trace_id));
+        let text = render_tree(&tracer.take(trace_id));
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("invoke_agent  hello.world"), "{text}");
         assert!(lines[1].starts_with("├─ policy_gate"), "{text}");

@@ -22,50 +22,44 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Invalid JSON was received.
-pub const PARSE_ERROR: i64 = -32700;
+pub(crate) const PARSE_ERROR: i64 = -32700;
 /// The JSON sent is not a valid request object.
-pub const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 /// The method does not exist here.
-pub const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const METHOD_NOT_FOUND: i64 = -32601;
 /// Invalid method parameters.
-pub const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 /// Internal error.
-pub const INTERNAL_ERROR: i64 = -32603;
+pub(crate) const INTERNAL_ERROR: i64 = -32603;
 /// A2A: the task id is unknown.
-pub const TASK_NOT_FOUND: i64 = -32001;
+pub(crate) const TASK_NOT_FOUND: i64 = -32001;
 /// A2A: the task has finished and cannot be canceled.
-pub const TASK_NOT_CANCELABLE: i64 = -32002;
+pub(crate) const TASK_NOT_CANCELABLE: i64 = -32002;
 /// A2A: push notifications are not supported.
-pub const PUSH_NOTIFICATION_NOT_SUPPORTED: i64 = -32003;
+pub(crate) const PUSH_NOTIFICATION_NOT_SUPPORTED: i64 = -32003;
 /// A2A: the operation is not supported.
-pub const UNSUPPORTED_OPERATION: i64 = -32004;
-/// A2A: the content type is not supported.
-pub const CONTENT_TYPE_NOT_SUPPORTED: i64 = -32005;
-/// A2A: the agent's response was invalid.
-pub const INVALID_AGENT_RESPONSE: i64 = -32006;
+pub(crate) const UNSUPPORTED_OPERATION: i64 = -32004;
 /// A2A: no authenticated extended card is configured.
-pub const EXTENDED_CARD_NOT_CONFIGURED: i64 = -32007;
-/// A2A 1.0: a required extension was not requested.
-pub const EXTENSION_SUPPORT_REQUIRED: i64 = -32008;
+pub(crate) const EXTENDED_CARD_NOT_CONFIGURED: i64 = -32007;
 /// A2A 1.0: the requested A2A version is not supported.
-pub const VERSION_NOT_SUPPORTED: i64 = -32009;
+pub(crate) const VERSION_NOT_SUPPORTED: i64 = -32009;
 
 /// A batch call that had not finished when its batch's deadline passed. In the range the
 /// specification reserves for implementation-defined server errors (-32000 to -32099), and
 /// used by no A2A error.
-pub const DEADLINE_EXCEEDED: i64 = -32000;
+pub(crate) const DEADLINE_EXCEEDED: i64 = -32000;
 
 /// The most requests one batch may hold.
-pub const MAX_BATCH: usize = 32;
+pub(crate) const MAX_BATCH: usize = 32;
 /// How long a batch may take as a whole, by default: the default agent-call timeout, so a
 /// batch takes no longer than one call to a hung agent.
-pub const BATCH_DEADLINE: Duration = Duration::from_secs(60);
+pub(crate) const BATCH_DEADLINE: Duration = Duration::from_secs(60);
 /// The most calls of one batch that run at once (each on a thread of its own).
-pub const BATCH_PARALLELISM: usize = 4;
+pub(crate) const BATCH_PARALLELISM: usize = 4;
 
 /// A JSON-RPC error object.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RpcError {
+pub(crate) struct RpcError {
     pub code: i64,
     pub message: String,
     pub data: Option<Value>,
@@ -73,7 +67,7 @@ pub struct RpcError {
 
 impl RpcError {
     /// An error with a code and a message.
-    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+    pub(crate) fn new(code: i64, message: impl Into<String>) -> RpcError {
         RpcError {
             code,
             message: message.into(),
@@ -92,7 +86,7 @@ impl RpcError {
 
 /// One well-formed call.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Call {
+pub(crate) struct Call {
     /// `None` for a notification; otherwise the id exactly as sent.
     pub id: Option<Value>,
     pub method: String,
@@ -102,7 +96,7 @@ pub struct Call {
 
 /// What a request body holds.
 #[derive(Debug)]
-pub enum Incoming {
+pub(crate) enum Incoming {
     /// One request, or the error response to send for it.
     Single(std::result::Result<Call, Value>),
     /// A batch: each member a call or the error response for it.
@@ -111,7 +105,7 @@ pub enum Incoming {
 
 /// Read a request body. The body must already be within the size limit; nesting depth is
 /// checked here against `max_depth`.
-pub fn parse(body: &[u8], max_depth: usize) -> Incoming {
+pub(crate) fn parse(body: &[u8], max_depth: usize) -> Incoming {
     let limits = crate::json::Limits {
         max_bytes: usize::MAX,
         max_depth,
@@ -190,7 +184,7 @@ fn call(doc: Value) -> std::result::Result<Call, Value> {
 }
 
 /// Answers one call: its reply as JSON text, or `None` for a notification.
-pub type Answer = Arc<dyn Fn(Call) -> Option<String> + Send + Sync>;
+pub(crate) type Answer = Arc<dyn Fn(Call) -> Option<String> + Send + Sync>;
 
 /// Answer a batch within `deadline`: the replies in order, notifications left out.
 ///
@@ -199,7 +193,7 @@ pub type Answer = Arc<dyn Fn(Call) -> Option<String> + Send + Sync>;
 /// and each call not finished is answered with [`DEADLINE_EXCEEDED`], saying whether it never
 /// started or is still running. A call still running cannot be stopped: it finishes on its
 /// thread, and its reply is dropped.
-pub fn run_batch(
+pub(crate) fn run_batch(
     items: Vec<std::result::Result<Call, Value>>,
     deadline: Duration,
     answer: Answer,
@@ -317,14 +311,9 @@ fn answer_caught(answer: &Answer, call: Call) -> Option<String> {
     }
 }
 
-/// A success response.
-pub fn success(id: &Value, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result })
-}
-
 /// A success response as JSON text, around a result that is already JSON text (written by
 /// this crate's own serialiser: it is inserted as it is).
-pub fn success_text(id: &Value, result_json: &str) -> String {
+pub(crate) fn success_text(id: &Value, result_json: &str) -> String {
     let id = serde_json::to_string(id).expect("a JSON value always serialises");
     let mut out = String::with_capacity(id.len() + result_json.len() + 32);
     out.push_str("{\"id\":");
@@ -336,19 +325,19 @@ pub fn success_text(id: &Value, result_json: &str) -> String {
 }
 
 /// An error response.
-pub fn error(id: &Value, err: &RpcError) -> Value {
+pub(crate) fn error(id: &Value, err: &RpcError) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": err.to_value() })
 }
 
 /// A request object for a client to send (always with an id: notifications are never sent).
-pub fn request(id: &Value, method: &str, params: Value) -> Value {
+pub(crate) fn request(id: &Value, method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 
 /// Read a response as a client: the `result`, or [`WireError::JsonRpc`] for an `error`. A missing
 /// `id` is accepted on an error (the a2a-sdk 0.3 server leaves it out when it has none); a
 /// present id must match `expected_id`.
-pub fn read_response(body: &[u8], expected_id: &Value) -> Result<Value, WireError> {
+pub(crate) fn read_response(body: &[u8], expected_id: &Value) -> Result<Value, WireError> {
     let doc = crate::json::parse(
         body,
         crate::json::Limits {
@@ -438,8 +427,11 @@ mod tests {
             single(r#"{"jsonrpc":"2.0","method":"m"}"#).unwrap().id,
             None
         );
-        let reply = success(&json!(7), json!({}));
-        assert_eq!(reply.to_string(), r#"{"id":7,"jsonrpc":"2.0","result":{}}"#);
+        let reply = success_text(&json!(7), "{}");
+        assert_eq!(
+            serde_json::from_str::<Value>(&reply).unwrap(),
+            json!({"id": 7, "jsonrpc": "2.0", "result": {}})
+        );
     }
 
     #[test]
@@ -509,7 +501,7 @@ mod tests {
         );
         let hang: Answer = Arc::new(|call: Call| {
             std::thread::sleep(Duration::from_secs(3));
-            call.id.map(|id| success(&id, json!("late")).to_string())
+            call.id.map(|id| success_text(&id, "\"late\""))
         });
         let started = Instant::now();
         let replies = run_batch(batch(&body), Duration::from_millis(500), hang);
@@ -541,7 +533,7 @@ mod tests {
             // Later calls finish first: the order must still be the batch's.
             let n = call.params["n"].as_u64().unwrap_or(0);
             std::thread::sleep(Duration::from_millis(50 - n * 10));
-            call.id.map(|id| success(&id, json!(n)).to_string())
+            call.id.map(|id| success_text(&id, &n.to_string()))
         });
         let body = r#"[{"jsonrpc":"2.0","id":"a","method":"m","params":{"n":1}},
                        {"jsonrpc":"2.0","method":"m","params":{"n":2}},

@@ -7,10 +7,10 @@ pub mod a2a;
 pub mod agui;
 pub(crate) mod hmac;
 pub mod http;
-pub mod jsonrpc;
+pub(crate) mod jsonrpc;
 pub mod otlp;
 pub mod sign;
-pub mod sse;
+pub(crate) mod sse;
 
 use std::fmt;
 use std::time::Duration;

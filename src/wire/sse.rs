@@ -6,11 +6,11 @@
 //! connection alive through proxies and are ignored by every client.
 
 /// The content type of an event stream.
-pub const CONTENT_TYPE: &str = "text/event-stream";
+pub(crate) const CONTENT_TYPE: &str = "text/event-stream";
 
 /// One event: `data: <json>\n\n`. The JSON must be a single line (serde_json's compact output
 /// always is).
-pub fn event(json: &str) -> Vec<u8> {
+pub(crate) fn event(json: &str) -> Vec<u8> {
     debug_assert!(
         !json.contains('\n'),
         "an SSE data line must not contain a newline"
@@ -23,25 +23,8 @@ pub fn event(json: &str) -> Vec<u8> {
 }
 
 /// A comment line, ignored by clients: `: <text>\n\n`.
-pub fn comment(text: &str) -> Vec<u8> {
+pub(crate) fn comment(text: &str) -> Vec<u8> {
     format!(": {}\n\n", text.replace('\n', " ")).into_bytes()
-}
-
-/// The `data` of each event in a stream, as `@ag-ui/client` reads it: events split on a blank
-/// line, `data:` lines joined with `\n` (one optional space after the colon), comments and
-/// other fields ignored.
-pub fn parse(stream: &str) -> Vec<String> {
-    stream
-        .split("\n\n")
-        .filter_map(|block| {
-            let data: Vec<&str> = block
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            (!data.is_empty()).then(|| data.join("\n"))
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -59,9 +42,5 @@ mod tests {
             "data: {\"type\":\"RUN_STARTED\"}\n\n: keep-alive\n\ndata: {\"type\":\"RUN_FINISHED\"}\n\n"
         );
         assert!(!text.contains('\r'));
-        assert_eq!(
-            parse(&text),
-            [r#"{"type":"RUN_STARTED"}"#, r#"{"type":"RUN_FINISHED"}"#]
-        );
     }
 }

@@ -12,10 +12,9 @@
 use ddwire::agent::delegate::{Delegate, Delegated};
 use ddwire::agent::server::{self as agent_server, serve_in_memory};
 use ddwire::agent::{Agent, AgentError, RunContext};
-use ddwire::contract::spec::{AgentSpec, ClassSchema};
 use ddwire::contract::{
-    AgentResult, CONTRACT_VERSION, EvidenceItem, GroundingMode, Input, InvocationRequest, Outcome,
-    Payload, ReasonCode, classes, content_hash,
+    AgentResult, AgentSpec, CONTRACT_VERSION, ClassSchema, EvidenceItem, GroundingMode, Input,
+    InvocationRequest, Outcome, Payload, ReasonCode, classes, content_hash,
 };
 use ddwire::harness::conductor::Conductor;
 use ddwire::harness::grounding::{self, GroundingReport};
@@ -33,7 +32,6 @@ use ddwire::wire::a2a::{CARD_PATH, artifact, card, meta};
 use ddwire::wire::http::client::{ClientRequest, HttpClient};
 use ddwire::wire::http::memory::MemoryNet;
 use ddwire::wire::http::{Handler, Limits, Request, Response};
-use ddwire::wire::sse;
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -150,7 +148,7 @@ pub fn request(agent_id: &str, input: Value) -> Value {
     json!({
         "invocation_id": new_uuid7(),
         "agent_id": agent_id,
-        "issued_at": ddwire::time::now_rfc3339(),
+        "issued_at": now_rfc3339(),
         "input": input,
     })
 }
@@ -188,7 +186,7 @@ impl Source {
         EvidenceItem {
             source_id: self.source_id.clone(),
             source_uri: None,
-            retrieved_at: Some(ddwire::time::now_rfc3339()),
+            retrieved_at: Some(now_rfc3339()),
             snapshot_ref: None,
             hash_algorithm: "sha256".into(),
             canonicalisation: "dd-json-document-v1".into(),
@@ -689,7 +687,7 @@ pub fn post_agui(
         body.to_string().into_bytes(),
         T,
     )
-    .header("Accept", sse::CONTENT_TYPE);
+    .header("Accept", "text/event-stream");
     for (k, v) in headers {
         req = req.header(k, v);
     }
@@ -702,9 +700,32 @@ pub fn post_agui(
     )
 }
 
+/// Now, as the contract spells a timestamp: the `issued_at` ddwire stamps on a new request.
+pub fn now_rfc3339() -> String {
+    InvocationRequest::new("now", Input(Map::new())).issued_at
+}
+
+/// The `data` of each event in an SSE stream, as `@ag-ui/client` reads it: events split on a
+/// blank line, `data:` lines joined with `\n` (one optional space after the colon), comments and
+/// other fields ignored. Written here, apart from ddwire's own writer, so a test of the stream
+/// does not read it with the code that wrote it.
+pub fn sse_data(stream: &str) -> Vec<String> {
+    stream
+        .split("\n\n")
+        .filter_map(|block| {
+            let data: Vec<&str> = block
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            (!data.is_empty()).then(|| data.join("\n"))
+        })
+        .collect()
+}
+
 /// The events of an SSE stream, parsed as `@ag-ui/client` reads them.
 pub fn events(stream: &str) -> Vec<Value> {
-    sse::parse(stream)
+    sse_data(stream)
         .iter()
         .map(|d| serde_json::from_str(d).expect("each event is JSON"))
         .collect()

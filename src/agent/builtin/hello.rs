@@ -8,7 +8,7 @@ use crate::contract::{
 use serde_json::{Value, json};
 
 /// The model id its `chat` span names: a template, honestly labelled.
-pub const MODEL_ID: &str = "ddwire-template-v1";
+pub(super) const MODEL_ID: &str = "ddwire-template-v1";
 
 /// The hello agent.
 pub struct Hello {

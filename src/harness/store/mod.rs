@@ -81,11 +81,11 @@
 //! flat whatever the store's size. A run may be named by a unique prefix of its id
 //! ([`RunReader::resolve`]).
 
-pub mod index;
-pub mod journal;
-pub mod reader;
-pub mod recovery;
-pub mod writer;
+pub(crate) mod index;
+pub(crate) mod journal;
+pub(crate) mod reader;
+pub(crate) mod recovery;
+pub(crate) mod writer;
 
 mod files;
 

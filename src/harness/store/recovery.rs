@@ -34,7 +34,7 @@ use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// Where recovery keeps index lines it removed because they were not JSON.
-pub const DROPPED_LINES: &str = "dropped-index-lines.txt";
+pub(crate) const DROPPED_LINES: &str = "dropped-index-lines.txt";
 
 /// What recovery repaired. Empty when the store was left clean.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -55,9 +55,9 @@ use std::time::{Duration, Instant};
 
 /// A segment is handed to the checkpoint once it holds this much, unless
 /// `DD_JOURNAL_SEGMENT_BYTES` says otherwise (at least [`MIN_SEGMENT_BYTES`]).
-pub const SEGMENT_BYTES: u64 = 32 << 20;
+pub(crate) const SEGMENT_BYTES: u64 = 32 << 20;
 /// The smallest segment size `DD_JOURNAL_SEGMENT_BYTES` may set.
-pub const MIN_SEGMENT_BYTES: u64 = 64 << 10;
+pub(crate) const MIN_SEGMENT_BYTES: u64 = 64 << 10;
 
 /// The segment size: [`SEGMENT_BYTES`], or `DD_JOURNAL_SEGMENT_BYTES` (a smaller size makes
 /// checkpoints more frequent and recovery shorter; tests use it to rotate often).

@@ -37,9 +37,9 @@ pub mod client;
 pub mod head;
 pub mod memory;
 pub mod server;
-pub mod write;
+pub(crate) mod write;
 
-pub use write::{reason, write_response};
+pub(crate) use write::write_response;
 
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;

@@ -14,7 +14,7 @@ use std::io::{self, IoSlice, Write};
 
 /// How a response is framed for the request it answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Framing {
+pub(crate) struct Framing {
     /// The request was HTTP/1.0: a stream is delimited by closing, not chunked.
     pub http10: bool,
     /// The connection stays open after this response (`Connection: close` otherwise; for
@@ -25,7 +25,7 @@ pub struct Framing {
 }
 
 /// The reason phrase of a status code (RFC 9110 §15).
-pub fn reason(status: u16) -> &'static str {
+pub(crate) fn reason(status: u16) -> &'static str {
     match status {
         100 => "Continue",
         200 => "OK",
@@ -60,7 +60,7 @@ pub fn reason(status: u16) -> &'static str {
 
 /// Whether a handler asked to close the connection after its response (`Connection: close`
 /// among its headers).
-pub fn asks_to_close(response: &Response) -> bool {
+pub(crate) fn asks_to_close(response: &Response) -> bool {
     response.headers.iter().any(|(k, v)| {
         k.eq_ignore_ascii_case("connection")
             && v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"))
@@ -73,7 +73,7 @@ pub fn asks_to_close(response: &Response) -> bool {
 /// `InvalidInput` before a byte is written.
 ///
 /// A stream's chunks are written as they arrive; for `HEAD` the stream is dropped unread.
-pub fn write_response<W: Write + ?Sized>(
+pub(crate) fn write_response<W: Write + ?Sized>(
     out: &mut W,
     response: Response,
     framing: Framing,
@@ -246,7 +246,7 @@ fn write_all_vectored<W: Write + ?Sized>(
 
 /// The HTTP/1.1 bytes of a request: request line, `Host`, the given fields, and
 /// `Content-Length` when there is a body or the method carries one.
-pub fn request_bytes(
+pub(crate) fn request_bytes(
     method: &str,
     host: &str,
     target: &str,

@@ -57,10 +57,10 @@ pub struct OtlpConfig {
 }
 
 /// The default request timeout (`OTEL_EXPORTER_OTLP_TIMEOUT`'s default, 10 s).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The path a generic endpoint gets for traces (specification.md §"OTLP/HTTP Request").
-pub const TRACES_PATH: &str = "v1/traces";
+pub(crate) const TRACES_PATH: &str = "v1/traces";
 
 impl OtlpConfig {
     /// A configuration that sends `encoding` to `endpoint` (a full URL, used as it is), with

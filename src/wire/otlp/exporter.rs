@@ -29,7 +29,7 @@ pub struct ExporterOptions {
 }
 
 /// The default queue: 512 batches (a batch is one run's spans).
-pub const DEFAULT_QUEUE: usize = 512;
+pub(crate) const DEFAULT_QUEUE: usize = 512;
 
 impl Default for ExporterOptions {
     fn default() -> Self {
@@ -227,9 +227,9 @@ impl Shared {
 /// The most runs one request carries, and the most spans: what has queued up while a request
 /// was out goes in the next one, up to these (OpenTelemetry's batch processor sends at most 512
 /// spans a request by default).
-pub const MAX_RUNS_PER_REQUEST: usize = 64;
+pub(crate) const MAX_RUNS_PER_REQUEST: usize = 64;
 /// See [`MAX_RUNS_PER_REQUEST`].
-pub const MAX_SPANS_PER_REQUEST: usize = 512;
+pub(crate) const MAX_SPANS_PER_REQUEST: usize = 512;
 
 /// The exporter's thread, until every handle is gone: take a batch, and with it whatever else
 /// is already waiting (up to the limits above), and send them as one request, in queue order.

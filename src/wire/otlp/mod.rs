@@ -42,9 +42,9 @@
 //! # Ok::<(), ddwire::wire::otlp::OtlpError>(())
 //! ```
 
-pub mod config;
-pub mod exporter;
-pub mod send;
+pub(crate) mod config;
+pub(crate) mod exporter;
+pub(crate) mod send;
 
 pub use config::{Local, OtlpConfig, OtlpFlags, new_instance_id, resource_from_env};
 pub use exporter::{ErrorHook, ExportStats, Exporter, ExporterOptions};

@@ -18,7 +18,7 @@ use crate::wire::http::client::{ClientRequest, ClientResponse, HttpClient};
 use std::time::Duration;
 
 /// The largest request body sent (specification.md recommends a 64 MiB limit).
-pub const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 
 /// How often, and how patiently, an export is retried.
 #[derive(Clone, Debug, PartialEq, Eq)]

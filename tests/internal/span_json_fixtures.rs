@@ -2,11 +2,11 @@
 //! (`fixtures/spans/generate.py`): ddwire reads every line the SDK wrote and writes it back
 //! byte for byte, and writes the same bytes from the same content.
 
-use ddwire::trace::tracer::{MAX_ATTRIBUTES, MAX_EVENTS};
 use ddwire::trace::{
     AttrValue, Attributes, Event, Link, Resource, SpanId, SpanKind, SpanRecord, Status, StatusCode,
     TraceId, TraceState, from_json, to_json,
 };
+use ddwire::trace::{MAX_ATTRIBUTES, MAX_EVENTS};
 use serde::Deserialize;
 use serde::de::{MapAccess, Visitor};
 use serde_json::Value;

@@ -4,15 +4,15 @@
 //! the parser and the input. (Byte-slicing a string through a character is the panic the
 //! issue found in `traceparent`; this sweep keeps every parser honest about it.)
 //!
-//! A unit test of the whole crate, not an integration test: most of these parsers are private.
+//! A white-box test (see `mod.rs`): most of these parsers are private.
 
-use crate::contract::InvocationRequest;
-use crate::contract::formats::is_sha256_hex;
-use crate::contract::pattern::Regex;
-use crate::harness::identity::Authenticator;
-use crate::ids::is_uuid7;
-use crate::trace::{SpanContext, TraceState};
-use crate::wire::sign::{Direction, Key, Signable, Verifier};
+use ddwire::contract::InvocationRequest;
+use ddwire::contract::formats::is_sha256_hex;
+use ddwire::contract::pattern::Regex;
+use ddwire::harness::identity::Authenticator;
+use ddwire::ids::is_uuid7;
+use ddwire::trace::{SpanContext, TraceState};
+use ddwire::wire::sign::{Direction, Key, Signable, Verifier};
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -61,7 +61,7 @@ fn trace_context_parsers_never_panic() {
         "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
     ];
     sweep("parse_traceparent", &traceparents, |s| {
-        let _ = crate::trace::context::parse_traceparent(s);
+        let _ = ddwire::trace::context::parse_traceparent(s);
         let _ = SpanContext::extract(Some(s), Some(s));
     });
     sweep(
@@ -75,7 +75,7 @@ fn trace_context_parsers_never_panic() {
         "parse_trace_state_repr",
         &["['{key=rojo, value=00f067aa0ba902b7}', \"{key=a, value=\\x27b}\"]"],
         |s| {
-            let _ = crate::trace::span_json::parse_trace_state_repr(s);
+            let _ = ddwire::trace::span_json::parse_trace_state_repr(s);
         },
     );
 }
@@ -84,7 +84,7 @@ fn trace_context_parsers_never_panic() {
 fn span_json_and_time_parsers_never_panic() {
     let span = r#"{"name": "chat", "context": {"trace_id": "0x4bf92f3577b34da6a3ce929d0e0e4736", "span_id": "0x00f067aa0ba902b7", "trace_state": "[]"}, "kind": "SpanKind.INTERNAL", "parent_id": null, "start_time": "2026-11-29T23:03:22.123456Z", "end_time": "2026-11-29T23:03:22.223456Z", "status": {"status_code": "UNSET"}, "attributes": {"dd.model_id": "m"}, "events": [], "links": [], "resource": {"attributes": {"service.name": "x"}, "schema_url": ""}}"#;
     sweep("span_json::from_json", &[span], |s| {
-        let _ = crate::trace::from_json(s);
+        let _ = ddwire::trace::from_json(s);
     });
     sweep(
         "parse_rfc3339",
@@ -93,7 +93,7 @@ fn span_json_and_time_parsers_never_panic() {
             "2026-11-29 23:03:22+05:30",
         ],
         |s| {
-            let _ = crate::time::parse_rfc3339(s);
+            let _ = ddwire::time::parse_rfc3339(s);
         },
     );
 }
@@ -102,15 +102,15 @@ fn span_json_and_time_parsers_never_panic() {
 fn json_readers_never_panic() {
     let doc = r#"{"a": [1, 2.5e300, -0.0, 123456789012345678901234567890], "b": "é\u00e9\ud83d\ude00", "c": null}"#;
     sweep("json::parse", &[doc], |s| {
-        let _ = crate::json::parse(s.as_bytes(), crate::json::Limits::DEFAULT);
-        let _ = crate::json::python::reformat(s, crate::json::python::Style::INDENT2);
+        let _ = ddwire::json::parse(s.as_bytes(), ddwire::json::Limits::DEFAULT);
+        let _ = ddwire::json::python::reformat(s, ddwire::json::python::Style::INDENT2);
     });
     sweep(
         "jsonrpc::parse",
         &[r#"{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {}}"#],
         |s| {
-            let _ = crate::wire::jsonrpc::parse(s.as_bytes(), 32);
-            let _ = crate::wire::jsonrpc::read_response(s.as_bytes(), &Value::from(1));
+            let _ = ddwire::wire::jsonrpc::parse(s.as_bytes(), 32);
+            let _ = ddwire::wire::jsonrpc::read_response(s.as_bytes(), &Value::from(1));
         },
     );
 }
@@ -142,8 +142,8 @@ fn contract_parsers_never_panic() {
 #[test]
 fn credential_and_signature_readers_never_panic() {
     let auth = Authenticator::Bearer(vec![(
-        crate::contract::canonical::sha256_hex(b"s3cret"),
-        crate::harness::testkit::test_principal(),
+        ddwire::contract::canonical::sha256_hex(b"s3cret"),
+        ddwire::harness::testkit::test_principal(),
     )]);
     sweep(
         "Authenticator::principal_for",
@@ -166,8 +166,8 @@ fn credential_and_signature_readers_never_panic() {
         "v1=ac6211afdb0627bb2e3b98a1537a7cc956dd44a4ce7ecc6f9a80ca29800ce738",
     ];
     sweep("Verifier::verify_at", &samples, |s| {
-        for name in crate::wire::sign::HEADERS {
-            let mut headers: Vec<(String, String)> = crate::wire::sign::HEADERS
+        for name in ddwire::wire::sign::HEADERS {
+            let mut headers: Vec<(String, String)> = ddwire::wire::sign::HEADERS
                 .iter()
                 .zip(samples)
                 .map(|(n, v)| (n.to_string(), v.to_string()))
@@ -193,7 +193,7 @@ fn credential_and_signature_readers_never_panic() {
         "sign::request_target",
         &["http://127.0.0.1:8101/a2a?x=1#f"],
         |s| {
-            let _ = crate::wire::sign::request_target(s);
+            let _ = ddwire::wire::sign::request_target(s);
         },
     );
 }
