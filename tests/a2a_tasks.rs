@@ -331,7 +331,12 @@ fn list_tasks_filters_by_context_status_and_status_time() {
     );
     let waiting = s.rpc.send(b, b.text("tck-input-required-l2", "b"));
     std::thread::sleep(Duration::from_millis(20));
-    let since = ddwire::time::now_rfc3339();
+    // Now, as ddwire stamps a request's issued_at (RFC 3339, microseconds).
+    let since = ddwire::contract::InvocationRequest::new(
+        "now",
+        ddwire::contract::Input(serde_json::Map::new()),
+    )
+    .issued_at;
     std::thread::sleep(Duration::from_millis(20));
     let late = s.rpc.send(b, b.text("tck-complete-task-l3", "c"));
 

@@ -9,10 +9,9 @@ mod rpc;
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Echo, Hello};
 use ddwire::agent::server as agent_server;
-use ddwire::contract::canonical::sha256_hex;
 use ddwire::contract::{Principal, PrincipalKind};
 use ddwire::harness::conductor::Conductor;
-use ddwire::harness::identity::Authenticator;
+use ddwire::harness::identity::{Authenticator, token_digest};
 use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::{Registry, RemoteAgent};
 use ddwire::harness::server::{self as harness_server, Harness};
@@ -80,11 +79,11 @@ impl Served {
         );
         let auth = Authenticator::Bearer(vec![
             (
-                sha256_hex(CARBERRY.as_bytes()),
+                token_digest(CARBERRY),
                 principal("https://orcid.org/0000-0002-1825-0097", "Josiah Carberry"),
             ),
             (
-                sha256_hex(OTHER.as_bytes()),
+                token_digest(OTHER),
                 principal("https://example.org/people/other", "Other Person"),
             ),
         ]);
