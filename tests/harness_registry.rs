@@ -7,8 +7,12 @@ use common::*;
 use ddwire::Error;
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Echo, Hello, Stub};
-use ddwire::contract::{CONTRACT_VERSION, GroundingMode};
+use ddwire::contract::{CONTRACT_VERSION, GroundingMode, InvocationRequest};
+use ddwire::harness::conductor::Conductor;
+use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::{AgentEntry, Registry, load_config, parse_config};
+use ddwire::harness::store::RunStore;
+use ddwire::harness::testkit::test_principal;
 use ddwire::wire::a2a::card::EXTENSION_URI;
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http::client::HttpClient;
@@ -217,7 +221,17 @@ fn a_card_built_against_another_contract_is_incompatible_not_unavailable() {
         reason.contains("0.1.0") && reason.contains(CONTRACT_VERSION),
         "{reason}"
     );
-    let unknown = registry.unknown("fake.none").to_string();
+    let runs = TempDir::new("registry-incompatible");
+    let conductor = Conductor::new(
+        registry,
+        Profile::default_profile(),
+        RunStore::open(runs.path()).unwrap(),
+        A2aClient::default(),
+    );
+    let request = InvocationRequest::from_value(&request("fake.none", message("hi"))).unwrap();
+    let err = conductor.invoke(request, &test_principal()).unwrap_err();
+    assert!(matches!(err, Error::UnknownAgent { .. }), "{err}");
+    let unknown = err.to_string();
     assert!(unknown.contains("old incompatible: "), "{unknown}");
 }
 

@@ -14,10 +14,10 @@ use ddwire::agent::{Agent, AgentError};
 use ddwire::contract::{GroundingMode, OutcomeStatus};
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness, random_key};
 use ddwire::ids::new_uuid7;
+use ddwire::wire::a2a::SIGNATURE_REFUSED;
 use ddwire::wire::a2a::client::{A2aClient, Target};
-use ddwire::wire::a2a::endpoint::SIGNATURE_REFUSED;
-use ddwire::wire::a2a::model::{SendParams, Task, TaskState};
-use ddwire::wire::a2a::{meta, v03};
+use ddwire::wire::a2a::model::{Task, TaskState};
+use ddwire::wire::a2a::{Binding, meta};
 use ddwire::wire::http::client::{ClientRequest, ClientResponse, HttpClient};
 use ddwire::wire::http::memory::MemoryNet;
 use ddwire::wire::sign::{self, Direction, Key, Signable, Signer};
@@ -27,18 +27,23 @@ use std::time::Duration;
 
 // --- Helpers ----------------------------------------------------------------------------------
 
-/// A JSON-RPC `message/send` (A2A v0.3) body carrying `doc`, with `metadata`.
+/// A JSON-RPC `message/send` (A2A v0.3) body carrying `doc`, with `metadata`, written out by
+/// hand as the v0.3 specification spells it.
 fn send_body(doc: Value, metadata: Map<String, Value>) -> Vec<u8> {
-    let params = SendParams {
-        message: a2a_message(vec![doc], Some(metadata)),
-        configuration: None,
-        metadata: None,
-    };
     json!({
         "jsonrpc": "2.0",
         "id": new_uuid7(),
-        "method": v03::SEND,
-        "params": v03::encode_send_params(&params),
+        "method": "message/send",
+        "params": {
+            "message": {
+                "kind": "message",
+                "messageId": new_uuid7(),
+                "role": "user",
+                "parts": [{"kind": "data", "data": doc}],
+                "metadata": metadata,
+            },
+            "configuration": {"blocking": true, "acceptedOutputModes": ["application/json"]},
+        },
     })
     .to_string()
     .into_bytes()
@@ -104,7 +109,7 @@ fn task_of(response: &ClientResponse) -> Task {
         String::from_utf8_lossy(&response.body)
     );
     let body: Value = serde_json::from_slice(&response.body).expect("JSON");
-    v03::decode_task(body["result"].clone()).expect("a v0.3 task")
+    Task::from_json(body["result"].clone(), Binding::V03).expect("a v0.3 task")
 }
 
 fn hello_request() -> Value {

@@ -12,8 +12,8 @@ pub mod server;
 use crate::contract::spec::AgentSpec;
 use crate::contract::{AgentResult, InvocationRequest};
 use crate::trace::Tracer;
-use crate::wire::a2a::endpoint::{Plan, Progress};
 use crate::wire::a2a::model::{Message, Task};
+use crate::wire::a2a::{Progress, Reply};
 use std::fmt;
 
 /// An agent: a specification and one method.
@@ -33,7 +33,7 @@ pub trait Agent: Send + Sync {
     /// `None`, refuses it as the contract requires (spec invariant 2): a failed task
     /// `{"error": "expected exactly one data part, got N"}`. Only a conformance subject
     /// answers ([`builtin::Echo`], for the A2A TCK).
-    fn converse(&self, message: &Message, continued: Option<&Task>) -> Option<Plan> {
+    fn converse(&self, message: &Message, continued: Option<&Task>) -> Option<Conversation> {
         let _ = (message, continued);
         None
     }
@@ -43,6 +43,18 @@ pub trait Agent: Send + Sync {
     fn conversation_skill(&self) -> Option<serde_json::Value> {
         None
     }
+}
+
+/// How an agent answers a message that is not a Data Director invocation
+/// ([`Agent::converse`]).
+pub enum Conversation {
+    /// Answer with this message; no task is made (A2A's message response).
+    Message(Message),
+    /// Make a task (or resume the one the message continues) and run this work for it. A
+    /// blocking send waits for it; a non-blocking one answers first. The work marks the task
+    /// `working` through its [`Progress`], should stop early once the task is canceled, and
+    /// must not panic (a panic is a failed task).
+    Task(Box<dyn FnOnce(&Progress) -> Reply + Send>),
 }
 
 /// What the agent server gives a run besides the request.

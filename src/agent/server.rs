@@ -27,7 +27,7 @@
 //! signature. The same key signs the agent's delegation callbacks to the harness.
 
 use super::delegate::Delegate;
-use super::{Agent, AgentError, RunContext};
+use super::{Agent, AgentError, Conversation, RunContext};
 use crate::contract::InvocationRequest;
 use crate::error::Result;
 use crate::trace::{SpanContext, Tracer};
@@ -50,7 +50,11 @@ pub fn handler(agent: Arc<dyn Agent>, public_url: &str) -> Handler {
 }
 
 /// [`handler`], with the client a delegation agent calls the harness back through.
-pub fn handler_with_client(agent: Arc<dyn Agent>, public_url: &str, client: A2aClient) -> Handler {
+pub(crate) fn handler_with_client(
+    agent: Arc<dyn Agent>,
+    public_url: &str,
+    client: A2aClient,
+) -> Handler {
     build(agent, public_url, client, None)
 }
 
@@ -58,7 +62,7 @@ pub fn handler_with_client(agent: Arc<dyn Agent>, public_url: &str, client: A2aC
 /// every JSON-RPC call must carry the harness's signature with it, dated within `window` of
 /// this clock (see [`crate::wire::sign`]), and the agent's delegation callbacks are signed with
 /// it. The key signs and verifies as the agent's `agent_id`, whatever id it was made with.
-pub fn handler_signed(
+pub(crate) fn handler_signed(
     agent: Arc<dyn Agent>,
     public_url: &str,
     client: A2aClient,
@@ -104,7 +108,7 @@ fn build(
 /// Route one request: the card at both well-known paths, JSON-RPC at `/a2a` (also `/a2a/`,
 /// where httpx-based clients post) and `/`. With a `verifier`, a JSON-RPC request is answered
 /// only if its signature verifies.
-pub fn route(
+pub(crate) fn route(
     request: &Request,
     endpoint: &Endpoint,
     card: &ServedCard,
@@ -217,7 +221,7 @@ pub fn serve_in_memory_signed(
 /// InvocationRequest, is run by the agent (on the caller's thread, or in the background for a
 /// non-blocking send); any other message is the agent's to answer ([`Agent::converse`]) or a
 /// failed task.
-pub fn plan(
+pub(crate) fn plan(
     agent: &Arc<dyn Agent>,
     message: &Message,
     continued: Option<&Task>,
@@ -226,8 +230,10 @@ pub fn plan(
 ) -> Plan {
     let data = message.data_parts();
     if data.len() != 1 {
-        if let Some(plan) = agent.converse(message, continued) {
-            return plan;
+        match agent.converse(message, continued) {
+            Some(Conversation::Message(reply)) => return Plan::Message(reply),
+            Some(Conversation::Task(work)) => return Plan::Task(TaskPlan::run(work)),
+            None => {}
         }
         let error = format!("expected exactly one data part, got {}", data.len());
         return Plan::Task(TaskPlan::done(Reply::failed(error)));

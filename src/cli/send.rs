@@ -5,7 +5,6 @@ use super::{Command, read_input};
 use ddwire::wire::a2a::Binding;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::{Message, Part, Role, SendResult, TaskState};
-use ddwire::wire::a2a::v10;
 use std::time::Duration;
 
 pub static COMMAND: Command = Command {
@@ -77,7 +76,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .map_err(|e| e.to_string())?;
     println!(
         "{}",
-        serde_json::to_string_pretty(&v10::encode_result(&result)).unwrap_or_default()
+        serde_json::to_string_pretty(&result.to_json(Binding::V10)).unwrap_or_default()
     );
     Ok(match result {
         SendResult::Task(task) if task.status.state != TaskState::Completed => 1,

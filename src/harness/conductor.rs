@@ -64,14 +64,14 @@ use std::path::PathBuf;
 use std::sync::{Condvar, Mutex};
 
 /// Who a `referred` outcome names when the profile requires approval.
-pub const DATA_STEWARD: &str = "data_steward";
+pub(crate) const DATA_STEWARD: &str = "data_steward";
 /// How the statement of every outcome the conductor decides without calling the agent ends.
-pub const AGENT_NOT_RUN: &str = "The agent was not run.";
+pub(crate) const AGENT_NOT_RUN: &str = "The agent was not run.";
 /// The service name on the conductor's own spans.
 pub const SERVICE_NAME: &str = "ddwire-harness";
 /// The kind an `agent-error` problem names (`<agent_id>: Canceled: …`) when the caller canceled
 /// the task and the conductor stopped waiting for the agent.
-pub const CANCELED: &str = "Canceled";
+pub(crate) const CANCELED: &str = "Canceled";
 
 /// A stage of one invocation, as an observer (the AG-UI transport) sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,7 +213,7 @@ impl Conductor {
     /// [`Conductor::invoke_observed`] for the A2A task `task`: once it is canceled, the
     /// conductor stops waiting for the agent and stores the run as canceled (see the module's
     /// "Cancellation").
-    pub fn invoke_until(
+    pub(crate) fn invoke_until(
         &self,
         request: InvocationRequest,
         acting_for: &Principal,
@@ -1078,7 +1078,7 @@ fn grant_key(token: &str) -> String {
 }
 
 /// URL-safe base64 without padding (RFC 4648 §5), as Python's `secrets.token_urlsafe`.
-pub fn base64url(bytes: &[u8]) -> String {
+pub(crate) fn base64url(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {

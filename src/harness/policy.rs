@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The whole vocabulary of a profile.
-pub const PROFILE_KEYS: [&str; 5] = [
+pub(crate) const PROFILE_KEYS: [&str; 5] = [
     "actions_requiring_approval",
     "agents",
     "description",
@@ -172,7 +172,7 @@ impl Profile {
 
 /// The gate's decision about one agent.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Run it.
     Permitted,
     /// Do not run it: refer to a data steward (`reason` says why).
@@ -185,7 +185,7 @@ pub enum Decision {
 
 impl Decision {
     /// A short name for the decision, as the trace records it.
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Decision::Permitted => "permitted",
             Decision::RequiresApproval { .. } => "requires_approval",
@@ -196,7 +196,7 @@ impl Decision {
 }
 
 /// May `agent_id`, which declares `declared`, run under `profile`?
-pub fn gate(profile: &Profile, agent_id: &str, declared: &str) -> Decision {
+pub(crate) fn gate(profile: &Profile, agent_id: &str, declared: &str) -> Decision {
     let id = str_repr(agent_id);
     let Some(assigned) = profile.agents.get(agent_id) else {
         return Decision::NotEnabled {
@@ -227,7 +227,7 @@ pub fn gate(profile: &Profile, agent_id: &str, declared: &str) -> Decision {
 }
 
 /// The problem details of a refusal (`agent-not-permitted` or `action-class-mismatch`).
-pub fn refusal_problem(
+pub(crate) fn refusal_problem(
     profile: &Profile,
     agent_id: &str,
     declared: &str,

@@ -257,7 +257,7 @@ impl Registry {
 
     /// The error for an unknown agent: the known ids, then each agent that could not be
     /// admitted and why.
-    pub fn unknown(&self, agent_id: &str) -> Error {
+    pub(crate) fn unknown(&self, agent_id: &str) -> Error {
         let pairs = |m: &BTreeMap<String, String>| -> Vec<(String, String)> {
             m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
         };

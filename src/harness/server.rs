@@ -99,7 +99,7 @@ impl Harness {
 }
 
 /// The harness's card: one skill per registered agent, and the manifest extension.
-pub fn harness_card(conductor: &Conductor, public_url: &str) -> Value {
+pub(crate) fn harness_card(conductor: &Conductor, public_url: &str) -> Value {
     let skills: Vec<Value> = conductor
         .registry
         .agents()
@@ -298,7 +298,7 @@ fn with_run(
 }
 
 /// The most rows one page of `GET /runs` may ask for.
-pub const MAX_PAGE: usize = 1000;
+pub(crate) const MAX_PAGE: usize = 1000;
 /// How many bytes of a streamed listing are sent at a time.
 const LISTING_CHUNK: usize = 32 * 1024;
 
@@ -462,7 +462,7 @@ fn json_or_500(v: Result<Value>) -> Response {
 /// the conductor for the caller's principal (or, for a delegation callback, under its grant),
 /// as a task whose id is the request's `invocation_id`. Anything else is a failed task and no
 /// run (spec invariant 12).
-pub fn plan(
+pub(crate) fn plan(
     harness: &Arc<Harness>,
     message: &Message,
     continued: Option<&Task>,

@@ -4,6 +4,10 @@
 //! `cfg(test)`, with `extern crate self as ddwire`, so these files read like the integration
 //! tests beside them while seeing `pub(crate)` items.
 
+mod a2a_batch;
 mod a2a_fixtures;
+mod a2a_tasks;
 mod hostile_input;
+#[path = "../rpc/mod.rs"]
+mod rpc;
 mod span_json_fixtures;

@@ -18,14 +18,15 @@
 //! contract call or conversation, stays `working` for that long before it answers, so that a
 //! client can watch it go submitted → working → completed and cancel it meanwhile.
 
+use crate::agent::Conversation;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
     AgentResult, CONTRACT_VERSION, EvidenceItem, GroundingMode, InvocationRequest, Outcome,
     Payload, classes,
 };
-use crate::wire::a2a::endpoint::{Plan, Progress, Reply, TaskPlan};
 use crate::wire::a2a::model::{Artifact, File, Message, Part, Role, Task, TaskState};
+use crate::wire::a2a::{Progress, Reply};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -123,19 +124,19 @@ impl Agent for Echo {
         Ok(result)
     }
 
-    fn converse(&self, message: &Message, _continued: Option<&Task>) -> Option<Plan> {
+    fn converse(&self, message: &Message, _continued: Option<&Task>) -> Option<Conversation> {
         if !message.data_parts().is_empty() {
             // Data parts are the contract's: one is an invocation, more are refused.
             return None;
         }
         let scenario = Scenario::of(&message.message_id);
         if scenario == Scenario::MessageResponse {
-            return Some(Plan::Message(agent_says(vec![Part::text(
+            return Some(Conversation::Message(agent_says(vec![Part::text(
                 "Direct message response",
             )])));
         }
         let (delay, parts) = (self.delay, message.parts.clone());
-        Some(Plan::Task(TaskPlan::run(move |task: &Progress| {
+        Some(Conversation::Task(Box::new(move |task: &Progress| {
             task.working();
             if wait_or_cancel(delay, task) {
                 return Reply {

@@ -40,8 +40,8 @@
 //! passes the key id that signed to [`Endpoint::handle_signed`] (it reaches the executor as
 //! [`CallContext::signed_by`]), or answers a refused signature with [`signature_refused`].
 
-pub use super::error::{A2aError, BACKGROUND_FULL};
-pub use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, TaskStore};
+pub(crate) use super::error::A2aError;
+pub(crate) use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, TaskStore};
 
 use super::model::{Message, SendOptions, SendParams, Task, TaskState};
 use super::{Binding, card::EXTENSION_URI, v03, v10};
@@ -55,20 +55,16 @@ use std::time::Duration;
 
 /// What a request's caller looks like to the code that executes it.
 #[derive(Clone, Debug)]
-pub struct CallContext {
+pub(crate) struct CallContext {
     /// The HTTP header fields (lower-case names), for an authenticator or a `traceparent`.
     pub headers: Vec<(String, String)>,
-    /// The binding the request came in.
-    pub binding: Binding,
-    /// Extensions the client asked for (`X-A2A-Extensions` / `A2A-Extensions`).
-    pub requested_extensions: Vec<String>,
     /// The key id whose signature the route verified on this request, if it was signed.
     pub signed_by: Option<String>,
 }
 
 impl CallContext {
     /// A header value by case-insensitive name.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
@@ -77,7 +73,7 @@ impl CallContext {
 }
 
 /// What an executor makes of a well-formed message, decided at once on the caller's thread.
-pub enum Plan {
+pub(crate) enum Plan {
     /// Answer with this message; no task is made (A2A's message response).
     Message(Message),
     /// Refuse the call with this error; no task is made.
@@ -87,7 +83,7 @@ pub enum Plan {
 }
 
 /// A task to make, and the work to do for it.
-pub struct TaskPlan {
+pub(crate) struct TaskPlan {
     /// The new task's id when the executor names it (the harness: the run's invocation id);
     /// else the endpoint makes one. Ignored when a message continues a task.
     pub task_id: Option<String>,
@@ -101,7 +97,7 @@ pub struct TaskPlan {
 }
 
 /// The work on a task.
-pub enum Work {
+pub(crate) enum Work {
     /// Already decided (a refusal in the task, say): the task ends at once with this reply.
     Done(Reply),
     /// To be run: a blocking send waits for it, a non-blocking one answers first. It marks the
@@ -112,7 +108,7 @@ pub enum Work {
 
 impl TaskPlan {
     /// A task the endpoint names, ended at once with `reply`.
-    pub fn done(reply: Reply) -> TaskPlan {
+    pub(crate) fn done(reply: Reply) -> TaskPlan {
         TaskPlan {
             task_id: None,
             context_id: None,
@@ -122,7 +118,7 @@ impl TaskPlan {
     }
 
     /// A task the endpoint names, for `work` to run.
-    pub fn run(work: impl FnOnce(&Progress) -> Reply + Send + 'static) -> TaskPlan {
+    pub(crate) fn run(work: impl FnOnce(&Progress) -> Reply + Send + 'static) -> TaskPlan {
         TaskPlan {
             task_id: None,
             context_id: None,
@@ -135,22 +131,23 @@ impl TaskPlan {
 /// Plan the answer to one well-formed message: the message (its `taskId` and `contextId`, when
 /// it continues a task, already checked and filled), the task it continues, if any, and who
 /// sent it. Must not panic.
-pub type Execute = Arc<dyn Fn(&Message, Option<&Task>, &CallContext) -> Plan + Send + Sync>;
+pub(crate) type Execute = Arc<dyn Fn(&Message, Option<&Task>, &CallContext) -> Plan + Send + Sync>;
 /// Find a task the store no longer holds (the harness answers from its run store). Such a task
 /// is finished: it can be read, not continued or canceled.
-pub type Lookup = Arc<dyn Fn(&str) -> Option<Task> + Send + Sync>;
+pub(crate) type Lookup = Arc<dyn Fn(&str) -> Option<Task> + Send + Sync>;
 /// Answer `ListTasks` in place of the endpoint's own store (the harness lists its run store,
 /// scoped to the caller's principal).
-pub type List = Arc<dyn Fn(&ListQuery, &CallContext) -> Result<TaskPage, A2aError> + Send + Sync>;
+pub(crate) type List =
+    Arc<dyn Fn(&ListQuery, &CallContext) -> Result<TaskPage, A2aError> + Send + Sync>;
 
 /// The most tasks an endpoint runs in the background (non-blocking sends) at once. Each holds a
 /// thread of its own while it runs, outside the HTTP server's connection bound, so this bounds
 /// those threads.
-pub const BACKGROUND_TASKS: usize = 64;
+pub(crate) const BACKGROUND_TASKS: usize = 64;
 
 /// An A2A JSON-RPC endpoint.
 #[derive(Clone)]
-pub struct Endpoint {
+pub(crate) struct Endpoint {
     pub execute: Execute,
     pub tasks: TaskStore,
     pub lookup: Option<Lookup>,
@@ -175,7 +172,7 @@ enum Answer {
 
 impl Endpoint {
     /// An endpoint that runs `execute`, with the default task store.
-    pub fn new(execute: Execute) -> Endpoint {
+    pub(crate) fn new(execute: Execute) -> Endpoint {
         Endpoint {
             execute,
             tasks: TaskStore::new(TASKS_KEPT),
@@ -188,19 +185,14 @@ impl Endpoint {
         }
     }
 
-    /// How many tasks run in the background now.
-    pub fn running_in_background(&self) -> usize {
-        self.background.load(Ordering::SeqCst)
-    }
-
     /// Answer one HTTP request carrying JSON-RPC.
-    pub fn handle(&self, request: &Request) -> Response {
+    pub(crate) fn handle(&self, request: &Request) -> Response {
         self.handle_signed(request, None)
     }
 
     /// [`Endpoint::handle`] for a request whose signature the caller verified: `signed_by` is
     /// the key id that signed it.
-    pub fn handle_signed(&self, request: &Request, signed_by: Option<String>) -> Response {
+    pub(crate) fn handle_signed(&self, request: &Request, signed_by: Option<String>) -> Response {
         if let Some(err) = &request.body_error {
             // The limit answers as HTTP (413, 408, 400) and as JSON-RPC, so either kind of
             // client learns why.
@@ -228,13 +220,9 @@ impl Endpoint {
         // Replies are JSON text, written straight from the model (no intermediate tree).
         let replies: Option<String> = match jsonrpc::parse(&request.body, self.max_depth) {
             Incoming::Single(Err(reply)) => Some(reply.to_string()),
-            Incoming::Single(Ok(call)) => self.dispatch(
-                call,
-                request,
-                version.as_deref(),
-                &requested,
-                signed_by.as_deref(),
-            ),
+            Incoming::Single(Ok(call)) => {
+                self.dispatch(call, request, version.as_deref(), signed_by.as_deref())
+            }
             Incoming::Batch(items) => {
                 // The calls run on threads of their own, so they take what they need along:
                 // the endpoint (a few shared handles) and the request without its body.
@@ -248,15 +236,9 @@ impl Endpoint {
                     body_error: None,
                     remote_addr: request.remote_addr,
                 });
-                let (version, requested) = (version.clone(), requested.clone());
+                let version = version.clone();
                 let answer: jsonrpc::Answer = Arc::new(move |call| {
-                    endpoint.dispatch(
-                        call,
-                        &context,
-                        version.as_deref(),
-                        &requested,
-                        signed_by.as_deref(),
-                    )
+                    endpoint.dispatch(call, &context, version.as_deref(), signed_by.as_deref())
                 });
                 let answers = jsonrpc::run_batch(items, self.batch_deadline, answer);
                 (!answers.is_empty()).then(|| format!("[{}]", answers.join(",")))
@@ -284,7 +266,6 @@ impl Endpoint {
         call: Call,
         request: &Request,
         version: Option<&str>,
-        requested: &[String],
         signed_by: Option<&str>,
     ) -> Option<String> {
         let id = call.id.clone().unwrap_or(Value::Null);
@@ -297,7 +278,7 @@ impl Endpoint {
                 Binding::V03
             },
         );
-        let reply = match self.answer(call, request, version, requested, signed_by) {
+        let reply = match self.answer(call, request, version, signed_by) {
             Ok(result) => jsonrpc::success_text(&id, &result),
             Err(err) => jsonrpc::error(&id, &err.to_rpc(binding)).to_string(),
         };
@@ -309,7 +290,6 @@ impl Endpoint {
         call: Call,
         request: &Request,
         version: Option<&str>,
-        requested: &[String],
         signed_by: Option<&str>,
     ) -> Result<String, A2aError> {
         let Some(binding) = Binding::of_method(&call.method) else {
@@ -320,8 +300,6 @@ impl Endpoint {
         check_version(binding, version, &call.method)?;
         let ctx = CallContext {
             headers: request.headers.clone(),
-            binding,
-            requested_extensions: requested.to_vec(),
             signed_by: signed_by.map(str::to_string),
         };
         let invalid = |m: String| A2aError::invalid("", m);
@@ -667,7 +645,7 @@ pub const SIGNATURE_REFUSED: i64 = -32040;
 /// parsed), code [`SIGNATURE_REFUSED`], the reason as its message and
 /// `{"reason": "missing" | "malformed" | "unknown-key" | "stale" | "replayed" |
 /// "bad-signature"}` as its data.
-pub fn signature_refused(err: &VerifyError) -> Response {
+pub(crate) fn signature_refused(err: &VerifyError) -> Response {
     let mut error = RpcError::new(SIGNATURE_REFUSED, err.to_string());
     error.data = Some(serde_json::json!({ "reason": err.reason() }));
     Response::json(401, &jsonrpc::error(&Value::Null, &error))
@@ -702,7 +680,7 @@ fn check_version(binding: Binding, declared: Option<&str>, method: &str) -> Resu
 }
 
 /// A query parameter's value (no percent-decoding beyond `+`; versions need none).
-pub fn query_param(query: &str, name: &str) -> Option<String> {
+pub(crate) fn query_param(query: &str, name: &str) -> Option<String> {
     query.split('&').find_map(|pair| {
         let (k, v) = pair.split_once('=')?;
         k.eq_ignore_ascii_case(name).then(|| v.replace('+', " "))

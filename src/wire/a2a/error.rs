@@ -14,16 +14,16 @@ use serde_json::{Value, json};
 use std::fmt;
 
 /// The `domain` of every ErrorInfo A2A errors carry.
-pub const ERROR_DOMAIN: &str = "a2a-protocol.org";
+pub(crate) const ERROR_DOMAIN: &str = "a2a-protocol.org";
 
 /// The JSON-RPC code of a non-blocking send refused because the endpoint already runs as
 /// many tasks in the background as it may: a server error (JSON-RPC 2.0 §5.1) outside the
 /// -32001 to -32009 that A2A assigns.
-pub const BACKGROUND_FULL: i64 = -32041;
+pub(crate) const BACKGROUND_FULL: i64 = -32041;
 
 /// Why an A2A call was refused.
 #[derive(Clone, Debug, PartialEq)]
-pub enum A2aError {
+pub(crate) enum A2aError {
     /// The params break the method's schema: `field` (a path such as `params.message.parts`,
     /// empty when the whole params are at fault) and why. -32602.
     InvalidParams { field: String, reason: String },
@@ -68,7 +68,7 @@ pub enum A2aError {
 
 impl A2aError {
     /// An [`A2aError::InvalidParams`] for `field`.
-    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> A2aError {
+    pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> A2aError {
         A2aError::InvalidParams {
             field: field.into(),
             reason: reason.into(),
@@ -76,7 +76,7 @@ impl A2aError {
     }
 
     /// The JSON-RPC error code.
-    pub fn code(&self) -> i64 {
+    pub(crate) fn code(&self) -> i64 {
         match self {
             A2aError::InvalidParams { .. } | A2aError::ContextMismatch { .. } => {
                 jsonrpc::INVALID_PARAMS
@@ -98,7 +98,7 @@ impl A2aError {
 
     /// The ErrorInfo `reason` of this error (a2a-sdk's `A2A_ERROR_MAPPING`, which the TCK's
     /// requirement base lists).
-    pub fn reason(&self) -> &'static str {
+    pub(crate) fn reason(&self) -> &'static str {
         match self.code() {
             jsonrpc::TASK_NOT_FOUND => "TASK_NOT_FOUND",
             jsonrpc::TASK_NOT_CANCELABLE => "TASK_NOT_CANCELABLE",
@@ -115,7 +115,7 @@ impl A2aError {
     }
 
     /// The JSON-RPC error object this error is in `binding`.
-    pub fn to_rpc(&self, binding: Binding) -> RpcError {
+    pub(crate) fn to_rpc(&self, binding: Binding) -> RpcError {
         let mut error = RpcError::new(self.code(), self.to_string());
         if binding == Binding::V10 {
             error.data = Some(self.details());
@@ -124,7 +124,7 @@ impl A2aError {
     }
 
     /// The A2A 1.0 `error.data`: an ErrorInfo, and for a validation error a BadRequest.
-    pub fn details(&self) -> Value {
+    pub(crate) fn details(&self) -> Value {
         let mut metadata = serde_json::Map::new();
         let mut details = Vec::new();
         // As a2a-sdk 1.3.0 writes them: `metadata` empty, except for a validation error,

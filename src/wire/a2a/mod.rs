@@ -11,12 +11,15 @@
 
 pub mod card;
 pub mod client;
-pub mod endpoint;
-pub mod error;
+pub(crate) mod endpoint;
+pub(crate) mod error;
 pub mod model;
-pub mod tasks;
-pub mod v03;
-pub mod v10;
+pub(crate) mod tasks;
+pub(crate) mod v03;
+pub(crate) mod v10;
+
+pub use endpoint::SIGNATURE_REFUSED;
+pub use tasks::{Progress, Reply};
 
 /// Where an A2A endpoint is served, and the agent card.
 pub const JSONRPC_PATH: &str = "/a2a";

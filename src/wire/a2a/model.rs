@@ -219,6 +219,18 @@ impl Task {
             .collect()
     }
 
+    /// A task from its JSON as `binding` writes it (the `result` of a send that made one, or
+    /// of `tasks/get` / `GetTask`).
+    pub fn from_json(json: Value, binding: super::Binding) -> Result<Task, crate::wire::WireError> {
+        match binding {
+            super::Binding::V03 => super::v03::decode_task(json),
+            super::Binding::V10 => super::v10::decode_task(json),
+        }
+        .map_err(|reason| {
+            crate::wire::WireError::protocol(None, format!("the task is outside A2A: {reason}"))
+        })
+    }
+
     /// Why a task failed: the first `error` in a data part of its status message, else its
     /// text parts joined.
     pub fn failure_detail(&self) -> Option<String> {
@@ -334,8 +346,20 @@ pub struct SendOptions {
 /// What `message/send` / `SendMessage` returns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SendResult {
+    /// The agent made a task.
     Task(Task),
+    /// The agent answered with a message alone.
     Message(Message),
+}
+
+impl SendResult {
+    /// The `result` member of a send's JSON-RPC response, as `binding` writes it.
+    pub fn to_json(&self, binding: super::Binding) -> Value {
+        match binding {
+            super::Binding::V03 => super::v03::encode_result(self),
+            super::Binding::V10 => super::v10::encode_result(self),
+        }
+    }
 }
 
 /// `message/send` / `SendMessage` parameters.

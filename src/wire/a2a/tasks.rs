@@ -25,12 +25,12 @@ use std::sync::{Arc, Mutex};
 /// The most tasks the default store remembers; older ones are forgotten first. A task holds
 /// its messages and artifacts, so this bounds the store's memory (about 1,024 × a few KiB for
 /// Data Director calls).
-pub const TASKS_KEPT: usize = 1_024;
+pub(crate) const TASKS_KEPT: usize = 1_024;
 
 /// The page size of `ListTasks` when the request names none (A2A 1.0 `ListTasksRequest`).
-pub const DEFAULT_PAGE_SIZE: usize = 50;
+pub(crate) const DEFAULT_PAGE_SIZE: usize = 50;
 /// The largest page size `ListTasks` accepts (A2A 1.0 `ListTasksRequest`).
-pub const MAX_PAGE_SIZE: usize = 100;
+pub(crate) const MAX_PAGE_SIZE: usize = 100;
 
 /// How the work on a task ended, or paused: its state, the agent's status message, and the
 /// artifacts it adds.
@@ -115,7 +115,7 @@ impl Progress {
     }
 
     /// A progress handle for work outside any store (it is never canceled).
-    pub fn detached(task_id: &str, context_id: &str) -> Progress {
+    pub(crate) fn detached(task_id: &str, context_id: &str) -> Progress {
         let (open, wake) = crossbeam_channel::bounded(0);
         Progress {
             id: task_id.to_string(),
@@ -159,14 +159,14 @@ struct Tasks {
 /// Tasks are kept decoded, behind an `Arc`: an answer encodes from the shared task outside the
 /// lock, and the lock is held for map operations and in-place status changes alone.
 #[derive(Clone, Default)]
-pub struct TaskStore {
+pub(crate) struct TaskStore {
     inner: Arc<Mutex<Tasks>>,
     capacity: usize,
 }
 
 impl TaskStore {
     /// A store that keeps the newest `capacity` tasks (`0`: none).
-    pub fn new(capacity: usize) -> TaskStore {
+    pub(crate) fn new(capacity: usize) -> TaskStore {
         TaskStore {
             inner: Arc::default(),
             capacity,
@@ -178,7 +178,8 @@ impl TaskStore {
     }
 
     /// Remember a finished task (replacing one with the same id).
-    pub fn put(&self, task: &Task) {
+    #[cfg(test)]
+    pub(crate) fn put(&self, task: &Task) {
         let _ = self.insert(task.clone(), None, false, true);
     }
 
@@ -250,7 +251,7 @@ impl TaskStore {
     }
 
     /// A remembered task.
-    pub fn get(&self, id: &str) -> Option<Arc<Task>> {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Task>> {
         self.lock().by_id.get(id).map(|e| Arc::clone(&e.task))
     }
 
@@ -330,7 +331,7 @@ impl TaskStore {
 
     /// Cancel a task (A2A 1.0 §3.1.5): a task not yet terminal becomes `canceled`, and its
     /// running work is told. Refused for an unknown or terminal task.
-    pub fn cancel(&self, id: &str) -> Result<Arc<Task>, A2aError> {
+    pub(crate) fn cancel(&self, id: &str) -> Result<Arc<Task>, A2aError> {
         let (task, wake) = {
             let mut guard = self.lock();
             let tasks = &mut *guard;
@@ -361,7 +362,11 @@ impl TaskStore {
 
     /// One page of the tasks `query` selects among those `owner` may see (every task when
     /// `owner` is `None`, else those stored for that owner), newest change first.
-    pub fn list(&self, query: &ListQuery, owner: Option<&str>) -> Result<TaskPage, A2aError> {
+    pub(crate) fn list(
+        &self,
+        query: &ListQuery,
+        owner: Option<&str>,
+    ) -> Result<TaskPage, A2aError> {
         let after = match &query.page_token {
             None => None,
             Some(token) => Some(
@@ -403,7 +408,7 @@ impl TaskStore {
 
     /// The tasks not yet terminal that `owner` may see, newest change first (a harness lists
     /// them before its stored runs).
-    pub fn unfinished(&self, owner: &str) -> Vec<(i128, Arc<Task>)> {
+    pub(crate) fn unfinished(&self, owner: &str) -> Vec<(i128, Arc<Task>)> {
         let guard = self.lock();
         let mut tasks: Vec<(u64, i128, Arc<Task>)> = guard
             .by_id
@@ -417,17 +422,19 @@ impl TaskStore {
     }
 
     /// Whether the store keeps any task (a store of capacity 0 keeps none).
-    pub fn keeps_tasks(&self) -> bool {
+    pub(crate) fn keeps_tasks(&self) -> bool {
         self.capacity > 0
     }
 
     /// How many tasks are held.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.lock().by_id.len()
     }
 
     /// Whether none are.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
@@ -482,7 +489,7 @@ fn forget_beyond(tasks: &mut Tasks, capacity: usize) -> Vec<Entry> {
 
 /// Which tasks `ListTasks` asks for (A2A 1.0 `ListTasksRequest`), checked.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     /// Tasks of this context only.
     pub context_id: Option<String>,
     /// Tasks in this state only.
@@ -515,7 +522,7 @@ impl Default for ListQuery {
 
 impl ListQuery {
     /// Whether a task whose status changed at `changed_ns` passes every filter.
-    pub fn matches(&self, task: &Task, changed_ns: i128) -> bool {
+    pub(crate) fn matches(&self, task: &Task, changed_ns: i128) -> bool {
         self.context_id
             .as_deref()
             .is_none_or(|c| c == task.context_id)
@@ -526,7 +533,7 @@ impl ListQuery {
 
 /// One page of `ListTasks` (A2A 1.0 `ListTasksResponse`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct TaskPage {
+pub(crate) struct TaskPage {
     /// The tasks, newest change first, limited as the query asked.
     pub tasks: Vec<Task>,
     /// Where the next page starts; empty on the last page.

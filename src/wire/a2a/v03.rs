@@ -14,12 +14,12 @@ use super::{count_param, list, to_value};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
-pub const SEND: &str = "message/send";
-pub const STREAM: &str = "message/stream";
-pub const GET_TASK: &str = "tasks/get";
-pub const CANCEL_TASK: &str = "tasks/cancel";
+pub(crate) const SEND: &str = "message/send";
+pub(crate) const STREAM: &str = "message/stream";
+pub(crate) const GET_TASK: &str = "tasks/get";
+pub(crate) const CANCEL_TASK: &str = "tasks/cancel";
 /// Every v0.3 method name, for telling the binding of a request by its method.
-pub const METHODS: &[&str] = &[
+pub(crate) const METHODS: &[&str] = &[
     SEND,
     STREAM,
     GET_TASK,
@@ -63,7 +63,7 @@ fn state_from(s: &str) -> Option<TaskState> {
 }
 
 /// A model value written as v0.3 JSON, straight to the output (no intermediate tree).
-pub struct Json<'a, T>(pub &'a T);
+pub(crate) struct Json<'a, T>(pub &'a T);
 
 impl Serialize for Json<'_, Part> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -202,23 +202,18 @@ fn opt<M: SerializeMap, T: Serialize>(m: &mut M, key: &str, v: &Option<T>) -> Re
     }
 }
 
-/// A part as v0.3 JSON.
-pub fn encode_part(p: &Part) -> Value {
-    to_value(Json(p))
-}
-
 /// A message as v0.3 JSON.
-pub fn encode_message(m: &Message) -> Value {
+pub(crate) fn encode_message(m: &Message) -> Value {
     to_value(Json(m))
 }
 
 /// A task as v0.3 JSON.
-pub fn encode_task(t: &Task) -> Value {
+pub(crate) fn encode_task(t: &Task) -> Value {
     to_value(Json(t))
 }
 
 /// The `result` of `message/send`: the task or message itself.
-pub fn encode_result(r: &SendResult) -> Value {
+pub(crate) fn encode_result(r: &SendResult) -> Value {
     match r {
         SendResult::Task(t) => encode_task(t),
         SendResult::Message(m) => encode_message(m),
@@ -226,7 +221,7 @@ pub fn encode_result(r: &SendResult) -> Value {
 }
 
 /// `message/send` params as v0.3 JSON, asking for a blocking call.
-pub fn encode_send_params(p: &SendParams) -> Value {
+pub(crate) fn encode_send_params(p: &SendParams) -> Value {
     let mut obj = json!({
         "message": encode_message(&p.message),
         "configuration": p.configuration.clone().unwrap_or_else(|| json!({"blocking": true, "acceptedOutputModes": ["application/json"]})),
@@ -312,7 +307,7 @@ fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, String> {
 }
 
 /// Read a v0.3 part; `kind` decides, else the shape does (as the 0.3.26 server reads it).
-pub fn decode_part(v: Value, at: &str) -> Result<Part, String> {
+pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, String> {
     let mut obj = object(v, at)?;
     let metadata = opt_meta(&mut obj, "metadata", at)?;
     let kind = match obj.get("kind").and_then(Value::as_str) {
@@ -352,7 +347,7 @@ pub fn decode_part(v: Value, at: &str) -> Result<Part, String> {
 }
 
 /// Read a v0.3 message.
-pub fn decode_message(v: Value, at: &str) -> Result<Message, String> {
+pub(crate) fn decode_message(v: Value, at: &str) -> Result<Message, String> {
     let mut obj = object(v, at)?;
     let role = match str_field(&mut obj, "role", at)?.as_str() {
         "user" => Role::User,
@@ -372,7 +367,7 @@ pub fn decode_message(v: Value, at: &str) -> Result<Message, String> {
 }
 
 /// Read `message/send` params.
-pub fn decode_send_params(v: Value) -> Result<SendParams, String> {
+pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, String> {
     let mut obj = object(v, "params")?;
     let message = decode_message(
         obj.remove("message").ok_or("params.message is required")?,
@@ -397,7 +392,7 @@ fn decode_artifact(v: Value, at: &str) -> Result<Artifact, String> {
 }
 
 /// Read a v0.3 task.
-pub fn decode_task(v: Value) -> Result<Task, String> {
+pub(crate) fn decode_task(v: Value) -> Result<Task, String> {
     let mut obj = object(v, "task")?;
     let mut status = match obj.remove("status") {
         Some(Value::Object(s)) => s,
@@ -433,7 +428,7 @@ pub fn decode_task(v: Value) -> Result<Task, String> {
 }
 
 /// Read the `result` of `message/send`: a task or a message, by `kind` or by shape.
-pub fn decode_result(v: Value) -> Result<SendResult, String> {
+pub(crate) fn decode_result(v: Value) -> Result<SendResult, String> {
     let kind = v.get("kind").and_then(Value::as_str);
     if kind == Some("message")
         || (kind.is_none() && v.get("messageId").is_some() && v.get("status").is_none())
@@ -445,7 +440,7 @@ pub fn decode_result(v: Value) -> Result<SendResult, String> {
 }
 
 /// The task id of `tasks/get` / `tasks/cancel` params (`{"id": …}`).
-pub fn decode_task_id(v: &Value) -> Result<String, String> {
+pub(crate) fn decode_task_id(v: &Value) -> Result<String, String> {
     v.get("id")
         .and_then(Value::as_str)
         .map(str::to_string)
@@ -453,14 +448,14 @@ pub fn decode_task_id(v: &Value) -> Result<String, String> {
 }
 
 /// The `historyLength` of `tasks/get` params (`None`: absent), checked.
-pub fn decode_history_length(v: &Value) -> Result<Option<usize>, A2aError> {
+pub(crate) fn decode_history_length(v: &Value) -> Result<Option<usize>, A2aError> {
     count_param(v.get("historyLength"), "params.historyLength")
 }
 
 /// What a `message/send`'s `configuration` asks: `blocking: false` answers at once (the
 /// default is blocking, as a2a-sdk reads it: only a literal `false` is non-blocking), and
 /// `historyLength`.
-pub fn decode_send_options(configuration: Option<&Value>) -> Result<SendOptions, A2aError> {
+pub(crate) fn decode_send_options(configuration: Option<&Value>) -> Result<SendOptions, A2aError> {
     let Some(config) = configuration.filter(|c| !c.is_null()) else {
         return Ok(SendOptions::default());
     };

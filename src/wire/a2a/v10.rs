@@ -17,13 +17,13 @@ use super::{count_param, list, to_value};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
-pub const SEND: &str = "SendMessage";
-pub const STREAM: &str = "SendStreamingMessage";
-pub const GET_TASK: &str = "GetTask";
-pub const CANCEL_TASK: &str = "CancelTask";
-pub const LIST_TASKS: &str = "ListTasks";
+pub(crate) const SEND: &str = "SendMessage";
+pub(crate) const STREAM: &str = "SendStreamingMessage";
+pub(crate) const GET_TASK: &str = "GetTask";
+pub(crate) const CANCEL_TASK: &str = "CancelTask";
+pub(crate) const LIST_TASKS: &str = "ListTasks";
 /// Every 1.0 method name, as the a2a-sdk 1.x dispatcher spells them.
-pub const METHODS: &[&str] = &[
+pub(crate) const METHODS: &[&str] = &[
     SEND,
     STREAM,
     GET_TASK,
@@ -38,7 +38,7 @@ pub const METHODS: &[&str] = &[
 ];
 
 /// The protocol version this binding speaks.
-pub const PROTOCOL_VERSION: &str = "1.0";
+pub(crate) const PROTOCOL_VERSION: &str = "1.0";
 
 const STATES: [(TaskState, &str, i64); 9] = [
     (TaskState::Submitted, "TASK_STATE_SUBMITTED", 1),
@@ -53,7 +53,7 @@ const STATES: [(TaskState, &str, i64); 9] = [
 ];
 
 /// The ProtoJSON name of a task state (`TASK_STATE_COMPLETED`, ...).
-pub fn state_name(s: TaskState) -> &'static str {
+pub(crate) fn state_name(s: TaskState) -> &'static str {
     STATES
         .iter()
         .find(|(st, _, _)| *st == s)
@@ -62,7 +62,7 @@ pub fn state_name(s: TaskState) -> &'static str {
 }
 
 /// A state by name, or by number (ProtoJSON accepts enum numbers too).
-pub fn state_from(v: &Value) -> Option<TaskState> {
+pub(crate) fn state_from(v: &Value) -> Option<TaskState> {
     STATES
         .iter()
         .find(|(_, name, num)| v.as_str() == Some(name) || v.as_i64() == Some(*num))
@@ -71,7 +71,7 @@ pub fn state_from(v: &Value) -> Option<TaskState> {
 
 /// A model value written as ProtoJSON, straight to the output (no intermediate tree). Empty
 /// strings and lists are left out, as `MessageToDict` does.
-pub struct Json<'a, T>(pub &'a T);
+pub(crate) struct Json<'a, T>(pub &'a T);
 
 impl Serialize for Json<'_, Part> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -207,7 +207,7 @@ impl Serialize for Json<'_, TaskPage> {
 }
 
 /// `{"task": …}`, the `SendMessage` result wrapper.
-pub struct TaskResult<'a>(pub &'a Task);
+pub(crate) struct TaskResult<'a>(pub &'a Task);
 
 impl Serialize for TaskResult<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -237,23 +237,13 @@ fn text<M: SerializeMap>(m: &mut M, key: &str, v: &Option<String>) -> Result<(),
     }
 }
 
-/// A part as ProtoJSON.
-pub fn encode_part(p: &Part) -> Value {
-    to_value(Json(p))
-}
-
 /// A message as ProtoJSON.
-pub fn encode_message(m: &Message) -> Value {
+pub(crate) fn encode_message(m: &Message) -> Value {
     to_value(Json(m))
 }
 
-/// A task as ProtoJSON.
-pub fn encode_task(t: &Task) -> Value {
-    to_value(Json(t))
-}
-
 /// The `result` of `SendMessage`: `{"task": …}` or `{"message": …}`.
-pub fn encode_result(r: &SendResult) -> Value {
+pub(crate) fn encode_result(r: &SendResult) -> Value {
     match r {
         SendResult::Task(t) => to_value(TaskResult(t)),
         SendResult::Message(m) => json!({ "message": encode_message(m) }),
@@ -261,7 +251,7 @@ pub fn encode_result(r: &SendResult) -> Value {
 }
 
 /// `SendMessage` params as ProtoJSON (a blocking call: `returnImmediately` left false).
-pub fn encode_send_params(p: &SendParams) -> Value {
+pub(crate) fn encode_send_params(p: &SendParams) -> Value {
     let mut obj = json!({ "message": encode_message(&p.message) });
     if let Some(c) = &p.configuration {
         obj["configuration"] = c.clone();
@@ -333,7 +323,7 @@ fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, String> {
 }
 
 /// Read a ProtoJSON part: exactly one of `text`, `raw`, `url`, `data`.
-pub fn decode_part(v: Value, at: &str) -> Result<Part, String> {
+pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, String> {
     let mut obj = object(v, at)?;
     let metadata = meta_of(&mut obj, at)?;
     let media_type = str_of(&mut obj, "mediaType", "media_type");
@@ -376,7 +366,7 @@ pub fn decode_part(v: Value, at: &str) -> Result<Part, String> {
 }
 
 /// Read a ProtoJSON message.
-pub fn decode_message(v: Value, at: &str) -> Result<Message, String> {
+pub(crate) fn decode_message(v: Value, at: &str) -> Result<Message, String> {
     let mut obj = object(v, at)?;
     let role = match take(&mut obj, "role", "role") {
         Some(r) if r.as_str() == Some("ROLE_USER") || r.as_i64() == Some(1) => Role::User,
@@ -398,7 +388,7 @@ pub fn decode_message(v: Value, at: &str) -> Result<Message, String> {
 }
 
 /// Read `SendMessage` params.
-pub fn decode_send_params(v: Value) -> Result<SendParams, String> {
+pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, String> {
     let mut obj = object(v, "params")?;
     let message = decode_message(
         take(&mut obj, "message", "message").ok_or("params.message is required")?,
@@ -423,7 +413,7 @@ fn decode_artifact(v: Value, at: &str) -> Result<Artifact, String> {
 }
 
 /// Read a ProtoJSON task.
-pub fn decode_task(v: Value) -> Result<Task, String> {
+pub(crate) fn decode_task(v: Value) -> Result<Task, String> {
     let mut obj = object(v, "task")?;
     let mut status = match take(&mut obj, "status", "status") {
         Some(Value::Object(s)) => s,
@@ -458,7 +448,7 @@ pub fn decode_task(v: Value) -> Result<Task, String> {
 }
 
 /// Read the `result` of `SendMessage`.
-pub fn decode_result(v: Value) -> Result<SendResult, String> {
+pub(crate) fn decode_result(v: Value) -> Result<SendResult, String> {
     let mut obj = object(v, "result")?;
     if let Some(t) = obj.remove("task") {
         decode_task(t).map(SendResult::Task)
@@ -470,7 +460,7 @@ pub fn decode_result(v: Value) -> Result<SendResult, String> {
 }
 
 /// The task id of `GetTask` / `CancelTask` params.
-pub fn decode_task_id(v: &Value) -> Result<String, String> {
+pub(crate) fn decode_task_id(v: &Value) -> Result<String, String> {
     // Older drafts named the task `tasks/<id>` in a `name` field.
     let text = |k: &str| {
         v.get(k)
@@ -484,7 +474,7 @@ pub fn decode_task_id(v: &Value) -> Result<String, String> {
 }
 
 /// The `historyLength` of `GetTask` params (`None`: absent), checked.
-pub fn decode_history_length(v: &Value) -> Result<Option<usize>, A2aError> {
+pub(crate) fn decode_history_length(v: &Value) -> Result<Option<usize>, A2aError> {
     let Value::Object(obj) = v else {
         return Ok(None);
     };
@@ -496,7 +486,7 @@ pub fn decode_history_length(v: &Value) -> Result<Option<usize>, A2aError> {
 
 /// What a `SendMessage`'s `configuration` asks (`returnImmediately`, `historyLength`; an
 /// earlier draft's `blocking: false` is read as `returnImmediately: true`).
-pub fn decode_send_options(configuration: Option<&Value>) -> Result<SendOptions, A2aError> {
+pub(crate) fn decode_send_options(configuration: Option<&Value>) -> Result<SendOptions, A2aError> {
     let Some(config) = configuration.filter(|c| !c.is_null()) else {
         return Ok(SendOptions::default());
     };
@@ -538,7 +528,7 @@ pub fn decode_send_options(configuration: Option<&Value>) -> Result<SendOptions,
 /// `pageSize` (1 to 100, default 50), `pageToken`, `historyLength` (not negative),
 /// `statusTimestampAfter` (RFC 3339 with a zone), `includeArtifacts`. Both the JSON and the
 /// proto field names are read; `tenant` and unknown fields are ignored.
-pub fn decode_list_params(v: &Value) -> Result<ListQuery, A2aError> {
+pub(crate) fn decode_list_params(v: &Value) -> Result<ListQuery, A2aError> {
     let obj = match v {
         Value::Null => return Ok(ListQuery::default()),
         Value::Object(obj) => obj,

@@ -3,13 +3,14 @@
 //! transport where an endpoint is built by hand). Each test is named for the rule it proves;
 //! the spec sections are A2A 1.0 §3.1–§3.4 and 0.3 §7.
 
-mod rpc;
+use super::rpc;
 
 use ddwire::agent::builtin::{Echo, Hello};
 use ddwire::agent::server;
 use ddwire::wire::a2a::endpoint::{
-    BACKGROUND_FULL, CallContext, Endpoint, Execute, Plan, Progress, Reply, TaskPlan, TaskStore,
+    CallContext, Endpoint, Execute, Plan, Progress, Reply, TaskPlan, TaskStore,
 };
+use ddwire::wire::a2a::error::BACKGROUND_FULL;
 use ddwire::wire::a2a::model::{Message, Task};
 use ddwire::wire::http::client::{ClientRequest, HttpClient};
 use ddwire::wire::http::memory::MemoryNet;
