@@ -26,7 +26,7 @@ pub(crate) const PROFILE_KEYS: [&str; 5] = [
 /// The profile ddwire ships for the demo and a first run: every built-in agent enabled with the
 /// class it declares, nothing requiring approval, except `echo.wire`, a benchmarking tool the
 /// demo shows being refused.
-pub const DEFAULT_PROFILE: &str = r#"{
+pub(crate) const DEFAULT_PROFILE: &str = r#"{
   "profile_id": "ddwire-default",
   "version": 1,
   "description": "Permissive profile for the ddwire demo: the built-in agents run, nothing needs approval. echo.wire, a benchmarking tool, is deliberately not enabled.",

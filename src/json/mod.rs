@@ -203,7 +203,7 @@ fn check_integer_digits(v: &Value) -> Result<(), JsonError> {
 
 /// A number that no double can hold, and where it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NonFinite {
+pub(crate) struct NonFinite {
     /// The instance location, keys and indexes joined with `/`, or `<root>` (as the contract's
     /// schema errors name it).
     pub path: String,
@@ -223,12 +223,12 @@ impl std::fmt::Display for NonFinite {
 
 /// Whether a number literal is a float that overflows a double (`1e999`, `-1e400`). Integer
 /// literals are arbitrary-precision integers in Python and here, so they never are.
-pub fn is_non_finite_literal(text: &str) -> bool {
+pub(crate) fn is_non_finite_literal(text: &str) -> bool {
     python::is_float_literal(text) && text.parse::<f64>().map_or(true, |x| !x.is_finite())
 }
 
 /// The first number in `v`, depth first in document order, that is not finite as a double.
-pub fn non_finite(v: &Value) -> Option<NonFinite> {
+pub(crate) fn non_finite(v: &Value) -> Option<NonFinite> {
     fn walk(v: &Value, path: &mut Vec<String>) -> Option<NonFinite> {
         match v {
             Value::Number(n) => {
@@ -263,7 +263,7 @@ pub fn non_finite(v: &Value) -> Option<NonFinite> {
 /// Parse JSON text as serde_json does, except that a `\uXXXX` escape of a lone surrogate
 /// (which Python's `json.dumps` writes for a `str` holding one, and serde_json refuses) reads
 /// as U+FFFD. Text without one costs one parse.
-pub fn from_slice_lossy(bytes: &[u8]) -> serde_json::Result<Value> {
+pub(crate) fn from_slice_lossy(bytes: &[u8]) -> serde_json::Result<Value> {
     match serde_json::from_slice(bytes) {
         Err(e) => {
             let mended = replace_lone_surrogates(bytes);
@@ -317,7 +317,7 @@ fn replace_lone_surrogates(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// The JSON type of a value, as JSON Schema names it (`"object"`, `"integer"`, ...).
-pub fn type_name(v: &Value) -> &'static str {
+pub(crate) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",

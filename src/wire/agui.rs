@@ -98,7 +98,7 @@ impl Event {
 
 /// What ddwire reads of a RunAgentInput.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct RunAgentInput {
+pub(crate) struct RunAgentInput {
     pub thread_id: Option<String>,
     pub run_id: Option<String>,
     /// `forwardedProps` (or `forwarded_props`): where the InvocationRequest travels.
@@ -107,7 +107,7 @@ pub struct RunAgentInput {
 
 impl RunAgentInput {
     /// Read a RunAgentInput document; `None` when it is not an object.
-    pub fn from_value(v: &Value) -> Option<RunAgentInput> {
+    pub(crate) fn from_value(v: &Value) -> Option<RunAgentInput> {
         let obj = v.as_object()?;
         let field = |camel: &str, snake: &str| {
             obj.get(camel)

@@ -348,7 +348,7 @@ impl Scan {
 /// `{invocation_id, agent_id, status, completed_at, acting_for}`, where `acting_for` is the
 /// principal's name, or `null` for a run stored before envelopes named one. A field the
 /// envelope lacks is `null`.
-pub fn listing_row(envelope: &Value) -> Value {
+pub(crate) fn listing_row(envelope: &Value) -> Value {
     let mut row = Map::new();
     row.insert("invocation_id".into(), field(envelope, &["invocation_id"]));
     row.insert("agent_id".into(), field(envelope, &["agent_id"]));

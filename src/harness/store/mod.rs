@@ -89,7 +89,8 @@ pub(crate) mod writer;
 
 mod files;
 
-pub use index::{Cursor, Page, Query, Scan, listing_row, parse_time};
+pub(crate) use index::listing_row;
+pub use index::{Cursor, Page, Query, Scan, parse_time};
 pub use reader::{Listing, RunReader};
 pub use recovery::Recovery;
 pub use writer::RunStore;

@@ -24,7 +24,7 @@ pub const MANIFEST_EXTENSION_URI: &str = "https://w3id.org/data-director/a2a/man
 
 /// The skill tags of an agent: `data-director`, its grounding mode, its input classes, its
 /// requirement ids.
-pub fn skill_tags(spec: &AgentSpec) -> Vec<String> {
+pub(crate) fn skill_tags(spec: &AgentSpec) -> Vec<String> {
     let mut tags = vec![
         "data-director".to_string(),
         format!("grounding:{}", spec.grounding_mode),
@@ -35,13 +35,13 @@ pub fn skill_tags(spec: &AgentSpec) -> Vec<String> {
 }
 
 /// A skill entry for an agent (`id` = `name` = the agent id).
-pub fn skill(spec: &AgentSpec) -> Value {
+pub(crate) fn skill(spec: &AgentSpec) -> Value {
     json!({"id": spec.agent_id, "name": spec.agent_id, "description": spec.description, "tags": skill_tags(spec)})
 }
 
 /// The card fields every ddwire card shares: interfaces for both bindings at
 /// `<public_base>/a2a`, JSON modes, no streaming.
-pub fn base_card(
+pub(crate) fn base_card(
     name: &str,
     description: &str,
     version: &str,
@@ -103,7 +103,7 @@ pub fn spec_from_card(card: &Value) -> Result<AgentSpec, ContractError> {
 }
 
 /// The `params` of the extension `uri` on a card, if declared.
-pub fn extension_params<'a>(card: &'a Value, uri: &str) -> Option<&'a Value> {
+pub(crate) fn extension_params<'a>(card: &'a Value, uri: &str) -> Option<&'a Value> {
     card.get("capabilities")?
         .get("extensions")?
         .as_array()?
@@ -114,7 +114,7 @@ pub fn extension_params<'a>(card: &'a Value, uri: &str) -> Option<&'a Value> {
 
 /// Where to send JSON-RPC and in which binding, as the card prefers: A2A 1.0 when a JSON-RPC
 /// interface at major version 1 is offered, else v0.3 (the card's `url`, or a 0.x interface).
-pub fn pick_binding(card: &Value) -> Result<(Binding, String), WireError> {
+pub(crate) fn pick_binding(card: &Value) -> Result<(Binding, String), WireError> {
     let interfaces = card
         .get("supportedInterfaces")
         .and_then(Value::as_array)
@@ -155,14 +155,14 @@ pub fn pick_binding(card: &Value) -> Result<(Binding, String), WireError> {
 
 /// How long a client may cache a card, in seconds (`Cache-Control: max-age`). A card changes
 /// only when its server restarts with another configuration.
-pub const CARD_MAX_AGE: u32 = 300;
+pub(crate) const CARD_MAX_AGE: u32 = 300;
 
 /// A card as served (A2A 1.0 §8.6.1): its bytes, with `Cache-Control: max-age`, a weak `ETag`
 /// over them (as a2a-sdk 1.3.0 sends, `W/"<sha256 hex>"`) and `Last-Modified` (when the card
 /// was made: the server's start), answering a matching `If-None-Match` with 304 Not Modified
 /// (RFC 9110 §13.1.2).
 #[derive(Clone, Debug)]
-pub struct ServedCard {
+pub(crate) struct ServedCard {
     bytes: Arc<[u8]>,
     etag: String,
     last_modified: String,
@@ -170,7 +170,7 @@ pub struct ServedCard {
 
 impl ServedCard {
     /// Serve `card`.
-    pub fn new(card: &Value) -> ServedCard {
+    pub(crate) fn new(card: &Value) -> ServedCard {
         let bytes = card.to_string().into_bytes();
         let digest = Sha256::digest(&bytes);
         let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
@@ -183,17 +183,12 @@ impl ServedCard {
     }
 
     /// The card's JSON bytes.
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         &self.bytes
     }
 
-    /// The card's entity tag.
-    pub fn etag(&self) -> &str {
-        &self.etag
-    }
-
     /// The answer to a `GET` of the card.
-    pub fn respond(&self, request: &Request) -> Response {
+    pub(crate) fn respond(&self, request: &Request) -> Response {
         let matches = request.header_joined("if-none-match").is_some_and(|tags| {
             tags.split(',').any(|t| {
                 let t = t.trim();

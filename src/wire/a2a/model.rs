@@ -175,7 +175,8 @@ pub struct Task {
 
 impl Task {
     /// A finished task for `request`: its status, artifacts, and the request in its history.
-    pub fn finished(
+    #[cfg(test)]
+    pub(crate) fn finished(
         request: Message,
         state: TaskState,
         status_message: Option<Message>,
@@ -260,7 +261,7 @@ impl Task {
 /// A task as an answer shows it: at most its latest `history` messages, and its artifacts or
 /// not (A2A 1.0 §3.2.4 `historyLength`, §3.1.4 `includeArtifacts`).
 #[derive(Clone, Copy, Debug)]
-pub struct TaskView<'a> {
+pub(crate) struct TaskView<'a> {
     pub task: &'a Task,
     /// The messages of the task's history shown: its latest ones.
     pub history: &'a [Message],
@@ -270,7 +271,7 @@ pub struct TaskView<'a> {
 impl Task {
     /// This task as shown with at most `history_length` of its latest history messages
     /// (`None`: all of them; `Some(0)`: none) and its artifacts if `artifacts`.
-    pub fn view(&self, history_length: Option<usize>, artifacts: bool) -> TaskView<'_> {
+    pub(crate) fn view(&self, history_length: Option<usize>, artifacts: bool) -> TaskView<'_> {
         let keep = history_length.map_or(self.history.len(), |n| n.min(self.history.len()));
         TaskView {
             task: self,
@@ -280,7 +281,7 @@ impl Task {
     }
 
     /// This task as a copy limited as [`Task::view`] would show it.
-    pub fn limited(&self, history_length: Option<usize>, artifacts: bool) -> Task {
+    pub(crate) fn limited(&self, history_length: Option<usize>, artifacts: bool) -> Task {
         let view = self.view(history_length, artifacts);
         Task {
             history: view.history.to_vec(),
@@ -297,7 +298,7 @@ impl Task {
 /// Why a message is not well formed (A2A 1.0 §5.7: REQUIRED fields present, required arrays
 /// not empty; 0.3 `Message`). The field is a path such as `params.message.parts`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShapeError {
+pub(crate) struct ShapeError {
     pub field: &'static str,
     pub reason: &'static str,
 }
@@ -315,7 +316,7 @@ impl Message {
     /// `messageId` and at least one part (each codec has already required `role`, and a
     /// `messageId` and `parts` of the right types). What the parts must hold is the
     /// receiver's own rule, checked after this one.
-    pub fn check_shape(&self) -> Result<(), ShapeError> {
+    pub(crate) fn check_shape(&self) -> Result<(), ShapeError> {
         if self.message_id.is_empty() {
             return Err(ShapeError {
                 field: "params.message.messageId",
@@ -335,7 +336,7 @@ impl Message {
 /// How a send asks to be answered: A2A 1.0 `SendMessageConfiguration` (`returnImmediately`,
 /// `historyLength`), v0.3 `MessageSendConfiguration` (`blocking`, `historyLength`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SendOptions {
+pub(crate) struct SendOptions {
     /// Answer with the task as soon as it exists, and work on it in the background (1.0
     /// `returnImmediately: true`, 0.3 `blocking: false`). Sends block by default.
     pub return_immediately: bool,
@@ -364,7 +365,7 @@ impl SendResult {
 
 /// `message/send` / `SendMessage` parameters.
 #[derive(Clone, Debug, PartialEq)]
-pub struct SendParams {
+pub(crate) struct SendParams {
     pub message: Message,
     /// Kept as sent; ddwire's calls are always blocking and non-streaming.
     pub configuration: Option<Value>,

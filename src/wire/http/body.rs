@@ -115,7 +115,7 @@ impl BodyReader {
 
 /// Read a whole body out of `bytes` (a message already in memory): the body and the bytes it
 /// took, or why not.
-pub fn read_all(
+pub(crate) fn read_all(
     framing: Framing,
     limit: usize,
     bytes: &[u8],

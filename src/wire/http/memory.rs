@@ -120,7 +120,7 @@ fn split_url(url: &str) -> Option<(String, String)> {
 }
 
 /// The HTTP/1.1 bytes of a client request.
-pub fn request_bytes(request: &ClientRequest, host: &str, target: &str) -> Vec<u8> {
+pub(crate) fn request_bytes(request: &ClientRequest, host: &str, target: &str) -> Vec<u8> {
     let headers: Vec<(&str, &str)> = request
         .headers
         .iter()

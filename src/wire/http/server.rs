@@ -59,9 +59,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// The longest a refused connection is drained before it is closed.
-pub const LINGER_TIME: Duration = Duration::from_secs(2);
+pub(crate) const LINGER_TIME: Duration = Duration::from_secs(2);
 /// The most bytes drained from a refused connection before it is closed.
-pub const LINGER_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const LINGER_BYTES: usize = 8 * 1024 * 1024;
 /// The longest the accept loop waits between attempts while out of descriptors.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
 
