@@ -89,7 +89,6 @@ pub(crate) mod writer;
 
 mod files;
 
-pub(crate) use index::listing_row;
 pub use index::{Cursor, Page, Query, Scan, parse_time};
 pub use reader::{Listing, RunReader};
 pub use recovery::Recovery;

@@ -96,7 +96,7 @@ fn listing(store: &RunReader) -> Vec<Value> {
     let mut out = Vec::new();
     store
         .newest_first(&Query::default(), |_, e| {
-            out.push(listing_row(&e));
+            out.push(index::listing_row(&e));
             ControlFlow::Continue(())
         })
         .unwrap();
