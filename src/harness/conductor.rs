@@ -1,4 +1,5 @@
-//! The conductor: policy gate → input check → agent → grounding linter → validation → store.
+//! The conductor: policy gate → input check → agent call → grounding check → validation →
+//! store.
 //!
 //! [`Conductor::invoke`] is a plain function of a request and the principal the caller's
 //! credentials name; every transport (A2A, AG-UI, the CLI) is a thin wrapper around it. It
@@ -10,6 +11,26 @@
 //! reused `invocation_id`, lineage set by the caller. Everything else is an envelope, stored:
 //! a refusal, a withheld result, an agent that failed, timed out or answered outside the
 //! contract (spec invariants 12, 13).
+//!
+//! # Stages
+//!
+//! One invocation is a short sequence of named stages (`Conductor::run`), each a function a
+//! reader can test alone, in the order and with the names of the specification's
+//! "Where the conductor produces outcomes" (contract.md §3):
+//!
+//! 1. `policy_gate`: the deployment's profile refuses the agent, refers the run to a data
+//!    steward, or lets it run;
+//! 2. `input_check`: the input against the class schema the agent's card carries;
+//! 3. `Conductor::call_agent`: the A2A call, with a delegation grant when the agent may
+//!    delegate; a failure, a cancellation or a payload of the wrong class is `agent-error`;
+//! 4. `grounding_check`: the linter over every span of the run; a succeeded result with
+//!    violations is withheld;
+//! 5. `validation`: withhold an agent's result that breaks the contract, or accept the
+//!    envelope;
+//! 6. `Conductor::store_run`: the run, then its spans to the OTLP exporter.
+//!
+//! Stages 1 and 2 can decide the outcome themselves; the agent is then not called. Stages 1–4
+//! are reported to an [`Observer`] as [`Stage`]s (the AG-UI transport streams them).
 //!
 //! Delegation (spec invariant 8): a remote agent in grounding mode `delegation`, invoked at the
 //! top level, is sent a grant (a bearer capability) with the harness's callback URL. While the
@@ -44,7 +65,6 @@ use super::policy::{self, Decision, Profile};
 use super::registry::{Registry, RemoteAgent};
 use super::remote;
 use super::store::{NewRun, RunStore, StoreError};
-use crate::contract::ContractError;
 use crate::contract::problem::ProblemType;
 use crate::contract::validate;
 use crate::contract::{
@@ -52,8 +72,11 @@ use crate::contract::{
     OutcomeStatus, Principal, ProblemDetails, ReasonCode, Telemetry, canonical, envelope_hash,
     input_source_id,
 };
+use crate::contract::{AgentSpec, ClassSchema, ContractError};
 use crate::error::{Error, Result};
-use crate::trace::{ActiveSpan, Attributes, SpanContext, SpanName, SpanRecord, Tracer, attr};
+use crate::trace::{
+    ActiveSpan, Attributes, SpanContext, SpanName, SpanRecord, TraceId, Tracer, attr,
+};
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::endpoint::Progress;
 use crate::wire::a2a::meta;
@@ -389,64 +412,34 @@ impl Conductor {
             .registry
             .get(&request.agent_id)
             .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
-        let spec = &agent.spec;
+        let mut invocation = Invocation::new(request, request_doc.clone(), agent, acting_for);
+        // The input was never judged: the run names no schema.
+        invocation.accepted = None;
         let detail = format!("the harness panicked while running the agent: {message}");
         let tracer = Tracer::new(SERVICE_NAME);
-        let root = tracer
-            .span(SpanName::InvokeAgent)
-            .attribute(attr::AGENT_ID, spec.agent_id.as_str())
-            .attribute(attr::GROUNDING_MODE, spec.grounding_mode.as_str())
-            .attribute(
-                attr::INPUT_HASH,
-                canonical::input_hash(&request_doc["input"]).as_str(),
-            )
-            .start();
+        let root = invocation.root_span(&tracer, None);
         let trace_id = root.context().trace_id;
         root.set(attr::OUTCOME, OutcomeStatus::Failed.as_str());
         root.end();
-        let envelope = Envelope {
-            invocation_id: request.invocation_id.clone(),
-            agent_id: spec.agent_id.clone(),
-            agent_version: spec.version.clone(),
-            completed_at: crate::time::now_rfc3339(),
-            grounding_mode: spec.grounding_mode,
-            policy_bundle_ref: self.profile.bundle_ref(),
-            policy_digest: self.profile.digest.clone(),
-            acting_for: acting_for.clone(),
-            contract_version: CONTRACT_VERSION.to_string(),
-            input_schema: None,
-            outcome: Outcome::failed(format!("The run failed: {detail}.")),
-            payload: None,
-            payload_schema: None,
-            evidence: Vec::new(),
-            telemetry: Telemetry::for_trace(trace_id.to_string()),
-            requires_human_review: true,
-            problem: Some(agent_error(&spec.agent_id, "HarnessPanic", &detail)),
-            conversation_id: request.conversation_id.clone(),
-            parent_invocation_id: request.parent_invocation_id.clone(),
+        let decided = Decided {
             delegations,
+            ..Decided::by_conductor(
+                Outcome::failed(format!("The run failed: {detail}.")),
+                Some(agent_error(&agent.spec.agent_id, "HarnessPanic", &detail)),
+            )
         };
-        let doc = envelope.to_document();
-        validate::validate_envelope(&doc)?;
+        let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
+        envelope.delegations = decided.delegations;
+        let document = envelope.to_document();
+        validate::validate_envelope(&document)?;
         let records = tracer.take(trace_id);
-        let report = grounding::lint(&records, &doc);
-        let spans: Vec<String> = records.iter().map(crate::trace::to_json).collect();
-        let summary = report.summary();
-        let run_dir = self.store.append(&NewRun {
-            envelope: &doc,
-            request: request_doc,
-            spans: &spans,
-            grounding: &summary,
-            schemas: &[],
-            agent_reply: None,
-        })?;
-        Ok(Run {
-            envelope,
-            report,
-            run_dir,
-        })
+        let report = grounding::lint(&records, &document);
+        self.store_run(&invocation, envelope, &document, &records, report, None)
     }
 
+    /// One invocation, admitted: the conductor's stages in the order the specification gives
+    /// them (contract.md §3, "Where the conductor produces outcomes"), each a function below.
+    /// A stage that decides the outcome itself (a refusal, a referral) skips the agent call.
     fn run(
         &self,
         request: &InvocationRequest,
@@ -460,157 +453,151 @@ impl Conductor {
             .registry
             .get(&request.agent_id)
             .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
-        let spec = &agent.spec;
-        let input = &request_doc["input"];
-        let input_hash = canonical::input_hash(input);
-        let input_ref = input_source_id(&request.invocation_id);
-        let got = input
-            .get("schema_class")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let accepted = spec
-            .accepts
-            .contains(&got)
-            .then(|| spec.schema(&got))
-            .flatten();
-
+        let invocation = Invocation::new(request, request_doc, agent, acting_for);
         // One tracer per invocation, dropped at the end: the conductor keeps no spans.
         let tracer = Tracer::new(SERVICE_NAME);
-        let mut root = tracer
-            .span(SpanName::InvokeAgent)
-            .attribute(attr::AGENT_ID, spec.agent_id.as_str())
-            .attribute(attr::GROUNDING_MODE, spec.grounding_mode.as_str())
-            .attribute(attr::INPUT_HASH, input_hash.as_str());
-        if let Some(parent) = &link {
-            root = root.new_trace().link(parent);
-        }
-        let root = root.start();
+        let root = invocation.root_span(&tracer, link.as_ref());
         let trace_id = root.context().trace_id;
 
-        // 1. Policy gate, against the deployment's profile.
-        observer(Stage::PolicyGate, Phase::Started);
-        let gate_span = tracer.policy_gate(&spec.agent_id);
-        let decision = policy::gate(&self.profile, &spec.agent_id, &spec.action_class);
-        gate_span.end();
-        observer(Stage::PolicyGate, Phase::Finished);
-        stage_event(&root, Stage::PolicyGate, "decision", decision.name());
+        let gate = stage(observer, Stage::PolicyGate, || {
+            policy_gate(&self.profile, &agent.spec, &tracer, &root)
+        });
+        let decided = match gate {
+            Some(refused) => refused,
+            None => match stage(observer, Stage::InputCheck, || {
+                input_check(&invocation, &root)
+            }) {
+                Some(refused) => refused,
+                None => stage(observer, Stage::AgentCall, || {
+                    self.call_agent(&invocation, &root, task)
+                }),
+            },
+        };
+        let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
+        envelope.delegations = decided.delegations;
+        // Set before linting, as the reference does: a withheld run's root still says what
+        // the agent claimed.
+        root.set(attr::OUTCOME, envelope.outcome.status.as_str());
+        root.end();
 
-        let mut imported: Vec<SpanRecord> = Vec::new();
-        // The agent's reply as received, kept beside the run so a withheld result can be
-        // audited and linted again.
-        let mut agent_reply: Option<Value> = None;
-        let mut from_agent = false;
-        let mut delegations = Vec::new();
-        let (result, problem) = match &decision {
-            Decision::NotEnabled { reason } | Decision::ClassMismatch { reason, .. } => (
-                AgentResult::new(Outcome::failed(format!("{reason}. {AGENT_NOT_RUN}"))),
-                policy::refusal_problem(
-                    &self.profile,
-                    &spec.agent_id,
-                    &spec.action_class,
-                    &decision,
-                ),
-            ),
-            Decision::RequiresApproval { reason } => (
-                AgentResult::new(Outcome::referred(
-                    ReasonCode::PolicyRequiresApproval,
-                    DATA_STEWARD,
-                    format!("{reason}. {AGENT_NOT_RUN}"),
-                )),
-                None,
-            ),
-            Decision::Permitted => {
-                // 2. Input check, against the class schema the agent's card carries.
-                observer(Stage::InputCheck, Phase::Started);
-                let refusal = input_refusal(agent, &got, accepted.map(|c| c.errors(input)));
-                observer(Stage::InputCheck, Phase::Finished);
-                let verdict = if refusal.is_some() {
-                    "refused"
+        let mut records = tracer.take(trace_id);
+        records.extend(decided.spans);
+        let report = stage(observer, Stage::GroundingCheck, || {
+            grounding_check(&records, &mut envelope)
+        });
+        let document = validation(&mut envelope, decided.from_agent)?;
+        self.store_run(
+            &invocation,
+            envelope,
+            &document,
+            &records,
+            report,
+            decided.agent_reply.as_ref(),
+        )
+    }
+
+    /// Stage 3, the agent call: call the agent over A2A under the root span, with a grant if
+    /// it may delegate, and read its reply. A failed call, a cancellation and a payload that
+    /// contradicts the agent's declared class are each an `agent-error` outcome; an answer is
+    /// the agent's result, with its spans and its reply as received.
+    fn call_agent(
+        &self,
+        invocation: &Invocation<'_>,
+        root: &ActiveSpan<'_>,
+        task: Option<&Progress>,
+    ) -> Decided {
+        let (request, agent) = (invocation.request, invocation.agent);
+        let agent_id = &agent.spec.agent_id;
+        let mut metadata = Map::new();
+        let input_ref = input_source_id(&request.invocation_id);
+        metadata.insert(meta::INPUT_REF.into(), Value::String(input_ref));
+        metadata.insert(
+            meta::INPUT_HASH.into(),
+            Value::String(invocation.input_hash.clone()),
+        );
+        metadata.insert(meta::TRACEPARENT.into(), Value::String(root.traceparent()));
+        let grant = self.issue_grant(request, agent, invocation.acting_for);
+        if let (Some(grant), Some(url)) = (&grant, &self.callback_url) {
+            metadata.insert(meta::DELEGATE_URL.into(), Value::String(url.clone()));
+            metadata.insert(
+                meta::DELEGATION_TOKEN.into(),
+                Value::String(grant.token.clone()),
+            );
+        }
+        let document = &invocation.document;
+        let (received, canceled) = match task {
+            Some(task) => call_until(&self.client, agent, document, metadata, task),
+            None => (call_caught(&self.client, agent, document, metadata), false),
+        };
+        // Recorded whatever the agent did: the children ran and are stored.
+        let delegations = grant.map(GrantGuard::revoke).unwrap_or_default();
+        let answered = if received.is_ok() {
+            "answered"
+        } else {
+            "failed"
+        };
+        stage_event(root, Stage::AgentCall, "result", answered);
+        let decided = match received {
+            Err(failure) => {
+                let (statement, kind) = if canceled {
+                    (format!("{CANCELED}: {}", failure.detail), CANCELED)
                 } else {
-                    "accepted"
+                    (
+                        format!("Agent raised: {}", failure.detail),
+                        "RemoteAgentError",
+                    )
                 };
-                stage_event(&root, Stage::InputCheck, "decision", verdict);
-                if let Some((statement, problem)) = refusal {
-                    (AgentResult::new(Outcome::failed(statement)), Some(problem))
-                } else {
-                    // 3. Call the agent over A2A, under the root span.
-                    observer(Stage::AgentCall, Phase::Started);
-                    let mut metadata = Map::new();
-                    metadata.insert(meta::INPUT_REF.into(), Value::String(input_ref.clone()));
-                    metadata.insert(meta::INPUT_HASH.into(), Value::String(input_hash.clone()));
-                    metadata.insert(meta::TRACEPARENT.into(), Value::String(root.traceparent()));
-                    let grant = self.issue_grant(request, agent, acting_for);
-                    if let (Some(grant), Some(url)) = (&grant, &self.callback_url) {
-                        metadata.insert(meta::DELEGATE_URL.into(), Value::String(url.clone()));
-                        metadata.insert(
-                            meta::DELEGATION_TOKEN.into(),
-                            Value::String(grant.token.clone()),
-                        );
-                    }
-                    let (received, canceled) = match task {
-                        Some(task) => call_until(&self.client, agent, &request_doc, metadata, task),
-                        None => (
-                            call_caught(&self.client, agent, &request_doc, metadata),
-                            false,
-                        ),
-                    };
-                    if let Some(grant) = grant {
-                        // Recorded whatever the agent did: the children ran and are stored.
-                        delegations = grant.revoke();
-                    }
-                    observer(Stage::AgentCall, Phase::Finished);
-                    let answered = if received.is_ok() {
-                        "answered"
-                    } else {
-                        "failed"
-                    };
-                    stage_event(&root, Stage::AgentCall, "result", answered);
-                    match received {
-                        Err(failure) if canceled => {
-                            agent_reply = failure.reply;
-                            let detail = failure.detail;
-                            (
-                                AgentResult::new(Outcome::failed(format!("{CANCELED}: {detail}"))),
-                                Some(agent_error(&spec.agent_id, CANCELED, &detail)),
-                            )
-                        }
-                        Err(failure) => {
-                            agent_reply = failure.reply;
-                            let detail = failure.detail;
-                            (
-                                AgentResult::new(Outcome::failed(format!(
-                                    "Agent raised: {detail}"
-                                ))),
-                                Some(agent_error(&spec.agent_id, "RemoteAgentError", &detail)),
-                            )
-                        }
-                        Ok(received) => {
-                            from_agent = true;
-                            agent_reply = Some(received.reply);
-                            imported = received.spans;
-                            let result = received.result;
-                            match result
-                                .payload
-                                .as_ref()
-                                .and_then(|p| payload_mismatch(agent, &Value::Object(p.0.clone())))
-                            {
-                                Some(mismatch) => (
-                                    AgentResult::new(Outcome::failed(format!(
-                                        "Agent contradicted its specification: {mismatch}"
-                                    ))),
-                                    Some(agent_error(&spec.agent_id, "TypeError", &mismatch)),
-                                ),
-                                None => (result, None),
-                            }
-                        }
-                    }
+                Decided {
+                    agent_reply: failure.reply,
+                    ..Decided::by_conductor(
+                        Outcome::failed(statement),
+                        Some(agent_error(agent_id, kind, &failure.detail)),
+                    )
+                }
+            }
+            Ok(received) => {
+                let mismatch = received
+                    .result
+                    .payload
+                    .as_ref()
+                    .and_then(|p| payload_mismatch(agent, &Value::Object(p.0.clone())));
+                let (result, problem) = match mismatch {
+                    Some(mismatch) => (
+                        AgentResult::new(Outcome::failed(format!(
+                            "Agent contradicted its specification: {mismatch}"
+                        ))),
+                        Some(agent_error(agent_id, "TypeError", &mismatch)),
+                    ),
+                    None => (received.result, None),
+                };
+                Decided {
+                    result,
+                    problem,
+                    from_agent: true,
+                    agent_reply: Some(received.reply),
+                    spans: received.spans,
+                    delegations: Vec::new(),
                 }
             }
         };
+        Decided {
+            delegations,
+            ..decided
+        }
+    }
 
+    /// The envelope of an invocation: what the stages decided, and everything the conductor
+    /// fills itself (identifiers, time, policy, principal, contract version, telemetry).
+    fn envelope(
+        &self,
+        invocation: &Invocation<'_>,
+        result: AgentResult,
+        problem: Option<ProblemDetails>,
+        trace_id: TraceId,
+    ) -> Envelope {
+        let (request, spec) = (invocation.request, &invocation.agent.spec);
         let has_payload = result.payload.is_some();
-        let mut envelope = Envelope {
+        Envelope {
             invocation_id: request.invocation_id.clone(),
             agent_id: spec.agent_id.clone(),
             agent_version: spec.version.clone(),
@@ -618,9 +605,9 @@ impl Conductor {
             grounding_mode: spec.grounding_mode,
             policy_bundle_ref: self.profile.bundle_ref(),
             policy_digest: self.profile.digest.clone(),
-            acting_for: acting_for.clone(),
+            acting_for: invocation.acting_for.clone(),
             contract_version: CONTRACT_VERSION.to_string(),
-            input_schema: accepted.map(|c| c.digest.clone()),
+            input_schema: invocation.accepted.map(|c| c.digest.clone()),
             outcome: result.outcome,
             payload: result.payload,
             payload_schema: if has_payload {
@@ -639,68 +626,42 @@ impl Conductor {
             problem,
             conversation_id: request.conversation_id.clone(),
             parent_invocation_id: request.parent_invocation_id.clone(),
-            delegations,
-        };
-        // Set before linting, as the reference does: a withheld run's root still says what
-        // the agent claimed.
-        root.set(attr::OUTCOME, envelope.outcome.status.as_str());
-        root.end();
-
-        // 4. The grounding linter, over the conductor's spans and the agent's, whatever trace
-        // the agent's name (spec invariant 6).
-        observer(Stage::GroundingCheck, Phase::Started);
-        let mut records = tracer.take(trace_id);
-        records.extend(imported);
-        let report = grounding::lint(&records, &envelope.to_document());
-        if !report.violations.is_empty() && envelope.outcome.status == OutcomeStatus::Succeeded {
-            let violations = report.violations.join("; ");
-            withhold(
-                &mut envelope,
-                format!("Output withheld: it failed the grounding linter. {violations}"),
-                ProblemType::GroundingViolation.with_detail(format!(
-                    "Nothing ungrounded leaves the system. Violations: {violations}"
-                )),
-            );
+            delegations: Vec::new(),
         }
-        observer(Stage::GroundingCheck, Phase::Finished);
+    }
 
-        // 5. Validate. A result from the agent that still breaks the contract is the agent's
-        // error, stored as such; an envelope the conductor built that breaks it is a bug.
-        if from_agent && let Err(e) = validate::validate_envelope(&envelope.to_document()) {
-            let messages = match &e {
-                ContractError::Violation { violations, .. } => violations.join("; "),
-                other => other.to_string(),
-            };
-            withhold(
-                &mut envelope,
-                format!("Agent result violates the contract: {messages}"),
-                agent_error(&spec.agent_id, "ContractViolation", &e.to_string()),
-            );
-        }
-        let doc = envelope.to_document();
-        validate::validate_envelope(&doc)?;
-
-        // 6. Store: the envelope, the request, every span, the report, the schemas checked.
+    /// Stage 6, the store: the envelope, the request, every span, the linter's report, the
+    /// class schemas the run was checked against and the agent's reply as received, as one
+    /// run; then, once stored, its spans to the OTLP exporter exactly as stored (the
+    /// exporter's queue never blocks).
+    fn store_run(
+        &self,
+        invocation: &Invocation<'_>,
+        envelope: Envelope,
+        document: &Value,
+        records: &[SpanRecord],
+        report: GroundingReport,
+        agent_reply: Option<&Value>,
+    ) -> Result<Run> {
         let spans: Vec<String> = records.iter().map(crate::trace::to_json).collect();
         let mut schemas: Vec<(&str, &Value)> = Vec::new();
-        if let Some(c) = accepted {
+        if let Some(c) = invocation.accepted {
             schemas.push((&c.digest, &c.json_schema));
         }
         if envelope.payload.is_some()
-            && let Some(c) = spec.payload_schema()
+            && let Some(c) = invocation.agent.spec.payload_schema()
         {
             schemas.push((&c.digest, &c.json_schema));
         }
         let summary = report.summary();
         let run_dir = self.store.append(&NewRun {
-            envelope: &doc,
-            request: &request_doc,
+            envelope: document,
+            request: &invocation.document,
             spans: &spans,
             grounding: &summary,
             schemas: &schemas,
-            agent_reply: agent_reply.as_ref(),
+            agent_reply,
         })?;
-        // Only a stored run is exported, exactly as stored; the exporter's queue never blocks.
         if let Some(exporter) = &self.otlp {
             exporter.export_span_json(spans);
         }
@@ -776,6 +737,232 @@ impl Conductor {
     pub fn running(&self) -> usize {
         self.running.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
+}
+
+/// One admitted invocation: what every stage reads.
+struct Invocation<'a> {
+    request: &'a InvocationRequest,
+    /// The request as the wire and the run store carry it.
+    document: Value,
+    agent: &'a RemoteAgent,
+    acting_for: &'a Principal,
+    /// The `dd-input-json-v1` hash of the input, computed once.
+    input_hash: String,
+    /// The input's `schema_class` (empty when it names none).
+    class: String,
+    /// The class schema the input is checked against: the agent's, if it accepts the class.
+    accepted: Option<&'a ClassSchema>,
+}
+
+impl<'a> Invocation<'a> {
+    fn new(
+        request: &'a InvocationRequest,
+        document: Value,
+        agent: &'a RemoteAgent,
+        acting_for: &'a Principal,
+    ) -> Invocation<'a> {
+        let input = &document["input"];
+        let input_hash = canonical::input_hash(input);
+        let class = input
+            .get("schema_class")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let spec = &agent.spec;
+        let accepted = spec
+            .accepts
+            .contains(&class)
+            .then(|| spec.schema(&class))
+            .flatten();
+        Invocation {
+            request,
+            document,
+            agent,
+            acting_for,
+            input_hash,
+            class,
+            accepted,
+        }
+    }
+
+    /// The `invoke_agent` span every other span of the run descends from; a new trace linked
+    /// to `link` for a delegated child.
+    fn root_span<'t>(&self, tracer: &'t Tracer, link: Option<&SpanContext>) -> ActiveSpan<'t> {
+        let spec = &self.agent.spec;
+        let mut root = tracer
+            .span(SpanName::InvokeAgent)
+            .attribute(attr::AGENT_ID, spec.agent_id.as_str())
+            .attribute(attr::GROUNDING_MODE, spec.grounding_mode.as_str())
+            .attribute(attr::INPUT_HASH, self.input_hash.as_str());
+        if let Some(parent) = link {
+            root = root.new_trace().link(parent);
+        }
+        root.start()
+    }
+}
+
+/// What the stages before the envelope decided.
+struct Decided {
+    result: AgentResult,
+    problem: Option<ProblemDetails>,
+    /// The result is the agent's own answer: if it breaks the contract, that is the agent's
+    /// error (stage 5).
+    from_agent: bool,
+    /// The agent's reply as received, kept beside the run so a withheld result can be
+    /// audited and linted again.
+    agent_reply: Option<Value>,
+    /// The spans the agent returned, linted with the conductor's.
+    spans: Vec<SpanRecord>,
+    /// The children the agent delegated.
+    delegations: Vec<Delegation>,
+}
+
+impl Decided {
+    /// An outcome the conductor decided without an answer from the agent.
+    fn by_conductor(outcome: Outcome, problem: Option<ProblemDetails>) -> Decided {
+        Decided {
+            result: AgentResult::new(outcome),
+            problem,
+            from_agent: false,
+            agent_reply: None,
+            spans: Vec::new(),
+            delegations: Vec::new(),
+        }
+    }
+}
+
+/// Run `step` as `stage`, between the observer's `Started` and `Finished`.
+fn stage<T>(observer: Observer<'_>, stage: Stage, step: impl FnOnce() -> T) -> T {
+    observer(stage, Phase::Started);
+    let out = step();
+    observer(stage, Phase::Finished);
+    out
+}
+
+/// Stage 1, the policy gate, against the deployment's profile, in its own `policy_gate`
+/// span: `None` when the agent may run; else the conductor's outcome. A refusal is `failed`
+/// with the profile's problem; a profile that requires approval refers the run to the data
+/// steward. Either statement ends "The agent was not run."
+fn policy_gate(
+    profile: &Profile,
+    spec: &AgentSpec,
+    tracer: &Tracer,
+    root: &ActiveSpan<'_>,
+) -> Option<Decided> {
+    let span = tracer.policy_gate(&spec.agent_id);
+    let decision = policy::gate(profile, &spec.agent_id, &spec.action_class);
+    span.end();
+    stage_event(root, Stage::PolicyGate, "decision", decision.name());
+    match &decision {
+        Decision::Permitted => None,
+        Decision::NotEnabled { reason } | Decision::ClassMismatch { reason, .. } => {
+            Some(Decided::by_conductor(
+                Outcome::failed(format!("{reason}. {AGENT_NOT_RUN}")),
+                policy::refusal_problem(profile, &spec.agent_id, &spec.action_class, &decision),
+            ))
+        }
+        Decision::RequiresApproval { reason } => Some(Decided::by_conductor(
+            Outcome::referred(
+                ReasonCode::PolicyRequiresApproval,
+                DATA_STEWARD,
+                format!("{reason}. {AGENT_NOT_RUN}"),
+            ),
+            None,
+        )),
+    }
+}
+
+/// Stage 2, the input check, against the class schema the agent's card carries: `None` when
+/// the agent will read the input; else `failed` with `input-not-accepted`, naming the classes
+/// it accepts or every way the input breaks the schema.
+fn input_check(invocation: &Invocation<'_>, root: &ActiveSpan<'_>) -> Option<Decided> {
+    let spec = &invocation.agent.spec;
+    let got = &invocation.class;
+    let refusal = match invocation
+        .accepted
+        .map(|c| c.errors(&invocation.document["input"]))
+    {
+        None => {
+            let accepts = spec.accepts.join(", ");
+            Some((
+                format!(
+                    "{} accepts {accepts}, not {got}. {AGENT_NOT_RUN}",
+                    spec.agent_id
+                ),
+                format!(
+                    "Agent '{}' accepts {accepts}; the request carried '{got}'.",
+                    spec.agent_id
+                ),
+            ))
+        }
+        Some(errors) if errors.is_empty() => None,
+        Some(errors) => {
+            let joined = errors.join("; ");
+            Some((
+                format!("The input is not a valid {got}: {joined}. {AGENT_NOT_RUN}"),
+                format!(
+                    "Agent '{}' accepts '{got}', but the input does not conform to its schema: {joined}",
+                    spec.agent_id
+                ),
+            ))
+        }
+    };
+    let verdict = if refusal.is_some() {
+        "refused"
+    } else {
+        "accepted"
+    };
+    stage_event(root, Stage::InputCheck, "decision", verdict);
+    refusal.map(|(statement, detail)| {
+        Decided::by_conductor(
+            Outcome::failed(statement),
+            Some(ProblemType::InputNotAccepted.with_detail(detail)),
+        )
+    })
+}
+
+/// Stage 4, the grounding check: the linter over the conductor's spans and the agent's,
+/// whatever trace the agent's name (spec invariant 6). A succeeded result with violations is
+/// withheld (`failed`, `grounding-violation`, payload and evidence cleared); any other is
+/// stored unchanged, its violations only in the report.
+fn grounding_check(records: &[SpanRecord], envelope: &mut Envelope) -> GroundingReport {
+    let report = grounding::lint(records, &envelope.to_document());
+    if !report.violations.is_empty() && envelope.outcome.status == OutcomeStatus::Succeeded {
+        let violations = report.violations.join("; ");
+        withhold(
+            envelope,
+            format!("Output withheld: it failed the grounding linter. {violations}"),
+            ProblemType::GroundingViolation.with_detail(format!(
+                "Nothing ungrounded leaves the system. Violations: {violations}"
+            )),
+        );
+    }
+    report
+}
+
+/// Stage 5, validation: withhold or accept. A result from the agent that still breaks the
+/// contract is the agent's error, withheld as `agent-error`; the envelope is then checked
+/// again, and one the conductor built that breaks the contract is an error (a conductor bug),
+/// never stored. Returns the envelope's document, as it will be stored.
+fn validation(
+    envelope: &mut Envelope,
+    from_agent: bool,
+) -> std::result::Result<Value, ContractError> {
+    if from_agent && let Err(e) = validate::validate_envelope(&envelope.to_document()) {
+        let violations = match &e {
+            ContractError::Violation { violations, .. } => violations.join("; "),
+            other => other.to_string(),
+        };
+        let agent_id = envelope.agent_id.clone();
+        withhold(
+            envelope,
+            format!("Agent result violates the contract: {violations}"),
+            agent_error(&agent_id, "ContractViolation", &e.to_string()),
+        );
+    }
+    let document = envelope.to_document();
+    validate::validate_envelope(&document)?;
+    Ok(document)
 }
 
 /// An invocation id held in the running set; dropping the guard (a return or an unwinding
@@ -860,8 +1047,6 @@ impl Drop for InFlight<'_> {
     }
 }
 
-/// The text of a panic's payload (`panic!` with a literal or a format string), or a note that
-/// it had none.
 /// Call the agent; a panic in the call (the client, the reply's decoding) is its failure.
 fn call_caught(
     client: &A2aClient,
@@ -971,47 +1156,14 @@ fn answered(
     }
 }
 
+/// The text of a panic's payload (`panic!` with a literal or a format string), or a note that
+/// it had none.
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_string())
-}
-
-/// Why the agent will not read this input: the statement and problem, or `None` if it will.
-fn input_refusal(
-    agent: &RemoteAgent,
-    got: &str,
-    errors: Option<Vec<String>>,
-) -> Option<(String, ProblemDetails)> {
-    let spec = &agent.spec;
-    match errors {
-        None => {
-            let accepts = spec.accepts.join(", ");
-            Some((
-                format!(
-                    "{} accepts {accepts}, not {got}. {AGENT_NOT_RUN}",
-                    spec.agent_id
-                ),
-                ProblemType::InputNotAccepted.with_detail(format!(
-                    "Agent '{}' accepts {accepts}; the request carried '{got}'.",
-                    spec.agent_id
-                )),
-            ))
-        }
-        Some(errors) if errors.is_empty() => None,
-        Some(errors) => {
-            let joined = errors.join("; ");
-            Some((
-                format!("The input is not a valid {got}: {joined}. {AGENT_NOT_RUN}"),
-                ProblemType::InputNotAccepted.with_detail(format!(
-                    "Agent '{}' accepts '{got}', but the input does not conform to its schema: {joined}",
-                    spec.agent_id
-                )),
-            ))
-        }
-    }
 }
 
 /// How a returned payload contradicts the agent's declared payload class, if it does.
@@ -1226,5 +1378,299 @@ mod tests {
         assert_eq!(panic_message(&*literal), "literal");
         assert_eq!(panic_message(&*formatted), "42");
         assert_eq!(panic_message(&*other), "a panic without a message");
+    }
+
+    // --- Each stage alone ---------------------------------------------------------------------
+
+    use crate::agent::builtin::{Failing, Ungrounded};
+    use crate::contract::{ContractError as CE, Input};
+
+    /// A harness over Hello, Ungrounded and Failing, and a request for `agent_id` on `input`.
+    fn stage_harness() -> TestHarness {
+        TestHarness::new(vec![
+            Arc::new(Hello::new()),
+            Arc::new(Ungrounded::new()),
+            Arc::new(Failing::new()),
+        ])
+    }
+
+    fn request_for(agent_id: &str, input: serde_json::Value) -> InvocationRequest {
+        let serde_json::Value::Object(input) = input else {
+            panic!("an input is an object")
+        };
+        InvocationRequest::new(agent_id, Input(input))
+    }
+
+    fn hi() -> serde_json::Value {
+        serde_json::json!({"schema_class": "Message", "message_text": "hi"})
+    }
+
+    /// The events a finished root span recorded: `(stage, value)`.
+    fn stage_events(tracer: &Tracer, trace_id: TraceId) -> Vec<(String, String)> {
+        let spans = tracer.take(trace_id);
+        let root = spans.iter().find(|s| s.is(SpanName::InvokeAgent)).unwrap();
+        root.events
+            .iter()
+            .map(|e| {
+                let value = e.attributes.iter().next().map(|(_, v)| format!("{v:?}"));
+                (e.name.clone(), value.unwrap_or_default())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_policy_gate_refuses_an_agent_the_profile_does_not_enable() {
+        let spec = crate::agent::Agent::spec(&Hello::new()).clone();
+        let profile = Profile::from_bytes(br#"{"profile_id": "none", "agents": {}}"#, "t").unwrap();
+        let tracer = Tracer::new(SERVICE_NAME);
+        let root = tracer.span(SpanName::InvokeAgent).start();
+        let trace_id = root.context().trace_id;
+        let refused = policy_gate(&profile, &spec, &tracer, &root).expect("refused");
+        root.end();
+        assert_eq!(refused.result.outcome.status, OutcomeStatus::Failed);
+        assert!(refused.result.outcome.statement.ends_with(AGENT_NOT_RUN));
+        assert_eq!(
+            refused.problem.unwrap().type_,
+            ProblemType::AgentNotPermitted.uri()
+        );
+        assert!(!refused.from_agent);
+        let events = stage_events(&tracer, trace_id);
+        assert_eq!(events[0].0, "policy_gate");
+        assert!(events[0].1.contains("not_enabled"), "{events:?}");
+    }
+
+    #[test]
+    fn the_policy_gate_refers_a_class_that_requires_approval_and_lets_the_rest_run() {
+        let spec = crate::agent::Agent::spec(&Hello::new()).clone();
+        let class = &spec.action_class;
+        let approval = format!(
+            r#"{{"profile_id": "careful", "agents": {{"hello.world": "{class}"}}, "actions_requiring_approval": ["{class}"]}}"#
+        );
+        let profile = Profile::from_bytes(approval.as_bytes(), "t").unwrap();
+        let tracer = Tracer::new(SERVICE_NAME);
+        let root = tracer.span(SpanName::InvokeAgent).start();
+        let referred = policy_gate(&profile, &spec, &tracer, &root).expect("referred");
+        assert_eq!(referred.result.outcome.status, OutcomeStatus::Referred);
+        assert_eq!(
+            referred.result.outcome.referred_to.as_deref(),
+            Some(DATA_STEWARD)
+        );
+        assert!(referred.problem.is_none());
+        let open = format!(r#"{{"profile_id": "open", "agents": {{"hello.world": "{class}"}}}}"#);
+        let profile = Profile::from_bytes(open.as_bytes(), "t").unwrap();
+        assert!(policy_gate(&profile, &spec, &tracer, &root).is_none());
+        root.end();
+    }
+
+    #[test]
+    fn the_input_check_names_the_accepted_classes_or_every_schema_violation() {
+        let th = stage_harness();
+        let agent = th.conductor().registry.get("hello.world").unwrap();
+        let principal = test_principal();
+        let tracer = Tracer::new(SERVICE_NAME);
+        let root = tracer.span(SpanName::InvokeAgent).start();
+
+        let wrong = request_for(
+            "hello.world",
+            serde_json::json!({"schema_class": "Echo", "value": 1}),
+        );
+        let invocation = Invocation::new(&wrong, wrong.to_document(), agent, &principal);
+        let refused = input_check(&invocation, &root).expect("another class is refused");
+        assert_eq!(
+            refused.result.outcome.statement,
+            format!("hello.world accepts Message, not Echo. {AGENT_NOT_RUN}")
+        );
+        assert_eq!(
+            refused.problem.unwrap().type_,
+            ProblemType::InputNotAccepted.uri()
+        );
+
+        let bad = request_for(
+            "hello.world",
+            serde_json::json!({"schema_class": "Message"}),
+        );
+        let invocation = Invocation::new(&bad, bad.to_document(), agent, &principal);
+        let refused = input_check(&invocation, &root).expect("a schema violation is refused");
+        assert!(
+            refused
+                .result
+                .outcome
+                .statement
+                .starts_with("The input is not a valid Message: "),
+            "{}",
+            refused.result.outcome.statement
+        );
+
+        let good = request_for("hello.world", hi());
+        let invocation = Invocation::new(&good, good.to_document(), agent, &principal);
+        assert!(input_check(&invocation, &root).is_none());
+        root.end();
+    }
+
+    #[test]
+    fn the_agent_call_keeps_an_answer_and_turns_a_failure_into_an_agent_error() {
+        let th = stage_harness();
+        let conductor = th.conductor();
+        let principal = test_principal();
+        let tracer = Tracer::new(SERVICE_NAME);
+        let root = tracer.span(SpanName::InvokeAgent).start();
+
+        let hello = conductor.registry.get("hello.world").unwrap();
+        let request = request_for("hello.world", hi());
+        let invocation = Invocation::new(&request, request.to_document(), hello, &principal);
+        let answered = conductor.call_agent(&invocation, &root, None);
+        assert!(answered.from_agent && answered.problem.is_none());
+        assert_eq!(answered.result.outcome.status, OutcomeStatus::Succeeded);
+        assert!(!answered.spans.is_empty(), "the agent's spans come back");
+        assert!(answered.agent_reply.is_some());
+
+        let failing = conductor.registry.get("demo.failing").unwrap();
+        let request = request_for("demo.failing", hi());
+        let invocation = Invocation::new(&request, request.to_document(), failing, &principal);
+        let failed = conductor.call_agent(&invocation, &root, None);
+        assert!(!failed.from_agent);
+        assert!(
+            failed
+                .result
+                .outcome
+                .statement
+                .starts_with("Agent raised: "),
+            "{}",
+            failed.result.outcome.statement
+        );
+        let problem = failed.problem.unwrap();
+        assert_eq!(problem.type_, ProblemType::AgentError.uri());
+        assert!(
+            problem
+                .detail
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("demo.failing: RemoteAgentError: "),
+            "{:?}",
+            problem.detail
+        );
+        root.end();
+    }
+
+    /// An envelope for `agent_id` with `outcome`, as stage 3 would leave it.
+    fn envelope_of(th: &TestHarness, agent_id: &str, result: AgentResult) -> (Envelope, TraceId) {
+        let conductor = th.conductor();
+        let agent = conductor.registry.get(agent_id).unwrap();
+        let request = request_for(agent_id, hi());
+        let principal = test_principal();
+        let invocation = Invocation::new(&request, request.to_document(), agent, &principal);
+        let trace_id = crate::trace::TraceId::random();
+        (
+            conductor.envelope(&invocation, result, None, trace_id),
+            trace_id,
+        )
+    }
+
+    #[test]
+    fn the_grounding_check_withholds_a_succeeded_result_with_violations_and_nothing_else() {
+        let th = stage_harness();
+        // Succeeded, with a trace that lacks the root span: a violation.
+        let (mut envelope, _) = envelope_of(
+            &th,
+            "hello.world",
+            AgentResult::new(Outcome::succeeded("Said hi.")),
+        );
+        let report = grounding_check(&[], &mut envelope);
+        assert!(!report.violations.is_empty());
+        assert_eq!(envelope.outcome.status, OutcomeStatus::Failed);
+        assert!(
+            envelope
+                .outcome
+                .statement
+                .starts_with("Output withheld: it failed the grounding linter. "),
+            "{}",
+            envelope.outcome.statement
+        );
+        assert_eq!(
+            envelope.problem.unwrap().type_,
+            ProblemType::GroundingViolation.uri()
+        );
+        // Failed already: stored as it is, the violations only in the report.
+        let (mut envelope, _) =
+            envelope_of(&th, "hello.world", AgentResult::new(Outcome::failed("No.")));
+        let before = envelope.clone();
+        let report = grounding_check(&[], &mut envelope);
+        assert!(!report.violations.is_empty());
+        assert_eq!(envelope, before);
+    }
+
+    #[test]
+    fn validation_withholds_an_agents_result_outside_the_contract_and_refuses_the_conductors() {
+        let th = stage_harness();
+        // A succeeded envelope must carry a payload: this one is outside the contract.
+        let (envelope, _) = envelope_of(
+            &th,
+            "hello.world",
+            AgentResult::new(Outcome::succeeded("Said hi.")),
+        );
+        assert!(crate::contract::validate_envelope(&envelope.to_document()).is_err());
+        // From the agent: its error, withheld and stored.
+        let mut withheld = envelope.clone();
+        let document = validation(&mut withheld, true).expect("the agent's error is stored");
+        assert_eq!(document, withheld.to_document());
+        assert_eq!(withheld.outcome.status, OutcomeStatus::Failed);
+        assert!(
+            withheld
+                .outcome
+                .statement
+                .starts_with("Agent result violates the contract: "),
+            "{}",
+            withheld.outcome.statement
+        );
+        let detail = withheld.problem.unwrap().detail.unwrap_or_default();
+        assert!(
+            detail.starts_with("hello.world: ContractViolation: "),
+            "{detail}"
+        );
+        // Built by the conductor itself: a bug, refused and never stored.
+        let mut own = envelope;
+        assert!(matches!(
+            validation(&mut own, false),
+            Err(CE::Violation { .. })
+        ));
+    }
+
+    #[test]
+    fn the_store_stage_keeps_the_run_with_its_trace_report_and_reply() {
+        let th = stage_harness();
+        let conductor = th.conductor();
+        let agent = conductor.registry.get("hello.world").unwrap();
+        let request = request_for("hello.world", hi());
+        let principal = test_principal();
+        let invocation = Invocation::new(&request, request.to_document(), agent, &principal);
+        let tracer = Tracer::new(SERVICE_NAME);
+        let root = invocation.root_span(&tracer, None);
+        let trace_id = root.context().trace_id;
+        root.end();
+        let records = tracer.take(trace_id);
+        let result = AgentResult::new(Outcome::failed("No."));
+        let envelope = conductor.envelope(&invocation, result, None, trace_id);
+        let document = envelope.to_document();
+        let report = grounding::lint(&records, &document);
+        let reply = serde_json::json!({"result": {}, "spans": []});
+        let run = conductor
+            .store_run(
+                &invocation,
+                envelope.clone(),
+                &document,
+                &records,
+                report,
+                Some(&reply),
+            )
+            .unwrap();
+        assert_eq!(run.envelope, envelope);
+        let store = &conductor.store;
+        let id = &request.invocation_id;
+        assert_eq!(store.envelope(id).unwrap(), Some(document));
+        assert_eq!(store.agent_reply(id).unwrap(), Some(reply));
+        assert_eq!(store.spans(id).unwrap().unwrap().lines().count(), 1);
+        // The input's class schema is kept beside the run.
+        let digest = agent.spec.schema("Message").unwrap().digest.clone();
+        assert!(store.schema(&digest).unwrap().is_some());
     }
 }
