@@ -198,7 +198,7 @@ pub(crate) fn line_id(bytes: &[u8]) -> Option<String> {
 
 /// The fields of an index line a listing row and the filters need, as a small document: a
 /// line is read without building its payload, evidence or telemetry.
-pub(crate) fn line_head(bytes: &[u8]) -> std::result::Result<Value, String> {
+pub(crate) fn line_head(bytes: &[u8]) -> std::result::Result<Value, BadLine> {
     #[derive(serde::Deserialize)]
     struct Head {
         invocation_id: Option<Value>,
@@ -229,12 +229,30 @@ pub(crate) fn line_head(bytes: &[u8]) -> std::result::Result<Value, String> {
     }
 }
 
+/// Why an index line holds no envelope (recovery drops it, a listing skips it).
+#[derive(Debug)]
+pub(crate) enum BadLine {
+    /// JSON, but not an object.
+    NotAnObject,
+    /// Not JSON at all: the parser's report.
+    NotJson(serde_json::Error),
+}
+
+impl std::fmt::Display for BadLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadLine::NotAnObject => f.write_str("is not a JSON object"),
+            BadLine::NotJson(e) => write!(f, "is not JSON: {e}"),
+        }
+    }
+}
+
 /// The envelope an index line holds, or why it holds none.
-pub(crate) fn line_envelope(bytes: &[u8]) -> std::result::Result<Value, String> {
+pub(crate) fn line_envelope(bytes: &[u8]) -> std::result::Result<Value, BadLine> {
     match crate::json::from_slice_lossy(bytes) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err("is not a JSON object".into()),
-        Err(e) => Err(format!("is not JSON: {e}")),
+        Ok(_) => Err(BadLine::NotAnObject),
+        Err(e) => Err(BadLine::NotJson(e)),
     }
 }
 
@@ -337,7 +355,7 @@ pub struct Scan {
 }
 
 impl Scan {
-    fn skip(&mut self, line: &Line, why: String) {
+    fn skip(&mut self, line: &Line, why: BadLine) {
         self.skipped += 1;
         self.first_problem
             .get_or_insert_with(|| format!("the index line at byte {} {why}", line.offset));

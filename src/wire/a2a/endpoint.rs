@@ -41,6 +41,7 @@
 //! [`CallContext::signed_by`]), or answers a refused signature with [`signature_refused`].
 
 pub(crate) use super::error::A2aError;
+use super::error::DecodeError;
 pub(crate) use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, TaskStore};
 
 use super::model::{Message, SendOptions, SendParams, Task, TaskState};
@@ -302,7 +303,7 @@ impl Endpoint {
             headers: request.headers.clone(),
             signed_by: signed_by.map(str::to_string),
         };
-        let invalid = |m: String| A2aError::invalid("", m);
+        let invalid = |e: DecodeError| A2aError::invalid("", e.to_string());
         let method = call.method.as_str();
         let answer = match binding {
             Binding::V03 if method == v03::SEND => {

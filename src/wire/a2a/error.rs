@@ -21,6 +21,29 @@ pub(crate) const ERROR_DOMAIN: &str = "a2a-protocol.org";
 /// -32001 to -32009 that A2A assigns.
 pub(crate) const BACKGROUND_FULL: i64 = -32041;
 
+/// Why a binding's JSON does not decode into the model: the location (`params.message.role`)
+/// and what is wrong there. Written as `<at> <reason>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DecodeError {
+    pub(crate) at: String,
+    pub(crate) reason: String,
+}
+
+impl DecodeError {
+    pub(crate) fn new(at: impl Into<String>, reason: impl Into<String>) -> DecodeError {
+        DecodeError {
+            at: at.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.at, self.reason)
+    }
+}
+
 /// Why an A2A call was refused.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum A2aError {

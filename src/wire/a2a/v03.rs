@@ -5,7 +5,7 @@
 //! Reading is as lenient as the 0.3.26 server (a missing `kind` is told by shape); writing
 //! always sends `kind`, since other peers discriminate on it.
 
-use super::error::A2aError;
+use super::error::{A2aError, DecodeError};
 use super::model::{
     Artifact, File, Message, Part, Role, SendOptions, SendParams, SendResult, Task, TaskState,
     TaskStatus, TaskView,
@@ -235,18 +235,18 @@ pub(crate) fn encode_send_params(p: &SendParams) -> Value {
 // Decoders take their JSON by value and move what they keep out of it: a data part can be
 // large, and a copy would cost as much as the parse.
 
-fn object(v: Value, at: &str) -> Result<Map<String, Value>, String> {
+fn object(v: Value, at: &str) -> Result<Map<String, Value>, DecodeError> {
     match v {
         Value::Object(m) => Ok(m),
-        _ => Err(format!("{at} must be an object")),
+        _ => Err(DecodeError::new(at, "must be an object")),
     }
 }
 
-fn str_field(obj: &mut Map<String, Value>, key: &str, at: &str) -> Result<String, String> {
+fn str_field(obj: &mut Map<String, Value>, key: &str, at: &str) -> Result<String, DecodeError> {
     match obj.remove(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(format!("{at}.{key} must be a string")),
-        None => Err(format!("{at}.{key} is required")),
+        Some(_) => Err(DecodeError::new(format!("{at}.{key}"), "must be a string")),
+        None => Err(DecodeError::new(format!("{at}.{key}"), "is required")),
     }
 }
 
@@ -261,11 +261,11 @@ fn opt_meta(
     obj: &mut Map<String, Value>,
     key: &str,
     at: &str,
-) -> Result<Option<Map<String, Value>>, String> {
+) -> Result<Option<Map<String, Value>>, DecodeError> {
     match obj.remove(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Object(m)) => Ok(Some(m)),
-        Some(_) => Err(format!("{at}.{key} must be an object")),
+        Some(_) => Err(DecodeError::new(format!("{at}.{key}"), "must be an object")),
     }
 }
 
@@ -287,16 +287,16 @@ fn items(
     key: &str,
     at: &str,
     required: bool,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, DecodeError> {
     match obj.remove(key) {
         Some(Value::Array(a)) => Ok(a),
         None if !required => Ok(Vec::new()),
-        Some(_) => Err(format!("{at}.{key} must be a list")),
-        None => Err(format!("{at}.{key} is required")),
+        Some(_) => Err(DecodeError::new(format!("{at}.{key}"), "must be a list")),
+        None => Err(DecodeError::new(format!("{at}.{key}"), "is required")),
     }
 }
 
-fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, String> {
+fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, DecodeError> {
     // Absent reads as empty, as in the 1.0 binding: the one shape check
     // ([`Message::check_shape`]) refuses a message without parts, in either binding.
     items(obj, "parts", at, false)?
@@ -307,7 +307,7 @@ fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, String> {
 }
 
 /// Read a v0.3 part; `kind` decides, else the shape does (as the 0.3.26 server reads it).
-pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, String> {
+pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
     let mut obj = object(v, at)?;
     let metadata = opt_meta(&mut obj, "metadata", at)?;
     let kind = match obj.get("kind").and_then(Value::as_str) {
@@ -323,13 +323,16 @@ pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, String> {
         }),
         "data" => match obj.remove("data") {
             Some(data @ Value::Object(_)) => Ok(Part::Data { data, metadata }),
-            Some(_) => Err(format!("{at}.data must be an object in A2A v0.3")),
-            None => Err(format!("{at}.data is required")),
+            Some(_) => Err(DecodeError::new(
+                format!("{at}.data"),
+                "must be an object in A2A v0.3",
+            )),
+            None => Err(DecodeError::new(format!("{at}.data"), "is required")),
         },
         "file" => {
             let mut f = match obj.remove("file") {
                 Some(Value::Object(f)) => f,
-                _ => return Err(format!("{at}.file is required")),
+                _ => return Err(DecodeError::new(format!("{at}.file"), "is required")),
             };
             let file = File {
                 bytes: opt_str(&mut f, "bytes"),
@@ -338,21 +341,32 @@ pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, String> {
                 media_type: opt_str(&mut f, "mimeType"),
             };
             if file.bytes.is_none() == file.uri.is_none() {
-                return Err(format!("{at}.file needs exactly one of bytes and uri"));
+                return Err(DecodeError::new(
+                    format!("{at}.file"),
+                    "needs exactly one of bytes and uri",
+                ));
             }
             Ok(Part::File { file, metadata })
         }
-        other => Err(format!("{at}.kind {other:?} is not text, data or file")),
+        other => Err(DecodeError::new(
+            format!("{at}.kind"),
+            format!("{other:?} is not text, data or file"),
+        )),
     }
 }
 
 /// Read a v0.3 message.
-pub(crate) fn decode_message(v: Value, at: &str) -> Result<Message, String> {
+pub(crate) fn decode_message(v: Value, at: &str) -> Result<Message, DecodeError> {
     let mut obj = object(v, at)?;
     let role = match str_field(&mut obj, "role", at)?.as_str() {
         "user" => Role::User,
         "agent" => Role::Agent,
-        other => return Err(format!("{at}.role {other:?} is not user or agent")),
+        other => {
+            return Err(DecodeError::new(
+                format!("{at}.role"),
+                format!("{other:?} is not user or agent"),
+            ));
+        }
     };
     Ok(Message {
         message_id: str_field(&mut obj, "messageId", at)?,
@@ -367,10 +381,11 @@ pub(crate) fn decode_message(v: Value, at: &str) -> Result<Message, String> {
 }
 
 /// Read `message/send` params.
-pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, String> {
+pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, DecodeError> {
     let mut obj = object(v, "params")?;
     let message = decode_message(
-        obj.remove("message").ok_or("params.message is required")?,
+        obj.remove("message")
+            .ok_or_else(|| DecodeError::new("params.message", "is required"))?,
         "params.message",
     )?;
     Ok(SendParams {
@@ -380,7 +395,7 @@ pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, String> {
     })
 }
 
-fn decode_artifact(v: Value, at: &str) -> Result<Artifact, String> {
+fn decode_artifact(v: Value, at: &str) -> Result<Artifact, DecodeError> {
     let mut obj = object(v, at)?;
     Ok(Artifact {
         artifact_id: str_field(&mut obj, "artifactId", at)?,
@@ -392,15 +407,19 @@ fn decode_artifact(v: Value, at: &str) -> Result<Artifact, String> {
 }
 
 /// Read a v0.3 task.
-pub(crate) fn decode_task(v: Value) -> Result<Task, String> {
+pub(crate) fn decode_task(v: Value) -> Result<Task, DecodeError> {
     let mut obj = object(v, "task")?;
     let mut status = match obj.remove("status") {
         Some(Value::Object(s)) => s,
-        _ => return Err("task.status is required".into()),
+        _ => return Err(DecodeError::new("task.status", "is required")),
     };
     let state = str_field(&mut status, "state", "task.status")?;
-    let state = state_from(&state)
-        .ok_or_else(|| format!("task.status.state {state:?} is not an A2A v0.3 state"))?;
+    let state = state_from(&state).ok_or_else(|| {
+        DecodeError::new(
+            "task.status.state",
+            format!("{state:?} is not an A2A v0.3 state"),
+        )
+    })?;
     let message = status
         .remove("message")
         .map(|m| decode_message(m, "task.status.message"))
@@ -428,7 +447,7 @@ pub(crate) fn decode_task(v: Value) -> Result<Task, String> {
 }
 
 /// Read the `result` of `message/send`: a task or a message, by `kind` or by shape.
-pub(crate) fn decode_result(v: Value) -> Result<SendResult, String> {
+pub(crate) fn decode_result(v: Value) -> Result<SendResult, DecodeError> {
     let kind = v.get("kind").and_then(Value::as_str);
     if kind == Some("message")
         || (kind.is_none() && v.get("messageId").is_some() && v.get("status").is_none())
@@ -440,11 +459,11 @@ pub(crate) fn decode_result(v: Value) -> Result<SendResult, String> {
 }
 
 /// The task id of `tasks/get` / `tasks/cancel` params (`{"id": …}`).
-pub(crate) fn decode_task_id(v: &Value) -> Result<String, String> {
+pub(crate) fn decode_task_id(v: &Value) -> Result<String, DecodeError> {
     v.get("id")
         .and_then(Value::as_str)
         .map(str::to_string)
-        .ok_or_else(|| "params.id is required".to_string())
+        .ok_or_else(|| DecodeError::new("params.id", "is required"))
 }
 
 /// The `historyLength` of `tasks/get` params (`None`: absent), checked.

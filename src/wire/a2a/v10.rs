@@ -7,7 +7,7 @@
 //! both the JSON (camelCase) and proto (snake_case) field names are accepted. Writing follows
 //! `MessageToDict`: camelCase, empty fields left out.
 
-use super::error::A2aError;
+use super::error::{A2aError, DecodeError};
 use super::model::{
     Artifact, File, Message, Part, Role, SendOptions, SendParams, SendResult, Task, TaskState,
     TaskStatus, TaskView,
@@ -265,10 +265,10 @@ pub(crate) fn encode_send_params(p: &SendParams) -> Value {
 // Decoders take their JSON by value and move what they keep out of it: a data part can be
 // large, and a copy would cost as much as the parse.
 
-fn object(v: Value, at: &str) -> Result<Map<String, Value>, String> {
+fn object(v: Value, at: &str) -> Result<Map<String, Value>, DecodeError> {
     match v {
         Value::Object(m) => Ok(m),
-        _ => Err(format!("{at} must be an object")),
+        _ => Err(DecodeError::new(at, "must be an object")),
     }
 }
 
@@ -286,11 +286,17 @@ fn str_of(obj: &mut Map<String, Value>, camel: &str, snake: &str) -> Option<Stri
     }
 }
 
-fn meta_of(obj: &mut Map<String, Value>, at: &str) -> Result<Option<Map<String, Value>>, String> {
+fn meta_of(
+    obj: &mut Map<String, Value>,
+    at: &str,
+) -> Result<Option<Map<String, Value>>, DecodeError> {
     match take(obj, "metadata", "metadata") {
         None => Ok(None),
         Some(Value::Object(m)) => Ok(Some(m)),
-        Some(_) => Err(format!("{at}.metadata must be an object")),
+        Some(_) => Err(DecodeError::new(
+            format!("{at}.metadata"),
+            "must be an object",
+        )),
     }
 }
 
@@ -314,7 +320,7 @@ fn values_of(obj: &mut Map<String, Value>, camel: &str, snake: &str) -> Vec<Valu
     }
 }
 
-fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, String> {
+fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, DecodeError> {
     values_of(obj, "parts", "parts")
         .into_iter()
         .enumerate()
@@ -323,7 +329,7 @@ fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, String> {
 }
 
 /// Read a ProtoJSON part: exactly one of `text`, `raw`, `url`, `data`.
-pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, String> {
+pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
     let mut obj = object(v, at)?;
     let metadata = meta_of(&mut obj, at)?;
     let media_type = str_of(&mut obj, "mediaType", "media_type");
@@ -334,7 +340,7 @@ pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, String> {
     match present.as_slice() {
         ["text"] => match obj.remove("text") {
             Some(Value::String(text)) => Ok(Part::Text { text, metadata }),
-            _ => Err(format!("{at}.text must be a string")),
+            _ => Err(DecodeError::new(format!("{at}.text"), "must be a string")),
         },
         ["data"] => Ok(Part::Data {
             data: obj.remove("data").unwrap_or(Value::Null),
@@ -342,7 +348,7 @@ pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, String> {
         }),
         [k @ ("raw" | "url")] => {
             let Some(Value::String(s)) = obj.remove(*k) else {
-                return Err(format!("{at}.{k} must be a string"));
+                return Err(DecodeError::new(format!("{at}.{k}"), "must be a string"));
             };
             let (bytes, uri) = if *k == "raw" {
                 (Some(s), None)
@@ -360,23 +366,31 @@ pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, String> {
                 metadata,
             })
         }
-        [] => Err(format!("{at} has none of text, raw, url, data")),
-        _ => Err(format!("{at} has more than one of text, raw, url, data")),
+        [] => Err(DecodeError::new(at, "has none of text, raw, url, data")),
+        _ => Err(DecodeError::new(
+            at,
+            "has more than one of text, raw, url, data",
+        )),
     }
 }
 
 /// Read a ProtoJSON message.
-pub(crate) fn decode_message(v: Value, at: &str) -> Result<Message, String> {
+pub(crate) fn decode_message(v: Value, at: &str) -> Result<Message, DecodeError> {
     let mut obj = object(v, at)?;
     let role = match take(&mut obj, "role", "role") {
         Some(r) if r.as_str() == Some("ROLE_USER") || r.as_i64() == Some(1) => Role::User,
         Some(r) if r.as_str() == Some("ROLE_AGENT") || r.as_i64() == Some(2) => Role::Agent,
-        Some(r) => return Err(format!("{at}.role {r} is not ROLE_USER or ROLE_AGENT")),
-        None => return Err(format!("{at}.role is required")),
+        Some(r) => {
+            return Err(DecodeError::new(
+                format!("{at}.role"),
+                format!("{r} is not ROLE_USER or ROLE_AGENT"),
+            ));
+        }
+        None => return Err(DecodeError::new(format!("{at}.role"), "is required")),
     };
     Ok(Message {
         message_id: str_of(&mut obj, "messageId", "message_id")
-            .ok_or_else(|| format!("{at}.messageId is required"))?,
+            .ok_or_else(|| DecodeError::new(format!("{at}.messageId"), "is required"))?,
         role,
         parts: parts(&mut obj, at)?,
         context_id: str_of(&mut obj, "contextId", "context_id"),
@@ -388,10 +402,11 @@ pub(crate) fn decode_message(v: Value, at: &str) -> Result<Message, String> {
 }
 
 /// Read `SendMessage` params.
-pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, String> {
+pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, DecodeError> {
     let mut obj = object(v, "params")?;
     let message = decode_message(
-        take(&mut obj, "message", "message").ok_or("params.message is required")?,
+        take(&mut obj, "message", "message")
+            .ok_or_else(|| DecodeError::new("params.message", "is required"))?,
         "params.message",
     )?;
     Ok(SendParams {
@@ -401,7 +416,7 @@ pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, String> {
     })
 }
 
-fn decode_artifact(v: Value, at: &str) -> Result<Artifact, String> {
+fn decode_artifact(v: Value, at: &str) -> Result<Artifact, DecodeError> {
     let mut obj = object(v, at)?;
     Ok(Artifact {
         artifact_id: str_of(&mut obj, "artifactId", "artifact_id").unwrap_or_default(),
@@ -413,20 +428,26 @@ fn decode_artifact(v: Value, at: &str) -> Result<Artifact, String> {
 }
 
 /// Read a ProtoJSON task.
-pub(crate) fn decode_task(v: Value) -> Result<Task, String> {
+pub(crate) fn decode_task(v: Value) -> Result<Task, DecodeError> {
     let mut obj = object(v, "task")?;
     let mut status = match take(&mut obj, "status", "status") {
         Some(Value::Object(s)) => s,
-        _ => return Err("task.status is required".into()),
+        _ => return Err(DecodeError::new("task.status", "is required")),
     };
-    let state_value = take(&mut status, "state", "state").ok_or("task.status.state is required")?;
-    let state = state_from(&state_value)
-        .ok_or_else(|| format!("task.status.state {state_value} is not an A2A 1.0 state"))?;
+    let state_value = take(&mut status, "state", "state")
+        .ok_or_else(|| DecodeError::new("task.status.state", "is required"))?;
+    let state = state_from(&state_value).ok_or_else(|| {
+        DecodeError::new(
+            "task.status.state",
+            format!("{state_value} is not an A2A 1.0 state"),
+        )
+    })?;
     let message = take(&mut status, "message", "message")
         .map(|m| decode_message(m, "task.status.message"))
         .transpose()?;
     Ok(Task {
-        id: str_of(&mut obj, "id", "id").ok_or("task.id is required")?,
+        id: str_of(&mut obj, "id", "id")
+            .ok_or_else(|| DecodeError::new("task.id", "is required"))?,
         context_id: str_of(&mut obj, "contextId", "context_id").unwrap_or_default(),
         status: TaskStatus {
             state,
@@ -448,19 +469,22 @@ pub(crate) fn decode_task(v: Value) -> Result<Task, String> {
 }
 
 /// Read the `result` of `SendMessage`.
-pub(crate) fn decode_result(v: Value) -> Result<SendResult, String> {
+pub(crate) fn decode_result(v: Value) -> Result<SendResult, DecodeError> {
     let mut obj = object(v, "result")?;
     if let Some(t) = obj.remove("task") {
         decode_task(t).map(SendResult::Task)
     } else if let Some(m) = obj.remove("message") {
         decode_message(m, "result.message").map(SendResult::Message)
     } else {
-        Err("the result holds neither a task nor a message".into())
+        Err(DecodeError::new(
+            "the result",
+            "holds neither a task nor a message",
+        ))
     }
 }
 
 /// The task id of `GetTask` / `CancelTask` params.
-pub(crate) fn decode_task_id(v: &Value) -> Result<String, String> {
+pub(crate) fn decode_task_id(v: &Value) -> Result<String, DecodeError> {
     // Older drafts named the task `tasks/<id>` in a `name` field.
     let text = |k: &str| {
         v.get(k)
@@ -470,7 +494,7 @@ pub(crate) fn decode_task_id(v: &Value) -> Result<String, String> {
     };
     text("id")
         .or_else(|| text("name").map(|n| n.strip_prefix("tasks/").unwrap_or(&n).to_string()))
-        .ok_or_else(|| "params.id is required".to_string())
+        .ok_or_else(|| DecodeError::new("params.id", "is required"))
 }
 
 /// The `historyLength` of `GetTask` params (`None`: absent), checked.
