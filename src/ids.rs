@@ -1,7 +1,7 @@
 //! Identifiers and the randomness behind them: UUIDv7 (RFC 9562 §5.7), random bytes for trace
 //! and span ids, secrets, and lower-case hex.
 //!
-//! This sits at the bottom of the crate, beside [`json`](crate::json) and [`time`](crate::time),
+//! This sits at the bottom of the crate, beside [`json`](crate::json) and the clock,
 //! so the trace and the wire can mint ids without knowing the contract that names them.
 
 use std::sync::Mutex;

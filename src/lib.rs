@@ -5,17 +5,73 @@
 //! the harness and its agents, AG-UI over Server-Sent Events to a browser, and the harness that
 //! governs every run (policy gate, input check, grounding linter, crash-safe run store).
 //!
-//! The layers, each a module, each knowing only those listed before it:
+//! The layers, each a module, each knowing only those listed before it (JSON, time, ids and
+//! the error type sit at the bottom):
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`json`], [`time`], [`ids`], [`error`] | Python-identical JSON text, bounded parsing, timestamps, UUIDv7 and random ids, the one [`Error`] type |
+//! | [`json`], [`ids`] | bounded parsing of untrusted JSON; UUIDv7 |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
 //! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]) |
-//! | [`wire`] | HTTP (a sans-IO parser and writer, a bounded server, a ureq client, in-memory), JSON-RPC 2.0, A2A (v0.3 and 1.0), AG-UI, SSE, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]) |
+//! | [`wire`] | HTTP (a sans-IO parser, a bounded server, a ureq client, in-memory), A2A (v0.3 and 1.0), AG-UI, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
-//! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, store, routes |
+//! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, run store, routes |
 //! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
+//!
+//! ## The stated API
+//!
+//! Everything public is listed here; everything else is crate-private, and `#![deny(missing_docs)]`
+//! holds on what is public. The `ddwire` binary is built on this API alone.
+//!
+//! - **The contract** ([`contract`]): the documents ([`contract::InvocationRequest`],
+//!   [`contract::AgentResult`], [`contract::Envelope`] and their parts), content hashes
+//!   ([`contract::Canonicalisation`], [`contract::input_hash`], [`contract::envelope_hash`]),
+//!   [`contract::validate_envelope`], agent specifications ([`contract::AgentSpec`]) and the
+//!   shipped classes ([`contract::classes`]); [`ids::new_uuid7`] and [`ids::is_uuid7`] for the
+//!   ids documents carry; [`json::parse`] for untrusted bytes.
+//! - **The trace** ([`trace`]): [`trace::SpanRecord`] and its parts, [`trace::Tracer`], span JSON
+//!   ([`trace::to_json`], [`trace::from_json`]), trace context ([`trace::SpanContext`]),
+//!   [`trace::render_tree`], and the OTLP encoders ([`trace::otlp`]).
+//! - **The wire**: [`wire::a2a::client::A2aClient`] with the A2A model
+//!   ([`wire::a2a::model`]) and cards ([`wire::a2a::card`]); the request signature
+//!   ([`wire::sign`]: [`wire::sign::Signer`] and [`wire::sign::Verifier`] for agent authors);
+//!   the OTLP exporter ([`wire::otlp`]); AG-UI events ([`wire::agui`]); and [`wire::http`],
+//!   the HTTP/1.1 layer every server here runs on, whose sans-IO parser
+//!   ([`wire::http::head`], [`wire::http::chunked`], [`wire::http::body`]) is public so that
+//!   auditors and the fuzz targets (`fuzz/`) can drive it directly.
+//! - **Agents** ([`agent`]): the [`agent::Agent`] trait, the agent server
+//!   ([`agent::server`]), delegation ([`agent::delegate`]) and the built-in agents.
+//! - **The harness** ([`harness`]): the [`harness::conductor::Conductor`] and what it is built
+//!   from ([`harness::registry`], [`harness::policy`], [`harness::identity`]), the harness's
+//!   routes ([`harness::server`]), the grounding linter ([`harness::grounding::lint`]), the run
+//!   store's writer and reader ([`harness::store::RunStore`], [`harness::store::RunReader`]),
+//!   reading stored runs for OTLP export ([`harness::export`]) and AG-UI replay
+//!   ([`harness::agui::replay_events`]).
+//! - **`ddwire check`** ([`check::run`]).
+//! - **Errors**: [`Error`] and each layer's own ([`json::JsonError`],
+//!   [`contract::ContractError`], [`trace::TraceError`], [`wire::WireError`],
+//!   [`harness::store::StoreError`]).
+//!
+//! With the `testkit` feature (which `cargo test` turns on for this crate's own tests),
+//! `harness::testkit` serves a whole harness and its agents in memory, for the tests of
+//! agents built on ddwire.
+//!
+//! ## Adding to the public API
+//!
+//! A new item is `pub(crate)` or private unless a user of the stated API needs it; the
+//! `unreachable_pub` lint (denied in this crate) makes every `pub` item one that is reachable
+//! from here. To make something public:
+//!
+//! 1. export it from the layer that owns it (never re-export another layer's internals), at
+//!    the shallowest path a user would look for it;
+//! 2. give it a doc comment that says what it is for, with the RFC or spec section it
+//!    implements, and list it above;
+//! 3. return typed errors (the layer's own error type, convertible into [`Error`]), never a
+//!    `Result<_, String>`; make a new error enum `#[non_exhaustive]`;
+//! 4. prefer a function or a plain struct over a trait, and keep transport types
+//!    (endpoints, codecs, task stores) out of signatures meant for agents and callers;
+//! 5. a test needs no public item: tests that need internals live in `tests/internal/` and
+//!    build as unit tests.
 //!
 //! ## Hash a document as Data Director does
 //!
@@ -101,10 +157,14 @@
 //!
 //! ## Errors
 //!
-//! Every fallible function returns [`Error`], one enum whose `Display` is a sentence fit for a
-//! log line, a JSON-RPC error or a failed envelope's detail.
+//! Each layer returns its own typed error, whose variants hold what went wrong in fields, and
+//! each converts into [`Error`] with `?`. [`Error`] is `#[non_exhaustive]`; every `Display` is
+//! a sentence fit for a log line, a JSON-RPC error or a failed envelope's detail, and keeps the
+//! reference implementation's words where it has them.
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![deny(unreachable_pub)]
 
 pub mod agent;
 pub mod check;
@@ -124,4 +184,5 @@ pub use error::{Error, Result};
 extern crate self as ddwire;
 #[cfg(test)]
 #[path = "../tests/internal/mod.rs"]
+#[allow(unreachable_pub)]
 mod internal_tests;

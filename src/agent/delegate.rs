@@ -33,17 +33,20 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Delegate {
     /// The harness's base URL.
     pub url: String,
+    /// The grant's bearer token (`dd.delegation_token`).
     pub token: String,
     /// The invocation the grant was issued for, sent as `dd.parent_invocation_id`.
     pub parent_invocation_id: Option<String>,
     /// Signs the callback when the agent server holds a key.
     pub client: A2aClient,
+    /// How long a delegated call may take.
     pub timeout: Duration,
 }
 
 /// What a delegation returned: the child's envelope, and how to cite it.
 #[derive(Clone, Debug)]
 pub struct Delegated {
+    /// The child's envelope, as the harness returned it.
     pub envelope: Envelope,
     /// `invocation:<child id>` and the `dd-envelope-json-v1` hash of the stored envelope.
     pub reference: GroundingRef,

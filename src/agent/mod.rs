@@ -76,7 +76,9 @@ pub struct RunContext<'a> {
 /// Why an agent could not decide: a kind and a message, sent as `"<kind>: <message>"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentError {
+    /// The error's kind, like an exception's type (`RegistryUnavailable`).
     pub kind: String,
+    /// What went wrong.
     pub message: String,
 }
 

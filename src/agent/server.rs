@@ -11,19 +11,19 @@
 //! `{"error": "<kind>: <message>"}`. Spans travel as JSON strings because a protobuf `Struct`
 //! would turn their integers into floats. The server does no governance.
 //!
-//! The A2A task rules are the shared endpoint's ([`crate::wire::a2a::endpoint`]): unknown and
+//! The A2A task rules are those of the A2A endpoint both servers share: unknown and
 //! finished tasks cannot be continued, `historyLength` is honoured, a non-blocking send
 //! (`returnImmediately: true`, `blocking: false`) is answered at once with the task
 //! `submitted` while the agent runs, `CancelTask` cancels a task not yet finished (a long run
 //! learns it through [`RunContext::task`]), and `ListTasks` lists the newest
-//! [`TASKS_KEPT`](crate::wire::a2a::endpoint::TASKS_KEPT) tasks this server answered: older
+//! 1,024 tasks this server answered: older
 //! ones are forgotten, and a restart forgets them all. JSON-RPC is served at `/a2a`, `/a2a/`
 //! and `/`; the card carries an `ETag` and `Cache-Control`.
 //!
-//! Started with a key ([`handler_signed`], [`serve_signed`], `ddwire agent NAME --key-file F`),
+//! Started with a key (`handler_signed`, [`serve_signed`], `ddwire agent NAME --key-file F`),
 //! the server refuses every JSON-RPC call that is not signed with it by the harness
 //! ([`crate::wire::sign`], direction `to-agent`, key id = the agent's `agent_id`): HTTP 401
-//! with a JSON-RPC error (see [`signature_refused`]). The card stays readable without a
+//! with a JSON-RPC error (see `signature_refused`). The card stays readable without a
 //! signature. The same key signs the agent's delegation callbacks to the harness.
 
 use super::delegate::Delegate;
@@ -162,7 +162,7 @@ pub fn serve_within(
     bound.serve(handler(agent, &public))
 }
 
-/// [`serve`] for an agent holding `key` (see [`handler_signed`]).
+/// [`serve`] for an agent holding `key` (see `handler_signed`).
 pub fn serve_signed(
     agent: Arc<dyn Agent>,
     addr: &str,
@@ -203,7 +203,7 @@ pub fn serve_in_memory(net: &http::memory::MemoryNet, agent: Arc<dyn Agent>) -> 
     )
 }
 
-/// [`serve_in_memory`] for an agent holding `key` (see [`handler_signed`]), with the default
+/// [`serve_in_memory`] for an agent holding `key` (see `handler_signed`), with the default
 /// replay window.
 pub fn serve_in_memory_signed(
     net: &http::memory::MemoryNet,

@@ -110,12 +110,23 @@ impl Options {
 #[derive(Debug)]
 pub enum CheckError {
     /// The URL is not an absolute http(s) URL.
-    BadUrl { url: String },
+    BadUrl {
+        /// The URL as given.
+        url: String,
+    },
     /// The message given is not one to send.
-    BadMessage { reason: String },
+    BadMessage {
+        /// Why it cannot be sent.
+        reason: String,
+    },
     /// Nothing answered at the URL (refused, unresolvable, or silent past the timeout): the
     /// URL given, and the transport error of the card request.
-    Unreachable { url: String, cause: WireError },
+    Unreachable {
+        /// The URL as given.
+        url: String,
+        /// The card request's transport error.
+        cause: WireError,
+    },
 }
 
 impl fmt::Display for CheckError {

@@ -21,7 +21,7 @@ pub(crate) const HASH_ALGORITHM: &str = "sha256";
 /// A registered canonicalisation: a name and the projection it hashes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Canonicalisation {
-    /// `json-sorted-utf8-v1`: a FAIRsharing record projected to [`FAIRSHARING_FIELDS`], each
+    /// `json-sorted-utf8-v1`: a FAIRsharing record projected to `FAIRSHARING_FIELDS`, each
     /// list turned into a sorted list of strings, a missing key written as `null`.
     FairsharingRecord,
     /// `dd-input-json-v1`: an invocation's whole input document; lists in document order.
@@ -66,7 +66,7 @@ impl Canonicalisation {
         }
     }
 
-    /// Look a name up; an unknown one is [`Error::UnknownCanonicalisation`] with the
+    /// Look a name up; an unknown one is [`ContractError::UnknownCanonicalisation`] with the
     /// reference's message.
     pub fn from_name(name: &str) -> Result<Canonicalisation, ContractError> {
         Canonicalisation::ALL

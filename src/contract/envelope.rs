@@ -11,10 +11,15 @@ use serde_json::Value;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Envelope {
+    /// The invocation's id, the request's UUIDv7.
     pub invocation_id: String,
+    /// The agent that ran (or would have run).
     pub agent_id: String,
+    /// The agent's version, from its card.
     pub agent_version: String,
+    /// When the conductor finished the run, RFC 3339 in UTC.
     pub completed_at: String,
+    /// The grounding mode the run was held to: the agent's declared one.
     pub grounding_mode: GroundingMode,
     /// `profile:<id>@v<n>`: the deployment's profile, never the request's.
     pub policy_bundle_ref: String,
@@ -22,27 +27,35 @@ pub struct Envelope {
     pub policy_digest: String,
     /// Named by the authentication boundary, never by the request.
     pub acting_for: Principal,
+    /// The contract version the envelope conforms to ([`CONTRACT_VERSION`](super::CONTRACT_VERSION)).
     pub contract_version: String,
     /// Digest of the accepted input class schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_schema: Option<String>,
+    /// What the invocation came to.
     pub outcome: Outcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The agent's payload, present only for a succeeded, grounded result.
     pub payload: Option<Payload>,
     /// Digest of the payload class schema; present exactly when `payload` is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payload_schema: Option<String>,
     #[serde(default)]
+    /// What the payload rests on.
     pub evidence: Vec<EvidenceItem>,
+    /// The run's trace id and what it cost.
     pub telemetry: Telemetry,
     /// Always `true`: every output is for a person to review.
     #[serde(deserialize_with = "must_be_true")]
     pub requires_human_review: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why a run did not succeed (RFC 9457), when it failed or was suspended.
     pub problem: Option<ProblemDetails>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The conversation the run belongs to, if the request named one (or its grant did).
     pub conversation_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The delegating run, for a run made under a delegation grant.
     pub parent_invocation_id: Option<String>,
     /// Left out when empty, so envelopes of agents that cannot delegate are unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -66,20 +79,24 @@ pub struct Telemetry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The model the agent called, if any.
     pub model_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::json::lenient::opt_u64"
     )]
+    /// Input tokens the model counted, if reported.
     pub input_tokens: Option<u64>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::json::lenient::opt_u64"
     )]
+    /// Output tokens the model counted, if reported.
     pub output_tokens: Option<u64>,
     #[serde(default)]
+    /// How `energy_estimate_j` was arrived at.
     pub energy_method: EnergyMethod,
     /// Always written, `null` when not measured: the slot exists, honestly empty. Last, as
     /// the reference's `setdefault` appends it.
@@ -106,8 +123,11 @@ impl Telemetry {
 #[serde(rename_all = "snake_case")]
 pub enum EnergyMethod {
     #[default]
+    /// No energy figure is given.
     NotMeasured,
+    /// The figure is an estimate.
     Estimated,
+    /// The figure was measured.
     Measured,
 }
 
@@ -115,9 +135,13 @@ pub enum EnergyMethod {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Delegation {
+    /// The child run's invocation id.
     pub delegated_invocation_id: String,
+    /// The agent the child ran.
     pub delegated_agent_id: String,
+    /// That agent's version.
     pub delegated_agent_version: String,
+    /// How the child ended.
     pub delegated_status: OutcomeStatus,
     /// `dd-envelope-json-v1` hash of the child's stored envelope.
     pub content_hash: String,

@@ -7,18 +7,24 @@ use serde_json::{Map, Value};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EvidenceItem {
+    /// What is cited: `input:<id>`, `invocation:<id>`, or a source's own id.
     pub source_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Where the source can be read, if it has an address.
     pub source_uri: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// When it was retrieved, RFC 3339.
     pub retrieved_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A reference to the snapshot that was read, if one was kept.
     pub snapshot_ref: Option<String>,
     #[serde(default = "default_hash_algorithm")]
+    /// Always `sha256`.
     pub hash_algorithm: String,
     /// A registered canonicalisation name. Kept as text: an unknown name is a contract
     /// violation the validator reports, not a parse failure that hides the rest.
     pub canonicalisation: String,
+    /// SHA-256, as 64 lowercase hex digits, of the canonical bytes.
     pub content_hash: String,
     /// The projection that was hashed, so a reader can re-hash it (linter rule E1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -56,7 +62,9 @@ impl EvidenceItem {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GroundingRef {
+    /// The cited evidence's `source_id`.
     pub source_id: String,
+    /// Its `content_hash`: the reference holds only if the two agree.
     pub content_hash: String,
 }
 

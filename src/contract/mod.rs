@@ -6,8 +6,8 @@
 //!
 //! - [`InvocationRequest`] goes in; an agent answers with an [`AgentResult`]; the harness
 //!   answers with an [`Envelope`].
-//! - [`canonical`] computes content hashes byte-identical to the reference's Python.
-//! - [`validate`] holds the envelope's conditional rules with the reference's messages.
+//! - `canonical` computes content hashes byte-identical to the reference's Python.
+//! - `validate` holds the envelope's conditional rules with the reference's messages.
 
 pub(crate) mod canonical;
 pub mod classes;

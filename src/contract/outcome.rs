@@ -24,15 +24,24 @@ pub enum OutcomeStatus {
 #[serde(rename_all = "snake_case")]
 pub enum ReasonCode {
     // abstained
+    /// Abstained: no resource qualified.
     NoQualifyingResource,
+    /// Abstained: retrieval found no candidates.
     NoCandidatesRetrieved,
+    /// Abstained: the registry it reads could not be reached.
     RegistryUnavailable,
+    /// Abstained: the request does not apply to this agent.
     NotApplicable,
+    /// Abstained: the input is not enough to decide.
     InsufficientInput,
+    /// Abstained: the agent does not implement what was asked.
     CapabilityNotImplemented,
     // referred
+    /// Referred: a person must judge it.
     RequiresHumanJudgement,
+    /// Referred: the profile requires approval for the agent's action class.
     PolicyRequiresApproval,
+    /// Referred: the request is outside the agent's scope.
     OutsideAgentScope,
 }
 
@@ -54,9 +63,13 @@ pub enum GroundingMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Derivation {
+    /// Filled in from a fixed template.
     Template,
+    /// Written by a model.
     Model,
+    /// Derived lexically from the input or evidence (matching, counting).
     Lexical,
+    /// Read from a registry record.
     Registry,
 }
 
@@ -108,11 +121,15 @@ wire_names!(Derivation {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Outcome {
+    /// How the invocation ended.
     pub status: OutcomeStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why it abstained or was referred; `None` otherwise.
     pub reason_code: Option<ReasonCode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Who decides a referred invocation (a role, such as `data_steward`).
     pub referred_to: Option<String>,
+    /// One sentence for a person: what happened.
     pub statement: String,
 }
 

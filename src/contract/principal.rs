@@ -9,10 +9,13 @@ use serde::{Deserialize, Serialize};
 pub struct Principal {
     /// An absolute IRI, e.g. an ORCID.
     pub principal_id: String,
+    /// The principal's name as a person reads it; not blank.
     pub name: String,
     #[serde(default)]
+    /// A person or an accountable role.
     pub principal_kind: PrincipalKind,
     #[serde(default)]
+    /// How the principal was established.
     pub assurance: Assurance,
 }
 
@@ -21,7 +24,9 @@ pub struct Principal {
 #[serde(rename_all = "snake_case")]
 pub enum PrincipalKind {
     #[default]
+    /// A natural person.
     Person,
+    /// A role accountable as a person would be (a data steward).
     AccountableRole,
 }
 
@@ -30,6 +35,7 @@ pub enum PrincipalKind {
 #[serde(rename_all = "snake_case")]
 pub enum Assurance {
     #[default]
+    /// The operator asserted it (configuration or a bearer token).
     Asserted,
 }
 

@@ -10,22 +10,29 @@ pub const PROBLEM_BASE: &str = "https://w3id.org/data-director/problems/";
 #[serde(deny_unknown_fields)]
 pub struct ProblemDetails {
     #[serde(rename = "type")]
+    /// The problem type URI (`https://w3id.org/data-director/problems/<slug>`).
     pub type_: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The problem type's short, human-readable summary.
     pub title: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::json::lenient::opt_i64"
     )]
+    /// The HTTP status the problem corresponds to (RFC 9457's `status`).
     pub http_status: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// What happened in this occurrence, for a person.
     pub detail: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A URI naming this occurrence, if any.
     pub instance: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// For a suspended run: the condition that resumes it.
     pub resume_condition: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// For a suspended run: when to try again, RFC 3339.
     pub resume_after: Option<String>,
 }
 

@@ -12,17 +12,21 @@ pub struct InvocationRequest {
     /// UUIDv7; made fresh when a caller leaves it out (the reference model's default).
     #[serde(default = "crate::ids::new_uuid7")]
     pub invocation_id: String,
+    /// The agent to run, by the id its card declares.
     pub agent_id: String,
     #[serde(default, deserialize_with = "null_as_empty")]
+    /// Requirement ids the caller asks the run to serve (may be empty).
     pub requirement_ids: Vec<String>,
     /// RFC 3339; now when a caller leaves it out.
     #[serde(default = "crate::time::now_rfc3339")]
     pub issued_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The conversation this request continues, if any.
     pub conversation_id: Option<String>,
     /// Set only by the conductor, from a delegation grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_invocation_id: Option<String>,
+    /// The input document, naming its class in `schema_class`.
     pub input: Input,
 }
 

@@ -9,24 +9,30 @@ use serde::{Deserialize, Serialize};
 /// `outcome` and `evidence` always, the rest only when set. Token counts accept `3.0`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentResult {
+    /// What the invocation came to, as the agent decided.
     pub outcome: Outcome,
     #[serde(default)]
+    /// What the payload rests on.
     pub evidence: Vec<EvidenceItem>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The payload, for a succeeded result.
     pub payload: Option<Payload>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The model the agent called, if any.
     pub model_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::json::lenient::opt_u64"
     )]
+    /// Input tokens the model counted, if reported.
     pub input_tokens: Option<u64>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::json::lenient::opt_u64"
     )]
+    /// Output tokens the model counted, if reported.
     pub output_tokens: Option<u64>,
 }
 

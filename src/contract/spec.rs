@@ -37,7 +37,9 @@ pub(crate) const DESCRIPTION_KEYS: [&str; 11] = [
 /// One input or payload class: its name, JSON Schema, and that schema's digest.
 #[derive(Clone, Debug)]
 pub struct ClassSchema {
+    /// The class name (`Message`), which its schema's `schema_class` must equal.
     pub name: String,
+    /// The class's JSON Schema (draft 7).
     pub json_schema: Value,
     /// `dd-json-document-v1` hash of `json_schema`.
     pub digest: String,
@@ -152,6 +154,7 @@ fn required(schema: &Value) -> Vec<String> {
 /// How an agent produces one payload field it does not copy from input or evidence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Derived {
+    /// How the field is produced.
     pub how: Derivation,
     /// A sibling field recording, per value, how it actually came about.
     pub recorded_in: Option<String>,
@@ -160,14 +163,19 @@ pub struct Derived {
 /// What an agent is: what it accepts, what it returns, how it grounds it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentSpec {
+    /// The agent's id, unique in a registry (`hello.world`).
     pub agent_id: String,
+    /// The agent's version.
     pub version: String,
+    /// What the agent does, in a sentence or two.
     pub description: String,
+    /// The requirement ids the agent serves.
     pub requirement_ids: Vec<String>,
     /// What the policy gate matches against the profile.
     pub action_class: String,
     /// Input class names; anything else is `input-not-accepted`. Never empty.
     pub accepts: Vec<String>,
+    /// How the agent grounds its payloads; decides the linter's rules.
     pub grounding_mode: GroundingMode,
     /// The payload class, or `None` for an agent that never succeeds with a payload.
     pub payload: Option<String>,

@@ -9,7 +9,7 @@
 //! (malformed, unknown agent, a principal or profile set by the request, unauthenticated, a
 //! `threadId` naming another conversation) gets a single `RUN_ERROR` and no run (spec
 //! invariant 12). The HTTP status is always 200; errors travel as events. During a long run
-//! a comment line is sent every [`KEEP_ALIVE`] so proxies keep the stream open.
+//! a comment line is sent every `KEEP_ALIVE` so proxies keep the stream open.
 //!
 //! The thread is the contract's conversation: a `threadId` naming another conversation than
 //! the request's `conversation_id` is refused; a request without one adopts a `threadId`

@@ -42,11 +42,11 @@
 //!
 //! # Cancellation
 //!
-//! [`Conductor::invoke_until`] runs an invocation for an A2A task that may be canceled
+//! `Conductor::invoke_until` runs an invocation for an A2A task that may be canceled
 //! (`CancelTask`): the agent call then runs on a thread of its own, and once the task is
 //! canceled the conductor stops waiting for it. The run is stored as any failed agent call is,
 //! in the contract's closed vocabulary: outcome `failed`, problem `agent-error` with the detail
-//! `<agent_id>: Canceled: …` ([`CANCELED`]), and the statement `Canceled: …`. A task canceled
+//! `<agent_id>: Canceled: …` (`CANCELED`), and the statement `Canceled: …`. A task canceled
 //! before the agent was called does not call it. The agent's own call is not interrupted (A2A
 //! gives the harness no way to): it runs to its timeout, and its answer is dropped.
 //!
@@ -99,9 +99,13 @@ pub(crate) const CANCELED: &str = "Canceled";
 /// A stage of one invocation, as an observer (the AG-UI transport) sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
+    /// The profile decides whether the agent may run.
     PolicyGate,
+    /// The input is checked against the agent's class schema.
     InputCheck,
+    /// The agent is called over A2A.
     AgentCall,
+    /// The grounding linter reads the run's spans.
     GroundingCheck,
 }
 
@@ -133,7 +137,9 @@ impl Stage {
 /// Whether a stage is starting or has finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
+    /// The stage has begun.
     Started,
+    /// The stage has ended.
     Finished,
 }
 
@@ -143,8 +149,11 @@ pub type Observer<'a> = &'a (dyn Fn(Stage, Phase) + Sync);
 /// One stored run: its envelope, the linter's report, and where it is stored.
 #[derive(Clone, Debug)]
 pub struct Run {
+    /// The envelope, as stored.
     pub envelope: Envelope,
+    /// What the grounding linter found.
     pub report: GroundingReport,
+    /// Where the run is stored (`<runs>/<invocation_id>`).
     pub run_dir: PathBuf,
 }
 
@@ -180,10 +189,13 @@ pub struct Callback<'a> {
 
 /// The conductor of one harness.
 pub struct Conductor {
+    /// The agents this harness may call.
     pub registry: Registry,
     /// The deployment's profile; a request cannot name another.
     pub profile: Profile,
+    /// Where every run is kept.
     pub store: RunStore,
+    /// How agents are called.
     pub client: A2aClient,
     /// The harness's own A2A base URL, sent to delegation agents as their callback. `None`
     /// (the CLI) issues no grant.

@@ -35,7 +35,7 @@
 //! # Faithfulness
 //!
 //! The checks run in the reference's order and every violation text is the reference's, byte
-//! for byte: `{x!r}` is Python's `repr` ([`str_repr`], [`py_repr`]), a missing value reads as
+//! for byte: `{x!r}` is Python's `repr` (`str_repr`, `py_repr`), a missing value reads as
 //! `None` as Python's `str(None)` does, hashes are shortened to `content_hash[:12]` and `…`.
 //! Where the reference would raise or never return on a malformed document, this linter
 //! reports a G0 violation or stops instead; each such place says so.

@@ -44,11 +44,15 @@ pub(crate) const DEFAULT_PROFILE: &str = r#"{
 /// An institutional profile, as loaded.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
+    /// The profile's id (`profile:<id>@v<version>` in envelopes).
     pub profile_id: String,
+    /// The profile's version.
     pub version: u64,
+    /// What the profile is for, for a person.
     pub description: String,
     /// Agent id → the action class the steward assigns it.
     pub agents: BTreeMap<String, String>,
+    /// Action classes a run of which is referred to a data steward rather than run.
     pub actions_requiring_approval: BTreeSet<String>,
     /// SHA-256 of the file's bytes: what an envelope records as `policy_digest`.
     pub digest: String,

@@ -42,6 +42,7 @@ pub const DEFAULT_AGENTS_CONFIG: &str = r#"{
 /// One entry of the agents configuration.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AgentEntry {
+    /// The agent's base URL (its card is read from there).
     pub url: String,
     /// Labels the agent in `unavailable` (default: its URL).
     pub name: Option<String>,
@@ -126,6 +127,7 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
 /// An agent the harness reaches over A2A.
 #[derive(Clone, Debug)]
 pub struct RemoteAgent {
+    /// The agent's specification, rebuilt from its card.
     pub spec: AgentSpec,
     /// The base URL the configuration names.
     pub url: String,
@@ -133,6 +135,7 @@ pub struct RemoteAgent {
     pub target: Target,
     /// The card as fetched.
     pub card: Value,
+    /// The per-call timeout.
     pub timeout: Duration,
     /// The secret shared with the agent, under its `agent_id`: calls to it are signed, and its
     /// delegation callbacks must be.

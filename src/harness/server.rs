@@ -12,7 +12,7 @@
 //! The task is the run (see `harness/tasks.rs`): its id is the request's `invocation_id`, its
 //! context the request's `conversation_id` (or the run's own id), and a message naming another
 //! `contextId` is refused (-32602): the harness cannot put a run in a context its request does
-//! not name. The A2A task rules are the endpoint's ([`crate::wire::a2a::endpoint`]): a
+//! not name. The A2A task rules are the shared A2A endpoint's: a
 //! `taskId` must name a known task, and no harness task can be continued (a run is finished,
 //! or still running). A non-blocking send (`returnImmediately: true`, `blocking: false`) is
 //! answered at once with the task `submitted` while the conductor runs in the background;
@@ -48,6 +48,7 @@ use std::time::Duration;
 
 /// A harness: its conductor, how it authenticates callers, and its card.
 pub struct Harness {
+    /// The conductor every route runs invocations through.
     pub conductor: Conductor,
     /// `None`: only delegation callbacks under a live grant are accepted.
     pub authenticator: Option<Authenticator>,

@@ -45,9 +45,13 @@ pub fn test_principal() -> Principal {
 
 /// A harness in memory, with its agents, store and client.
 pub struct TestHarness {
+    /// The in-memory network the harness and its agents are served on.
     pub net: MemoryNet,
+    /// The harness, as served at [`HARNESS_URL`].
     pub harness: Arc<Harness>,
+    /// A client on the same network.
     pub client: A2aClient,
+    /// The temporary run store (removed when the harness is dropped).
     pub runs: PathBuf,
 }
 

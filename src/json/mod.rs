@@ -3,16 +3,16 @@
 //!
 //! - [`parse`] reads untrusted bytes with explicit [`Limits`] (size and nesting depth), so a
 //!   hostile body is refused with a clear message before it can exhaust the stack or memory.
-//! - [`python`] writes bytes identical to CPython's `json.dumps`, which defines every content
+//! - `python` writes bytes identical to CPython's `json.dumps`, which defines every content
 //!   hash and the span JSON lines.
-//! - [`lenient`] holds serde helpers for integers that arrive as `3.0` (the a2a-sdk 1.x client
+//! - `lenient` holds serde helpers for integers that arrive as `3.0` (the a2a-sdk 1.x client
 //!   sends every number in a data part through a protobuf `Struct`, i.e. as a double).
-//! - [`non_finite`] finds a number no double can hold (`1e999`). serde_json is built with
+//! - `non_finite` finds a number no double can hold (`1e999`). serde_json is built with
 //!   `arbitrary_precision`, so such a literal parses, but every writer that spells numbers as
 //!   Python does would print it as `Infinity`, which no strict JSON reader accepts. The
 //!   contract's documents refuse it at the boundary (see `contract::validate`), and the run store
 //!   refuses to write it.
-//! - [`from_slice_lossy`] reads text that Python's `json` wrote with a lone surrogate escape
+//! - `from_slice_lossy` reads text that Python's `json` wrote with a lone surrogate escape
 //!   (`"\ud800"`, legal to Python, refused by serde_json), replacing each with U+FFFD, so a
 //!   store another writer made stays readable.
 

@@ -80,10 +80,13 @@ pub(crate) const FLAG_SAMPLED: u8 = 0x01;
 /// A span's identity as it crosses a process boundary.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpanContext {
+    /// The trace the span belongs to.
     pub trace_id: TraceId,
+    /// The span itself.
     pub span_id: SpanId,
     /// `trace-flags` as received (readers mask bits; reserved bits are kept, as OTel does).
     pub flags: u8,
+    /// Vendor state carried along the trace (W3C `tracestate`).
     pub trace_state: TraceState,
     /// Whether this context came from another process.
     pub is_remote: bool,

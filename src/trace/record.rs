@@ -11,20 +11,29 @@ use super::names::{SpanName, is_owned};
 pub struct SpanRecord {
     /// The span name. Kept as text: a span read from an agent may carry any name.
     pub name: String,
+    /// The trace the span belongs to.
     pub trace_id: TraceId,
+    /// The span's own id.
     pub span_id: SpanId,
+    /// The parent span's id; `None` for a root span.
     pub parent_id: Option<SpanId>,
     /// The span's own context's trace state (inherited from a remote parent).
     pub trace_state: TraceState,
+    /// The span's kind (OpenTelemetry's `SpanKind`).
     pub kind: SpanKind,
     /// Nanoseconds since the Unix epoch; 0 when unknown.
     pub start_ns: u64,
+    /// Nanoseconds since the Unix epoch; 0 when unknown.
     pub end_ns: u64,
+    /// The span's status.
     pub status: Status,
     /// In insertion order, which span JSON keeps.
     pub attributes: Attributes,
+    /// Timestamped events, in the order they were added.
     pub events: Vec<Event>,
+    /// Links to spans of other traces (a delegated child's root links to its parent's span).
     pub links: Vec<Link>,
+    /// The resource that produced the span (its `service.name`).
     pub resource: Resource,
 }
 
@@ -68,10 +77,15 @@ impl SpanRecord {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SpanKind {
     #[default]
+    /// An operation inside a process (the default).
     Internal,
+    /// The server side of a remote call.
     Server,
+    /// The client side of a remote call.
     Client,
+    /// The producer of an asynchronous message.
     Producer,
+    /// The consumer of an asynchronous message.
     Consumer,
 }
 
@@ -115,6 +129,7 @@ impl SpanKind {
 /// A span's status.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Status {
+    /// The status code.
     pub code: StatusCode,
     /// Only meaningful with [`StatusCode::Error`]; OpenTelemetry drops it otherwise.
     pub description: Option<String>,
@@ -135,8 +150,11 @@ impl Status {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum StatusCode {
     #[default]
+    /// Nothing was said about the outcome (the default).
     Unset,
+    /// The operation succeeded, as its owner asserts.
     Ok,
+    /// The operation failed.
     Error,
 }
 
@@ -163,13 +181,21 @@ impl StatusCode {
 /// An attribute value: the types OpenTelemetry allows (a scalar, or a homogeneous array).
 #[derive(Clone, Debug, PartialEq)]
 pub enum AttrValue {
+    /// A string.
     String(String),
+    /// A boolean.
     Bool(bool),
+    /// A 64-bit integer.
     Int(i64),
+    /// A double.
     Double(f64),
+    /// An array of strings.
     StringArray(Vec<String>),
+    /// An array of booleans.
     BoolArray(Vec<bool>),
+    /// An array of integers.
     IntArray(Vec<i64>),
+    /// An array of doubles.
     DoubleArray(Vec<f64>),
     /// Anything else OpenTelemetry Python 1.45 keeps and writes: `null`, integers beyond
     /// 64 bits, mixed or nested sequences, maps. Held as the JSON text Python writes for it
@@ -248,8 +274,11 @@ impl Attributes {
 /// A timed annotation on a span.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
+    /// The event's name.
     pub name: String,
+    /// When it happened, in nanoseconds since the Unix epoch.
     pub time_ns: u64,
+    /// Its attributes.
     pub attributes: Attributes,
 }
 
@@ -257,16 +286,22 @@ pub struct Event {
 /// `delegate` span).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Link {
+    /// The linked span's trace.
     pub trace_id: TraceId,
+    /// The linked span.
     pub span_id: SpanId,
+    /// The linked span's trace state.
     pub trace_state: TraceState,
+    /// The link's attributes.
     pub attributes: Attributes,
 }
 
 /// The entity that produced the spans.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Resource {
+    /// Resource attributes (`service.name`, `telemetry.sdk.*`...).
     pub attributes: Attributes,
+    /// The schema URL of the attributes; empty when none.
     pub schema_url: String,
 }
 

@@ -16,20 +16,36 @@ pub const PROTOCOL_VERSION: &str = "1.0";
 #[derive(Clone, Debug, PartialEq)]
 pub enum Event {
     /// First event of every run.
-    RunStarted { thread_id: String, run_id: String },
+    RunStarted {
+        /// The conversation (`threadId`).
+        thread_id: String,
+        /// The run (`runId`): the invocation id.
+        run_id: String,
+    },
     /// A stage of the run began (`stepName`).
-    StepStarted { step_name: String },
+    StepStarted {
+        /// The stage (`stepName`): `policy_gate`, `input_check`...
+        step_name: String,
+    },
     /// A stage of the run ended.
-    StepFinished { step_name: String },
+    StepFinished {
+        /// The stage (`stepName`).
+        step_name: String,
+    },
     /// The run ended; `result` is the envelope.
     RunFinished {
+        /// The conversation (`threadId`).
         thread_id: String,
+        /// The run (`runId`).
         run_id: String,
+        /// The envelope, when the run stored one.
         result: Option<Value>,
     },
     /// The run could not be made; nothing follows.
     RunError {
+        /// What went wrong, a sentence.
         message: String,
+        /// A short machine-readable code (`unknown_agent`), when there is one.
         code: Option<String>,
     },
 }

@@ -235,21 +235,49 @@ impl fmt::Debug for Key {
 pub enum KeyError {
     /// The key file could not be read.
     Read {
+        /// The key file.
         path: PathBuf,
+        /// The operating system's error.
         source: std::io::Error,
     },
     /// The path names a directory or another non-file.
-    NotAFile { path: PathBuf },
+    NotAFile {
+        /// The path given.
+        path: PathBuf,
+    },
     /// Users other than the owner and group may read or write the key file.
-    OpenToOthers { path: PathBuf, mode: u32 },
+    OpenToOthers {
+        /// The key file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The secret holds a byte that is not visible ASCII (after trimming whitespace).
-    NotText { path: PathBuf },
+    NotText {
+        /// The key file.
+        path: PathBuf,
+    },
     /// The secret is shorter than [`MIN_SECRET_LEN`] bytes.
-    TooShort { path: Option<PathBuf>, len: usize },
+    TooShort {
+        /// The key file, when read from one.
+        path: Option<PathBuf>,
+        /// The secret's length in bytes.
+        len: usize,
+    },
     /// The secret is longer than [`MAX_SECRET_LEN`] bytes.
-    TooLong { path: Option<PathBuf>, len: usize },
+    TooLong {
+        /// The key file, when read from one.
+        path: Option<PathBuf>,
+        /// The secret's length in bytes.
+        len: usize,
+    },
     /// The key id breaks its grammar.
-    BadId { id: String, reason: &'static str },
+    BadId {
+        /// The id given.
+        id: String,
+        /// Why it breaks the grammar.
+        reason: &'static str,
+    },
 }
 
 impl KeyError {
@@ -334,6 +362,7 @@ pub struct Signable<'a> {
 pub struct SignError {
     /// `method`, `target`, `nonce` or the URL.
     pub field: &'static str,
+    /// Why it breaks it.
     pub reason: &'static str,
 }
 
@@ -352,8 +381,11 @@ impl std::error::Error for SignError {}
 /// A signature: the header values a signed request carries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature {
+    /// The signing key's id (`DD-Key-Id`).
     pub key_id: String,
+    /// Unix seconds when it was signed (`DD-Timestamp`).
     pub timestamp: u64,
+    /// The request's nonce, 32 lowercase hex digits (`DD-Nonce`).
     pub nonce: String,
     /// The tag, 64 lowercase hex digits.
     pub tag: String,
@@ -420,7 +452,9 @@ pub fn sign_at(
 /// A key and the direction it signs in: what a client attaches to sign every call.
 #[derive(Clone, Debug)]
 pub struct Signer {
+    /// The shared key.
     pub key: Key,
+    /// Which way the calls go: to the agent, or back to the harness.
     pub direction: Direction,
 }
 
@@ -486,27 +520,49 @@ pub fn received_target(path: &str, query: &str) -> String {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum VerifyError {
     /// A signature header is absent (`DD-Signature` when the request carries none of them).
-    Missing { header: &'static str },
+    Missing {
+        /// The header missing.
+        header: &'static str,
+    },
     /// A signature header breaks its grammar, or is sent twice.
     Malformed {
+        /// The header.
         header: &'static str,
+        /// What is wrong with it.
         reason: &'static str,
     },
     /// No key is known under the key id.
-    UnknownKey { key_id: String },
+    UnknownKey {
+        /// The key id sent.
+        key_id: String,
+    },
     /// The timestamp is outside the replay window.
     Stale {
+        /// The request's timestamp (Unix seconds).
         timestamp: u64,
+        /// This side's clock.
         now: u64,
+        /// The replay window, in seconds either side.
         window_secs: u64,
     },
     /// The timestamp is no later than the newest one the full nonce cache had to forget, so
     /// a replay of that request could not be told apart.
-    Forgotten { timestamp: u64, floor: u64 },
+    Forgotten {
+        /// The request's timestamp.
+        timestamp: u64,
+        /// The newest timestamp the cache forgot.
+        floor: u64,
+    },
     /// The nonce was already accepted.
-    Replayed { nonce: String },
+    Replayed {
+        /// The nonce sent again.
+        nonce: String,
+    },
     /// The tag does not match: the request, or the key, is not what was signed.
-    BadSignature { key_id: String },
+    BadSignature {
+        /// The key the signature was checked with.
+        key_id: String,
+    },
 }
 
 impl VerifyError {

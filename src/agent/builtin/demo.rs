@@ -46,6 +46,7 @@ impl Default for Ungrounded {
 }
 
 impl Ungrounded {
+    /// The agent, with its spec.
     pub fn new() -> Ungrounded {
         Ungrounded {
             spec: spec(
@@ -97,6 +98,7 @@ impl Default for Failing {
 }
 
 impl Failing {
+    /// The agent, with its spec.
     pub fn new() -> Failing {
         Failing {
             spec: spec(

@@ -25,6 +25,7 @@ impl Default for Director {
 }
 
 impl Director {
+    /// The agent, with its spec.
     pub fn new() -> Director {
         Director {
             spec: super::message_to_reply(

@@ -44,6 +44,7 @@ impl Default for Echo {
 }
 
 impl Echo {
+    /// The agent, answering at once.
     pub fn new() -> Echo {
         let (echo, reply) = (classes::echo(), classes::echo_reply());
         Echo {

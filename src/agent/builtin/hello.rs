@@ -22,6 +22,7 @@ impl Default for Hello {
 }
 
 impl Hello {
+    /// The agent, with its spec.
     pub fn new() -> Hello {
         Hello {
             spec: super::message_to_reply(

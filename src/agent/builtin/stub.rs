@@ -19,6 +19,7 @@ impl Default for Stub {
 }
 
 impl Stub {
+    /// The agent, with its spec.
     pub fn new() -> Stub {
         let classes = [classes::echo(), classes::message()];
         Stub {

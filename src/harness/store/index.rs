@@ -329,14 +329,16 @@ pub fn parse_time(text: &str) -> Option<i128> {
 /// Where the next page starts: after the run `after`, whose line starts at `at`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cursor {
+    /// The id of the last run listed.
     pub after: String,
+    /// Where that run's index line starts (a hint: the id decides).
     pub at: u64,
 }
 
 /// One page of a listing, newest first.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Page {
-    /// One row per run (see [`listing_row`]).
+    /// One row per run (see `listing_row`).
     pub rows: Vec<Value>,
     /// Where the next page starts, if more runs match.
     pub next: Option<Cursor>,

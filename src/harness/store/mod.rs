@@ -19,7 +19,7 @@
 //! <runs>/.ddwire/                          ddwire's own: the store lock, each writer's lock and journal
 //! ```
 //!
-//! JSON is written byte for byte as CPython's `json.dumps` writes it ([`python::dumps`]), so
+//! JSON is written byte for byte as CPython's `json.dumps` writes it (`python::dumps`), so
 //! non-ASCII text is `\uXXXX`-escaped as in the reference. Identifiers are UUIDv7, so the
 //! directory names sort chronologically; the index is in the order runs were stored.
 //!
@@ -34,7 +34,7 @@
 //!
 //! # Writing: write-once, crash-safe, one fsync round per group
 //!
-//! [`RunStore`] (see [`writer`] for the steps) writes each run to a temporary directory,
+//! [`RunStore`] (see `writer` for the steps) writes each run to a temporary directory,
 //! commits it to a write-ahead journal that concurrent runs share (one write and one fsync
 //! for the whole group), then renames its directory into place and appends its index line under
 //! the store's lock. So:
@@ -51,7 +51,7 @@
 //! A writer recovers the store when it opens it, under the store's lock: it replays the journal
 //! of every writer that stopped without a checkpoint, removes their unfinished temporary
 //! entries, mends the index (a torn last line, a line that is not JSON, a run indexed twice),
-//! and indexes every complete run directory the index does not name. See [`recovery`].
+//! and indexes every complete run directory the index does not name. See `recovery`.
 //!
 //! # Several writers, one store
 //!
@@ -75,7 +75,7 @@
 //!
 //! # Reading
 //!
-//! [`RunReader`] opens a store read-only and never changes it (see [`reader`]); a `RunStore`
+//! [`RunReader`] opens a store read-only and never changes it (see `reader`); a `RunStore`
 //! is also a reader. Listings page through the index newest first ([`RunReader::page`],
 //! [`RunReader::newest_first`]) with filters ([`Query`]), a block at a time, so memory stays
 //! flat whatever the store's size. A run may be named by a unique prefix of its id
@@ -142,10 +142,15 @@ pub(crate) const COMPACT: Style = Style {
 /// One run to store. `schemas` pairs each class schema the run was checked against with its
 /// digest (`schema_digest`, as the envelope names it).
 pub struct NewRun<'a> {
+    /// The envelope, as it is stored.
     pub envelope: &'a Value,
+    /// The request the run answered.
     pub request: &'a Value,
+    /// Every span of the run, as span JSON lines.
     pub spans: &'a [String],
+    /// The grounding linter's summary.
     pub grounding: &'a str,
+    /// Each class schema the run was checked against, with its digest.
     pub schemas: &'a [(&'a str, &'a Value)],
     /// The agent's reply as received (`{"result": …, "spans": […]}`), when it answered.
     pub agent_reply: Option<&'a Value>,

@@ -193,7 +193,7 @@ impl Drop for StoreLock {
 
 impl RunStore {
     /// Open (creating it if need be) the store at `root` for writing, and recover from
-    /// whatever stopped an earlier writer (see [`super::recovery`]).
+    /// whatever stopped an earlier writer (see `super::recovery`).
     pub fn open(root: impl Into<PathBuf>) -> Result<RunStore> {
         Ok(RunStore::open_reporting(root)?.0)
     }

@@ -26,13 +26,14 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Where to send JSON-RPC, and in which binding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
+    /// The binding the endpoint speaks.
     pub binding: Binding,
     /// The JSON-RPC URL.
     pub url: String,
 }
 
 impl Target {
-    /// The target a card prefers (see [`super::card::pick_binding`]).
+    /// The target a card prefers (see `super::card::pick_binding`).
     pub fn from_card(card: &Value) -> Result<Target> {
         let (binding, url) = super::card::pick_binding(card)?;
         Ok(Target { binding, url })
@@ -42,6 +43,7 @@ impl Target {
 /// An A2A client on a shared HTTP client (connections are reused between calls).
 #[derive(Clone)]
 pub struct A2aClient {
+    /// The HTTP client the calls go through (TCP or in memory).
     pub http: HttpClient,
     /// Used when a call names no timeout of its own.
     pub timeout: Duration,

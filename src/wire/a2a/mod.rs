@@ -1,12 +1,12 @@
 //! A2A over JSON-RPC, both bindings on one endpoint.
 //!
 //! - [`model`]: one model of messages, parts, tasks and artifacts.
-//! - [`v03`] and [`v10`]: thin codecs between that model and each binding's JSON.
+//! - `v03` and `v10`: thin codecs between that model and each binding's JSON.
 //! - [`card`]: agent cards that both SDK generations read, with the Data Director extension.
-//! - [`endpoint`]: the server side: JSON-RPC dispatch, version negotiation, the task rules,
+//! - `endpoint`: the server side: JSON-RPC dispatch, version negotiation, the task rules,
 //!   non-blocking sends.
-//! - [`tasks`]: the bounded task store, progress and cancellation, `ListTasks`.
-//! - [`error`]: why a call is refused, as each binding writes it.
+//! - `tasks`: the bounded task store, progress and cancellation, `ListTasks`.
+//! - `error`: why a call is refused, as each binding writes it.
 //! - [`client`]: the calling side, over TCP or the in-memory transport.
 
 pub mod card;

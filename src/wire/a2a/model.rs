@@ -1,32 +1,42 @@
 //! One model of A2A's objects, whatever binding carried them.
 //!
 //! A2A v0.3 and A2A 1.0 name the same things differently (`kind` discriminators and
-//! lower-case enums against ProtoJSON oneofs and `ROLE_USER`); the codecs in [`super::v03`]
-//! and [`super::v10`] translate between this model and each binding's JSON.
+//! lower-case enums against ProtoJSON oneofs and `ROLE_USER`); the codecs in `super::v03`
+//! and `super::v10` translate between this model and each binding's JSON.
 
 use serde_json::{Map, Value};
 
 /// Who sent a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
+    /// The caller.
     User,
+    /// The agent.
     Agent,
 }
 
 /// One piece of message or artifact content.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Part {
+    /// Plain text.
     Text {
+        /// The text.
         text: String,
+        /// The part's metadata, if any.
         metadata: Option<Map<String, Value>>,
     },
     /// Structured data. Numbers may arrive as floats (`1.0`) from a protobuf `Struct`.
     Data {
+        /// The data.
         data: Value,
+        /// The part's metadata, if any.
         metadata: Option<Map<String, Value>>,
     },
+    /// A file.
     File {
+        /// The file.
         file: File,
+        /// The part's metadata, if any.
         metadata: Option<Map<String, Value>>,
     },
 }
@@ -34,9 +44,13 @@ pub enum Part {
 /// A file, inline (base64 bytes) or by reference (a URI).
 #[derive(Clone, Debug, PartialEq)]
 pub struct File {
+    /// The content, base64, when inline.
     pub bytes: Option<String>,
+    /// Where the content is, when by reference.
     pub uri: Option<String>,
+    /// The file's name, if given.
     pub name: Option<String>,
+    /// The content's media type, if given.
     pub media_type: Option<String>,
 }
 
@@ -61,13 +75,21 @@ impl Part {
 /// A message between a client and an agent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
+    /// The message's id, unique per sender.
     pub message_id: String,
+    /// Who sent it.
     pub role: Role,
+    /// Its content.
     pub parts: Vec<Part>,
+    /// The context (conversation) it belongs to, if named.
     pub context_id: Option<String>,
+    /// The task it continues, if any.
     pub task_id: Option<String>,
+    /// Other tasks it refers to.
     pub reference_task_ids: Vec<String>,
+    /// Extension URIs the message uses.
     pub extensions: Vec<String>,
+    /// Its metadata (the Data Director keys of [`meta`](super::meta) travel here).
     pub metadata: Option<Map<String, Value>>,
 }
 
@@ -109,14 +131,23 @@ impl Message {
 /// Where a task stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {
+    /// Received, not yet started.
     Submitted,
+    /// Being worked on.
     Working,
+    /// Waiting for the caller's next message.
     InputRequired,
+    /// Finished with a result (terminal).
     Completed,
+    /// Canceled by the caller (terminal).
     Canceled,
+    /// Finished without a result (terminal).
     Failed,
+    /// Refused by the agent (terminal).
     Rejected,
+    /// Waiting for the caller to authenticate.
     AuthRequired,
+    /// A state this side does not know (A2A 1.0's `TASK_STATE_UNSPECIFIED`).
     Unknown,
 }
 
@@ -133,7 +164,9 @@ impl TaskState {
 /// A task's state, with an optional message and time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TaskStatus {
+    /// Where the task stands.
     pub state: TaskState,
+    /// The agent's latest message about it (a failed task's reason, say).
     pub message: Option<Message>,
     /// RFC 3339.
     pub timestamp: Option<String>,
@@ -142,10 +175,15 @@ pub struct TaskStatus {
 /// An output of a task.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Artifact {
+    /// The artifact's id, unique within its task.
     pub artifact_id: String,
+    /// Its name (`agent-result`, `envelope`: see [`artifact`](super::artifact)).
     pub name: Option<String>,
+    /// A description, if any.
     pub description: Option<String>,
+    /// Its content.
     pub parts: Vec<Part>,
+    /// Its metadata, if any.
     pub metadata: Option<Map<String, Value>>,
 }
 
@@ -165,11 +203,17 @@ impl Artifact {
 /// A unit of work and what came of it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Task {
+    /// The task's id.
     pub id: String,
+    /// The context (conversation) it belongs to.
     pub context_id: String,
+    /// Where it stands.
     pub status: TaskStatus,
+    /// What it produced.
     pub artifacts: Vec<Artifact>,
+    /// The messages exchanged for it, oldest first.
     pub history: Vec<Message>,
+    /// Its metadata, if any.
     pub metadata: Option<Map<String, Value>>,
 }
 

@@ -36,8 +36,11 @@ pub(crate) const MAX_PAGE_SIZE: usize = 100;
 /// artifacts it adds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reply {
+    /// The state the work ended (or paused) in.
     pub state: TaskState,
+    /// The agent's status message, if any (a failed task's reason).
     pub message: Option<Message>,
+    /// The artifacts the work adds to the task.
     pub artifacts: Vec<Artifact>,
 }
 

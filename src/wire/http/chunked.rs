@@ -40,26 +40,55 @@ pub const MAX_TRAILER: usize = 8 * 1024;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ChunkedError {
     /// A chunk-size line did not start with a hex digit.
-    NoSize { found: u8 },
+    NoSize {
+        /// The byte found instead.
+        found: u8,
+    },
     /// A byte after the chunk size that is neither a hex digit, `;` (or the spaces before it)
     /// nor CRLF.
-    BadSize { found: u8 },
+    BadSize {
+        /// The byte found.
+        found: u8,
+    },
     /// The chunk size does not fit in 64 bits.
     SizeOverflow,
     /// A control character inside a chunk extension.
-    BadExtension { found: u8 },
+    BadExtension {
+        /// The byte found.
+        found: u8,
+    },
     /// A chunk-size line longer than [`MAX_LINE`].
-    LineTooLong { limit: usize },
+    LineTooLong {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// A line ended with something other than CRLF (`expected` is `\r` or `\n`).
-    BadLineEnd { expected: u8, found: u8 },
+    BadLineEnd {
+        /// The byte expected.
+        expected: u8,
+        /// The byte found.
+        found: u8,
+    },
     /// Chunk data was not followed by CRLF.
-    DataNotTerminated { found: u8 },
+    DataNotTerminated {
+        /// The byte found instead of CR.
+        found: u8,
+    },
     /// A trailer line that is not a field line.
-    BadTrailer { found: u8 },
+    BadTrailer {
+        /// The byte found.
+        found: u8,
+    },
     /// More than [`MAX_TRAILER`] bytes of trailer fields.
-    TrailerTooLarge { limit: usize },
+    TrailerTooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The data would exceed the body limit.
-    TooLarge { limit: u64 },
+    TooLarge {
+        /// The body limit in bytes.
+        limit: u64,
+    },
 }
 
 impl ChunkedError {

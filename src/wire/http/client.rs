@@ -53,10 +53,13 @@ impl Resolver for LiteralIpResolver {
 /// A request to send.
 #[derive(Clone, Debug)]
 pub struct ClientRequest {
+    /// `GET` or `POST`.
     pub method: &'static str,
+    /// The absolute `http://` URL.
     pub url: String,
     /// Extra header fields (`Host` and framing are added by the transport).
     pub headers: Vec<(String, String)>,
+    /// The body (empty for `GET`).
     pub body: Vec<u8>,
     /// The whole call must finish within this (connect, send, receive).
     pub timeout: Duration,
@@ -95,9 +98,11 @@ impl ClientRequest {
 /// A response received.
 #[derive(Clone, Debug)]
 pub struct ClientResponse {
+    /// The status code.
     pub status: u16,
     /// Names lower-cased.
     pub headers: Vec<(String, String)>,
+    /// The whole body, read within [`MAX_RESPONSE_BYTES`].
     pub body: Vec<u8>,
 }
 

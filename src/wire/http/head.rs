@@ -89,23 +89,52 @@ pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HeadError {
     /// The head buffer filled before the head ended.
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// More header fields than allowed.
-    TooManyFields { limit: usize },
+    TooManyFields {
+        /// The limit.
+        limit: usize,
+    },
     /// The request line could not be read (`reason` says where).
-    RequestLine { reason: &'static str },
+    RequestLine {
+        /// Where it broke.
+        reason: &'static str,
+    },
     /// A header field line could not be read.
-    HeaderField { reason: &'static str },
+    HeaderField {
+        /// Where it broke.
+        reason: &'static str,
+    },
     /// A line ended in LF without CR, at this offset.
-    BareLf { at: usize },
+    BareLf {
+        /// The byte offset of the LF.
+        at: usize,
+    },
     /// The target holds a byte outside ASCII.
-    NonAsciiTarget { byte: u8, at: usize },
+    NonAsciiTarget {
+        /// The byte.
+        byte: u8,
+        /// Its offset in the target.
+        at: usize,
+    },
     /// The target is in no form a server accepts.
-    BadTarget { reason: &'static str },
+    BadTarget {
+        /// Why.
+        reason: &'static str,
+    },
     /// A version this server does not speak (the text as sent, up to 16 bytes).
-    Version { version: String },
+    Version {
+        /// The version as sent.
+        version: String,
+    },
     /// A method this server does not implement (the text as sent, up to 32 bytes).
-    Method { method: String },
+    Method {
+        /// The method as sent.
+        method: String,
+    },
     /// HTTP/1.1 without `Host`.
     MissingHost,
     /// More than one `Host`.
@@ -113,21 +142,36 @@ pub enum HeadError {
     /// A `Host` that is no `uri-host [":" port]`.
     InvalidHost,
     /// A header value that is not UTF-8.
-    NotUtf8 { name: String },
+    NotUtf8 {
+        /// The field's name.
+        name: String,
+    },
     /// Both `Transfer-Encoding` and `Content-Length`.
     LengthAndEncoding,
     /// `Transfer-Encoding` in an HTTP/1.0 message.
     EncodingInHttp10,
     /// The final transfer coding is not `chunked`, or `chunked` comes twice.
-    NotChunkedLast { value: String },
+    NotChunkedLast {
+        /// The `Transfer-Encoding` value.
+        value: String,
+    },
     /// A transfer coding ddwire does not implement (gzip, ...).
-    UnknownCoding { coding: String },
+    UnknownCoding {
+        /// The coding.
+        coding: String,
+    },
     /// More than one `Content-Length` field line.
     DuplicateLength,
     /// A `Content-Length` that is not `1*DIGIT`.
-    InvalidLength { value: String },
+    InvalidLength {
+        /// The `Content-Length` value.
+        value: String,
+    },
     /// An expectation other than `100-continue`.
-    Expectation { value: String },
+    Expectation {
+        /// The `Expect` value.
+        value: String,
+    },
 }
 
 impl HeadError {
@@ -591,11 +635,20 @@ pub struct ResponseHead {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ResponseHeadError {
     /// httparse refused the head.
-    Malformed { reason: String },
+    Malformed {
+        /// httparse's reason.
+        reason: String,
+    },
     /// No complete head within the buffer given.
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The framing is ambiguous or invalid.
-    Framing { reason: &'static str },
+    Framing {
+        /// Why.
+        reason: &'static str,
+    },
 }
 
 impl std::fmt::Display for ResponseHeadError {

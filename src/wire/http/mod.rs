@@ -94,9 +94,15 @@ impl Request {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BodyError {
     /// Larger than the limit (HTTP 413).
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// The body did not arrive within [`Limits::body_timeout`] (HTTP 408).
-    Timeout { after: Duration },
+    Timeout {
+        /// The deadline it missed.
+        after: Duration,
+    },
     /// The peer stopped sending before the body was complete.
     Truncated,
     /// The chunked framing was broken (HTTP 400).
@@ -138,15 +144,19 @@ impl std::error::Error for BodyError {}
 
 /// One HTTP response.
 pub struct Response {
+    /// The status code.
     pub status: u16,
     /// Header fields to send; `Content-Length` or `Transfer-Encoding` are added by the writer.
     pub headers: Vec<(String, String)>,
+    /// The body.
     pub body: Body,
 }
 
 /// A response body: bytes, or a stream of chunks that ends when the sender is dropped.
 pub enum Body {
+    /// All of it at once, framed by `Content-Length`.
     Bytes(Vec<u8>),
+    /// Chunks as they come, sent chunked and flushed one by one (Server-Sent Events).
     Stream(Receiver<Vec<u8>>),
 }
 

@@ -33,8 +33,8 @@
 //!
 //! Every refusal (`head`'s errors, a broken chunked body, a body limit) closes the connection
 //! after its answer; nothing after it is parsed as a request. Before closing, the server reads
-//! and discards what the client is still sending (at most [`LINGER_BYTES`] for at most
-//! [`LINGER_TIME`]), so the answer reaches the client instead of being destroyed by a TCP
+//! and discards what the client is still sending (at most `LINGER_BYTES` for at most
+//! `LINGER_TIME`), so the answer reaches the client instead of being destroyed by a TCP
 //! reset (RFC 9112 §9.6).
 //!
 //! # Stopping

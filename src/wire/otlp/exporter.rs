@@ -22,7 +22,7 @@ pub type ErrorHook = Arc<dyn Fn(&OtlpError) + Send + Sync>;
 /// How the background exporter queues and retries.
 #[derive(Clone, Debug)]
 pub struct ExporterOptions {
-    /// Batches waiting to be sent; one more is dropped (default [`DEFAULT_QUEUE`]).
+    /// Batches waiting to be sent; one more is dropped (default `DEFAULT_QUEUE`).
     pub queue: usize,
     /// How each request is retried.
     pub retry: RetryPolicy,

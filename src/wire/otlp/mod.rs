@@ -3,13 +3,13 @@
 //! Three parts, each usable alone (the harness uses all three; a relay needs no harness):
 //!
 //! - [`OtlpConfig`]: where and how, resolved from flags and the standard `OTEL_EXPORTER_OTLP_*`,
-//!   `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` variables ([`config`]);
+//!   `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` variables (`config`);
 //! - [`send()`]: one export request, POSTed with the exact `Content-Type` of its encoding and
 //!   retried as OTLP/HTTP says (429, 502, 503, 504 and unreachable receivers; exponential
-//!   backoff with jitter; `Retry-After` honoured) ([`mod@send`]);
+//!   backoff with jitter; `Retry-After` honoured) (`mod@send`);
 //! - [`Exporter`]: a bounded queue and a thread of its own, so exporting never slows or fails
 //!   the caller; what was exported, dropped and failed is counted in [`ExportStats`]
-//!   ([`exporter`]).
+//!   (`exporter`).
 //!
 //! Follows opentelemetry-proto v1.11.0 `docs/specification.md` §"OTLP/HTTP" and the
 //! OpenTelemetry specification's `protocol/exporter.md`. Not covered: gRPC, TLS (`https`), gzip.
@@ -67,38 +67,64 @@ pub enum OtlpError {
     },
     /// The receiver could not be reached, or did not answer in time, after `attempts` tries.
     Unreachable {
+        /// The receiver's URL.
         url: String,
+        /// How many requests were made.
         attempts: u32,
+        /// The last transport error.
         error: crate::wire::WireError,
     },
     /// The receiver answered with a status that is not success (after `attempts` tries, for a
     /// retryable one).
     Refused {
+        /// The receiver's URL.
         url: String,
+        /// The HTTP status it answered.
         status: u16,
+        /// How many requests were made.
         attempts: u32,
         /// The start of its answer, as text.
         body: String,
     },
     /// The receiver asked to wait longer than the exporter's limit before retrying.
     RetryAfterTooLong {
+        /// The receiver's URL.
         url: String,
+        /// The HTTP status it answered.
         status: u16,
+        /// The wait it asked for (`Retry-After`).
         after: Duration,
+        /// The longest wait the exporter accepts.
         limit: Duration,
     },
     /// The request would be larger than the limit, so it was not sent.
-    TooLarge { bytes: usize, limit: usize },
+    TooLarge {
+        /// The request's size.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The receiver accepted the request but rejected some spans (not retried).
     PartialSuccess {
+        /// The receiver's URL.
         url: String,
+        /// How many spans it rejected.
         rejected_spans: u64,
+        /// Its message about them.
         message: String,
     },
     /// The background exporter's queue was full: the batch was dropped (`dropped` so far).
-    QueueFull { capacity: usize, dropped: u64 },
+    QueueFull {
+        /// The queue's capacity, in runs.
+        capacity: usize,
+        /// How many batches have been dropped so far.
+        dropped: u64,
+    },
     /// The exporter's thread could not be started.
-    Start { error: std::io::Error },
+    Start {
+        /// The operating system's error.
+        error: std::io::Error,
+    },
 }
 
 impl OtlpError {
