@@ -15,6 +15,10 @@ use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 /// resolver. ureq resolves the host on every request, before it looks for a pooled
 /// connection, and with a timeout set it resolves on a new thread: without this, every call
 /// to an agent at `http://127.0.0.1:…` would start and end a thread to learn `127.0.0.1`.
+/// Measured through the harness at one connection: 0.46 ms p50 with it, 0.53 ms without.
+///
+/// `ureq::unversioned` is exempt from ureq's semver promises, so `Cargo.toml` pins ureq to
+/// the exact version this was written against.
 #[derive(Debug)]
 struct LiteralIpResolver;
 
