@@ -7,7 +7,6 @@ use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// `path` as an error message names it: relative to the store's `root` and said to be in the
 /// run store, never absolute. A message can reach a remote caller (a failed task, a RUN_ERROR,
@@ -94,74 +93,48 @@ pub(crate) fn sync_dir(root: &Path, dir: &Path) -> Result<()> {
         .map_err(|e| Error::io(format!("syncing the directory {}", shown(root, dir)), e))
 }
 
-/// Make every path (a file or a directory) durable. The fsyncs are issued together on the
-/// store's fsync threads, so the file system commits them in as few journal transactions as
-/// it can (on ext4, concurrent fsyncs share one commit). A path that no longer exists is
-/// skipped: whoever removed it made that durable.
+/// Make every path (a file or a directory) durable. The fsyncs are issued together, from up to
+/// [`FSYNC_THREADS`] threads started for the call, so the file system commits them in as few
+/// journal transactions as it can (on ext4, concurrent fsyncs share one commit); starting the
+/// threads costs microseconds against milliseconds of fsyncs, and nothing outlives the call. A
+/// path that no longer exists is skipped: whoever removed it made that durable.
 pub(crate) fn sync_all(root: &Path, paths: Vec<PathBuf>) -> Result<()> {
-    if paths.is_empty() {
-        return Ok(());
+    let sync = |path: &PathBuf| match File::open(path).and_then(|f| f.sync_all()) {
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        other => other.map_err(|e| Error::io(format!("syncing {}", shown(root, path)), e)),
+    };
+    let threads = paths.len().min(FSYNC_THREADS);
+    if threads <= 1 {
+        return paths.iter().try_for_each(sync);
     }
-    let (done, results) = crossbeam_channel::bounded(paths.len());
-    let count = paths.len();
-    for path in paths {
-        let done = done.clone();
-        let named = shown(root, &path);
-        run_fsync(Box::new(move || {
-            let synced = match File::open(&path).and_then(|f| f.sync_all()) {
-                Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-                other => other.map_err(|e| Error::io(format!("syncing {named}"), e)),
+    // Thread `t` syncs paths t, t + threads, t + 2 * threads, ...
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let (paths, sync) = (&paths, &sync);
+                let work = move || paths.iter().skip(t).step_by(threads).try_for_each(sync);
+                std::thread::Builder::new()
+                    .name(format!("ddwire-fsync-{t}"))
+                    .spawn_scoped(scope, work)
+                    // No thread to be had: this share is synced here instead.
+                    .map_err(|_| paths.iter().skip(t).step_by(threads).try_for_each(sync))
+            })
+            .collect();
+        let mut first_error = None;
+        for handle in handles {
+            let synced = match handle {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    Err(StoreError::failed("an fsync thread panicked before it answered").into())
+                }),
+                Err(synced_here) => synced_here,
             };
-            let _ = done.send(synced);
-        }));
-    }
-    drop(done);
-    let mut first_error = None;
-    for _ in 0..count {
-        match results.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
+            if let Err(e) = synced {
                 first_error.get_or_insert(e);
             }
-            Err(_) => {
-                first_error.get_or_insert(
-                    StoreError::failed("an fsync thread stopped before it answered").into(),
-                );
-            }
         }
-    }
-    first_error.map_or(Ok(()), Err)
+        first_error.map_or(Ok(()), Err)
+    })
 }
-
-/// An fsync to run off the calling thread.
-type FsyncJob = Box<dyn FnOnce() + Send>;
 
 /// How many fsyncs may run at once.
 const FSYNC_THREADS: usize = 8;
-
-/// Run `job` on the store's fsync threads, started on first use and kept for the life of the
-/// process (starting threads for every checkpoint would cost more than the fsyncs save).
-/// Without them (a thread could not be started), the job runs here.
-fn run_fsync(job: FsyncJob) {
-    static JOBS: OnceLock<Option<crossbeam_channel::Sender<FsyncJob>>> = OnceLock::new();
-    let jobs = JOBS.get_or_init(|| {
-        let (tx, rx) = crossbeam_channel::unbounded::<FsyncJob>();
-        let mut started = 0;
-        for i in 0..FSYNC_THREADS {
-            let rx = rx.clone();
-            let spawned = std::thread::Builder::new()
-                .name(format!("ddwire-fsync-{i}"))
-                .spawn(move || rx.iter().for_each(|job| job()));
-            started += usize::from(spawned.is_ok());
-        }
-        (started > 0).then_some(tx)
-    });
-    match jobs {
-        Some(tx) => {
-            if let Err(unsent) = tx.send(job) {
-                (unsent.into_inner())();
-            }
-        }
-        None => job(),
-    }
-}
