@@ -5,6 +5,7 @@
 
 pub mod agui;
 pub mod conductor;
+mod conversations;
 pub mod export;
 pub mod grounding;
 pub mod identity;

@@ -215,13 +215,17 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
             }))
         }),
         ("GET", ["conversations"]) => {
-            json_or_500(harness.conductor.store.conversations().map(Value::Array))
+            json_or_500(super::conversations::list(&harness.conductor.store).map(Value::Array))
         }
-        ("GET", ["conversations", id]) => match harness.conductor.store.conversation(id) {
-            Ok(Some(runs)) => Response::json(200, &json!({ "conversation_id": id, "runs": runs })),
-            Ok(None) => Response::error(404, &format!("no conversation {id}")),
-            Err(e) => Response::error(500, &e.to_string()),
-        },
+        ("GET", ["conversations", id]) => {
+            match super::conversations::runs_of(&harness.conductor.store, id) {
+                Ok(Some(runs)) => {
+                    Response::json(200, &json!({ "conversation_id": id, "runs": runs }))
+                }
+                Ok(None) => Response::error(404, &format!("no conversation {id}")),
+                Err(e) => Response::error(500, &e.to_string()),
+            }
+        }
         ("GET", ["agents"]) => Response::json(200, &harness.conductor.registry.listing()),
         ("GET", ["agents", id]) => match harness.conductor.registry.get(id) {
             Some(agent) => Response::json(

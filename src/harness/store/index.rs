@@ -11,7 +11,6 @@
 use super::INDEX_NAME;
 use super::StoreError;
 use crate::error::{Error, Result};
-use crate::json::python;
 use serde_json::{Map, Value};
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
@@ -498,77 +497,6 @@ pub(crate) fn scan_forward(
         }
     }
     Ok(scan)
-}
-
-/// One conversation's summary, built while streaming the index.
-pub(crate) struct Conversation {
-    id: String,
-    turns: u64,
-    runs: u64,
-    agent_ids: Vec<Value>,
-    /// `(agent_id, completed_at)` of the first turn, and of the first run.
-    first_turn: Option<(Value, Value)>,
-    first_run: Option<(Value, Value)>,
-    /// `(completed_at, status)` of the last turn, and of the last run.
-    last_turn: Option<(Value, Value)>,
-    last_run: Option<(Value, Value)>,
-}
-
-impl Conversation {
-    pub(crate) fn new(id: &str) -> Conversation {
-        Conversation {
-            id: id.to_string(),
-            turns: 0,
-            runs: 0,
-            agent_ids: Vec::new(),
-            first_turn: None,
-            first_run: None,
-            last_turn: None,
-            last_run: None,
-        }
-    }
-
-    pub(crate) fn add(&mut self, e: &Value) {
-        let agent = field(e, &["agent_id"]);
-        let completed = field(e, &["completed_at"]);
-        let last = (completed.clone(), field(e, &["outcome", "status"]));
-        // As the reference tests it: an envelope with a (non-empty) parent is not a turn.
-        let is_turn =
-            !matches!(e.get("parent_invocation_id"), Some(Value::String(p)) if !p.is_empty());
-        self.runs += 1;
-        if !agent.is_null() && !self.agent_ids.contains(&agent) {
-            self.agent_ids.push(agent.clone());
-        }
-        if is_turn {
-            self.turns += 1;
-            self.first_turn
-                .get_or_insert_with(|| (agent.clone(), completed.clone()));
-            self.last_turn = Some(last.clone());
-        }
-        self.first_run.get_or_insert((agent, completed));
-        self.last_run = Some(last);
-    }
-
-    pub(crate) fn row(self) -> Value {
-        let (agent_id, started_at) = self.first_turn.or(self.first_run).unwrap_or_default();
-        let (last_completed_at, last_status) = self.last_turn.or(self.last_run).unwrap_or_default();
-        let mut row = Map::new();
-        row.insert("conversation_id".into(), Value::String(self.id));
-        row.insert("agent_id".into(), agent_id);
-        row.insert("turns".into(), self.turns.into());
-        row.insert("runs".into(), self.runs.into());
-        row.insert("started_at".into(), started_at);
-        row.insert("last_completed_at".into(), last_completed_at);
-        row.insert("last_status".into(), last_status);
-        row.insert("agent_ids".into(), Value::Array(self.agent_ids));
-        Value::Object(row)
-    }
-}
-
-/// Sort conversation rows newest first, as the reference sorts them (by
-/// `str(last_completed_at)`); the sort is stable, so ties keep index order.
-pub(crate) fn sort_conversations(rows: &mut [Value]) {
-    rows.sort_by_cached_key(|row| std::cmp::Reverse(python::py_str(&row["last_completed_at"])));
 }
 
 #[cfg(test)]

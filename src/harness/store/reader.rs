@@ -8,7 +8,7 @@
 
 use super::StoreError;
 use super::files::{dir_names, read_json, read_text};
-use super::index::{self, Conversation, Page, Query, Scan};
+use super::index::{self, Page, Query, Scan};
 use super::{
     AGENT_REPLY_FILE, ENVELOPE_FILE, GROUNDING_FILE, INDEX_NAME, REQUEST_FILE, SCHEMAS_DIR,
     SPANS_FILE,
@@ -17,7 +17,6 @@ use crate::contract::formats::is_sha256_hex;
 use crate::error::{Error, Result};
 use crate::ids::is_uuid7;
 use serde_json::Value;
-use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
@@ -307,55 +306,6 @@ impl RunReader {
     /// `index::listing_row`, and a cursor to the next page if more runs match.
     pub fn page(&self, query: &Query) -> Result<Page> {
         self.listing(query)?.page()
-    }
-
-    /// One row per `conversation_id` that any stored run carries, most recently active first
-    /// (by `last_completed_at`, ties in index order):
-    ///
-    /// - `conversation_id`;
-    /// - `turns`: the runs a caller made (no `parent_invocation_id`), as the reference counts;
-    /// - `runs`: every run in the conversation, delegated children included;
-    /// - `agent_id` and `started_at`: the agent and `completed_at` of the first turn;
-    /// - `last_completed_at` and `last_status`: the `completed_at` and status of the last turn;
-    /// - `agent_ids`: every agent that ran in it, children's included, in first-seen order.
-    ///
-    /// The first six are the reference's summary (`workbench.conversations`). A conversation
-    /// with no turn yet (a delegated child is stored before its parent) is listed too, its
-    /// first and last fields taken from its runs. The index is streamed; memory grows with the
-    /// number of conversations, not of runs.
-    pub fn conversations(&self) -> Result<Vec<Value>> {
-        let mut order: Vec<Conversation> = Vec::new();
-        let mut at: HashMap<String, usize> = HashMap::new();
-        self.oldest_first(|e| {
-            if let Some(id) = e
-                .get("conversation_id")
-                .and_then(Value::as_str)
-                .filter(|id| !id.is_empty())
-            {
-                let i = *at.entry(id.to_string()).or_insert_with(|| {
-                    order.push(Conversation::new(id));
-                    order.len() - 1
-                });
-                order[i].add(&e);
-            }
-            ControlFlow::Continue(())
-        })?;
-        let mut rows: Vec<Value> = order.into_iter().map(Conversation::row).collect();
-        index::sort_conversations(&mut rows);
-        Ok(rows)
-    }
-
-    /// The envelopes of one conversation, delegated children included, in index order; `None`
-    /// if no stored run carries `conversation_id`.
-    pub fn conversation(&self, conversation_id: &str) -> Result<Option<Vec<Value>>> {
-        let mut out = Vec::new();
-        self.oldest_first(|e| {
-            if e.get("conversation_id").and_then(Value::as_str) == Some(conversation_id) {
-                out.push(e);
-            }
-            ControlFlow::Continue(())
-        })?;
-        Ok((!out.is_empty()).then_some(out))
     }
 
     /// `<root>/<id>/<name>`, or `None` if `id` is not a UUIDv7 (and so could name a path

@@ -658,7 +658,7 @@ fn conversations_group_runs() {
     );
 
     assert_eq!(
-        store.conversations().unwrap(),
+        crate::harness::conversations::list(&store).unwrap(),
         vec![
             json!({"conversation_id": talk, "agent_id": "director", "turns": 2, "runs": 3,
                    "started_at": "2026-01-01T00:00:01Z",
@@ -670,9 +670,18 @@ fn conversations_group_runs() {
                    "agent_ids": ["hello"]}),
         ]
     );
-    assert_eq!(store.conversation(&talk).unwrap(), Some(vec![e1, e2, e4]));
-    assert_eq!(store.conversation(&chat).unwrap(), Some(vec![e3]));
-    assert_eq!(store.conversation(&new_uuid7()).unwrap(), None);
+    assert_eq!(
+        crate::harness::conversations::runs_of(&store, &talk).unwrap(),
+        Some(vec![e1, e2, e4])
+    );
+    assert_eq!(
+        crate::harness::conversations::runs_of(&store, &chat).unwrap(),
+        Some(vec![e3])
+    );
+    assert_eq!(
+        crate::harness::conversations::runs_of(&store, &new_uuid7()).unwrap(),
+        None
+    );
     assert_eq!(list(&store).len(), 5);
 
     // A delegated child is stored before its parent: its conversation is listed already.
@@ -684,7 +693,7 @@ fn conversations_group_runs() {
         Some(&new_uuid7()),
         "succeeded",
     );
-    let rows = store.conversations().unwrap();
+    let rows = crate::harness::conversations::list(&store).unwrap();
     assert_eq!(rows[0]["conversation_id"], json!(pending));
     assert_eq!(
         (rows[0]["turns"].clone(), rows[0]["runs"].clone()),
@@ -829,10 +838,13 @@ fn a_store_written_by_the_reference_reads() {
         json!("Message — text")
     );
     assert_eq!(
-        store.conversation(conversation).unwrap(),
+        crate::harness::conversations::runs_of(&store, conversation).unwrap(),
         Some(vec![env.clone()])
     );
-    assert_eq!(store.conversations().unwrap()[0]["turns"], json!(1));
+    assert_eq!(
+        crate::harness::conversations::list(&store).unwrap()[0]["turns"],
+        json!(1)
+    );
 
     // A reference run that crashed before its index line (it writes the index after
     // envelope.json) is indexed on open; one whose envelope.json was cut short is not.
