@@ -104,6 +104,34 @@ fn list<M: serde::ser::SerializeMap>(m: &mut M, key: &str, v: &[String]) -> Resu
     }
 }
 
+// Decoding helpers both bindings share. Decoders take their JSON by value and move what they
+// keep out of it: a data part can be large, and a copy would cost as much as the parse.
+
+/// `v` as an object, or an error naming `at`.
+fn object(
+    v: serde_json::Value,
+    at: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, error::DecodeError> {
+    match v {
+        serde_json::Value::Object(m) => Ok(m),
+        _ => Err(error::DecodeError::new(at, "must be an object")),
+    }
+}
+
+/// The strings of a JSON array (anything else in it, or a value that is no array, is none).
+fn strings(v: Option<serde_json::Value>) -> Vec<String> {
+    match v {
+        Some(serde_json::Value::Array(a)) => a
+            .into_iter()
+            .filter_map(|v| match v {
+                serde_json::Value::String(s) => Some(s),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// A model view as a JSON value.
 fn to_value<T: serde::Serialize>(v: T) -> serde_json::Value {
     serde_json::to_value(v).expect("a model value always serialises")

@@ -10,7 +10,7 @@ use super::model::{
     Artifact, File, Message, Part, Role, SendOptions, SendParams, SendResult, Task, TaskState,
     TaskStatus, TaskView,
 };
-use super::{count_param, list, to_value};
+use super::{count_param, list, object, strings, to_value};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
@@ -232,16 +232,6 @@ pub(crate) fn encode_send_params(p: &SendParams) -> Value {
     obj
 }
 
-// Decoders take their JSON by value and move what they keep out of it: a data part can be
-// large, and a copy would cost as much as the parse.
-
-fn object(v: Value, at: &str) -> Result<Map<String, Value>, DecodeError> {
-    match v {
-        Value::Object(m) => Ok(m),
-        _ => Err(DecodeError::new(at, "must be an object")),
-    }
-}
-
 fn str_field(obj: &mut Map<String, Value>, key: &str, at: &str) -> Result<String, DecodeError> {
     match obj.remove(key) {
         Some(Value::String(s)) => Ok(s),
@@ -270,16 +260,7 @@ fn opt_meta(
 }
 
 fn str_list(obj: &mut Map<String, Value>, key: &str) -> Vec<String> {
-    match obj.remove(key) {
-        Some(Value::Array(a)) => a
-            .into_iter()
-            .filter_map(|v| match v {
-                Value::String(s) => Some(s),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
+    strings(obj.remove(key))
 }
 
 fn items(

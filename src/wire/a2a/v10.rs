@@ -13,7 +13,7 @@ use super::model::{
     TaskStatus, TaskView,
 };
 use super::tasks::{DEFAULT_PAGE_SIZE, ListQuery, MAX_PAGE_SIZE, TaskPage};
-use super::{count_param, list, to_value};
+use super::{count_param, list, object, strings, to_value};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
@@ -262,16 +262,6 @@ pub(crate) fn encode_send_params(p: &SendParams) -> Value {
     obj
 }
 
-// Decoders take their JSON by value and move what they keep out of it: a data part can be
-// large, and a copy would cost as much as the parse.
-
-fn object(v: Value, at: &str) -> Result<Map<String, Value>, DecodeError> {
-    match v {
-        Value::Object(m) => Ok(m),
-        _ => Err(DecodeError::new(at, "must be an object")),
-    }
-}
-
 /// Take a field by its JSON name or its proto name (`null` counts as absent).
 fn take(obj: &mut Map<String, Value>, camel: &str, snake: &str) -> Option<Value> {
     obj.remove(camel)
@@ -301,16 +291,7 @@ fn meta_of(
 }
 
 fn list_of(obj: &mut Map<String, Value>, camel: &str, snake: &str) -> Vec<String> {
-    match take(obj, camel, snake) {
-        Some(Value::Array(a)) => a
-            .into_iter()
-            .filter_map(|v| match v {
-                Value::String(s) => Some(s),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
+    strings(take(obj, camel, snake))
 }
 
 fn values_of(obj: &mut Map<String, Value>, camel: &str, snake: &str) -> Vec<Value> {
