@@ -157,6 +157,23 @@ struct Tasks {
     seq: u64,
 }
 
+/// The entry of a task that has not ended: `TaskNotFound` for an unknown id, and the error
+/// `ended` makes (from the id and the state) for a terminal task.
+fn open_entry<'t>(
+    by_id: &'t mut HashMap<String, Entry>,
+    id: &str,
+    ended: impl FnOnce(String, TaskState) -> A2aError,
+) -> Result<&'t mut Entry, A2aError> {
+    let entry = by_id
+        .get_mut(id)
+        .ok_or_else(|| A2aError::TaskNotFound { id: id.to_string() })?;
+    let state = entry.task.status.state;
+    if state.is_terminal() {
+        return Err(ended(id.to_string(), state));
+    }
+    Ok(entry)
+}
+
 /// A bounded in-memory store of the tasks an endpoint has answered.
 ///
 /// Tasks are kept decoded, behind an `Arc`: an answer encodes from the shared task outside the
@@ -283,17 +300,11 @@ impl TaskStore {
     ) -> Result<(Arc<Task>, Option<Progress>), A2aError> {
         let mut guard = self.lock();
         let tasks = &mut *guard;
-        let entry = tasks
-            .by_id
-            .get_mut(id)
-            .ok_or_else(|| A2aError::TaskNotFound { id: id.to_string() })?;
+        let entry = open_entry(&mut tasks.by_id, id, |id, state| A2aError::TaskTerminal {
+            id,
+            state,
+        })?;
         let state = entry.task.status.state;
-        if state.is_terminal() {
-            return Err(A2aError::TaskTerminal {
-                id: id.to_string(),
-                state,
-            });
-        }
         if !matches!(state, TaskState::InputRequired | TaskState::AuthRequired) {
             return Err(A2aError::TaskBusy {
                 id: id.to_string(),
@@ -338,17 +349,9 @@ impl TaskStore {
         let (task, wake) = {
             let mut guard = self.lock();
             let tasks = &mut *guard;
-            let entry = tasks
-                .by_id
-                .get_mut(id)
-                .ok_or_else(|| A2aError::TaskNotFound { id: id.to_string() })?;
-            let state = entry.task.status.state;
-            if state.is_terminal() {
-                return Err(A2aError::TaskNotCancelable {
-                    id: id.to_string(),
-                    state,
-                });
-            }
+            let entry = open_entry(&mut tasks.by_id, id, |id, state| {
+                A2aError::TaskNotCancelable { id, state }
+            })?;
             Arc::make_mut(&mut entry.task).status.state = TaskState::Canceled;
             tasks.seq += 1;
             touch(entry, tasks.seq);
