@@ -44,8 +44,8 @@
 //! - **The harness** ([`harness`]): the [`harness::conductor::Conductor`] and what it is built
 //!   from ([`harness::registry`], [`harness::policy`], [`harness::identity`]), the harness's
 //!   routes ([`harness::server`]), the grounding linter ([`harness::grounding::lint`]), the run
-//!   store's writer and reader ([`harness::store::RunStore`], [`harness::store::RunReader`]),
-//!   reading stored runs for OTLP export ([`harness::export`]) and AG-UI replay
+//!   store's writer and reader ([`harness::store::RunStore`], [`harness::store::RunReader`],
+//!   which also reads stored runs for OTLP export), and AG-UI replay
 //!   ([`harness::agui::replay_events`]).
 //! - **`ddwire check`** ([`check::run`]).
 //! - **Errors**: [`Error`] and each layer's own ([`json::JsonError`],

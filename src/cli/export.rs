@@ -5,8 +5,7 @@ use super::Command;
 use super::args::{Flag, Parsed};
 use super::setup;
 use ddwire::harness::conductor::SERVICE_NAME;
-use ddwire::harness::export::{run_ids, run_spans};
-use ddwire::harness::store::StoreError;
+use ddwire::harness::store::{RunReader, StoreError};
 use ddwire::trace::otlp::{Encoding, ExportResource, Scope};
 use ddwire::wire::http::client::HttpClient;
 use ddwire::wire::otlp::{
@@ -156,15 +155,18 @@ fn since(value: &str) -> Result<i128, String> {
 
 fn run(args: &Parsed) -> Result<i32, String> {
     let runs = setup::runs_dir(args);
+    // Read only: export may run beside a live harness, or on a store it may not write.
+    let store = RunReader::open(&runs);
     let ids: Vec<String> = match (args.switch("all"), args.positionals.is_empty()) {
         (true, true) => {
             let since = args.value("since").map(since).transpose()?;
-            run_ids(&runs, since).map_err(|e| e.to_string())?
+            let store = store.as_ref().map_err(|e| e.to_string())?;
+            store.run_ids(since).map_err(|e| e.to_string())?
         }
         (false, false) if args.value("since").is_none() => {
             // A run may be named by a unique prefix of its id; one that names none is reported
             // below, with the others.
-            match ddwire::harness::store::RunReader::open(&runs) {
+            match &store {
                 Ok(store) => args
                     .positionals
                     .iter()
@@ -226,7 +228,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
     }
     let (mut exported, mut spans_total, mut failed) = (0usize, 0usize, 0usize);
     for id in &ids {
-        let spans = match run_spans(&runs, id) {
+        let found = store.as_ref().map_or(Ok(None), |s| s.span_records(id));
+        let spans = match found {
             Ok(Some(spans)) => spans,
             Ok(None) => {
                 eprintln!("ddwire export: no run {id} in {}", runs.display());

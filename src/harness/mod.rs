@@ -1,12 +1,10 @@
 //! The harness: governance of agent runs (the reference's `workbench`). The registry of
 //! agents, the policy gate, the conductor and its grounding linter, the run store, identity,
-//! the harness's own routes (A2A, AG-UI, JSON), and the read-only reading of stored runs that
-//! `ddwire export` sends over OTLP.
+//! the harness's own routes (A2A, AG-UI, JSON).
 
 pub mod agui;
 pub mod conductor;
 mod conversations;
-pub mod export;
 pub mod grounding;
 pub mod identity;
 pub mod policy;

@@ -16,6 +16,7 @@ use super::{
 use crate::contract::formats::is_sha256_hex;
 use crate::error::{Error, Result};
 use crate::ids::is_uuid7;
+use crate::trace::SpanRecord;
 use serde_json::Value;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -306,6 +307,55 @@ impl RunReader {
     /// `index::listing_row`, and a cursor to the next page if more runs match.
     pub fn page(&self, query: &Query) -> Result<Page> {
         self.listing(query)?.page()
+    }
+
+    /// The id of every whole run on disk, oldest first (UUIDv7 order): a directory named by a
+    /// UUIDv7 that holds `envelope.json` (written last before the directory is renamed into
+    /// place, so it marks a whole run), whether or not the index lists it yet. With `since_ns`
+    /// (nanoseconds since the epoch), only the runs whose `completed_at` is at or after it; a run
+    /// without a readable one is then left out. What `ddwire export --all` sends.
+    pub fn run_ids(&self, since_ns: Option<i128>) -> Result<Vec<String>> {
+        let mut ids: Vec<String> = dir_names(&self.root, &self.root)?
+            .into_iter()
+            .filter(|name| is_uuid7(name) && self.has(name))
+            .collect();
+        if let Some(since) = since_ns {
+            ids.retain(|id| {
+                let envelope = self.envelope(id).ok().flatten();
+                let completed = envelope
+                    .as_ref()
+                    .and_then(|e| e.get("completed_at")?.as_str())
+                    .and_then(crate::time::parse_rfc3339);
+                completed.is_some_and(|t| t >= since)
+            });
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// The spans stored for a run, parsed, in stored order (none if it kept no trace); `None`
+    /// if no run has that id. A line that is not span JSON is a [`StoreError::Unreadable`]
+    /// naming the run and the line.
+    pub fn span_records(&self, invocation_id: &str) -> Result<Option<Vec<SpanRecord>>> {
+        if !self.has(invocation_id) {
+            return Ok(None);
+        }
+        let text = self.spans(invocation_id)?.unwrap_or_default();
+        let mut spans = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let span = crate::trace::from_json(line).map_err(|e| StoreError::Unreadable {
+                file: format!(
+                    "{invocation_id}/{SPANS_FILE} in the run store, line {},",
+                    n + 1
+                ),
+                reason: e.to_string(),
+            })?;
+            spans.push(span);
+        }
+        Ok(Some(spans))
     }
 
     /// `<root>/<id>/<name>`, or `None` if `id` is not a UUIDv7 (and so could name a path

@@ -1169,3 +1169,64 @@ fn full_segments_are_checkpointed_and_reused() {
     );
     assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());
 }
+
+// --- Reading runs off the disk, as `ddwire export` does ---------------------------------------
+
+/// A run directory as a store (or the reference) publishes it: `envelope.json` and spans.
+fn put_run_files(runs: &Path, id: &str, completed_at: &str, spans: &str) {
+    let dir = runs.join(id);
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join(ENVELOPE_FILE),
+        format!("{{\"completed_at\": \"{completed_at}\"}}"),
+    )
+    .unwrap();
+    fs::write(dir.join(SPANS_FILE), spans).unwrap();
+}
+
+#[test]
+fn whole_runs_are_listed_oldest_first_and_since_filters_by_completion_time() {
+    let root = TempRoot::new("run-ids");
+    fs::create_dir_all(&root.0).unwrap();
+    let (a, b) = (new_uuid7(), new_uuid7());
+    put_run_files(&root.0, &b, "2026-01-02T00:00:00Z", "");
+    put_run_files(&root.0, &a, "2026-01-01T00:00:00Z", "");
+    // Not runs: an unfinished write, a directory without an envelope, a stray file.
+    fs::create_dir_all(root.0.join(format!(".tmp-1-2-{}", new_uuid7()))).unwrap();
+    fs::create_dir_all(root.0.join(new_uuid7())).unwrap();
+    fs::write(root.0.join(INDEX_NAME), "").unwrap();
+    let reader = RunReader::open(&root.0).unwrap();
+    assert_eq!(reader.run_ids(None).unwrap(), [a.clone(), b.clone()]);
+    let since = crate::time::parse_rfc3339("2026-01-01T12:00:00Z");
+    assert_eq!(reader.run_ids(since).unwrap(), [b]);
+}
+
+#[test]
+fn span_records_are_read_in_order_and_a_bad_line_or_a_foreign_id_is_refused() {
+    let root = TempRoot::new("span-records");
+    fs::create_dir_all(&root.0).unwrap();
+    let id = new_uuid7();
+    let tracer = crate::trace::Tracer::new("t");
+    let span = tracer.invoke_agent("a");
+    let trace_id = span.context().trace_id;
+    span.end();
+    let line = crate::trace::to_json(&tracer.take(trace_id)[0]);
+    let reader = RunReader::open(&root.0).unwrap();
+    put_run_files(
+        &root.0,
+        &id,
+        "2026-01-01T00:00:00Z",
+        &format!("{line}\n\n{line}\n"),
+    );
+    assert_eq!(reader.span_records(&id).unwrap().unwrap().len(), 2);
+    assert!(reader.span_records("../etc").unwrap().is_none());
+    assert!(reader.span_records(&new_uuid7()).unwrap().is_none());
+    put_run_files(
+        &root.0,
+        &id,
+        "2026-01-01T00:00:00Z",
+        &format!("{line}\nnot json\n"),
+    );
+    let err = reader.span_records(&id).unwrap_err().to_string();
+    assert!(err.contains("line 2"), "{err}");
+}
