@@ -46,11 +46,6 @@ pub enum ContractError {
         /// Each problem found.
         problems: Vec<String>,
     },
-    /// A `grounded_on` list holding something other than a grounding reference.
-    MalformedGroundingRef {
-        /// What is malformed: the offending item as JSON text, or `grounded_on is not a list`.
-        detail: String,
-    },
     /// A class schema that is not valid in the schema subset the contract uses.
     Schema(SchemaError),
     /// A `pattern` the contract's regex subset cannot compile or match within its budget.
@@ -118,9 +113,6 @@ impl fmt::Display for ContractError {
                 "agent {agent} was built against contract {declared}; this harness governs contract {governed}"
             ),
             ContractError::Principal { problems } => f.write_str(&problems.join("; ")),
-            ContractError::MalformedGroundingRef { detail } => {
-                write!(f, "malformed grounding reference: {detail}")
-            }
             ContractError::Schema(e) => e.fmt(f),
             ContractError::Pattern(e) => e.fmt(f),
         }

@@ -99,16 +99,6 @@ impl Tracer {
         }
     }
 
-    /// The current span's context: the innermost open span, else the remote parent.
-    pub fn current_context(&self) -> Option<SpanContext> {
-        let state = self.lock();
-        state
-            .open
-            .last()
-            .map(SpanRecord::context)
-            .or_else(|| self.remote_parent.clone())
-    }
-
     /// `invoke_agent`: the root of an invocation, naming the agent.
     pub fn invoke_agent(&self, agent_id: &str) -> ActiveSpan<'_> {
         self.span(SpanName::InvokeAgent)
@@ -164,14 +154,6 @@ impl Tracer {
             state.finished.drain().map(|(_, spans)| spans).collect();
         traces.sort_by_key(|spans| spans.first().map(|s| s.end_ns));
         traces.into_iter().flatten().collect()
-    }
-
-    /// Finished spans of `trace_id` as span JSON lines, released.
-    pub fn take_json(&self, trace_id: TraceId) -> Vec<String> {
-        self.take(trace_id)
-            .iter()
-            .map(super::span_json::to_json)
-            .collect()
     }
 
     /// How many spans are held (open and finished); zero after every trace is taken.

@@ -221,15 +221,6 @@ impl RunReader {
         )
     }
 
-    /// Any file of a run's directory by name (such as the reference's `sources.txt`); `None`
-    /// for a name that is not a plain file name.
-    pub fn run_text(&self, invocation_id: &str, name: &str) -> Result<Option<String>> {
-        if super::check_extra_name(name).is_err() && !super::OWN_FILES.contains(&name) {
-            return Ok(None);
-        }
-        read_text(&self.root, self.run_file(invocation_id, name))
-    }
-
     /// The class schema kept under `digest`. Anything but 64 lowercase hex digits names
     /// nothing, so no path outside the store can be read.
     pub fn schema(&self, digest: &str) -> Result<Option<Value>> {

@@ -164,14 +164,6 @@ impl HttpClient {
         }
     }
 
-    /// The in-memory network behind this client, if it has one.
-    pub fn memory_net(&self) -> Option<&MemoryNet> {
-        match &self.transport {
-            Transport::Memory(net) => Some(net),
-            Transport::Tcp(_) => None,
-        }
-    }
-
     /// Send one request and read the whole response.
     pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
         match &self.transport {
