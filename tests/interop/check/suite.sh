@@ -37,9 +37,6 @@ card=/.well-known/agent-card.json
 start_server broken-server python3 "$here/broken_server.py" "$p_broken"
 start_server ddwire-hello "$DDWIRE" agent hello --port "$p_hello"
 printf '{"agents": [{"name": "hello", "url": "%s"}]}\n' "$(url "$p_hello")" >"$LOGS/agents.json"
-start_server ddwire-serve "$DDWIRE" serve --port "$p_serve" --agents "$LOGS/agents.json" \
-    --runs "$LOGS/runs" --acting-for-id https://orcid.org/0000-0002-1825-0097 \
-    --acting-for-name "Josiah Carberry"
 
 expect() { run_test "$1" python3 "$here/expect.py" "$1" "$DDWIRE" "${@:2}"; }
 
@@ -73,6 +70,11 @@ fi
 
 # ddwire's own agent and harness pass every probe, strictly, in both bindings.
 if wait_ready ddwire-hello "$(url "$p_hello")$card" 15; then
+    # The harness reads its agent's card once, at start: it starts only once the agent
+    # answers (on a loaded machine the agent may take a while to listen).
+    start_server ddwire-serve "$DDWIRE" serve --port "$p_serve" --agents "$LOGS/agents.json" \
+        --runs "$LOGS/runs" --acting-for-id https://orcid.org/0000-0002-1825-0097 \
+        --acting-for-name "Josiah Carberry"
     expect ddwire-agent-strict "$(url "$p_hello")" "$reports" \
         --text-has "PASS  dd.reply [1.0]" -- --dd --strict --binding both
     if wait_ready ddwire-serve "$(url "$p_serve")$card" 15; then
