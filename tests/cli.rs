@@ -43,8 +43,8 @@ fn help_and_version_describe_every_command() {
     assert!(out.status.success());
     let help = text(&out.stdout);
     for cmd in [
-        "demo", "serve", "invoke", "agent", "agents", "runs", "show", "replay", "lint", "hash",
-        "send", "check", "export",
+        "demo", "serve", "invoke", "agent", "agents", "runs", "show", "trace", "replay", "lint",
+        "hash", "send", "check", "export",
     ] {
         assert!(
             help.contains(&format!("  {cmd} ")),

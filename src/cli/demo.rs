@@ -18,7 +18,8 @@ use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::{AgentEntry, Registry};
 use ddwire::harness::server::{Harness, handler};
 use ddwire::harness::store::RunStore;
-use ddwire::trace;
+use ddwire::harness::view;
+use ddwire::trace::waterfall;
 use ddwire::wire::a2a::artifact;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
@@ -52,6 +53,8 @@ pub static COMMAND: Command = Command {
 };
 
 const T: Duration = Duration::from_secs(30);
+/// How far the waterfall of each run is indented under its summary.
+const INDENT: &str = "   ";
 
 fn run(args: &Parsed) -> Result<i32, String> {
     let runs = setup::runs_dir(args);
@@ -204,33 +207,24 @@ fn print_run(harness: &Harness, n: usize, what: &str, envelope: &Value, quiet: b
         println!();
         return;
     }
-    let mut runs = vec![(String::new(), id.clone())];
-    if let Some(children) = envelope["delegations"].as_array() {
-        runs.extend(children.iter().map(|d| {
-            (
-                "delegated child ".to_string(),
-                text(&d["delegated_invocation_id"]),
-            )
-        }));
-    }
-    for (label, run_id) in runs {
-        let store = &harness.conductor.store;
-        let Ok(Some(lines)) = store.spans(&run_id) else {
-            continue;
-        };
-        let records: Vec<_> = lines
-            .lines()
-            .filter_map(|l| trace::from_json(l).ok())
-            .collect();
-        if !label.is_empty() {
-            println!("   {label}{run_id} (its own trace, linked to the parent's delegate span):");
+    // The run and its delegated children, read back from the store, as one waterfall.
+    let store = harness.conductor.store.reader();
+    match view::load(store, &id) {
+        Ok(Some(run)) => {
+            let options = waterfall::Options {
+                width: setup::columns().saturating_sub(INDENT.len()),
+                color: setup::color(&std::io::stdout()),
+                summary: false,
+            };
+            for line in waterfall::render(&run, &options).lines() {
+                println!("{INDENT}{line}");
+            }
+            if let Some(report) = &run.grounding {
+                println!("{INDENT}{}", report.lines().next().unwrap_or(""));
+            }
         }
-        for line in trace::render_tree(&records).lines() {
-            println!("     {line}");
-        }
-        if let Ok(Some(report)) = store.grounding(&run_id) {
-            println!("     {}", report.lines().next().unwrap_or(""));
-        }
+        Ok(None) => println!("{INDENT}(the run store holds no run {id})"),
+        Err(e) => println!("{INDENT}(cannot read run {id} back: {e})"),
     }
     println!();
 }

@@ -38,6 +38,7 @@ fn commands() -> Vec<&'static Command> {
         &agents::COMMAND,
         &runs::RUNS,
         &runs::SHOW,
+        &runs::TRACE,
         &runs::REPLAY,
         &export::COMMAND,
         &lint::COMMAND,

@@ -6,7 +6,8 @@ use super::setup;
 use ddwire::harness::agui::replay_events;
 use ddwire::harness::store::StoreError;
 use ddwire::harness::store::{Query, parse_time};
-use ddwire::trace;
+use ddwire::harness::view;
+use ddwire::trace::waterfall;
 use std::io::{ErrorKind, Write};
 use std::ops::ControlFlow;
 
@@ -77,11 +78,43 @@ pub static RUNS: Command = Command {
 
 pub static SHOW: Command = Command {
     name: "show",
-    summary: "Show a stored run: its envelope, grounding report and span tree",
-    usage: "show RUN [--runs DIR]",
-    details: "RUN is a run id or a unique prefix of one. Read-only.",
-    flags: &[setup::RUNS],
+    summary: "Show a stored run: its envelope summarised, and its trace as a waterfall",
+    usage: "show RUN [--envelope] [--json] [--width N] [--runs DIR]",
+    details: "RUN is a run id or a unique prefix of one. Prints the envelope summarised (outcome,\n\
+              problem, grounding verdict, a withheld result), then the run's spans as a\n\
+              waterfall: each span's start and duration in one unit, a bar on one time axis\n\
+              scaled to the terminal (COLUMNS, or --width; default 100), its name, agent, owned\n\
+              attributes, status and events. Delegated runs are read from the store and drawn\n\
+              under the delegate span that started them. Spans of a withheld result are marked.\n\
+              Colour only on a terminal, and never with NO_COLOR set. Read-only.",
+    flags: &[ENVELOPE_FLAG, JSON_FLAG, WIDTH_FLAG, setup::RUNS],
     run: show,
+};
+
+pub static TRACE: Command = Command {
+    name: "trace",
+    summary: "Draw a stored run's trace as a waterfall, its delegated runs nested",
+    usage: "trace RUN [--json] [--width N] [--runs DIR]",
+    details: "The waterfall of `ddwire show` without the envelope's summary: RUN is a run id or a\n\
+              unique prefix of one. Read-only.",
+    flags: &[JSON_FLAG, WIDTH_FLAG, setup::RUNS],
+    run: trace_command,
+};
+
+const ENVELOPE_FLAG: Flag = Flag {
+    name: "envelope",
+    value: None,
+    help: "Print the stored envelope in full instead of its summary",
+};
+const JSON_FLAG: Flag = Flag {
+    name: "json",
+    value: None,
+    help: "Print the view as one JSON document, for scripts",
+};
+const WIDTH_FLAG: Flag = Flag {
+    name: "width",
+    value: Some("N"),
+    help: "Draw for a terminal N columns wide (default: COLUMNS, else 100)",
 };
 
 pub static REPLAY: Command = Command {
@@ -232,30 +265,44 @@ fn runs(args: &Parsed) -> Result<i32, String> {
 }
 
 fn show(args: &Parsed) -> Result<i32, String> {
+    draw(args, true)
+}
+
+fn trace_command(args: &Parsed) -> Result<i32, String> {
+    draw(args, false)
+}
+
+/// `show` (with the envelope) and `trace` (without).
+fn draw(args: &Parsed, with_envelope: bool) -> Result<i32, String> {
     let store = setup::reader(args)?;
     let id = setup::resolve(&store, one_id(args)?)?;
     let id = id.as_str();
-    let envelope = store
-        .envelope(id)
+    let view = view::load(&store, id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no run {id} in {}", store.shown_root().display()))?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut text = serde_json::to_string_pretty(&envelope).unwrap_or_default();
-    if let Some(report) = store.grounding(id).map_err(|e| e.to_string())? {
-        text.push_str(&format!("\n\n{report}"));
+    if args.switch("json") {
+        emit(&mut out, &waterfall::to_json(&view).to_string())?;
+        return Ok(0);
     }
-    if let Some(lines) = store.spans(id).map_err(|e| e.to_string())? {
-        let records: Vec<_> = lines
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .filter_map(|l| trace::from_json(l).ok())
-            .collect();
-        text.push_str(&format!("\n\n{}", trace::render_tree(&records)));
+    let mut options = setup::terminal(args, &std::io::stdout())?;
+    let mut text = String::new();
+    if with_envelope && args.switch("envelope") {
+        let envelope = store
+            .envelope_text(id)
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        text.push_str(envelope.trim_end());
+        text.push_str("\n\n");
+        options.summary = false;
+    } else {
+        options.summary = with_envelope;
     }
-    if store.agent_reply(id).map_err(|e| e.to_string())?.is_some() {
+    text.push_str(&waterfall::render(&view, &options));
+    if with_envelope && store.agent_reply(id).map_err(|e| e.to_string())?.is_some() {
         text.push_str(&format!(
-            "\n\nThe agent's reply as received is kept in {}",
+            "\nThe agent's reply as received is kept in {}",
             store
                 .shown_root()
                 .join(id)
@@ -263,7 +310,7 @@ fn show(args: &Parsed) -> Result<i32, String> {
                 .display()
         ));
     }
-    emit(&mut out, &text)?;
+    emit(&mut out, text.trim_end())?;
     Ok(0)
 }
 

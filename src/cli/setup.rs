@@ -196,3 +196,35 @@ pub fn report_registry(registry: &Registry) {
         eprintln!("  [{name}] incompatible: {reason}");
     }
 }
+
+/// How to draw for `out`: `--width`, else `COLUMNS`, else the default width; colour only when
+/// `out` is a terminal and `NO_COLOR` is not set to something (no-color.org).
+pub fn terminal(
+    args: &Parsed,
+    out: &impl std::io::IsTerminal,
+) -> Result<ddwire::trace::waterfall::Options, String> {
+    let width = match args.number::<usize>("width")? {
+        Some(0) => return Err("--width must be at least 1".into()),
+        Some(w) => w,
+        None => columns(),
+    };
+    Ok(ddwire::trace::waterfall::Options {
+        width,
+        color: color(out),
+        summary: true,
+    })
+}
+
+/// The terminal's width as `COLUMNS` gives it, else the waterfall's default.
+pub fn columns() -> usize {
+    env("COLUMNS")
+        .and_then(|c| c.trim().parse().ok())
+        .filter(|&c: &usize| c > 0)
+        .unwrap_or(ddwire::trace::waterfall::DEFAULT_WIDTH)
+}
+
+/// Whether to colour what goes to `out`: only a terminal, and not when `NO_COLOR` is set to
+/// something (no-color.org).
+pub fn color(out: &impl std::io::IsTerminal) -> bool {
+    out.is_terminal() && env("NO_COLOR").is_none()
+}

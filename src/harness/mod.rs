@@ -15,3 +15,4 @@ pub mod store;
 pub(crate) mod tasks;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
+pub mod view;

@@ -11,7 +11,7 @@ pub mod otlp;
 pub(crate) mod record;
 pub(crate) mod span_json;
 pub(crate) mod tracer;
-pub(crate) mod tree;
+pub mod waterfall;
 
 pub use context::{SpanContext, SpanId, TraceId, TraceState};
 pub use names::{CONDUCTOR_ATTRIBUTES, OWNED_ATTRIBUTES, SpanName, attr};
@@ -20,7 +20,6 @@ pub use record::{
 };
 pub use span_json::{from_json, to_json};
 pub use tracer::{ActiveSpan, MAX_ATTRIBUTES, MAX_EVENTS, MAX_LINKS, SpanBuilder, Tracer};
-pub use tree::render_tree;
 
 /// A span JSON document that is not one.
 #[derive(Debug)]

@@ -1,0 +1,1480 @@
+//! A run's trace as a waterfall, for people: `ddwire show`, `ddwire trace` and `ddwire demo`
+//! draw one.
+//!
+//! ```text
+//!   start   duration  timeline (0 to 7.452 ms)            span
+//!   0.000      7.452  ██████████████████████████████████  invoke_agent  director.route  delegation → succeeded
+//!   0.004      0.001  ▏                                   ├─ policy_gate  director.route
+//!   3.210      2.987            ██████████████            └─ delegate  → hello.world  invocation:01a2…
+//!                                                            ↳ run 01a22d1a-…  hello.world → succeeded  (own trace …)
+//!   3.650      0.308              ██                         └─ invoke_agent  hello.world  input_only → succeeded
+//! ```
+//!
+//! Every span of a run is one line: its start offset and duration (in one unit for the whole
+//! view), a bar placed and scaled on one time axis, and its place in the tree with its name,
+//! the agent, the owned attributes a reader looks for ([`super::names`]) and its status. Its
+//! events and links follow on lines of their own. A delegated child run (its own trace, read
+//! from the run store) is drawn under the `delegate` span that names it (`dd.source_id =
+//! invocation:<child id>`), on the same time axis, so a delegation reads as one waterfall.
+//!
+//! A withheld run (its envelope failed the grounding linter, or otherwise says `failed` while
+//! its root recorded the agent's `succeeded`) is marked on its root, and so is every span the
+//! agent recorded in it: what those spans produced did not leave the harness.
+//!
+//! Rendering is a pure function of a [`RunView`] (the envelope, spans, grounding summary and
+//! child runs, as the store keeps them) and [`Options`]; loading the view is the caller's.
+//! [`to_json`] gives the same view as data, for scripts.
+
+use super::SpanId;
+use super::names::{SpanName, attr};
+use super::record::{AttrValue, SpanRecord, StatusCode};
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+/// One stored run, with the delegated runs it started.
+#[derive(Clone, Debug, Default)]
+pub struct RunView {
+    /// The run's envelope, as stored.
+    pub envelope: Value,
+    /// Every span of the run (`spans.jsonl`).
+    pub spans: Vec<SpanRecord>,
+    /// The grounding summary (`grounding.txt`), if stored.
+    pub grounding: Option<String>,
+    /// The delegated runs this run started, each read from the store.
+    pub children: Vec<RunView>,
+    /// Delegated runs named by the envelope or a `delegate` span that could not be read:
+    /// `(invocation id, why)`.
+    pub missing: Vec<(String, String)>,
+    /// Lines of `spans.jsonl` that were not span JSON, and so are not drawn.
+    pub unreadable_spans: usize,
+}
+
+impl RunView {
+    /// The run's invocation id, from its envelope.
+    pub fn invocation_id(&self) -> &str {
+        text(&self.envelope, &["invocation_id"]).unwrap_or("")
+    }
+
+    /// The ids of the delegated runs this run names: each `delegate` span's
+    /// `invocation:<id>`, then any other in the envelope's `delegations`, without repeats.
+    pub fn child_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        let mut delegates: Vec<&SpanRecord> = self
+            .spans
+            .iter()
+            .filter(|s| s.is(SpanName::Delegate))
+            .collect();
+        delegates.sort_by_key(|s| (s.start_ns, s.span_id));
+        for span in delegates {
+            if let Some(id) = delegated_id(span)
+                && !ids.iter().any(|i| i == id)
+            {
+                ids.push(id.to_string());
+            }
+        }
+        if let Some(list) = self.envelope.get("delegations").and_then(Value::as_array) {
+            for d in list {
+                if let Some(id) = text(d, &["delegated_invocation_id"])
+                    && !ids.iter().any(|i| i == id)
+                {
+                    ids.push(id.to_string());
+                }
+            }
+        }
+        ids
+    }
+
+    /// Whether the run's result was withheld, and why (the problem's title, or what shows it).
+    pub fn withheld(&self) -> Option<String> {
+        withheld_reason(&self.envelope, &self.spans)
+    }
+}
+
+/// How to draw.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// The terminal's width in columns; the timeline takes what the other columns leave.
+    pub width: usize,
+    /// ANSI colours (only for a terminal, and never with `NO_COLOR`).
+    pub color: bool,
+    /// The envelope summarised above the waterfall.
+    pub summary: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            width: DEFAULT_WIDTH,
+            color: false,
+            summary: true,
+        }
+    }
+}
+
+/// The width assumed when the terminal's is not known (`COLUMNS` unset).
+pub const DEFAULT_WIDTH: usize = 100;
+/// The narrowest and widest timeline drawn.
+const MIN_BAR: usize = 10;
+const MAX_BAR: usize = 60;
+/// What the offset and duration columns take: `{:>8}  {:>9}  `.
+const TIME_COLUMNS: usize = 21;
+/// What is left for the span column, at least, before the timeline may use the rest.
+const SPAN_COLUMN: usize = 44;
+/// How deep delegated runs are followed.
+pub const MAX_DEPTH: usize = 8;
+
+/// The problem type a withheld result carries (contract §3, step 4).
+const GROUNDING_VIOLATION: &str = "grounding-violation";
+/// The conductor's own resource (`service.name` of the spans it records).
+const HARNESS_SERVICE: &str = "ddwire-harness";
+
+/// The run drawn as text: the envelope summarised (with [`Options::summary`]), then the
+/// waterfall, child runs nested under their `delegate` spans.
+pub fn render(run: &RunView, options: &Options) -> String {
+    let paint = Paint(options.color);
+    let mut out = String::new();
+    if options.summary {
+        summary(run, &paint, &mut out);
+        out.push('\n');
+    }
+    let axis = Axis::of(run);
+    let bar = bar_width(options.width);
+    let mut rows = Vec::new();
+    collect(run, "", true, None, &mut rows, &mut HashSet::new(), 0);
+    let unit = axis.unit();
+    let _ = writeln!(
+        out,
+        "{}",
+        paint.dim(&format!(
+            "{:>8}  {:>9}  {:<bar$}  span",
+            "start",
+            "duration",
+            format!("timeline, 0 to {}", unit.format_total(axis.total())),
+        ))
+    );
+    if rows.is_empty() {
+        let _ = writeln!(out, "{:TIME_COLUMNS$}{:bar$}  (no spans stored)", "", "");
+    }
+    for row in rows {
+        match row {
+            Row::Span {
+                span,
+                prefix,
+                withheld,
+            } => {
+                let start = axis.offset(span.start_ns);
+                let duration = span.end_ns.saturating_sub(span.start_ns);
+                let status = span.status.code;
+                let drawn = axis.bar(span.start_ns, span.end_ns, bar);
+                let drawn = if withheld {
+                    paint.yellow(&drawn)
+                } else if status == StatusCode::Error {
+                    paint.red(&drawn)
+                } else {
+                    paint.cyan(&drawn)
+                };
+                let _ = writeln!(
+                    out,
+                    "{:>8}  {:>9}  {drawn}  {prefix}{}",
+                    unit.format(start),
+                    unit.format(duration),
+                    label(span, withheld, &paint),
+                );
+            }
+            Row::Detail { prefix, text } => {
+                let _ = writeln!(
+                    out,
+                    "{:TIME_COLUMNS$}{:bar$}  {prefix}{}",
+                    "",
+                    "",
+                    paint.dim(&text)
+                );
+            }
+            Row::Run { prefix, child } => {
+                let _ = writeln!(
+                    out,
+                    "{:TIME_COLUMNS$}{:bar$}  {prefix}{}",
+                    "",
+                    "",
+                    run_line(child, &paint)
+                );
+            }
+            Row::Missing { prefix, id, why } => {
+                let _ = writeln!(
+                    out,
+                    "{:TIME_COLUMNS$}{:bar$}  {prefix}{}",
+                    "",
+                    "",
+                    paint.red(&format!("↳ run {id} not shown: {why}"))
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The same view as data: the run's summary, every span with its offset from the start of the
+/// whole view (delegated runs included) and the owned attributes, events and links, and the
+/// child runs, nested as drawn.
+pub fn to_json(run: &RunView) -> Value {
+    let axis = Axis::of(run);
+    run_json(run, &axis, 0)
+}
+
+fn run_json(run: &RunView, axis: &Axis, depth: usize) -> Value {
+    let withheld = run.withheld();
+    let root_service = root(run).and_then(service);
+    let mut spans: Vec<&SpanRecord> = run.spans.iter().collect();
+    spans.sort_by_key(|s| (s.start_ns, s.span_id));
+    let spans: Vec<Value> = spans
+        .into_iter()
+        .map(|s| {
+            let marked = withheld.is_some() && marks_withheld(s, run, root_service);
+            let mut owned = Map::new();
+            for (k, v) in s.attributes.iter() {
+                if s.owned(k).is_some() || k == attr::TOOL_NAME {
+                    owned.insert(k.to_string(), attr_json(v));
+                }
+            }
+            let events: Vec<Value> = s
+                .events
+                .iter()
+                .map(|e| {
+                    json!({
+                        "name": e.name,
+                        "offset_ns": axis.offset(e.time_ns),
+                        "time_ns": e.time_ns,
+                        "attributes": attrs_json(e.attributes.iter()),
+                    })
+                })
+                .collect();
+            let links: Vec<Value> = s
+                .links
+                .iter()
+                .map(|l| json!({"trace_id": l.trace_id.to_string(), "span_id": l.span_id.to_string()}))
+                .collect();
+            json!({
+                "name": s.name,
+                "trace_id": s.trace_id.to_string(),
+                "span_id": s.span_id.to_string(),
+                "parent_id": s.parent_id.map(|p| p.to_string()),
+                "kind": s.kind.name(),
+                "start_ns": s.start_ns,
+                "end_ns": s.end_ns,
+                "offset_ns": axis.offset(s.start_ns),
+                "duration_ns": s.end_ns.saturating_sub(s.start_ns),
+                "status": {
+                    "code": s.status.code.name(),
+                    "description": s.status.description,
+                },
+                "attributes": owned,
+                "events": events,
+                "links": links,
+                "withheld": marked,
+                "delegated_invocation_id": delegated_id(s),
+            })
+        })
+        .collect();
+    let children: Vec<Value> = if depth < MAX_DEPTH {
+        run.children
+            .iter()
+            .map(|c| run_json(c, axis, depth + 1))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let missing: Vec<Value> = run
+        .missing
+        .iter()
+        .map(|(id, why)| json!({"invocation_id": id, "reason": why}))
+        .collect();
+    let env = &run.envelope;
+    json!({
+        "invocation_id": run.invocation_id(),
+        "agent_id": text(env, &["agent_id"]),
+        "status": text(env, &["outcome", "status"]),
+        "statement": text(env, &["outcome", "statement"]),
+        "problem": env.get("problem").cloned().unwrap_or(Value::Null),
+        "grounding": run.grounding,
+        "grounding_passed": run.grounding.as_deref().and_then(grounding_passed),
+        "withheld": withheld.is_some(),
+        "withheld_reason": withheld,
+        "trace_id": text(env, &["telemetry", "trace_id"]),
+        "parent_invocation_id": text(env, &["parent_invocation_id"]),
+        "start_ns": axis.start,
+        "duration_ns": axis.total(),
+        "spans": spans,
+        "children": children,
+        "missing_children": missing,
+        "unreadable_spans": run.unreadable_spans,
+        "envelope": run.envelope,
+    })
+}
+
+/// One line of the waterfall, in the order drawn.
+enum Row<'a> {
+    Span {
+        span: &'a SpanRecord,
+        prefix: String,
+        withheld: bool,
+    },
+    Detail {
+        prefix: String,
+        text: String,
+    },
+    Run {
+        prefix: String,
+        child: &'a RunView,
+    },
+    Missing {
+        prefix: String,
+        id: String,
+        why: String,
+    },
+}
+
+/// The rows of `run`'s spans, their details and its child runs, each nested under the
+/// `delegate` span naming it. `prefix` continues the tree of the span a child run hangs from;
+/// `top` says this is the view's own run (whose roots sit at the left margin).
+fn collect<'a>(
+    run: &'a RunView,
+    prefix: &str,
+    top: bool,
+    from: Option<SpanId>,
+    rows: &mut Vec<Row<'a>>,
+    seen: &mut HashSet<String>,
+    depth: usize,
+) {
+    seen.insert(run.invocation_id().to_string());
+    let ids: HashSet<SpanId> = run.spans.iter().map(|s| s.span_id).collect();
+    let mut children: HashMap<Option<SpanId>, Vec<&SpanRecord>> = HashMap::new();
+    for s in &run.spans {
+        children
+            .entry(s.parent_id.filter(|p| ids.contains(p) && *p != s.span_id))
+            .or_default()
+            .push(s);
+    }
+    for list in children.values_mut() {
+        list.sort_by_key(|s| (s.start_ns, s.span_id));
+    }
+    let by_id: HashMap<&str, &RunView> = run
+        .children
+        .iter()
+        .map(|c| (c.invocation_id(), c))
+        .collect();
+    let mut placed: HashSet<&str> = HashSet::new();
+    let withheld = run.withheld().is_some();
+    let root_service = root(run).and_then(service);
+    let ctx = Walk {
+        run,
+        children: &children,
+        by_id: &by_id,
+        withheld,
+        root_service,
+        from,
+    };
+    let roots = children.get(&None).cloned().unwrap_or_default();
+    let main_trace = root(run).map(|r| r.trace_id);
+    let n = roots.len();
+    // Child runs no delegate span names, and those that could not be read, come last.
+    let unplaced: Vec<&RunView> = run
+        .children
+        .iter()
+        .filter(|c| {
+            !run.spans
+                .iter()
+                .any(|s| s.is(SpanName::Delegate) && delegated_id(s) == Some(c.invocation_id()))
+        })
+        .collect();
+    let trailing = unplaced.len() + run.missing.len();
+    for (i, span) in roots.iter().enumerate() {
+        let last = i + 1 == n && trailing == 0;
+        let (here, deeper) = if top {
+            (String::new(), String::new())
+        } else {
+            branch(prefix, last)
+        };
+        walk(span, &here, &deeper, &ctx, rows, &mut placed, seen, depth);
+        if span.parent_id.is_some() || main_trace.is_some_and(|t| t != span.trace_id) {
+            let note = match span.parent_id {
+                Some(p) => format!(
+                    "outside the run's tree: trace {}, parent {p}",
+                    span.trace_id
+                ),
+                None => format!("outside the run's tree: trace {}", span.trace_id),
+            };
+            rows.push(Row::Detail {
+                prefix: format!("{deeper}   "),
+                text: note,
+            });
+        }
+    }
+    for (i, child) in unplaced.iter().enumerate() {
+        let last = i + 1 == unplaced.len() && run.missing.is_empty();
+        let (here, deeper) = branch(prefix, last);
+        child_run(child, &here, &deeper, None, rows, seen, depth);
+    }
+    for (i, (id, why)) in run.missing.iter().enumerate() {
+        let last = i + 1 == run.missing.len();
+        let (here, _) = branch(prefix, last);
+        rows.push(Row::Missing {
+            prefix: here,
+            id: id.clone(),
+            why: why.clone(),
+        });
+    }
+}
+
+/// The prefixes of a node and of what hangs below it, in a tree drawn with box characters.
+fn branch(prefix: &str, last: bool) -> (String, String) {
+    (
+        format!("{prefix}{}", if last { "└─ " } else { "├─ " }),
+        format!("{prefix}{}", if last { "   " } else { "│  " }),
+    )
+}
+
+/// What walking one run's span tree reads: maps borrowed for the walk (`'m`) of data borrowed
+/// for the whole rendering (`'a`).
+struct Walk<'m, 'a> {
+    run: &'a RunView,
+    children: &'m HashMap<Option<SpanId>, Vec<&'a SpanRecord>>,
+    by_id: &'m HashMap<&'a str, &'a RunView>,
+    withheld: bool,
+    root_service: Option<&'a str>,
+    /// The `delegate` span this run hangs from, when it is a delegated child.
+    from: Option<SpanId>,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn walk<'a>(
+    span: &'a SpanRecord,
+    here: &str,
+    deeper: &str,
+    ctx: &Walk<'_, 'a>,
+    rows: &mut Vec<Row<'a>>,
+    placed: &mut HashSet<&'a str>,
+    seen: &mut HashSet<String>,
+    depth: usize,
+) {
+    rows.push(Row::Span {
+        span,
+        prefix: here.to_string(),
+        withheld: ctx.withheld && marks_withheld(span, ctx.run, ctx.root_service),
+    });
+    let kids = ctx
+        .children
+        .get(&Some(span.span_id))
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let child_run = delegated_id(span).and_then(|id| ctx.by_id.get(id).copied());
+    let has_below = !kids.is_empty() || child_run.is_some();
+    let detail_prefix = format!("{deeper}{}", if has_below { "│  " } else { "   " });
+    for text in details(span, ctx) {
+        rows.push(Row::Detail {
+            prefix: detail_prefix.clone(),
+            text,
+        });
+    }
+    for (i, kid) in kids.iter().enumerate() {
+        let last = i + 1 == kids.len() && child_run.is_none();
+        let (h, d) = branch(deeper, last);
+        walk(kid, &h, &d, ctx, rows, placed, seen, depth);
+    }
+    if let Some(child) = child_run
+        && placed.insert(child.invocation_id())
+    {
+        let (h, d) = branch(deeper, true);
+        self::child_run(child, &h, &d, Some(span.span_id), rows, seen, depth);
+    }
+}
+
+/// A delegated run under the span (or run) it hangs from: a line naming it, then its spans.
+fn child_run<'a>(
+    child: &'a RunView,
+    here: &str,
+    deeper: &str,
+    from: Option<SpanId>,
+    rows: &mut Vec<Row<'a>>,
+    seen: &mut HashSet<String>,
+    depth: usize,
+) {
+    rows.push(Row::Run {
+        prefix: here.to_string(),
+        child,
+    });
+    if depth + 1 >= MAX_DEPTH || seen.contains(child.invocation_id()) {
+        rows.push(Row::Detail {
+            prefix: format!("{deeper}   "),
+            text: format!("(not followed further: deeper than {MAX_DEPTH} runs, or already shown)"),
+        });
+        return;
+    }
+    collect(child, deeper, false, from, rows, seen, depth + 1);
+}
+
+/// The lines under a span: its events (at their time after the span's start), its links, and
+/// the description of an error status.
+fn details(span: &SpanRecord, ctx: &Walk<'_, '_>) -> Vec<String> {
+    let mut out = Vec::new();
+    let t0 = span.start_ns;
+    for e in &span.events {
+        let mut line = format!(
+            "· {}  +{} ms",
+            e.name,
+            Unit::Millis.format(e.time_ns.saturating_sub(t0))
+        );
+        for (k, v) in e.attributes.iter() {
+            let _ = write!(
+                line,
+                "  {}={}",
+                k.strip_prefix("dd.stage.").unwrap_or(k),
+                value(v)
+            );
+        }
+        out.push(line);
+    }
+    for l in &span.links {
+        if ctx.from == Some(l.span_id) {
+            out.push(format!(
+                "⇠ linked to the delegate span above ({} of trace {})",
+                l.span_id, l.trace_id
+            ));
+        } else {
+            out.push(format!(
+                "⇠ linked to span {} of trace {}",
+                l.span_id, l.trace_id
+            ));
+        }
+    }
+    if span.status.code == StatusCode::Error
+        && let Some(d) = &span.status.description
+    {
+        out.push(format!("error: {d}"));
+    }
+    out
+}
+
+/// A span's line: name, agent, the owned attributes a reader looks for, status and marks.
+fn label(span: &SpanRecord, withheld: bool, paint: &Paint) -> String {
+    let own = |k: &str| span.owned(k).map(value);
+    let mut parts = vec![paint.bold(&span.name)];
+    match SpanName::parse(&span.name) {
+        Some(SpanName::Delegate) => {
+            if let Some(agent) = own(attr::AGENT_ID) {
+                parts.push(format!("→ {agent}"));
+            }
+        }
+        _ => {
+            if let Some(agent) = own(attr::AGENT_ID) {
+                parts.push(agent);
+            }
+        }
+    }
+    if let Some(mode) = own(attr::GROUNDING_MODE) {
+        match own(attr::OUTCOME) {
+            Some(outcome) => parts.push(format!("{mode} → {outcome}")),
+            None => parts.push(mode),
+        }
+    } else if let Some(outcome) = own(attr::OUTCOME) {
+        parts.push(format!("→ {outcome}"));
+    }
+    if let Some(source) = own(attr::SOURCE_ID) {
+        parts.push(source);
+    }
+    if let Some(hash) = own(attr::CONTENT_HASH) {
+        parts.push(format!("#{}", short(&hash, 12)));
+    }
+    if let Some(model) = own(attr::MODEL_ID) {
+        parts.push(format!("model {model}"));
+    }
+    match (own(attr::INPUT_TOKENS), own(attr::OUTPUT_TOKENS)) {
+        (Some(i), Some(o)) => parts.push(format!("tokens {i} in / {o} out")),
+        (Some(i), None) => parts.push(format!("tokens {i} in")),
+        (None, Some(o)) => parts.push(format!("tokens {o} out")),
+        (None, None) => {}
+    }
+    if let Some(AttrValue::String(tool)) = span.attributes.get(attr::TOOL_NAME) {
+        parts.push(format!("tool {tool}"));
+    }
+    let is_root = span.parent_id.is_none() && span.is(SpanName::InvokeAgent);
+    match span.status.code {
+        StatusCode::Error => parts.push(paint.red("ERROR")),
+        StatusCode::Ok => parts.push(paint.green("OK")),
+        StatusCode::Unset if is_root => parts.push(paint.dim("status unset")),
+        StatusCode::Unset => {}
+    }
+    if withheld {
+        parts.push(paint.yellow(if is_root {
+            "⊘ WITHHELD"
+        } else {
+            "⊘ withheld"
+        }));
+    }
+    parts.join("  ")
+}
+
+/// The line naming a delegated run where it hangs.
+fn run_line(child: &RunView, paint: &Paint) -> String {
+    let env = &child.envelope;
+    let status = text(env, &["outcome", "status"]).unwrap_or("?");
+    let mut line = format!(
+        "↳ run {}  {} → {}",
+        child.invocation_id(),
+        text(env, &["agent_id"]).unwrap_or("?"),
+        status_paint(status, paint)
+    );
+    if child.withheld().is_some() {
+        line.push_str(&format!("  {}", paint.yellow("⊘ WITHHELD")));
+    }
+    if let Some(verdict) = child.grounding.as_deref().and_then(|g| g.lines().next()) {
+        line.push_str(&format!("  {}", paint.dim(verdict)));
+    }
+    if let Some(trace) = text(env, &["telemetry", "trace_id"]) {
+        line.push_str(&paint.dim(&format!("  (its own trace {trace})")));
+    }
+    line
+}
+
+/// The envelope, summarised.
+fn summary(run: &RunView, paint: &Paint, out: &mut String) {
+    let env = &run.envelope;
+    let field = |name: &str, value: &str, out: &mut String| {
+        // Padded before it is painted: escape codes take no columns.
+        let _ = writeln!(out, "{}{value}", paint.dim(&format!("{name:<11}")));
+    };
+    let status = text(env, &["outcome", "status"]).unwrap_or("?");
+    field("run", run.invocation_id(), out);
+    let mut agent = text(env, &["agent_id"]).unwrap_or("?").to_string();
+    if let Some(v) = text(env, &["agent_version"]) {
+        agent.push_str(&format!(" {v}"));
+    }
+    if let Some(mode) = text(env, &["grounding_mode"]) {
+        agent.push_str(&format!(", {mode}"));
+    }
+    field("agent", &agent, out);
+    let statement = text(env, &["outcome", "statement"]).unwrap_or("");
+    field(
+        "outcome",
+        &format!("{}: {statement}", paint.bold(&status_paint(status, paint))),
+        out,
+    );
+    if let Some(problem) = env.get("problem").filter(|p| p.is_object()) {
+        let kind = text(problem, &["type"])
+            .map(|t| t.rsplit('/').next().unwrap_or(t))
+            .unwrap_or("?");
+        field(
+            "problem",
+            &format!("{} ({kind})", text(problem, &["title"]).unwrap_or("?")),
+            out,
+        );
+    }
+    if let Some(reason) = run.withheld() {
+        field(
+            "withheld",
+            &paint.yellow(&format!(
+                "⊘ {reason}: the result did not leave the harness; the spans behind it are marked below"
+            )),
+            out,
+        );
+    }
+    match &run.grounding {
+        Some(g) => {
+            let mut lines = g.lines();
+            let first = lines.next().unwrap_or("");
+            let first = first.strip_prefix("grounding: ").unwrap_or(first);
+            let verdict = match grounding_passed(g) {
+                Some(true) => paint.green(first),
+                Some(false) => paint.red(first),
+                None => first.to_string(),
+            };
+            field("grounding", &verdict, out);
+            for line in lines {
+                let _ = writeln!(out, "{:<11}{line}", "");
+            }
+        }
+        None => field("grounding", "(no report stored)", out),
+    }
+    if let Some(delegations) = env.get("delegations").and_then(Value::as_array)
+        && !delegations.is_empty()
+    {
+        let list: Vec<String> = delegations
+            .iter()
+            .map(|d| {
+                format!(
+                    "{} ({} → {})",
+                    text(d, &["delegated_invocation_id"]).unwrap_or("?"),
+                    text(d, &["delegated_agent_id"]).unwrap_or("?"),
+                    text(d, &["delegated_status"]).unwrap_or("?"),
+                )
+            })
+            .collect();
+        field("delegated", &list.join(", "), out);
+    }
+    if let Some(parent) = text(env, &["parent_invocation_id"]) {
+        field("parent", &format!("run {parent} delegated this run"), out);
+    }
+    let total = count(run);
+    let axis = Axis::of(run);
+    let mut trace = format!(
+        "{}  {} span{} in {} run{}, {}",
+        text(env, &["telemetry", "trace_id"]).unwrap_or("?"),
+        total.0,
+        if total.0 == 1 { "" } else { "s" },
+        total.1,
+        if total.1 == 1 { "" } else { "s" },
+        axis.unit().format_total(axis.total())
+    );
+    if run.unreadable_spans > 0 {
+        trace.push_str(&paint.red(&format!(
+            "; {} line(s) of spans.jsonl are not span JSON and are not drawn",
+            run.unreadable_spans
+        )));
+    }
+    field("trace", &trace, out);
+    let mut who = text(env, &["acting_for", "principal_id"])
+        .unwrap_or("?")
+        .to_string();
+    if let Some(at) = text(env, &["completed_at"]) {
+        who.push_str(&format!("; completed {at}"));
+    }
+    field("acting for", &who, out);
+}
+
+/// (spans, runs) in the view.
+fn count(run: &RunView) -> (usize, usize) {
+    run.children.iter().fold((run.spans.len(), 1), |(s, r), c| {
+        let (cs, cr) = count(c);
+        (s + cs, r + cr)
+    })
+}
+
+/// Why `envelope`'s result was withheld, if it was: its problem is `grounding-violation`, or
+/// it says `failed` while the root recorded the agent's `succeeded` (the contract sets
+/// `dd.outcome` before it withholds), or the root carries an event naming the withholding.
+fn withheld_reason(envelope: &Value, spans: &[SpanRecord]) -> Option<String> {
+    let problem = envelope.get("problem");
+    let kind = problem.and_then(|p| text(p, &["type"])).unwrap_or("");
+    let title = problem.and_then(|p| text(p, &["title"]));
+    if kind.rsplit('/').next() == Some(GROUNDING_VIOLATION) {
+        return Some(title.unwrap_or("failed the grounding linter").to_string());
+    }
+    let status = text(envelope, &["outcome", "status"]);
+    let root = spans
+        .iter()
+        .find(|s| s.parent_id.is_none() && s.is(SpanName::InvokeAgent));
+    let claimed = root.and_then(|r| r.owned_str(attr::OUTCOME));
+    let withheld_event = root.is_some_and(|r| {
+        r.events
+            .iter()
+            .any(|e| e.name.contains("withh") || e.name.contains("withold"))
+    });
+    if withheld_event || (claimed == Some("succeeded") && status.is_some_and(|s| s != "succeeded"))
+    {
+        return Some(title.unwrap_or("withheld by the harness").to_string());
+    }
+    None
+}
+
+/// Whether a span of a withheld run is marked: its root, and every span the agent recorded
+/// (another resource than the conductor's).
+fn marks_withheld(span: &SpanRecord, run: &RunView, root_service: Option<&str>) -> bool {
+    if root(run).is_some_and(|r| r.span_id == span.span_id) {
+        return true;
+    }
+    let own = root_service.unwrap_or(HARNESS_SERVICE);
+    service(span) != Some(own)
+}
+
+fn service(span: &SpanRecord) -> Option<&str> {
+    match span.resource.attributes.get("service.name") {
+        Some(AttrValue::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// The run's root: its `invoke_agent` span without a parent (else the earliest span without).
+fn root(run: &RunView) -> Option<&SpanRecord> {
+    run.spans
+        .iter()
+        .filter(|s| s.parent_id.is_none())
+        .min_by_key(|s| (!s.is(SpanName::InvokeAgent), s.start_ns))
+}
+
+/// The child run a `delegate` span names (`dd.source_id = invocation:<id>`).
+fn delegated_id(span: &SpanRecord) -> Option<&str> {
+    if !span.is(SpanName::Delegate) {
+        return None;
+    }
+    span.owned_str(attr::SOURCE_ID)?
+        .strip_prefix("invocation:")
+        .filter(|id| !id.is_empty())
+}
+
+/// `Some(true)` for a summary that passed, `Some(false)` for one that failed.
+fn grounding_passed(summary: &str) -> Option<bool> {
+    let first = summary.lines().next()?;
+    let verdict = first.strip_prefix("grounding: ").unwrap_or(first);
+    if verdict.starts_with("passed") {
+        Some(true)
+    } else if verdict.starts_with("FAILED") || verdict.starts_with("failed") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+fn text<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
+    path.iter()
+        .try_fold(v, |v, k| v.get(*k))
+        .and_then(Value::as_str)
+}
+
+fn value(v: &AttrValue) -> String {
+    match v {
+        AttrValue::String(s) => s.clone(),
+        AttrValue::Bool(b) => b.to_string(),
+        AttrValue::Int(i) => i.to_string(),
+        AttrValue::Double(d) => d.to_string(),
+        AttrValue::Json(j) => j.clone(),
+        other => attr_json(other).to_string(),
+    }
+}
+
+fn attr_json(v: &AttrValue) -> Value {
+    match v {
+        AttrValue::String(s) => json!(s),
+        AttrValue::Bool(b) => json!(b),
+        AttrValue::Int(i) => json!(i),
+        AttrValue::Double(d) => json!(d),
+        AttrValue::StringArray(a) => json!(a),
+        AttrValue::BoolArray(a) => json!(a),
+        AttrValue::IntArray(a) => json!(a),
+        AttrValue::DoubleArray(a) => json!(a),
+        AttrValue::Json(j) => serde_json::from_str(j).unwrap_or_else(|_| json!(j)),
+    }
+}
+
+fn attrs_json<'a>(attrs: impl Iterator<Item = (&'a str, &'a AttrValue)>) -> Value {
+    Value::Object(attrs.map(|(k, v)| (k.to_string(), attr_json(v))).collect())
+}
+
+/// The first `n` characters of `s`, and `…` if there were more.
+fn short(s: &str, n: usize) -> String {
+    let mut chars = s.chars();
+    let head: String = chars.by_ref().take(n).collect();
+    if chars.next().is_some() {
+        format!("{head}…")
+    } else {
+        head
+    }
+}
+
+fn status_paint(status: &str, paint: &Paint) -> String {
+    match status {
+        "succeeded" => paint.green(status),
+        "failed" => paint.red(status),
+        _ => paint.yellow(status),
+    }
+}
+
+/// How wide the timeline is for a terminal `width` columns wide.
+fn bar_width(width: usize) -> usize {
+    width
+        .saturating_sub(TIME_COLUMNS + SPAN_COLUMN)
+        .clamp(MIN_BAR, MAX_BAR)
+}
+
+/// The view's time axis: from the first span's start to the last one's end, over every run.
+struct Axis {
+    start: u64,
+    end: u64,
+}
+
+impl Axis {
+    fn of(run: &RunView) -> Axis {
+        let mut axis = Axis {
+            start: u64::MAX,
+            end: 0,
+        };
+        axis.extend(run, 0);
+        if axis.start > axis.end {
+            axis.start = axis.end;
+        }
+        axis
+    }
+
+    fn extend(&mut self, run: &RunView, depth: usize) {
+        for s in &run.spans {
+            // 0 means unknown: it would stretch the axis back to 1970.
+            if s.start_ns > 0 {
+                self.start = self.start.min(s.start_ns);
+                self.end = self.end.max(s.end_ns.max(s.start_ns));
+            }
+        }
+        if depth < MAX_DEPTH {
+            for c in &run.children {
+                self.extend(c, depth + 1);
+            }
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.end - self.start
+    }
+
+    fn offset(&self, ns: u64) -> u64 {
+        ns.saturating_sub(self.start)
+    }
+
+    /// Milliseconds for a view under 10 s, seconds beyond.
+    fn unit(&self) -> Unit {
+        if self.total() < 10_000_000_000 {
+            Unit::Millis
+        } else {
+            Unit::Seconds
+        }
+    }
+
+    /// `width` cells, filled where the span ran; at least one cell, so a span too short to see
+    /// still shows where it starts.
+    fn bar(&self, start: u64, end: u64, width: usize) -> String {
+        let total = self.total().max(1) as f64;
+        let cell = |ns: u64| (self.offset(ns) as f64 / total * width as f64) as usize;
+        let from = cell(start).min(width.saturating_sub(1));
+        let to = (self.offset(end.max(start)) as f64 / total * width as f64).ceil() as usize;
+        let to = to.clamp(from + 1, width);
+        let mut bar = String::with_capacity(width * 3);
+        for i in 0..width {
+            bar.push(if i < from || i >= to {
+                ' '
+            } else if to - from == 1 && end.saturating_sub(start) * (width as u64) < self.total() {
+                '▏'
+            } else {
+                '█'
+            });
+        }
+        bar
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Unit {
+    Millis,
+    Seconds,
+}
+
+impl Unit {
+    fn format(self, ns: u64) -> String {
+        match self {
+            Unit::Millis => format!("{:.3}", ns as f64 / 1e6),
+            Unit::Seconds => format!("{:.3}", ns as f64 / 1e9),
+        }
+    }
+
+    fn format_total(self, ns: u64) -> String {
+        match self {
+            Unit::Millis => format!("{} ms", self.format(ns)),
+            Unit::Seconds => format!("{} s", self.format(ns)),
+        }
+    }
+}
+
+/// ANSI SGR colours, or none.
+struct Paint(bool);
+
+impl Paint {
+    fn sgr(&self, code: &str, s: &str) -> String {
+        if self.0 && !s.is_empty() {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.sgr("1", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.sgr("2", s)
+    }
+    fn red(&self, s: &str) -> String {
+        self.sgr("31", s)
+    }
+    fn green(&self, s: &str) -> String {
+        self.sgr("32", s)
+    }
+    fn yellow(&self, s: &str) -> String {
+        self.sgr("33", s)
+    }
+    fn cyan(&self, s: &str) -> String {
+        self.sgr("36", s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{Attributes, Event, Link, Resource, SpanKind, Status, TraceId, TraceState};
+
+    const MS: u64 = 1_000_000;
+    /// An arbitrary epoch for the fixed spans: 2026-01-01T00:00:00Z.
+    const T0: u64 = 1_767_225_600_000_000_000;
+
+    fn span(name: &str, id: u64, parent: Option<u64>, from_ms: u64, to_ms: u64) -> SpanRecord {
+        let mut attributes = Attributes::default();
+        attributes.set(attr::OPERATION, name);
+        SpanRecord {
+            name: name.into(),
+            trace_id: TraceId(0xaa),
+            span_id: SpanId(id),
+            parent_id: parent.map(SpanId),
+            trace_state: TraceState::default(),
+            kind: SpanKind::Internal,
+            start_ns: T0 + from_ms * MS,
+            end_ns: T0 + to_ms * MS,
+            status: Status::default(),
+            attributes,
+            events: Vec::new(),
+            links: Vec::new(),
+            resource: Resource::for_service(HARNESS_SERVICE),
+        }
+    }
+
+    fn with(mut s: SpanRecord, key: &str, value: impl Into<AttrValue>) -> SpanRecord {
+        s.attributes.set(key, value);
+        s
+    }
+
+    fn by_agent(mut s: SpanRecord, agent: &str) -> SpanRecord {
+        s.resource = Resource::for_service(agent);
+        s
+    }
+
+    fn envelope(id: &str, agent: &str, status: &str) -> Value {
+        json!({
+            "invocation_id": id, "agent_id": agent, "agent_version": "0.1.0",
+            "grounding_mode": "input_only",
+            "outcome": {"status": status, "statement": format!("{agent} {status}.")},
+            "telemetry": {"trace_id": "000000000000000000000000000000aa"},
+            "acting_for": {"principal_id": "urn:test:p"},
+            "completed_at": "2026-01-01T00:00:00.010Z",
+        })
+    }
+
+    /// A run of `hello.world`: root 0–10 ms, its gate 1–2 ms, its chat 5–9 ms.
+    fn hello() -> RunView {
+        let root = with(
+            with(
+                with(
+                    span("invoke_agent", 1, None, 0, 10),
+                    attr::AGENT_ID,
+                    "hello.world",
+                ),
+                attr::GROUNDING_MODE,
+                "input_only",
+            ),
+            attr::OUTCOME,
+            "succeeded",
+        );
+        let gate = with(
+            span("policy_gate", 2, Some(1), 1, 2),
+            attr::AGENT_ID,
+            "hello.world",
+        );
+        let chat = by_agent(
+            with(
+                with(
+                    with(span("chat", 3, Some(1), 5, 9), attr::MODEL_ID, "m1"),
+                    attr::INPUT_TOKENS,
+                    4i64,
+                ),
+                attr::OUTPUT_TOKENS,
+                7i64,
+            ),
+            "hello.world",
+        );
+        RunView {
+            envelope: envelope(
+                "01000000-0000-7000-8000-000000000001",
+                "hello.world",
+                "succeeded",
+            ),
+            // Stored out of order: the view orders by start.
+            spans: vec![chat, gate, root],
+            grounding: Some("grounding: passed [input_only] (0 retrieval, 1 chat spans)".into()),
+            ..RunView::default()
+        }
+    }
+
+    fn plain(width: usize) -> Options {
+        Options {
+            width,
+            color: false,
+            summary: false,
+        }
+    }
+
+    #[test]
+    fn a_waterfall_draws_each_span_at_its_offset_with_a_bar_on_one_time_axis() {
+        // 85 columns leave a 20-cell timeline: one cell per half millisecond.
+        let text = render(&hello(), &plain(85));
+        let expected = "   \
+start   duration  timeline, 0 to 10.000 ms  span
+   0.000     10.000  ████████████████████  invoke_agent  hello.world  input_only → succeeded  status unset
+   1.000      1.000    ██                  ├─ policy_gate  hello.world
+   5.000      4.000            ████████    └─ chat  model m1  tokens 4 in / 7 out
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn the_timeline_takes_what_the_terminal_width_leaves_within_bounds() {
+        let bar_of = |width: usize| {
+            let text = render(&hello(), &plain(width));
+            let root = text.lines().nth(1).unwrap().to_string();
+            root.chars().filter(|c| *c == '█').count()
+        };
+        assert_eq!(bar_of(85), 20);
+        assert_eq!(bar_of(105), 40);
+        assert_eq!(
+            bar_of(40),
+            MIN_BAR,
+            "a narrow terminal still gets a timeline"
+        );
+        assert_eq!(
+            bar_of(500),
+            MAX_BAR,
+            "a wide one does not get an endless one"
+        );
+    }
+
+    #[test]
+    fn events_links_and_error_descriptions_follow_their_span() {
+        let mut run = hello();
+        let root = run
+            .spans
+            .iter_mut()
+            .find(|s| s.span_id == SpanId(1))
+            .unwrap();
+        let mut decision = Attributes::default();
+        decision.set("dd.stage.decision", "permitted");
+        root.events.push(Event {
+            name: "policy_gate".into(),
+            time_ns: T0 + 2 * MS,
+            attributes: decision,
+        });
+        root.links.push(Link {
+            trace_id: TraceId(0xbb),
+            span_id: SpanId(0xcc),
+            trace_state: TraceState::default(),
+            attributes: Attributes::default(),
+        });
+        let chat = run
+            .spans
+            .iter_mut()
+            .find(|s| s.span_id == SpanId(3))
+            .unwrap();
+        chat.status = Status::new(StatusCode::Error, Some("the model timed out"));
+        let text = render(&run, &plain(85));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[2].ends_with("│  · policy_gate  +2.000 ms  decision=permitted"),
+            "{text}"
+        );
+        assert!(
+            lines[3].ends_with(
+                "│  ⇠ linked to span 00000000000000cc of trace 000000000000000000000000000000bb"
+            ),
+            "{text}"
+        );
+        assert!(
+            lines[5].ends_with("└─ chat  model m1  tokens 4 in / 7 out  ERROR"),
+            "{text}"
+        );
+        assert!(
+            lines[6].ends_with("   error: the model timed out"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_withheld_run_is_marked_on_its_root_and_on_the_spans_the_agent_recorded() {
+        let mut run = hello();
+        run.envelope["outcome"] = json!({"status": "failed", "statement": "Output withheld: it failed the grounding linter. R2: …"});
+        run.envelope["problem"] = json!({
+            "type": "https://w3id.org/data-director/problems/grounding-violation",
+            "title": "Output failed the grounding linter",
+        });
+        run.grounding =
+            Some("grounding: FAILED [input_only]\n  - R2: payload cites 'src:x'".into());
+        assert_eq!(
+            run.withheld().as_deref(),
+            Some("Output failed the grounding linter")
+        );
+        let text = render(&run, &plain(85));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[1].ends_with("status unset  ⊘ WITHHELD"), "{text}");
+        assert!(
+            lines[2].ends_with("├─ policy_gate  hello.world"),
+            "the conductor's own gate is not the agent's: {text}"
+        );
+        assert!(
+            lines[3].ends_with("tokens 4 in / 7 out  ⊘ withheld"),
+            "{text}"
+        );
+        let json = to_json(&run);
+        assert_eq!(json["withheld"], true);
+        let marked: Vec<&str> = json["spans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["withheld"] == true)
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(marked, ["invoke_agent", "chat"]);
+    }
+
+    #[test]
+    fn a_failed_envelope_under_a_root_that_recorded_success_reads_as_withheld() {
+        // The contract's other withholding (an agent result that breaks the contract) carries
+        // agent-error; the root still says what the agent claimed.
+        let mut run = hello();
+        run.envelope["outcome"]["status"] = json!("failed");
+        run.envelope["problem"] = json!({"type": "https://w3id.org/data-director/problems/agent-error", "title": "Agent raised an exception"});
+        assert_eq!(run.withheld().as_deref(), Some("Agent raised an exception"));
+        // A run that failed before the agent answered is not withheld.
+        let root = run
+            .spans
+            .iter_mut()
+            .find(|s| s.span_id == SpanId(1))
+            .unwrap();
+        root.attributes.set(attr::OUTCOME, "failed");
+        assert_eq!(run.withheld(), None);
+    }
+
+    fn director_with_child() -> RunView {
+        let child_id = "01000000-0000-7000-8000-000000000002";
+        let mut child = hello();
+        child.envelope = envelope(child_id, "hello.world", "succeeded");
+        for s in &mut child.spans {
+            s.trace_id = TraceId(0xdd);
+            // The child ran from 20 ms to 30 ms of the parent's 0–40 ms.
+            s.start_ns += 20 * MS;
+            s.end_ns += 20 * MS;
+        }
+        let root = child
+            .spans
+            .iter_mut()
+            .find(|s| s.span_id == SpanId(1))
+            .unwrap();
+        root.links.push(Link {
+            trace_id: TraceId(0xaa),
+            span_id: SpanId(12),
+            trace_state: TraceState::default(),
+            attributes: Attributes::default(),
+        });
+        let root = with(
+            with(
+                span("invoke_agent", 10, None, 0, 40),
+                attr::AGENT_ID,
+                "director.route",
+            ),
+            attr::GROUNDING_MODE,
+            "delegation",
+        );
+        let gate = with(
+            span("policy_gate", 11, Some(10), 1, 2),
+            attr::AGENT_ID,
+            "director.route",
+        );
+        let delegate = by_agent(
+            with(
+                with(
+                    span("delegate", 12, Some(10), 18, 32),
+                    attr::AGENT_ID,
+                    "hello.world",
+                ),
+                attr::SOURCE_ID,
+                format!("invocation:{child_id}"),
+            ),
+            "director.route",
+        );
+        let mut envelope = envelope(
+            "01000000-0000-7000-8000-000000000001",
+            "director.route",
+            "succeeded",
+        );
+        envelope["delegations"] = json!([{"delegated_invocation_id": child_id, "delegated_agent_id": "hello.world", "delegated_status": "succeeded"}]);
+        RunView {
+            envelope,
+            spans: vec![root, gate, delegate],
+            grounding: Some("grounding: passed [delegation] (0 retrieval, 0 chat spans)".into()),
+            children: vec![child],
+            ..RunView::default()
+        }
+    }
+
+    #[test]
+    fn a_delegated_run_is_nested_under_the_delegate_span_that_names_it_on_the_same_axis() {
+        let run = director_with_child();
+        assert_eq!(run.child_ids(), ["01000000-0000-7000-8000-000000000002"]);
+        let text = render(&run, &plain(85));
+        let expected = "   \
+start   duration  timeline, 0 to 40.000 ms  span
+   0.000     40.000  ████████████████████  invoke_agent  director.route  delegation  status unset
+   1.000      1.000  ▏                     ├─ policy_gate  director.route
+  18.000     14.000           ███████      └─ delegate  → hello.world  invocation:01000000-0000-7000-8000-000000000002
+                                              └─ ↳ run 01000000-0000-7000-8000-000000000002  hello.world → succeeded  grounding: passed [input_only] (0 retrieval, 1 chat spans)  (its own trace 000000000000000000000000000000aa)
+  20.000     10.000            █████             └─ invoke_agent  hello.world  input_only → succeeded  status unset
+                                                    │  ⇠ linked to the delegate span above (000000000000000c of trace 000000000000000000000000000000aa)
+  21.000      1.000            ▏                    ├─ policy_gate  hello.world
+  25.000      4.000              ███                └─ chat  model m1  tokens 4 in / 7 out
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn a_child_no_span_names_is_drawn_last_and_one_that_cannot_be_read_is_named() {
+        let mut run = director_with_child();
+        // The delegate span lost its source id (the child failed before answering).
+        let delegate = run
+            .spans
+            .iter_mut()
+            .find(|s| s.span_id == SpanId(12))
+            .unwrap();
+        delegate.attributes.0.retain(|(k, _)| k != attr::SOURCE_ID);
+        run.missing.push((
+            "01000000-0000-7000-8000-000000000009".into(),
+            "the run store holds no such run".into(),
+        ));
+        let text = render(&run, &plain(85));
+        let lines: Vec<&str> = text.lines().collect();
+        let child = lines
+            .iter()
+            .position(|l| l.contains("↳ run 01000000-0000-7000-8000-000000000002"))
+            .expect(&text);
+        assert!(lines[child].contains("├─ ↳ run"), "{text}");
+        assert!(
+            lines[child + 1].contains("│  └─ invoke_agent  hello.world"),
+            "{text}"
+        );
+        assert!(
+            lines.last().unwrap().ends_with("└─ ↳ run 01000000-0000-7000-8000-000000000009 not shown: the run store holds no such run"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_span_outside_the_runs_tree_is_drawn_as_a_root_and_says_so() {
+        let mut run = hello();
+        let mut stray = span("retrieval", 9, Some(0x77), 3, 4);
+        stray.trace_id = TraceId(0xee);
+        run.spans.push(stray);
+        let text = render(&run, &plain(85));
+        assert!(
+            text.contains("\n   3.000      1.000        ██              retrieval\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("outside the run's tree: trace 000000000000000000000000000000ee, parent 0000000000000077"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_summary_gives_outcome_problem_grounding_verdict_and_delegations() {
+        let mut run = director_with_child();
+        run.envelope["problem"] = json!({"type": "https://w3id.org/data-director/problems/agent-error", "title": "Agent raised an exception"});
+        let text = render(
+            &run,
+            &Options {
+                summary: true,
+                ..plain(85)
+            },
+        );
+        let head: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+        assert_eq!(head[0], "run        01000000-0000-7000-8000-000000000001");
+        assert_eq!(head[1], "agent      director.route 0.1.0, input_only");
+        assert_eq!(head[2], "outcome    succeeded: director.route succeeded.");
+        assert_eq!(
+            head[3],
+            "problem    Agent raised an exception (agent-error)"
+        );
+        assert_eq!(
+            head[4],
+            "grounding  passed [delegation] (0 retrieval, 0 chat spans)"
+        );
+        assert_eq!(
+            head[5],
+            "delegated  01000000-0000-7000-8000-000000000002 (hello.world → succeeded)"
+        );
+        assert_eq!(
+            head[6],
+            "trace      000000000000000000000000000000aa  6 spans in 2 runs, 40.000 ms"
+        );
+        assert!(
+            head[7].starts_with("acting for urn:test:p; completed 2026-01-01"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn colour_is_added_only_when_asked_for() {
+        let run = hello();
+        assert!(!render(&run, &plain(85)).contains('\x1b'));
+        let coloured = render(
+            &run,
+            &Options {
+                color: true,
+                summary: true,
+                width: 85,
+            },
+        );
+        assert!(coloured.contains("\x1b[36m█"), "bars are coloured");
+        assert!(
+            coloured.contains("\x1b[1minvoke_agent\x1b[0m"),
+            "names are bold"
+        );
+        assert!(coloured.contains("\x1b[32msucceeded\x1b[0m"), "{coloured}");
+    }
+
+    #[test]
+    fn the_json_view_gives_offsets_from_the_first_span_and_nests_children() {
+        let json = to_json(&director_with_child());
+        assert_eq!(
+            json["invocation_id"],
+            "01000000-0000-7000-8000-000000000001"
+        );
+        assert_eq!(json["duration_ns"], 40 * MS);
+        assert_eq!(json["grounding_passed"], true);
+        let spans = json["spans"].as_array().unwrap();
+        let names: Vec<&str> = spans.iter().map(|s| s["name"].as_str().unwrap()).collect();
+        assert_eq!(
+            names,
+            ["invoke_agent", "policy_gate", "delegate"],
+            "in start order"
+        );
+        assert_eq!(spans[2]["offset_ns"], 18 * MS);
+        assert_eq!(
+            spans[2]["delegated_invocation_id"],
+            "01000000-0000-7000-8000-000000000002"
+        );
+        let child = &json["children"][0];
+        assert_eq!(
+            child["spans"][0]["offset_ns"],
+            20 * MS,
+            "one axis for the whole view"
+        );
+        assert_eq!(child["spans"][0]["links"][0]["span_id"], "000000000000000c");
+    }
+
+    #[test]
+    fn a_run_without_spans_says_so() {
+        let run = RunView {
+            envelope: envelope("01000000-0000-7000-8000-000000000003", "x", "failed"),
+            ..RunView::default()
+        };
+        let text = render(&run, &plain(85));
+        assert!(text.contains("(no spans stored)"), "{text}");
+    }
+}

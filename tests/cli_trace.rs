@@ -1,0 +1,175 @@
+//! `ddwire show` and `ddwire trace`: a stored run as a waterfall, over runs `ddwire demo`
+//! made through a real harness on loopback.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+fn ddwire() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    for var in ["DD_RUNS_DIR", "COLUMNS", "NO_COLOR"] {
+        c.env_remove(var);
+    }
+    c.stdin(Stdio::null());
+    c
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(out: Output) -> String {
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    text(&out.stdout)
+}
+
+/// One store of demo runs, shared by every test of this file.
+fn demo_store() -> &'static Path {
+    static STORE: OnceLock<PathBuf> = OnceLock::new();
+    STORE.get_or_init(|| {
+        let dir =
+            std::env::temp_dir().join(format!("ddwire-cli-trace-{}", ddwire::ids::new_uuid7()));
+        let out = ddwire()
+            .args(["demo", "--quiet", "--runs", dir.to_str().unwrap()])
+            .output()
+            .unwrap();
+        ok(out);
+        dir
+    })
+}
+
+/// The newest run of `agent` in the demo store.
+fn run_of(agent: &str) -> String {
+    let out = ddwire()
+        .args(["runs", "--json", "--agent", agent, "--runs"])
+        .arg(demo_store())
+        .output()
+        .unwrap();
+    let line = ok(out);
+    let row: Value = serde_json::from_str(line.lines().next().expect("a run")).unwrap();
+    row["invocation_id"].as_str().unwrap().to_string()
+}
+
+fn show(args: &[&str]) -> String {
+    ok(ddwire()
+        .args(args)
+        .arg("--runs")
+        .arg(demo_store())
+        .output()
+        .unwrap())
+}
+
+#[test]
+fn show_summarises_the_envelope_and_marks_the_withheld_run() {
+    let id = run_of("demo.ungrounded");
+    let out = show(&["show", &id[..13]]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("run        {id}"));
+    assert!(
+        lines[2].starts_with("outcome    failed: Output withheld"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[3],
+        "problem    Output failed the grounding linter (grounding-violation)"
+    );
+    assert!(
+        lines[4].starts_with("withheld   ⊘ Output failed the grounding linter"),
+        "{out}"
+    );
+    assert_eq!(lines[5], "grounding  FAILED [input_only]");
+    assert!(
+        lines[6].contains("R2: payload cites 'src:atlantis-almanac'"),
+        "{out}"
+    );
+    let root = out
+        .lines()
+        .find(|l| l.contains("invoke_agent  demo.ungrounded"))
+        .expect(&out);
+    assert!(root.ends_with("⊘ WITHHELD"), "{out}");
+    assert!(!out.contains('\x1b'), "no colour into a pipe");
+}
+
+#[test]
+fn trace_nests_the_delegated_run_under_its_delegate_span() {
+    let id = run_of("director.route");
+    let child = run_of("hello.world");
+    let out = show(&["trace", &id, "--width", "90"]);
+    assert!(
+        !out.contains("outcome "),
+        "trace has no envelope summary: {out}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    let delegate = lines
+        .iter()
+        .position(|l| l.contains("└─ delegate  → hello.world"))
+        .expect(&out);
+    assert!(
+        lines[delegate].contains(&format!("invocation:{child}")),
+        "{out}"
+    );
+    assert!(
+        lines[delegate + 1].contains(&format!("└─ ↳ run {child}  hello.world → succeeded")),
+        "{out}"
+    );
+    assert!(
+        lines[delegate + 2].contains("└─ invoke_agent  hello.world"),
+        "{out}"
+    );
+    assert!(out.contains("⇠ linked to the delegate span above"), "{out}");
+    // 90 columns leave the timeline 25: the root ran for all of it.
+    let root = lines
+        .iter()
+        .find(|l| l.contains("invoke_agent  director.route"))
+        .expect(&out);
+    assert_eq!(root.chars().filter(|c| *c == '█').count(), 25, "{out}");
+}
+
+#[test]
+fn json_gives_scripts_the_view_with_children_and_envelope_the_stored_document() {
+    let id = run_of("director.route");
+    let doc: Value = serde_json::from_str(&show(&["show", &id, "--json"])).unwrap();
+    assert_eq!(doc["invocation_id"], id.as_str());
+    assert_eq!(doc["grounding_passed"], true);
+    assert_eq!(doc["children"][0]["agent_id"], "hello.world");
+    let delegate = doc["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "delegate")
+        .unwrap();
+    assert_eq!(
+        delegate["delegated_invocation_id"],
+        doc["children"][0]["invocation_id"]
+    );
+    let out = show(&["show", &id, "--envelope"]);
+    let stored = std::fs::read_to_string(demo_store().join(&id).join("envelope.json")).unwrap();
+    assert!(out.starts_with(stored.trim_end()), "{out}");
+    assert!(out.contains("invoke_agent  director.route"), "{out}");
+}
+
+/// Colour reaches a terminal (a pseudo-terminal made by `script`), never a pipe, and never a
+/// terminal when NO_COLOR is set.
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let id = run_of("hello.world");
+    let command = format!(
+        "{} show {id} --runs {}",
+        env!("CARGO_BIN_EXE_ddwire"),
+        demo_store().display()
+    );
+    let on_tty = |no_color: Option<&str>| {
+        let mut c = Command::new("script");
+        c.args(["-qec", &command, "/dev/null"])
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null());
+        if let Some(v) = no_color {
+            c.env("NO_COLOR", v);
+        }
+        ok(c.output().expect("script(1), from util-linux, runs"))
+    };
+    assert!(on_tty(None).contains("\x1b[1minvoke_agent\x1b[0m"));
+    assert!(!on_tty(Some("1")).contains('\x1b'));
+    assert!(!show(&["show", &id]).contains('\x1b'));
+}
