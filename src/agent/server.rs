@@ -156,10 +156,7 @@ pub fn serve_within(
     limits: Limits,
 ) -> Result<http::server::Server> {
     let bound = http::server::bind(addr, limits)?;
-    let public = public_url
-        .map(str::to_string)
-        .unwrap_or_else(|| bound.default_public_url());
-    bound.serve(handler(agent, &public))
+    serve_on(bound, agent, public_url, A2aClient::default(), None)
 }
 
 /// [`serve`] for an agent holding `key` (see `handler_signed`).
@@ -183,10 +180,34 @@ pub fn serve_signed_within(
     limits: Limits,
 ) -> Result<http::server::Server> {
     let bound = http::server::bind(addr, limits)?;
+    serve_on(
+        bound,
+        agent,
+        public_url,
+        A2aClient::default(),
+        Some((key, window)),
+    )
+}
+
+/// Serve `agent` on a socket already bound (with the request log and wire log the bound
+/// socket was given: [`http::server::Bound::with_request_log`],
+/// [`http::server::Bound::with_wire_log`]), advertising `public_url` (default: the bound
+/// address), its delegation callbacks made through `client`. With `signed`, the agent holds
+/// that key and replay window, as [`serve_signed`] describes.
+pub fn serve_on(
+    bound: http::server::Bound,
+    agent: Arc<dyn Agent>,
+    public_url: Option<&str>,
+    client: A2aClient,
+    signed: Option<(&Key, Duration)>,
+) -> Result<http::server::Server> {
     let public = public_url
         .map(str::to_string)
         .unwrap_or_else(|| bound.default_public_url());
-    let handler = handler_signed(agent, &public, A2aClient::default(), key, window)?;
+    let handler = match signed {
+        Some((key, window)) => handler_signed(agent, &public, client, key, window)?,
+        None => handler_with_client(agent, &public, client),
+    };
     bound.serve(handler)
 }
 

@@ -4,13 +4,16 @@ use super::Command;
 use super::args::{Flag, Parsed};
 use super::setup;
 use ddwire::agent::{builtin, server};
+use ddwire::wire::a2a::client::A2aClient;
+use ddwire::wire::http;
 use ddwire::wire::sign::Key;
 use std::path::Path;
 
 pub static COMMAND: Command = Command {
     name: "agent",
     summary: "Serve a built-in agent (hello, stub, echo, director, ungrounded, failing) over A2A",
-    usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N] [--delay D]",
+    usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N] [--delay D]\n       \
+            [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Serves the agent's card at /.well-known/agent-card.json and JSON-RPC (A2A v0.3\n\
               message/send and A2A 1.0 SendMessage) at /a2a. Agents: hello (hello.world, port\n\
               8101), stub (stub.abstain, 8104), echo (echo.wire, 8107).\n\n\
@@ -61,6 +64,10 @@ pub static COMMAND: Command = Command {
             value: Some("D"),
             help: "echo only: work on each task for D seconds (up to 3600, decimals allowed) before answering",
         },
+        setup::LOG_FORMAT,
+        setup::LOG_LEVEL,
+        setup::QUIET,
+        setup::WIRE_LOG,
     ],
     run,
 };
@@ -90,18 +97,33 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let addr = format!("{host}:{port}");
     let window = setup::replay_window(args)?;
     let limits = setup::server_limits(args)?;
-    let public = args.value("public-url");
-    let server = match args.value("key-file") {
-        Some(path) => {
-            let key = Key::from_file(&agent.spec().agent_id, Path::new(path))
-                .map_err(|e| e.to_string())?;
-            server::serve_signed_within(agent.clone(), &addr, public, &key, window, limits)
-        }
+    let request_log = setup::request_log(args)?;
+    let wire = setup::wire_log(args)?;
+    // The client a delegation agent calls the harness back through.
+    let client = A2aClient::new(setup::http_client(wire.as_ref()));
+    let mut bound = http::server::bind(&addr, limits).map_err(|e| e.to_string())?;
+    if let Some(log) = request_log {
+        bound = bound.with_request_log(log);
+    }
+    if let Some(log) = wire {
+        bound = bound.with_wire_log(log);
+    }
+    let key = match args.value("key-file") {
+        Some(path) => Some(
+            Key::from_file(&agent.spec().agent_id, Path::new(path)).map_err(|e| e.to_string())?,
+        ),
         None if args.value("replay-window").is_some() => {
             return Err("--replay-window applies only with --key-file".into());
         }
-        None => server::serve_within(agent.clone(), &addr, public, limits),
-    }
+        None => None,
+    };
+    let server = server::serve_on(
+        bound,
+        agent.clone(),
+        args.value("public-url"),
+        client,
+        key.as_ref().map(|k| (k, window)),
+    )
     .map_err(|e| e.to_string())?;
     let addr = server.local_addr();
     let signed = args.value("key-file").is_some();

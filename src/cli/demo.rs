@@ -80,7 +80,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
 
     // The harness, its own delegation callback, acting for the demo principal.
     let mut conductor = Conductor::new(registry, Profile::default_profile(), store, client.clone());
-    conductor.otlp = export::start_exporter(args, "demo")?;
+    conductor.otlp =
+        export::start_exporter(args, "demo", ddwire::wire::http::client::HttpClient::tcp())?;
     let exporter = conductor.otlp.clone();
     let bound =
         http::server::bind("127.0.0.1:0", http::Limits::DEFAULT).map_err(|e| e.to_string())?;

@@ -99,7 +99,11 @@ pub fn otlp_flags(args: &Parsed) -> OtlpFlags {
 /// For `serve` and `demo`: the background exporter the flags and variables configure, if
 /// any, reporting on stderr under `who`. This process made the harness's spans, so its
 /// instance id names them.
-pub fn start_exporter(args: &Parsed, who: &'static str) -> Result<Option<Exporter>, String> {
+pub fn start_exporter(
+    args: &Parsed,
+    who: &'static str,
+    client: HttpClient,
+) -> Result<Option<Exporter>, String> {
     let instance_id = new_instance_id();
     let local = Local {
         service: Some(SERVICE_NAME),
@@ -114,13 +118,8 @@ pub fn start_exporter(args: &Parsed, who: &'static str) -> Result<Option<Exporte
         eprintln!("ddwire {who}: {note}");
     }
     let hook: ErrorHook = Arc::new(move |e| eprintln!("ddwire {who}: {e}"));
-    let exporter = Exporter::start(
-        config,
-        HttpClient::tcp(),
-        ExporterOptions::default(),
-        Some(hook),
-    )
-    .map_err(|e| e.to_string())?;
+    let exporter = Exporter::start(config, client, ExporterOptions::default(), Some(hook))
+        .map_err(|e| e.to_string())?;
     Ok(Some(exporter))
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "invoke",
     summary: "Run one invocation and print its envelope",
-    usage: "invoke --agent ID --input FILE|- [--requirement R]... [--conversation ID] [--harness URL [--token T]] [config flags]",
+    usage: "invoke --agent ID --input FILE|- [--requirement R]... [--conversation ID] [--harness URL [--token T]] [--wire-log FILE] [config flags]",
     details: "Builds an InvocationRequest for agent ID with the input document FILE (a JSON\n\
               object naming its schema_class), runs it through the conductor against the\n\
               configured agents (or sends it to the harness at URL over A2A), prints the envelope\n\
@@ -55,6 +55,7 @@ pub static COMMAND: Command = Command {
         setup::RUNS,
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
+        setup::WIRE_LOG,
     ],
     run,
 };
@@ -77,16 +78,20 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let mut request = InvocationRequest::new(agent, input);
     request.requirement_ids = args.values("requirement").to_vec();
     request.conversation_id = args.value("conversation").map(str::to_string);
-    match args.value("harness") {
-        Some(url) => remote(url, args.value("token"), &request),
-        None => local(args, request),
-    }
+    let wire = setup::wire_log(args)?;
+    let client = A2aClient::new(setup::http_client(wire.as_ref()));
+    let code = match args.value("harness") {
+        Some(url) => remote(&client, url, args.value("token"), &request),
+        None => local(args, client, request),
+    };
+    setup::close_wire_log(wire.as_ref(), "invoke");
+    code
 }
 
-fn local(args: &Parsed, request: InvocationRequest) -> Result<i32, String> {
+fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result<i32, String> {
     // Whom the run acts for is settled before anything runs or is written.
     let principal = setup::principal(args)?;
-    let conductor = setup::conductor(args)?;
+    let conductor = setup::conductor(args, client)?;
     setup::report_registry(&conductor.registry);
     match conductor.invoke(request, &principal) {
         Ok(run) => {
@@ -109,8 +114,12 @@ fn local(args: &Parsed, request: InvocationRequest) -> Result<i32, String> {
     }
 }
 
-fn remote(url: &str, token: Option<&str>, request: &InvocationRequest) -> Result<i32, String> {
-    let client = A2aClient::default();
+fn remote(
+    client: &A2aClient,
+    url: &str,
+    token: Option<&str>,
+    request: &InvocationRequest,
+) -> Result<i32, String> {
     let timeout = Duration::from_secs(300);
     let card = client
         .fetch_card(url, Duration::from_secs(30))

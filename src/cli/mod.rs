@@ -16,6 +16,7 @@ mod runs;
 mod send;
 mod serve;
 mod setup;
+mod wirelog;
 
 use args::{Flag, Parsed};
 
@@ -44,6 +45,7 @@ fn commands() -> Vec<&'static Command> {
         &lint::COMMAND,
         &hash::COMMAND,
         &send::COMMAND,
+        &wirelog::COMMAND,
         &check::COMMAND,
     ]
 }

@@ -1,7 +1,7 @@
 //! `ddwire send`: send one message with one data part to any A2A agent and print the task.
 
 use super::args::{Flag, Parsed};
-use super::{Command, read_input};
+use super::{Command, read_input, setup};
 use ddwire::wire::a2a::Binding;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::{Message, Part, Role, SendResult, TaskState};
@@ -10,7 +10,7 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "send",
     summary: "Send one data part to an A2A agent and print the task it returns",
-    usage: "send URL [--data FILE|-] [--binding 0.3|1.0] [--metadata JSON] [--timeout SECONDS]",
+    usage: "send URL [--data FILE|-] [--binding 0.3|1.0] [--metadata JSON] [--timeout SECONDS] [--wire-log FILE]",
     details: "Fetches the agent card from URL/.well-known/agent-card.json, picks the binding the\n\
               card prefers (A2A 1.0 when offered, else v0.3) unless --binding says otherwise,\n\
               sends message/send or SendMessage with the JSON document as one data part, and\n\
@@ -39,6 +39,7 @@ pub static COMMAND: Command = Command {
             value: Some("SECONDS"),
             help: "Per-call timeout (default 60)",
         },
+        setup::WIRE_LOG,
     ],
     run,
 };
@@ -60,7 +61,21 @@ fn run(args: &Parsed) -> Result<i32, String> {
             _ => return Err("--metadata must be a JSON object".into()),
         },
     };
-    let client = A2aClient::default();
+    let wire = setup::wire_log(args)?;
+    let client = A2aClient::new(setup::http_client(wire.as_ref()));
+    let result = exchange(&client, url, args, timeout, data, metadata);
+    setup::close_wire_log(wire.as_ref(), "send");
+    result
+}
+
+fn exchange(
+    client: &A2aClient,
+    url: &str,
+    args: &Parsed,
+    timeout: Duration,
+    data: serde_json::Value,
+    metadata: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<i32, String> {
     let card = client.fetch_card(url, timeout).map_err(|e| e.to_string())?;
     let mut target = Target::from_card(&card).map_err(|e| e.to_string())?;
     match args.value("binding") {

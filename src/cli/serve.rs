@@ -4,13 +4,15 @@ use super::Command;
 use super::args::{Flag, Parsed};
 use super::{export, setup};
 use ddwire::harness::server::{self, Harness};
+use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http;
 use std::sync::Arc;
 
 pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
-    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]",
+    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]\n       \
+            [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage,\n\
               GetTask/tasks/get, CancelTask/tasks/cancel and ListTasks (1.0; the caller's runs);\n\
               GET /.well-known/agent-card.json; POST /agui (AG-UI over SSE); GET /agui/runs/{id}\n\
@@ -70,6 +72,10 @@ pub static COMMAND: Command = Command {
         export::OTLP_PROTOCOL,
         export::OTLP_HEADER,
         setup::MAX_CONNECTIONS,
+        setup::LOG_FORMAT,
+        setup::LOG_LEVEL,
+        setup::QUIET,
+        setup::WIRE_LOG,
     ],
     run,
 };
@@ -81,12 +87,15 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let authenticator = setup::authenticator(args)?;
     let host = args.value("host").unwrap_or("127.0.0.1");
     let port: u16 = args.number("port")?.unwrap_or(8000);
+    let request_log = setup::request_log(args)?;
+    let wire = setup::wire_log(args)?;
+    let client = A2aClient::new(setup::http_client(wire.as_ref()));
     let mut conductor = if args.switch("read-only") {
-        setup::read_only_conductor(args)?
+        setup::read_only_conductor(args, client)?
     } else {
-        setup::conductor(args)?
+        setup::conductor(args, client)?
     };
-    conductor.otlp = export::start_exporter(args, "serve")?;
+    conductor.otlp = export::start_exporter(args, "serve", setup::http_client(wire.as_ref()))?;
     let exporting = conductor
         .otlp
         .as_ref()
@@ -99,7 +108,14 @@ fn run(args: &Parsed) -> Result<i32, String> {
         })
         .unwrap_or_default();
     let limits = setup::server_limits(args)?;
-    let bound = http::server::bind(&format!("{host}:{port}"), limits).map_err(|e| e.to_string())?;
+    let mut bound =
+        http::server::bind(&format!("{host}:{port}"), limits).map_err(|e| e.to_string())?;
+    if let Some(log) = request_log {
+        bound = bound.with_request_log(log);
+    }
+    if let Some(log) = &wire {
+        bound = bound.with_wire_log(log.clone());
+    }
     let public = args
         .value("public-url")
         .map(str::to_string)

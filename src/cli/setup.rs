@@ -166,9 +166,8 @@ pub fn authenticator(args: &Parsed) -> Result<Authenticator, String> {
     }
 }
 
-/// A conductor from the flags.
-pub fn conductor(args: &Parsed) -> Result<Conductor, String> {
-    let client = A2aClient::default();
+/// A conductor from the flags, calling agents through `client`.
+pub fn conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
     let registry = registry(args, &client)?;
     Ok(Conductor::new(
         registry,
@@ -179,8 +178,7 @@ pub fn conductor(args: &Parsed) -> Result<Conductor, String> {
 }
 
 /// A conductor over the run store opened read-only: it serves stored runs and makes none.
-pub fn read_only_conductor(args: &Parsed) -> Result<Conductor, String> {
-    let client = A2aClient::default();
+pub fn read_only_conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
     let registry = registry(args, &client)?;
     let dir = runs_dir(args);
     let store = RunStore::open_read_only(&dir).map_err(|e| format!("{e}; {RUNS_HINT}"))?;
@@ -227,4 +225,74 @@ pub fn columns() -> usize {
 /// something (no-color.org).
 pub fn color(out: &impl std::io::IsTerminal) -> bool {
     out.is_terminal() && env("NO_COLOR").is_none()
+}
+
+pub const LOG_FORMAT: Flag = Flag {
+    name: "log-format",
+    value: Some("F"),
+    help: "Request log lines as text or json (default text)",
+};
+pub const LOG_LEVEL: Flag = Flag {
+    name: "log-level",
+    value: Some("L"),
+    help: "Log requests at error, warn, info or debug (or DD_LOG; default info)",
+};
+pub const QUIET: Flag = Flag {
+    name: "quiet",
+    value: None,
+    help: "Log no requests",
+};
+pub const WIRE_LOG: Flag = Flag {
+    name: "wire-log",
+    value: Some("FILE"),
+    help: "Append every HTTP message in and out to FILE, byte for byte (see `ddwire wirelog`)",
+};
+
+/// The request log the flags ask for: none with `--quiet`, else stderr at `--log-level` (or
+/// `DD_LOG`, else info) in `--log-format` (default text).
+pub fn request_log(
+    args: &Parsed,
+) -> Result<Option<std::sync::Arc<ddwire::wire::http::log::RequestLog>>, String> {
+    use ddwire::wire::http::log::{Format, Level, RequestLog};
+    let format: Format = match args.value("log-format") {
+        Some(f) => f.parse().map_err(|e| format!("--log-format: {e}"))?,
+        None => Format::Text,
+    };
+    let level: Level = match (args.value("log-level"), env("DD_LOG")) {
+        (Some(l), _) => l.parse().map_err(|e| format!("--log-level: {e}"))?,
+        (None, Some(l)) => l.parse().map_err(|e| format!("DD_LOG: {e}"))?,
+        (None, None) => Level::Info,
+    };
+    if args.switch("quiet") {
+        return Ok(None);
+    }
+    Ok(Some(std::sync::Arc::new(RequestLog::stderr(format, level))))
+}
+
+/// The wire log `--wire-log FILE` names, opened for appending.
+pub fn wire_log(args: &Parsed) -> Result<Option<ddwire::wire::wirelog::WireLog>, String> {
+    args.value("wire-log")
+        .map(|path| ddwire::wire::wirelog::WireLog::create(path).map_err(|e| e.to_string()))
+        .transpose()
+}
+
+/// An HTTP client over TCP, writing to `wire` when given.
+pub fn http_client(
+    wire: Option<&ddwire::wire::wirelog::WireLog>,
+) -> ddwire::wire::http::client::HttpClient {
+    match wire {
+        Some(log) => ddwire::wire::http::client::HttpClient::tcp_logged(log.clone()),
+        None => ddwire::wire::http::client::HttpClient::tcp(),
+    }
+}
+
+/// Close `wire` at the end of a command: write what is queued and the closing line, and say on
+/// stderr if anything was not logged.
+pub fn close_wire_log(wire: Option<&ddwire::wire::wirelog::WireLog>, who: &str) {
+    if let Some(log) = wire {
+        let stats = log.close(std::time::Duration::from_secs(10));
+        if stats.dropped > 0 || stats.failed > 0 {
+            eprintln!("ddwire {who}: wire log {}: {stats}", log.path().display());
+        }
+    }
 }

@@ -124,6 +124,8 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         Ok(p) => p,
         Err(e) => return error_stream(e.to_string(), code_of(&e)),
     };
+    let noted_id = invocation.invocation_id.clone();
+    let noted_principal = principal.principal_id.clone();
     let thread_id = invocation
         .conversation_id
         .clone()
@@ -192,7 +194,10 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         let _ = conductor_tx.send(last.to_sse());
     });
     drop(tx);
-    Response::stream(200, sse::CONTENT_TYPE, rx).with_header("Cache-Control", "no-cache")
+    Response::stream(200, sse::CONTENT_TYPE, rx)
+        .with_header("Cache-Control", "no-cache")
+        .noting_invocation(&noted_id)
+        .noting_principal(&noted_principal)
 }
 
 /// Everything that can refuse a run before it starts: the body, the request, the thread, the
@@ -272,7 +277,9 @@ pub(crate) fn replay(harness: &Harness, reference: &str) -> Response {
                 .iter()
                 .flat_map(Event::to_sse)
                 .collect();
-            Response::bytes(200, sse::CONTENT_TYPE, frames).with_header("Cache-Control", "no-cache")
+            Response::bytes(200, sse::CONTENT_TYPE, frames)
+                .with_header("Cache-Control", "no-cache")
+                .noting_invocation(id)
         }
         Ok(None) => Response::error(404, &format!("no run {id}")),
         Err(e) => Response::error(500, &e.to_string()),

@@ -175,14 +175,17 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     match (request.method.as_str(), segments.as_slice()) {
         ("POST", [""] | ["a2a"]) => {
-            if Verifier::is_signed(&request.headers) && request.body_error.is_none() {
+            LAST_RUN.with(|r| r.borrow_mut().take());
+            let response = if Verifier::is_signed(&request.headers) && request.body_error.is_none()
+            {
                 match harness.callbacks.verify_request(request) {
                     Ok(key_id) => endpoint.handle_signed(request, Some(key_id)),
                     Err(refused) => signature_refused(&refused),
                 }
             } else {
                 endpoint.handle(request)
-            }
+            };
+            noting_last_run(response)
         }
         ("GET" | "HEAD", _) if request.path == CARD_PATH || request.path == LEGACY_CARD_PATH => {
             harness.card.respond(request)
@@ -260,6 +263,29 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
     }
 }
 
+thread_local! {
+    /// The run the A2A call on this thread makes, and whom it acts for (once known): the
+    /// endpoint answers with the task, and the route adds these to the response's notes for the
+    /// request log. A send whose work runs in the background notes the id alone.
+    static LAST_RUN: std::cell::RefCell<Option<(String, Option<String>)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Note, for this thread's request log line, the run being made and whom it acts for.
+fn note_run(invocation_id: &str, principal: Option<&str>) {
+    LAST_RUN.with(|r| {
+        *r.borrow_mut() = Some((invocation_id.to_string(), principal.map(str::to_string)))
+    });
+}
+
+/// `response`, noting the run this thread's A2A call made, if it made one.
+fn noting_last_run(mut response: Response) -> Response {
+    if let Some((id, principal)) = LAST_RUN.with(|r| r.borrow_mut().take()) {
+        response.notes.invocation_id = Some(id);
+        response.notes.principal = principal;
+    }
+    response
+}
+
 /// The stored run `reference` names (a whole id or a unique prefix of one), or the answer to
 /// give instead: 404 if none, 409 with the candidates if several runs share the prefix.
 pub(crate) fn resolve_run(
@@ -296,7 +322,7 @@ fn with_run(
         Err(response) => return response,
     };
     match read(harness.conductor.store.reader(), &id) {
-        Ok(Some(response)) => response,
+        Ok(Some(response)) => response.noting_invocation(&id),
         Ok(None) => Response::error(404, &format!("no run {reference}")),
         Err(e) => Response::error(500, &e.to_string()),
     }
@@ -534,6 +560,7 @@ pub(crate) fn plan(
         }
     };
     let owner = principal.as_ref().map(|p| p.principal_id.clone());
+    note_run(&id, owner.as_deref());
     let harness = Arc::clone(harness);
     let metadata = message.metadata.clone();
     let signed_by = ctx.signed_by.clone();
@@ -565,6 +592,10 @@ pub(crate) fn plan(
         match outcome {
             Err(e) => Reply::failed(e.to_string()),
             Ok(run) => {
+                note_run(
+                    &run.envelope.invocation_id,
+                    Some(&run.envelope.acting_for.principal_id),
+                );
                 let doc = run.envelope.to_document();
                 let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
                 if token.is_some() {

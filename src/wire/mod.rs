@@ -11,6 +11,7 @@ pub(crate) mod jsonrpc;
 pub mod otlp;
 pub mod sign;
 pub(crate) mod sse;
+pub mod wirelog;
 
 use std::fmt;
 use std::time::Duration;

@@ -1,15 +1,29 @@
 //! Calling HTTP: one client over a shared ureq agent (connection reuse), or over the
 //! in-memory transport for tests. Both return the same [`ClientResponse`] and the same typed
 //! errors, so code above cannot tell them apart.
+//!
+//! # The wire log
+//!
+//! A client made with [`HttpClient::tcp_logged`] writes each request it sends and each
+//! response it reads to a [`WireLog`], byte for byte as they crossed the socket: the bytes are
+//! taken from ureq's transport (a connector wrapping ureq's own), below every
+//! choice ureq makes. So the log shows what ureq adds to the fields ddwire sets: `Host`,
+//! `User-Agent: ddwire/<version>` (ddwire's setting), `Accept: */*` when no `Accept` is given,
+//! and `Content-Length` for a body. A response body is logged as far as it was read (the
+//! whole of it, within [`MAX_RESPONSE_BYTES`]). The in-memory transport logs nothing.
 
 use super::memory::MemoryNet;
 use crate::wire::WireError;
+use crate::wire::wirelog::{self, Capture, Direction, Side, WireLog};
+use std::cell::RefCell;
 
 type Result<T, E = WireError> = std::result::Result<T, E>;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, DefaultConnector, NextTimeout, Transport,
+};
 
 /// Takes a literal IP address in a URL as it is, and hands any other host to ureq's own
 /// resolver. ureq resolves the host on every request, before it looks for a pooled
@@ -127,11 +141,13 @@ pub const MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
 /// An HTTP client: cheap to clone, safe to share between threads.
 #[derive(Clone)]
 pub struct HttpClient {
-    transport: Transport,
+    transport: Via,
+    /// Where every message goes, byte for byte, when set (TCP only).
+    wire_log: Option<WireLog>,
 }
 
 #[derive(Clone)]
-enum Transport {
+enum Via {
     Tcp(ureq::Agent),
     Memory(MemoryNet),
 }
@@ -145,31 +161,195 @@ impl Default for HttpClient {
 impl HttpClient {
     /// A client over TCP that keeps connections alive between calls.
     pub fn tcp() -> HttpClient {
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_idle_connections_per_host(64)
-            .max_idle_connections(256)
-            .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")))
-            .build();
-        let agent = ureq::Agent::with_parts(config, DefaultConnector::default(), LiteralIpResolver);
+        let agent = ureq::Agent::with_parts(
+            agent_config(),
+            DefaultConnector::default(),
+            LiteralIpResolver,
+        );
         HttpClient {
-            transport: Transport::Tcp(agent),
+            transport: Via::Tcp(agent),
+            wire_log: None,
+        }
+    }
+
+    /// [`HttpClient::tcp`], writing every request and response to `log` as they crossed the
+    /// socket (see the module's docs).
+    pub fn tcp_logged(log: WireLog) -> HttpClient {
+        let connector = DefaultConnector::default().chain(Capturing);
+        let agent = ureq::Agent::with_parts(agent_config(), connector, LiteralIpResolver);
+        HttpClient {
+            transport: Via::Tcp(agent),
+            wire_log: Some(log),
         }
     }
 
     /// A client that reaches handlers registered on `net`, with no socket.
     pub fn memory(net: MemoryNet) -> HttpClient {
         HttpClient {
-            transport: Transport::Memory(net),
+            transport: Via::Memory(net),
+            wire_log: None,
         }
     }
 
     /// Send one request and read the whole response.
     pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
-        match &self.transport {
-            Transport::Memory(net) => net.send(request),
-            Transport::Tcp(agent) => send_tcp(agent, request),
+        match (&self.transport, &self.wire_log) {
+            (Via::Memory(net), _) => net.send(request),
+            (Via::Tcp(agent), None) => send_tcp(agent, request),
+            (Via::Tcp(agent), Some(log)) => {
+                CAPTURE.with(|c| *c.borrow_mut() = Some(Exchange::default()));
+                let result = send_tcp(agent, request);
+                let exchange = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
+                exchange.record(log, result.is_ok());
+                result
+            }
         }
+    }
+}
+
+fn agent_config() -> ureq::config::Config {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_idle_connections_per_host(64)
+        .max_idle_connections(256)
+        .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")))
+        .build()
+}
+
+thread_local! {
+    /// The exchange a logged client is making on this thread. ureq does a call's I/O on the
+    /// calling thread, so the transport finds it here whichever pooled connection it uses.
+    static CAPTURE: RefCell<Option<Exchange>> = const { RefCell::new(None) };
+}
+
+/// What one call sent and read, and on which connection.
+#[derive(Default)]
+struct Exchange {
+    connection: Option<(u64, String)>,
+    sent: Vec<u8>,
+    sent_ns: u64,
+    received: Vec<u8>,
+    received_ns: u64,
+}
+
+impl Exchange {
+    /// Log the request, and the response if one arrived (`complete`: read in full).
+    fn record(self, log: &WireLog, complete: bool) {
+        let Some((connection, peer)) = self.connection else {
+            return; // no connection was made: nothing crossed the wire
+        };
+        let message = |direction, bytes: Vec<u8>, time_ns, complete| Capture {
+            side: Side::Client,
+            direction,
+            connection,
+            peer: peer.clone(),
+            local: None,
+            time_ns,
+            bytes,
+            complete,
+        };
+        if !self.sent.is_empty() {
+            log.record(message(Direction::Out, self.sent, self.sent_ns, true));
+        }
+        if !self.received.is_empty() {
+            log.record(message(
+                Direction::In,
+                self.received,
+                self.received_ns,
+                complete,
+            ));
+        }
+    }
+}
+
+/// A connector wrapping ureq's transport so that what a logged client sends and reads is
+/// captured (see the module's docs).
+#[derive(Debug)]
+struct Capturing;
+
+impl Connector<Box<dyn Transport>> for Capturing {
+    type Out = CapturingTransport;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<Box<dyn Transport>>,
+    ) -> std::result::Result<Option<CapturingTransport>, ureq::Error> {
+        let peer = details
+            .uri
+            .authority()
+            .map_or_else(|| "-".to_string(), |a| a.as_str().to_string());
+        Ok(chained.map(|inner| CapturingTransport {
+            inner,
+            connection: wirelog::connection_id(),
+            peer,
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct CapturingTransport {
+    inner: Box<dyn Transport>,
+    connection: u64,
+    peer: String,
+}
+
+impl CapturingTransport {
+    fn capture(&self, f: impl FnOnce(&mut Exchange)) {
+        CAPTURE.with(|c| {
+            if let Some(exchange) = c.borrow_mut().as_mut() {
+                exchange
+                    .connection
+                    .get_or_insert_with(|| (self.connection, self.peer.clone()));
+                f(exchange);
+            }
+        });
+    }
+}
+
+impl Transport for CapturingTransport {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.inner.buffers()
+    }
+
+    fn transmit_output(
+        &mut self,
+        amount: usize,
+        timeout: NextTimeout,
+    ) -> std::result::Result<(), ureq::Error> {
+        let output = self.inner.buffers().output();
+        let sent = output.get(..amount).unwrap_or(output).to_vec();
+        let result = self.inner.transmit_output(amount, timeout);
+        if result.is_ok() {
+            self.capture(|x| {
+                x.sent.extend_from_slice(&sent);
+                x.sent_ns = crate::time::now_ns();
+            });
+        }
+        result
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> std::result::Result<bool, ureq::Error> {
+        // What is unconsumed stays in the buffer: the new bytes are what lies beyond it.
+        let before = self.inner.buffers().input().len();
+        let result = self.inner.await_input(timeout);
+        let input = self.inner.buffers().input();
+        if input.len() > before {
+            let new = input[before..].to_vec();
+            self.capture(|x| {
+                x.received.extend_from_slice(&new);
+                x.received_ns = crate::time::now_ns();
+            });
+        }
+        result
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.inner.is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.inner.is_tls()
     }
 }
 

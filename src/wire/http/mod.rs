@@ -35,6 +35,7 @@ pub mod body;
 pub mod chunked;
 pub mod client;
 pub mod head;
+pub mod log;
 pub mod memory;
 pub mod server;
 pub(crate) mod write;
@@ -150,6 +151,18 @@ pub struct Response {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: Body,
+    /// What the handler tells the request log; never sent.
+    pub notes: Notes,
+}
+
+/// What a handler knows about the request it answered, for the server's request log
+/// ([`log`]): never written on the wire.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Notes {
+    /// The run the request made or read.
+    pub invocation_id: Option<String>,
+    /// Whom it acted for.
+    pub principal: Option<String>,
 }
 
 /// A response body: bytes, or a stream of chunks that ends when the sender is dropped.
@@ -167,6 +180,7 @@ impl Response {
             status,
             headers: vec![("Content-Type".into(), content_type.into())],
             body: Body::Bytes(body),
+            notes: Notes::default(),
         }
     }
 
@@ -186,6 +200,7 @@ impl Response {
             status,
             headers: Vec::new(),
             body: Body::Bytes(Vec::new()),
+            notes: Notes::default(),
         }
     }
 
@@ -195,12 +210,25 @@ impl Response {
             status,
             headers: vec![("Content-Type".into(), content_type.into())],
             body: Body::Stream(chunks),
+            notes: Notes::default(),
         }
     }
 
     /// Add a header.
     pub fn with_header(mut self, name: &str, value: &str) -> Response {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Note the run this request made or read, for the request log.
+    pub fn noting_invocation(mut self, invocation_id: &str) -> Response {
+        self.notes.invocation_id = Some(invocation_id.to_string());
+        self
+    }
+
+    /// Note whom this request acted for, for the request log.
+    pub fn noting_principal(mut self, principal: &str) -> Response {
+        self.notes.principal = Some(principal.to_string());
         self
     }
 }

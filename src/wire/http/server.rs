@@ -47,10 +47,12 @@
 
 use super::body::BodyReader;
 use super::head::{self, HeadError, RequestHead};
+use super::log::{Entry, RequestLog};
 use super::write::{self, Framing};
-use super::{Body, BodyError, Handler, Limits, Request, Response};
+use super::{Body, BodyError, Handler, Limits, Notes, Request, Response};
 use crate::error::{Error, Result};
-use std::io::{self, Read, Write};
+use crate::wire::wirelog::{self, Capture, Direction, Side, WireLog};
+use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -80,6 +82,10 @@ struct Shared {
     handler: Handler,
     limits: Limits,
     addr: SocketAddr,
+    /// One line per request answered, when set.
+    request_log: Option<Arc<RequestLog>>,
+    /// Every message in and out, byte for byte, when set.
+    wire_log: Option<WireLog>,
     stopping: AtomicBool,
     /// Connections open, counted against the cap.
     connections: AtomicUsize,
@@ -94,6 +100,8 @@ pub struct Bound {
     listener: TcpListener,
     addr: SocketAddr,
     limits: Limits,
+    request_log: Option<Arc<RequestLog>>,
+    wire_log: Option<WireLog>,
 }
 
 /// Bind `addr` (e.g. `127.0.0.1:0` for a free port), to serve within `limits`.
@@ -106,6 +114,8 @@ pub fn bind(addr: &str, limits: Limits) -> Result<Bound> {
         listener,
         addr: local,
         limits,
+        request_log: None,
+        wire_log: None,
     })
 }
 
@@ -131,12 +141,27 @@ impl Bound {
         }
     }
 
+    /// Log one line per request answered to `log` (see [`super::log`]).
+    pub fn with_request_log(mut self, log: Arc<RequestLog>) -> Bound {
+        self.request_log = Some(log);
+        self
+    }
+
+    /// Write every message received and sent to `log`, byte for byte (see
+    /// [`crate::wire::wirelog`]).
+    pub fn with_wire_log(mut self, log: WireLog) -> Bound {
+        self.wire_log = Some(log);
+        self
+    }
+
     /// Start serving `handler`: a thread that accepts, and one per connection.
     pub fn serve(self, handler: Handler) -> Result<Server> {
         let Bound {
             listener,
             addr,
             limits,
+            request_log,
+            wire_log,
         } = self;
         let handle = listener
             .try_clone()
@@ -146,6 +171,8 @@ impl Bound {
             handler,
             limits,
             addr,
+            request_log,
+            wire_log,
             stopping: AtomicBool::new(false),
             connections: AtomicUsize::new(0),
             in_flight: Mutex::new(0),
@@ -240,7 +267,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         match listener.accept() {
             Ok((stream, peer)) => {
                 if shared.stopping.load(Ordering::SeqCst) {
-                    refuse(stream, "the server is shutting down");
+                    refuse(stream, Some(peer), "the server is shutting down", &shared);
                     break;
                 }
                 if let Some((since, refused)) = burst.take() {
@@ -288,10 +315,12 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                     burst = Some((Instant::now(), 0));
                 }
                 if exhausted && reserve.take().is_some() {
-                    if let Ok((stream, _)) = listener.accept() {
+                    if let Ok((stream, peer)) = listener.accept() {
                         refuse(
                             stream,
+                            Some(peer),
                             "the server is out of file descriptors; try again later",
+                            &shared,
                         );
                         if let Some((_, refused)) = &mut burst {
                             *refused += 1;
@@ -331,10 +360,12 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> io::Resul
         drop(guard);
         refuse(
             stream,
+            Some(peer),
             &format!(
                 "the server holds its limit of {} connections; try again later",
                 shared.limits.max_connections
             ),
+            shared,
         );
         return Ok(());
     }
@@ -381,18 +412,51 @@ impl Drop for InFlight<'_> {
 
 /// Answer a connection that is not served with 503 and close it, without a thread: the
 /// response is small enough for the socket buffer, and what the client already sent is read
-/// so that closing does not reset the connection under the answer.
-fn refuse(mut stream: TcpStream, message: &str) {
+/// so that closing does not reset the connection under the answer. Both logs record it.
+fn refuse(mut stream: TcpStream, peer: Option<SocketAddr>, message: &str, shared: &Shared) {
+    let obs = Observer::new(shared, &stream, peer);
+    let started = Instant::now();
+    let time_ns = crate::time::now_ns();
     let _ = stream.set_nonblocking(true);
     let response = Response::error(503, message).with_header("Retry-After", "1");
-    let _ = write::write_response(&mut stream, response, CLOSE);
+    let mut copy = obs.wire().then(Vec::new);
+    let mut sent = 0;
+    let written = write::write_counted(
+        &mut Tee {
+            inner: &mut stream,
+            copy: copy.as_mut(),
+        },
+        response,
+        CLOSE,
+        &mut sent,
+    );
+    if let Some(bytes) = copy {
+        obs.message(Direction::Out, bytes, written.is_ok());
+    }
     let mut scratch = [0u8; 4096];
+    let mut drained = obs.wire().then(Vec::new);
     for _ in 0..16 {
-        if !matches!(stream.read(&mut scratch), Ok(n) if n > 0) {
-            break;
+        match stream.read(&mut scratch) {
+            Ok(n) if n > 0 => {
+                if let Some(d) = drained.as_mut() {
+                    d.extend_from_slice(&scratch[..n]);
+                }
+            }
+            _ => break,
         }
     }
+    if let Some(bytes) = drained.filter(|d| !d.is_empty()) {
+        obs.message(Direction::In, bytes, false);
+    }
     let _ = stream.shutdown(Shutdown::Write);
+    obs.request(|| Entry {
+        time_ns,
+        status: 503,
+        bytes: sent,
+        duration: started.elapsed(),
+        note: Some(message.to_string()),
+        ..obs.unread()
+    });
 }
 
 const CLOSE: Framing = Framing {
@@ -520,11 +584,14 @@ impl Conn {
     }
 
     /// Read the body the head announces, within the limit and the body deadline. Sends
-    /// `100 Continue` when the client waits for it.
+    /// `100 Continue` when the client waits for it. With `raw`, the body's bytes as framed on
+    /// the wire are appended to it (for the wire log).
     fn read_body(
         &mut self,
         head: &RequestHead,
         limits: &Limits,
+        mut raw: Option<&mut Vec<u8>>,
+        obs: &Observer<'_>,
     ) -> std::result::Result<Vec<u8>, BodyError> {
         let mut reader = BodyReader::new(head.framing, limits.max_body_bytes)?;
         if reader.is_done() {
@@ -536,6 +603,9 @@ impl Conn {
             .min(limits.max_body_bytes as u64);
         let mut body = Vec::with_capacity(reserve as usize);
         let fed = reader.feed(&self.buf[self.start..self.end], &mut body)?;
+        if let Some(raw) = raw.as_mut() {
+            raw.extend_from_slice(&self.buf[self.start..self.start + fed.consumed]);
+        }
         self.start += fed.consumed;
         if fed.done {
             return Ok(body);
@@ -545,9 +615,12 @@ impl Conn {
         self.start = 0;
         self.end = 0;
         if head.expect_continue && nothing_yet {
-            self.stream
-                .write_all(b"HTTP/1.1 100 Continue\r\n\r\n")
-                .map_err(|_| BodyError::Truncated)?;
+            const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+            let written = self.stream.write_all(CONTINUE);
+            if obs.wire() {
+                obs.message(Direction::Out, CONTINUE.to_vec(), written.is_ok());
+            }
+            written.map_err(|_| BodyError::Truncated)?;
         }
         let deadline = Instant::now() + limits.body_timeout;
         loop {
@@ -564,7 +637,11 @@ impl Conn {
                     return Ok(body);
                 }
                 Ok(n) => {
-                    let fed = reader.feed(&self.buf[..n], &mut body)?;
+                    let fed = reader.feed(&self.buf[..n], &mut body);
+                    if let (Some(raw), Ok(fed)) = (raw.as_mut(), &fed) {
+                        raw.extend_from_slice(&self.buf[..fed.consumed]);
+                    }
+                    let fed = fed?;
                     if fed.done {
                         self.start = fed.consumed;
                         self.end = n;
@@ -578,21 +655,167 @@ impl Conn {
     }
 
     /// Write a response; a response the writer refuses (a bad header from the handler) is
-    /// replaced by a 500 that closes the connection. `Ok(false)`: the connection must close.
-    fn respond(&mut self, response: Response, framing: Framing) -> bool {
-        match write::write_response(&mut self.stream, response, framing) {
-            Ok(()) => framing.keep_alive,
+    /// replaced by a 500 that closes the connection. The wire log gets what was written.
+    fn respond(&mut self, response: Response, framing: Framing, obs: &Observer<'_>) -> Sent {
+        let mut copy = obs.wire().then(Vec::new);
+        let mut status = response.status;
+        let mut bytes = 0;
+        let mut tee = Tee {
+            inner: &mut self.stream,
+            copy: copy.as_mut(),
+        };
+        let (open, complete) = match write::write_counted(&mut tee, response, framing, &mut bytes) {
+            Ok(()) => (framing.keep_alive, true),
             Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                // Refused before a byte was written.
                 eprintln!("ddwire: a handler's response was refused: {e}");
                 let response = Response::error(500, &format!("internal error: {e}"));
                 let framing = Framing {
                     keep_alive: false,
                     ..framing
                 };
-                let _ = write::write_response(&mut self.stream, response, framing);
-                false
+                status = 500;
+                bytes = 0;
+                let written = write::write_counted(&mut tee, response, framing, &mut bytes);
+                (false, written.is_ok())
             }
-            Err(_) => false,
+            Err(_) => (false, false),
+        };
+        if let Some(copy) = copy {
+            obs.message(Direction::Out, copy, complete);
+        }
+        Sent {
+            open,
+            status,
+            bytes,
+            complete,
+        }
+    }
+
+    /// What a refusal before a head leaves for the wire log: the bytes read, incomplete.
+    fn unparsed(&self, obs: &Observer<'_>) {
+        if obs.wire() && self.end > 0 {
+            obs.message(Direction::In, self.buf[..self.end].to_vec(), false);
+        }
+    }
+}
+
+/// How a response went out.
+struct Sent {
+    /// The connection stays open.
+    open: bool,
+    /// The status written (500 if the handler's response was refused).
+    status: u16,
+    /// Body bytes written.
+    bytes: u64,
+    /// Written in full.
+    complete: bool,
+}
+
+/// A writer that keeps a copy of what it wrote, when asked to, for the wire log.
+struct Tee<'a, W: Write> {
+    inner: &'a mut W,
+    copy: Option<&'a mut Vec<u8>>,
+}
+
+impl<W: Write> Write for Tee<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        if let Some(copy) = self.copy.as_mut() {
+            copy.extend_from_slice(&buf[..n]);
+        }
+        Ok(n)
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        let n = self.inner.write_vectored(bufs)?;
+        if let Some(copy) = self.copy.as_mut() {
+            let mut left = n;
+            for b in bufs {
+                let take = left.min(b.len());
+                copy.extend_from_slice(&b[..take]);
+                left -= take;
+                if left == 0 {
+                    break;
+                }
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// What one connection tells the request log and the wire log.
+struct Observer<'a> {
+    shared: &'a Shared,
+    connection: u64,
+    peer: Option<SocketAddr>,
+    local: Option<SocketAddr>,
+}
+
+impl<'a> Observer<'a> {
+    fn new(shared: &'a Shared, stream: &TcpStream, peer: Option<SocketAddr>) -> Observer<'a> {
+        let logging = shared.wire_log.is_some() || shared.request_log.is_some();
+        Observer {
+            shared,
+            connection: if logging { wirelog::connection_id() } else { 0 },
+            peer,
+            local: if shared.wire_log.is_some() {
+                stream.local_addr().ok()
+            } else {
+                None
+            },
+        }
+    }
+
+    fn wire(&self) -> bool {
+        self.shared.wire_log.is_some()
+    }
+
+    fn logs_requests(&self) -> bool {
+        self.shared.request_log.is_some()
+    }
+
+    fn debug(&self) -> bool {
+        self.shared
+            .request_log
+            .as_ref()
+            .is_some_and(|l| l.enabled(super::log::Level::Debug))
+    }
+
+    fn message(&self, direction: Direction, bytes: Vec<u8>, complete: bool) {
+        if let Some(log) = &self.shared.wire_log {
+            log.record(Capture {
+                side: Side::Server,
+                direction,
+                connection: self.connection,
+                peer: self.peer.map_or_else(|| "-".into(), |p| p.to_string()),
+                local: self.local.map(|l| l.to_string()),
+                time_ns: crate::time::now_ns(),
+                bytes,
+                complete,
+            });
+        }
+    }
+
+    /// Log a request line, built only when there is a request log.
+    fn request(&self, entry: impl FnOnce() -> Entry) {
+        if let Some(log) = &self.shared.request_log {
+            log.record(&entry());
+        }
+    }
+
+    /// An entry for a request whose line was never read.
+    fn unread(&self) -> Entry {
+        Entry {
+            method: "-".into(),
+            target: "-".into(),
+            peer: self.peer,
+            connection: self.connection,
+            ..Entry::default()
         }
     }
 }
@@ -610,6 +833,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
     // Small responses go out at once rather than waiting on Nagle's algorithm.
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(limits.write_timeout));
+    let obs = Observer::new(shared, &stream, Some(peer));
     let mut conn = Conn {
         stream,
         buf: vec![0; limits.max_header_bytes.max(1)],
@@ -621,55 +845,116 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
     loop {
         let head = match conn.read_head(deadline.take(), limits) {
             Ok(head) => head,
-            Err(NoHead::Closed) => return,
+            Err(NoHead::Closed) => {
+                conn.unparsed(&obs);
+                return;
+            }
             Err(NoHead::TimedOut) => {
                 let message = format!(
                     "the request head did not arrive within {} s",
                     limits.head_timeout.as_secs_f64()
                 );
-                conn.respond(Response::error(408, &message), CLOSE);
+                refused_before_head(&mut conn, &obs, 408, &message);
                 let _ = conn.stream.shutdown(Shutdown::Both);
                 return;
             }
             Err(NoHead::Refused(e)) => {
-                conn.respond(Response::error(e.status(), &e.to_string()), CLOSE);
+                refused_before_head(&mut conn, &obs, e.status(), &e.to_string());
                 linger(conn.stream);
                 return;
             }
         };
+        let started = Instant::now();
+        let time_ns = crate::time::now_ns();
+        let mut raw = obs.wire().then(|| conn.buf[..head.len].to_vec());
         let in_flight = InFlight::enter(shared);
         let http10 = head.version == head::Version::Http10;
         let head_only = head.method == "HEAD";
+        // The request line as the request log shows it, taken before the head is given away.
+        let line = obs.logs_requests().then(|| Entry {
+            time_ns,
+            method: head.method.to_string(),
+            target: if head.query.is_empty() {
+                head.path.clone()
+            } else {
+                format!("{}?{}", head.path, head.query)
+            },
+            peer: Some(peer),
+            connection: obs.connection,
+            user_agent: obs
+                .debug()
+                .then(|| {
+                    head.headers
+                        .iter()
+                        .find(|(k, _)| k == "user-agent")
+                        .map(|(_, v)| v.clone())
+                })
+                .flatten(),
+            ..Entry::default()
+        });
+        let logged = |sent: &Sent, notes: Notes, request_bytes: Option<u64>, note: Option<&str>| {
+            obs.request(|| Entry {
+                status: sent.status,
+                bytes: sent.bytes,
+                duration: started.elapsed(),
+                invocation_id: notes.invocation_id,
+                principal: notes.principal,
+                note: note.map(str::to_string).or_else(|| {
+                    (!sent.complete)
+                        .then(|| "the response was cut short: the connection ended".into())
+                }),
+                request_bytes,
+                ..line.clone().unwrap_or_default()
+            });
+        };
         if shared.stopping.load(Ordering::SeqCst) {
+            if let Some(raw) = raw {
+                obs.message(Direction::In, raw, false);
+            }
             let framing = Framing {
                 http10,
                 keep_alive: false,
                 head_only,
             };
-            conn.respond(Response::error(503, "the server is shutting down"), framing);
+            let message = "the server is shutting down";
+            let sent = conn.respond(Response::error(503, message), framing, &obs);
+            logged(&sent, Notes::default(), None, Some(message));
             drop(in_flight);
             linger(conn.stream);
             return;
         }
-        let (body, body_error) = match conn.read_body(&head, limits) {
+        let read = conn.read_body(&head, limits, raw.as_mut(), &obs);
+        if let Some(raw) = raw {
+            obs.message(Direction::In, raw, read.is_ok());
+        }
+        let (body, body_error) = match read {
             Ok(body) => (body, None),
             Err(e @ (BodyError::TooLarge { .. } | BodyError::Timeout { .. })) => {
                 (Vec::new(), Some(e))
             }
             // The peer is gone: there is no one to answer.
-            Err(BodyError::Truncated) => return,
+            Err(BodyError::Truncated) => {
+                obs.request(|| Entry {
+                    duration: started.elapsed(),
+                    note: Some(BodyError::Truncated.to_string()),
+                    ..line.clone().unwrap_or_default()
+                });
+                return;
+            }
             Err(e @ BodyError::Chunked(_)) => {
                 let framing = Framing {
                     http10,
                     keep_alive: false,
                     head_only,
                 };
-                conn.respond(Response::error(e.status(), &e.to_string()), framing);
+                let sent = conn.respond(Response::error(e.status(), &e.to_string()), framing, &obs);
+                logged(&sent, Notes::default(), None, Some(&e.to_string()));
                 drop(in_flight);
                 linger(conn.stream);
                 return;
             }
         };
+        let request_bytes = Some(body.len() as u64);
         // What is left of a body that was not read cannot be skipped safely.
         let refused_body = body_error.is_some();
         let request = Request {
@@ -681,7 +966,8 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
             body_error,
             remote_addr: Some(peer),
         };
-        let response = call(&shared.handler, request);
+        let mut response = call(&shared.handler, request);
+        let notes = std::mem::take(&mut response.notes);
         // An HTTP/1.0 stream ends by closing; a stopping server closes after what it holds.
         let close_delimited = http10 && matches!(response.body, Body::Stream(_));
         let keep_alive = head.keep_alive
@@ -694,9 +980,10 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
             keep_alive,
             head_only,
         };
-        let open = conn.respond(response, framing);
+        let sent = conn.respond(response, framing, &obs);
+        logged(&sent, notes, request_bytes, None);
         drop(in_flight);
-        if !open {
+        if !sent.open {
             // Bytes the client sent after this request (pipelined, or the unread rest of a
             // refused body) would turn the close into a reset that can destroy the answer.
             if refused_body || conn.start < conn.end {
@@ -707,6 +994,23 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
             return;
         }
     }
+}
+
+/// Answer a request refused before its head was read (too slow, too large, malformed), and
+/// log it: the bytes that did arrive, the answer, and a request line without a method.
+fn refused_before_head(conn: &mut Conn, obs: &Observer<'_>, status: u16, message: &str) {
+    let started = Instant::now();
+    let time_ns = crate::time::now_ns();
+    conn.unparsed(obs);
+    let sent = conn.respond(Response::error(status, message), CLOSE, obs);
+    obs.request(|| Entry {
+        time_ns,
+        status: sent.status,
+        bytes: sent.bytes,
+        duration: started.elapsed(),
+        note: Some(message.to_string()),
+        ..obs.unread()
+    });
 }
 
 /// Call the handler; a panic inside it becomes a 500 instead of a dead connection, and a

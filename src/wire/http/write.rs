@@ -73,10 +73,23 @@ pub(crate) fn asks_to_close(response: &Response) -> bool {
 /// `InvalidInput` before a byte is written.
 ///
 /// A stream's chunks are written as they arrive; for `HEAD` the stream is dropped unread.
+/// Returns how many bytes of body were written (a stream's chunks without their framing).
 pub(crate) fn write_response<W: Write + ?Sized>(
     out: &mut W,
     response: Response,
     framing: Framing,
+) -> io::Result<u64> {
+    let mut sent = 0;
+    write_counted(out, response, framing, &mut sent).map(|()| sent)
+}
+
+/// [`write_response`], counting the body bytes written into `sent` as they go, so a response
+/// cut short still says how much of it left.
+pub(crate) fn write_counted<W: Write + ?Sized>(
+    out: &mut W,
+    response: Response,
+    framing: Framing,
+    sent: &mut u64,
 ) -> io::Result<()> {
     HEAD.with(|scratch| {
         let mut scratch = scratch.try_borrow_mut().ok();
@@ -89,6 +102,7 @@ pub(crate) fn write_response<W: Write + ?Sized>(
             Body::Bytes(bytes) => {
                 let body: &[u8] = if no_body { &[] } else { &bytes };
                 write_all_vectored(out, &mut [IoSlice::new(head), IoSlice::new(body)])?;
+                *sent = body.len() as u64;
                 out.flush()
             }
             Body::Stream(chunks) => {
@@ -113,6 +127,7 @@ pub(crate) fn write_response<W: Write + ?Sized>(
                             ],
                         )?;
                     }
+                    *sent += chunk.len() as u64;
                     out.flush()?;
                 }
                 if !framing.http10 {
