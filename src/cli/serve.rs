@@ -17,9 +17,17 @@ pub static COMMAND: Command = Command {
               GetTask/tasks/get, CancelTask/tasks/cancel and ListTasks (1.0; the caller's runs);\n\
               GET /.well-known/agent-card.json; POST /agui (AG-UI over SSE); GET /agui/runs/{id}\n\
               (replay); GET /runs (?limit=&after=&agent=&status=&principal=&conversation=\n\
-              &since=&until=), /runs/{id}, /runs/{id}/spans, /runs/{id}/agent-result,\n\
-              /conversations, /conversations/{id}, /agents, /agents/{id}, /healthz. A run id\n\
-              may be a unique prefix.\n\n\
+              &since=&until=; with limit, a Link: rel=\"next\" header), /runs/{id},\n\
+              /runs/{id}/spans (JSON lines), /runs/{id}/grounding (the grounding report as JSON),\n\
+              /runs/{id}/agent-result, /conversations, /conversations/{id}, /agents, /agents/{id},\n\
+              /healthz; GET /viewer, the runs, their traces and a form that starts an invocation,\n\
+              in one self-contained page (no external assets). A run id may be a unique prefix.\n\n\
+              One line per request goes to stderr once it is answered (time, method, target,\n\
+              status, bytes, duration, peer, connection, run and principal when known): text or\n\
+              --log-format json; --log-level or DD_LOG picks error (5xx), warn (and 4xx), info\n\
+              (every request, the default) or debug (with user agent and request size); --quiet\n\
+              logs none. --wire-log FILE appends every HTTP message in and out, byte for byte,\n\
+              with credentials masked (vendor-notes/wire-log.md; read it with ddwire wirelog).\n\n\
               Several harnesses may share one --runs store. With --read-only the store is\n\
               never written (it may be on a read-only file system): stored runs are served,\n\
               and every invocation is refused.\n\n\
@@ -143,6 +151,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         "ddwire serve: harness on http://{addr} (public {public}); agents {:?}; {} unavailable, {} incompatible{exporting}",
         registry_summary.0, registry_summary.1, registry_summary.2
     );
+    eprintln!("ddwire serve: viewer at {public}/viewer");
     if !addr.ip().is_loopback() && !bearer {
         eprintln!(
             "ddwire serve: warning: bound beyond loopback ({addr}) without --tokens: every caller acts for the operator's principal"

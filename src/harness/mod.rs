@@ -16,3 +16,4 @@ pub(crate) mod tasks;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
 pub mod view;
+mod viewer;

@@ -203,6 +203,16 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
                 .spans(id)?
                 .map(|lines| Response::bytes(200, "application/jsonl", lines.into_bytes())))
         }),
+        ("GET", ["runs", id, "grounding"]) => with_run(harness, id, |store, id| {
+            if !store.has(id) {
+                return Ok(None);
+            }
+            Ok(Some(match store.grounding(id)? {
+                Some(text) => Response::json(200, &super::viewer::grounding_json(id, &text)),
+                None => Response::error(404, &format!("run {id} keeps no grounding report")),
+            }))
+        }),
+        ("GET", ["viewer"]) => super::viewer::page(),
         ("GET", ["runs", id, "agent-result"]) => with_run(harness, id, |store, id| {
             if !store.has(id) {
                 return Ok(None);

@@ -19,6 +19,7 @@ if [[ -d "$modules" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
     exit 0
 fi
 
-(cd "$here" && npm ci --no-audit --no-fund --loglevel=error >&2)
+# playwright-core never fetches a browser; the variable makes sure nothing in the tree does.
+(cd "$here" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >&2)
 printf '%s\n' "$want" > "$stamp"
 printf '%s\n' "$modules"
