@@ -4,8 +4,9 @@
 //! shipped profile and a clearly named demo principal, and runs a handful of invocations
 //! through the harness's A2A endpoint, as any caller would: a success, an abstention, a
 //! refusal by policy, an input the agent does not accept, a withheld result, an agent error,
-//! and a delegation with its two linked traces. For each it prints the outcome and the trace the
-//! run store holds, as a waterfall (the delegated run nested under its `delegate` span). The runs stay in the run store (default `./runs`).
+//! and a delegation with its two linked traces. For each it prints the outcome and the trace
+//! the run store holds, as a waterfall (the delegated run nested under its `delegate` span).
+//! The runs stay in the run store (default `./runs`).
 
 use super::Command;
 use super::args::{Flag, Parsed};
