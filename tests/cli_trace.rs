@@ -173,3 +173,39 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     assert!(!on_tty(Some("1")).contains('\x1b'));
     assert!(!show(&["show", &id]).contains('\x1b'));
 }
+
+#[test]
+fn demo_draws_each_run_as_a_waterfall_with_the_delegated_run_nested() {
+    let dir = std::env::temp_dir().join(format!(
+        "ddwire-cli-trace-demo-{}",
+        ddwire::contract::new_uuid7()
+    ));
+    let out = ok(ddwire()
+        .args(["demo", "--runs", dir.to_str().unwrap()])
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+    let withheld = out
+        .lines()
+        .find(|l| l.contains("invoke_agent  demo.ungrounded"))
+        .expect(&out);
+    assert!(withheld.ends_with("⊘ WITHHELD"), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    let delegate = lines
+        .iter()
+        .position(|l| l.contains("└─ delegate  → hello.world"))
+        .expect(&out);
+    assert!(lines[delegate + 1].contains("└─ ↳ run "), "{out}");
+    assert!(
+        lines[delegate + 2].contains("└─ invoke_agent  hello.world"),
+        "{out}"
+    );
+    // 100 columns, 3 of them the demo's indent: the timeline takes 32.
+    let root = lines
+        .iter()
+        .find(|l| l.contains("invoke_agent  director.route"))
+        .unwrap();
+    assert_eq!(root.chars().filter(|c| *c == '█').count(), 32, "{out}");
+    assert!(!out.contains('\x1b'), "no colour into a pipe");
+}
