@@ -267,7 +267,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         match listener.accept() {
             Ok((stream, peer)) => {
                 if shared.stopping.load(Ordering::SeqCst) {
-                    refuse(stream, Some(peer), "the server is shutting down", &shared);
+                    refuse(stream, peer, "the server is shutting down", &shared);
                     break;
                 }
                 if let Some((since, refused)) = burst.take() {
@@ -318,7 +318,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                     if let Ok((stream, peer)) = listener.accept() {
                         refuse(
                             stream,
-                            Some(peer),
+                            peer,
                             "the server is out of file descriptors; try again later",
                             &shared,
                         );
@@ -360,7 +360,7 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> io::Resul
         drop(guard);
         refuse(
             stream,
-            Some(peer),
+            peer,
             &format!(
                 "the server holds its limit of {} connections; try again later",
                 shared.limits.max_connections
@@ -413,8 +413,8 @@ impl Drop for InFlight<'_> {
 /// Answer a connection that is not served with 503 and close it, without a thread: the
 /// response is small enough for the socket buffer, and what the client already sent is read
 /// so that closing does not reset the connection under the answer. Both logs record it.
-fn refuse(mut stream: TcpStream, peer: Option<SocketAddr>, message: &str, shared: &Shared) {
-    let obs = Observer::new(shared, &stream, peer);
+fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Shared) {
+    let obs = Observer::new(shared, &stream, Some(peer));
     let started = Instant::now();
     let time_ns = crate::time::now_ns();
     let _ = stream.set_nonblocking(true);
