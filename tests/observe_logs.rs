@@ -544,3 +544,45 @@ fn the_readable_form_names_each_message_then_shows_its_head_and_body() {
         "── 2026-01-01T00:00:00Z  conn 4  client side  → out to 127.0.0.1:9\nGET / HTTP/1.1\nHost: a\n"
     );
 }
+
+#[test]
+fn a_connection_refused_at_the_cap_is_logged_with_why() {
+    let log = Sink::default();
+    let ok: Handler = Arc::new(|_| Response::empty(204));
+    let limits = Limits {
+        max_connections: 1,
+        ..Limits::DEFAULT
+    };
+    let server = server::bind("127.0.0.1:0", limits)
+        .unwrap()
+        .with_request_log(Arc::new(RequestLog::to(
+            Format::Json,
+            Level::Info,
+            Box::new(log.clone()),
+        )))
+        .serve(ok)
+        .unwrap();
+    let held = TcpStream::connect(server.local_addr()).unwrap();
+    let deadline = Instant::now() + T;
+    while server.connections() < 1 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut second = TcpStream::connect(server.local_addr()).unwrap();
+    second.set_read_timeout(Some(T)).unwrap();
+    let mut answer = Vec::new();
+    let _ = second.read_to_end(&mut answer);
+    assert!(answer.starts_with(b"HTTP/1.1 503"));
+    let line = &log.lines()[0];
+    assert_eq!(line["status"], 503);
+    assert_eq!(line["level"], "error");
+    assert_eq!(line["method"], "-");
+    assert!(
+        line["note"]
+            .as_str()
+            .unwrap()
+            .contains("limit of 1 connections"),
+        "{line}"
+    );
+    drop(held);
+    server.shutdown();
+}
