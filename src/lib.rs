@@ -12,8 +12,8 @@
 //! |---|---|
 //! | [`json`], [`ids`] | bounded parsing of untrusted JSON; UUIDv7 |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
-//! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]) |
-//! | [`wire`] | HTTP (a sans-IO parser, a bounded server, a ureq client, in-memory), A2A (v0.3 and 1.0), AG-UI, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]) |
+//! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]), the waterfall view ([`trace::waterfall`]) |
+//! | [`wire`] | HTTP (a sans-IO parser, a bounded server with a request log, a ureq client, in-memory), A2A (v0.3 and 1.0), AG-UI, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]), the byte-exact wire log ([`wire::wirelog`]) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, run store, routes |
 //! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
@@ -31,12 +31,14 @@
 //!   ids documents carry; [`json::parse`] for untrusted bytes.
 //! - **The trace** ([`trace`]): [`trace::SpanRecord`] and its parts, [`trace::Tracer`], span JSON
 //!   ([`trace::to_json`], [`trace::from_json`]), trace context ([`trace::SpanContext`]),
-//!   [`trace::render_tree`], and the OTLP encoders ([`trace::otlp`]).
+//!   the waterfall view of a run for people ([`trace::waterfall`]), and the OTLP encoders
+//!   ([`trace::otlp`]).
 //! - **The wire**: [`wire::a2a::client::A2aClient`] with the A2A model
 //!   ([`wire::a2a::model`]) and cards ([`wire::a2a::card`]); the request signature
 //!   ([`wire::sign`]: [`wire::sign::Signer`] and [`wire::sign::Verifier`] for agent authors);
-//!   the OTLP exporter ([`wire::otlp`]); AG-UI events ([`wire::agui`]); and [`wire::http`],
-//!   the HTTP/1.1 layer every server here runs on, whose sans-IO parser
+//!   the OTLP exporter ([`wire::otlp`]); AG-UI events ([`wire::agui`]); the wire log
+//!   ([`wire::wirelog`]); and [`wire::http`], the HTTP/1.1 layer every server here runs on,
+//!   with its request log ([`wire::http::log`]), whose sans-IO parser
 //!   ([`wire::http::head`], [`wire::http::chunked`], [`wire::http::body`]) is public so that
 //!   auditors and the fuzz targets (`fuzz/`) can drive it directly.
 //! - **Agents** ([`agent`]): the [`agent::Agent`] trait, the agent server
@@ -45,7 +47,8 @@
 //!   from ([`harness::registry`], [`harness::policy`], [`harness::identity`]), the harness's
 //!   routes ([`harness::server`]), the grounding linter ([`harness::grounding::lint`]), the run
 //!   store's writer and reader ([`harness::store::RunStore`], [`harness::store::RunReader`],
-//!   which also reads stored runs for OTLP export), and AG-UI replay
+//!   which also reads stored runs for OTLP export), a stored run with the runs it delegated to
+//!   ([`harness::view::load`], for the waterfall), and AG-UI replay
 //!   ([`harness::agui::replay_events`]).
 //! - **`ddwire check`** ([`check::run`]).
 //! - **Errors**: [`Error`] and each layer's own ([`json::JsonError`],

@@ -31,7 +31,10 @@ pub static COMMAND: Command = Command {
               message without data parts is echoed back as text, or follows the TCK scenario its\n\
               messageId names (tck-complete-task, tck-input-required, tck-artifact-*, ...).\n\
               With --delay D it keeps every task working for D seconds before it answers, so a\n\
-              client can watch it and cancel it.",
+              client can watch it and cancel it.\n\n\
+              Requests are logged on stderr as `ddwire serve --help` describes (--log-format,\n\
+              --log-level or DD_LOG, --quiet); --wire-log FILE appends every HTTP message in and\n\
+              out, the agent's delegation callbacks included (vendor-notes/wire-log.md).",
     flags: &[
         Flag {
             name: "host",

@@ -12,7 +12,7 @@
 //!
 //! Every span of a run is one line: its start offset and duration (in one unit for the whole
 //! view), a bar placed and scaled on one time axis, and its place in the tree with its name,
-//! the agent, the owned attributes a reader looks for ([`super::names`]) and its status. Its
+//! the agent, the owned attributes a reader looks for ([`super::attr`]) and its status. Its
 //! events and links follow on lines of their own. A delegated child run (its own trace, read
 //! from the run store) is drawn under the `delegate` span that names it (`dd.source_id =
 //! invocation:<child id>`), on the same time axis, so a delegation reads as one waterfall.
