@@ -69,13 +69,16 @@ page.on("requestfailed", r => failedRequests.push(`${r.url()}: ${r.failure() && 
 page.on("console", m => { if (m.type() === "error") consoleErrors.push(m.text()); });
 page.on("pageerror", e => consoleErrors.push(String(e)));
 
-/** Go to a view and wait until the page has rendered it. */
+/** Go to a view and wait until the page has rendered it (again, if it is the view shown). */
 async function open(hash) {
-  const target = `${VIEWER}${hash}`;
   if (page.url().startsWith(VIEWER)) {
-    await page.evaluate(h => { location.hash = h; }, hash);
+    await page.evaluate(h => {
+      document.body.dataset.ready = "";
+      if (location.hash === h) window.dispatchEvent(new HashChangeEvent("hashchange"));
+      else location.hash = h;
+    }, hash);
   } else {
-    await page.goto(target);
+    await page.goto(`${VIEWER}${hash}`);
   }
   await page.waitForFunction(h => document.body.dataset.ready === h, hash || "#/");
 }
@@ -113,6 +116,7 @@ await test("runs-list", async () => {
   expect(ids.length === expected.length + 1, `expected the 7 runs and the delegated child, got ${ids.length}`);
   expect(ids[0] === (await (await fetch(`${BASE}/runs?limit=1`)).json())[0].invocation_id, "not newest first");
   await page.fill("#filters input[name=agent]", "demo.ungrounded");
+  await page.evaluate(() => { document.body.dataset.ready = ""; });
   await page.click("#filters button[type=submit]");
   await page.waitForFunction(() => document.body.dataset.ready.includes("agent=demo.ungrounded"));
   const filtered = await page.$$eval("#runs tr.run-row", rows => rows.map(r => r.dataset.invocationId));
@@ -120,13 +124,15 @@ await test("runs-list", async () => {
   await open("#/?limit=3");
   const first = await page.$$eval("#runs tr.run-row", rows => rows.map(r => r.dataset.invocationId));
   expect(first.length === 3, `page 1 has ${first.length} rows`);
+  await page.evaluate(() => { document.body.dataset.ready = ""; });
   await page.click("#next-page");
   await page.waitForFunction(() => document.body.dataset.ready.includes("after="));
   const second = await page.$$eval("#runs tr.run-row", rows => rows.map(r => r.dataset.invocationId));
   expect(second.length === 3 && second.every(id => !first.includes(id)), `page 2: ${second}`);
   expect(second[0] === ids[3], "page 2 does not continue where page 1 ended");
+  await page.evaluate(() => { document.body.dataset.ready = ""; });
   await page.click("#first-page");
-  await page.waitForFunction(() => !document.body.dataset.ready.includes("after="));
+  await page.waitForFunction(() => document.body.dataset.ready === "#/?limit=3");
   const again = await page.$$eval("#runs tr.run-row", rows => rows.map(r => r.dataset.invocationId));
   expect(again.join() === first.join(), "first page differs");
   await open("#/");
