@@ -106,7 +106,7 @@ http {
 }
 EOF
 
-"$ddwire" agent echo --port "$p_ddwire" >"$work/ddwire.log" 2>&1 & pids+=($!)
+"$ddwire" agent echo --port "$p_ddwire" --quiet >"$work/ddwire.log" 2>&1 & pids+=($!)
 "$venv/bin/python" "$here/a2a03_echo_server.py" "$p_python" >"$work/python.log" 2>&1 & pids+=($!)
 "$nginx_bin" -p "$work/nginx" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" >"$work/nginx.log" 2>&1 & pids+=($!)
 

@@ -586,3 +586,51 @@ fn a_connection_refused_at_the_cap_is_logged_with_why() {
     drop(held);
     server.shutdown();
 }
+
+#[test]
+fn an_agents_request_log_names_the_invocation_it_ran() {
+    let log = Sink::default();
+    let bound = server::bind("127.0.0.1:0", Limits::DEFAULT)
+        .unwrap()
+        .with_request_log(Arc::new(RequestLog::to(
+            Format::Json,
+            Level::Info,
+            Box::new(log.clone()),
+        )));
+    let public = bound.default_public_url();
+    let server = bound
+        .serve(agent_server::handler(Arc::new(Hello::new()), &public))
+        .unwrap();
+    let client = A2aClient::default();
+    let target = Target::from_card(&client.fetch_card(&server.base_url(), T).unwrap()).unwrap();
+    let id = ddwire::contract::new_uuid7();
+    let request = json!({"invocation_id": id, "agent_id": "hello.world",
+        "input": {"schema_class": "Message", "message_text": "hi"}});
+    let task = client
+        .send_for_task(
+            &target,
+            Message::new(Role::User, vec![Part::data(request)]),
+            &[],
+            T,
+        )
+        .unwrap();
+    assert_eq!(task.status.state, TaskState::Completed);
+    server.shutdown();
+    let call = log
+        .lines()
+        .into_iter()
+        .find(|l| l["target"] == "/a2a")
+        .unwrap();
+    assert_eq!(call["invocation_id"], id.as_str());
+    assert_eq!(
+        call["principal"],
+        Value::Null,
+        "an agent knows no principal"
+    );
+    let card = log
+        .lines()
+        .into_iter()
+        .find(|l| l["target"] != "/a2a")
+        .unwrap();
+    assert_eq!(card["invocation_id"], Value::Null);
+}

@@ -267,6 +267,8 @@ pub(crate) fn plan(
             ))));
         }
     };
+    // For the request log: the endpoint builds the response from the task.
+    crate::wire::http::note(&request.invocation_id, None);
     let (agent, ctx, client) = (Arc::clone(agent), ctx.clone(), client.clone());
     let metadata = message.metadata.clone();
     Plan::Task(TaskPlan::run(move |progress: &Progress| {

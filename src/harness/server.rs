@@ -175,17 +175,14 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     match (request.method.as_str(), segments.as_slice()) {
         ("POST", [""] | ["a2a"]) => {
-            LAST_RUN.with(|r| r.borrow_mut().take());
-            let response = if Verifier::is_signed(&request.headers) && request.body_error.is_none()
-            {
+            if Verifier::is_signed(&request.headers) && request.body_error.is_none() {
                 match harness.callbacks.verify_request(request) {
                     Ok(key_id) => endpoint.handle_signed(request, Some(key_id)),
                     Err(refused) => signature_refused(&refused),
                 }
             } else {
                 endpoint.handle(request)
-            };
-            noting_last_run(response)
+            }
         }
         ("GET" | "HEAD", _) if request.path == CARD_PATH || request.path == LEGACY_CARD_PATH => {
             harness.card.respond(request)
@@ -271,29 +268,6 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
             &format!("no route {} {}", request.method, request.path),
         ),
     }
-}
-
-thread_local! {
-    /// The run the A2A call on this thread makes, and whom it acts for (once known): the
-    /// endpoint answers with the task, and the route adds these to the response's notes for the
-    /// request log. A send whose work runs in the background notes the id alone.
-    static LAST_RUN: std::cell::RefCell<Option<(String, Option<String>)>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Note, for this thread's request log line, the run being made and whom it acts for.
-fn note_run(invocation_id: &str, principal: Option<&str>) {
-    LAST_RUN.with(|r| {
-        *r.borrow_mut() = Some((invocation_id.to_string(), principal.map(str::to_string)))
-    });
-}
-
-/// `response`, noting the run this thread's A2A call made, if it made one.
-fn noting_last_run(mut response: Response) -> Response {
-    if let Some((id, principal)) = LAST_RUN.with(|r| r.borrow_mut().take()) {
-        response.notes.invocation_id = Some(id);
-        response.notes.principal = principal;
-    }
-    response
 }
 
 /// The stored run `reference` names (a whole id or a unique prefix of one), or the answer to
@@ -570,7 +544,8 @@ pub(crate) fn plan(
         }
     };
     let owner = principal.as_ref().map(|p| p.principal_id.clone());
-    note_run(&id, owner.as_deref());
+    // For the request log: the endpoint builds the response from the task.
+    crate::wire::http::note(&id, owner.as_deref());
     let harness = Arc::clone(harness);
     let metadata = message.metadata.clone();
     let signed_by = ctx.signed_by.clone();
@@ -602,7 +577,7 @@ pub(crate) fn plan(
         match outcome {
             Err(e) => Reply::failed(e.to_string()),
             Ok(run) => {
-                note_run(
+                crate::wire::http::note(
                     &run.envelope.invocation_id,
                     Some(&run.envelope.acting_for.principal_id),
                 );

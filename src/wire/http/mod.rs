@@ -165,6 +165,28 @@ pub struct Notes {
     pub principal: Option<String>,
 }
 
+thread_local! {
+    /// Notes taken on the thread handling a request, by code that answers through a layer which
+    /// builds the response itself (the A2A endpoint builds it from a task).
+    static NOTED: std::cell::RefCell<Notes> = std::cell::RefCell::new(Notes::default());
+}
+
+/// Note, for the request this thread is handling, the run it makes and whom that acts for
+/// (when known). The server adds them to the response's [`Notes`] where the handler set none.
+pub(crate) fn note(invocation_id: &str, principal: Option<&str>) {
+    NOTED.with(|n| {
+        *n.borrow_mut() = Notes {
+            invocation_id: Some(invocation_id.to_string()),
+            principal: principal.map(str::to_string),
+        }
+    });
+}
+
+/// Take what was noted on this thread, leaving nothing.
+pub(crate) fn take_noted() -> Notes {
+    NOTED.with(|n| std::mem::take(&mut *n.borrow_mut()))
+}
+
 /// A response body: bytes, or a stream of chunks that ends when the sender is dropped.
 pub enum Body {
     /// All of it at once, framed by `Content-Length`.

@@ -1018,11 +1018,18 @@ fn refused_before_head(conn: &mut Conn, obs: &Observer<'_>, status: u16, message
 /// the refusal's own status).
 pub(crate) fn call(handler: &Handler, request: Request) -> Response {
     let refused = request.body_error.clone();
-    let response = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(request)))
-    {
-        Ok(response) => response,
-        Err(_) => Response::error(500, "internal error: the request handler panicked"),
-    };
+    super::take_noted();
+    let mut response =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(request))) {
+            Ok(response) => response,
+            Err(_) => Response::error(500, "internal error: the request handler panicked"),
+        };
+    let noted = super::take_noted();
+    let notes = &mut response.notes;
+    if notes.invocation_id.is_none() {
+        notes.invocation_id = noted.invocation_id;
+        notes.principal = notes.principal.take().or(noted.principal);
+    }
     match refused {
         Some(e) if response.status < 400 => Response::error(e.status(), &e.to_string()),
         _ => response,
