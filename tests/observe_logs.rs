@@ -572,6 +572,11 @@ fn a_connection_refused_at_the_cap_is_logged_with_why() {
     let mut answer = Vec::new();
     let _ = second.read_to_end(&mut answer);
     assert!(answer.starts_with(b"HTTP/1.1 503"));
+    // The line is written once the answer is out, so it may follow the client's read.
+    let deadline = Instant::now() + T;
+    while log.lines().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let line = &log.lines()[0];
     assert_eq!(line["status"], 503);
     assert_eq!(line["level"], "error");
