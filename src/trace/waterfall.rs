@@ -2,12 +2,16 @@
 //! draw one.
 //!
 //! ```text
-//!   start   duration  timeline (0 to 7.452 ms)            span
-//!   0.000      7.452  ██████████████████████████████████  invoke_agent  director.route  delegation → succeeded
-//!   0.004      0.001  ▏                                   ├─ policy_gate  director.route
-//!   3.210      2.987            ██████████████            └─ delegate  → hello.world  invocation:01a2…
-//!                                                            ↳ run 01a22d1a-…  hello.world → succeeded  (own trace …)
-//!   3.650      0.308              ██                         └─ invoke_agent  hello.world  input_only → succeeded
+//!    start   duration  timeline, 0 to 6.931 ms           span
+//!    0.000      6.931  ████████████████████████████████  invoke_agent  director.route  delegation → succeeded
+//!                                                        │  · agent_call  +6.904 ms  result=answered
+//!    0.004      0.003  ▏                                 ├─ policy_gate  director.route
+//!    2.260      3.988            ███████████████████     └─ delegate  → hello.world  invocation:01a22d35-…
+//!                                                           └─ ↳ run 01a22d35-…  hello.world → succeeded  grounding passed [input_only]
+//!    3.248      0.829                █████                     └─ invoke_agent  hello.world  input_only → succeeded
+//!                                                                 │  ⇠ linked to the delegate span above (de08936ee1d1fdd8 of trace 9514…)
+//!    3.251      0.002                 ▏                           ├─ policy_gate  hello.world
+//!    3.595      0.007                  ▏                          └─ chat  model ddwire-template-v1  tokens 4 in / 7 out
 //! ```
 //!
 //! Every span of a run is one line: its start offset and duration (in one unit for the whole
@@ -628,10 +632,13 @@ fn run_line(child: &RunView, paint: &Paint) -> String {
         line.push_str(&format!("  {}", paint.yellow("⊘ WITHHELD")));
     }
     if let Some(verdict) = child.grounding.as_deref().and_then(|g| g.lines().next()) {
-        line.push_str(&format!("  {}", paint.dim(verdict)));
+        // `grounding: passed [mode] (counts)`: the verdict and mode are what matter here.
+        let verdict = verdict.strip_prefix("grounding: ").unwrap_or(verdict);
+        let verdict = verdict.split(" (").next().unwrap_or(verdict);
+        line.push_str(&format!("  {}", paint.dim(&format!("grounding {verdict}"))));
     }
     if let Some(trace) = text(env, &["telemetry", "trace_id"]) {
-        line.push_str(&paint.dim(&format!("  (its own trace {trace})")));
+        line.push_str(&paint.dim(&format!("  own trace {trace}")));
     }
     line
 }
@@ -1324,7 +1331,7 @@ start   duration  timeline, 0 to 40.000 ms  span
    0.000     40.000  ████████████████████  invoke_agent  director.route  delegation  status unset
    1.000      1.000  ▏                     ├─ policy_gate  director.route
   18.000     14.000           ███████      └─ delegate  → hello.world  invocation:01000000-0000-7000-8000-000000000002
-                                              └─ ↳ run 01000000-0000-7000-8000-000000000002  hello.world → succeeded  grounding: passed [input_only] (0 retrieval, 1 chat spans)  (its own trace 000000000000000000000000000000aa)
+                                              └─ ↳ run 01000000-0000-7000-8000-000000000002  hello.world → succeeded  grounding passed [input_only]  own trace 000000000000000000000000000000aa
   20.000     10.000            █████             └─ invoke_agent  hello.world  input_only → succeeded  status unset
                                                     │  ⇠ linked to the delegate span above (000000000000000c of trace 000000000000000000000000000000aa)
   21.000      1.000            ▏                    ├─ policy_gate  hello.world
