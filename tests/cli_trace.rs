@@ -178,7 +178,7 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
 fn demo_draws_each_run_as_a_waterfall_with_the_delegated_run_nested() {
     let dir = std::env::temp_dir().join(format!(
         "ddwire-cli-trace-demo-{}",
-        ddwire::contract::new_uuid7()
+        ddwire::ids::new_uuid7()
     ));
     let out = ok(ddwire()
         .args(["demo", "--runs", dir.to_str().unwrap()])

@@ -608,7 +608,7 @@ fn an_agents_request_log_names_the_invocation_it_ran() {
         .unwrap();
     let client = A2aClient::default();
     let target = Target::from_card(&client.fetch_card(&server.base_url(), T).unwrap()).unwrap();
-    let id = ddwire::contract::new_uuid7();
+    let id = ddwire::ids::new_uuid7();
     let request = json!({"invocation_id": id, "agent_id": "hello.world",
         "input": {"schema_class": "Message", "message_text": "hi"}});
     let task = client
