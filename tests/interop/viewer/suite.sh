@@ -24,6 +24,11 @@ bash "$INTEROP/npm.sh" >/dev/null 2>"$LOGS/npm.log" || npm_ok=0
 if [[ ! -x "$CHROMIUM" ]]; then
     fail setup/chromium "no browser at $CHROMIUM: install Debian's chromium (as root: apt-get install -y chromium), or set DDWIRE_CHROMIUM"
 fi
+# With no font at all, Chromium's renderer crashes on the first page ("Target page, context or
+# browser has been closed"): say so instead.
+if ! find /usr/share/fonts /usr/local/share/fonts -name '*.[ot]tf' -print -quit 2>/dev/null | grep -q .; then
+    fail setup/fonts "no font under /usr/share/fonts: Chromium cannot render a page without one (as root: apt-get install -y fonts-liberation)"
+fi
 [[ -x "$DDWIRE" ]] || { fail setup/ddwire "no ddwire binary at $DDWIRE"; finish; exit; }
 [[ $npm_ok -eq 1 && -x "$CHROMIUM" ]] || { finish; exit; }
 "$CHROMIUM" --version >"$LOGS/chromium-version.txt" 2>&1 || true

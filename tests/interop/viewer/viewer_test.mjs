@@ -51,14 +51,45 @@ async function test(name, body) {
   }
 }
 
+// A failure outside the tests (the browser not starting, above all) still ends in one FAIL line
+// that says why, so a CI log shows the cause rather than only node's exit.
+process.on("uncaughtException", e => {
+  console.log(`FAIL setup: ${String(e && e.message || e).split("\n")[0]}`);
+  console.error(e);
+  process.exit(1);
+});
+
 const profile = mkdtempSync(join(tmpdir(), "ddwire-viewer-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
+const LAUNCH = {
   executablePath: CHROMIUM,
   headless: true,
+  // --disable-dev-shm-usage: containers often give /dev/shm 64 MiB, too little for a renderer.
   args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    "--disable-dev-shm-usage", "--disable-crash-reporter", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
   viewport: { width: 1400, height: 900 },
-});
+  timeout: 120000,
+};
+
+/**
+ * Start Chromium, trying three times: on a freshly installed machine the first start also
+ * builds the font cache and can lose a race with it. The last error is thrown, whole.
+ */
+async function launch() {
+  let last;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      return await chromium.launchPersistentContext(profile, LAUNCH);
+    } catch (e) {
+      last = e;
+      console.error(`launch attempt ${attempt} failed: ${e && e.message || e}`);
+      await new Promise(r => setTimeout(r, 2000));
+    }
+  }
+  throw last;
+}
+
+const context = await launch();
 const page = context.pages()[0] || await context.newPage();
 page.setDefaultTimeout(20000);
 const requests = [];
