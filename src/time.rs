@@ -30,7 +30,8 @@ pub(crate) fn rfc3339(ns: i128) -> String {
     let micros = (ns.rem_euclid(NS_PER_SEC) / 1000) as u32;
     let mut out = civil_string(secs as i64);
     if micros != 0 {
-        out.push_str(&format!(".{micros:06}"));
+        out.push('.');
+        push_padded(&mut out, micros, 6);
     }
     out.push('Z');
     out
@@ -50,7 +51,11 @@ pub(crate) fn otel_time(ns: u64) -> String {
         micros -= 1e6;
         secs += 1.0;
     }
-    format!("{}.{:06}Z", civil_string(secs as i64), micros as u32)
+    let mut out = civil_string(secs as i64);
+    out.push('.');
+    push_padded(&mut out, micros as u32, 6);
+    out.push('Z');
+    out
 }
 
 /// An HTTP date, IMF-fixdate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`.
@@ -73,16 +78,45 @@ pub(crate) fn http_date(secs: i64) -> String {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS` for whole seconds since the epoch.
+///
+/// Written digit by digit rather than through `format!`: every A2A reply and span carries
+/// several of these, and the formatting machinery was a tenth of an echo call's instructions.
 fn civil_string(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
+    let rem = secs.rem_euclid(86_400) as u32;
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let mut out = String::with_capacity(32);
+    match u32::try_from(y) {
+        Ok(year) if year <= 9999 => push_padded(&mut out, year, 4),
+        _ => out.push_str(&format!("{y:04}")),
+    }
+    for (sep, value) in [
+        ('-', m),
+        ('-', d),
+        ('T', rem / 3600),
+        (':', rem % 3600 / 60),
+        (':', rem % 60),
+    ] {
+        out.push(sep);
+        push_padded(&mut out, value, 2);
+    }
+    out
+}
+
+/// Appends `value` in decimal, zero-padded to at least `width` digits (as `{:0width$}`).
+fn push_padded(out: &mut String, value: u32, width: usize) {
+    let mut digits = [b'0'; 10];
+    let mut n = value;
+    let mut len = 0;
+    while n > 0 || len == 0 {
+        digits[digits.len() - 1 - len] = b'0' + (n % 10) as u8;
+        n /= 10;
+        len += 1;
+    }
+    let len = len.max(width).min(digits.len());
+    for &b in &digits[digits.len() - len..] {
+        out.push(char::from(b));
+    }
 }
 
 /// Howard Hinnant's `civil_from_days`: proleptic Gregorian date of a day count.
@@ -190,6 +224,35 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<i128> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digit_by_digit_times_agree_with_format_across_years_and_fractions() {
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Years from -9999 to +20000 or so, every second of the day, any fraction.
+            let secs = (seed % 700_000_000_000) as i64 - 377_000_000_000;
+            let days = secs.div_euclid(86_400);
+            let rem = secs.rem_euclid(86_400);
+            let (y, m, d) = civil_from_days(days);
+            let expected = format!(
+                "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+                rem / 3600,
+                rem % 3600 / 60,
+                rem % 60
+            );
+            assert_eq!(civil_string(secs), expected);
+            let micros = (seed >> 40) as u32 % 1_000_000;
+            let mut padded = String::new();
+            push_padded(&mut padded, micros, 6);
+            assert_eq!(padded, format!("{micros:06}"));
+        }
+        let mut wide = String::new();
+        push_padded(&mut wide, u32::MAX, 4);
+        assert_eq!(wide, u32::MAX.to_string());
+    }
 
     #[test]
     fn rfc3339_writes_microseconds_and_drops_a_zero_fraction_like_pydantic() {
