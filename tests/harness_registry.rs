@@ -108,7 +108,7 @@ fn config_lists_agents_by_url_and_the_registry_reads_each_card() {
     assert_eq!(config.len(), 4);
     let registry = Registry::from_config(&client, &config).unwrap();
     assert_eq!(ids(&registry), expected_ids());
-    assert!(registry.unavailable.is_empty() && registry.incompatible.is_empty());
+    assert!(registry.unavailable().is_empty() && registry.incompatible().is_empty());
     for (url, agent) in &served {
         let remote = registry.get(&agent.spec().agent_id).unwrap();
         assert_eq!(&remote.url, url);
@@ -154,29 +154,36 @@ fn manifest_rebuilt_from_cards_equals_each_agents_own_description() {
 fn an_unreachable_agent_is_unavailable_and_the_rest_still_load() {
     let (registry, _net, _) = registry_of(json!([{"name": "r3", "url": "http://r3.test"}]));
     assert_eq!(ids(&registry), expected_ids());
-    let reason = &registry.unavailable["r3"];
+    let reason = &registry.unavailable()["r3"];
     assert!(reason.contains("cannot read the agent card"), "{reason}");
     assert!(reason.contains("connection refused"), "{reason}");
     // Without a name, the URL labels it.
     let (registry, _net, _) = registry_of(json!([{"url": "http://r4.test"}]));
-    assert!(registry.unavailable.contains_key("http://r4.test"));
+    assert!(registry.unavailable().contains_key("http://r4.test"));
 }
 
 /// Spec invariant 14: a card that does not declare the Data Director extension is rejected at
-/// registration, and the reason names the extension.
+/// registration as incompatible, and the reason says what to add and where an example is.
 #[test]
-fn a_card_without_the_spec_extension_is_rejected() {
+fn a_card_without_the_spec_extension_is_incompatible_and_the_reason_says_what_to_add() {
     let card = json!({"name": "someone-else", "url": "http://peer.test/a2a", "capabilities": {"extensions": []}});
     let registry = registry_of_card("foreign", card);
     assert!(registry.is_empty());
-    let reason = &registry.unavailable["foreign"];
+    assert!(registry.unavailable().is_empty());
+    let reason = &registry.incompatible()["foreign"];
+    assert!(
+        reason.starts_with("add the Data Director extension"),
+        "{reason}"
+    );
     assert!(reason.contains(EXTENSION_URI), "{reason}");
+    assert!(reason.contains("capabilities.extensions"), "{reason}");
+    assert!(reason.contains("vendor-notes/a2a.md"), "{reason}");
     // A card that declares the extension under another URI is no better.
     let mut card = card_of(&scripted_spec(GroundingMode::None), "http://peer.test");
     card["capabilities"]["extensions"][0]["uri"] = json!("https://example.org/not-data-director");
     let registry = registry_of_card("renamed", card);
     assert!(registry.is_empty());
-    assert!(registry.unavailable["renamed"].contains(EXTENSION_URI));
+    assert!(registry.incompatible()["renamed"].contains(EXTENSION_URI));
 }
 
 /// A card naming a class it carries no schema for is rejected, and the reason names the class.
@@ -187,9 +194,9 @@ fn a_card_naming_a_class_the_contract_lacks_is_rejected() {
     let registry = registry_of_card("odd", card);
     assert!(registry.is_empty());
     assert!(
-        registry.unavailable["odd"].contains("Horoscope"),
+        registry.unavailable()["odd"].contains("Horoscope"),
         "{}",
-        registry.unavailable["odd"]
+        registry.unavailable()["odd"]
     );
 }
 
@@ -202,9 +209,9 @@ fn a_card_whose_class_schema_does_not_match_its_digest_is_rejected() {
     let registry = registry_of_card("altered", card);
     assert!(registry.is_empty());
     assert!(
-        registry.unavailable["altered"].contains("does not match its digest"),
+        registry.unavailable()["altered"].contains("does not match its digest"),
         "{}",
-        registry.unavailable["altered"]
+        registry.unavailable()["altered"]
     );
 }
 
@@ -215,8 +222,8 @@ fn a_card_built_against_another_contract_is_incompatible_not_unavailable() {
     let mut card = card_of(&scripted_spec(GroundingMode::None), "http://peer.test");
     card["capabilities"]["extensions"][0]["params"]["contract_version"] = json!("0.1.0");
     let registry = registry_of_card("old", card);
-    assert!(registry.is_empty() && registry.unavailable.is_empty());
-    let reason = &registry.incompatible["old"];
+    assert!(registry.is_empty() && registry.unavailable().is_empty());
+    let reason = &registry.incompatible()["old"];
     assert!(
         reason.contains("0.1.0") && reason.contains(CONTRACT_VERSION),
         "{reason}"

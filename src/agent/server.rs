@@ -38,6 +38,7 @@ use crate::wire::a2a::endpoint::{
 };
 use crate::wire::a2a::model::{Artifact, Message, Part, Task};
 use crate::wire::a2a::{CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH, artifact, card, meta};
+use crate::wire::http::drain::Drain;
 use crate::wire::http::{self, Handler, Limits, Request, Response};
 use crate::wire::sign::{Direction, Key, Signer, Verifier};
 use serde_json::{Value, json};
@@ -121,6 +122,13 @@ pub(crate) fn route(
     match (request.method.as_str(), path) {
         // HEAD arrives as GET (the server sends the head without the body).
         ("GET", CARD_PATH | LEGACY_CARD_PATH) => card.respond(request),
+        // Liveness and readiness: an agent server that answers is ready (a draining one
+        // answers 503, see `wire::http::drain::Drain::gate`).
+        ("GET", "/livez") => Response::json(200, &json!({ "status": "live" })),
+        ("GET", "/healthz") => Response::json(
+            200,
+            &json!({ "status": "ready", "ready": true, "reasons": [] }),
+        ),
         ("POST", JSONRPC_PATH | "/") => match verifier {
             // A body over the limits is refused as such, signed or not.
             Some(verifier) if request.body_error.is_none() => {
@@ -201,6 +209,18 @@ pub fn serve_on(
     client: A2aClient,
     signed: Option<(&Key, Duration)>,
 ) -> Result<http::server::Server> {
+    serve_draining(bound, agent, public_url, client, signed, &Drain::new())
+}
+
+/// [`serve_on`], sharing `drain` with the process: once it starts, `/healthz` answers 503.
+pub fn serve_draining(
+    bound: http::server::Bound,
+    agent: Arc<dyn Agent>,
+    public_url: Option<&str>,
+    client: A2aClient,
+    signed: Option<(&Key, Duration)>,
+    drain: &Drain,
+) -> Result<http::server::Server> {
     let public = public_url
         .map(str::to_string)
         .unwrap_or_else(|| bound.default_public_url());
@@ -208,7 +228,7 @@ pub fn serve_on(
         Some((key, window)) => handler_signed(agent, &public, client, key, window)?,
         None => handler_with_client(agent, &public, client),
     };
-    bound.serve(handler)
+    bound.serve(drain.gate(handler))
 }
 
 /// Serve `agent` on the in-memory network at `http://<agent_id>.agents.test` (the test kit:

@@ -2,10 +2,11 @@
 
 use super::Command;
 use super::args::{Flag, Parsed};
-use super::setup;
+use super::{drain, setup};
 use ddwire::agent::{builtin, server};
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http;
+use ddwire::wire::http::drain::Drain;
 use ddwire::wire::sign::Key;
 use std::path::Path;
 
@@ -62,6 +63,7 @@ pub static COMMAND: Command = Command {
             help: "How far a signed call's time may be from this clock, in seconds (default 300)",
         },
         setup::MAX_CONNECTIONS,
+        drain::DRAIN_TIMEOUT,
         Flag {
             name: "delay",
             value: Some("D"),
@@ -120,12 +122,16 @@ fn run(args: &Parsed) -> Result<i32, String> {
         }
         None => None,
     };
-    let server = server::serve_on(
+    let drain_timeout = drain::timeout(args)?;
+    let drain = Drain::new();
+    let signals = drain::install("agent");
+    let server = server::serve_draining(
         bound,
         agent.clone(),
         args.value("public-url"),
         client,
         key.as_ref().map(|k| (k, window)),
+        &drain,
     )
     .map_err(|e| e.to_string())?;
     let addr = server.local_addr();
@@ -144,6 +150,15 @@ fn run(args: &Parsed) -> Result<i32, String> {
             "ddwire agent: warning: bound beyond loopback ({addr}) without --key-file; the agent authenticates no caller"
         );
     }
-    server.wait();
-    Ok(0)
+    Ok(drain::serve_until_signal(
+        signals,
+        drain::Draining {
+            who: "agent",
+            server,
+            drain,
+            timeout: drain_timeout,
+            busy: &|| 0,
+            otlp: None,
+        },
+    ))
 }

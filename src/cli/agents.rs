@@ -44,10 +44,10 @@ fn run(args: &Parsed) -> Result<i32, String> {
             agent.url
         );
     }
-    for (name, reason) in &registry.unavailable {
+    for (name, reason) in &registry.unavailable() {
         println!("[{name}] unavailable: {reason}");
     }
-    for (name, reason) in &registry.incompatible {
+    for (name, reason) in &registry.incompatible() {
         println!("[{name}] incompatible: {reason}");
     }
     if registry.is_empty() {

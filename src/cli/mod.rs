@@ -8,6 +8,7 @@ mod agents;
 mod args;
 mod check;
 mod demo;
+mod drain;
 mod export;
 mod hash;
 mod invoke;

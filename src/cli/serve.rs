@@ -2,8 +2,10 @@
 
 use super::Command;
 use super::args::{Flag, Parsed};
-use super::{export, setup};
+use super::{drain, export, setup};
+use ddwire::harness::registry;
 use ddwire::harness::server::{self, Harness};
+use ddwire::wire::http::drain::Drain;
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http;
 use std::sync::Arc;
@@ -80,6 +82,7 @@ pub static COMMAND: Command = Command {
         export::OTLP_PROTOCOL,
         export::OTLP_HEADER,
         setup::MAX_CONNECTIONS,
+        drain::DRAIN_TIMEOUT,
         setup::LOG_FORMAT,
         setup::LOG_LEVEL,
         setup::QUIET,
@@ -134,29 +137,55 @@ fn run(args: &Parsed) -> Result<i32, String> {
         })
         .unwrap_or_else(|| bound.default_public_url());
     let addr = bound.local_addr();
-    let registry_summary = (
-        conductor.registry.ids(),
-        conductor.registry.unavailable.len(),
-        conductor.registry.incompatible.len(),
-    );
-    setup::report_registry(&conductor.registry);
+    let registry = conductor.registry.clone();
+    setup::report_registry(&registry);
     let bearer = authenticator.requires_credentials();
     let window = setup::replay_window(args)?;
-    let harness =
-        Arc::new(Harness::new(conductor, Some(authenticator), &public).with_replay_window(window));
+    let drain_timeout = drain::timeout(args)?;
+    let otlp = conductor.otlp.clone();
+    let drain = Drain::new();
+    let harness = Arc::new(
+        Harness::new(conductor, Some(authenticator), &public)
+            .with_replay_window(window)
+            .with_open_connections(bound.open_connections())
+            .with_drain(drain.clone()),
+    );
+    let signals = drain::install("serve");
     let server = bound
-        .serve(server::handler(harness))
+        .serve(server::handler(Arc::clone(&harness)))
         .map_err(|e| e.to_string())?;
+    registry.refresh_in_background();
     eprintln!(
         "ddwire serve: harness on http://{addr} (public {public}); agents {:?}; {} unavailable, {} incompatible{exporting}",
-        registry_summary.0, registry_summary.1, registry_summary.2
+        registry.ids(),
+        registry.unavailable().len(),
+        registry.incompatible().len()
     );
+    if !registry.unavailable().is_empty() {
+        eprintln!(
+            "ddwire serve: unavailable agents are fetched again in the background (after {} s, \
+             doubling to {} s), and at once when an invocation names an unknown agent or on \
+             POST /agents/refresh: start them in any order",
+            registry::RETRY_FIRST.as_secs(),
+            registry::RETRY_MAX.as_secs()
+        );
+    }
     eprintln!("ddwire serve: viewer at {public}/viewer");
     if !addr.ip().is_loopback() && !bearer {
         eprintln!(
             "ddwire serve: warning: bound beyond loopback ({addr}) without --tokens: every caller acts for the operator's principal"
         );
     }
-    server.wait();
-    Ok(0)
+    let busy = || harness.conductor.running();
+    Ok(drain::serve_until_signal(
+        signals,
+        drain::Draining {
+            who: "serve",
+            server,
+            drain,
+            timeout: drain_timeout,
+            busy: &busy,
+            otlp,
+        },
+    ))
 }

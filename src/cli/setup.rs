@@ -187,10 +187,10 @@ pub fn read_only_conductor(args: &Parsed, client: A2aClient) -> Result<Conductor
 
 /// Report agents that could not be admitted, on stderr.
 pub fn report_registry(registry: &Registry) {
-    for (name, reason) in &registry.unavailable {
+    for (name, reason) in &registry.unavailable() {
         eprintln!("  [{name}] unavailable: {reason}");
     }
-    for (name, reason) in &registry.incompatible {
+    for (name, reason) in &registry.incompatible() {
         eprintln!("  [{name}] incompatible: {reason}");
     }
 }

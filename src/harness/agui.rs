@@ -141,6 +141,7 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     .to_sse();
     let conductor_tx = tx.clone();
     // The conductor runs on its own thread; the HTTP worker streams what it sends.
+    let drain = harness.drain.clone();
     let harness = Arc::clone(harness);
     std::thread::spawn(move || {
         let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
@@ -194,6 +195,13 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         let _ = conductor_tx.send(last.to_sse());
     });
     drop(tx);
+    // A drain that runs out of time ends the stream with a terminal event, not a bare close.
+    let cut = Event::RunError {
+        message: "the harness shut down before the run finished; the run was not stored".into(),
+        code: Some("shutting_down".into()),
+    }
+    .to_sse();
+    let rx = drain.guard(rx, cut);
     Response::stream(200, sse::CONTENT_TYPE, rx)
         .with_header("Cache-Control", "no-cache")
         .noting_invocation(&noted_id)
@@ -249,7 +257,7 @@ fn prepare(
     if harness
         .conductor
         .registry
-        .get(&invocation.agent_id)
+        .get_or_refresh(&invocation.agent_id)
         .is_none()
     {
         return Err(harness.conductor.registry.unknown(&invocation.agent_id));

@@ -424,7 +424,7 @@ impl Conductor {
             .registry
             .get(&request.agent_id)
             .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
-        let mut invocation = Invocation::new(request, request_doc.clone(), agent, acting_for);
+        let mut invocation = Invocation::new(request, request_doc.clone(), &agent, acting_for);
         // The input was never judged: the run names no schema.
         invocation.accepted = None;
         let detail = format!("the harness panicked while running the agent: {message}");
@@ -461,10 +461,12 @@ impl Conductor {
         observer: Observer<'_>,
         task: Option<&Progress>,
     ) -> Result<Run> {
+        // An agent that came up after the harness is admitted here, before refusing.
         let agent = self
             .registry
-            .get(&request.agent_id)
+            .get_or_refresh(&request.agent_id)
             .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
+        let agent = &agent;
         let invocation = Invocation::new(request, request_doc, agent, acting_for);
         // One tracer per invocation, dropped at the end: the conductor keeps no spans.
         let tracer = Tracer::new(SERVICE_NAME);
@@ -745,7 +747,7 @@ impl Conductor {
         self.grants.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
-    /// How many invocations are running (for tests: none stays after it returns).
+    /// How many invocations are running (a drain waits for them; none stays after it returns).
     pub fn running(&self) -> usize {
         self.running.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
@@ -1314,7 +1316,7 @@ mod tests {
     fn a_child_that_panics_in_flight_still_lets_its_grant_be_revoked() {
         let th = Arc::new(director_harness());
         let revoked = ends_within(&th, Duration::from_secs(10), |conductor| {
-            let agent = conductor.registry.get("director.route").unwrap();
+            let agent = &conductor.registry.get("director.route").unwrap();
             let grant = conductor
                 .issue_grant(&director_request(), agent, &test_principal())
                 .expect("a delegation agent gets a grant");
@@ -1345,7 +1347,7 @@ mod tests {
     fn a_grant_whose_parent_panics_is_revoked_by_its_guard() {
         let th = director_harness();
         let conductor = th.conductor();
-        let agent = conductor.registry.get("director.route").unwrap();
+        let agent = &conductor.registry.get("director.route").unwrap();
         let parent = std::thread::scope(|scope| {
             scope
                 .spawn(|| {
@@ -1477,7 +1479,7 @@ mod tests {
     #[test]
     fn the_input_check_names_the_accepted_classes_or_every_schema_violation() {
         let th = stage_harness();
-        let agent = th.conductor().registry.get("hello.world").unwrap();
+        let agent = &th.conductor().registry.get("hello.world").unwrap();
         let principal = test_principal();
         let tracer = Tracer::new(SERVICE_NAME);
         let root = tracer.span(SpanName::InvokeAgent).start();
@@ -1527,7 +1529,7 @@ mod tests {
         let tracer = Tracer::new(SERVICE_NAME);
         let root = tracer.span(SpanName::InvokeAgent).start();
 
-        let hello = conductor.registry.get("hello.world").unwrap();
+        let hello = &conductor.registry.get("hello.world").unwrap();
         let request = request_for("hello.world", hi());
         let invocation = Invocation::new(&request, request.to_document(), hello, &principal);
         let answered = conductor.call_agent(&invocation, &root, None);
@@ -1536,7 +1538,7 @@ mod tests {
         assert!(!answered.spans.is_empty(), "the agent's spans come back");
         assert!(answered.agent_reply.is_some());
 
-        let failing = conductor.registry.get("demo.failing").unwrap();
+        let failing = &conductor.registry.get("demo.failing").unwrap();
         let request = request_for("demo.failing", hi());
         let invocation = Invocation::new(&request, request.to_document(), failing, &principal);
         let failed = conductor.call_agent(&invocation, &root, None);
@@ -1567,7 +1569,7 @@ mod tests {
     /// An envelope for `agent_id` with `outcome`, as stage 3 would leave it.
     fn envelope_of(th: &TestHarness, agent_id: &str, result: AgentResult) -> (Envelope, TraceId) {
         let conductor = th.conductor();
-        let agent = conductor.registry.get(agent_id).unwrap();
+        let agent = &conductor.registry.get(agent_id).unwrap();
         let request = request_for(agent_id, hi());
         let principal = test_principal();
         let invocation = Invocation::new(&request, request.to_document(), agent, &principal);
@@ -1651,7 +1653,7 @@ mod tests {
     fn the_store_stage_keeps_the_run_with_its_trace_report_and_reply() {
         let th = stage_harness();
         let conductor = th.conductor();
-        let agent = conductor.registry.get("hello.world").unwrap();
+        let agent = &conductor.registry.get("hello.world").unwrap();
         let request = request_for("hello.world", hi());
         let principal = test_principal();
         let invocation = Invocation::new(&request, request.to_document(), agent, &principal);

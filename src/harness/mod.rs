@@ -5,6 +5,7 @@
 pub mod agui;
 pub mod conductor;
 mod conversations;
+pub(crate) mod health;
 pub mod grounding;
 pub mod identity;
 pub mod policy;

@@ -23,7 +23,9 @@ use crate::wire::sign::Key;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 /// The configuration used when none is given: the built-in agents at the ports
 /// `ddwire agent NAME` serves them on.
@@ -168,21 +170,175 @@ impl RemoteAgent {
     }
 }
 
+/// The longest a refresh waits for one card: a refresh may run inline with an invocation
+/// that names an unknown id, so a silent host must not hold it for a whole call timeout.
+pub const CARD_TIMEOUT: Duration = Duration::from_secs(10);
+/// The first wait before an unavailable agent is fetched again; it doubles on each attempt.
+pub const RETRY_FIRST: Duration = Duration::from_secs(1);
+/// The longest wait between attempts while an agent is unavailable.
+pub const RETRY_MAX: Duration = Duration::from_secs(30);
+/// How often every card is read again once all agents are available, so a changed card is
+/// checked again.
+pub const RECHECK_EVERY: Duration = Duration::from_secs(60);
+/// An invocation naming an unknown id refreshes at once, but not more often than this: a
+/// stream of unknown ids cannot turn into a stream of card fetches.
+pub const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
+
 /// The agents the harness knows, and those it could not admit.
-#[derive(Clone, Debug, Default)]
+///
+/// A registry read from a configuration ([`Registry::from_config`]) can refresh: it reads
+/// every configured card again ([`Registry::refresh`]), at once when an invocation names an
+/// unknown id ([`Registry::get_or_refresh`]), and in the background with bounded backoff
+/// ([`Registry::refresh_in_background`]). A refresh admits agents that have come up, checks a
+/// card that changed again (and drops the agent if its new card is no longer admissible),
+/// and keeps an admitted agent whose card cannot be read at the moment: a brief outage does
+/// not unregister an agent, a call to it fails as any call to a down agent does.
+///
+/// Clones share one registry: a refresh through one is seen through all.
+#[derive(Clone, Default)]
 pub struct Registry {
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: RwLock<State>,
+    /// Where the agents come from: empty for a registry built by hand ([`Registry::add`]).
+    sources: Vec<Source>,
+    client: Option<A2aClient>,
+    /// Held while a refresh runs; the time the last one finished.
+    refreshing: Mutex<Option<Instant>>,
+    /// Bumped whenever what the registry holds changes (see [`Registry::generation`]).
+    generation: AtomicU64,
+}
+
+struct Source {
+    entry: AgentEntry,
+    name: String,
+    key: Option<Key>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct State {
     agents: BTreeMap<String, RemoteAgent>,
     /// Name (or URL) → why the agent is unavailable.
-    pub unavailable: BTreeMap<String, String>,
-    /// Name (or URL) → why the agent's contract version cannot be governed.
-    pub incompatible: BTreeMap<String, String>,
+    unavailable: BTreeMap<String, String>,
+    /// Name (or URL) → why the agent cannot be governed (contract version, no extension).
+    incompatible: BTreeMap<String, String>,
+    /// The agent id each source admitted, by source index.
+    admitted: BTreeMap<usize, String>,
+}
+
+impl State {
+    /// Whether two states hold the same agents (by card) and the same refusals.
+    fn same_as(&self, other: &State) -> bool {
+        self.unavailable == other.unavailable
+            && self.incompatible == other.incompatible
+            && self.agents.len() == other.agents.len()
+            && self
+                .agents
+                .iter()
+                .all(|(id, a)| other.agents.get(id).is_some_and(|b| b.card == a.card))
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.read();
+        f.debug_struct("Registry")
+            .field("agents", &state.agents.keys().collect::<Vec<_>>())
+            .field("unavailable", &state.unavailable)
+            .field("incompatible", &state.incompatible)
+            .finish()
+    }
+}
+
+/// What a refresh found: the ids it admitted or whose card changed, and what is still not
+/// admitted.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Refreshed {
+    /// Agents admitted by this refresh.
+    pub added: Vec<String>,
+    /// Agents whose card changed and was checked again.
+    pub changed: Vec<String>,
+    /// Agents no longer admitted (their new card was refused).
+    pub removed: Vec<String>,
+    /// Configured agents still unavailable.
+    pub unavailable: usize,
+    /// Configured agents still incompatible.
+    pub incompatible: usize,
+}
+
+/// How one configured agent reads now.
+enum Admission {
+    Agent(Box<RemoteAgent>),
+    Unavailable(String),
+    Incompatible(String),
+}
+
+/// What to add to a card that lacks the Data Director extension (spec invariant 14).
+pub(crate) fn missing_extension_reason(url: &str) -> String {
+    format!(
+        "add the Data Director extension: the card at {url} does not declare {}. Add it to the \
+         card's capabilities.extensions as {{\"uri\": \"{}\", \"required\": true, \"params\": \
+         <the agent's description: agent_id, version, contract_version, action_class, \
+         input_schema, output_class, grounding_mode, ...>}} (a Python a2a-sdk example is in \
+         vendor-notes/a2a.md, \"Making an a2a-sdk agent Data Director compatible\")",
+        card::EXTENSION_URI,
+        card::EXTENSION_URI
+    )
+}
+
+/// Read the card at `entry`'s URL and judge it.
+fn admit(client: &A2aClient, source: &Source, timeout: Duration) -> Admission {
+    let url = &source.entry.url;
+    let card = match client.fetch_card(url, timeout) {
+        Ok(card) => card,
+        // The reference's words for an agent whose card cannot be fetched.
+        Err(e) => {
+            return Admission::Unavailable(format!("cannot read the agent card at {url}: {e}"));
+        }
+    };
+    judge(card, source)
+}
+
+fn judge(card: Value, source: &Source) -> Admission {
+    let url = &source.entry.url;
+    if card::extension_params(&card, card::EXTENSION_URI).is_none() {
+        return Admission::Incompatible(missing_extension_reason(url));
+    }
+    let timeout = source.entry.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let agent = card::spec_from_card(&card)
+        .map_err(Error::from)
+        .and_then(|spec| {
+            Ok(RemoteAgent {
+                target: Target::from_card(&card)?,
+                spec,
+                url: url.clone(),
+                card,
+                timeout,
+                key: None,
+            })
+        })
+        .and_then(|agent| match &source.key {
+            Some(key) => agent.with_key(key),
+            None => Ok(agent),
+        });
+    match agent {
+        Ok(agent) => Admission::Agent(Box::new(agent)),
+        Err(e @ Error::Contract(ContractError::Version { .. })) => {
+            Admission::Incompatible(e.to_string())
+        }
+        Err(e) => Admission::Unavailable(e.to_string()),
+    }
 }
 
 impl Registry {
     /// Read every card a configuration lists. An agent that cannot be reached or admitted is
-    /// recorded, not fatal; two agents with one id is a configuration error.
+    /// recorded, not fatal (a later [`refresh`](Registry::refresh) may admit it); two agents
+    /// with one id, or a key file that cannot be read, is a configuration error.
     pub fn from_config(client: &A2aClient, entries: &[AgentEntry]) -> Result<Registry> {
-        let mut registry = Registry::default();
+        let mut sources = Vec::with_capacity(entries.len());
         for entry in entries {
             let name = entry.name.clone().unwrap_or_else(|| entry.url.clone());
             // Read before the card, so a bad key stops start-up even if the agent is down.
@@ -195,91 +351,308 @@ impl Registry {
                     )
                 })?),
             };
-            match RemoteAgent::from_url(
-                client,
-                &entry.url,
-                entry.timeout.unwrap_or(DEFAULT_TIMEOUT),
-            ) {
-                Ok(agent) => match &key {
-                    Some(key) => registry.add(agent.with_key(key)?)?,
-                    None => registry.add(agent)?,
-                },
-                Err(e @ Error::Contract(ContractError::Version { .. })) => {
-                    registry.incompatible.insert(name, e.to_string());
-                }
-                // The reference's words for an agent whose card cannot be fetched.
-                Err(Error::Wire(e)) => {
-                    let reason = format!("cannot read the agent card at {}: {e}", entry.url);
-                    registry.unavailable.insert(name, reason);
-                }
-                Err(e) => {
-                    registry.unavailable.insert(name, e.to_string());
-                }
-            }
+            sources.push(Source {
+                entry: entry.clone(),
+                name,
+                key,
+            });
+        }
+        let registry = Registry {
+            shared: Arc::new(Shared {
+                sources,
+                client: Some(client.clone()),
+                ..Shared::default()
+            }),
+        };
+        let (_, duplicates) = registry.refresh_now(false);
+        if let Some(id) = duplicates.first() {
+            return Err(Error::config(
+                "the agent registry",
+                format!("two agents registered as {}", str_repr(id)),
+            ));
         }
         Ok(registry)
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.shared
+            .state
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.shared
+            .state
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Read every configured card again, now (waiting for a refresh already running, then
+    /// running its own). A registry built by hand has nothing to refresh.
+    pub fn refresh(&self) -> Refreshed {
+        self.refresh_now(false).0
+    }
+
+    /// Run a refresh; with `unless_recent`, skip it if one finished within
+    /// [`REFRESH_AT_MOST_EVERY`] (the one waited for, perhaps). Returns what changed and the
+    /// ids two sources both claimed.
+    fn refresh_now(&self, unless_recent: bool) -> (Refreshed, Vec<String>) {
+        let Some(client) = &self.shared.client else {
+            return (Refreshed::default(), Vec::new());
+        };
+        let mut last = self
+            .shared
+            .refreshing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if unless_recent && last.is_some_and(|t| t.elapsed() < REFRESH_AT_MOST_EVERY) {
+            return (Refreshed::default(), Vec::new());
+        }
+        let before = self.read().clone();
+        // Cards are read without holding the state: calls go on meanwhile.
+        let admissions: Vec<Admission> = self
+            .shared
+            .sources
+            .iter()
+            .map(|source| {
+                let timeout = source
+                    .entry
+                    .timeout
+                    .unwrap_or(DEFAULT_TIMEOUT)
+                    .min(CARD_TIMEOUT);
+                admit(client, source, timeout)
+            })
+            .collect();
+        let mut next = State::default();
+        let mut duplicates = Vec::new();
+        for (i, (source, admission)) in self.shared.sources.iter().zip(admissions).enumerate() {
+            let kept = before
+                .admitted
+                .get(&i)
+                .and_then(|id| before.agents.get(id));
+            let agent = match (admission, kept) {
+                (Admission::Agent(agent), _) => *agent,
+                // Admitted before and unreadable now: keep it (see the type's docs).
+                (Admission::Unavailable(_), Some(kept)) => kept.clone(),
+                (Admission::Unavailable(reason), None) => {
+                    next.unavailable.insert(source.name.clone(), reason);
+                    continue;
+                }
+                (Admission::Incompatible(reason), _) => {
+                    next.incompatible.insert(source.name.clone(), reason);
+                    continue;
+                }
+            };
+            let id = agent.spec.agent_id.clone();
+            if next.agents.contains_key(&id) {
+                next.unavailable.insert(
+                    source.name.clone(),
+                    format!("another configured agent is registered as {}", str_repr(&id)),
+                );
+                duplicates.push(id);
+                continue;
+            }
+            next.admitted.insert(i, id.clone());
+            next.agents.insert(id, agent);
+        }
+        // Agents added by hand stay.
+        let by_hand: Vec<String> = before
+            .agents
+            .keys()
+            .filter(|id| !before.admitted.values().any(|a| a == *id))
+            .cloned()
+            .collect();
+        for id in by_hand {
+            if let Some(agent) = before.agents.get(&id)
+                && !next.agents.contains_key(&id)
+            {
+                next.agents.insert(id, agent.clone());
+            }
+        }
+        let summary = Refreshed {
+            added: next
+                .agents
+                .keys()
+                .filter(|id| !before.agents.contains_key(*id))
+                .cloned()
+                .collect(),
+            changed: next
+                .agents
+                .iter()
+                .filter(|(id, a)| before.agents.get(*id).is_some_and(|b| b.card != a.card))
+                .map(|(id, _)| id.clone())
+                .collect(),
+            removed: before
+                .agents
+                .keys()
+                .filter(|id| !next.agents.contains_key(*id))
+                .cloned()
+                .collect(),
+            unavailable: next.unavailable.len(),
+            incompatible: next.incompatible.len(),
+        };
+        if !next.same_as(&before) {
+            *self.write() = next;
+            self.shared.generation.fetch_add(1, Ordering::SeqCst);
+        }
+        *last = Some(Instant::now());
+        (summary, duplicates)
+    }
+
+    /// Refresh in a background thread for as long as this registry lives: while an agent is
+    /// unavailable, after [`RETRY_FIRST`], doubling up to [`RETRY_MAX`]; once all are admitted,
+    /// every [`RECHECK_EVERY`]. Returns at once; a registry without configuration starts
+    /// nothing. The thread ends at the first wake-up after the last handle is dropped.
+    pub fn refresh_in_background(&self) {
+        if self.shared.sources.is_empty() {
+            return;
+        }
+        let weak = Arc::downgrade(&self.shared);
+        let spawned = std::thread::Builder::new()
+            .name("ddwire-registry".into())
+            .spawn(move || {
+                let mut attempt = 0u32;
+                loop {
+                    let pending = match weak.upgrade() {
+                        Some(shared) => {
+                            let state = shared.state.read().unwrap_or_else(|p| p.into_inner());
+                            !state.unavailable.is_empty()
+                        }
+                        None => return,
+                    };
+                    let wait = if pending {
+                        let wait = RETRY_FIRST
+                            .saturating_mul(1u32 << attempt.min(16))
+                            .min(RETRY_MAX);
+                        attempt = attempt.saturating_add(1);
+                        wait
+                    } else {
+                        attempt = 0;
+                        RECHECK_EVERY
+                    };
+                    std::thread::sleep(wait);
+                    match weak.upgrade() {
+                        Some(shared) => {
+                            let refreshed = Registry { shared }.refresh_now(true).0;
+                            for id in refreshed.added.iter().chain(&refreshed.changed) {
+                                eprintln!("ddwire: registry: agent {id} admitted from its card");
+                            }
+                            for id in &refreshed.removed {
+                                eprintln!("ddwire: registry: agent {id} no longer admitted");
+                            }
+                        }
+                        None => return,
+                    }
+                }
+            });
+        if let Err(e) = spawned {
+            eprintln!("ddwire: registry: cannot start the refresh thread ({e}); use POST /agents/refresh");
+        }
+    }
+
+    /// A number that changes whenever the registry's contents do: a holder of something built
+    /// from it (the harness card) rebuilds when it differs.
+    pub fn generation(&self) -> u64 {
+        self.shared.generation.load(Ordering::SeqCst)
     }
 
     /// Register an agent; an id registered twice is refused.
     pub fn add(&mut self, agent: RemoteAgent) -> Result<()> {
         let id = agent.spec.agent_id.clone();
-        if self.agents.contains_key(&id) {
+        let mut state = self.write();
+        if state.agents.contains_key(&id) {
             return Err(Error::config(
                 "the agent registry",
                 format!("two agents registered as {}", str_repr(&id)),
             ));
         }
-        self.agents.insert(id, agent);
+        state.agents.insert(id, agent);
+        drop(state);
+        self.shared.generation.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
 
-    /// The agent registered as `agent_id`.
-    pub fn get(&self, agent_id: &str) -> Option<&RemoteAgent> {
-        self.agents.get(agent_id)
+    /// The agent registered as `agent_id` (a copy: a refresh may replace it meanwhile).
+    pub fn get(&self, agent_id: &str) -> Option<RemoteAgent> {
+        self.read().agents.get(agent_id).cloned()
+    }
+
+    /// The agent registered as `agent_id`; if there is none, refresh at once (at most once
+    /// every [`REFRESH_AT_MOST_EVERY`]) and look again: an agent that came up after the
+    /// harness is found on the first call that names it.
+    pub fn get_or_refresh(&self, agent_id: &str) -> Option<RemoteAgent> {
+        if let Some(agent) = self.get(agent_id) {
+            return Some(agent);
+        }
+        self.refresh_now(true);
+        self.get(agent_id)
     }
 
     /// Every registered agent, by id.
-    pub fn agents(&self) -> impl Iterator<Item = &RemoteAgent> {
-        self.agents.values()
+    pub fn agents(&self) -> Vec<RemoteAgent> {
+        self.read().agents.values().cloned().collect()
     }
 
     /// Registered ids, sorted.
     pub fn ids(&self) -> Vec<String> {
-        self.agents.keys().cloned().collect()
+        self.read().agents.keys().cloned().collect()
+    }
+
+    /// Configured agents that could not be read or admitted: name (or URL) → why.
+    pub fn unavailable(&self) -> BTreeMap<String, String> {
+        self.read().unavailable.clone()
+    }
+
+    /// Configured agents whose card this harness cannot govern: name (or URL) → why.
+    pub fn incompatible(&self) -> BTreeMap<String, String> {
+        self.read().incompatible.clone()
+    }
+
+    /// How many agents the configuration lists (0 for a registry built by hand).
+    pub fn configured(&self) -> usize {
+        self.shared.sources.len()
     }
 
     /// Each agent's description, sorted by id: the manifest.
     pub fn manifest(&self) -> Vec<Value> {
-        self.agents.values().map(|a| a.spec.describe()).collect()
+        self.read()
+            .agents
+            .values()
+            .map(|a| a.spec.describe())
+            .collect()
     }
 
     /// `{"agents": manifest, "unavailable": {…}, "incompatible": {…}}`.
     pub fn listing(&self) -> Value {
-        json!({ "agents": self.manifest(), "unavailable": self.unavailable, "incompatible": self.incompatible })
+        let state = self.read();
+        let manifest: Vec<Value> = state.agents.values().map(|a| a.spec.describe()).collect();
+        json!({ "agents": manifest, "unavailable": state.unavailable, "incompatible": state.incompatible })
     }
 
     /// The error for an unknown agent: the known ids, then each agent that could not be
     /// admitted and why.
     pub(crate) fn unknown(&self, agent_id: &str) -> Error {
+        let state = self.read();
         let pairs = |m: &BTreeMap<String, String>| -> Vec<(String, String)> {
             m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
         };
         Error::UnknownAgent {
             agent_id: agent_id.to_string(),
-            known: self.ids(),
-            unavailable: pairs(&self.unavailable),
-            incompatible: pairs(&self.incompatible),
+            known: state.agents.keys().cloned().collect(),
+            unavailable: pairs(&state.unavailable),
+            incompatible: pairs(&state.incompatible),
         }
     }
 
     /// How many agents are registered.
     pub fn len(&self) -> usize {
-        self.agents.len()
+        self.read().agents.len()
     }
 
     /// Whether none are.
     pub fn is_empty(&self) -> bool {
-        self.agents.is_empty()
+        self.read().agents.is_empty()
     }
 }
 

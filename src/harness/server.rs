@@ -42,8 +42,10 @@ use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
 use crate::wire::http::{Handler, Request, Response};
 use crate::wire::sign::{Direction, Verifier};
 use serde_json::{Value, json};
+use crate::wire::http::drain::Drain;
+use crate::wire::http::server::OpenConnections;
 use std::ops::ControlFlow;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 /// A harness: its conductor, how it authenticates callers, and its card.
@@ -54,6 +56,19 @@ pub struct Harness {
     pub authenticator: Option<Authenticator>,
     /// The base URL on the card (and, for delegation, the conductor's callback).
     pub public_url: String,
+    /// The card and the callback verifier, as built from the registry's current contents.
+    built: RwLock<Arc<Built>>,
+    /// How far a signed callback's time may be from this clock (`None`: the default).
+    window: Option<Duration>,
+    /// The server's open connections, for `/healthz`.
+    connections: Option<OpenConnections>,
+    /// Started on SIGTERM/SIGINT: `/healthz` answers 503, streams end when it is cut.
+    pub(crate) drain: Drain,
+}
+
+/// What the harness builds from its registry, rebuilt when the registry changes.
+struct Built {
+    generation: u64,
     card: ServedCard,
     /// Verifies signed delegation callbacks, with the keys the registry holds.
     callbacks: Verifier,
@@ -61,7 +76,7 @@ pub struct Harness {
 
 impl Harness {
     /// A harness at `public_url`; its card lists one skill per registered agent and carries
-    /// the manifest.
+    /// the manifest, and is rebuilt whenever a refresh changes the registry.
     pub fn new(
         mut conductor: Conductor,
         authenticator: Option<Authenticator>,
@@ -71,31 +86,78 @@ impl Harness {
         conductor
             .callback_url
             .get_or_insert_with(|| public_url.clone());
-        let card = ServedCard::new(&harness_card(&conductor, &public_url));
-        let keys: Vec<_> = conductor
-            .registry
-            .agents()
-            .filter_map(|a| a.key.clone())
-            .collect();
+        let built = build(&conductor, &public_url, None);
         Harness {
             conductor,
             authenticator,
             public_url,
-            card,
-            callbacks: Verifier::new(Direction::ToHarness, keys),
+            built: RwLock::new(Arc::new(built)),
+            window: None,
+            connections: None,
+            drain: Drain::new(),
         }
     }
 
     /// Accept signed callbacks dated up to `window` from this clock, either way (default
     /// 300 s).
     pub fn with_replay_window(mut self, window: Duration) -> Harness {
-        self.callbacks = self.callbacks.with_window(window);
+        self.window = Some(window);
+        self.built = RwLock::new(Arc::new(build(
+            &self.conductor,
+            &self.public_url,
+            self.window,
+        )));
+        self
+    }
+
+    /// Report the server's open connections on `/healthz`.
+    pub fn with_open_connections(mut self, connections: OpenConnections) -> Harness {
+        self.connections = Some(connections);
+        self
+    }
+
+    /// Share `drain` with the process: once started, `/healthz` answers 503; once cut, every
+    /// AG-UI stream still open ends with a `RUN_ERROR`.
+    pub fn with_drain(mut self, drain: Drain) -> Harness {
+        self.drain = drain;
         self
     }
 
     /// The card, as served.
     pub fn card(&self) -> Value {
-        serde_json::from_slice(self.card.bytes()).unwrap_or(Value::Null)
+        serde_json::from_slice(self.built().card.bytes()).unwrap_or(Value::Null)
+    }
+
+    /// The card and verifier for the registry as it is now.
+    fn built(&self) -> Arc<Built> {
+        let generation = self.conductor.registry.generation();
+        let current = Arc::clone(&self.built.read().unwrap_or_else(|p| p.into_inner()));
+        if current.generation == generation {
+            return current;
+        }
+        let fresh = Arc::new(build(&self.conductor, &self.public_url, self.window));
+        *self.built.write().unwrap_or_else(|p| p.into_inner()) = Arc::clone(&fresh);
+        fresh
+    }
+}
+
+fn build(conductor: &Conductor, public_url: &str, window: Option<Duration>) -> Built {
+    // Read first: a refresh landing meanwhile bumps it again, and the next request rebuilds.
+    let generation = conductor.registry.generation();
+    let keys: Vec<_> = conductor
+        .registry
+        .agents()
+        .into_iter()
+        .filter_map(|a| a.key)
+        .collect();
+    let mut callbacks = Verifier::new(Direction::ToHarness, keys);
+    if let Some(window) = window {
+        callbacks = callbacks.with_window(window);
+    }
+    Built {
+        generation,
+        card: ServedCard::new(&harness_card(conductor, public_url)),
+        callbacks,
     }
 }
 
@@ -104,6 +166,7 @@ pub(crate) fn harness_card(conductor: &Conductor, public_url: &str) -> Value {
     let skills: Vec<Value> = conductor
         .registry
         .agents()
+        .iter()
         .map(|a| card::skill(&a.spec))
         .collect();
     let manifest = json!({
@@ -176,7 +239,7 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
     match (request.method.as_str(), segments.as_slice()) {
         ("POST", [""] | ["a2a"]) => {
             if Verifier::is_signed(&request.headers) && request.body_error.is_none() {
-                match harness.callbacks.verify_request(request) {
+                match harness.built().callbacks.verify_request(request) {
                     Ok(key_id) => endpoint.handle_signed(request, Some(key_id)),
                     Err(refused) => signature_refused(&refused),
                 }
@@ -185,7 +248,7 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
             }
         }
         ("GET" | "HEAD", _) if request.path == CARD_PATH || request.path == LEGACY_CARD_PATH => {
-            harness.card.respond(request)
+            harness.built().card.respond(request)
         }
         ("POST", ["agui"]) => super::agui::run(harness, request),
         ("GET", ["agui", "runs", id]) => super::agui::replay(harness, id),
@@ -254,20 +317,43 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
         ("GET", ["schema", "sha256", digest]) => {
             Response::error(404, &format!("no class schema {digest}"))
         }
-        ("GET", ["healthz"]) => Response::json(
-            200,
-            &json!({
-                "status": "ok",
-                "agents": harness.conductor.registry.len(),
-                "unavailable": harness.conductor.registry.unavailable.len(),
-                "incompatible": harness.conductor.registry.incompatible.len(),
-            }),
-        ),
+        ("GET" | "HEAD", ["livez"]) => Response::json(200, &json!({ "status": "live" })),
+        ("GET" | "HEAD", ["healthz"]) => super::health::readiness(harness, &harness.connections),
+        ("POST", ["agents", "refresh"]) => refresh_agents(harness, request),
         (_, _) => Response::error(
             404,
             &format!("no route {} {}", request.method, request.path),
         ),
     }
+}
+
+/// `POST /agents/refresh`: read every configured card again now. It asks for the credential
+/// an invocation needs (with `--tokens`, a bearer token), because it makes the harness call
+/// out to every agent.
+fn refresh_agents(harness: &Harness, request: &Request) -> Response {
+    match &harness.authenticator {
+        None => {
+            return Response::error(
+                401,
+                "this harness accepts only delegation callbacks under a live grant",
+            );
+        }
+        Some(auth) => {
+            if let Err(e) = auth.principal_for(Some(&request.headers)) {
+                return Response::error(401, &e.to_string())
+                    .with_header("WWW-Authenticate", "Bearer");
+            }
+        }
+    }
+    let refreshed = harness.conductor.registry.refresh();
+    let mut body = harness.conductor.registry.listing();
+    if let Some(map) = body.as_object_mut() {
+        map.insert(
+            "refreshed".into(),
+            serde_json::to_value(&refreshed).unwrap_or(Value::Null),
+        );
+    }
+    Response::json(200, &body)
 }
 
 /// The stored run `reference` names (a whole id or a unique prefix of one), or the answer to

@@ -310,6 +310,25 @@ impl RunStore {
         self.writer.is_some()
     }
 
+    /// Whether a run could be stored now: the store is open for writing and a file can be
+    /// created (and removed) in its control folder. A full or remounted-read-only disk fails
+    /// here, which is what a readiness probe needs to know.
+    pub fn probe_writable(&self) -> std::io::Result<()> {
+        let Some(writer) = &self.writer else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                "the store is open read-only",
+            ));
+        };
+        let probe = self
+            .root()
+            .join(CONTROL_DIR)
+            .join(format!("probe-{}", writer.id));
+        let written = std::fs::write(&probe, b"ok");
+        let removed = std::fs::remove_file(&probe);
+        written.and(removed)
+    }
+
     /// Recover again, as on open (the store's lock is taken, so writers in other processes
     /// wait for it). Calling it is harmless.
     pub fn recover(&self) -> Result<Recovery> {

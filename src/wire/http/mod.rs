@@ -33,6 +33,7 @@
 
 pub mod body;
 pub mod chunked;
+pub mod drain;
 pub mod client;
 pub mod head;
 pub mod log;

@@ -75,6 +75,8 @@ pub struct Server {
     /// A second handle on the listening socket, to shut it while the acceptor blocks on it.
     listener: Option<TcpStream>,
     acceptor: Option<JoinHandle<()>>,
+    /// Set by [`Server::close_by`]: dropping no longer waits for requests in flight.
+    abandon: bool,
 }
 
 /// What every connection thread shares.
@@ -88,7 +90,7 @@ struct Shared {
     wire_log: Option<WireLog>,
     stopping: AtomicBool,
     /// Connections open, counted against the cap.
-    connections: AtomicUsize,
+    connections: Arc<AtomicUsize>,
     /// Requests between a complete head and a written response.
     in_flight: Mutex<usize>,
     drained: Condvar,
@@ -102,6 +104,19 @@ pub struct Bound {
     limits: Limits,
     request_log: Option<Arc<RequestLog>>,
     wire_log: Option<WireLog>,
+    connections: Arc<AtomicUsize>,
+}
+
+/// How many connections a server has open now: a handle a handler can hold (for a health
+/// route), taken from [`Bound::open_connections`] before serving.
+#[derive(Clone, Debug, Default)]
+pub struct OpenConnections(Arc<AtomicUsize>);
+
+impl OpenConnections {
+    /// Connections open now (the one asking included).
+    pub fn get(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
 }
 
 /// Bind `addr` (e.g. `127.0.0.1:0` for a free port), to serve within `limits`.
@@ -116,6 +131,7 @@ pub fn bind(addr: &str, limits: Limits) -> Result<Bound> {
         limits,
         request_log: None,
         wire_log: None,
+        connections: Arc::default(),
     })
 }
 
@@ -141,6 +157,11 @@ impl Bound {
         }
     }
 
+    /// A handle on the count of connections this socket will have open once serving.
+    pub fn open_connections(&self) -> OpenConnections {
+        OpenConnections(Arc::clone(&self.connections))
+    }
+
     /// Log one line per request answered to `log` (see [`super::log`]).
     pub fn with_request_log(mut self, log: Arc<RequestLog>) -> Bound {
         self.request_log = Some(log);
@@ -162,6 +183,7 @@ impl Bound {
             limits,
             request_log,
             wire_log,
+            connections,
         } = self;
         let handle = listener
             .try_clone()
@@ -174,7 +196,7 @@ impl Bound {
             request_log,
             wire_log,
             stopping: AtomicBool::new(false),
-            connections: AtomicUsize::new(0),
+            connections,
             in_flight: Mutex::new(0),
             drained: Condvar::new(),
         });
@@ -190,6 +212,7 @@ impl Bound {
             shared,
             listener: Some(handle),
             acceptor: Some(acceptor),
+            abandon: false,
         })
     }
 }
@@ -215,14 +238,15 @@ impl Server {
         self.stop();
     }
 
-    /// Block the calling thread for as long as the server runs (until the process exits).
-    pub fn wait(mut self) {
-        if let Some(acceptor) = self.acceptor.take() {
-            let _ = acceptor.join();
-        }
+    /// Requests in flight now: between a complete head and a written response (a stream
+    /// counts until its last byte is written).
+    pub fn in_flight(&self) -> usize {
+        *lock(&self.shared.in_flight)
     }
 
-    fn stop(&mut self) {
+    /// Stop accepting: the listening socket is closed, so new connections are refused, and a
+    /// request arriving on a connection kept alive gets 503. Requests in flight go on.
+    pub fn stop_accepting(&mut self) {
         self.shared.stopping.store(true, Ordering::SeqCst);
         // Shutting a listening socket makes Linux refuse new connections and fail the pending
         // `accept`, which ends the accept loop.
@@ -231,6 +255,44 @@ impl Server {
         }
         if let Some(acceptor) = self.acceptor.take() {
             let _ = acceptor.join();
+        }
+    }
+
+    /// Stop accepting and wait for the requests in flight until `deadline`; `true` if none
+    /// is left. Either way the server is gone: requests still in flight are abandoned (the
+    /// process is about to exit).
+    pub fn close_by(mut self, deadline: Instant) -> bool {
+        self.stop_accepting();
+        let mut in_flight = lock(&self.shared.in_flight);
+        while *in_flight > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            in_flight = self
+                .shared
+                .drained
+                .wait_timeout(in_flight, deadline - now)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+        let idle = *in_flight == 0;
+        drop(in_flight);
+        self.abandon = true;
+        idle
+    }
+
+    /// Block the calling thread for as long as the server runs (until the process exits).
+    pub fn wait(mut self) {
+        if let Some(acceptor) = self.acceptor.take() {
+            let _ = acceptor.join();
+        }
+    }
+
+    fn stop(&mut self) {
+        self.stop_accepting();
+        if self.abandon {
+            return;
         }
         let mut in_flight = lock(&self.shared.in_flight);
         while *in_flight > 0 {

@@ -1,0 +1,120 @@
+//! Serving until SIGTERM or SIGINT, then draining: what `serve` and `agent` share.
+//!
+//! On the first signal: readiness turns 503, the listener closes (new connections are
+//! refused), requests and runs in flight get up to `--drain-timeout` to finish, streams still
+//! open at the deadline end with their terminal event, the OTLP queue is flushed, and the
+//! process exits 0. A second signal exits at once (status 1).
+
+use super::args::{Flag, Parsed};
+use ddwire::signals;
+use ddwire::wire::http::drain::Drain;
+use ddwire::wire::http::server::Server;
+use ddwire::wire::otlp::Exporter;
+use std::time::{Duration, Instant};
+
+/// The default `--drain-timeout`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest `--drain-timeout` accepted.
+const MAX_TIMEOUT_S: f64 = 3600.0;
+/// How long streams cut at the deadline get to write their terminal event.
+const CUT_GRACE: Duration = Duration::from_secs(2);
+/// How long the OTLP queue gets to flush after the drain.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub const DRAIN_TIMEOUT: Flag = Flag {
+    name: "drain-timeout",
+    value: Some("S"),
+    help: "On SIGTERM/SIGINT, how long runs in flight get to finish, in seconds (default 10)",
+};
+
+/// `--drain-timeout`, checked.
+pub fn timeout(args: &Parsed) -> Result<Duration, String> {
+    match args.number::<f64>("drain-timeout")? {
+        None => Ok(DEFAULT_TIMEOUT),
+        Some(s) if s.is_finite() && (0.0..=MAX_TIMEOUT_S).contains(&s) => {
+            Ok(Duration::from_secs_f64(s))
+        }
+        Some(s) => Err(format!(
+            "--drain-timeout must be from 0 to {MAX_TIMEOUT_S} seconds, got {s}"
+        )),
+    }
+}
+
+/// What to drain: the server, the shared drain state, work running off the request threads
+/// (the harness's background runs), and the exporter to flush.
+pub struct Draining<'a> {
+    pub who: &'static str,
+    pub server: Server,
+    pub drain: Drain,
+    pub timeout: Duration,
+    pub busy: &'a dyn Fn() -> usize,
+    pub otlp: Option<Exporter>,
+}
+
+/// Install the signal handler. Call before serving, so that a signal arriving during
+/// start-up drains rather than kills.
+pub fn install(who: &str) -> Option<signals::Signals> {
+    match signals::install() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!(
+                "ddwire {who}: warning: no drain on SIGTERM/SIGINT ({e}); the process stops at once"
+            );
+            None
+        }
+    }
+}
+
+/// Serve until a signal, then drain; the exit status.
+pub fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) -> i32 {
+    let Some(mut signals) = signals else {
+        d.server.wait();
+        return 0;
+    };
+    let signal = signals.wait();
+    let who = d.who;
+    std::thread::spawn(move || {
+        let again = signals.wait();
+        eprintln!(
+            "ddwire {who}: {} during the drain: exiting now",
+            again.name()
+        );
+        std::process::exit(1);
+    });
+    let started = Instant::now();
+    let deadline = started + d.timeout;
+    eprintln!(
+        "ddwire {who}: {}: draining: no new connections; work in flight gets up to {:.1} s",
+        signal.name(),
+        d.timeout.as_secs_f64()
+    );
+    d.drain.start();
+    let mut server = d.server;
+    server.stop_accepting();
+    while (server.in_flight() > 0 || (d.busy)() > 0) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (requests, runs) = (server.in_flight(), (d.busy)());
+    if requests > 0 || runs > 0 {
+        eprintln!(
+            "ddwire {who}: drain timeout: {requests} request(s) and {runs} run(s) still in flight \
+             are abandoned; open streams end with a terminal event"
+        );
+        d.drain.cut();
+    }
+    server.close_by(Instant::now() + CUT_GRACE);
+    if let Some(otlp) = &d.otlp
+        && !otlp.flush(FLUSH_TIMEOUT)
+    {
+        eprintln!(
+            "ddwire {who}: the OTLP queue did not empty within {} s; {} batch(es) unsent",
+            FLUSH_TIMEOUT.as_secs(),
+            otlp.stats().queued
+        );
+    }
+    eprintln!(
+        "ddwire {who}: drained in {:.2} s; exiting",
+        started.elapsed().as_secs_f64()
+    );
+    0
+}

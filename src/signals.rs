@@ -1,0 +1,197 @@
+//! SIGTERM and SIGINT, received as messages: what `serve` and `agent` drain on.
+//!
+//! Standard Rust has no signal API, and ddwire adds no crate for one (see
+//! `vendor-notes/signals.md` for the choice). This module is the crate's only `unsafe` code:
+//! it declares libc's `sigaction` (POSIX.1-2017, `signal.h`) and `write` through `extern "C"`,
+//! and installs one handler for both signals. The handler does only what POSIX lists as
+//! async-signal-safe: it stores the signal number in an atomic and writes one byte to a
+//! self-pipe (a non-blocking Unix socket pair made by std). Everything else (logging, the
+//! drain itself) happens on an ordinary thread that reads the other end ([`Signals::wait`]).
+//!
+//! The handler is installed with `SA_RESTART`, so a system call in progress elsewhere in the
+//! process is restarted rather than failed with `EINTR`. On Linux the `struct sigaction`
+//! layout is declared here (it is the same for glibc and musl on every 64- and 32-bit target
+//! Rust supports); on other Unix systems the plain `signal` function is used instead, whose
+//! layout-free signature is the same everywhere. Elsewhere [`install`] reports that signals
+//! are not supported, and the caller serves without a drain.
+
+use std::io::{self, Read};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// A signal that asks the process to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGTERM: what a service manager or `kill` sends.
+    Terminate,
+    /// SIGINT: Ctrl-C at a terminal.
+    Interrupt,
+}
+
+impl Signal {
+    /// `SIGTERM` or `SIGINT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Terminate => "SIGTERM",
+            Signal::Interrupt => "SIGINT",
+        }
+    }
+
+    fn from_number(n: i32) -> Signal {
+        if n == SIGINT {
+            Signal::Interrupt
+        } else {
+            Signal::Terminate
+        }
+    }
+}
+
+const SIGINT: i32 = 2;
+const SIGTERM: i32 = 15;
+
+/// The write end of the self-pipe, for the handler; -1 until installed.
+static PIPE: AtomicI32 = AtomicI32::new(-1);
+/// The last signal received.
+static LAST: AtomicI32 = AtomicI32::new(0);
+
+/// The read end of the self-pipe: one byte per signal received.
+#[derive(Debug)]
+pub struct Signals {
+    #[cfg(unix)]
+    pipe: std::os::unix::net::UnixStream,
+}
+
+impl Signals {
+    /// Block until SIGTERM or SIGINT arrives (at once if one already has).
+    pub fn wait(&mut self) -> Signal {
+        #[cfg(unix)]
+        {
+            let mut byte = [0u8; 1];
+            loop {
+                match self.pipe.read(&mut byte) {
+                    Ok(1) => return Signal::from_number(i32::from(byte[0])),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    // The write end is never closed; should the read fail, say the process
+                    // was asked to stop rather than spin.
+                    _ => return Signal::from_number(LAST.load(Ordering::SeqCst)),
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
+/// Install the handler for SIGTERM and SIGINT. Call it once per process, before the threads
+/// that should not see the default action (termination) start serving.
+pub fn install() -> io::Result<Signals> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::IntoRawFd;
+        let (read, write) = std::os::unix::net::UnixStream::pair()?;
+        // The handler must never block: a full pipe already holds a wake-up.
+        write.set_nonblocking(true)?;
+        let fd = write.into_raw_fd();
+        if PIPE
+            .compare_exchange(-1, fd, Ordering::SeqCst, Ordering::SeqCst)
+            .is_err()
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "the signal handler is already installed",
+            ));
+        }
+        for signal in [SIGTERM, SIGINT] {
+            sys::install(signal)?;
+        }
+        Ok(Signals { pipe: read })
+    }
+    #[cfg(not(unix))]
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "signal handling is implemented for Unix only",
+    ))
+}
+
+/// The handler: async-signal-safe operations only (an atomic store, `write(2)`).
+#[cfg(unix)]
+extern "C" fn on_signal(signal: std::ffi::c_int) {
+    LAST.store(signal, Ordering::SeqCst);
+    let fd = PIPE.load(Ordering::SeqCst);
+    if fd >= 0 {
+        // Signal numbers fit a byte; the result is ignored: a full pipe already wakes.
+        let byte = signal as u8;
+        // SAFETY: `fd` is the write end of the self-pipe, open for the life of the process
+        // (its ownership was given up in `install`), and `byte` outlives the call.
+        unsafe {
+            sys::write(fd, (&raw const byte).cast(), 1);
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod sys {
+    use std::ffi::{c_int, c_ulong, c_void};
+    use std::io;
+
+    /// `SA_RESTART` (`asm-generic/signal-defs.h`).
+    const SA_RESTART: c_int = 0x1000_0000;
+
+    /// glibc's and musl's `struct sigaction` on Linux: the handler, a 1024-bit `sigset_t`,
+    /// the flags and the restorer (which the C library fills in itself).
+    #[repr(C)]
+    struct SigAction {
+        sa_handler: usize,
+        sa_mask: [c_ulong; 128 / std::mem::size_of::<c_ulong>()],
+        sa_flags: c_int,
+        sa_restorer: usize,
+    }
+
+    unsafe extern "C" {
+        fn sigaction(signum: c_int, act: *const SigAction, oldact: *mut SigAction) -> c_int;
+        pub(super) fn write(fd: c_int, buf: *const c_void, count: usize) -> isize;
+    }
+
+    pub(super) fn install(signal: c_int) -> io::Result<()> {
+        let action = SigAction {
+            sa_handler: super::on_signal as extern "C" fn(c_int) as usize,
+            sa_mask: [0; 128 / std::mem::size_of::<c_ulong>()],
+            sa_flags: SA_RESTART,
+            sa_restorer: 0,
+        };
+        // SAFETY: `action` is a valid, fully initialised `struct sigaction` for this
+        // platform's C library; a null `oldact` is allowed; the handler is async-signal-safe.
+        let rc = unsafe { sigaction(signal, &action, std::ptr::null_mut()) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+mod sys {
+    use std::ffi::{c_int, c_void};
+    use std::io;
+
+    unsafe extern "C" {
+        fn signal(signum: c_int, handler: usize) -> usize;
+        pub(super) fn write(fd: c_int, buf: *const c_void, count: usize) -> isize;
+    }
+
+    /// `SIG_ERR`: `(void (*)(int)) -1`.
+    const SIG_ERR: usize = usize::MAX;
+
+    pub(super) fn install(signum: c_int) -> io::Result<()> {
+        // SAFETY: the handler is async-signal-safe; BSD `signal` keeps it installed and
+        // restarts interrupted system calls.
+        let previous = unsafe { signal(signum, super::on_signal as extern "C" fn(c_int) as usize) };
+        if previous == SIG_ERR {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Drain: what a server's handlers need to know when the process is asked to stop.
+//!
+//! A [`Drain`] is shared by the process (which starts it on SIGTERM or SIGINT, see
+//! [`crate::signals`]) and the handlers. Once [`Drain::start`]ed, readiness answers 503 so a
+//! load balancer stops sending work; the listener is closed by [`super::server::Server`]. When
+//! the drain deadline passes with streams still open, [`Drain::cut`] ends each stream guarded
+//! by [`Drain::guard`] with the terminal event its protocol defines, rather than leaving the
+//! client with a connection that simply closes.
+
+use super::{Handler, Request, Response};
+use crossbeam_channel::{Receiver, Sender, select};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The drain state of one process. Cheap to clone; clones share it.
+#[derive(Clone)]
+pub struct Drain {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    started: AtomicBool,
+    /// Dropped by [`Drain::cut`]: every guard's `select` then sees its channel disconnect.
+    cut_tx: Mutex<Option<Sender<()>>>,
+    cut_rx: Receiver<()>,
+}
+
+impl Default for Drain {
+    fn default() -> Drain {
+        let (cut_tx, cut_rx) = crossbeam_channel::bounded(0);
+        Drain {
+            inner: Arc::new(Inner {
+                started: AtomicBool::new(false),
+                cut_tx: Mutex::new(Some(cut_tx)),
+                cut_rx,
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for Drain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Drain")
+            .field("started", &self.is_started())
+            .finish()
+    }
+}
+
+impl Drain {
+    /// A drain not started.
+    pub fn new() -> Drain {
+        Drain::default()
+    }
+
+    /// Start draining: readiness answers 503 from now on.
+    pub fn start(&self) {
+        self.inner.started.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the drain has started.
+    pub fn is_started(&self) -> bool {
+        self.inner.started.load(Ordering::SeqCst)
+    }
+
+    /// End every guarded stream now, each with its terminal event.
+    pub fn cut(&self) {
+        self.start();
+        self.inner
+            .cut_tx
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+
+    /// `handler`, except that `GET /healthz` answers 503 `{"status": "draining"}` once the
+    /// drain has started: for a server whose readiness knows nothing else (the agent server).
+    pub fn gate(&self, handler: Handler) -> Handler {
+        let drain = self.clone();
+        Arc::new(move |request: Request| {
+            if drain.is_started() && request.method == "GET" && request.path == "/healthz" {
+                return Response::json(
+                    503,
+                    &serde_json::json!({
+                        "status": "draining",
+                        "ready": false,
+                        "reasons": ["the server is draining: it is shutting down"],
+                    }),
+                );
+            }
+            handler(request)
+        })
+    }
+
+    /// A stream that carries `chunks` until they end, or until the drain is cut; then it
+    /// sends `terminal` and ends. One thread forwards for the stream's life.
+    pub fn guard(&self, chunks: Receiver<Vec<u8>>, terminal: Vec<u8>) -> Receiver<Vec<u8>> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let cut = self.inner.cut_rx.clone();
+        std::thread::spawn(move || {
+            loop {
+                select! {
+                    recv(chunks) -> chunk => match chunk {
+                        Ok(chunk) => if tx.send(chunk).is_err() { return },
+                        Err(_) => return,
+                    },
+                    recv(cut) -> _ => {
+                        let _ = tx.send(terminal);
+                        return;
+                    }
+                }
+            }
+        });
+        rx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_guarded_stream_passes_its_chunks_then_ends_with_the_terminal_event_when_cut() {
+        let drain = Drain::new();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let out = drain.guard(rx, b"terminal".to_vec());
+        tx.send(b"one".to_vec()).unwrap();
+        let wait = Duration::from_secs(10);
+        assert_eq!(out.recv_timeout(wait).unwrap(), b"one");
+        assert!(!drain.is_started());
+        drain.cut();
+        assert!(drain.is_started());
+        assert_eq!(out.recv_timeout(wait).unwrap(), b"terminal");
+        // The stream has ended although its producer still holds its sender.
+        assert!(out.recv_timeout(wait).is_err());
+        drop(tx);
+    }
+
+    #[test]
+    fn a_guarded_stream_that_ends_by_itself_sends_no_terminal_event() {
+        let drain = Drain::new();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let out = drain.guard(rx, b"terminal".to_vec());
+        tx.send(b"last".to_vec()).unwrap();
+        drop(tx);
+        let wait = Duration::from_secs(10);
+        assert_eq!(out.recv_timeout(wait).unwrap(), b"last");
+        assert!(out.recv_timeout(wait).is_err());
+    }
+}
