@@ -135,7 +135,7 @@ fn get(url: &str) -> u16 {
 fn serve_logs_each_request_as_json_at_the_level_asked_and_nothing_when_quiet() {
     let dir = TempDir::new("levels");
     let json = Serve::start(&dir.0, &["--log-format", "json"], &[]);
-    assert_eq!(get(&format!("{}/healthz", json.url)), 200);
+    assert_eq!(get(&format!("{}/livez", json.url)), 200);
     assert_eq!(get(&format!("{}/nowhere", json.url)), 404);
     let err = json.stderr_after(2, |l| l.starts_with('{'));
     let lines: Vec<Value> = err
@@ -144,18 +144,18 @@ fn serve_logs_each_request_as_json_at_the_level_asked_and_nothing_when_quiet() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 2, "{err}");
-    assert_eq!(lines[0]["target"], "/healthz");
+    assert_eq!(lines[0]["target"], "/livez");
     assert_eq!(lines[0]["level"], "info");
     assert_eq!(lines[1]["status"], 404);
     drop(json);
 
     // DD_LOG=warn keeps the refusal and drops the success; --quiet drops both.
     let warn = Serve::start(&dir.0, &[], &[("DD_LOG", "warn")]);
-    assert_eq!(get(&format!("{}/healthz", warn.url)), 200);
+    assert_eq!(get(&format!("{}/livez", warn.url)), 200);
     assert_eq!(get(&format!("{}/nowhere", warn.url)), 404);
     let err = warn.stderr_after(1, |l| l.contains(" WARN "));
     assert!(err.contains(" WARN  GET /nowhere 404 "), "{err}");
-    assert!(!err.contains("/healthz"), "{err}");
+    assert!(!err.contains("/livez"), "{err}");
     drop(warn);
     let quiet = Serve::start(&dir.0, &["--quiet", "--log-level", "debug"], &[]);
     assert_eq!(get(&format!("{}/nowhere", quiet.url)), 404);

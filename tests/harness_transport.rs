@@ -456,9 +456,12 @@ fn the_json_routes_serve_runs_and_agents_and_404_anything_else() {
     assert!(error["error"].as_str().unwrap().contains("no.such.agent"));
 
     let (status, health) = get(&th, "/healthz");
-    assert_eq!(status, 200);
-    assert_eq!(health["status"], "ok");
-    assert_eq!(health["agents"], 4);
+    assert_eq!(status, 200, "{health}");
+    assert_eq!(health["status"], "ready");
+    assert_eq!(health["agents"]["available"], 4);
+    assert_eq!(health["store"]["writable"], true);
+    let (status, live) = get(&th, "/livez");
+    assert_eq!((status, live), (200, json!({"status": "live"})));
 
     let digest = run.envelope.input_schema.clone().unwrap();
     let (status, schema) = get(&th, &format!("/schema/sha256/{digest}"));
