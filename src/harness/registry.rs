@@ -206,10 +206,19 @@ struct Shared {
     /// Where the agents come from: empty for a registry built by hand ([`Registry::add`]).
     sources: Vec<Source>,
     client: Option<A2aClient>,
-    /// Held while a refresh runs; the time the last one finished.
-    refreshing: Mutex<Option<Instant>>,
+    /// Held while a refresh runs.
+    refreshing: Mutex<Clock>,
     /// Bumped whenever what the registry holds changes (see [`Registry::generation`]).
     generation: AtomicU64,
+}
+
+/// When refreshes ran, for coalescing those asked for by unknown ids.
+#[derive(Default)]
+struct Clock {
+    /// When the last refresh started.
+    started: Option<Instant>,
+    /// When the last refresh asked for by an unknown id started.
+    on_demand: Option<Instant>,
 }
 
 struct Source {
@@ -394,21 +403,31 @@ impl Registry {
         self.refresh_now(false).0
     }
 
-    /// Run a refresh; with `unless_recent`, skip it if one finished within
-    /// [`REFRESH_AT_MOST_EVERY`] (the one waited for, perhaps). Returns what changed and the
-    /// ids two sources both claimed.
-    fn refresh_now(&self, unless_recent: bool) -> (Refreshed, Vec<String>) {
+    /// Run a refresh. `on_demand` (an unknown id asked for it) skips it if a refresh started
+    /// after the caller arrived (it waited for that one), or if another on-demand refresh
+    /// started within [`REFRESH_AT_MOST_EVERY`]. Returns what changed and the ids two
+    /// sources both claimed.
+    fn refresh_now(&self, on_demand: bool) -> (Refreshed, Vec<String>) {
         let Some(client) = &self.shared.client else {
             return (Refreshed::default(), Vec::new());
         };
-        let mut last = self
+        let arrived = Instant::now();
+        let mut clock = self
             .shared
             .refreshing
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if unless_recent && last.is_some_and(|t| t.elapsed() < REFRESH_AT_MOST_EVERY) {
-            return (Refreshed::default(), Vec::new());
+        if on_demand {
+            let fresh = clock.started.is_some_and(|t| t > arrived);
+            let recent = clock
+                .on_demand
+                .is_some_and(|t| t.elapsed() < REFRESH_AT_MOST_EVERY);
+            if fresh || recent {
+                return (Refreshed::default(), Vec::new());
+            }
+            clock.on_demand = Some(Instant::now());
         }
+        clock.started = Some(Instant::now());
         let before = self.read().clone();
         // Cards are read without holding the state: calls go on meanwhile.
         let admissions: Vec<Admission> = self
@@ -496,7 +515,7 @@ impl Registry {
             *self.write() = next;
             self.shared.generation.fetch_add(1, Ordering::SeqCst);
         }
-        *last = Some(Instant::now());
+        drop(clock);
         (summary, duplicates)
     }
 
@@ -534,7 +553,7 @@ impl Registry {
                     std::thread::sleep(wait);
                     match weak.upgrade() {
                         Some(shared) => {
-                            let refreshed = Registry { shared }.refresh_now(true).0;
+                            let refreshed = Registry { shared }.refresh_now(false).0;
                             for id in refreshed.added.iter().chain(&refreshed.changed) {
                                 eprintln!("ddwire: registry: agent {id} admitted from its card");
                             }
@@ -578,8 +597,8 @@ impl Registry {
         self.read().agents.get(agent_id).cloned()
     }
 
-    /// The agent registered as `agent_id`; if there is none, refresh at once (at most once
-    /// every [`REFRESH_AT_MOST_EVERY`]) and look again: an agent that came up after the
+    /// The agent registered as `agent_id`; if there is none, refresh at once (unknown ids
+    /// start at most one refresh every [`REFRESH_AT_MOST_EVERY`]) and look again: an agent that came up after the
     /// harness is found on the first call that names it.
     pub fn get_or_refresh(&self, agent_id: &str) -> Option<RemoteAgent> {
         if let Some(agent) = self.get(agent_id) {

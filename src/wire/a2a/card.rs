@@ -94,7 +94,8 @@ pub fn spec_from_card(card: &Value) -> Result<AgentSpec, ContractError> {
         ContractError::spec(
             None,
             format!(
-                "agent card {} does not declare {EXTENSION_URI}",
+                "agent card {} is incompatible: add the Data Director extension: it does not \
+                 declare {EXTENSION_URI} in capabilities.extensions (see vendor-notes/a2a.md)",
                 str_repr(name)
             ),
         )
