@@ -132,12 +132,8 @@ fn an_agent_started_after_the_harness_is_admitted_by_the_first_invocation_that_n
     let (status, live) = http("GET", &format!("{}/livez", served.url()), &[]);
     assert_eq!((status, live), (200, json!({"status": "live"})));
 
-    let _agent = agent_server::serve(
-        Arc::new(Hello::new()),
-        &format!("127.0.0.1:{port}"),
-        None,
-    )
-    .unwrap();
+    let _agent =
+        agent_server::serve(Arc::new(Hello::new()), &format!("127.0.0.1:{port}"), None).unwrap();
     let task = invoke_hello(&served);
     assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
     let envelope = envelope_of(&task);
@@ -170,12 +166,8 @@ fn the_background_refresh_admits_an_agent_that_comes_up_later() {
     let served = harness_over(&[format!("http://127.0.0.1:{port}")], operator());
     let registry = served.harness.conductor.registry.clone();
     registry.refresh_in_background();
-    let _agent = agent_server::serve(
-        Arc::new(Hello::new()),
-        &format!("127.0.0.1:{port}"),
-        None,
-    )
-    .unwrap();
+    let _agent =
+        agent_server::serve(Arc::new(Hello::new()), &format!("127.0.0.1:{port}"), None).unwrap();
     // Retries come after 1, 2, 4, 8 s...: the agent is admitted by the fourth at the latest.
     let deadline = Instant::now() + Duration::from_secs(40);
     while registry.is_empty() && Instant::now() < deadline {
@@ -240,7 +232,11 @@ fn post_agents_refresh_checks_a_changed_card_again_and_rebuilds_the_harness_card
     }
     let (status, body) = http("POST", &refresh, &[]);
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["refreshed"]["changed"], json!(["hello.world"]), "{body}");
+    assert_eq!(
+        body["refreshed"]["changed"],
+        json!(["hello.world"]),
+        "{body}"
+    );
     assert_eq!(manifest_version(&served), Some(bumped));
     let task = invoke_hello(&served);
     assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
@@ -249,7 +245,11 @@ fn post_agents_refresh_checks_a_changed_card_again_and_rebuilds_the_harness_card
     card.lock().unwrap()["capabilities"]["extensions"] = json!([]);
     let (status, body) = http("POST", &refresh, &[]);
     assert_eq!(status, 200, "{body}");
-    assert_eq!(body["refreshed"]["removed"], json!(["hello.world"]), "{body}");
+    assert_eq!(
+        body["refreshed"]["removed"],
+        json!(["hello.world"]),
+        "{body}"
+    );
     let reason = body["incompatible"][front.base_url()].as_str().unwrap();
     assert!(
         reason.starts_with("add the Data Director extension"),

@@ -5,9 +5,9 @@ use super::args::{Flag, Parsed};
 use super::{drain, export, setup};
 use ddwire::harness::registry;
 use ddwire::harness::server::{self, Harness};
-use ddwire::wire::http::drain::Drain;
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http;
+use ddwire::wire::http::drain::Drain;
 use std::sync::Arc;
 
 pub static COMMAND: Command = Command {

@@ -5,8 +5,8 @@
 pub mod agui;
 pub mod conductor;
 mod conversations;
-pub(crate) mod health;
 pub mod grounding;
+pub(crate) mod health;
 pub mod identity;
 pub mod policy;
 pub mod registry;

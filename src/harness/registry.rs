@@ -384,17 +384,11 @@ impl Registry {
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
-        self.shared
-            .state
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
+        self.shared.state.read().unwrap_or_else(|p| p.into_inner())
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
-        self.shared
-            .state
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
+        self.shared.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Read every configured card again, now (waiting for a refresh already running, then
@@ -446,10 +440,7 @@ impl Registry {
         let mut next = State::default();
         let mut duplicates = Vec::new();
         for (i, (source, admission)) in self.shared.sources.iter().zip(admissions).enumerate() {
-            let kept = before
-                .admitted
-                .get(&i)
-                .and_then(|id| before.agents.get(id));
+            let kept = before.admitted.get(&i).and_then(|id| before.agents.get(id));
             let agent = match (admission, kept) {
                 (Admission::Agent(agent), _) => *agent,
                 // Admitted before and unreadable now: keep it (see the type's docs).
@@ -467,7 +458,10 @@ impl Registry {
             if next.agents.contains_key(&id) {
                 next.unavailable.insert(
                     source.name.clone(),
-                    format!("another configured agent is registered as {}", str_repr(&id)),
+                    format!(
+                        "another configured agent is registered as {}",
+                        str_repr(&id)
+                    ),
                 );
                 duplicates.push(id);
                 continue;
@@ -566,7 +560,9 @@ impl Registry {
                 }
             });
         if let Err(e) = spawned {
-            eprintln!("ddwire: registry: cannot start the refresh thread ({e}); use POST /agents/refresh");
+            eprintln!(
+                "ddwire: registry: cannot start the refresh thread ({e}); use POST /agents/refresh"
+            );
         }
     }
 

@@ -39,11 +39,11 @@ use crate::wire::a2a::endpoint::{
 };
 use crate::wire::a2a::model::{Artifact, Message, Part, Task};
 use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
+use crate::wire::http::drain::Drain;
+use crate::wire::http::server::OpenConnections;
 use crate::wire::http::{Handler, Request, Response};
 use crate::wire::sign::{Direction, Verifier};
 use serde_json::{Value, json};
-use crate::wire::http::drain::Drain;
-use crate::wire::http::server::OpenConnections;
 use std::ops::ControlFlow;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;

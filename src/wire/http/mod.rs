@@ -33,8 +33,8 @@
 
 pub mod body;
 pub mod chunked;
-pub mod drain;
 pub mod client;
+pub mod drain;
 pub mod head;
 pub mod log;
 pub mod memory;

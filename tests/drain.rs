@@ -1,0 +1,269 @@
+//! Drain on SIGTERM, against the real binary: a run in flight when the signal arrives
+//! finishes and is stored, a new connection is refused, and the process exits 0.
+
+#![cfg(unix)]
+
+mod common;
+use common::*;
+use ddwire::wire::a2a::client::{A2aClient, Target};
+use ddwire::wire::a2a::model::TaskState;
+use ddwire::wire::http::client::{ClientRequest, HttpClient};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A spawned `ddwire` whose stderr is collected; killed if the test ends first.
+struct Spawned {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Spawned {
+    fn start(args: &[&str]) -> Spawned {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ddwire"))
+            .args(args)
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("DD_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let pipe = child.stderr.take().unwrap();
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut all = sink.lock().unwrap();
+                all.push_str(&line);
+                all.push('\n');
+            }
+        });
+        Spawned { child, stderr }
+    }
+
+    /// The first stderr line containing `marker`, waiting up to 30 s.
+    fn line_with(&self, marker: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let all = self.stderr.lock().unwrap().clone();
+            if let Some(line) = all.lines().find(|l| l.contains(marker)) {
+                return line.to_string();
+            }
+            assert!(Instant::now() < deadline, "no {marker:?} in:\n{all}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// The exit status, waiting up to `limit`.
+    fn exit_within(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "still running after {limit:?}:\n{}",
+                self.stderr.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `http://127.0.0.1:PORT` from a start-up line naming it after `prefix`.
+fn url_after(line: &str, prefix: &str) -> String {
+    let rest = line.split(prefix).nth(1).expect("the address follows");
+    let addr = rest.split([' ', ')']).next().unwrap();
+    format!("http://{addr}")
+}
+
+fn get_json(url: &str) -> (u16, Value) {
+    let r = HttpClient::tcp()
+        .send(ClientRequest::get(url, Duration::from_secs(10)))
+        .expect("the server answers");
+    (
+        r.status,
+        serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+    )
+}
+
+#[test]
+fn sigterm_drains_a_run_in_flight_to_the_store_refuses_new_connections_and_exits_0() {
+    let dir = TempDir::new("drain");
+    // An echo agent that takes 3 s over each run: long enough to be caught in flight.
+    let mut agent = Spawned::start(&["agent", "echo", "--port", "0", "--delay", "3", "--quiet"]);
+    let agent_url = url_after(&agent.line_with("listening on"), "listening on http://");
+    let agents = dir.path().join("agents.json");
+    std::fs::write(&agents, json!({"agents": [{"url": agent_url}]}).to_string()).unwrap();
+    let profile = dir.path().join("profile.json");
+    std::fs::write(
+        &profile,
+        json!({"profile_id": "drain", "version": 1, "agents": {"echo.wire": "advise"}}).to_string(),
+    )
+    .unwrap();
+    let runs = dir.path().join("runs");
+    let mut serve = Spawned::start(&[
+        "serve",
+        "--port",
+        "0",
+        "--agents",
+        agents.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+        "--acting-for-id",
+        "urn:test:operator",
+        "--acting-for-name",
+        "Op",
+        "--drain-timeout",
+        "30",
+        "--quiet",
+    ]);
+    let harness = url_after(&serve.line_with("harness on"), "harness on http://");
+    assert_eq!(get_json(&format!("{harness}/healthz")).0, 200);
+
+    // A run in flight: the harness is waiting on the agent.
+    let client = A2aClient::default();
+    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
+    let doc = request("echo.wire", json!({"schema_class": "Echo", "value": 7}));
+    let id = doc["invocation_id"].as_str().unwrap().to_string();
+    let call = std::thread::spawn(move || {
+        client.send_for_task(
+            &target,
+            a2a_message(vec![doc], None),
+            &[],
+            Duration::from_secs(60),
+        )
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while get_json(&format!("{harness}/healthz")).1["runs_in_flight"] != 1 {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    serve.signal("TERM");
+    serve.line_with("SIGTERM: draining");
+    // The listener is closed: a new connection is refused while the run goes on.
+    let addr = harness.trim_start_matches("http://").to_string();
+    assert!(
+        std::net::TcpStream::connect_timeout(&addr.parse().unwrap(), Duration::from_secs(5))
+            .is_err(),
+        "a new connection was accepted during the drain"
+    );
+    assert!(
+        serve.child.try_wait().unwrap().is_none(),
+        "serve exited before its run finished"
+    );
+
+    let task = call.join().unwrap().expect("the run in flight is answered");
+    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    assert_eq!(envelope_of(&task)["outcome"]["status"], "succeeded");
+    let status = serve.exit_within(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0), "{}", serve.stderr.lock().unwrap());
+    serve.line_with("drained in");
+    assert_eq!(stored_envelope(&runs, &id)["invocation_id"], id.as_str());
+
+    // The agent drains too.
+    agent.signal("INT");
+    assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
+}
+
+#[test]
+fn a_drain_that_runs_out_of_time_ends_the_agui_stream_with_run_error_and_still_exits_0() {
+    let dir = TempDir::new("drain-cut");
+    let mut agent = Spawned::start(&[
+        "agent",
+        "echo",
+        "--port",
+        "0",
+        "--delay",
+        "60",
+        "--drain-timeout",
+        "1",
+        "--quiet",
+    ]);
+    let agent_url = url_after(&agent.line_with("listening on"), "listening on http://");
+    let agents = dir.path().join("agents.json");
+    std::fs::write(&agents, json!({"agents": [{"url": agent_url}]}).to_string()).unwrap();
+    let profile = dir.path().join("profile.json");
+    std::fs::write(
+        &profile,
+        json!({"profile_id": "drain", "version": 1, "agents": {"echo.wire": "advise"}}).to_string(),
+    )
+    .unwrap();
+    let mut serve = Spawned::start(&[
+        "serve",
+        "--port",
+        "0",
+        "--agents",
+        agents.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--runs",
+        dir.path().join("runs").to_str().unwrap(),
+        "--acting-for-id",
+        "urn:test:operator",
+        "--acting-for-name",
+        "Op",
+        "--drain-timeout",
+        "0.5",
+        "--quiet",
+    ]);
+    let harness = url_after(&serve.line_with("harness on"), "harness on http://");
+    let doc = request("echo.wire", json!({"schema_class": "Echo", "value": 1}));
+    let body = agui_body(&doc, &new_thread());
+    let url = format!("{harness}/agui");
+    let stream = std::thread::spawn(move || {
+        HttpClient::tcp()
+            .send(
+                ClientRequest::post_json(
+                    url,
+                    body.to_string().into_bytes(),
+                    Duration::from_secs(60),
+                )
+                .header("Accept", "text/event-stream"),
+            )
+            .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while get_json(&format!("{harness}/healthz")).1["runs_in_flight"] != 1 {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    serve.signal("TERM");
+    let text = stream.join().unwrap().expect("the stream is answered");
+    let events = events(&text);
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], "RUN_ERROR", "{text}");
+    assert_eq!(last["code"], "shutting_down", "{text}");
+    assert_eq!(serve.exit_within(Duration::from_secs(30)).code(), Some(0));
+    serve.line_with("drain timeout");
+    agent.signal("TERM");
+    // The agent's own drain gives up on its 60 s run after its 1 s drain timeout.
+    assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
+}
+
+fn new_thread() -> String {
+    ddwire::ids::new_uuid7()
+}
