@@ -14,7 +14,7 @@ pub static COMMAND: Command = Command {
     name: "agent",
     summary: "Serve a built-in agent (hello, stub, echo, director, ungrounded, failing) over A2A",
     usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N] [--delay D]\n       \
-            [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
+            [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Serves the agent's card at /.well-known/agent-card.json and JSON-RPC (A2A v0.3\n\
               message/send and A2A 1.0 SendMessage) at /a2a. Agents: hello (hello.world, port\n\
               8101), stub (stub.abstain, 8104), echo (echo.wire, 8107).\n\n\
@@ -33,6 +33,9 @@ pub static COMMAND: Command = Command {
               messageId names (tck-complete-task, tck-input-required, tck-artifact-*, ...).\n\
               With --delay D it keeps every task working for D seconds before it answers, so a\n\
               client can watch it and cancel it.\n\n\
+              GET /livez and /healthz answer 200 while it serves. SIGTERM or SIGINT drains:\n\
+              /healthz answers 503, new connections are refused, calls in flight get\n\
+              --drain-timeout seconds (default 10) to be answered, then the process exits 0.\n\n\
               Requests are logged on stderr as `ddwire serve --help` describes (--log-format,\n\
               --log-level or DD_LOG, --quiet); --wire-log FILE appends every HTTP message in and\n\
               out, the agent's delegation callbacks included (vendor-notes/wire-log.md).",

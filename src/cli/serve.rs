@@ -14,22 +14,35 @@ pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
     usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]\n       \
-            [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
+            [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage,\n\
               GetTask/tasks/get, CancelTask/tasks/cancel and ListTasks (1.0; the caller's runs);\n\
               GET /.well-known/agent-card.json; POST /agui (AG-UI over SSE); GET /agui/runs/{id}\n\
               (replay); GET /runs (?limit=&after=&agent=&status=&principal=&conversation=\n\
               &since=&until=; with limit, a Link: rel=\"next\" header), /runs/{id},\n\
               /runs/{id}/spans (JSON lines), /runs/{id}/grounding (the grounding report as JSON),\n\
-              /runs/{id}/agent-result, /conversations, /conversations/{id}, /agents, /agents/{id},\n\
-              /healthz; GET /viewer, the runs, their traces and a form that starts an invocation,\n\
-              in one self-contained page (no external assets). A run id may be a unique prefix.\n\n\
+              /runs/{id}/agent-result, /conversations, /conversations/{id}, /agents, /agents/{id};\n\
+              POST /agents/refresh (read every agent card again now; with --tokens it needs a\n\
+              bearer token, as an invocation does); GET /livez (200 while the process runs) and\n\
+              /healthz (readiness as JSON: store writable, agents available of configured, runs\n\
+              in flight, open connections, export queue; 503 when not ready); GET /viewer, the\n\
+              runs, their traces and a form that starts an invocation, in one self-contained page\n\
+              (no external assets). A run id may be a unique prefix.\n\n\
               One line per request goes to stderr once it is answered (time, method, target,\n\
               status, bytes, duration, peer, connection, run and principal when known): text or\n\
               --log-format json; --log-level or DD_LOG picks error (5xx), warn (and 4xx), info\n\
               (every request, the default) or debug (with user agent and request size); --quiet\n\
               logs none. --wire-log FILE appends every HTTP message in and out, byte for byte,\n\
               with credentials masked (vendor-notes/wire-log.md; read it with ddwire wirelog).\n\n\
+              Agents may start before or after the harness: one that is unavailable is fetched\n\
+              again in the background (after 1 s, doubling to 30 s; every card again each 60 s,\n\
+              so a changed card is checked again), and at once when an invocation names an agent\n\
+              the harness does not know. A card without the Data Director extension is listed as\n\
+              incompatible, with what to add (vendor-notes/a2a.md).\n\n\
+              SIGTERM or SIGINT drains: /healthz answers 503, new connections are refused, runs\n\
+              in flight get --drain-timeout seconds to finish and be stored, AG-UI streams still\n\
+              open then end with RUN_ERROR shutting_down, the OTLP queue is flushed, and the\n\
+              process exits 0. A second signal exits at once, with status 1.\n\n\
               Several harnesses may share one --runs store. With --read-only the store is\n\
               never written (it may be on a read-only file system): stored runs are served,\n\
               and every invocation is refused.\n\n\
