@@ -264,6 +264,59 @@ fn a_drain_that_runs_out_of_time_ends_the_agui_stream_with_run_error_and_still_e
     assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
 }
 
+/// Issue 13's dead end: `serve` started before its agents says they are unavailable and will
+/// be fetched again, and then admits one that comes up.
+#[test]
+fn serve_started_before_its_agents_says_they_will_be_retried_and_admits_them() {
+    let dir = TempDir::new("serve-first");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let agents = dir.path().join("agents.json");
+    std::fs::write(
+        &agents,
+        json!({"agents": [{"name": "hello", "url": format!("http://127.0.0.1:{port}")}]})
+            .to_string(),
+    )
+    .unwrap();
+    let mut serve = Spawned::start(&[
+        "serve",
+        "--port",
+        "0",
+        "--agents",
+        agents.to_str().unwrap(),
+        "--runs",
+        dir.path().join("runs").to_str().unwrap(),
+        "--acting-for-id",
+        "urn:test:operator",
+        "--acting-for-name",
+        "Op",
+        "--quiet",
+    ]);
+    let harness = url_after(&serve.line_with("harness on"), "harness on http://");
+    serve.line_with("[hello] unavailable: cannot read the agent card");
+    let retried = serve.line_with("fetched again in the background");
+    assert!(retried.contains("start them in any order"), "{retried}");
+    assert_eq!(get_json(&format!("{harness}/healthz")).0, 503);
+
+    let mut agent = Spawned::start(&["agent", "hello", "--port", &port.to_string(), "--quiet"]);
+    agent.line_with("listening on");
+    let client = A2aClient::default();
+    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
+    let doc = request("hello.world", message("hi"));
+    let task = client
+        .send_for_task(&target, a2a_message(vec![doc], None), &[], T)
+        .unwrap();
+    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    assert_eq!(get_json(&format!("{harness}/healthz")).0, 200);
+    serve.signal("TERM");
+    assert_eq!(serve.exit_within(Duration::from_secs(30)).code(), Some(0));
+    agent.signal("TERM");
+    assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
+}
+
 fn new_thread() -> String {
     ddwire::ids::new_uuid7()
 }

@@ -51,7 +51,14 @@ fn run(args: &Parsed) -> Result<i32, String> {
         println!("[{name}] incompatible: {reason}");
     }
     if registry.is_empty() {
-        eprintln!("no agent could be registered; start some with `ddwire agent NAME`");
+        if registry.incompatible().is_empty() {
+            eprintln!("no agent could be registered; start some with `ddwire agent NAME`");
+        } else {
+            eprintln!(
+                "no agent could be registered; an incompatible card needs the Data Director \
+                 extension (vendor-notes/a2a.md)"
+            );
+        }
     }
     Ok(0)
 }
