@@ -17,6 +17,7 @@
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, run store, routes |
 //! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
+//! | [`signals`] | SIGTERM and SIGINT as messages, for the drain ([`wire::http::drain`]); the crate's only `unsafe` |
 //!
 //! ## The stated API
 //!

@@ -330,3 +330,17 @@ fn healthz_is_503_when_the_run_store_cannot_be_written() {
         "{health}"
     );
 }
+
+#[test]
+fn a_refresh_keeps_an_admitted_agent_whose_card_cannot_be_read_for_now() {
+    let agent = agent_server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
+    let served = harness_over(&[agent.base_url()], operator());
+    let registry = &served.harness.conductor.registry;
+    assert_eq!(registry.ids(), ["hello.world"]);
+    agent.shutdown();
+    // A brief outage does not unregister it: a call fails as a call to a down agent does.
+    let refreshed = registry.refresh();
+    assert!(refreshed.removed.is_empty(), "{refreshed:?}");
+    assert_eq!(registry.ids(), ["hello.world"]);
+    assert!(registry.unavailable().is_empty());
+}

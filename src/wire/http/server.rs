@@ -43,7 +43,9 @@
 //! connections are refused), lets the requests in flight finish (answered with
 //! `Connection: close`), and returns when they have. A request that arrives afterwards on a
 //! connection kept alive from before gets 503 and `Connection: close`; such a connection's
-//! thread ends when the connection closes or idles out.
+//! thread ends when the connection closes or idles out. A drain (SIGTERM, see
+//! `vendor-notes/signals.md`) does the same in steps with a deadline:
+//! [`Server::stop_accepting`], then [`Server::close_by`].
 
 use super::body::BodyReader;
 use super::head::{self, HeadError, RequestHead};
