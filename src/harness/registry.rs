@@ -229,7 +229,8 @@ struct Source {
 
 #[derive(Clone, Debug, Default)]
 struct State {
-    agents: BTreeMap<String, RemoteAgent>,
+    /// Shared with the runs using them: a lookup copies a pointer, not a card.
+    agents: BTreeMap<String, Arc<RemoteAgent>>,
     /// Name (or URL) → why the agent is unavailable.
     unavailable: BTreeMap<String, String>,
     /// Name (or URL) → why the agent cannot be governed (contract version, no extension).
@@ -283,6 +284,14 @@ enum Admission {
     Agent(Box<RemoteAgent>),
     Unavailable(String),
     Incompatible(String),
+}
+
+/// The wait before background attempt `attempt` (from 0) while an agent is unavailable:
+/// [`RETRY_FIRST`] doubling, never more than [`RETRY_MAX`].
+fn retry_wait(attempt: u32) -> Duration {
+    RETRY_FIRST
+        .saturating_mul(1u32 << attempt.min(16))
+        .min(RETRY_MAX)
 }
 
 /// What to add to a card that lacks the Data Director extension (spec invariant 14).
@@ -442,7 +451,7 @@ impl Registry {
         for (i, (source, admission)) in self.shared.sources.iter().zip(admissions).enumerate() {
             let kept = before.admitted.get(&i).and_then(|id| before.agents.get(id));
             let agent = match (admission, kept) {
-                (Admission::Agent(agent), _) => *agent,
+                (Admission::Agent(agent), _) => Arc::new(*agent),
                 // Admitted before and unreadable now: keep it (see the type's docs).
                 (Admission::Unavailable(_), Some(kept)) => kept.clone(),
                 (Admission::Unavailable(reason), None) => {
@@ -535,9 +544,7 @@ impl Registry {
                         None => return,
                     };
                     let wait = if pending {
-                        let wait = RETRY_FIRST
-                            .saturating_mul(1u32 << attempt.min(16))
-                            .min(RETRY_MAX);
+                        let wait = retry_wait(attempt);
                         attempt = attempt.saturating_add(1);
                         wait
                     } else {
@@ -548,8 +555,13 @@ impl Registry {
                     match weak.upgrade() {
                         Some(shared) => {
                             let refreshed = Registry { shared }.refresh_now(false).0;
-                            for id in refreshed.added.iter().chain(&refreshed.changed) {
-                                eprintln!("ddwire: registry: agent {id} admitted from its card");
+                            for id in &refreshed.added {
+                                eprintln!("ddwire: registry: agent {id} admitted");
+                            }
+                            for id in &refreshed.changed {
+                                eprintln!(
+                                    "ddwire: registry: agent {id}'s card changed; checked again"
+                                );
                             }
                             for id in &refreshed.removed {
                                 eprintln!("ddwire: registry: agent {id} no longer admitted");
@@ -582,21 +594,22 @@ impl Registry {
                 format!("two agents registered as {}", str_repr(&id)),
             ));
         }
-        state.agents.insert(id, agent);
+        state.agents.insert(id, Arc::new(agent));
         drop(state);
         self.shared.generation.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
 
-    /// The agent registered as `agent_id` (a copy: a refresh may replace it meanwhile).
-    pub fn get(&self, agent_id: &str) -> Option<RemoteAgent> {
+    /// The agent registered as `agent_id` (shared: a refresh may replace it meanwhile, and a
+    /// run keeps the one it started with).
+    pub fn get(&self, agent_id: &str) -> Option<Arc<RemoteAgent>> {
         self.read().agents.get(agent_id).cloned()
     }
 
     /// The agent registered as `agent_id`; if there is none, refresh at once (unknown ids
     /// start at most one refresh every [`REFRESH_AT_MOST_EVERY`]) and look again: an agent that came up after the
     /// harness is found on the first call that names it.
-    pub fn get_or_refresh(&self, agent_id: &str) -> Option<RemoteAgent> {
+    pub fn get_or_refresh(&self, agent_id: &str) -> Option<Arc<RemoteAgent>> {
         if let Some(agent) = self.get(agent_id) {
             return Some(agent);
         }
@@ -605,7 +618,7 @@ impl Registry {
     }
 
     /// Every registered agent, by id.
-    pub fn agents(&self) -> Vec<RemoteAgent> {
+    pub fn agents(&self) -> Vec<Arc<RemoteAgent>> {
         self.read().agents.values().cloned().collect()
     }
 
@@ -683,6 +696,13 @@ mod tests {
         assert!(err.to_string().contains("agents[0] needs a `url`"), "{err}");
         let err = parse_config(br#"{"agent": []}"#, "agents.json").unwrap_err();
         assert!(err.to_string().contains("\"agents\" list"), "{err}");
+    }
+
+    #[test]
+    fn background_retries_double_from_one_second_and_stay_within_thirty() {
+        let waits: Vec<u64> = (0..8).map(|n| retry_wait(n).as_secs()).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 30, 30, 30]);
+        assert_eq!(retry_wait(u32::MAX), RETRY_MAX);
     }
 
     #[test]

@@ -148,7 +148,7 @@ fn build(conductor: &Conductor, public_url: &str, window: Option<Duration>) -> B
         .registry
         .agents()
         .into_iter()
-        .filter_map(|a| a.key)
+        .filter_map(|a| a.key.clone())
         .collect();
     let mut callbacks = Verifier::new(Direction::ToHarness, keys);
     if let Some(window) = window {
