@@ -58,12 +58,24 @@ impl Spawned {
         }
     }
 
+    /// Send SIG`name` with `kill` (procps), or Python's `os.kill` where there is no `kill`
+    /// binary: the test crate stays free of `unsafe`.
     fn signal(&self, name: &str) {
-        let status = Command::new("kill")
-            .args([&format!("-{name}"), &self.child.id().to_string()])
+        let pid = self.child.id().to_string();
+        let status = match Command::new("kill")
+            .args([&format!("-{name}"), &pid])
             .status()
-            .unwrap();
-        assert!(status.success());
+        {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Command::new("python3")
+                .args([
+                    "-c",
+                    &format!("import os, signal; os.kill({pid}, signal.SIG{name})"),
+                ])
+                .status()
+                .expect("neither kill nor python3 is installed to send a signal"),
+            other => other.unwrap(),
+        };
+        assert!(status.success(), "sending SIG{name} failed");
     }
 
     /// The exit status, waiting up to `limit`.
