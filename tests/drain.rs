@@ -329,6 +329,74 @@ fn serve_started_before_its_agents_says_they_will_be_retried_and_admits_them() {
     assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
 }
 
+#[test]
+fn a_second_signal_during_the_drain_exits_at_once_with_status_1() {
+    let dir = TempDir::new("drain-twice");
+    let mut agent = Spawned::start(&[
+        "agent",
+        "echo",
+        "--port",
+        "0",
+        "--delay",
+        "60",
+        "--drain-timeout",
+        "0",
+        "--quiet",
+    ]);
+    let agent_url = url_after(&agent.line_with("listening on"), "listening on http://");
+    let agents = dir.path().join("agents.json");
+    std::fs::write(&agents, json!({"agents": [{"url": agent_url}]}).to_string()).unwrap();
+    let profile = dir.path().join("profile.json");
+    std::fs::write(
+        &profile,
+        json!({"profile_id": "drain", "version": 1, "agents": {"echo.wire": "advise"}}).to_string(),
+    )
+    .unwrap();
+    let mut serve = Spawned::start(&[
+        "serve",
+        "--port",
+        "0",
+        "--agents",
+        agents.to_str().unwrap(),
+        "--profile",
+        profile.to_str().unwrap(),
+        "--runs",
+        dir.path().join("runs").to_str().unwrap(),
+        "--acting-for-id",
+        "urn:test:operator",
+        "--acting-for-name",
+        "Op",
+        "--drain-timeout",
+        "600",
+        "--quiet",
+    ]);
+    let harness = url_after(&serve.line_with("harness on"), "harness on http://");
+    let client = A2aClient::default();
+    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
+    let doc = request("echo.wire", json!({"schema_class": "Echo", "value": 1}));
+    let _call = std::thread::spawn(move || {
+        let _ = client.send_for_task(
+            &target,
+            a2a_message(vec![doc], None),
+            &[],
+            Duration::from_secs(90),
+        );
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while get_json(&format!("{harness}/healthz")).1["runs_in_flight"] != 1 {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    serve.signal("TERM");
+    serve.line_with("SIGTERM: draining");
+    serve.signal("INT");
+    // Well before the 600 s drain timeout.
+    assert_eq!(serve.exit_within(Duration::from_secs(30)).code(), Some(1));
+    serve.line_with("SIGINT during the drain: exiting now");
+    agent.signal("TERM");
+    assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
+}
+
 fn new_thread() -> String {
     ddwire::ids::new_uuid7()
 }
