@@ -317,30 +317,58 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// How long accepts must go without running out of descriptors before a burst is over. A
+/// flood frees a descriptor with every connection it is refused, so accepts succeed between
+/// refusals; without this quiet time each of them would end a burst and start a new one.
+const BURST_QUIET: Duration = Duration::from_secs(1);
+
+/// A run of failed accepts: when it began, how many connections were answered 503, and when
+/// an accept last failed.
+struct Burst {
+    since: Instant,
+    refused: u64,
+    last_failure: Instant,
+}
+
 /// Accept until stopped. Out of descriptors or socket memory, shed the waiting connection
 /// with a 503 through a reserved descriptor, back off and try again; log once per burst.
+///
+/// During a burst the listener polls (non-blocking, every 10 ms) rather than blocks, so the
+/// burst's end is logged once accepts have gone [`BURST_QUIET`] without failing, whether or not
+/// another client connects.
 fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     // A descriptor held in reserve: closing it makes room to accept (and refuse) one
     // connection when the process has none left, so clients get an answer rather than wait
     // in the backlog.
     let mut reserve = std::fs::File::open("/dev/null").ok();
-    let mut burst: Option<(Instant, u64)> = None;
+    let mut burst: Option<Burst> = None;
     let mut backoff = Duration::from_millis(1);
     let mut threads_failing = false;
     loop {
-        match listener.accept() {
+        let accepted = listener.accept();
+        if burst
+            .as_ref()
+            .is_some_and(|b| b.last_failure.elapsed() >= BURST_QUIET)
+        {
+            if let Some(b) = burst.take() {
+                eprintln!(
+                    "ddwire: {}: accepting again after {:.1} s out of descriptors ({} connections answered 503)",
+                    shared.addr,
+                    b.since.elapsed().as_secs_f64(),
+                    b.refused
+                );
+            }
+            let _ = listener.set_nonblocking(false);
+            backoff = Duration::from_millis(1);
+        }
+        match accepted {
             Ok((stream, peer)) => {
+                // Accepted sockets do not inherit the listener's non-blocking mode on Linux,
+                // but other systems differ: connection threads expect blocking sockets.
+                let _ = stream.set_nonblocking(false);
                 if shared.stopping.load(Ordering::SeqCst) {
                     refuse(stream, peer, "the server is shutting down", &shared);
                     break;
-                }
-                if let Some((since, refused)) = burst.take() {
-                    eprintln!(
-                        "ddwire: {}: accepting again after {:.1} s out of descriptors ({refused} connections answered 503)",
-                        shared.addr,
-                        since.elapsed().as_secs_f64()
-                    );
-                    backoff = Duration::from_millis(1);
                 }
                 if reserve.is_none() {
                     reserve = std::fs::File::open("/dev/null").ok();
@@ -363,31 +391,44 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 }
             }
             Err(_) if shared.stopping.load(Ordering::SeqCst) => break,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
             Err(e) if is_transient(&e) => {}
             Err(e) => {
                 let exhausted = is_exhaustion(&e);
-                if burst.is_none() {
-                    eprintln!(
-                        "ddwire: {}: cannot accept ({e}); answering 503 and retrying{}",
-                        shared.addr,
-                        if exhausted {
-                            " as descriptors free up"
-                        } else {
-                            ""
-                        }
-                    );
-                    burst = Some((Instant::now(), 0));
+                match &mut burst {
+                    Some(b) => b.last_failure = Instant::now(),
+                    None => {
+                        eprintln!(
+                            "ddwire: {}: cannot accept ({e}); answering 503 and retrying{}",
+                            shared.addr,
+                            if exhausted {
+                                " as descriptors free up"
+                            } else {
+                                ""
+                            }
+                        );
+                        let now = Instant::now();
+                        burst = Some(Burst {
+                            since: now,
+                            refused: 0,
+                            last_failure: now,
+                        });
+                        let _ = listener.set_nonblocking(true);
+                    }
                 }
                 if exhausted && reserve.take().is_some() {
                     if let Ok((stream, peer)) = listener.accept() {
+                        let _ = stream.set_nonblocking(false);
                         refuse(
                             stream,
                             peer,
                             "the server is out of file descriptors; try again later",
                             &shared,
                         );
-                        if let Some((_, refused)) = &mut burst {
-                            *refused += 1;
+                        if let Some(b) = &mut burst {
+                            b.refused += 1;
                         }
                     }
                     reserve = std::fs::File::open("/dev/null").ok();
