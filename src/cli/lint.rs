@@ -1,37 +1,175 @@
-//! `ddwire lint`: the grounding linter over a span file and an envelope, offline.
+//! `ddwire lint`: the grounding linter, offline, over a stored run or over its files.
 
 use super::args::Parsed;
-use super::{Command, read_input};
-use ddwire::harness::grounding;
-use ddwire::trace;
+use super::{Command, read_input, setup};
+use ddwire::harness::grounding::{self, GroundingReport};
+use ddwire::harness::store::{AGENT_REPLY_FILE, ENVELOPE_FILE, RunReader};
+use ddwire::trace::{self, SpanRecord};
+use serde_json::Value;
+use std::path::Path;
 
 pub static COMMAND: Command = Command {
     name: "lint",
-    summary: "Run the grounding linter over SPANS.jsonl and ENVELOPE.json",
-    usage: "lint SPANS.jsonl ENVELOPE.json",
-    details: "Reads span JSON lines (as ddwire or the Python reference writes them) and an\n\
-              envelope, prints the grounding report, and exits 0 if it passed, 1 if not.",
-    flags: &[],
+    summary: "Reproduce a run's grounding verdict offline, from the run store or from files",
+    usage: "lint RUN [--runs DIR]\n       ddwire lint SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]",
+    details: "RUN is a run id, a unique prefix of one, or a run directory (runs/<id>). The linter\n\
+              reads the run's spans.jsonl, envelope.json and agent-result.json (the agent's reply\n\
+              as the harness received it) and gives the report the harness gave when it ran:\n\
+              a withheld result is linted with the payload and evidence the agent sent, so it\n\
+              FAILS as it did then. A run refused or referred before its agent ran (by the\n\
+              profile, or because the agent does not accept the input) had no output to check:\n\
+              the report says the linter did not run. With RUN, the report is compared with the\n\
+              run's grounding.txt, and a difference is an error.\n\n\
+              The file form reads span JSON lines (as ddwire or the Python reference writes them)\n\
+              and an envelope; for a withheld envelope, name the agent's reply too (or keep\n\
+              agent-result.json beside the envelope, where the run store puts it).\n\n\
+              Exit status: 0 passed, 1 FAILED (or the verdict differs from grounding.txt),\n\
+              2 bad usage or unreadable files, 3 the linter did not run (the agent never ran).",
+    flags: &[setup::RUNS],
     run,
 };
 
+/// The exit status of a report that says the linter did not run.
+const NOT_RUN: i32 = 3;
+
 fn run(args: &Parsed) -> Result<i32, String> {
-    let [spans, envelope] = args.positionals.as_slice() else {
-        return Err("expects SPANS.jsonl and ENVELOPE.json".into());
+    match args.positionals.as_slice() {
+        [reference] => stored(args, reference),
+        [spans, envelope] => files(spans, envelope, None),
+        [spans, envelope, reply] => files(spans, envelope, Some(reply)),
+        [] => Err(
+            "expects a RUN (an id, a unique prefix of one, or a run directory), or \
+                   SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]; see `ddwire lint --help`"
+                .into(),
+        ),
+        more => Err(format!(
+            "expects one RUN or two or three files, got {} arguments; see `ddwire lint --help`",
+            more.len()
+        )),
+    }
+}
+
+/// `lint RUN`: a run of the store (or a run directory), checked against its `grounding.txt`.
+fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
+    let dir = Path::new(reference);
+    let (reader, id) = if dir.join(ENVELOPE_FILE).is_file() {
+        // A run directory: its parent is the store, its name the id.
+        let dir = std::path::absolute(dir).map_err(|e| format!("{reference}: {e}"))?;
+        let (Some(store), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return Err(format!("{reference} is not a run directory of a run store"));
+        };
+        let reader = RunReader::open(store).map_err(|e| e.to_string())?;
+        (reader, name.to_string_lossy().into_owned())
+    } else {
+        let reader = setup::reader(args)?;
+        let id = setup::resolve(&reader, reference)?;
+        (reader, id)
     };
+    let shown = reader.shown_root().join(&id);
+    let envelope = reader
+        .envelope(&id)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{} holds no {ENVELOPE_FILE}", shown.display()))?;
+    let records = reader
+        .span_records(&id)
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
+    let reply = reader.agent_reply(&id).map_err(|e| e.to_string())?;
+    let report = grounding::lint_stored(&records, &envelope, reply.as_ref());
+    warn_if_withheld_without_reply(&records, &envelope, reply.as_ref(), &shown);
+    println!("{}", report.summary());
+    let code = exit_code(&report);
+    match reader.grounding(&id).map_err(|e| e.to_string())? {
+        Some(stored) if stored.trim_end() != report.summary() => {
+            eprintln!(
+                "ddwire lint: this differs from the verdict the harness stored in {}:\n{}",
+                shown.join("grounding.txt").display(),
+                stored.trim_end()
+            );
+            Ok(1)
+        }
+        Some(_) => Ok(code),
+        None => {
+            eprintln!(
+                "ddwire lint: {} has no grounding.txt to compare with",
+                shown.display()
+            );
+            Ok(code)
+        }
+    }
+}
+
+/// `lint SPANS ENVELOPE [AGENT_RESULT]`.
+fn files(spans: &str, envelope_path: &str, reply: Option<&String>) -> Result<i32, String> {
     let text =
         String::from_utf8(read_input(spans)?).map_err(|_| format!("{spans} is not UTF-8"))?;
+    let records = span_lines(spans, &text)?;
+    let envelope = json_file(envelope_path)?;
+    let beside = Path::new(envelope_path)
+        .parent()
+        .map(|d| d.join(AGENT_REPLY_FILE))
+        .filter(|p| envelope_path != "-" && p.is_file());
+    let reply = match (reply, beside) {
+        (Some(path), _) => Some(json_file(path)?),
+        (None, Some(path)) if grounding::is_withheld(&records, &envelope) => {
+            eprintln!(
+                "ddwire lint: the envelope was withheld; linting the agent's reply from {}",
+                path.display()
+            );
+            Some(json_file(&path.to_string_lossy())?)
+        }
+        (None, _) => None,
+    };
+    warn_if_withheld_without_reply(
+        &records,
+        &envelope,
+        reply.as_ref(),
+        Path::new(envelope_path),
+    );
+    let report = grounding::lint_stored(&records, &envelope, reply.as_ref());
+    println!("{}", report.summary());
+    Ok(exit_code(&report))
+}
+
+fn warn_if_withheld_without_reply(
+    records: &[SpanRecord],
+    envelope: &Value,
+    reply: Option<&Value>,
+    whence: &Path,
+) {
+    if reply.is_none() && grounding::is_withheld(records, envelope) {
+        eprintln!(
+            "ddwire lint: {} is a withheld result and no agent reply ({AGENT_REPLY_FILE}) was \
+             found: its payload is gone, so this report is on what was stored, not on what the \
+             agent sent",
+            whence.display()
+        );
+    }
+}
+
+fn exit_code(report: &GroundingReport) -> i32 {
+    if report.not_run.is_some() {
+        NOT_RUN
+    } else if report.passed {
+        0
+    } else {
+        1
+    }
+}
+
+fn span_lines(path: &str, text: &str) -> Result<Vec<SpanRecord>, String> {
     let mut records = Vec::new();
     for (i, line) in text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        records.push(trace::from_json(line).map_err(|e| format!("{spans}:{}: {e}", i + 1))?);
+        records.push(trace::from_json(line).map_err(|e| format!("{path}:{}: {e}", i + 1))?);
     }
-    let envelope = ddwire::json::parse(&read_input(envelope)?, ddwire::json::Limits::DEFAULT)
-        .map_err(|e| format!("{envelope}: {e}"))?;
-    let report = grounding::lint(&records, &envelope);
-    println!("{}", report.summary());
-    Ok(if report.passed { 0 } else { 1 })
+    Ok(records)
+}
+
+fn json_file(path: &str) -> Result<Value, String> {
+    ddwire::json::parse(&read_input(path)?, ddwire::json::Limits::DEFAULT)
+        .map_err(|e| format!("{path}: {e}"))
 }

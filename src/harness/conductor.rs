@@ -940,7 +940,9 @@ fn input_check(invocation: &Invocation<'_>, root: &ActiveSpan<'_>) -> Option<Dec
 /// withheld (`failed`, `grounding-violation`, payload and evidence cleared); any other is
 /// stored unchanged, its violations only in the report.
 fn grounding_check(records: &[SpanRecord], envelope: &mut Envelope) -> GroundingReport {
-    let report = grounding::lint(records, &envelope.to_document());
+    // A run refused or referred before its agent ran has no output: the report says the
+    // linter did not run, rather than that nothing failed it.
+    let report = grounding::lint_run(records, &envelope.to_document());
     if !report.violations.is_empty() && envelope.outcome.status == OutcomeStatus::Succeeded {
         let violations = report.violations.join("; ");
         withhold(

@@ -52,8 +52,11 @@ use crate::trace::{AttrValue, CONDUCTOR_ATTRIBUTES, SpanId, SpanName, SpanRecord
 /// What the linter concluded about one invocation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroundingReport {
-    /// No violation was found.
+    /// The linter ran and found no violation.
     pub passed: bool,
+    /// Why the linter did not run: the conductor decided the run before its agent ran (a
+    /// refusal or a referral), so there was no output to check. `passed` is then `false`.
+    pub not_run: Option<String>,
     /// The grounding mode the envelope declared: the valid mode, or Python's `str()` of
     /// whatever non-empty value it declared when that is not a mode; `None` when absent.
     pub mode: Option<String>,
@@ -69,12 +72,15 @@ impl GroundingReport {
     /// The report as `grounding.txt` holds it:
     /// `grounding: passed [<mode>] (<n> retrieval, <m> chat spans)`, or
     /// `grounding: FAILED [<mode>]` followed by one `\n  - <violation>` line per violation.
+    /// A run whose agent never ran reads `grounding: not run [<mode>] (<why>)`.
     pub fn summary(&self) -> String {
         let mode = match self.mode.as_deref() {
             Some(m) if !m.is_empty() => m,
             _ => "unknown mode",
         };
-        if self.passed {
+        if let Some(why) = &self.not_run {
+            format!("grounding: not run [{mode}] ({why})")
+        } else if self.passed {
             format!(
                 "grounding: passed [{mode}] ({} retrieval, {} chat spans)",
                 self.retrieval_count, self.chat_count
@@ -90,6 +96,7 @@ impl GroundingReport {
     fn failed(mode: Option<String>, violation: String, tree: Option<&Tree<'_>>) -> Self {
         GroundingReport {
             passed: false,
+            not_run: None,
             mode,
             violations: vec![violation],
             retrieval_count: tree.map_or(0, |t| t.retrievals.len()),
@@ -157,11 +164,120 @@ pub fn lint(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
 
     GroundingReport {
         passed: violations.is_empty(),
+        not_run: None,
         mode: Some(mode.as_str().to_string()),
         violations,
         retrieval_count: tree.retrievals.len(),
         chat_count: tree.chats.len(),
     }
+}
+
+/// Lint one run as the conductor does: [`lint`], unless the conductor decided the run before
+/// its agent ran (the policy gate refused or referred it, or the input check refused its
+/// input, as the root span's stage events record), when there is no output to check and the
+/// report says the linter did not run.
+pub fn lint_run(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
+    match not_run_reason(records) {
+        Some(why) => GroundingReport {
+            passed: false,
+            not_run: Some(why),
+            mode: envelope
+                .get("grounding_mode")
+                .filter(|v| is_truthy(v))
+                .map(py_str),
+            violations: Vec::new(),
+            retrieval_count: 0,
+            chat_count: 0,
+        },
+        None => lint(records, envelope),
+    }
+}
+
+/// Lint a stored run offline and reach the conductor's verdict: `envelope` is the stored
+/// envelope, `records` its stored spans, `agent_reply` the agent's reply as received
+/// (`{"result": <AgentResult>, "spans": [...]}`, the run store's `agent-result.json`).
+///
+/// A withheld envelope has lost the payload and evidence the conductor linted, so they are
+/// put back from the agent's result first: a run is withheld when its problem is a
+/// `grounding-violation`, or when the root span's `dd.outcome` (what the agent claimed, set
+/// before the linter ran) is `succeeded` and the stored outcome is not. Without the reply a
+/// withheld run is linted as stored; [`is_withheld`] tells a caller to say so.
+pub fn lint_stored(
+    records: &[SpanRecord],
+    envelope: &Value,
+    agent_reply: Option<&Value>,
+) -> GroundingReport {
+    let linted = match (is_withheld(records, envelope), agent_reply) {
+        (true, Some(reply)) => as_linted(envelope, &reply["result"]),
+        _ => envelope.clone(),
+    };
+    lint_run(records, &linted)
+}
+
+/// Whether the stored `envelope` is a withheld result (see [`lint_stored`]).
+pub fn is_withheld(records: &[SpanRecord], envelope: &Value) -> bool {
+    let problem = envelope["problem"]["type"].as_str().unwrap_or("");
+    if problem.rsplit('/').next() == Some("grounding-violation") {
+        return true;
+    }
+    let claimed = records
+        .iter()
+        .find(|s| s.parent_id.is_none() && s.is(SpanName::InvokeAgent))
+        .and_then(|r| r.owned_str(attr::OUTCOME));
+    claimed == Some(OutcomeStatus::Succeeded.as_str())
+        && envelope["outcome"]["status"].as_str() != Some(OutcomeStatus::Succeeded.as_str())
+}
+
+/// The envelope the conductor linted: the stored one with the agent's outcome, payload and
+/// evidence put back.
+fn as_linted(envelope: &Value, result: &Value) -> Value {
+    let mut linted = envelope.clone();
+    if let (Some(doc), Some(result)) = (linted.as_object_mut(), result.as_object()) {
+        for key in ["outcome", "payload", "evidence"] {
+            match result.get(key) {
+                Some(v) if !v.is_null() => {
+                    doc.insert(key.to_string(), v.clone());
+                }
+                _ if key == "evidence" => {
+                    doc.insert(key.to_string(), Value::Array(Vec::new()));
+                }
+                _ => {
+                    doc.remove(key);
+                }
+            }
+        }
+    }
+    linted
+}
+
+/// Why the agent of this run never ran, from the conductor's stage events on the root span:
+/// `None` when nothing says it was stopped before the agent call.
+fn not_run_reason(records: &[SpanRecord]) -> Option<String> {
+    let root = records
+        .iter()
+        .find(|s| s.parent_id.is_none() && s.is(SpanName::InvokeAgent))?;
+    root.events.iter().find_map(|e| {
+        let decision = match e.attributes.get("dd.stage.decision") {
+            Some(AttrValue::String(d)) => d.as_str(),
+            _ => return None,
+        };
+        match (e.name.as_str(), decision) {
+            ("policy_gate", "permitted") | ("input_check", "accepted") => None,
+            ("policy_gate", "requires_approval") => Some(
+                "the agent was not run: the policy gate referred the run for approval".to_string(),
+            ),
+            ("policy_gate", "not_enabled") => {
+                Some("the agent was not run: the profile does not enable it".to_string())
+            }
+            ("policy_gate", d) => Some(format!(
+                "the agent was not run: the policy gate refused it, {d}"
+            )),
+            ("input_check", _) => {
+                Some("the agent was not run: the input check refused its input".to_string())
+            }
+            _ => None,
+        }
+    })
 }
 
 // --- The rule table ---------------------------------------------------------------------------

@@ -43,13 +43,14 @@ pub(crate) fn page() -> Response {
 
 /// `GET /runs/{id}/grounding`: the run's grounding summary (`grounding.txt`) as data:
 /// `{"invocation_id", "summary", "passed", "mode", "violations", "retrieval_count",
-/// "chat_count"}`, the counts `null` where the summary does not give them (a failed one).
+/// "chat_count"}`, the counts `null` where the summary does not give them (a failed one), and
+/// `passed` `null` when the linter did not run (the agent never ran).
 pub(crate) fn grounding_json(invocation_id: &str, summary: &str) -> Value {
     let parsed = parse_summary(summary);
     json!({
         "invocation_id": invocation_id,
         "summary": summary,
-        "passed": parsed.as_ref().map(|p| p.passed),
+        "passed": parsed.as_ref().and_then(|p| p.passed),
         "mode": parsed.as_ref().and_then(|p| p.mode.clone()),
         "violations": parsed.as_ref().map(|p| p.violations.clone()).unwrap_or_default(),
         "retrieval_count": parsed.as_ref().and_then(|p| p.counts.map(|c| c.0)),
@@ -59,7 +60,8 @@ pub(crate) fn grounding_json(invocation_id: &str, summary: &str) -> Value {
 
 /// What a summary says, read back.
 struct Summary {
-    passed: bool,
+    /// `None` when the linter did not run.
+    passed: Option<bool>,
     mode: Option<String>,
     violations: Vec<String>,
     counts: Option<(usize, usize)>,
@@ -75,6 +77,15 @@ fn parse_summary(text: &str) -> Option<Summary> {
     let passed = match verdict {
         "passed" => true,
         "FAILED" => false,
+        // The agent never ran: there was nothing to lint, which is neither verdict.
+        "not run" => {
+            return Some(Summary {
+                passed: None,
+                mode: (mode != "unknown mode").then(|| mode.to_string()),
+                violations: Vec::new(),
+                counts: None,
+            });
+        }
         _ => return None,
     };
     let counts = tail
@@ -88,7 +99,7 @@ fn parse_summary(text: &str) -> Option<Summary> {
         .map(str::to_string)
         .collect();
     Some(Summary {
-        passed,
+        passed: Some(passed),
         mode: (mode != "unknown mode").then(|| mode.to_string()),
         violations,
         counts,
@@ -104,6 +115,7 @@ mod tests {
     fn a_grounding_summary_reads_back_as_the_report_that_wrote_it() {
         let passed = GroundingReport {
             passed: true,
+            not_run: None,
             mode: Some("retrieval".into()),
             violations: vec![],
             retrieval_count: 2,
@@ -118,6 +130,7 @@ mod tests {
         );
         let failed = GroundingReport {
             passed: false,
+            not_run: None,
             mode: Some("input_only".into()),
             violations: vec!["R2: payload cites 'src:x'".into(), "R3: no evidence".into()],
             retrieval_count: 0,
@@ -134,6 +147,12 @@ mod tests {
             Value::Null,
             "a failed summary gives no counts"
         );
+        let not_run = grounding_json(
+            "r4",
+            "grounding: not run [none] (the agent was not run: the profile does not enable it)",
+        );
+        assert_eq!(not_run["passed"], Value::Null, "neither verdict");
+        assert_eq!(not_run["mode"], "none");
         let odd = grounding_json("r3", "something else");
         assert_eq!(odd["passed"], Value::Null);
         assert_eq!(odd["summary"], "something else");

@@ -1,0 +1,183 @@
+//! `ddwire lint`: every verdict the harness stored can be reproduced offline from the store.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn ddwire() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    for var in [
+        "DD_RUNS_DIR",
+        "DD_AGENTS_CONFIG",
+        "DD_PROFILE",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+    ] {
+        c.env_remove(var);
+    }
+    c.stdin(Stdio::null());
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    ddwire().args(args).output().expect("the binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ddwire-lint-{tag}-{}", ddwire::ids::new_uuid7()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Run the demo into a fresh store and return it with its run ids.
+fn demo_store(tag: &str) -> (PathBuf, Vec<String>) {
+    let dir = temp_dir(tag);
+    let runs = dir.join("runs");
+    let out = run(&["demo", "--quiet", "--runs", runs.to_str().unwrap()]);
+    assert!(out.status.success(), "demo: {}", text(&out.stderr));
+    let mut ids: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("envelope.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    ids.sort();
+    (runs, ids)
+}
+
+fn stored_verdict(runs: &Path, id: &str) -> String {
+    std::fs::read_to_string(runs.join(id).join("grounding.txt")).unwrap()
+}
+
+/// The exit status a verdict must give: 0 passed, 1 FAILED, 3 the linter did not run.
+fn expected_code(verdict: &str) -> i32 {
+    if verdict.starts_with("grounding: passed") {
+        0
+    } else if verdict.starts_with("grounding: FAILED") {
+        1
+    } else if verdict.starts_with("grounding: not run") {
+        3
+    } else {
+        panic!("an unknown verdict: {verdict}")
+    }
+}
+
+#[test]
+fn lint_run_agrees_with_grounding_txt_for_every_run_the_demo_makes() {
+    let (runs, ids) = demo_store("demo");
+    assert!(ids.len() >= 7, "the demo stores its runs: {ids:?}");
+    let mut codes = Vec::new();
+    for id in &ids {
+        let verdict = stored_verdict(&runs, id);
+        // By id, with --runs.
+        let out = run(&["lint", id, "--runs", runs.to_str().unwrap()]);
+        assert_eq!(
+            text(&out.stdout),
+            verdict,
+            "lint {id}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(expected_code(&verdict)),
+            "lint {id}"
+        );
+        // By run directory, with no store named.
+        let out = run(&["lint", runs.join(id).to_str().unwrap()]);
+        assert_eq!(
+            text(&out.stdout),
+            verdict,
+            "lint DIR: {}",
+            text(&out.stderr)
+        );
+        codes.push(expected_code(&verdict));
+    }
+    // The demo makes a run of each kind: passed, withheld (FAILED) and refused (not run).
+    for code in [0, 1, 3] {
+        assert!(codes.contains(&code), "no run exits {code}: {codes:?}");
+    }
+    std::fs::remove_dir_all(runs.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn a_withheld_run_fails_the_linter_offline_as_it_did_in_the_harness() {
+    let (runs, ids) = demo_store("withheld");
+    let withheld = ids
+        .iter()
+        .find(|id| {
+            std::fs::read_to_string(runs.join(id).join("envelope.json"))
+                .unwrap()
+                .contains("grounding-violation")
+        })
+        .expect("the demo withholds one result");
+    let dir = runs.join(withheld);
+    // The file form finds the agent's reply beside the envelope.
+    let out = run(&[
+        "lint",
+        dir.join("spans.jsonl").to_str().unwrap(),
+        dir.join("envelope.json").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).starts_with("grounding: FAILED [input_only]\n  - R2: "));
+    assert!(text(&out.stderr).contains("agent-result.json"));
+    // Without the reply, it says the report is on what was stored, not what the agent sent.
+    let bare = runs.parent().unwrap().join("bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    for f in ["spans.jsonl", "envelope.json"] {
+        std::fs::copy(dir.join(f), bare.join(f)).unwrap();
+    }
+    let out = run(&[
+        "lint",
+        bare.join("spans.jsonl").to_str().unwrap(),
+        bare.join("envelope.json").to_str().unwrap(),
+    ]);
+    assert!(
+        text(&out.stderr).contains("is a withheld result and no agent reply"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Named as a third file, the reply gives the harness's verdict again.
+    let out = run(&[
+        "lint",
+        bare.join("spans.jsonl").to_str().unwrap(),
+        bare.join("envelope.json").to_str().unwrap(),
+        dir.join("agent-result.json").to_str().unwrap(),
+    ]);
+    assert_eq!(text(&out.stdout), stored_verdict(&runs, withheld));
+    std::fs::remove_dir_all(runs.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn lint_reports_a_verdict_that_differs_from_the_stored_one() {
+    let (runs, ids) = demo_store("differs");
+    let id = &ids[0];
+    std::fs::write(
+        runs.join(id).join("grounding.txt"),
+        "grounding: FAILED [input_only]\n  - R2: forged\n",
+    )
+    .unwrap();
+    let out = run(&["lint", id, "--runs", runs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("differs from the verdict the harness stored"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(runs.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn lint_with_a_run_the_store_does_not_hold_says_where_it_looked() {
+    let dir = temp_dir("missing");
+    let out = run(&["lint", "01a2", "--runs", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&std::path::absolute(&dir).unwrap().display().to_string())
+            && err.contains("--runs DIR or DD_RUNS_DIR"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
