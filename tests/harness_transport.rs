@@ -173,6 +173,28 @@ fn a2a_message_send_returns_envelope_artifact() {
     );
 }
 
+/// `POST /` is the A2A endpoint as well as `POST /a2a`, in both bindings, as `serve --help`
+/// says: the root trims to no path segment and must still route.
+#[test]
+fn a2a_message_send_to_the_root_path_is_answered_like_a2a() {
+    let th = harness();
+    let root = format!("{HARNESS_URL}/");
+    for binding in [Binding::V10, Binding::V03] {
+        let target = Target {
+            binding,
+            url: root.clone(),
+        };
+        let task = send_to(
+            &th,
+            &target,
+            a2a_message(vec![request("hello.world", message("hi"))], None),
+            &[],
+        );
+        assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+        assert_eq!(envelope_of(&task)["outcome"]["status"], "succeeded");
+    }
+}
+
 /// Spec invariant 12: an input the agent does not accept is an outcome the conductor decided:
 /// a completed task carrying a failed `input-not-accepted` envelope.
 #[test]

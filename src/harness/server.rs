@@ -237,7 +237,8 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
     let path = request.path.trim_end_matches('/');
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     match (request.method.as_str(), segments.as_slice()) {
-        ("POST", [""] | ["a2a"]) => {
+        // `/` trims to no segments at all: it is the A2A endpoint too, as `serve --help` says.
+        ("POST", [] | ["a2a"]) => {
             if Verifier::is_signed(&request.headers) && request.body_error.is_none() {
                 match harness.built().callbacks.verify_request(request) {
                     Ok(key_id) => endpoint.handle_signed(request, Some(key_id)),
