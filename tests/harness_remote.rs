@@ -186,7 +186,8 @@ fn an_agent_that_exceeds_its_timeout_is_a_failed_envelope() {
 }
 
 /// Spec invariant 13: an agent that goes away after registration (its host taken off the
-/// in-memory network) is a failed envelope whose detail says the connection was refused.
+/// in-memory network) is a failed `agent-error` envelope whose detail says the connection was
+/// refused, titled as unreachable rather than as an exception the agent raised.
 #[test]
 fn an_agent_that_goes_away_after_registration_is_a_failed_envelope() {
     let th = TestHarness::new(vec![Arc::new(ScriptedAgent::new(
@@ -202,6 +203,18 @@ fn an_agent_that_goes_away_after_registration_is_a_failed_envelope() {
             .as_str()
             .unwrap()
             .contains("connection refused"),
+        "{env}"
+    );
+    // Its own problem: nothing reached the agent, so it did not raise anything.
+    assert_eq!(
+        env["problem"]["title"], "Agent could not be reached",
+        "{env}"
+    );
+    assert!(
+        env["outcome"]["statement"]
+            .as_str()
+            .unwrap()
+            .starts_with("Agent unreachable: "),
         "{env}"
     );
     assert!(th.harness.conductor.store.has(&run.envelope.invocation_id));

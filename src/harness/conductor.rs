@@ -553,20 +553,30 @@ impl Conductor {
         stage_event(root, Stage::AgentCall, "result", answered);
         let decided = match received {
             Err(failure) => {
-                let (statement, kind) = if canceled {
-                    (format!("{CANCELED}: {}", failure.detail), CANCELED)
-                } else {
+                let (statement, problem) = if canceled {
+                    let statement = format!("{CANCELED}: {}", failure.detail);
+                    (statement, agent_error(agent_id, CANCELED, &failure.detail))
+                } else if failure.unreachable {
+                    // Still `agent-error`, but not "raised": nothing reached the agent.
+                    let mut problem = agent_error(agent_id, "AgentUnreachable", &failure.detail);
+                    problem.title = Some(UNREACHABLE_TITLE.to_string());
                     (
-                        format!("Agent raised: {}", failure.detail),
-                        "RemoteAgentError",
+                        format!(
+                            "Agent unreachable: {}. Is the agent running at that address?",
+                            failure.detail
+                        ),
+                        problem,
+                    )
+                } else {
+                    let statement = format!("Agent raised: {}", failure.detail);
+                    (
+                        statement,
+                        agent_error(agent_id, "RemoteAgentError", &failure.detail),
                     )
                 };
                 Decided {
                     agent_reply: failure.reply,
-                    ..Decided::by_conductor(
-                        Outcome::failed(statement),
-                        Some(agent_error(agent_id, kind, &failure.detail)),
-                    )
+                    ..Decided::by_conductor(Outcome::failed(statement), Some(problem))
                 }
             }
             Ok(received) => {
@@ -1207,6 +1217,10 @@ fn payload_mismatch(agent: &RemoteAgent, payload: &Value) -> Option<String> {
 }
 
 /// `agent-error` problem details: `<agent_id>: <kind>: <detail>`.
+/// The title of an `agent-error` whose agent could not be reached: the connection was refused
+/// or failed before anything was sent, so the agent did not raise anything.
+pub(crate) const UNREACHABLE_TITLE: &str = "Agent could not be reached";
+
 fn agent_error(agent_id: &str, kind: &str, detail: &str) -> ProblemDetails {
     ProblemType::AgentError.with_detail(format!("{agent_id}: {kind}: {detail}"))
 }

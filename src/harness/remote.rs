@@ -35,6 +35,9 @@ pub(crate) struct Received {
 pub(crate) struct Failure {
     pub detail: String,
     pub reply: Option<Value>,
+    /// The agent could not be reached at all (nothing was delivered): its own problem title,
+    /// so an operator looks at the network and the agent's process, not at the agent's code.
+    pub unreachable: bool,
 }
 
 impl From<String> for Failure {
@@ -42,6 +45,7 @@ impl From<String> for Failure {
         Failure {
             detail,
             reply: None,
+            unreachable: false,
         }
     }
 }
@@ -70,7 +74,10 @@ pub(crate) fn call(
     message.metadata = Some(metadata);
     let task = client
         .send_for_task(&agent.target, message, &[], agent.timeout)
-        .map_err(|e| format!("{id} at {}: {e}", agent.url))?;
+        .map_err(|e| Failure {
+            unreachable: matches!(e, crate::wire::WireError::Connect { .. }),
+            ..Failure::from(format!("{id} at {}: {e}", agent.url))
+        })?;
     if task.status.state != TaskState::Completed {
         return Err(task
             .failure_detail()
@@ -120,6 +127,7 @@ pub(crate) fn call(
     let kept = |detail: String| Failure {
         detail,
         reply: Some(body.clone()),
+        unreachable: false,
     };
     let result_doc = body
         .get("result")
