@@ -25,7 +25,7 @@ pub static COMMAND: Command = Command {
 fn run(args: &Parsed) -> Result<i32, String> {
     let registry = setup::registry(args, &A2aClient::default())?;
     if args.switch("json") {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&registry.listing()).unwrap_or_default()
         );
@@ -34,7 +34,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     for agent in registry.agents() {
         let s = &agent.spec;
         let payload = s.payload.as_deref().unwrap_or("no payload");
-        println!(
+        outln!(
             "{:<18} {:<8} {:<11} accepts {} -> {}  ({})",
             s.agent_id,
             s.version,
@@ -45,10 +45,10 @@ fn run(args: &Parsed) -> Result<i32, String> {
         );
     }
     for (name, reason) in &registry.unavailable() {
-        println!("[{name}] unavailable: {reason}");
+        outln!("[{name}] unavailable: {reason}");
     }
     for (name, reason) in &registry.incompatible() {
-        println!("[{name}] incompatible: {reason}");
+        outln!("[{name}] incompatible: {reason}");
     }
     if registry.is_empty() {
         if registry.incompatible().is_empty() {

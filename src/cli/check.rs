@@ -137,7 +137,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         Format::Junit => report.junit(),
     };
     match args.value("out") {
-        None => print!("{text}"),
+        None => out!("{text}"),
         Some(path) => {
             std::fs::write(path, text).map_err(|e| format!("writing {path}: {e}"))?;
             eprintln!("ddwire check {url}: {} (report: {path})", report.summary());

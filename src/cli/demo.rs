@@ -95,7 +95,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let harness_server = bound
         .serve(handler(Arc::clone(&harness)))
         .map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "ddwire demo: {} agents and a harness at {public}; runs go to {}\n",
         servers.len(),
         runs.display()
@@ -149,7 +149,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             )
             .map_err(|e| e.to_string())?;
         if task.status.state != TaskState::Completed {
-            println!(
+            outln!(
                 "{}. {what}: refused: {}",
                 i + 1,
                 task.failure_detail().unwrap_or_default()
@@ -171,7 +171,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             .unwrap_or(Value::Null);
         print_run(&harness, i + 1, what, &envelope, quiet);
     }
-    println!(
+    outln!(
         "Inspect: ddwire runs --runs {0}; ddwire show <RUN_ID> --runs {0}",
         runs.display()
     );
@@ -188,15 +188,15 @@ fn run(args: &Parsed) -> Result<i32, String> {
 fn print_run(harness: &Harness, n: usize, what: &str, envelope: &Value, quiet: bool) {
     let text = |v: &Value| v.as_str().unwrap_or("").to_string();
     let id = text(&envelope["invocation_id"]);
-    println!("{n}. {what}");
-    println!(
+    outln!("{n}. {what}");
+    outln!(
         "   {} → {}: {}",
         text(&envelope["agent_id"]),
         text(&envelope["outcome"]["status"]),
         text(&envelope["outcome"]["statement"])
     );
     if let Some(title) = envelope["problem"]["title"].as_str() {
-        println!(
+        outln!(
             "   problem: {title} ({})",
             text(&envelope["problem"]["type"])
                 .rsplit('/')
@@ -204,9 +204,9 @@ fn print_run(harness: &Harness, n: usize, what: &str, envelope: &Value, quiet: b
                 .unwrap_or("")
         );
     }
-    println!("   run {id}");
+    outln!("   run {id}");
     if quiet {
-        println!();
+        outln!();
         return;
     }
     // The run and its delegated children, read back from the store, as one waterfall.
@@ -219,14 +219,14 @@ fn print_run(harness: &Harness, n: usize, what: &str, envelope: &Value, quiet: b
                 summary: false,
             };
             for line in waterfall::render(&run, &options).lines() {
-                println!("{INDENT}{line}");
+                outln!("{INDENT}{line}");
             }
             if let Some(report) = &run.grounding {
-                println!("{INDENT}{}", report.lines().next().unwrap_or(""));
+                outln!("{INDENT}{}", report.lines().next().unwrap_or(""));
             }
         }
-        Ok(None) => println!("{INDENT}(the run store holds no run {id})"),
-        Err(e) => println!("{INDENT}(cannot read run {id} back: {e})"),
+        Ok(None) => outln!("{INDENT}(the run store holds no run {id})"),
+        Err(e) => outln!("{INDENT}(cannot read run {id} back: {e})"),
     }
-    println!();
+    outln!();
 }

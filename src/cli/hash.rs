@@ -54,9 +54,9 @@ fn run(args: &Parsed) -> Result<i32, String> {
         let canonical = canonicalisation
             .canonical_bytes(&doc)
             .map_err(|e| e.to_string())?;
-        println!("{}", String::from_utf8_lossy(&canonical));
+        outln!("{}", String::from_utf8_lossy(&canonical));
     } else {
-        println!(
+        outln!(
             "{}",
             canonicalisation
                 .content_hash(&doc)

@@ -95,7 +95,7 @@ fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result
     setup::report_registry(&conductor.registry);
     match conductor.invoke(request, &principal) {
         Ok(run) => {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&run.envelope.to_document()).unwrap_or_default()
             );
@@ -151,7 +151,7 @@ fn remote(
             })
         })
         .ok_or("the harness replied without an envelope artifact")?;
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(&envelope).unwrap_or_default()
     );

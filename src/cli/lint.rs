@@ -77,7 +77,7 @@ fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
     let reply = reader.agent_reply(&id).map_err(|e| e.to_string())?;
     let report = grounding::lint_stored(&records, &envelope, reply.as_ref());
     warn_if_withheld_without_reply(&records, &envelope, reply.as_ref(), &shown);
-    println!("{}", report.summary());
+    outln!("{}", report.summary());
     let code = exit_code(&report);
     match reader.grounding(&id).map_err(|e| e.to_string())? {
         Some(stored) if stored.trim_end() != report.summary() => {
@@ -127,7 +127,7 @@ fn files(spans: &str, envelope_path: &str, reply: Option<&String>) -> Result<i32
         Path::new(envelope_path),
     );
     let report = grounding::lint_stored(&records, &envelope, reply.as_ref());
-    println!("{}", report.summary());
+    outln!("{}", report.summary());
     Ok(exit_code(&report))
 }
 

@@ -3,6 +3,24 @@
 //! Exit codes: 0 success, 1 the command ran and reports failure (a lint that failed, an
 //! envelope that did not succeed is still 0), 2 bad usage or configuration.
 
+/// `println!` for commands: once stdout's reader has gone (`ddwire runs | head -1`), the
+/// command ends quietly with status 0, as Unix tools do, instead of panicking.
+macro_rules! outln {
+    () => {
+        $crate::cli::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` for commands, ending quietly on a closed stdout as [`outln!`] does.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!($($arg)*))
+    };
+}
+
 mod agent;
 mod agents;
 mod args;
@@ -96,11 +114,11 @@ pub fn main(argv: Vec<String>) -> i32 {
     };
     match first.as_str() {
         "-h" | "--help" | "help" => {
-            print!("{}", top_help());
+            out!("{}", top_help());
             return 0;
         }
         "-V" | "--version" => {
-            println!("ddwire {VERSION}");
+            outln!("ddwire {VERSION}");
             return 0;
         }
         _ => {}
@@ -111,7 +129,7 @@ pub fn main(argv: Vec<String>) -> i32 {
     };
     let rest = &args[1..];
     if rest.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{}", command_help(command));
+        out!("{}", command_help(command));
         return 0;
     }
     let parsed = match args::parse(command.name, command.flags, rest) {
@@ -126,6 +144,21 @@ pub fn main(argv: Vec<String>) -> i32 {
         Err(message) => {
             eprintln!("ddwire {}: {message}", command.name);
             2
+        }
+    }
+}
+
+/// Write to stdout and flush. A closed pipe ends the process with status 0 (the reader has all
+/// it wanted); any other failure to write ends it with status 1, saying why.
+pub fn write_stdout(text: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_fmt(text).and_then(|()| stdout.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            eprintln!("ddwire: writing to stdout: {e}");
+            std::process::exit(1);
         }
     }
 }

@@ -89,7 +89,7 @@ fn exchange(
     let result = client
         .send(&target, message, &[], timeout)
         .map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(&result.to_json(Binding::V10)).unwrap_or_default()
     );
