@@ -13,10 +13,17 @@ pub static COMMAND: Command = Command {
     name: "invoke",
     summary: "Run one invocation and print its envelope",
     usage: "invoke --agent ID --input FILE|- [--requirement R]... [--conversation ID] [--harness URL [--token T]] [--wire-log FILE] [config flags]",
-    details: "Builds an InvocationRequest for agent ID with the input document FILE (a JSON\n\
-              object naming its schema_class), runs it through the conductor against the\n\
-              configured agents (or sends it to the harness at URL over A2A), prints the envelope\n\
-              on stdout and the outcome, grounding summary and run directory on stderr.\n\
+    details: "Builds an InvocationRequest for agent ID with the input document FILE, runs it\n\
+              through the conductor against the configured agents (or sends it to the harness at\n\
+              URL over A2A), prints the envelope on stdout and the outcome, grounding summary and\n\
+              run directory on stderr.\n\n\
+              The input is a JSON object naming its class and holding that class's fields, e.g.\n\
+              {\"schema_class\": \"Message\", \"message_text\": \"hi\"}. examples/messages/ has one\n\
+              for each built-in agent; `ddwire agents --json` shows the classes each accepts.\n\n\
+              Whom the run acts for: run locally, the operator's principal (--acting-for-id and\n\
+              --acting-for-name, or DD_PRINCIPAL_ID and DD_PRINCIPAL_NAME), without which invoke\n\
+              refuses to start; with --harness, the harness decides, from --token (its tokens\n\
+              file) or its own operator principal, and the local flags are not used.\n\n\
               Exit 0 when an envelope was made (whatever its outcome), 1 when the request was\n\
               refused and no run was made, 2 on bad usage or configuration.",
     flags: &[

@@ -31,10 +31,12 @@ mod export;
 mod hash;
 mod invoke;
 mod lint;
+mod profile;
 mod runs;
 mod send;
 mod serve;
 mod setup;
+mod token;
 mod wirelog;
 
 use args::{Flag, Parsed};
@@ -62,6 +64,8 @@ fn commands() -> Vec<&'static Command> {
         &runs::REPLAY,
         &export::COMMAND,
         &lint::COMMAND,
+        &profile::COMMAND,
+        &token::COMMAND,
         &hash::COMMAND,
         &send::COMMAND,
         &wirelog::COMMAND,

@@ -10,19 +10,27 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "send",
     summary: "Send one data part to an A2A agent and print the task it returns",
-    usage: "send URL [--data FILE|-] [--binding 0.3|1.0] [--metadata JSON] [--timeout SECONDS] [--wire-log FILE]",
+    usage: "send URL [--data FILE|-] [--token T] [--binding 0.3|1.0] [--metadata JSON] [--timeout SECONDS] [--wire-log FILE]",
     details: "Fetches the agent card from URL/.well-known/agent-card.json, picks the binding the\n\
               card prefers (A2A 1.0 when offered, else v0.3) unless --binding says otherwise,\n\
               sends message/send or SendMessage with the JSON document as one data part, and\n\
               prints the result as A2A 1.0 JSON on stdout: {\"task\": …} or, when the agent\n\
               answers with a message, {\"message\": …}. Exit 0 if the task completed (or a\n\
               message came back), 1 if the task ended otherwise, 2 on a transport or protocol\n\
-              error.",
+              error.\n\n\
+              To a ddwire harness, the data part is an InvocationRequest:\n  \
+              {\"agent_id\": \"hello.world\", \"input\": {\"schema_class\": \"Message\", \"message_text\": \"hi\"}}\n\
+              (examples/request.json); to an agent, the same with the agent's own agent_id.",
     flags: &[
         Flag {
             name: "data",
             value: Some("FILE"),
             help: "The data part, a JSON document (default: -, stdin)",
+        },
+        Flag {
+            name: "token",
+            value: Some("T"),
+            help: "Send Authorization: Bearer T (a harness started with --tokens needs one)",
         },
         Flag {
             name: "binding",
@@ -86,8 +94,10 @@ fn exchange(
     }
     let mut message = Message::new(Role::User, vec![Part::data(data)]);
     message.metadata = metadata;
+    let auth = args.value("token").map(|t| format!("Bearer {t}"));
+    let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", a.as_str())).collect();
     let result = client
-        .send(&target, message, &[], timeout)
+        .send(&target, message, &headers, timeout)
         .map_err(|e| e.to_string())?;
     outln!(
         "{}",

@@ -92,7 +92,11 @@ impl Authenticator {
             let p: Principal = serde_json::from_value(principal).map_err(|e| {
                 Error::config(
                     &source,
-                    format!("tokens file {source}: principal for {digest}: {e}"),
+                    format!(
+                        "tokens file {source}: principal for {digest}: {e}; each value is an object \
+                         {{\"principal_id\": IRI, \"name\": NAME, \"principal_kind\": \"person\" or \
+                         \"accountable_role\"}} (see `ddwire token --help`)"
+                    ),
                 )
             })?;
             let problems = p.problems();
