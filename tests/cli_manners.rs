@@ -134,3 +134,255 @@ fn any_command_printing_into_a_closed_pipe_ends_quietly_with_status_0() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Assert `out` failed with usage status 2 and that stderr contains every `needle`.
+fn refused_naming(out: &Output, needles: &[&str]) {
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} missing from: {err}");
+    }
+}
+
+#[test]
+fn help_documents_the_exit_codes_and_completions() {
+    let help = text(&run(&["--help"]).stdout);
+    for needle in [
+        "Exit status:",
+        "  0  ",
+        "  1  ",
+        "  2  bad usage",
+        "  3  lint only",
+        "ddwire completions bash",
+    ] {
+        assert!(help.contains(needle), "{needle:?} missing from --help");
+    }
+}
+
+#[test]
+fn every_built_in_agent_is_listed_with_its_port_by_help_and_by_errors() {
+    let help = text(&run(&["agent", "--help"]).stdout);
+    let bogus = run(&["agent", "bogus"]);
+    let typo = run(&["agent", "helo"]);
+    assert!(text(&typo.stderr).contains("did you mean hello?"));
+    for (name, port) in ddwire::agent::builtin::NAMES {
+        let id = ddwire::agent::builtin::by_name(name)
+            .unwrap()
+            .spec()
+            .agent_id
+            .clone();
+        assert!(
+            help.lines()
+                .any(|l| l.contains(name) && l.contains(&id) && l.contains(&port.to_string())),
+            "{name} missing from agent --help"
+        );
+        refused_naming(&bogus, &[&format!("{name} ({id}, port {port})")]);
+    }
+}
+
+#[test]
+fn a_mistyped_flag_or_command_gets_did_you_mean() {
+    refused_naming(
+        &run(&["invoke", "--inptu", "x.json"]),
+        &["unknown option --inptu", "did you mean --input?"],
+    );
+    refused_naming(&run(&["dmeo"]), &["did you mean `ddwire demo`?"]);
+    refused_naming(
+        &run(&["completions", "bsh"]),
+        &["did you mean bash?", "choose bash, zsh or fish"],
+    );
+}
+
+#[test]
+fn a_number_out_of_range_names_the_range() {
+    refused_naming(
+        &run(&["agent", "hello", "--port", "99999"]),
+        &["--port must be from 0 to 65535, got 99999"],
+    );
+    refused_naming(
+        &run(&["send", "http://127.0.0.1:9", "--timeout", "-1"]),
+        &["--timeout must be more than 0"],
+    );
+}
+
+#[test]
+fn a_repeated_flag_is_refused_rather_than_the_last_one_winning() {
+    refused_naming(
+        &run(&["runs", "--limit", "2", "--limit", "3"]),
+        &["--limit is given twice", "give it once"],
+    );
+}
+
+#[test]
+fn a_harness_address_without_a_scheme_says_to_write_http() {
+    let input = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/messages/hello.json");
+    refused_naming(
+        &run(&[
+            "invoke",
+            "--harness",
+            "127.0.0.1:8000",
+            "--agent",
+            "hello.world",
+            "--input",
+            input,
+        ]),
+        &["write http://127.0.0.1:8000"],
+    );
+    refused_naming(
+        &run(&["send", "127.0.0.1:8000", "--data", input]),
+        &["write http://127.0.0.1:8000"],
+    );
+}
+
+#[test]
+fn demo_usage_lists_quiet() {
+    let help = text(&run(&["demo", "--help"]).stdout);
+    let usage = help.lines().find(|l| l.starts_with("Usage:")).unwrap();
+    assert!(usage.contains("[--quiet]"), "{usage}");
+}
+
+#[test]
+fn show_and_lint_from_another_directory_say_where_they_looked_and_how_to_point_elsewhere() {
+    let dir = temp_dir("elsewhere");
+    for command in ["show", "trace", "replay", "lint"] {
+        let out = ddwire()
+            .args([command, "01a2"])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        refused_naming(
+            &out,
+            &[
+                &dir.join("runs").display().to_string(),
+                "--runs DIR or DD_RUNS_DIR",
+            ],
+        );
+    }
+    // A store that exists but does not hold the run: it says which store it read.
+    let store = dir.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let out = ddwire()
+        .args(["show", "01a2"])
+        .env("DD_RUNS_DIR", &store)
+        .output()
+        .unwrap();
+    refused_naming(
+        &out,
+        &[
+            &std::path::absolute(&store).unwrap().display().to_string(),
+            "--runs DIR or DD_RUNS_DIR",
+        ],
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_tokens_file_with_a_name_where_a_principal_belongs_names_the_fields() {
+    let dir = temp_dir("tokens");
+    let tokens = dir.join("tokens.json");
+    let digest = ddwire::harness::identity::token_digest("t");
+    std::fs::write(&tokens, format!(r#"{{"{digest}": "Josiah"}}"#)).unwrap();
+    refused_naming(
+        &run(&["serve", "--port", "0", "--tokens", tokens.to_str().unwrap()]),
+        &[
+            "principal_id",
+            "\"name\"",
+            "principal_kind",
+            "ddwire token --help",
+        ],
+    );
+    // `token hash` makes the digest the file is keyed by.
+    let out = run(&["token", "hash", "t"]);
+    assert_eq!(text(&out.stdout).trim(), digest);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn invoke_and_send_help_show_the_input_shape_and_who_decides_the_principal() {
+    let invoke = text(&run(&["invoke", "--help"]).stdout);
+    for needle in [
+        r#"{"schema_class": "Message", "message_text": "hi"}"#,
+        "examples/messages/",
+        "with --harness, the harness decides",
+    ] {
+        assert!(
+            invoke.contains(needle),
+            "{needle:?} missing from invoke --help"
+        );
+    }
+    let send = text(&run(&["send", "--help"]).stdout);
+    assert!(
+        send.contains(r#"{"agent_id": "hello.world", "input":"#),
+        "{send}"
+    );
+    assert!(send.contains("examples/request.json"), "{send}");
+}
+
+#[test]
+fn profile_explain_names_every_key_a_profile_may_hold() {
+    let out = run(&["profile", "--explain"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = text(&out.stdout);
+    for key in [
+        "profile_id",
+        "version",
+        "description",
+        "agents",
+        "actions_requiring_approval",
+    ] {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(key)),
+            "{key} not explained"
+        );
+    }
+    let dir = temp_dir("profile");
+    let bad = dir.join("p.json");
+    std::fs::write(&bad, r#"{"profile_id": "p", "agent": {}}"#).unwrap();
+    refused_naming(
+        &run(&["profile", bad.to_str().unwrap()]),
+        &["keys nothing enforces: agent", "actions_requiring_approval"],
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn completions_cover_every_command_and_bash_parses_its_script() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = run(&["completions", shell]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        let script = text(&out.stdout);
+        for command in [
+            "demo",
+            "serve",
+            "invoke",
+            "lint",
+            "show",
+            "completions",
+            "token",
+        ] {
+            assert!(script.contains(command), "{shell}: {command} missing");
+        }
+        assert!(script.contains("acting-for-id"), "{shell}: flags missing");
+    }
+    if Path::new("/bin/bash").exists() {
+        let dir = temp_dir("completions");
+        let script = dir.join("ddwire.bash");
+        std::fs::write(&script, run(&["completions", "bash"]).stdout).unwrap();
+        let out = Command::new("/bin/bash")
+            .arg("-c")
+            .arg(format!(
+                "source {}; COMP_WORDS=(ddwire agent hel); COMP_CWORD=2; _ddwire; echo ${{COMPREPLY[@]}}; \
+                 COMP_WORDS=(ddwire demo --qu); COMP_CWORD=2; _ddwire; echo ${{COMPREPLY[@]}}",
+                script.display()
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(
+            text(&out.stdout),
+            "hello\n--quiet\n",
+            "{}",
+            text(&out.stderr)
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -12,12 +12,12 @@ use std::path::Path;
 
 pub static COMMAND: Command = Command {
     name: "agent",
-    summary: "Serve a built-in agent (hello, stub, echo, director, ungrounded, failing) over A2A",
+    summary: "Serve a built-in agent over A2A",
     usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N] [--delay D]\n       \
             [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Serves the agent's card at /.well-known/agent-card.json and JSON-RPC (A2A v0.3\n\
-              message/send and A2A 1.0 SendMessage) at /a2a. Agents: hello (hello.world, port\n\
-              8101), stub (stub.abstain, 8104), echo (echo.wire, 8107).\n\n\
+              message/send and A2A 1.0 SendMessage) at /a2a. NAME is one of the built-in agents,\n\
+              each on its own default port:{builtin_agents}\n\n\
               With --key-file, every JSON-RPC call must be signed by the harness with the secret in\n\
               F (HMAC-SHA256, see vendor-notes/hmac-signing.md; name the same file as the agent's\n\
               key_file in the harness's agents config); anything else gets HTTP 401. The card\n\
@@ -82,12 +82,24 @@ pub static COMMAND: Command = Command {
 
 fn run(args: &Parsed) -> Result<i32, String> {
     let [name] = args.positionals.as_slice() else {
-        return Err("expects one agent NAME: hello, stub or echo".into());
+        return Err(format!(
+            "expects one agent NAME, one of: {}",
+            super::builtin_agents()
+        ));
     };
     let (_, default_port) = builtin::NAMES
         .iter()
         .find(|(n, _)| n == name)
-        .ok_or_else(|| format!("no built-in agent {name:?}; choose hello, stub or echo"))?;
+        .ok_or_else(|| {
+            let hint = match super::args::nearest(name, builtin::NAMES.iter().map(|(n, _)| *n)) {
+                Some(near) => format!("did you mean {near}? "),
+                None => String::new(),
+            };
+            format!(
+                "no built-in agent {name:?}; {hint}choose one of: {}",
+                super::builtin_agents()
+            )
+        })?;
     let agent: std::sync::Arc<dyn ddwire::agent::Agent> = match args.number::<f64>("delay")? {
         None => builtin::by_name(name).expect("listed in NAMES"),
         Some(d) if name != "echo" => {

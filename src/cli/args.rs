@@ -1,7 +1,67 @@
 //! A small hand-written argument parser: flags declared per command, `--flag value` or
-//! `--flag=value`, repeatable flags, `--` to end flags, `-` as a positional (stdin).
+//! `--flag=value`, repeatable flags (only those in [`REPEATABLE`]; any other given twice is a
+//! usage error, never a silent "last one wins"), `--` to end flags, `-` as a positional (stdin).
+//! An unknown flag or command is answered with the nearest known one ("did you mean").
 
 use std::collections::HashMap;
+
+/// The flags that may be given more than once, each value kept.
+pub const REPEATABLE: &[&str] = &["requirement", "otlp-header"];
+
+/// The known name nearest to `typed` (by edit distance, at most a third of its length and at
+/// least 1), or one that `typed` is a prefix of, for "did you mean".
+pub fn nearest<'a>(typed: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = (typed.chars().count() / 3).max(1);
+    known
+        .into_iter()
+        .map(|k| {
+            let d = if k.starts_with(typed) && !typed.is_empty() {
+                0
+            } else {
+                distance(typed, k)
+            };
+            (d, k)
+        })
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, with a swap of two neighbours counting one (a typo like `inptu`).
+fn distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The range of an integer type by name, for a message about a number out of range.
+fn range_of<T>() -> Option<&'static str> {
+    Some(match std::any::type_name::<T>() {
+        "u8" => "0 to 255",
+        "u16" => "0 to 65535",
+        "u32" => "0 to 4294967295",
+        "u64" | "usize" => "0 to 18446744073709551615",
+        _ => return None,
+    })
+}
 
 /// One flag a command accepts.
 pub struct Flag {
@@ -41,14 +101,22 @@ impl Parsed {
         self.switches.contains(&name)
     }
 
-    /// `--name` parsed as a number, with a clear message when it is not one.
+    /// `--name` parsed as a number, with a clear message when it is not one, or is a whole
+    /// number outside what the flag can hold (saying the range).
     pub fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, String> {
         match self.value(name) {
             None => Ok(None),
-            Some(v) => v
-                .parse()
-                .map(Some)
-                .map_err(|_| format!("--{name} expects a number, got {v:?}")),
+            Some(v) => v.trim().parse().map(Some).map_err(|_| {
+                match (v.trim().parse::<i128>(), range_of::<T>()) {
+                    (Ok(_), Some(range)) => {
+                        format!("--{name} must be from {range}, got {v}")
+                    }
+                    (Err(_), Some(_)) if v.trim().parse::<f64>().is_ok() => {
+                        format!("--{name} must be a whole number, got {v}")
+                    }
+                    _ => format!("--{name} expects a number, got {v:?}"),
+                }
+            }),
         }
     }
 }
@@ -72,8 +140,27 @@ pub fn parse(command: &str, flags: &[Flag], args: &[String]) -> Result<Parsed, S
             None => (arg.trim_start_matches('-'), None),
         };
         let flag = flags.iter().find(|f| f.name == name).ok_or_else(|| {
-            format!("unknown option {arg} for `ddwire {command}`; see `ddwire {command} --help`")
+            let hint = match nearest(name, flags.iter().map(|f| f.name)) {
+                Some(near) => format!("did you mean --{near}? "),
+                None => String::new(),
+            };
+            format!(
+                "unknown option {arg} for `ddwire {command}`; {hint}see `ddwire {command} --help`"
+            )
         })?;
+        let given_before =
+            parsed.switches.contains(&flag.name) || parsed.values.contains_key(flag.name);
+        if given_before && !REPEATABLE.contains(&flag.name) {
+            return Err(format!(
+                "--{} is given twice; give it once (only {} may repeat)",
+                flag.name,
+                REPEATABLE
+                    .iter()
+                    .map(|r| format!("--{r}"))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+        }
         match (flag.value, inline) {
             (None, None) => parsed.switches.push(flag.name),
             (None, Some(_)) => return Err(format!("--{} takes no value", flag.name)),
@@ -153,6 +240,48 @@ mod tests {
             parse("x", FLAGS, &args(&["--json=1"]))
                 .unwrap_err()
                 .contains("takes no value")
+        );
+    }
+
+    #[test]
+    fn a_flag_given_twice_is_refused_unless_it_repeats() {
+        let err = parse("x", FLAGS, &args(&["--port", "1", "--port=2"])).unwrap_err();
+        assert!(err.contains("--port is given twice"), "{err}");
+        let err = parse("x", FLAGS, &args(&["--json", "--json"])).unwrap_err();
+        assert!(err.contains("--json is given twice"), "{err}");
+    }
+
+    #[test]
+    fn a_typo_gets_the_nearest_flag() {
+        let err = parse("x", FLAGS, &args(&["--prot", "1"])).unwrap_err();
+        assert!(err.contains("did you mean --port?"), "{err}");
+        let err = parse("x", FLAGS, &args(&["--requirment", "r"])).unwrap_err();
+        assert!(err.contains("did you mean --requirement?"), "{err}");
+        let err = parse("x", FLAGS, &args(&["--zzzz"])).unwrap_err();
+        assert!(!err.contains("did you mean"), "{err}");
+        assert_eq!(nearest("inptu", ["input", "agent"]), Some("input"));
+        assert_eq!(nearest("dmeo", ["demo", "serve"]), Some("demo"));
+        assert_eq!(nearest("ser", ["demo", "serve"]), Some("serve"));
+    }
+
+    #[test]
+    fn a_number_out_of_range_says_the_range() {
+        let p = parse("x", FLAGS, &args(&["--port", "99999"])).unwrap();
+        let err = p.number::<u16>("port").unwrap_err();
+        assert_eq!(err, "--port must be from 0 to 65535, got 99999");
+        let p = parse("x", FLAGS, &args(&["--port", "-1"])).unwrap();
+        assert!(p.number::<u16>("port").unwrap_err().contains("0 to 65535"));
+        let p = parse("x", FLAGS, &args(&["--port", "1.5"])).unwrap();
+        assert!(
+            p.number::<u16>("port")
+                .unwrap_err()
+                .contains("whole number")
+        );
+        let p = parse("x", FLAGS, &args(&["--port", "eighty"])).unwrap();
+        assert!(
+            p.number::<u16>("port")
+                .unwrap_err()
+                .contains("expects a number")
         );
     }
 

@@ -138,6 +138,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         ),
     ];
     let quiet = args.switch("quiet");
+    let mut first_id: Option<String> = None;
     for (i, (what, agent, input)) in cases.iter().enumerate() {
         let request = json!({"agent_id": agent, "input": input});
         let task = client
@@ -169,12 +170,28 @@ fn run(args: &Parsed) -> Result<i32, String> {
                 })
             })
             .unwrap_or(Value::Null);
+        if first_id.is_none() {
+            first_id = envelope["invocation_id"].as_str().map(str::to_string);
+        }
         print_run(&harness, i + 1, what, &envelope, quiet);
     }
+    let program = program_name();
+    let store = if args.value("runs").is_some() {
+        format!(" --runs {}", runs.display())
+    } else {
+        String::new()
+    };
     outln!(
-        "Inspect: ddwire runs --runs {0}; ddwire show <RUN_ID> --runs {0}",
-        runs.display()
+        "Inspect them (RUN: an id above, or a unique prefix of one, like {}):\n  \
+         {program} runs{store}\n  {program} show RUN{store}\n  {program} lint RUN{store}\n  \
+         {program} replay RUN{store}",
+        first_id
+            .as_deref()
+            .map_or("01a2…", |id| id.get(..18).unwrap_or(id))
     );
+    if program != "ddwire" {
+        outln!("(`cargo install --path .` puts ddwire on your PATH, in ~/.cargo/bin.)");
+    }
     harness_server.shutdown();
     for s in servers {
         s.shutdown();
@@ -183,6 +200,32 @@ fn run(args: &Parsed) -> Result<i32, String> {
         export::finish_exporter(exporter, "demo", Duration::from_secs(60));
     }
     Ok(0)
+}
+
+/// How to name this program in a hint: `ddwire` when that is what PATH finds, else the path it
+/// was started by (`target/release/ddwire` under `cargo run`).
+fn program_name() -> String {
+    let me = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.canonicalize().ok());
+    let on_path = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            dir.join("ddwire")
+                .canonicalize()
+                .ok()
+                .is_some_and(|p| Some(&p) == me.as_ref())
+        })
+    });
+    if on_path {
+        return "ddwire".into();
+    }
+    match (std::env::current_exe(), std::env::current_dir()) {
+        (Ok(exe), Ok(cwd)) => exe
+            .strip_prefix(&cwd)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| exe.display().to_string()),
+        _ => "ddwire".into(),
+    }
 }
 
 fn print_run(harness: &Harness, n: usize, what: &str, envelope: &Value, quiet: bool) {

@@ -88,7 +88,12 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let wire = setup::wire_log(args)?;
     let client = A2aClient::new(setup::http_client(wire.as_ref()));
     let code = match args.value("harness") {
-        Some(url) => remote(&client, url, args.value("token"), &request),
+        Some(url) => remote(
+            &client,
+            &setup::http_url("--harness", url)?,
+            args.value("token"),
+            &request,
+        ),
         None => local(args, client, request),
     };
     setup::close_wire_log(wire.as_ref(), "invoke");

@@ -1,7 +1,8 @@
 //! The `ddwire` command line: argument parsing and commands, no logic of its own.
 //!
-//! Exit codes: 0 success, 1 the command ran and reports failure (a lint that failed, an
-//! envelope that did not succeed is still 0), 2 bad usage or configuration.
+//! Exit codes ([`EXIT_CODES`], printed by `ddwire --help`): 0 success, 1 the command ran and
+//! reports failure (a lint that failed, a refused invocation; an envelope that did not succeed
+//! is still 0), 2 bad usage or configuration, 3 `lint`: the linter did not run.
 
 /// `println!` for commands: once stdout's reader has gone (`ddwire runs | head -1`), the
 /// command ends quietly with status 0, as Unix tools do, instead of panicking.
@@ -25,6 +26,7 @@ mod agent;
 mod agents;
 mod args;
 mod check;
+mod completions;
 mod demo;
 mod drain;
 mod export;
@@ -70,7 +72,53 @@ fn commands() -> Vec<&'static Command> {
         &send::COMMAND,
         &wirelog::COMMAND,
         &check::COMMAND,
+        &completions::COMMAND,
     ]
+}
+
+/// What each exit status means, for `ddwire --help` and the README.
+pub const EXIT_CODES: &str = "\
+Exit status:
+  0  the command did what was asked (an invocation that made an envelope, whatever its
+     outcome; a lint that passed; a task that completed)
+  1  the command ran and reports a failure: a lint that FAILED (or disagrees with the stored
+     verdict), an invocation refused before any run was made, a send whose task did not
+     complete, a check that failed
+  2  bad usage or configuration: nothing was done (the message says what to change)
+  3  lint only: the linter did not run, because the agent never ran (refused or referred)
+A closed stdout (`ddwire runs | head -1`) ends any command quietly with status 0.
+";
+
+/// The built-in agents as help and errors list them: `hello (hello.world, port 8101), ...`.
+pub fn builtin_agents() -> String {
+    ddwire::agent::builtin::NAMES
+        .iter()
+        .map(|(name, port)| {
+            let id = ddwire::agent::builtin::by_name(name)
+                .map(|a| a.spec().agent_id.clone())
+                .unwrap_or_default();
+            format!("{name} ({id}, port {port})")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Help text with `{builtin_agents}` filled in (a table, one agent a line), so help and errors
+/// give one list.
+fn fill(text: &str) -> String {
+    if !text.contains("{builtin_agents}") {
+        return text.to_string();
+    }
+    let table: String = ddwire::agent::builtin::NAMES
+        .iter()
+        .map(|(name, port)| {
+            let id = ddwire::agent::builtin::by_name(name)
+                .map(|a| a.spec().agent_id.clone())
+                .unwrap_or_default();
+            format!("\n  {name:<11} {id:<16} port {port}")
+        })
+        .collect();
+    text.replace("{builtin_agents}", &table)
 }
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -85,16 +133,18 @@ fn top_help() -> String {
     }
     out.push_str(
         "\nOptions:\n  -h, --help     Print help\n  -V, --version  Print the version\n\n\
-         Run `ddwire <command> --help` for a command's options.\n",
+         Run `ddwire <command> --help` for a command's options; `ddwire completions bash` for\n\
+         shell completion.\n\n",
     );
+    out.push_str(EXIT_CODES);
     out
 }
 
 fn command_help(c: &Command) -> String {
-    let mut out = format!("{}\n\nUsage: ddwire {}\n", c.summary, c.usage);
+    let mut out = format!("{}\n\nUsage: ddwire {}\n", fill(c.summary), c.usage);
     if !c.details.is_empty() {
         out.push('\n');
-        out.push_str(c.details);
+        out.push_str(&fill(c.details));
         out.push('\n');
     }
     out.push_str("\nOptions:\n");
@@ -128,7 +178,11 @@ pub fn main(argv: Vec<String>) -> i32 {
         _ => {}
     }
     let Some(command) = commands().into_iter().find(|c| c.name == first) else {
-        eprintln!("ddwire: unknown command {first:?}; run `ddwire --help` for the list");
+        let hint = match args::nearest(first, commands().iter().map(|c| c.name)) {
+            Some(near) => format!("did you mean `ddwire {near}`? "),
+            None => String::new(),
+        };
+        eprintln!("ddwire: unknown command {first:?}; {hint}run `ddwire --help` for the list");
         return 2;
     };
     let rest = &args[1..];

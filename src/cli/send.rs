@@ -54,9 +54,17 @@ pub static COMMAND: Command = Command {
 
 fn run(args: &Parsed) -> Result<i32, String> {
     let [url] = args.positionals.as_slice() else {
-        return Err("expects the agent's base URL".into());
+        return Err("expects the agent's base URL (http://host:port)".into());
     };
-    let timeout = Duration::from_secs_f64(args.number::<f64>("timeout")?.unwrap_or(60.0));
+    let url = &setup::http_url("URL", url)?;
+    let timeout = match args.number::<f64>("timeout")?.unwrap_or(60.0) {
+        t if t.is_finite() && t > 0.0 && t <= 86_400.0 => Duration::from_secs_f64(t),
+        t => {
+            return Err(format!(
+                "--timeout must be more than 0 and at most 86400 seconds, got {t}"
+            ));
+        }
+    };
     let data = ddwire::json::parse(
         &read_input(args.value("data").unwrap_or("-"))?,
         ddwire::json::Limits::DEFAULT,

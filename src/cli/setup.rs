@@ -76,6 +76,23 @@ pub fn server_limits(args: &Parsed) -> Result<ddwire::wire::http::Limits, String
     Ok(limits)
 }
 
+/// `value` if it is an http:// or https:// URL; else a message naming `what` and the fix.
+pub fn http_url(what: &str, value: &str) -> Result<String, String> {
+    let v = value.trim();
+    let lower = v.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Ok(v.trim_end_matches('/').to_string());
+    }
+    if lower.contains("://") {
+        return Err(format!(
+            "{what} {value:?} must be an http:// or https:// URL"
+        ));
+    }
+    Err(format!(
+        "{what} {value:?} needs its scheme: write http://{v} (or https://)"
+    ))
+}
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
