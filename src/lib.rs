@@ -46,7 +46,8 @@
 //!   ([`agent::server`]), delegation ([`agent::delegate`]) and the built-in agents.
 //! - **The harness** ([`harness`]): the [`harness::conductor::Conductor`] and what it is built
 //!   from ([`harness::registry`], [`harness::policy`], [`harness::identity`]), the harness's
-//!   routes ([`harness::server`]), the grounding linter ([`harness::grounding::lint`]), the run
+//!   routes ([`harness::server`]), the grounding linter ([`harness::grounding::lint`]; a stored
+//!   run's verdict reproduced by [`harness::grounding::lint_stored`]), the run
 //!   store's writer and reader ([`harness::store::RunStore`], [`harness::store::RunReader`],
 //!   which also reads stored runs for OTLP export), a stored run with the runs it delegated to
 //!   ([`harness::view::load`], for the waterfall), and AG-UI replay

@@ -363,7 +363,7 @@ fn a_malformed_request_is_a_caller_error() {
 // --- Grounding through the conductor ---------------------------------------------------------
 
 /// The conductor records the declared mode on the envelope and on the root span, with the
-/// input hash of the stored request's input (spec invariants 3, 7).
+/// input hash of the stored request's input (the conductor alone fills them, on the root span only).
 #[test]
 fn conductor_records_the_declared_mode_on_envelope_and_root_span() {
     for (mode, behaviour, input, steps) in [

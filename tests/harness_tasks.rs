@@ -232,7 +232,7 @@ fn the_harness_checks_message_shape_before_its_one_data_part_rule() {
         assert_eq!(
             text["status"]["state"],
             b.state("failed"),
-            "spec invariant 2"
+            "a message without exactly one data part is a failed task"
         );
     }
 }

@@ -1,4 +1,5 @@
-//! Delegation from inside an agent: `ctx.delegate(agent_id, input)` (spec invariant 8).
+//! Delegation from inside an agent: `ctx.delegate(agent_id, input)` (the child is a run of its own, in a trace of its own linked to the
+//! delegating `delegate` span).
 //!
 //! A delegation agent invoked at the top level is sent a grant in its message metadata: the
 //! harness's URL (`dd.delegate_url`) and a bearer token (`dd.delegation_token`). [`Delegate`]

@@ -30,7 +30,7 @@ pub trait Agent: Send + Sync {
 
     /// Answer a message that is not a Data Director invocation (it does not carry exactly one
     /// data part), continuing `continued` if it names a task waiting for input. The default,
-    /// `None`, refuses it as the contract requires (spec invariant 2): a failed task
+    /// `None`, refuses it as the contract requires (a message carries exactly one data part): a failed task
     /// `{"error": "expected exactly one data part, got N"}`. Only a conformance subject
     /// answers ([`builtin::Echo`], for the A2A TCK).
     fn converse(&self, message: &Message, continued: Option<&Task>) -> Option<Conversation> {

@@ -143,10 +143,7 @@ pub(crate) fn conditional_errors(envelope: &Value) -> Vec<String> {
         errors.push(format!("outcome.status={status} must not carry a problem"));
     }
     if has_payload != envelope.get("payload_schema").is_some() {
-        errors.push(
-            "a payload requires payload_schema, and payload_schema a payload (ADR-0019)"
-                .to_string(),
-        );
+        errors.push("a payload requires payload_schema, and payload_schema a payload".to_string());
     }
     errors.extend(grounding_errors(envelope));
     errors
@@ -341,7 +338,7 @@ mod tests {
         e["payload_schema"] = json!("0".repeat(64));
         assert_eq!(
             conditional_errors(&e),
-            ["a payload requires payload_schema, and payload_schema a payload (ADR-0019)"]
+            ["a payload requires payload_schema, and payload_schema a payload"]
         );
     }
 

@@ -10,7 +10,7 @@
 //! Caller errors produce no run and no envelope: a malformed request, an unknown agent, a
 //! reused `invocation_id`, lineage set by the caller. Everything else is an envelope, stored:
 //! a refusal, a withheld result, an agent that failed, timed out or answered outside the
-//! contract (spec invariants 12, 13).
+//! contract.
 //!
 //! # Stages
 //!
@@ -32,7 +32,7 @@
 //! Stages 1 and 2 can decide the outcome themselves; the agent is then not called. Stages 1–4
 //! are reported to an [`Observer`] as [`Stage`]s (the AG-UI transport streams them).
 //!
-//! Delegation (spec invariant 8): a remote agent in grounding mode `delegation`, invoked at the
+//! Delegation: a remote agent in grounding mode `delegation`, invoked at the
 //! top level, is sent a grant (a bearer capability) with the harness's callback URL. While the
 //! parent runs, [`Conductor::invoke_delegated`] runs the requests it sends back as children
 //! in traces of their own, linked to its `delegate` span, and records each in the parent's
@@ -946,7 +946,7 @@ fn input_check(invocation: &Invocation<'_>, root: &ActiveSpan<'_>) -> Option<Dec
 }
 
 /// Stage 4, the grounding check: the linter over the conductor's spans and the agent's,
-/// whatever trace the agent's name (spec invariant 6). A succeeded result with violations is
+/// whatever trace the agent's name, so a span placed outside the tree is reported, never dropped. A succeeded result with violations is
 /// withheld (`failed`, `grounding-violation`, payload and evidence cleared); any other is
 /// stored unchanged, its violations only in the report.
 fn grounding_check(records: &[SpanRecord], envelope: &mut Envelope) -> GroundingReport {

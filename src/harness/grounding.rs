@@ -1,14 +1,15 @@
-//! The grounding linter: bespoke rules over the generic trace (the reference's
-//! `workbench/grounding.py`, ADR-0008).
+//! The grounding linter: bespoke rules over the generic trace, as the Python reference
+//! implementation applies them.
 //!
 //! [`lint`] reads the span tree of one `invoke_agent` and the envelope document it produced,
 //! and applies the rule set of the grounding mode the envelope declares. It never needs the
 //! payload class: it walks the payload for `grounded_on` lists, and a payload that has none is
 //! a violation. Nothing passes because the linter did not recognise it.
 //!
-//! It reads only owned attributes ([`SpanRecord::owned`]), from plain records (spec
-//! invariant 10), and does no I/O, so the conductor runs it at invocation time and the CLI
-//! runs it offline over `spans.jsonl` + `envelope.json`.
+//! It reads only owned attributes ([`SpanRecord::owned`]), from plain records, and
+//! does no I/O, so the conductor runs it at invocation time ([`lint_run`]) and the CLI runs it
+//! offline over a stored run ([`lint_stored`], which first restores a withheld result from the
+//! agent's reply as received, so a stored run gets the verdict it got when it ran).
 //!
 //! # Rules
 //!
@@ -18,7 +19,7 @@
 //!   [`CONDUCTOR_ATTRIBUTES`] (invariant 7); the envelope's `grounding_mode` is valid and
 //!   equals the root's `dd.grounding_mode`; a payload has `schema_class` and `grounded_on`;
 //!   every grounding reference is well formed.
-//! - **E1**, evidence content (ADR-0015): every evidence item that carries `content` hashes to
+//! - **E1**, evidence content: every evidence item that carries `content` hashes to
 //!   its `content_hash` under its `canonicalisation`.
 //!
 //! Per mode (see `rules_for`):
@@ -28,7 +29,7 @@
 //! - `input_only`: **R1** no retrieval; **R2** everything cites the input; **R3** a succeeded
 //!   envelope has evidence.
 //! - `none`: R1–R3 and **N1** no chat.
-//! - `delegation` (ADR-0012): R1; **D1** every `grounded_on` entry cites the input or a
+//! - `delegation`: R1; **D1** every `grounded_on` entry cites the input or a
 //!   delegation the conductor recorded; **D2** so does every evidence item; G4; **D3** a
 //!   succeeded envelope cites its input in evidence.
 //!
@@ -464,7 +465,7 @@ fn g0_root_carries_the_mode(tree: &Tree<'_>, mode: GroundingMode) -> Option<Stri
 }
 
 /// G0: a payload is an object with `schema_class` and a top-level `grounded_on`. A payload
-/// without `grounded_on` is a violation, never a pass (the regression behind ADR-0008).
+/// without `grounded_on` is a violation, never a pass: nothing passes because the linter did not recognise it.
 fn g0_payload_shape(envelope: &Value) -> Vec<String> {
     let mut out = Vec::new();
     match envelope.get("payload") {
@@ -605,7 +606,7 @@ fn collect_refs(envelope: &Value) -> (Refs, Vec<String>) {
 
 // --- E1 ---------------------------------------------------------------------------------------
 
-/// E1 (ADR-0015): every evidence item carrying `content` hashes to its `content_hash` under
+/// E1: every evidence item carrying `content` hashes to its `content_hash` under
 /// its `canonicalisation`; what a reader is shown about a cited record is what the hash
 /// covers. Content that is not an object, and an unregistered canonicalisation, are violations
 /// too. Items without content, or with `null`, are not checked.
@@ -933,9 +934,9 @@ fn attr_str(value: Option<&AttrValue>) -> String {
 #[cfg(test)]
 mod tests {
     //! The linter over hand-built span trees and envelope documents, one mode at a time (the
-    //! reference's `workbench/tests/test_grounding.py`, plus G0's span checks). No conductor,
-    //! no agent: these pin the rules themselves, including the regression behind ADR-0008 — a
-    //! payload the linter does not recognise must fail, never pass.
+    //! Python reference's linter tests, plus G0's span checks). No conductor, no agent: these
+    //! pin the rules themselves, including that a payload the linter does not recognise must
+    //! fail, never pass.
 
     use super::*;
     use crate::contract::canonical::Canonicalisation;
@@ -1499,7 +1500,7 @@ mod tests {
 
     // --- E1: evidence content ---------------------------------------------------------------
 
-    /// ADR-0015: what a reader is shown about a cited record is what the hash covers.
+    /// What a reader is shown about a cited record is what the hash covers.
     fn e1_evidence_content_must_hash_to_its_content_hash(mode: &str) {
         let fairsharing = Canonicalisation::FairsharingRecord;
         let record = json!({"fairsharing_id": "S", "name": "ISO 8601", "status": "ready"});
@@ -1658,7 +1659,7 @@ mod tests {
         );
     }
 
-    // --- delegation (ADR-0012) --------------------------------------------------------------
+    // --- delegation -------------------------------------------------------------------------
 
     fn delegation_envelope(
         grounded_on: &[(String, String)],

@@ -1,4 +1,5 @@
-//! Who an invocation acts for (spec invariant 15).
+//! Who an invocation acts for: always from the caller's credentials (a bearer token) or the
+//! operator's configuration, never from the A2A message or the AG-UI body.
 //!
 //! Whom a run acts for is never read from the A2A message or the AG-UI body (the contract
 //! refuses a request carrying `acting_for`); it comes from the caller's credentials. Two
@@ -165,8 +166,9 @@ pub fn configured_principal(
         return Err(Error::config(
             unset.join(" and "),
             format!(
-                "{} unset: every invocation acts for a named human (Blueprint §5.4, ADR-0018); set them, \
-                 or pass --acting-for-id and --acting-for-name",
+                "{} unset: every invocation acts for a named human, and nothing runs without one; set \
+                 them, or pass --acting-for-id and --acting-for-name (serve also takes --tokens FILE, \
+                 which names each caller by bearer token)",
                 unset.join(" and ")
             ),
         ));

@@ -2,7 +2,7 @@
 //!
 //! The harness learns about agents from a configuration file listing each agent's base URL
 //! (`{"agents": [{"url": …, "name"?: …, "timeout_s"?: …, "key_file"?: …}]}`). It reads each card and rebuilds
-//! the agent's spec from the Data Director extension (spec invariant 14). An agent whose card
+//! the agent's spec from the Data Director extension (a card without it is refused at registration). An agent whose card
 //! cannot be read, or does not describe an agent this contract admits, is listed as
 //! unavailable with the reason; one built against an incompatible contract version is listed as
 //! incompatible; the rest still load. Registration is not permission: the policy gate decides.

@@ -1,4 +1,6 @@
-//! Calling an agent over A2A, as the conductor does (spec invariants 1, 4, 13).
+//! Calling an agent over A2A, as the conductor does: every call is an A2A send over HTTP (the
+//! test kit's in-memory transport included), the agent's spans come back inline beside its
+//! result, and every failure becomes an `agent-error` envelope, never a crash.
 //!
 //! [`call`] sends the InvocationRequest as one data part with the conductor's `dd.input_ref`,
 //! `dd.input_hash` and `traceparent` (and, for a delegation agent, its grant) in the message

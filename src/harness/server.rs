@@ -5,7 +5,7 @@
 //! InvocationRequest. A conductor-decided outcome (a refusal, a withheld result) is a
 //! completed task whose artifact `envelope` holds the envelope; a caller error (malformed,
 //! unknown agent, lineage, unauthenticated) is a failed task with `{"error": …}` and no run
-//! (spec invariant 12). A delegated call (metadata `dd.delegation_token`) runs under the
+//! (a conductor's outcome, even a refusal, is a completed task carrying an envelope). A delegated call (metadata `dd.delegation_token`) runs under the
 //! grant's principal and gets, beside `envelope`, the stored envelope as text in
 //! `envelope-json`, so its hash survives the wire (invariant 5).
 //!
@@ -563,7 +563,7 @@ fn json_or_500(v: Result<Value>) -> Response {
 /// Plan the answer to one A2A message: exactly one data part, the InvocationRequest, run by
 /// the conductor for the caller's principal (or, for a delegation callback, under its grant),
 /// as a task whose id is the request's `invocation_id`. Anything else is a failed task and no
-/// run (spec invariant 12).
+/// run (a conductor's outcome, even a refusal, is a completed task carrying an envelope).
 pub(crate) fn plan(
     harness: &Arc<Harness>,
     message: &Message,

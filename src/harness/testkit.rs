@@ -4,7 +4,7 @@
 //! Each agent is served with the same agent server it runs in production, on the in-memory
 //! transport at `http://<agent_id>.agents.test`; the harness is served the same way at
 //! [`HARNESS_URL`] and is its own delegation callback. Calls between them cross the real A2A
-//! wire, with no socket (spec invariant 1).
+//! wire, with no socket.
 //!
 //! [`TestHarness::signed`] gives each agent a fresh random key shared with the harness, so
 //! every call and every delegation callback is signed and verified

@@ -1,7 +1,8 @@
 //! The fixed trace format: span names and the `dd.*` attributes Data Director owns.
 //!
 //! This is the only place in ddwire that spells a span name or an owned attribute key
-//! (spec invariant 9). Changing either changes the spec.
+//! Agents use the tracer's span helpers and never spell a name or key themselves. Changing
+//! either changes the wire format (`vendor-notes/span-json.md`).
 
 use std::fmt;
 
@@ -98,7 +99,7 @@ pub const OWNED_ATTRIBUTES: [&str; 10] = [
 ];
 
 /// The attributes only the conductor may set, and only on the root `invoke_agent` span
-/// (spec invariant 7; linter rule G0). In the reference's order.
+/// (a span from an agent carrying one violates linter rule G0). In the reference's order.
 pub const CONDUCTOR_ATTRIBUTES: [&str; 3] = [attr::GROUNDING_MODE, attr::INPUT_HASH, attr::OUTCOME];
 
 /// Whether `key` is one of the [`OWNED_ATTRIBUTES`].

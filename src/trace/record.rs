@@ -1,7 +1,8 @@
 //! The plain span record: one finished span as data.
 //!
 //! The linter, the run store and the span-JSON codec all read and write this struct; nothing
-//! in ddwire holds a span as anything else once it has ended (spec invariant 10).
+//! in ddwire holds a span as anything else once it has ended, so the linter reads only owned
+//! attributes of plain records, never a tracer's objects.
 
 use super::context::{SpanContext, SpanId, TraceId, TraceState};
 use super::names::{SpanName, is_owned};

@@ -1,7 +1,7 @@
 //! Span JSON: the text OpenTelemetry Python's `ReadableSpan.to_json(indent=None)` writes.
 //!
 //! A span crosses the wire as this JSON *string*, not as a structured value, because A2A's
-//! protobuf `Struct` would turn every integer into a double (spec invariant 5). ddwire writes
+//! protobuf `Struct` would turn every integer into a double. ddwire writes
 //! exactly the bytes the Python SDK (opentelemetry-sdk 1.45) would write for the same content
 //! and reads any valid variant of them (`indent=4`, ids with or without `0x`, upper-case hex).
 //!

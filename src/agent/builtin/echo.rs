@@ -3,7 +3,7 @@
 //!
 //! It is also ddwire's A2A conformance subject, the agent the A2A TCK runs against: a message
 //! without data parts (text, files) is answered as a conversation rather than refused, which
-//! no other built-in agent does (spec invariant 2 holds for every agent that speaks the Data
+//! no other built-in agent does (one data part, the InvocationRequest, holds for every agent that speaks the Data
 //! Director contract, and for echo's contract calls):
 //!
 //! - by default it echoes the message's parts back as the completed task's status message;
