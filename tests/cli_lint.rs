@@ -152,6 +152,11 @@ fn a_withheld_run_fails_the_linter_offline_as_it_did_in_the_harness() {
 #[test]
 fn lint_reports_a_verdict_that_differs_from_the_stored_one() {
     let (runs, ids) = demo_store("differs");
+    // Every run agrees with its stored verdict: one line each, status 0.
+    let out = run(&["lint", "--all", "--runs", runs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), ids.len());
+    assert!(!text(&out.stdout).contains("DIFFERS"));
     let id = &ids[0];
     std::fs::write(
         runs.join(id).join("grounding.txt"),
@@ -165,6 +170,13 @@ fn lint_reports_a_verdict_that_differs_from_the_stored_one() {
         "{}",
         text(&out.stderr)
     );
+    // --all names the one that differs, and fails.
+    let out = run(&["lint", "--all", "--runs", runs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let listing = text(&out.stdout);
+    let differing: Vec<&str> = listing.lines().filter(|l| l.contains("DIFFERS")).collect();
+    assert_eq!(differing.len(), 1, "{listing}");
+    assert!(differing[0].starts_with(id.as_str()), "{listing}");
     std::fs::remove_dir_all(runs.parent().unwrap()).unwrap();
 }
 

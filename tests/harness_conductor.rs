@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use ddwire::Error;
 use ddwire::agent::Agent;
-use ddwire::agent::builtin::Stub;
+use ddwire::agent::builtin::{Hello, Stub};
 use ddwire::contract::validate_envelope;
 use ddwire::contract::{AgentResult, GroundingMode, Outcome, OutcomeStatus, input_hash};
 use ddwire::harness::store::{NewRun, RunStore};
@@ -126,6 +126,44 @@ fn the_envelope_records_whom_the_invocation_acted_for() {
         let stored = stored_envelope(&th.runs, &run.envelope.invocation_id);
         assert_eq!(stored["acting_for"], principal_doc());
         assert_eq!(stored["acting_for"]["assurance"], "asserted");
+    }
+}
+
+/// A run the conductor decided before its agent ran (refused by the profile, referred for
+/// approval, its input refused) had no output to lint: its report and `grounding.txt` say the
+/// linter did not run, never that it passed, and the stored run linted offline says the same.
+#[test]
+fn a_run_decided_before_its_agent_ran_reports_that_the_linter_did_not_run() {
+    let disabled = ScriptedAgent::new(GroundingMode::InputOnly, reviews()).arc();
+    let th = restrictive(vec![dyn_agent(&disabled), Arc::new(Stub::new())]);
+    let refused = invoke(&th, request("fake.input-only", record()));
+    let referred = invoke(&th, request("stub.abstain", message("hi")));
+    assert_eq!(referred.envelope.outcome.status, OutcomeStatus::Referred);
+    let open = TestHarness::new(vec![Arc::new(Hello::new())]);
+    let not_accepted = invoke(&open, request("hello.world", record()));
+    assert!(failed_with(&doc(&not_accepted), "input-not-accepted"));
+    for (run, runs, why) in [
+        (&refused, &th.runs, "the profile does not enable it"),
+        (&referred, &th.runs, "referred the run for approval"),
+        (
+            &not_accepted,
+            &open.runs,
+            "the input check refused its input",
+        ),
+    ] {
+        let report = &run.report;
+        assert!(!report.passed, "{report:?}");
+        assert!(
+            report.not_run.as_deref().is_some_and(|w| w.contains(why)),
+            "{report:?}"
+        );
+        let id = &run.envelope.invocation_id;
+        let summary = grounding_txt(runs, id);
+        assert!(summary.starts_with("grounding: not run ["), "{summary}");
+        let envelope = stored_envelope(runs, id);
+        let offline =
+            ddwire::harness::grounding::lint_stored(&stored_spans(runs, id), &envelope, None);
+        assert_eq!(&offline, report);
     }
 }
 

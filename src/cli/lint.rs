@@ -1,6 +1,6 @@
 //! `ddwire lint`: the grounding linter, offline, over a stored run or over its files.
 
-use super::args::Parsed;
+use super::args::{Flag, Parsed};
 use super::{Command, read_input, setup};
 use ddwire::harness::grounding::{self, GroundingReport};
 use ddwire::harness::store::{AGENT_REPLY_FILE, ENVELOPE_FILE, RunReader};
@@ -11,7 +11,7 @@ use std::path::Path;
 pub static COMMAND: Command = Command {
     name: "lint",
     summary: "Reproduce a run's grounding verdict offline, from the run store or from files",
-    usage: "lint RUN [--runs DIR]\n       ddwire lint SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]",
+    usage: "lint RUN [--runs DIR]\n       ddwire lint --all [--runs DIR]\n       ddwire lint SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]",
     details: "RUN is a run id, a unique prefix of one, or a run directory (runs/<id>). The linter\n\
               reads the run's spans.jsonl, envelope.json and agent-result.json (the agent's reply\n\
               as the harness received it) and gives the report the harness gave when it ran:\n\
@@ -19,13 +19,22 @@ pub static COMMAND: Command = Command {
               FAILS as it did then. A run refused or referred before its agent ran (by the\n\
               profile, or because the agent does not accept the input) had no output to check:\n\
               the report says the linter did not run. With RUN, the report is compared with the\n\
-              run's grounding.txt, and a difference is an error.\n\n\
+              run's grounding.txt, and a difference is an error. --all does this for every run\n\
+              in the store, one line each (id, verdict, and DIFFERS where the two disagree),\n\
+              and exits 1 if any run's verdict differs from its grounding.txt, else 0.\n\n\
               The file form reads span JSON lines (as ddwire or the Python reference writes them)\n\
               and an envelope; for a withheld envelope, name the agent's reply too (or keep\n\
               agent-result.json beside the envelope, where the run store puts it).\n\n\
               Exit status: 0 passed, 1 FAILED (or the verdict differs from grounding.txt),\n\
               2 bad usage or unreadable files, 3 the linter did not run (the agent never ran).",
-    flags: &[setup::RUNS],
+    flags: &[
+        Flag {
+            name: "all",
+            value: None,
+            help: "Check every run in the store against its stored verdict",
+        },
+        setup::RUNS,
+    ],
     run,
 };
 
@@ -33,6 +42,12 @@ pub static COMMAND: Command = Command {
 const NOT_RUN: i32 = 3;
 
 fn run(args: &Parsed) -> Result<i32, String> {
+    if args.switch("all") {
+        if !args.positionals.is_empty() {
+            return Err("--all checks every run; give no RUN or files with it".into());
+        }
+        return all(args);
+    }
     match args.positionals.as_slice() {
         [reference] => stored(args, reference),
         [spans, envelope] => files(spans, envelope, None),
@@ -47,6 +62,63 @@ fn run(args: &Parsed) -> Result<i32, String> {
             more.len()
         )),
     }
+}
+
+/// A stored run's report, from its files.
+fn relint(reader: &RunReader, id: &str) -> Result<GroundingReport, String> {
+    let envelope = reader
+        .envelope(id)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("{id} holds no {ENVELOPE_FILE}"))?;
+    let records = reader
+        .span_records(id)
+        .map_err(|e| e.to_string())?
+        .unwrap_or_default();
+    let reply = reader.agent_reply(id).map_err(|e| e.to_string())?;
+    Ok(grounding::lint_stored(&records, &envelope, reply.as_ref()))
+}
+
+/// `lint --all`: every run of the store, each against its `grounding.txt`.
+fn all(args: &Parsed) -> Result<i32, String> {
+    let reader = setup::reader(args)?;
+    let ids = reader.run_ids(None).map_err(|e| e.to_string())?;
+    let (mut agree, mut differ, mut unreadable) = (0usize, 0usize, 0usize);
+    for id in &ids {
+        let report = match relint(&reader, id) {
+            Ok(r) => r,
+            Err(e) => {
+                unreadable += 1;
+                outln!("{id}  UNREADABLE: {e}");
+                continue;
+            }
+        };
+        let summary = report.summary();
+        let first = summary.lines().next().unwrap_or("");
+        let stored = reader.grounding(id).map_err(|e| e.to_string())?;
+        match stored {
+            Some(stored) if stored.trim_end() == summary => {
+                agree += 1;
+                outln!("{id}  {first}");
+            }
+            Some(stored) => {
+                differ += 1;
+                outln!(
+                    "{id}  {first}  DIFFERS from grounding.txt: {}",
+                    stored.lines().next().unwrap_or("")
+                );
+            }
+            None => {
+                differ += 1;
+                outln!("{id}  {first}  DIFFERS: no grounding.txt stored");
+            }
+        }
+    }
+    eprintln!(
+        "ddwire lint: {} runs in {}: {agree} agree with their stored verdict, {differ} differ, {unreadable} unreadable",
+        ids.len(),
+        reader.shown_root().display()
+    );
+    Ok(if differ + unreadable > 0 { 1 } else { 0 })
 }
 
 /// `lint RUN`: a run of the store (or a run directory), checked against its `grounding.txt`.
