@@ -193,3 +193,21 @@ fn lint_with_a_run_the_store_does_not_hold_says_where_it_looked() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn lint_of_a_run_folder_outside_any_store_agrees_with_the_python_references_verdict() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/runs");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&fixtures).unwrap().flatten() {
+        let dir = entry.path();
+        if !dir.join("grounding.txt").is_file() {
+            continue;
+        }
+        let verdict = std::fs::read_to_string(dir.join("grounding.txt")).unwrap();
+        let out = run(&["lint", dir.to_str().unwrap()]);
+        assert_eq!(text(&out.stdout), verdict, "{}", text(&out.stderr));
+        assert_eq!(out.status.code(), Some(expected_code(&verdict)));
+        seen += 1;
+    }
+    assert!(seen >= 3, "the fixtures hold the reference's runs");
+}

@@ -3,7 +3,9 @@
 use super::args::{Flag, Parsed};
 use super::{Command, read_input, setup};
 use ddwire::harness::grounding::{self, GroundingReport};
-use ddwire::harness::store::{AGENT_REPLY_FILE, ENVELOPE_FILE, RunReader};
+use ddwire::harness::store::{
+    AGENT_REPLY_FILE, ENVELOPE_FILE, GROUNDING_FILE, RunReader, SPANS_FILE,
+};
 use ddwire::trace::{self, SpanRecord};
 use serde_json::Value;
 use std::path::Path;
@@ -12,7 +14,8 @@ pub static COMMAND: Command = Command {
     name: "lint",
     summary: "Reproduce a run's grounding verdict offline, from the run store or from files",
     usage: "lint RUN [--runs DIR]\n       ddwire lint --all [--runs DIR]\n       ddwire lint SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]",
-    details: "RUN is a run id, a unique prefix of one, or a run directory (runs/<id>). The linter\n\
+    details: "RUN is a run id, a unique prefix of one, or a run directory (runs/<id>, or any\n\
+              folder holding a run's files, like fixtures/runs/retrieval-passed). The linter\n\
               reads the run's spans.jsonl, envelope.json and agent-result.json (the agent's reply\n\
               as the harness received it) and gives the report the harness gave when it ran:\n\
               a withheld result is linted with the payload and evidence the agent sent, so it\n\
@@ -121,41 +124,49 @@ fn all(args: &Parsed) -> Result<i32, String> {
     Ok(if differ + unreadable > 0 { 1 } else { 0 })
 }
 
-/// `lint RUN`: a run of the store (or a run directory), checked against its `grounding.txt`.
+/// `lint RUN`: a run of the store, or any run directory (a store's `runs/<id>`, or a copy of
+/// one such as `fixtures/runs/*`), checked against its `grounding.txt`.
 fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
-    let dir = Path::new(reference);
-    let (reader, id) = if dir.join(ENVELOPE_FILE).is_file() {
-        // A run directory: its parent is the store, its name the id.
-        let dir = std::path::absolute(dir).map_err(|e| format!("{reference}: {e}"))?;
-        let (Some(store), Some(name)) = (dir.parent(), dir.file_name()) else {
-            return Err(format!("{reference} is not a run directory of a run store"));
-        };
-        let reader = RunReader::open(store).map_err(|e| e.to_string())?;
-        (reader, name.to_string_lossy().into_owned())
+    let given = Path::new(reference);
+    let dir = if given.join(ENVELOPE_FILE).is_file() {
+        given.to_path_buf()
     } else {
         let reader = setup::reader(args)?;
         let id = setup::resolve(&reader, reference)?;
-        (reader, id)
+        reader.shown_root().join(id)
     };
-    let shown = reader.shown_root().join(&id);
-    let envelope = reader
-        .envelope(&id)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("{} holds no {ENVELOPE_FILE}", shown.display()))?;
-    let records = reader
-        .span_records(&id)
-        .map_err(|e| e.to_string())?
-        .unwrap_or_default();
-    let reply = reader.agent_reply(&id).map_err(|e| e.to_string())?;
+    let read = |name: &str| -> Result<Option<Vec<u8>>, String> {
+        match std::fs::read(dir.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("reading {}: {e}", dir.join(name).display())),
+        }
+    };
+    let json = |name: &str| -> Result<Option<Value>, String> {
+        read(name)?
+            .map(|bytes| {
+                ddwire::json::parse(&bytes, ddwire::json::Limits::DEFAULT)
+                    .map_err(|e| format!("{}: {e}", dir.join(name).display()))
+            })
+            .transpose()
+    };
+    let envelope = json(ENVELOPE_FILE)?
+        .ok_or_else(|| format!("{} holds no {ENVELOPE_FILE}", dir.display()))?;
+    let spans_path = dir.join(SPANS_FILE).display().to_string();
+    let spans = read(SPANS_FILE)?.unwrap_or_default();
+    let spans = String::from_utf8(spans).map_err(|_| format!("{spans_path} is not UTF-8"))?;
+    let records = span_lines(&spans_path, &spans)?;
+    let reply = json(AGENT_REPLY_FILE)?;
     let report = grounding::lint_stored(&records, &envelope, reply.as_ref());
-    warn_if_withheld_without_reply(&records, &envelope, reply.as_ref(), &shown);
+    warn_if_withheld_without_reply(&records, &envelope, reply.as_ref(), &dir);
     outln!("{}", report.summary());
     let code = exit_code(&report);
-    match reader.grounding(&id).map_err(|e| e.to_string())? {
+    let stored = read(GROUNDING_FILE)?.map(|b| String::from_utf8_lossy(&b).into_owned());
+    match stored {
         Some(stored) if stored.trim_end() != report.summary() => {
             eprintln!(
                 "ddwire lint: this differs from the verdict the harness stored in {}:\n{}",
-                shown.join("grounding.txt").display(),
+                dir.join(GROUNDING_FILE).display(),
                 stored.trim_end()
             );
             Ok(1)
@@ -163,8 +174,8 @@ fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
         Some(_) => Ok(code),
         None => {
             eprintln!(
-                "ddwire lint: {} has no grounding.txt to compare with",
-                shown.display()
+                "ddwire lint: {} has no {GROUNDING_FILE} to compare with",
+                dir.display()
             );
             Ok(code)
         }
