@@ -368,6 +368,18 @@ fn a_result_that_breaks_the_contract_is_a_stored_failed_outcome() {
         let stored = stored_envelope(&th.runs, &run.envelope.invocation_id);
         validate_envelope(&stored).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(stored, env, "{name}");
+        // The verdict is reproduced offline from the store: the withheld result is put back
+        // from the agent's reply as received.
+        let id = &run.envelope.invocation_id;
+        let reply = std::fs::read(th.runs.join(id).join("agent-result.json"))
+            .ok()
+            .map(|b| serde_json::from_slice::<Value>(&b).unwrap());
+        let offline = ddwire::harness::grounding::lint_stored(
+            &stored_spans(&th.runs, id),
+            &stored,
+            reply.as_ref(),
+        );
+        assert_eq!(offline, run.report, "{name}");
     }
 }
 
