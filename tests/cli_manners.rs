@@ -459,3 +459,33 @@ fn the_readme_says_how_to_install_and_where_the_binary_is() {
         );
     }
 }
+
+#[test]
+fn invoking_a_built_in_agent_by_its_short_name_names_its_agent_id() {
+    let dir = temp_dir("short-name");
+    let agents = dir.join("agents.json");
+    std::fs::write(&agents, r#"{"agents": []}"#).unwrap();
+    let input = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/messages/hello.json");
+    let out = run(&[
+        "invoke",
+        "--agent",
+        "hello",
+        "--input",
+        input,
+        "--acting-for-id",
+        "https://orcid.org/0000-0002-1825-0097",
+        "--acting-for-name",
+        "Josiah Carberry",
+        "--agents",
+        agents.to_str().unwrap(),
+        "--runs",
+        dir.join("runs").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("--agent hello.world"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -100,11 +100,36 @@ fn run(args: &Parsed) -> Result<i32, String> {
     code
 }
 
+/// A hint for an agent id the harness does not know: the built-in agent's id when a short name
+/// (`hello`) was given for it, or the nearest built-in id.
+fn agent_hint(error: &str, agent_id: &str) -> String {
+    if !error.contains("no agent registered") && !error.contains("unknown agent") {
+        return String::new();
+    }
+    let builtins: Vec<(&str, String)> = ddwire::agent::builtin::NAMES
+        .iter()
+        .filter_map(|(name, _)| {
+            ddwire::agent::builtin::by_name(name).map(|a| (*name, a.spec().agent_id.clone()))
+        })
+        .collect();
+    if let Some((name, id)) = builtins.iter().find(|(name, _)| *name == agent_id) {
+        return format!(
+            "\n`{name}` is the short name `ddwire agent` takes; its agent id is {id}: --agent {id}"
+        );
+    }
+    match super::args::nearest(agent_id, builtins.iter().map(|(_, id)| id.as_str())) {
+        Some(near) => format!("\ndid you mean --agent {near}?"),
+        None => String::new(),
+    }
+}
+
 fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result<i32, String> {
     // Whom the run acts for is settled before anything runs or is written.
     let principal = setup::principal(args)?;
     let conductor = setup::conductor(args, client)?;
     setup::report_registry(&conductor.registry);
+    let agent_id = request.agent_id.clone();
+    let agent_id = agent_id.as_str();
     match conductor.invoke(request, &principal) {
         Ok(run) => {
             outln!(
@@ -120,7 +145,10 @@ fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result
             Ok(0)
         }
         Err(e) => {
-            eprintln!("ddwire invoke: refused, no run was made: {e}");
+            eprintln!(
+                "ddwire invoke: refused, no run was made: {e}{}",
+                agent_hint(&e.to_string(), agent_id)
+            );
             Ok(1)
         }
     }
@@ -144,9 +172,10 @@ fn remote(
         .send_for_task(&target, message, &headers, timeout)
         .map_err(|e| e.to_string())?;
     if task.status.state != TaskState::Completed {
+        let detail = task.failure_detail().unwrap_or_default();
         eprintln!(
-            "ddwire invoke: refused, no run was made: {}",
-            task.failure_detail().unwrap_or_default()
+            "ddwire invoke: refused, no run was made: {detail}{}",
+            agent_hint(&detail, &request.agent_id)
         );
         return Ok(1);
     }

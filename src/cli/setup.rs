@@ -143,7 +143,9 @@ pub fn profile(args: &Parsed) -> Result<Profile, String> {
         .map(str::to_string)
         .or_else(|| env("DD_PROFILE"))
     {
-        Some(path) => Profile::load(Path::new(&path)).map_err(|e| e.to_string()),
+        Some(path) => Profile::load(Path::new(&path)).map_err(|e| {
+            format!("{e} (--profile FILE or DD_PROFILE; `ddwire profile --explain` gives the keys)")
+        }),
         None => Ok(Profile::default_profile()),
     }
 }
@@ -155,7 +157,9 @@ pub fn registry(args: &Parsed, client: &A2aClient) -> Result<Registry, String> {
         .map(str::to_string)
         .or_else(|| env("DD_AGENTS_CONFIG"))
     {
-        Some(path) => registry::load_config(Path::new(&path)).map_err(|e| e.to_string())?,
+        Some(path) => registry::load_config(Path::new(&path)).map_err(|e| {
+            format!("{e} (--agents FILE or DD_AGENTS_CONFIG; examples/agents.json shows the shape)")
+        })?,
         None => registry::parse_config(
             registry::DEFAULT_AGENTS_CONFIG.as_bytes(),
             "<built-in agents config>",
