@@ -94,6 +94,24 @@ fn lint_run_agrees_with_grounding_txt_for_every_run_the_demo_makes() {
         );
         codes.push(expected_code(&verdict));
     }
+    // --json says the same, as data, for every run.
+    let out = run(&["lint", "--all", "--json", "--runs", runs.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    for line in text(&out.stdout).lines() {
+        let report: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id = report["invocation_id"].as_str().unwrap();
+        assert_eq!(report["agrees"], true, "{line}");
+        assert_eq!(
+            report["summary"].as_str().unwrap(),
+            stored_verdict(&runs, id).trim_end()
+        );
+        let not_run = !report["not_run"].is_null();
+        assert_eq!(
+            not_run,
+            stored_verdict(&runs, id).starts_with("grounding: not run"),
+            "{line}"
+        );
+    }
     // The demo makes a run of each kind: passed, withheld (FAILED) and refused (not run).
     for code in [0, 1, 3] {
         assert!(codes.contains(&code), "no run exits {code}: {codes:?}");

@@ -29,17 +29,44 @@ pub static COMMAND: Command = Command {
               and an envelope; for a withheld envelope, name the agent's reply too (or keep\n\
               agent-result.json beside the envelope, where the run store puts it).\n\n\
               Exit status: 0 passed, 1 FAILED (or the verdict differs from grounding.txt),\n\
-              2 bad usage or unreadable files, 3 the linter did not run (the agent never ran).",
+              2 bad usage or unreadable files, 3 the linter did not run (the agent never ran).\n\n\
+              --json prints {\"invocation_id\", \"summary\", \"passed\", \"not_run\", \"mode\",\n\
+              \"violations\", \"retrieval_count\", \"chat_count\", \"stored\", \"agrees\"}: stored is\n\
+              the run's grounding.txt (null when there is none, or with files), agrees whether\n\
+              the two are the same.",
     flags: &[
         Flag {
             name: "all",
             value: None,
             help: "Check every run in the store against its stored verdict",
         },
+        Flag {
+            name: "json",
+            value: None,
+            help: "Print the report as JSON (one object per run with --all), for scripts",
+        },
         setup::RUNS,
     ],
     run,
 };
+
+/// A report as `--json` prints it.
+fn report_json(id: Option<&str>, report: &GroundingReport, stored: Option<&str>) -> String {
+    let summary = report.summary();
+    serde_json::json!({
+        "invocation_id": id,
+        "summary": summary,
+        "passed": report.passed,
+        "not_run": report.not_run,
+        "mode": report.mode,
+        "violations": report.violations,
+        "retrieval_count": report.retrieval_count,
+        "chat_count": report.chat_count,
+        "stored": stored.map(str::trim_end),
+        "agrees": stored.map(|s| s.trim_end() == summary),
+    })
+    .to_string()
+}
 
 /// The exit status of a report that says the linter did not run.
 const NOT_RUN: i32 = 3;
@@ -53,8 +80,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
     }
     match args.positionals.as_slice() {
         [reference] => stored(args, reference),
-        [spans, envelope] => files(spans, envelope, None),
-        [spans, envelope, reply] => files(spans, envelope, Some(reply)),
+        [spans, envelope] => files(args, spans, envelope, None),
+        [spans, envelope, reply] => files(args, spans, envelope, Some(reply)),
         [] => Err(
             "expects a RUN (an id, a unique prefix of one, or a run directory), or \
                    SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]; see `ddwire lint --help`"
@@ -91,13 +118,25 @@ fn all(args: &Parsed) -> Result<i32, String> {
             Ok(r) => r,
             Err(e) => {
                 unreadable += 1;
-                outln!("{id}  UNREADABLE: {e}");
+                if args.switch("json") {
+                    outln!("{}", serde_json::json!({"invocation_id": id, "error": e}));
+                } else {
+                    outln!("{id}  UNREADABLE: {e}");
+                }
                 continue;
             }
         };
         let summary = report.summary();
         let first = summary.lines().next().unwrap_or("");
         let stored = reader.grounding(id).map_err(|e| e.to_string())?;
+        if args.switch("json") {
+            outln!("{}", report_json(Some(id), &report, stored.as_deref()));
+            match stored {
+                Some(s) if s.trim_end() == summary => agree += 1,
+                _ => differ += 1,
+            }
+            continue;
+        }
         match stored {
             Some(stored) if stored.trim_end() == summary => {
                 agree += 1;
@@ -159,9 +198,14 @@ fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
     let reply = json(AGENT_REPLY_FILE)?;
     let report = grounding::lint_stored(&records, &envelope, reply.as_ref());
     warn_if_withheld_without_reply(&records, &envelope, reply.as_ref(), &dir);
-    outln!("{}", report.summary());
     let code = exit_code(&report);
     let stored = read(GROUNDING_FILE)?.map(|b| String::from_utf8_lossy(&b).into_owned());
+    if args.switch("json") {
+        let id = envelope.get("invocation_id").and_then(Value::as_str);
+        outln!("{}", report_json(id, &report, stored.as_deref()));
+    } else {
+        outln!("{}", report.summary());
+    }
     match stored {
         Some(stored) if stored.trim_end() != report.summary() => {
             eprintln!(
@@ -183,7 +227,12 @@ fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
 }
 
 /// `lint SPANS ENVELOPE [AGENT_RESULT]`.
-fn files(spans: &str, envelope_path: &str, reply: Option<&String>) -> Result<i32, String> {
+fn files(
+    args: &Parsed,
+    spans: &str,
+    envelope_path: &str,
+    reply: Option<&String>,
+) -> Result<i32, String> {
     let text =
         String::from_utf8(read_input(spans)?).map_err(|_| format!("{spans} is not UTF-8"))?;
     let records = span_lines(spans, &text)?;
@@ -210,7 +259,12 @@ fn files(spans: &str, envelope_path: &str, reply: Option<&String>) -> Result<i32
         Path::new(envelope_path),
     );
     let report = grounding::lint_stored(&records, &envelope, reply.as_ref());
-    outln!("{}", report.summary());
+    if args.switch("json") {
+        let id = envelope.get("invocation_id").and_then(Value::as_str);
+        outln!("{}", report_json(id, &report, None));
+    } else {
+        outln!("{}", report.summary());
+    }
     Ok(exit_code(&report))
 }
 
