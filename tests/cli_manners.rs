@@ -165,6 +165,8 @@ fn every_built_in_agent_is_listed_with_its_port_by_help_and_by_errors() {
     let bogus = run(&["agent", "bogus"]);
     let typo = run(&["agent", "helo"]);
     assert!(text(&typo.stderr).contains("did you mean hello?"));
+    let by_id = run(&["agent", "hello.world"]);
+    assert!(text(&by_id.stderr).contains("did you mean hello?"));
     for (name, port) in ddwire::agent::builtin::NAMES {
         let id = ddwire::agent::builtin::by_name(name)
             .unwrap()

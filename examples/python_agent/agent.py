@@ -11,6 +11,8 @@ A plain a2a-sdk agent is registered by `ddwire serve` as "incompatible" until it
    named "agent-result": {"result": <AgentResult>, "spans": [<OpenTelemetry span JSON>, ...]}.
 3. Its result cites what it rests on; here, its input: metadata["dd.input_ref"] and
    metadata["dd.input_hash"]. Its spans join the caller's trace (metadata["traceparent"]).
+The class schemas are read from this repository (src/contract/schemas/); a copy elsewhere can
+read them off any ddwire agent's card instead (params.schemas of the extension).
 """
 import asyncio, hashlib, json, pathlib, sys
 

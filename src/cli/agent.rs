@@ -91,7 +91,14 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .iter()
         .find(|(n, _)| n == name)
         .ok_or_else(|| {
-            let hint = match super::args::nearest(name, builtin::NAMES.iter().map(|(n, _)| *n)) {
+            // An agent id (`hello.world`) is a natural guess for the short name (`hello`).
+            let by_id = builtin::NAMES
+                .iter()
+                .map(|(n, _)| *n)
+                .find(|n| builtin::by_name(n).is_some_and(|a| a.spec().agent_id == name.as_str()));
+            let near = by_id
+                .or_else(|| super::args::nearest(name, builtin::NAMES.iter().map(|(n, _)| *n)));
+            let hint = match near {
                 Some(near) => format!("did you mean {near}? "),
                 None => String::new(),
             };
