@@ -252,11 +252,21 @@ fn as_linted(envelope: &Value, result: &Value) -> Value {
 }
 
 /// Why the agent of this run never ran, from the conductor's stage events on the root span:
-/// `None` when nothing says it was stopped before the agent call.
+/// `None` when nothing says it was stopped before the agent call. Only a tree with exactly one
+/// root, which records no agent call, can say so: a span an agent sent can never make the
+/// linter stand down (a second root is left to G0).
 fn not_run_reason(records: &[SpanRecord]) -> Option<String> {
-    let root = records
+    // Every invoke_agent span counts, as in the linter's own G0 check.
+    let roots: Vec<&SpanRecord> = records
         .iter()
-        .find(|s| s.parent_id.is_none() && s.is(SpanName::InvokeAgent))?;
+        .filter(|s| s.is(SpanName::InvokeAgent))
+        .collect();
+    let [root] = roots.as_slice() else {
+        return None;
+    };
+    if root.events.iter().any(|e| e.name == "agent_call") {
+        return None;
+    }
     root.events.iter().find_map(|e| {
         let decision = match e.attributes.get("dd.stage.decision") {
             Some(AttrValue::String(d)) => d.as_str(),
@@ -1777,5 +1787,114 @@ mod tests {
                  an agent that declared no model call"
             )
         );
+    }
+
+    // --- lint_run and lint_stored -----------------------------------------------------------
+
+    /// The root with one stage event `name` whose decision is `decision`.
+    fn root_with_stage(mode: &str, name: &str, decision: &str) -> SpanRecord {
+        let mut root = root(mode);
+        let mut attributes = Attributes::default();
+        attributes.set("dd.stage.decision", decision);
+        root.events.push(crate::trace::Event {
+            name: name.into(),
+            time_ns: 1,
+            attributes,
+        });
+        root
+    }
+
+    #[test]
+    fn a_run_refused_before_its_agent_ran_is_not_linted_and_says_so() {
+        let env = envelope("none", None, &[]);
+        for (stage, decision, why) in [
+            (
+                "policy_gate",
+                "not_enabled",
+                "the profile does not enable it",
+            ),
+            (
+                "policy_gate",
+                "class_mismatch",
+                "refused it, class_mismatch",
+            ),
+            (
+                "policy_gate",
+                "requires_approval",
+                "referred the run for approval",
+            ),
+            (
+                "input_check",
+                "refused",
+                "the input check refused its input",
+            ),
+        ] {
+            let report = lint_run(&[root_with_stage("none", stage, decision)], &env);
+            assert!(!report.passed, "{stage}");
+            assert!(
+                report.not_run.as_deref().is_some_and(|w| w.contains(why)),
+                "{report:?}"
+            );
+            assert!(report.summary().starts_with("grounding: not run [none] ("));
+        }
+        // A permitted, accepted run is linted.
+        let report = lint_run(&[root_with_stage("none", "policy_gate", "permitted")], &env);
+        assert_eq!(report.not_run, None);
+    }
+
+    #[test]
+    fn no_span_an_agent_sends_can_make_the_linter_stand_down() {
+        let env = envelope("none", None, &[]);
+        // A second root claiming a refusal: the tree has two roots, and G0 says so.
+        let mut forged = root_with_stage("none", "policy_gate", "not_enabled");
+        forged.span_id = SpanId(ROOT + 1000);
+        let report = lint_run(&[root("none"), forged], &env);
+        assert_eq!(report.not_run, None);
+        assert!(
+            report.violations.iter().any(|v| v.starts_with("G0")),
+            "{report:?}"
+        );
+        // A root that records an agent call was not refused, whatever else it says.
+        let mut called = root_with_stage("none", "policy_gate", "not_enabled");
+        called.events.push(crate::trace::Event {
+            name: "agent_call".into(),
+            time_ns: 2,
+            attributes: Attributes::default(),
+        });
+        assert_eq!(lint_run(&[called], &env).not_run, None);
+    }
+
+    #[test]
+    fn a_withheld_result_is_linted_offline_with_the_agents_reply_put_back() {
+        // The agent claimed success and cited what it never retrieved; the harness withheld it.
+        let claimed = root("input_only").with(attr::OUTCOME, "succeeded");
+        let cited = json!({"source_id": "src:elsewhere", "content_hash": "0".repeat(64)});
+        let reply = json!({"result": {
+            "outcome": {"status": "succeeded", "statement": "Answered."},
+            "payload": {"schema_class": "Reply", "grounded_on": [cited]},
+            "evidence": [],
+        }, "spans": []});
+        let mut stored = envelope("input_only", None, &[]);
+        stored["outcome"] = json!({"status": "failed", "statement": "Output withheld."});
+        stored["problem"] =
+            json!({"type": "https://w3id.org/data-director/problems/grounding-violation"});
+        assert!(is_withheld(std::slice::from_ref(&claimed), &stored));
+        let offline = lint_stored(std::slice::from_ref(&claimed), &stored, Some(&reply));
+        assert!(!offline.passed);
+        assert!(
+            offline.violations.iter().any(|v| v.starts_with("R2")),
+            "{offline:?}"
+        );
+        // Without the reply, only what was stored can be linted.
+        let bare = lint_stored(std::slice::from_ref(&claimed), &stored, None);
+        assert!(
+            !bare.violations.iter().any(|v| v.starts_with("R2")),
+            "{bare:?}"
+        );
+        // A result the contract withheld (no grounding problem) is recognised by the root's
+        // claim of success.
+        stored["problem"] = json!({"type": "https://w3id.org/data-director/problems/agent-error"});
+        assert!(is_withheld(std::slice::from_ref(&claimed), &stored));
+        assert!(!is_withheld(&[root("input_only")], &stored));
     }
 }
