@@ -294,7 +294,8 @@ fn retry_wait(attempt: u32) -> Duration {
         .min(RETRY_MAX)
 }
 
-/// What to add to a card that lacks the Data Director extension (spec invariant 14).
+/// What to add to a card that lacks the Data Director extension (such a card is refused at
+/// registration).
 pub(crate) fn missing_extension_reason(url: &str) -> String {
     format!(
         "add the Data Director extension: the card at {url} does not declare {}. Add it to the \
