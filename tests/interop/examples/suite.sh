@@ -30,8 +30,18 @@ start_server ddwire-serve "$DDWIRE" serve --port "$p_harness" --agents "$LOGS/ag
 wait_ready ddwire-serve "$(url "$p_harness")/healthz" 15 || { finish; exit; }
 
 # registered: the harness admits the Python agent, nothing unavailable or incompatible.
-health="$(python3 -c 'import json,sys,urllib.request; print(json.dumps(json.load(urllib.request.urlopen(sys.argv[1]))))' "$(url "$p_harness")/healthz")"
-if [[ "$health" == *'"agents": 1'* && "$health" == *'"unavailable": 0'* && "$health" == *'"incompatible": 0'* ]]; then
+health="$(python3 - "$(url "$p_harness")/healthz" <<'PY'
+import json, sys, urllib.request
+h = json.load(urllib.request.urlopen(sys.argv[1]))
+a = h["agents"]
+if isinstance(a, dict):  # {"available", "configured", "unavailable": {}, "incompatible": {}}
+    ok = a.get("available") == 1 and not a.get("unavailable") and not a.get("incompatible")
+else:  # the older shape: counts beside "agents"
+    ok = a == 1 and not h.get("unavailable") and not h.get("incompatible")
+print("ok" if ok else json.dumps(h))
+PY
+)" || health="no answer"
+if [[ "$health" == ok ]]; then
     pass python-agent/registered
 else
     fail python-agent/registered "healthz says $health (log: $LOGS/ddwire-serve.log)"
