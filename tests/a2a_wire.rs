@@ -807,3 +807,114 @@ fn shutdown_lets_a_request_in_flight_finish() {
         "TooSlow: never answers in time"
     );
 }
+
+/// A loopback TCP peer that reads one request per connection and answers it with `reply`
+/// (raw bytes, whatever they are), then closes: the peer no ddwire server would be.
+fn raw_tcp_peer(reply: &'static [u8]) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            stream.set_read_timeout(Some(T)).unwrap();
+            let mut buf = [0u8; 8192];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(reply);
+        }
+    });
+    format!("http://{addr}/a2a")
+}
+
+#[test]
+fn a_404_is_never_a_result_even_with_a_json_rpc_success_body() {
+    // The body answers any id: the client must not take it for the call's result.
+    let url = raw_tcp_peer(
+        b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 54\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{\"kind\":\"task\"}}\r\n",
+    );
+    let target = Target {
+        binding: Binding::V03,
+        url,
+    };
+    let err = A2aClient::default()
+        .call(&target, "tasks/get", json!({"id": "t"}), &[], T)
+        .unwrap_err();
+    assert!(
+        matches!(err, WireError::HttpStatus { status: 404, .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_json_rpc_error_with_an_http_error_status_stays_a_json_rpc_error_but_a_result_does_not() {
+    let net = MemoryNet::new();
+    net.serve(
+        "refused.test",
+        Arc::new(|_| {
+            ddwire::wire::http::Response::json(
+                401,
+                &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32040, "message": "unsigned"}}),
+            )
+        }),
+        Default::default(),
+    );
+    net.serve(
+        "odd.test",
+        Arc::new(|req: ddwire::wire::http::Request| {
+            let call: Value = serde_json::from_slice(&req.body).unwrap();
+            ddwire::wire::http::Response::json(
+                500,
+                &json!({"jsonrpc": "2.0", "id": call["id"], "result": {"id": "t"}}),
+            )
+        }),
+        Default::default(),
+    );
+    let client = A2aClient::new(HttpClient::memory(net));
+    let target = |host: &str| Target {
+        binding: Binding::V03,
+        url: format!("http://{host}/a2a"),
+    };
+    let err = client
+        .call(
+            &target("refused.test"),
+            "tasks/get",
+            json!({"id": "t"}),
+            &[],
+            T,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, WireError::JsonRpc { code: -32040, .. }),
+        "{err:?}"
+    );
+    let err = client
+        .call(&target("odd.test"), "tasks/get", json!({"id": "t"}), &[], T)
+        .unwrap_err();
+    assert!(
+        matches!(err, WireError::HttpStatus { status: 500, .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_peer_that_closes_mid_answer_is_a_disconnect_and_garbage_is_outside_the_protocol() {
+    let target = |url| Target {
+        binding: Binding::V03,
+        url,
+    };
+    let client = A2aClient::default();
+    let call = |url| client.call(&target(url), "tasks/get", json!({"id": "t"}), &[], T);
+    for cut in [
+        &b""[..],
+        b"HTTP/1.1 200 OK\r\nContent-Le",
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\"",
+    ] {
+        let err = call(raw_tcp_peer(cut)).unwrap_err();
+        assert!(
+            matches!(err, WireError::Disconnected { .. }),
+            "{:?}: {err:?}",
+            String::from_utf8_lossy(cut)
+        );
+    }
+    let err = call(raw_tcp_peer(b"hello there\r\n\r\n")).unwrap_err();
+    assert!(matches!(err, WireError::Protocol { .. }), "{err:?}");
+}

@@ -354,9 +354,11 @@ fn card_fetch(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
     for (url, legacy) in urls {
         let answer = match ctx.wire.get(&url) {
             Ok(a) => a,
-            Err(e @ (WireError::Connect { .. } | WireError::Timeout { .. }))
-                if tried.is_empty() =>
-            {
+            Err(
+                e @ (WireError::Connect { .. }
+                | WireError::Disconnected { .. }
+                | WireError::Timeout { .. }),
+            ) if tried.is_empty() => {
                 ctx.unreachable = Some(e);
                 return Outcome::Violation("nothing answered".into());
             }

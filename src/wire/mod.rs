@@ -27,6 +27,15 @@ pub enum WireError {
         /// Why it could not be reached.
         reason: String,
     },
+    /// The peer accepted the connection, then closed or reset it before its whole answer
+    /// arrived: a crash mid-reply, a response or event stream cut short. Unlike
+    /// [`WireError::Connect`], the request may have reached the peer.
+    Disconnected {
+        /// The URL called.
+        url: String,
+        /// How the connection ended.
+        reason: String,
+    },
     /// The call did not finish in time.
     Timeout {
         /// The URL called.
@@ -82,6 +91,10 @@ impl fmt::Display for WireError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             WireError::Connect { url, reason } => write!(f, "cannot reach {url}: {reason}"),
+            WireError::Disconnected { url, reason } => write!(
+                f,
+                "{url} closed the connection before its answer was complete ({reason})"
+            ),
             WireError::Timeout { url, after } => write!(
                 f,
                 "{url} did not answer within {:.1} s (timeout)",

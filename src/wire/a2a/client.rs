@@ -168,6 +168,11 @@ impl A2aClient {
     }
 
     /// One JSON-RPC call in `target`'s binding; the `result`, or a typed error.
+    ///
+    /// Only an HTTP 200 carries a result. Any other status is [`WireError::HttpStatus`],
+    /// except a JSON-RPC error sent with one (a refused signature's 401, say), which is
+    /// [`WireError::JsonRpc`]; a 404 is always [`WireError::HttpStatus`], whatever its body
+    /// says, since the endpoint is not there.
     pub fn call(
         &self,
         target: &Target,
@@ -176,14 +181,63 @@ impl A2aClient {
         extra_headers: &[(&str, &str)],
         timeout: Duration,
     ) -> Result<Value> {
+        self.call_announcing(target, method, params, extra_headers, timeout, true)
+    }
+
+    /// [`A2aClient::call`], announcing the Data Director extension (`X-A2A-Extensions` /
+    /// `A2A-Extensions`) only if `announce`: a relay passes its caller's extensions on instead.
+    pub(crate) fn call_announcing(
+        &self,
+        target: &Target,
+        method: &str,
+        params: Value,
+        extra_headers: &[(&str, &str)],
+        timeout: Duration,
+        announce: bool,
+    ) -> Result<Value> {
         // Always an id: a notification would get no answer.
         let id = Value::String(crate::ids::new_uuid7());
-        let body = jsonrpc::request(&id, method, params)
+        let request = self.request(
+            target,
+            &id,
+            method,
+            params,
+            extra_headers,
+            timeout,
+            announce,
+            "application/json",
+        )?;
+        let response = self.http.send(request)?;
+        read_reply(
+            &target.url,
+            response.status,
+            response.header("content-type"),
+            &response.body,
+            &id,
+        )
+    }
+
+    /// The HTTP request of one JSON-RPC call, signed when the client signs.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn request(
+        &self,
+        target: &Target,
+        id: &Value,
+        method: &str,
+        params: Value,
+        extra_headers: &[(&str, &str)],
+        timeout: Duration,
+        announce: bool,
+        accept: &str,
+    ) -> Result<ClientRequest> {
+        let body = jsonrpc::request(id, method, params)
             .to_string()
             .into_bytes();
-        let mut request = ClientRequest::post_json(&target.url, body, timeout)
-            .header("Accept", "application/json")
-            .header(target.binding.extensions_header(), EXTENSION_URI);
+        let mut request =
+            ClientRequest::post_json(&target.url, body, timeout).header("Accept", accept);
+        if announce {
+            request = request.header(target.binding.extensions_header(), EXTENSION_URI);
+        }
         if target.binding == Binding::V10 {
             request = request.header("A2A-Version", v10::PROTOCOL_VERSION);
         }
@@ -201,27 +255,33 @@ impl A2aClient {
                 request = request.header(name, &value);
             }
         }
-        let response = self.http.send(request)?;
-        let looks_like_json = response
-            .header("content-type")
-            .is_some_and(|c| c.contains("json"));
-        if response.status != 200 && !looks_like_json {
-            return Err(WireError::HttpStatus {
-                url: target.url.clone(),
-                status: response.status,
-                body: String::from_utf8_lossy(&response.body).into(),
-            });
-        }
-        match jsonrpc::read_response(&response.body, &id) {
-            // Not a JSON-RPC answer: the HTTP status and the body say more than the parse error.
-            Err(WireError::Protocol { .. }) if response.status != 200 => {
-                Err(WireError::HttpStatus {
-                    url: target.url.clone(),
-                    status: response.status,
-                    body: String::from_utf8_lossy(&response.body).into(),
-                })
-            }
-            other => other,
-        }
+        Ok(request)
     }
+}
+
+/// Read a JSON-RPC reply to the call `id` that `url` answered with `status`: see
+/// [`A2aClient::call`] for which statuses carry what.
+pub(crate) fn read_reply(
+    url: &str,
+    status: u16,
+    content_type: Option<&str>,
+    body: &[u8],
+    id: &Value,
+) -> Result<Value> {
+    let http_status = || WireError::HttpStatus {
+        url: url.to_string(),
+        status,
+        body: String::from_utf8_lossy(body).into(),
+    };
+    if status == 200 {
+        return jsonrpc::read_response(body, id);
+    }
+    let looks_like_json = content_type.is_some_and(|c| c.contains("json"));
+    if status != 404
+        && looks_like_json
+        && let Err(e @ WireError::JsonRpc { .. }) = jsonrpc::read_response(body, id)
+    {
+        return Err(e);
+    }
+    Err(http_status())
 }

@@ -402,28 +402,43 @@ fn send_tcp(agent: &ureq::Agent, request: ClientRequest) -> Result<ClientRespons
     })
 }
 
-/// Map ureq's error to ddwire's typed ones, with the words the reference's details use.
+/// Map ureq's error to ddwire's typed ones, with the words the reference's details use:
+/// nothing listening is [`WireError::Connect`] ("connection refused"); a connection the peer
+/// closed or reset before its answer was complete is [`WireError::Disconnected`]; bytes that
+/// are not an HTTP/1.1 response are [`WireError::Protocol`].
 fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
+    use std::io::ErrorKind;
     match e {
         ureq::Error::Timeout(_) => WireError::Timeout {
             url: url.to_string(),
             after: timeout,
         },
-        ureq::Error::Io(io)
-            if matches!(
-                io.kind(),
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-            ) =>
-        {
+        ureq::Error::Io(io) if matches!(io.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
             WireError::Timeout {
                 url: url.to_string(),
                 after: timeout,
             }
         }
-        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            WireError::Connect {
+        ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => WireError::Connect {
+            url: url.to_string(),
+            reason: "connection refused".into(),
+        },
+        ureq::Error::Io(io)
+            if matches!(
+                io.kind(),
+                ErrorKind::UnexpectedEof
+                    | ErrorKind::ConnectionReset
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::BrokenPipe
+            ) =>
+        {
+            WireError::Disconnected {
                 url: url.to_string(),
-                reason: "connection refused".into(),
+                reason: match io.kind() {
+                    ErrorKind::UnexpectedEof => "closed mid-answer".to_string(),
+                    ErrorKind::ConnectionReset => "connection reset".to_string(),
+                    _ => io.to_string(),
+                },
             }
         }
         ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => WireError::Connect {
@@ -434,10 +449,124 @@ fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
             Some(url),
             format!("response body exceeds the limit of {n} bytes"),
         ),
+        ureq::Error::Protocol(p) => {
+            WireError::protocol(Some(url), format!("the answer is not HTTP/1.1: {p}"))
+        }
         other => WireError::Connect {
             url: url.to_string(),
             reason: other.to_string(),
         },
+    }
+}
+
+/// A response whose body is read as it arrives (an event stream).
+pub(crate) struct StreamingResponse {
+    /// The status code.
+    pub status: u16,
+    /// Names lower-cased.
+    pub headers: Vec<(String, String)>,
+    /// The body, read as it arrives.
+    pub body: BodyStream,
+}
+
+impl StreamingResponse {
+    /// The first value of a header.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A response body read as it arrives. Each read waits at most the idle timeout it was opened
+/// with; every failure is a typed [`WireError`] (the peer going quiet is
+/// [`WireError::Timeout`], a stream cut short is [`WireError::Disconnected`]).
+pub(crate) struct BodyStream {
+    url: String,
+    idle: Duration,
+    reader: Box<dyn std::io::Read + Send>,
+}
+
+impl BodyStream {
+    /// Read what has arrived into `buf`: `Ok(0)` at the body's end.
+    pub(crate) fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        loop {
+            match self.reader.read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(transport_error(&self.url, self.idle, ureq::Error::from(e))),
+            }
+        }
+    }
+}
+
+impl HttpClient {
+    /// Send one request and return as soon as the response head has arrived, with a body to
+    /// read as it comes (an event stream). The connection and the head must come within the
+    /// request's timeout; after that, each read of the body may wait `idle` at most, and the
+    /// body as a whole has no deadline. The body is not limited in size: the reader bounds
+    /// what it keeps.
+    pub(crate) fn send_streaming(
+        &self,
+        request: ClientRequest,
+        idle: Duration,
+    ) -> Result<StreamingResponse> {
+        match &self.transport {
+            // The in-memory transport holds whole responses: its body is read from memory.
+            Transport::Memory(net) => {
+                let url = request.url.clone();
+                let response = net.send(request)?;
+                Ok(StreamingResponse {
+                    status: response.status,
+                    headers: response.headers,
+                    body: BodyStream {
+                        url,
+                        idle,
+                        reader: Box::new(std::io::Cursor::new(response.body)),
+                    },
+                })
+            }
+            Transport::Tcp(agent) => {
+                let url = request.url.clone();
+                let timeout = request.timeout;
+                let mut builder = agent.post(&request.url);
+                for (k, v) in &request.headers {
+                    builder = builder.header(k.as_str(), v.as_str());
+                }
+                let response = builder
+                    .config()
+                    .timeout_connect(Some(timeout))
+                    .timeout_send_request(Some(timeout))
+                    .timeout_send_body(Some(timeout))
+                    .timeout_recv_response(Some(timeout))
+                    .timeout_per_read(Some(idle))
+                    .build()
+                    .send(&request.body[..])
+                    .map_err(|e| transport_error(&url, timeout, e))?;
+                let status = response.status().as_u16();
+                let headers = response
+                    .headers()
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.as_str().to_ascii_lowercase(),
+                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                        )
+                    })
+                    .collect();
+                let reader = response.into_body().into_reader();
+                Ok(StreamingResponse {
+                    status,
+                    headers,
+                    body: BodyStream {
+                        url,
+                        idle,
+                        reader: Box::new(reader),
+                    },
+                })
+            }
+        }
     }
 }
 

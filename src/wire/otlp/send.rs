@@ -161,7 +161,11 @@ pub(crate) fn send_body(
                     body: excerpt(&response.body),
                 });
             }
-            Err(error @ (WireError::Connect { .. } | WireError::Timeout { .. })) => {
+            Err(
+                error @ (WireError::Connect { .. }
+                | WireError::Disconnected { .. }
+                | WireError::Timeout { .. }),
+            ) => {
                 if last {
                     return Err(OtlpError::Unreachable {
                         url: url.clone(),
