@@ -106,3 +106,86 @@ pub const CONDUCTOR_ATTRIBUTES: [&str; 3] = [attr::GROUNDING_MODE, attr::INPUT_H
 pub(crate) fn is_owned(key: &str) -> bool {
     OWNED_ATTRIBUTES.contains(&key)
 }
+
+/// The spans and attributes `ddwire relay` records for each hop it forwards. Informational,
+/// never owned: nothing in ddwire judges them, and no `dd.*` key is among them. They follow
+/// the relay they replace (otel-a2a-relay's "Span shape": `a2a.task` spans with
+/// `session.id`, `a2a.task.id`, `agent.id`, `graph.node.*`, state changes and stream chunks
+/// as events), OpenInference's semantic conventions (`openinference.span.kind`,
+/// `session.id`, `user.id`, `input.value`, `output.value`, `graph.node.id`,
+/// `graph.node.parent_id`, so Phoenix draws sessions and the agent graph), and
+/// OpenTelemetry's semantic conventions for RPC (`rpc.system`, `rpc.method`,
+/// `rpc.jsonrpc.error_code`) and HTTP (`http.response.status_code`, `url.full`).
+pub(crate) mod relay {
+    /// SERVER: a send or a stream, as the relay received it (the seed's `a2a.task`).
+    pub(crate) const SPAN_TASK: &str = "a2a.task";
+    /// SERVER: `tasks/get` / `GetTask`.
+    pub(crate) const SPAN_TASK_GET: &str = "a2a.task.get";
+    /// SERVER: `tasks/cancel` / `CancelTask` (the seed's `a2a.task.cancel`).
+    pub(crate) const SPAN_TASK_CANCEL: &str = "a2a.task.cancel";
+    /// SERVER: `tasks/resubscribe` / `SubscribeToTask`.
+    pub(crate) const SPAN_TASK_SUBSCRIBE: &str = "a2a.task.subscribe";
+    /// SERVER: `ListTasks`.
+    pub(crate) const SPAN_TASKS_LIST: &str = "a2a.tasks.list";
+    /// SERVER: any other A2A method the relay forwards (push notification configs, the
+    /// extended card).
+    pub(crate) const SPAN_CALL: &str = "a2a.call";
+    /// CLIENT: the forward to the peer (the seed's `a2a.relay.forward`).
+    pub(crate) const SPAN_FORWARD: &str = "a2a.relay.forward";
+
+    /// The span's events: a task's state changed (`from`, `to`, A2A 0.3 state names).
+    pub(crate) const EVENT_STATE_CHANGE: &str = "a2a.task.state_change";
+    /// One event of a stream passed on to the caller (`seq` from 0, `final`, `kind`).
+    pub(crate) const EVENT_STREAM_CHUNK: &str = "a2a.message.stream_chunk";
+    /// Event attribute keys.
+    pub(crate) const FROM: &str = "from";
+    pub(crate) const TO: &str = "to";
+    pub(crate) const SEQ: &str = "seq";
+    pub(crate) const FINAL: &str = "final";
+    pub(crate) const KIND: &str = "kind";
+
+    /// OpenInference: the session a span belongs to; the relay uses the A2A `contextId`.
+    pub(crate) const SESSION_ID: &str = "session.id";
+    /// OpenInference: who sent the call (message metadata `agent.id`), when declared.
+    pub(crate) const USER_ID: &str = "user.id";
+    /// OpenInference: `AGENT` on every relay span, as the seed sets it.
+    pub(crate) const SPAN_KIND: &str = "openinference.span.kind";
+    /// OpenInference: the call's input (the message, or the params) as JSON.
+    pub(crate) const INPUT_VALUE: &str = "input.value";
+    pub(crate) const INPUT_MIME_TYPE: &str = "input.mime_type";
+    /// OpenInference: the call's output (the result) as JSON.
+    pub(crate) const OUTPUT_VALUE: &str = "output.value";
+    pub(crate) const OUTPUT_MIME_TYPE: &str = "output.mime_type";
+    /// OpenInference agent graph: this node, and the node that called it.
+    pub(crate) const GRAPH_NODE_ID: &str = "graph.node.id";
+    pub(crate) const GRAPH_NODE_PARENT_ID: &str = "graph.node.parent_id";
+
+    /// The seed's agent identity attributes: the relay's own id, name and role on its spans.
+    pub(crate) const AGENT_ID: &str = "agent.id";
+    pub(crate) const AGENT_NAME: &str = "agent.name";
+    pub(crate) const AGENT_ROLE: &str = "agent.role";
+
+    /// A2A: the task the call concerns, and its state when the call ended (0.3 names).
+    pub(crate) const TASK_ID: &str = "a2a.task.id";
+    pub(crate) const TASK_STATE: &str = "a2a.task.state";
+    /// A2A: the binding a call was made in (`0.3`, `1.0`).
+    pub(crate) const BINDING: &str = "a2a.binding";
+    /// The peer a call is forwarded to, and its role.
+    pub(crate) const PEER_ID: &str = "a2a.peer.id";
+    pub(crate) const PEER_ROLE: &str = "a2a.peer.role";
+    /// The sender's role, when it is a registered peer.
+    pub(crate) const SENDER_ROLE: &str = "a2a.sender.role";
+    /// How the relay handled the call: `forward`, `forward-stream` or `reject`.
+    pub(crate) const MODE: &str = "a2a.relay.mode";
+    /// Why the call failed, one of the relay's failure classes (`peer_timeout`, ...).
+    pub(crate) const FAILURE_CLASS: &str = "a2a.relay.failure_class";
+    /// The events a stream passed on.
+    pub(crate) const STREAM_EVENTS: &str = "a2a.relay.stream_events";
+
+    /// OpenTelemetry semantic conventions (RPC, HTTP).
+    pub(crate) const RPC_SYSTEM: &str = "rpc.system";
+    pub(crate) const RPC_METHOD: &str = "rpc.method";
+    pub(crate) const RPC_JSONRPC_ERROR_CODE: &str = "rpc.jsonrpc.error_code";
+    pub(crate) const HTTP_STATUS: &str = "http.response.status_code";
+    pub(crate) const URL_FULL: &str = "url.full";
+}

@@ -91,7 +91,20 @@ impl Tracer {
     pub fn span(&self, name: SpanName) -> SpanBuilder<'_> {
         SpanBuilder {
             tracer: self,
-            name,
+            name: Name::Owned(name),
+            kind: SpanKind::Internal,
+            parent: Parent::Current,
+            links: Vec::new(),
+            attributes: Attributes::default(),
+        }
+    }
+
+    /// Start building a span with an informational name of [`super::names`] (the relay's
+    /// `a2a.task`, say): outside the trace format's six, so it carries no `dd.operation`.
+    pub(crate) fn informational_span(&self, name: &'static str) -> SpanBuilder<'_> {
+        SpanBuilder {
+            tracer: self,
+            name: Name::Informational(name),
             kind: SpanKind::Internal,
             parent: Parent::Current,
             links: Vec::new(),
@@ -172,10 +185,17 @@ enum Parent {
     Explicit(SpanContext),
 }
 
+/// A span's name: one of the trace format's six (which sets `dd.operation`), or an
+/// informational one spelled in [`super::names`].
+enum Name {
+    Owned(SpanName),
+    Informational(&'static str),
+}
+
 /// Options for one span before it starts.
 pub struct SpanBuilder<'t> {
     tracer: &'t Tracer,
-    name: SpanName,
+    name: Name,
     kind: SpanKind,
     parent: Parent,
     links: Vec<Link>,
@@ -237,7 +257,13 @@ impl<'t> SpanBuilder<'t> {
             None => (TraceId::random(), None, TraceState::default()),
         };
         let mut attributes = Attributes::default();
-        attributes.set(attr::OPERATION, self.name.as_str());
+        let name = match self.name {
+            Name::Owned(name) => {
+                attributes.set(attr::OPERATION, name.as_str());
+                name.as_str()
+            }
+            Name::Informational(name) => name,
+        };
         for (k, v) in self.attributes.0 {
             attributes.set(k, v);
         }
@@ -246,7 +272,7 @@ impl<'t> SpanBuilder<'t> {
         drop_oldest(&mut links, MAX_LINKS);
         let span_id = SpanId::random();
         state.open.push(SpanRecord {
-            name: self.name.as_str().to_string(),
+            name: name.to_string(),
             trace_id,
             span_id,
             parent_id,

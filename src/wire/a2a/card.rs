@@ -154,6 +154,73 @@ pub(crate) fn pick_binding(card: &Value) -> Result<(Binding, String), WireError>
     }
 }
 
+/// Every JSON-RPC interface a card offers, in its order of preference: the 1.0
+/// `supportedInterfaces` entries whose `protocolBinding` is JSONRPC (major version 1 is
+/// A2A 1.0, 0 is v0.3; an entry without a version is 1.0); a card without such entries is a
+/// v0.3 card, offering its `url` (when `preferredTransport` is JSONRPC or absent) and its
+/// JSONRPC `additionalInterfaces`. A 1.x card's merged legacy `url` is not read, since
+/// a2a-sdk 1.3.0 writes it without serving v0.3 there.
+pub(crate) fn jsonrpc_interfaces(card: &Value) -> Vec<(Binding, String)> {
+    let mut out: Vec<(Binding, String)> = Vec::new();
+    let mut add = |binding: Binding, url: &str| {
+        if !out.iter().any(|(b, u)| *b == binding && u == url) {
+            out.push((binding, url.to_string()));
+        }
+    };
+    for i in card
+        .get("supportedInterfaces")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(protocol), Some(url)) = (
+            i.get("protocolBinding").and_then(Value::as_str),
+            i.get("url").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        if !protocol.eq_ignore_ascii_case("JSONRPC") {
+            continue;
+        }
+        let version = i
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("1.0");
+        match version.trim().split('.').next() {
+            Some("1") => add(Binding::V10, url),
+            Some("0") => add(Binding::V03, url),
+            _ => {}
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    let transport = card
+        .get("preferredTransport")
+        .and_then(Value::as_str)
+        .unwrap_or("JSONRPC");
+    if let Some(url) = card.get("url").and_then(Value::as_str)
+        && transport.eq_ignore_ascii_case("JSONRPC")
+    {
+        add(Binding::V03, url);
+    }
+    for i in card
+        .get("additionalInterfaces")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let (Some(url), Some(transport)) = (
+            i.get("url").and_then(Value::as_str),
+            i.get("transport").and_then(Value::as_str),
+        ) && transport.eq_ignore_ascii_case("JSONRPC")
+        {
+            add(Binding::V03, url);
+        }
+    }
+    out
+}
+
 /// How long a client may cache a card, in seconds (`Cache-Control: max-age`). A card changes
 /// only when its server restarts with another configuration.
 pub(crate) const CARD_MAX_AGE: u32 = 300;

@@ -1,0 +1,275 @@
+//! One JSON-RPC call as the relay sees it: which A2A method (in which binding), who sends it,
+//! which peer it is for, which task and context it names, and the trace context it came with.
+//!
+//! The target is chosen the way the seed's clients choose it: the message metadata
+//! `agent.target` names the peer, `agent.id` the sender (flat keys, as otel-a2a-relay's
+//! `message/send` reads them). A call posted to `/peers/{id}/a2a` is for that peer whatever
+//! its metadata says. A call that names a task (`tasks/get`, `tasks/cancel`, a resubscription,
+//! a message continuing the task) without a target goes to the peer that owns the task.
+
+use crate::trace::SpanContext;
+use crate::wire::a2a::{Binding, meta, v03, v10};
+use crate::wire::jsonrpc::Call;
+use serde_json::{Map, Value};
+
+/// Message (or params) metadata naming the peer a call is for (the seed's key).
+pub(crate) const META_TARGET: &str = "agent.target";
+/// Message (or params) metadata naming who sends the call (the seed's key).
+pub(crate) const META_SENDER: &str = "agent.id";
+/// The header naming the sender, for methods whose params carry no metadata (`GetTask`).
+pub(crate) const SENDER_HEADER: &str = "x-agent-id";
+
+/// What kind of A2A method a call is, whichever binding carried it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `message/send`, `SendMessage`.
+    Send,
+    /// `message/stream`, `SendStreamingMessage`.
+    Stream,
+    /// `tasks/get`, `GetTask`.
+    Get,
+    /// `tasks/cancel`, `CancelTask`.
+    Cancel,
+    /// `tasks/resubscribe`, `SubscribeToTask`.
+    Subscribe,
+    /// `ListTasks` (1.0 only).
+    List,
+    /// Push notification configs: task methods without a translation between bindings.
+    PushConfig,
+    /// The extended card, and anything else of either binding.
+    Other,
+}
+
+impl Kind {
+    pub(crate) fn of(method: &str) -> Kind {
+        match method {
+            v03::SEND | v10::SEND => Kind::Send,
+            v03::STREAM | v10::STREAM => Kind::Stream,
+            v03::GET_TASK | v10::GET_TASK => Kind::Get,
+            v03::CANCEL_TASK | v10::CANCEL_TASK => Kind::Cancel,
+            "tasks/resubscribe" | "SubscribeToTask" => Kind::Subscribe,
+            v10::LIST_TASKS => Kind::List,
+            m if m.contains("ushNotificationConfig") => Kind::PushConfig,
+            _ => Kind::Other,
+        }
+    }
+
+    /// Whether the answer is an event stream.
+    pub(crate) fn streams(self) -> bool {
+        matches!(self, Kind::Stream | Kind::Subscribe)
+    }
+
+    /// Whether the call carries a message.
+    pub(crate) fn carries_message(self) -> bool {
+        matches!(self, Kind::Send | Kind::Stream)
+    }
+
+    /// Whether the call names a task in its params.
+    pub(crate) fn names_task(self) -> bool {
+        matches!(
+            self,
+            Kind::Get | Kind::Cancel | Kind::Subscribe | Kind::PushConfig
+        )
+    }
+
+    /// The method in `binding`, when it has one there.
+    pub(crate) fn method_in(self, binding: Binding) -> Option<&'static str> {
+        Some(match (self, binding) {
+            (Kind::Send, Binding::V03) => v03::SEND,
+            (Kind::Send, Binding::V10) => v10::SEND,
+            (Kind::Stream, Binding::V03) => v03::STREAM,
+            (Kind::Stream, Binding::V10) => v10::STREAM,
+            (Kind::Get, Binding::V03) => v03::GET_TASK,
+            (Kind::Get, Binding::V10) => v10::GET_TASK,
+            (Kind::Cancel, Binding::V03) => v03::CANCEL_TASK,
+            (Kind::Cancel, Binding::V10) => v10::CANCEL_TASK,
+            (Kind::Subscribe, Binding::V03) => "tasks/resubscribe",
+            (Kind::Subscribe, Binding::V10) => "SubscribeToTask",
+            (Kind::List, Binding::V10) => v10::LIST_TASKS,
+            _ => return None,
+        })
+    }
+}
+
+/// A call received, with what the relay reads of it.
+#[derive(Debug)]
+pub(crate) struct Inbound {
+    pub call: Call,
+    pub kind: Kind,
+    pub binding: Binding,
+    /// The peer the request path names (`/peers/{id}/a2a`), if any.
+    pub path_peer: Option<String>,
+    /// The request's header fields, names lower-cased.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Inbound {
+    /// A header value.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The message a send or a stream carries.
+    pub(crate) fn message(&self) -> Option<&Map<String, Value>> {
+        self.call.params.get("message")?.as_object()
+    }
+
+    fn message_meta(&self, key: &str) -> Option<&str> {
+        self.message()?.get("metadata")?.get(key)?.as_str()
+    }
+
+    fn params_meta(&self, key: &str) -> Option<&str> {
+        self.call.params.get("metadata")?.get(key)?.as_str()
+    }
+
+    /// Who the call says it comes from: message metadata `agent.id`, else the params'
+    /// metadata, else the `X-Agent-Id` header.
+    pub(crate) fn sender(&self) -> Option<&str> {
+        self.message_meta(META_SENDER)
+            .or_else(|| self.params_meta(META_SENDER))
+            .or_else(|| self.header(SENDER_HEADER))
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The peer the call names: the path's, else `agent.target` in the message's or the
+    /// params' metadata.
+    pub(crate) fn named_target(&self) -> Option<&str> {
+        self.path_peer.as_deref().or_else(|| {
+            self.message_meta(META_TARGET)
+                .or_else(|| self.params_meta(META_TARGET))
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+        })
+    }
+
+    /// The task the call names: the message's `taskId`, or the params' `taskId` or `id` for
+    /// task methods.
+    pub(crate) fn task_id(&self) -> Option<&str> {
+        let named = if self.kind.carries_message() {
+            self.message()
+                .and_then(|m| m.get("taskId").or_else(|| m.get("task_id")))
+        } else if self.kind.names_task() {
+            let p = &self.call.params;
+            p.get("taskId")
+                .or_else(|| p.get("task_id"))
+                .or_else(|| p.get("id"))
+        } else {
+            None
+        };
+        named.and_then(Value::as_str).filter(|s| !s.is_empty())
+    }
+
+    /// The context the call's message names.
+    pub(crate) fn context_id(&self) -> Option<&str> {
+        self.message()
+            .and_then(|m| m.get("contextId").or_else(|| m.get("context_id")))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    }
+
+    /// The trace context the call came with: the `traceparent` header (the transport's own),
+    /// else the message metadata's (where ddwire's harness puts it).
+    pub(crate) fn trace_parent(&self) -> Option<SpanContext> {
+        SpanContext::extract(self.header("traceparent"), self.header("tracestate")).or_else(|| {
+            SpanContext::extract(
+                self.message_meta(meta::TRACEPARENT),
+                self.message_meta(meta::TRACESTATE),
+            )
+        })
+    }
+}
+
+/// Write `traceparent` (and `tracestate`, when it has members) into the message metadata of
+/// `params`, as ddwire agents read them, replacing what the caller put there.
+pub(crate) fn inject_trace(params: &mut Value, context: &SpanContext) {
+    let Some(message) = params.get_mut("message").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let metadata = message
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !metadata.is_object() {
+        *metadata = Value::Object(Map::new());
+    }
+    if let Some(m) = metadata.as_object_mut() {
+        m.insert(
+            meta::TRACEPARENT.into(),
+            Value::String(context.traceparent()),
+        );
+        if context.trace_state.is_empty() {
+            m.remove(meta::TRACESTATE);
+        } else {
+            m.insert(
+                meta::TRACESTATE.into(),
+                Value::String(context.trace_state.header()),
+            );
+        }
+    }
+}
+
+/// A task state as the relay records it: the v0.3 name (`completed`, `input-required`), from
+/// either binding's spelling (`TASK_STATE_INPUT_REQUIRED`).
+pub(crate) fn state_name(raw: &str) -> String {
+    let s = raw.strip_prefix("TASK_STATE_").unwrap_or(raw);
+    s.to_ascii_lowercase().replace('_', "-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn inbound(method: &str, params: Value, path_peer: Option<&str>) -> Inbound {
+        Inbound {
+            call: Call {
+                id: Some(json!(1)),
+                method: method.into(),
+                params,
+            },
+            kind: Kind::of(method),
+            binding: Binding::of_method(method).unwrap_or(Binding::V03),
+            path_peer: path_peer.map(str::to_string),
+            headers: vec![("x-agent-id".into(), "hdr".into())],
+        }
+    }
+
+    #[test]
+    fn the_target_and_sender_come_from_the_seeds_metadata_keys_and_the_path_wins() {
+        let params = json!({"message": {"messageId": "m", "metadata": {"agent.id": "A", "agent.target": "B"}}});
+        let call = inbound("message/send", params.clone(), None);
+        assert_eq!((call.sender(), call.named_target()), (Some("A"), Some("B")));
+        let call = inbound("message/send", params, Some("C"));
+        assert_eq!(call.named_target(), Some("C"));
+        let call = inbound("GetTask", json!({"id": "t1"}), None);
+        assert_eq!((call.sender(), call.task_id()), (Some("hdr"), Some("t1")));
+        assert_eq!(call.named_target(), None);
+    }
+
+    #[test]
+    fn the_trace_context_is_written_into_the_message_metadata_replacing_the_callers() {
+        let mut params = json!({"message": {"messageId": "m", "metadata": {"traceparent": "00-old-old-01", "tracestate": "x=1"}}});
+        let ctx = SpanContext::extract(
+            Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+            None,
+        )
+        .unwrap();
+        inject_trace(&mut params, &ctx);
+        assert_eq!(
+            params["message"]["metadata"],
+            json!({"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"})
+        );
+        let mut bare = json!({"message": {"messageId": "m"}});
+        inject_trace(&mut bare, &ctx);
+        assert!(bare["message"]["metadata"]["traceparent"].is_string());
+    }
+
+    #[test]
+    fn state_names_are_read_from_either_binding() {
+        assert_eq!(state_name("TASK_STATE_INPUT_REQUIRED"), "input-required");
+        assert_eq!(state_name("completed"), "completed");
+    }
+}

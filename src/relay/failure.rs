@@ -1,0 +1,317 @@
+//! Why a hop failed, classed from typed errors (never from the words of a message), and the
+//! JSON-RPC error the caller gets for it.
+//!
+//! | class | when | code answered |
+//! |---|---|---|
+//! | `topology_violation` | the star gate refused the route, before any forward | -32010 |
+//! | `peer_404` | the peer answered HTTP 404, whatever its body | -32011 |
+//! | `peer_timeout` | the peer did not answer (or went quiet mid-stream) in time | -32012 |
+//! | `peer_disconnect` | nothing listens at the peer, or it closed the connection mid-answer | -32013 |
+//! | `peer_invalid_reply` | the peer answered something outside HTTP, JSON-RPC or A2A | -32014 |
+//! | `peer_jsonrpc_error` | the peer answered with a JSON-RPC error | the peer's own error, as sent |
+//! | `unknown_peer` | the call names no peer, or one not registered, or a task none owns | -32015 |
+//!
+//! A relay-made error carries `data`: in the v0.3 binding `{"class", "peer"}`, in the 1.0
+//! binding a `google.rpc.ErrorInfo` (`reason` the class in capitals, `domain`
+//! [`ERROR_DOMAIN`], `metadata` `{"class", "peer"}`), as A2A 1.0 §9.5 shapes error data. Codes
+//! are JSON-RPC server errors (-32000 to -32099) outside the -32001 to -32009 A2A assigns;
+//! -32010 is the seed's code for the topology gate.
+
+use super::topology::Violation;
+use crate::wire::WireError;
+use crate::wire::a2a::Binding;
+use crate::wire::jsonrpc::RpcError;
+use serde_json::{Value, json};
+use std::fmt;
+
+/// The `domain` of the ErrorInfo a relay-made 1.0 error carries.
+pub(crate) const ERROR_DOMAIN: &str = "ddwire.relay";
+
+/// A failure's class: the relay's `a2a.relay.failure_class` attribute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum FailureClass {
+    TopologyViolation,
+    Peer404,
+    PeerTimeout,
+    PeerDisconnect,
+    PeerJsonrpcError,
+    PeerInvalidReply,
+    UnknownPeer,
+}
+
+impl FailureClass {
+    /// Every class, for counts that list each.
+    pub(crate) const ALL: [FailureClass; 7] = [
+        FailureClass::TopologyViolation,
+        FailureClass::Peer404,
+        FailureClass::PeerTimeout,
+        FailureClass::PeerDisconnect,
+        FailureClass::PeerJsonrpcError,
+        FailureClass::PeerInvalidReply,
+        FailureClass::UnknownPeer,
+    ];
+
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            FailureClass::TopologyViolation => "topology_violation",
+            FailureClass::Peer404 => "peer_404",
+            FailureClass::PeerTimeout => "peer_timeout",
+            FailureClass::PeerDisconnect => "peer_disconnect",
+            FailureClass::PeerJsonrpcError => "peer_jsonrpc_error",
+            FailureClass::PeerInvalidReply => "peer_invalid_reply",
+            FailureClass::UnknownPeer => "unknown_peer",
+        }
+    }
+
+    /// The JSON-RPC code the relay answers with; `None` for a peer's own error, passed on.
+    pub(crate) fn code(self) -> Option<i64> {
+        match self {
+            FailureClass::TopologyViolation => Some(-32010),
+            FailureClass::Peer404 => Some(-32011),
+            FailureClass::PeerTimeout => Some(-32012),
+            FailureClass::PeerDisconnect => Some(-32013),
+            FailureClass::PeerInvalidReply => Some(-32014),
+            FailureClass::UnknownPeer => Some(-32015),
+            FailureClass::PeerJsonrpcError => None,
+        }
+    }
+
+    /// The class of a failed call to a peer, by the error's type alone.
+    pub(crate) fn of(e: &WireError) -> FailureClass {
+        match e {
+            WireError::HttpStatus { status: 404, .. } => FailureClass::Peer404,
+            WireError::Timeout { .. } => FailureClass::PeerTimeout,
+            WireError::Connect { .. } | WireError::Disconnected { .. } => {
+                FailureClass::PeerDisconnect
+            }
+            WireError::JsonRpc { .. } => FailureClass::PeerJsonrpcError,
+            // The relay's client signs nothing, so a signing error is never met; were it, the
+            // call did not go out as the caller meant it.
+            WireError::HttpStatus { .. } | WireError::Protocol { .. } | WireError::Sign { .. } => {
+                FailureClass::PeerInvalidReply
+            }
+        }
+    }
+}
+
+impl fmt::Display for FailureClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why the relay could not carry a call through.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The star gate refused the route.
+    Topology(Violation),
+    /// The call names no peer: no `agent.target`, no `/peers/{id}/a2a` path, no known task.
+    NoTarget { method: String },
+    /// The peer named is not registered.
+    UnknownPeer { id: String, known: Vec<String> },
+    /// The call names a task no peer is known to own.
+    UnknownTask { id: String },
+    /// The call to the peer failed.
+    Peer { peer: String, error: WireError },
+    /// The peer's answer could not be carried to the caller (it is outside the binding the
+    /// relay translates from).
+    Untranslatable { peer: String, reason: String },
+}
+
+impl Failure {
+    pub(crate) fn class(&self) -> FailureClass {
+        match self {
+            Failure::Topology(_) => FailureClass::TopologyViolation,
+            Failure::NoTarget { .. } | Failure::UnknownPeer { .. } | Failure::UnknownTask { .. } => {
+                FailureClass::UnknownPeer
+            }
+            Failure::Peer { error, .. } => FailureClass::of(error),
+            Failure::Untranslatable { .. } => FailureClass::PeerInvalidReply,
+        }
+    }
+
+    /// The peer concerned, when there is one.
+    pub(crate) fn peer(&self) -> Option<&str> {
+        match self {
+            Failure::Topology(v) => Some(&v.target),
+            Failure::UnknownPeer { id, .. } => Some(id),
+            Failure::Peer { peer, .. } | Failure::Untranslatable { peer, .. } => Some(peer),
+            Failure::NoTarget { .. } | Failure::UnknownTask { .. } => None,
+        }
+    }
+
+    /// The error the caller gets, written for `binding`.
+    pub(crate) fn to_rpc(&self, binding: Binding) -> RpcError {
+        if let Failure::Peer {
+            error: WireError::JsonRpc {
+                code,
+                message,
+                data,
+            },
+            ..
+        } = self
+        {
+            // The peer's own answer, passed on as it was sent.
+            return RpcError {
+                code: *code,
+                message: message.clone(),
+                data: data.clone(),
+            };
+        }
+        let class = self.class();
+        let mut error = RpcError::new(
+            class.code().unwrap_or(crate::wire::jsonrpc::INTERNAL_ERROR),
+            self.to_string(),
+        );
+        let mut detail = json!({ "class": class.as_str() });
+        if let Some(peer) = self.peer() {
+            detail["peer"] = Value::String(peer.to_string());
+        }
+        error.data = Some(match binding {
+            Binding::V03 => detail,
+            Binding::V10 => json!([{
+                "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                "reason": class.as_str().to_ascii_uppercase(),
+                "domain": ERROR_DOMAIN,
+                "metadata": detail,
+            }]),
+        });
+        error
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Topology(v) => v.fmt(f),
+            Failure::NoTarget { method } => write!(
+                f,
+                "relay: {method} names no peer: set the message metadata \"agent.target\" to a peer id, or POST to /peers/{{id}}/a2a"
+            ),
+            Failure::UnknownPeer { id, known } => write!(
+                f,
+                "relay: no peer is registered as {id:?}; known: [{}]",
+                known.join(", ")
+            ),
+            Failure::UnknownTask { id } => write!(
+                f,
+                "relay: no peer is known to own task {id:?} (the relay remembers the tasks it carried, newest first); POST to /peers/{{id}}/a2a to ask a peer directly"
+            ),
+            Failure::Peer { peer, error } => match FailureClass::of(error) {
+                FailureClass::Peer404 => write!(f, "relay: peer {peer:?} answered 404: {error}"),
+                FailureClass::PeerTimeout => write!(f, "relay: peer {peer:?} timed out: {error}"),
+                FailureClass::PeerDisconnect => {
+                    write!(f, "relay: peer {peer:?} disconnected: {error}")
+                }
+                _ => write!(f, "relay: peer {peer:?} answered outside the protocol: {error}"),
+            },
+            Failure::Untranslatable { peer, reason } => write!(
+                f,
+                "relay: peer {peer:?} answered outside A2A, so the answer cannot be carried to the caller's binding: {reason}"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn peer(error: WireError) -> Failure {
+        Failure::Peer {
+            peer: "B".into(),
+            error,
+        }
+    }
+
+    #[test]
+    fn each_wire_error_has_its_class_and_code() {
+        let url = || "http://b.test/a2a".to_string();
+        let cases = [
+            (
+                WireError::HttpStatus {
+                    url: url(),
+                    status: 404,
+                    body: r#"{"jsonrpc":"2.0","id":1,"result":{}}"#.into(),
+                },
+                "peer_404",
+                -32011,
+            ),
+            (
+                WireError::Timeout {
+                    url: url(),
+                    after: Duration::from_secs(1),
+                },
+                "peer_timeout",
+                -32012,
+            ),
+            (
+                WireError::Connect {
+                    url: url(),
+                    reason: "connection refused".into(),
+                },
+                "peer_disconnect",
+                -32013,
+            ),
+            (
+                WireError::Disconnected {
+                    url: url(),
+                    reason: "closed mid-answer".into(),
+                },
+                "peer_disconnect",
+                -32013,
+            ),
+            (
+                WireError::HttpStatus {
+                    url: url(),
+                    status: 502,
+                    body: "<html>".into(),
+                },
+                "peer_invalid_reply",
+                -32014,
+            ),
+            (
+                WireError::protocol(Some("http://b.test"), "not JSON"),
+                "peer_invalid_reply",
+                -32014,
+            ),
+        ];
+        for (error, class, code) in cases {
+            let failure = peer(error);
+            assert_eq!(failure.class().as_str(), class);
+            let rpc = failure.to_rpc(Binding::V03);
+            assert_eq!(rpc.code, code);
+            assert_eq!(rpc.data.as_ref().unwrap()["class"], class);
+            assert!(rpc.message.starts_with("relay: peer \"B\""), "{}", rpc.message);
+        }
+    }
+
+    #[test]
+    fn a_peers_json_rpc_error_is_passed_on_as_it_was_sent() {
+        let failure = peer(WireError::JsonRpc {
+            code: -32001,
+            message: "Task t not found".into(),
+            data: Some(json!([{"reason": "TASK_NOT_FOUND"}])),
+        });
+        assert_eq!(failure.class(), FailureClass::PeerJsonrpcError);
+        let rpc = failure.to_rpc(Binding::V10);
+        assert_eq!((rpc.code, rpc.message.as_str()), (-32001, "Task t not found"));
+        assert_eq!(rpc.data, Some(json!([{"reason": "TASK_NOT_FOUND"}])));
+    }
+
+    #[test]
+    fn a_relay_error_in_the_1_0_binding_carries_an_error_info() {
+        let rpc = Failure::UnknownPeer {
+            id: "Z".into(),
+            known: vec!["A".into()],
+        }
+        .to_rpc(Binding::V10);
+        assert_eq!(rpc.code, -32015);
+        assert_eq!(
+            rpc.data.unwrap(),
+            json!([{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "UNKNOWN_PEER",
+                    "domain": "ddwire.relay", "metadata": {"class": "unknown_peer", "peer": "Z"}}])
+        );
+    }
+}

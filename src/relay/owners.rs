@@ -1,0 +1,141 @@
+//! Which peer owns which task: every task id a forwarded answer names is remembered with the
+//! peer that answered, its context and its last state, so `tasks/get`, `tasks/cancel`, a
+//! resubscription and a message continuing the task go back to that peer. Bounded: the
+//! newest [`TASK_OWNERS_KEPT`] tasks are kept, and the oldest forgotten first.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+/// The most task owners remembered.
+pub(crate) const TASK_OWNERS_KEPT: usize = 10_000;
+
+/// The longest task id remembered (a longer one is not: it is no id a peer would mint).
+const MAX_TASK_ID_LEN: usize = 256;
+
+/// What the relay knows of a task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Owner {
+    /// The peer that answered for it.
+    pub peer: String,
+    /// Its context, when an answer named it.
+    pub context_id: Option<String>,
+    /// Its last state seen (v0.3 names: `working`, `completed`...).
+    pub state: Option<String>,
+}
+
+/// The bounded map of task ids to owners.
+#[derive(Debug)]
+pub(crate) struct TaskOwners {
+    capacity: usize,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    owners: HashMap<String, Owner>,
+    /// Task ids in the order they were first seen: the oldest is forgotten first.
+    order: VecDeque<String>,
+}
+
+impl TaskOwners {
+    pub(crate) fn new(capacity: usize) -> TaskOwners {
+        TaskOwners {
+            capacity: capacity.max(1),
+            inner: Mutex::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Remember that `peer` owns `task_id`, and what it said of it; the previous state, if the
+    /// task was known (to record the change).
+    pub(crate) fn record(
+        &self,
+        task_id: &str,
+        peer: &str,
+        context_id: Option<&str>,
+        state: Option<&str>,
+    ) -> Option<String> {
+        if task_id.is_empty() || task_id.len() > MAX_TASK_ID_LEN {
+            return None;
+        }
+        let mut inner = self.lock();
+        if let Some(owner) = inner.owners.get_mut(task_id) {
+            let before = owner.state.clone();
+            owner.peer = peer.to_string();
+            if let Some(c) = context_id {
+                owner.context_id = Some(c.to_string());
+            }
+            if let Some(s) = state {
+                owner.state = Some(s.to_string());
+            }
+            return before;
+        }
+        inner.owners.insert(
+            task_id.to_string(),
+            Owner {
+                peer: peer.to_string(),
+                context_id: context_id.map(str::to_string),
+                state: state.map(str::to_string),
+            },
+        );
+        inner.order.push_back(task_id.to_string());
+        while inner.order.len() > self.capacity {
+            if let Some(old) = inner.order.pop_front() {
+                inner.owners.remove(&old);
+            }
+        }
+        None
+    }
+
+    /// The owner of `task_id`, if remembered.
+    pub(crate) fn get(&self, task_id: &str) -> Option<Owner> {
+        self.lock().owners.get(task_id).cloned()
+    }
+
+    /// How many tasks are remembered.
+    pub(crate) fn len(&self) -> usize {
+        self.lock().owners.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_task_is_forgotten_first_beyond_the_bound() {
+        let owners = TaskOwners::new(2);
+        owners.record("t1", "A", Some("c1"), Some("working"));
+        owners.record("t2", "B", None, None);
+        // Seeing t1 again updates it, and does not make it younger.
+        assert_eq!(
+            owners.record("t1", "A", None, Some("completed")),
+            Some("working".into())
+        );
+        owners.record("t3", "C", None, None);
+        assert_eq!(owners.get("t1"), None);
+        assert_eq!(owners.get("t2").unwrap().peer, "B");
+        assert_eq!(owners.get("t3").unwrap().peer, "C");
+        assert_eq!(owners.len(), 2);
+    }
+
+    #[test]
+    fn an_update_keeps_what_it_does_not_say() {
+        let owners = TaskOwners::new(10);
+        owners.record("t", "A", Some("c"), Some("working"));
+        owners.record("t", "A", None, Some("completed"));
+        assert_eq!(
+            owners.get("t").unwrap(),
+            Owner {
+                peer: "A".into(),
+                context_id: Some("c".into()),
+                state: Some("completed".into())
+            }
+        );
+        assert_eq!(owners.record("", "A", None, None), None);
+        assert_eq!(owners.len(), 1);
+    }
+}

@@ -1,0 +1,158 @@
+//! Where a hop's spans go once it ends: a JSON-lines file per session under the traces
+//! directory (one span JSON document per line, as a run's `spans.jsonl` in the run store),
+//! and the OTLP exporter's queue.
+//!
+//! The session is the A2A `contextId`. A context id made only of `A-Z a-z 0-9 . _ -` (at most
+//! 128, not starting with a dot) names its file as it is, `<contextId>.jsonl`; any other, and
+//! any that would pass for one of the relay's own names (`no-session`, `session-…`), is
+//! written to `session-<sha256 of the id, hex>.jsonl`, so no context id can reach outside the
+//! directory or into another session's file. Spans of a call that names no context (a
+//! refusal before any answer) go to `no-session.jsonl`.
+//!
+//! A hop's spans are appended with one write under a lock, so concurrent hops of a session
+//! never interleave within a line. A write that fails is counted and reported on stderr (the
+//! first, then every hundredth), and never fails the call.
+
+use super::RelayError;
+use crate::trace::SpanRecord;
+use crate::wire::otlp::Exporter;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The longest context id used as a file name as it is.
+const MAX_PLAIN_NAME: usize = 128;
+
+/// Where a relay's spans go.
+pub(crate) struct TraceSink {
+    dir: Option<PathBuf>,
+    exporter: Option<Exporter>,
+    /// Held while a hop's lines are appended.
+    write_lock: Mutex<()>,
+    pub(crate) spans_written: AtomicU64,
+    pub(crate) write_errors: AtomicU64,
+}
+
+impl TraceSink {
+    /// A sink writing under `dir` (created if missing) and exporting through `exporter`.
+    pub(crate) fn new(dir: Option<PathBuf>, exporter: Option<Exporter>) -> Result<TraceSink, RelayError> {
+        if let Some(dir) = &dir {
+            std::fs::create_dir_all(dir).map_err(|source| RelayError::Traces {
+                dir: dir.clone(),
+                source,
+            })?;
+        }
+        Ok(TraceSink {
+            dir,
+            exporter,
+            write_lock: Mutex::new(()),
+            spans_written: AtomicU64::new(0),
+            write_errors: AtomicU64::new(0),
+        })
+    }
+
+    /// The traces directory, if any.
+    pub(crate) fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The exporter, if any.
+    pub(crate) fn exporter(&self) -> Option<&Exporter> {
+        self.exporter.as_ref()
+    }
+
+    /// Keep one hop's spans: append them to the session's file and queue them for export.
+    pub(crate) fn record(&self, session: Option<&str>, spans: Vec<SpanRecord>) {
+        if spans.is_empty() {
+            return;
+        }
+        if let Some(dir) = &self.dir {
+            let path = dir.join(file_name(session));
+            let mut text = String::new();
+            for span in &spans {
+                text.push_str(&crate::trace::to_json(span));
+                text.push('\n');
+            }
+            match self.append(&path, text.as_bytes()) {
+                Ok(()) => {
+                    self.spans_written
+                        .fetch_add(spans.len() as u64, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    let n = self.write_errors.fetch_add(1, Ordering::Relaxed);
+                    if n % 100 == 0 {
+                        eprintln!(
+                            "ddwire relay: cannot write spans to {}: {e} ({} write(s) failed so far)",
+                            path.display(),
+                            n + 1
+                        );
+                    }
+                }
+            }
+        }
+        if let Some(exporter) = &self.exporter {
+            exporter.export(spans);
+        }
+    }
+
+    fn append(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        let _held = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        file.write_all(bytes)
+    }
+}
+
+/// The file a session's spans go to (see the module documentation).
+pub(crate) fn file_name(session: Option<&str>) -> String {
+    let Some(session) = session else {
+        return "no-session.jsonl".into();
+    };
+    let plain = !session.is_empty()
+        && session.len() <= MAX_PLAIN_NAME
+        && !session.starts_with('.')
+        && session
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && session != "no-session"
+        && !session.starts_with("session-");
+    if plain {
+        format!("{session}.jsonl")
+    } else {
+        let digest = Sha256::digest(session.as_bytes());
+        format!("session-{}.jsonl", crate::ids::hex(&digest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_context_id_names_its_file_only_when_it_is_a_safe_plain_name() {
+        assert_eq!(
+            file_name(Some("0196f7d2-1c2b-7a3e-9f00-000000000001")),
+            "0196f7d2-1c2b-7a3e-9f00-000000000001.jsonl"
+        );
+        assert_eq!(file_name(None), "no-session.jsonl");
+        for hostile in [
+            "../../etc/passwd",
+            "a/b",
+            ".hidden",
+            "",
+            "no-session",
+            "session-abc",
+            "ctx with spaces",
+            "é",
+        ] {
+            let name = file_name(Some(hostile));
+            assert!(name.starts_with("session-") && name.len() == 8 + 64 + 6, "{hostile}: {name}");
+        }
+        assert_ne!(file_name(Some("a/b")), file_name(Some("a\\b")));
+        assert_eq!(file_name(Some(&"x".repeat(129))).len(), 8 + 64 + 6);
+    }
+}
