@@ -180,6 +180,7 @@ mod error;
 pub mod harness;
 pub mod ids;
 pub mod json;
+pub mod relay;
 #[allow(unsafe_code)]
 pub mod signals;
 pub(crate) mod time;

@@ -39,6 +39,7 @@ mod hash;
 mod invoke;
 mod lint;
 mod profile;
+mod relay;
 mod runs;
 mod send;
 mod serve;
@@ -62,6 +63,7 @@ fn commands() -> Vec<&'static Command> {
     vec![
         &demo::COMMAND,
         &serve::COMMAND,
+        &relay::COMMAND,
         &invoke::COMMAND,
         &agent::COMMAND,
         &agents::COMMAND,

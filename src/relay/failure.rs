@@ -10,6 +10,8 @@
 //! | `peer_invalid_reply` | the peer answered something outside HTTP, JSON-RPC or A2A | -32014 |
 //! | `peer_jsonrpc_error` | the peer answered with a JSON-RPC error | the peer's own error, as sent |
 //! | `unknown_peer` | the call names no peer, or one not registered, or a task none owns | -32015 |
+//! | `binding_unsupported` | the peer offers no interface in the caller's binding | -32009 |
+//! | `unsupported_operation` | a stream: the relay forwards whole replies only | -32004 |
 //!
 //! A relay-made error carries `data`: in the v0.3 binding `{"class", "peer"}`, in the 1.0
 //! binding a `google.rpc.ErrorInfo` (`reason` the class in capitals, `domain`
@@ -37,11 +39,13 @@ pub(crate) enum FailureClass {
     PeerJsonrpcError,
     PeerInvalidReply,
     UnknownPeer,
+    BindingUnsupported,
+    UnsupportedOperation,
 }
 
 impl FailureClass {
     /// Every class, for counts that list each.
-    pub(crate) const ALL: [FailureClass; 7] = [
+    pub(crate) const ALL: [FailureClass; 9] = [
         FailureClass::TopologyViolation,
         FailureClass::Peer404,
         FailureClass::PeerTimeout,
@@ -49,6 +53,8 @@ impl FailureClass {
         FailureClass::PeerJsonrpcError,
         FailureClass::PeerInvalidReply,
         FailureClass::UnknownPeer,
+        FailureClass::BindingUnsupported,
+        FailureClass::UnsupportedOperation,
     ];
 
     pub(crate) fn as_str(self) -> &'static str {
@@ -60,6 +66,8 @@ impl FailureClass {
             FailureClass::PeerJsonrpcError => "peer_jsonrpc_error",
             FailureClass::PeerInvalidReply => "peer_invalid_reply",
             FailureClass::UnknownPeer => "unknown_peer",
+            FailureClass::BindingUnsupported => "binding_unsupported",
+            FailureClass::UnsupportedOperation => "unsupported_operation",
         }
     }
 
@@ -72,6 +80,8 @@ impl FailureClass {
             FailureClass::PeerDisconnect => Some(-32013),
             FailureClass::PeerInvalidReply => Some(-32014),
             FailureClass::UnknownPeer => Some(-32015),
+            FailureClass::BindingUnsupported => Some(crate::wire::jsonrpc::VERSION_NOT_SUPPORTED),
+            FailureClass::UnsupportedOperation => Some(crate::wire::jsonrpc::UNSUPPORTED_OPERATION),
             FailureClass::PeerJsonrpcError => None,
         }
     }
@@ -113,20 +123,30 @@ pub(crate) enum Failure {
     UnknownTask { id: String },
     /// The call to the peer failed.
     Peer { peer: String, error: WireError },
-    /// The peer's answer could not be carried to the caller (it is outside the binding the
-    /// relay translates from).
-    Untranslatable { peer: String, reason: String },
+    /// The peer answered HTTP 200 with a JSON-RPC result that is no answer to the call (a
+    /// send answered with neither a Task nor a Message, say), or its card offers no JSON-RPC.
+    InvalidReply { peer: String, reason: String },
+    /// The peer offers no interface in the binding the call came in.
+    BindingUnsupported {
+        peer: String,
+        binding: Binding,
+        offered: Vec<&'static str>,
+    },
+    /// A stream, which the relay does not forward.
+    StreamsNotForwarded { method: String },
 }
 
 impl Failure {
     pub(crate) fn class(&self) -> FailureClass {
         match self {
             Failure::Topology(_) => FailureClass::TopologyViolation,
-            Failure::NoTarget { .. } | Failure::UnknownPeer { .. } | Failure::UnknownTask { .. } => {
-                FailureClass::UnknownPeer
-            }
+            Failure::NoTarget { .. }
+            | Failure::UnknownPeer { .. }
+            | Failure::UnknownTask { .. } => FailureClass::UnknownPeer,
             Failure::Peer { error, .. } => FailureClass::of(error),
-            Failure::Untranslatable { .. } => FailureClass::PeerInvalidReply,
+            Failure::InvalidReply { .. } => FailureClass::PeerInvalidReply,
+            Failure::BindingUnsupported { .. } => FailureClass::BindingUnsupported,
+            Failure::StreamsNotForwarded { .. } => FailureClass::UnsupportedOperation,
         }
     }
 
@@ -135,19 +155,24 @@ impl Failure {
         match self {
             Failure::Topology(v) => Some(&v.target),
             Failure::UnknownPeer { id, .. } => Some(id),
-            Failure::Peer { peer, .. } | Failure::Untranslatable { peer, .. } => Some(peer),
-            Failure::NoTarget { .. } | Failure::UnknownTask { .. } => None,
+            Failure::Peer { peer, .. }
+            | Failure::InvalidReply { peer, .. }
+            | Failure::BindingUnsupported { peer, .. } => Some(peer),
+            Failure::NoTarget { .. }
+            | Failure::UnknownTask { .. }
+            | Failure::StreamsNotForwarded { .. } => None,
         }
     }
 
     /// The error the caller gets, written for `binding`.
     pub(crate) fn to_rpc(&self, binding: Binding) -> RpcError {
         if let Failure::Peer {
-            error: WireError::JsonRpc {
-                code,
-                message,
-                data,
-            },
+            error:
+                WireError::JsonRpc {
+                    code,
+                    message,
+                    data,
+                },
             ..
         } = self
         {
@@ -203,11 +228,28 @@ impl fmt::Display for Failure {
                 FailureClass::PeerDisconnect => {
                     write!(f, "relay: peer {peer:?} disconnected: {error}")
                 }
-                _ => write!(f, "relay: peer {peer:?} answered outside the protocol: {error}"),
+                _ => write!(
+                    f,
+                    "relay: peer {peer:?} answered outside the protocol: {error}"
+                ),
             },
-            Failure::Untranslatable { peer, reason } => write!(
+            Failure::InvalidReply { peer, reason } => write!(
                 f,
-                "relay: peer {peer:?} answered outside A2A, so the answer cannot be carried to the caller's binding: {reason}"
+                "relay: peer {peer:?} answered outside A2A, so nothing is passed on as its answer: {reason}"
+            ),
+            Failure::BindingUnsupported {
+                peer,
+                binding,
+                offered,
+            } => write!(
+                f,
+                "relay: peer {peer:?} offers no A2A {} JSON-RPC interface (its card offers [{}]); call it in a binding it offers, the relay does not translate",
+                binding.version(),
+                offered.join(", ")
+            ),
+            Failure::StreamsNotForwarded { method } => write!(
+                f,
+                "relay: {method} is a stream, and this relay forwards whole replies only: use message/send (SendMessage) and tasks/get (GetTask)"
             ),
         }
     }
@@ -283,7 +325,11 @@ mod tests {
             let rpc = failure.to_rpc(Binding::V03);
             assert_eq!(rpc.code, code);
             assert_eq!(rpc.data.as_ref().unwrap()["class"], class);
-            assert!(rpc.message.starts_with("relay: peer \"B\""), "{}", rpc.message);
+            assert!(
+                rpc.message.starts_with("relay: peer \"B\""),
+                "{}",
+                rpc.message
+            );
         }
     }
 
@@ -296,7 +342,10 @@ mod tests {
         });
         assert_eq!(failure.class(), FailureClass::PeerJsonrpcError);
         let rpc = failure.to_rpc(Binding::V10);
-        assert_eq!((rpc.code, rpc.message.as_str()), (-32001, "Task t not found"));
+        assert_eq!(
+            (rpc.code, rpc.message.as_str()),
+            (-32001, "Task t not found")
+        );
         assert_eq!(rpc.data, Some(json!([{"reason": "TASK_NOT_FOUND"}])));
     }
 

@@ -93,7 +93,10 @@ impl PeerSpec {
     /// give it.
     pub(crate) fn from_json(v: &Value) -> Result<PeerSpec, RelayError> {
         let Some(obj) = v.as_object() else {
-            return Err(RelayError::peer("?", "a peer must be a JSON object {\"id\", \"url\", \"role\"}"));
+            return Err(RelayError::peer(
+                "?",
+                "a peer must be a JSON object {\"id\", \"url\", \"role\"}",
+            ));
         };
         let id = match obj.get("id") {
             Some(Value::String(s)) => s.as_str(),
@@ -343,6 +346,7 @@ impl Registry {
     /// URL changed). Refused beyond [`MAX_PEERS`].
     pub(crate) fn register(&self, spec: PeerSpec) -> Result<Registered, RelayError> {
         let mut peers = self.write();
+        let full = peers.len() >= MAX_PEERS;
         match peers.get_mut(&spec.id) {
             Some(peer) if peer.spec.url == spec.url => {
                 peer.spec = spec;
@@ -352,7 +356,7 @@ impl Registry {
                 *peer = Peer::new(spec);
                 Ok(Registered::Replaced)
             }
-            None if peers.len() >= MAX_PEERS => Err(RelayError::peer(
+            None if full => Err(RelayError::peer(
                 &spec.id,
                 format!("the relay holds its limit of {MAX_PEERS} peers"),
             )),
@@ -479,7 +483,8 @@ mod tests {
 
     #[test]
     fn the_peers_file_takes_an_object_or_a_list_and_reads_the_seeds_roles() {
-        let object = br#"{"peers": [{"id": "hub", "url": "http://127.0.0.1:1/", "role": "orchestrator"},
+        let object =
+            br#"{"peers": [{"id": "hub", "url": "http://127.0.0.1:1/", "role": "orchestrator"},
                                      {"id": "w1", "url": "http://127.0.0.1:2", "role": "worker"},
                                      {"id": "w2", "url": "http://127.0.0.1:3"}]}"#;
         let peers = PeerSpec::parse_file(object, "peers.json").unwrap();
@@ -503,17 +508,28 @@ mod tests {
         let cases: [(&[u8], &str); 7] = [
             (b"{", "not JSON"),
             (br#"{"agents": []}"#, "expected {\"peers\""),
-            (br#"[{"url": "http://a"}]"#, "peers[0]: peer \"?\": \"id\" must be a string"),
+            (
+                br#"[{"url": "http://a"}]"#,
+                "peers[0]: peer \"?\": \"id\" must be a string",
+            ),
             (br#"[{"id": "a/b", "url": "http://a"}]"#, "may hold only"),
-            (br#"[{"id": "a", "url": "https://a"}]"#, "not an http:// URL"),
-            (br#"[{"id": "a", "url": "http://a", "role": "boss"}]"#, "role \"boss\""),
+            (
+                br#"[{"id": "a", "url": "https://a"}]"#,
+                "not an http:// URL",
+            ),
+            (
+                br#"[{"id": "a", "url": "http://a", "role": "boss"}]"#,
+                "role \"boss\"",
+            ),
             (
                 br#"[{"id": "a", "url": "http://a"}, {"id": "a", "url": "http://b"}]"#,
                 "listed twice",
             ),
         ];
         for (bytes, expected) in cases {
-            let err = PeerSpec::parse_file(bytes, "peers.json").unwrap_err().to_string();
+            let err = PeerSpec::parse_file(bytes, "peers.json")
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(expected), "{err}");
             assert!(err.contains("peers.json"), "{err}");
         }
@@ -521,8 +537,17 @@ mod tests {
 
     #[test]
     fn a_peer_with_no_card_is_called_at_its_url_in_the_callers_binding() {
-        let registry = Registry::new(vec![PeerSpec::new("a", "http://a.test", Role::Leaf).unwrap()]);
-        assert_eq!(registry.get("a").unwrap().endpoints.pick(Binding::V10, "http://a.test"), None);
+        let registry = Registry::new(vec![
+            PeerSpec::new("a", "http://a.test", Role::Leaf).unwrap(),
+        ]);
+        assert_eq!(
+            registry
+                .get("a")
+                .unwrap()
+                .endpoints
+                .pick(Binding::V10, "http://a.test"),
+            None
+        );
         let missing = Err(WireError::HttpStatus {
             url: "http://a.test/.well-known/agent.json".into(),
             status: 404,
@@ -543,7 +568,10 @@ mod tests {
             (Binding::V10, "http://a/v1".into()),
             (Binding::V03, "http://a/v03".into()),
         ]);
-        assert_eq!(endpoints.pick(Binding::V03, "http://a").unwrap().1, "http://a/v03");
+        assert_eq!(
+            endpoints.pick(Binding::V03, "http://a").unwrap().1,
+            "http://a/v03"
+        );
         let only03 = Endpoints::Card(vec![(Binding::V03, "http://a/v03".into())]);
         assert_eq!(
             only03.pick(Binding::V10, "http://a"),

@@ -99,7 +99,11 @@ mod tests {
         assert!(check(star, &r, Some("hub"), "w2").is_ok());
         assert!(check(star, &r, None, "hub").is_ok());
         let v = check(star, &r, Some("w1"), "w2").unwrap_err();
-        assert!(v.to_string().contains("\"w1\" (leaf) may not address \"w2\""), "{v}");
+        assert!(
+            v.to_string()
+                .contains("\"w1\" (leaf) may not address \"w2\""),
+            "{v}"
+        );
         let v = check(star, &r, None, "w2").unwrap_err();
         assert!(v.to_string().contains("names no agent.id"), "{v}");
         assert!(check(star, &r, Some("stranger"), "w1").is_err());

@@ -37,7 +37,10 @@ pub(crate) struct TraceSink {
 
 impl TraceSink {
     /// A sink writing under `dir` (created if missing) and exporting through `exporter`.
-    pub(crate) fn new(dir: Option<PathBuf>, exporter: Option<Exporter>) -> Result<TraceSink, RelayError> {
+    pub(crate) fn new(
+        dir: Option<PathBuf>,
+        exporter: Option<Exporter>,
+    ) -> Result<TraceSink, RelayError> {
         if let Some(dir) = &dir {
             std::fs::create_dir_all(dir).map_err(|source| RelayError::Traces {
                 dir: dir.clone(),
@@ -150,7 +153,10 @@ mod tests {
             "é",
         ] {
             let name = file_name(Some(hostile));
-            assert!(name.starts_with("session-") && name.len() == 8 + 64 + 6, "{hostile}: {name}");
+            assert!(
+                name.starts_with("session-") && name.len() == 8 + 64 + 6,
+                "{hostile}: {name}"
+            );
         }
         assert_ne!(file_name(Some("a/b")), file_name(Some("a\\b")));
         assert_eq!(file_name(Some(&"x".repeat(129))).len(), 8 + 64 + 6);

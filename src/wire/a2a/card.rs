@@ -161,12 +161,12 @@ pub(crate) fn pick_binding(card: &Value) -> Result<(Binding, String), WireError>
 /// JSONRPC `additionalInterfaces`. A 1.x card's merged legacy `url` is not read, since
 /// a2a-sdk 1.3.0 writes it without serving v0.3 there.
 pub(crate) fn jsonrpc_interfaces(card: &Value) -> Vec<(Binding, String)> {
-    let mut out: Vec<(Binding, String)> = Vec::new();
-    let mut add = |binding: Binding, url: &str| {
+    fn add(out: &mut Vec<(Binding, String)>, binding: Binding, url: &str) {
         if !out.iter().any(|(b, u)| *b == binding && u == url) {
             out.push((binding, url.to_string()));
         }
-    };
+    }
+    let mut out: Vec<(Binding, String)> = Vec::new();
     for i in card
         .get("supportedInterfaces")
         .and_then(Value::as_array)
@@ -187,8 +187,8 @@ pub(crate) fn jsonrpc_interfaces(card: &Value) -> Vec<(Binding, String)> {
             .and_then(Value::as_str)
             .unwrap_or("1.0");
         match version.trim().split('.').next() {
-            Some("1") => add(Binding::V10, url),
-            Some("0") => add(Binding::V03, url),
+            Some("1") => add(&mut out, Binding::V10, url),
+            Some("0") => add(&mut out, Binding::V03, url),
             _ => {}
         }
     }
@@ -202,7 +202,7 @@ pub(crate) fn jsonrpc_interfaces(card: &Value) -> Vec<(Binding, String)> {
     if let Some(url) = card.get("url").and_then(Value::as_str)
         && transport.eq_ignore_ascii_case("JSONRPC")
     {
-        add(Binding::V03, url);
+        add(&mut out, Binding::V03, url);
     }
     for i in card
         .get("additionalInterfaces")
@@ -215,7 +215,7 @@ pub(crate) fn jsonrpc_interfaces(card: &Value) -> Vec<(Binding, String)> {
             i.get("transport").and_then(Value::as_str),
         ) && transport.eq_ignore_ascii_case("JSONRPC")
         {
-            add(Binding::V03, url);
+            add(&mut out, Binding::V03, url);
         }
     }
     out

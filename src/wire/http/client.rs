@@ -514,7 +514,7 @@ impl HttpClient {
     ) -> Result<StreamingResponse> {
         match &self.transport {
             // The in-memory transport holds whole responses: its body is read from memory.
-            Transport::Memory(net) => {
+            Via::Memory(net) => {
                 let url = request.url.clone();
                 let response = net.send(request)?;
                 Ok(StreamingResponse {
@@ -527,7 +527,7 @@ impl HttpClient {
                     },
                 })
             }
-            Transport::Tcp(agent) => {
+            Via::Tcp(agent) => {
                 let url = request.url.clone();
                 let timeout = request.timeout;
                 let mut builder = agent.post(&request.url);

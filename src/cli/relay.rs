@@ -1,0 +1,150 @@
+//! `ddwire relay`: forward A2A calls between peers, a span per hop.
+
+use super::Command;
+use super::args::{Flag, Parsed};
+use super::{export, setup};
+use ddwire::relay::{self, PeerSpec, Relay, RelayConfig, Topology};
+use ddwire::wire::http;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub static COMMAND: Command = Command {
+    name: "relay",
+    summary: "Relay A2A calls between peers, recording every hop as spans",
+    usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
+    details: "Routes: POST /a2a (and /) JSON-RPC in either A2A binding (v0.3 message/send, tasks/get,\n\
+              tasks/cancel; 1.0 SendMessage, GetTask, CancelTask), forwarded to the peer the message\n\
+              metadata \"agent.target\" names (\"agent.id\" names the sender), or for a call naming a\n\
+              task, to the peer that answered for it; POST /peers/{id}/a2a forwards to peer id;\n\
+              GET /peers/{id}/.well-known/agent-card.json serves the peer's card pointing at the relay;\n\
+              GET /peers (each peer's card and health), POST /peers {\"id\",\"url\",\"role\"},\n\
+              DELETE /peers/{id}; GET /healthz (503 when no peer is up), GET /livez.\n\n\
+              The peers file is JSON: {\"peers\": [{\"id\": \"A\", \"url\": \"http://127.0.0.1:8101\",\n\
+              \"role\": \"hub\"}, ...]} (roles hub, leaf; the default leaf). With --star, every route\n\
+              must have a hub at one end, on every method: a refused route is JSON-RPC -32010.\n\n\
+              Each call is a SERVER span and its forward a CLIENT span, whose traceparent goes to the\n\
+              peer; the A2A contextId is session.id. With --traces DIR each session's spans are\n\
+              appended to DIR/<contextId>.jsonl; with --otlp-endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT)\n\
+              they are exported over OTLP/HTTP. A failed forward is a JSON-RPC error whose data names\n\
+              its class: peer_404 (-32011), peer_timeout (-32012), peer_disconnect (-32013),\n\
+              peer_invalid_reply (-32014), unknown_peer (-32015), or the peer's own error\n\
+              (peer_jsonrpc_error). Streams are refused with -32004: the relay forwards whole replies.",
+    flags: &[
+        Flag {
+            name: "host",
+            value: Some("H"),
+            help: "Address to bind (default 127.0.0.1)",
+        },
+        Flag {
+            name: "port",
+            value: Some("P"),
+            help: "Port (default 8010)",
+        },
+        Flag {
+            name: "public-url",
+            value: Some("URL"),
+            help: "Base URL callers reach the relay at (default the bound address)",
+        },
+        Flag {
+            name: "peers",
+            value: Some("FILE"),
+            help: "Peers to start with (JSON, see above)",
+        },
+        Flag {
+            name: "star",
+            value: None,
+            help: "Enforce a star topology: every route has a hub at one end",
+        },
+        Flag {
+            name: "traces",
+            value: Some("DIR"),
+            help: "Append each session's spans to DIR/<contextId>.jsonl",
+        },
+        Flag {
+            name: "timeout",
+            value: Some("SECS"),
+            help: "How long one forward may take (default 60)",
+        },
+        Flag {
+            name: "id",
+            value: Some("ID"),
+            help: "The relay's agent.id on its spans (default ddwire.relay)",
+        },
+        export::OTLP_ENDPOINT,
+        export::OTLP_TRACES_ENDPOINT,
+        export::OTLP_PROTOCOL,
+        export::OTLP_HEADER,
+        setup::MAX_CONNECTIONS,
+        setup::LOG_FORMAT,
+        setup::LOG_LEVEL,
+        setup::QUIET,
+        setup::WIRE_LOG,
+    ],
+    run,
+};
+
+fn run(args: &Parsed) -> Result<i32, String> {
+    if !args.positionals.is_empty() {
+        return Err(format!("takes no arguments, got {:?}", args.positionals));
+    }
+    let host = args.value("host").unwrap_or("127.0.0.1");
+    let port: u16 = args.number("port")?.unwrap_or(8010);
+    let peers = match args.value("peers") {
+        Some(path) => {
+            let bytes = super::read_input(path)?;
+            PeerSpec::parse_file(&bytes, path).map_err(|e| e.to_string())?
+        }
+        None => Vec::new(),
+    };
+    let timeout = match args.number::<f64>("timeout")? {
+        Some(s) if s.is_finite() && s > 0.0 && s <= 3600.0 => Duration::from_secs_f64(s),
+        Some(s) => {
+            return Err(format!(
+                "--timeout {s}: must be more than 0 and at most 3600 seconds"
+            ));
+        }
+        None => relay::DEFAULT_TIMEOUT,
+    };
+    let request_log = setup::request_log(args)?;
+    let wire = setup::wire_log(args)?;
+    let limits = setup::server_limits(args)?;
+    let mut bound =
+        http::server::bind(&format!("{host}:{port}"), limits).map_err(|e| e.to_string())?;
+    if let Some(log) = request_log {
+        bound = bound.with_request_log(log);
+    }
+    if let Some(log) = &wire {
+        bound = bound.with_wire_log(log.clone());
+    }
+    let public = args
+        .value("public-url")
+        .map(str::to_string)
+        .unwrap_or_else(|| bound.default_public_url());
+    let mut config = RelayConfig::new(peers, &public);
+    config.topology = if args.switch("star") {
+        Topology::Star
+    } else {
+        Topology::Open
+    };
+    config.traces_dir = args.value("traces").map(std::path::PathBuf::from);
+    config.exporter = export::start_exporter(args, "relay", setup::http_client(wire.as_ref()))?;
+    config.timeout = timeout;
+    if let Some(id) = args.value("id") {
+        config.relay_id = id.to_string();
+    }
+    config.http = setup::http_client(wire.as_ref());
+    let topology = config.topology;
+    let relay = Arc::new(Relay::new(config).map_err(|e| e.to_string())?);
+    relay.check_peers();
+    let addr = bound.local_addr();
+    let server = bound
+        .serve(relay::handler(relay.clone()))
+        .map_err(|e| e.to_string())?;
+    eprintln!(
+        "ddwire relay: on http://{addr} (public {public}); peers {:?}; topology {}",
+        relay.peer_ids(),
+        topology.as_str()
+    );
+    server.wait();
+    Ok(0)
+}

@@ -1,0 +1,429 @@
+//! One hop: a JSON-RPC call received, its target chosen, the star gate passed, the call
+//! forwarded, the answer checked and passed back, and the hop's spans kept.
+
+use super::call::{Inbound, Kind, inject_trace, state_name};
+use super::failure::Failure;
+use super::peers::{Endpoints, Peer};
+use super::{Relay, SERVICE_NAME, topology};
+use crate::trace::names::relay as n;
+use crate::trace::{ActiveSpan, Attributes, SpanKind, StatusCode, Tracer};
+use crate::wire::WireError;
+use crate::wire::a2a::Binding;
+use crate::wire::a2a::client::Target;
+use crate::wire::jsonrpc::{self, RpcError};
+use serde_json::{Map, Value};
+
+/// The most characters of a call's input or output kept on a span (`input.value`,
+/// `output.value`); longer text is cut and marked.
+const MAX_VALUE_CHARS: usize = 8_192;
+
+/// What one call came to: the result to pass back, or why not.
+pub(crate) type Outcome = Result<Value, Failure>;
+
+/// Carry `inbound` through: the answer for the caller, as a JSON-RPC result or error.
+pub(crate) fn carry(relay: &Relay, inbound: &Inbound) -> Outcome {
+    let tracer = Tracer::new(SERVICE_NAME).with_remote_parent(inbound.trace_parent());
+    let server = tracer
+        .informational_span(server_span_name(inbound.kind))
+        .kind(SpanKind::Server)
+        .attribute(n::RPC_SYSTEM, "jsonrpc")
+        .attribute(n::RPC_METHOD, inbound.call.method.as_str())
+        .attribute(n::BINDING, inbound.binding.version())
+        .attribute(n::SPAN_KIND, "AGENT")
+        .attribute(n::AGENT_ID, relay.relay_id.as_str())
+        .attribute(n::AGENT_NAME, SERVICE_NAME)
+        .attribute(n::AGENT_ROLE, "relay")
+        .attribute(n::INPUT_VALUE, clip(&input_of(inbound).to_string()))
+        .attribute(n::INPUT_MIME_TYPE, "application/json")
+        .start();
+    if let Some(sender) = inbound.sender() {
+        server.set(n::USER_ID, sender);
+        server.set(n::GRAPH_NODE_PARENT_ID, sender);
+        if let Some(role) = relay.registry.role(sender) {
+            server.set(n::SENDER_ROLE, role.as_str());
+        }
+    }
+    let mut session = inbound.context_id().map(str::to_string);
+    if let Some(task) = inbound.task_id() {
+        server.set(n::TASK_ID, task);
+    }
+    let outcome = forward(relay, inbound, &tracer, &server, &mut session);
+    if let Some(s) = &session {
+        server.set(n::SESSION_ID, s.as_str());
+    }
+    match &outcome {
+        Ok(result) => {
+            server.set(n::OUTPUT_VALUE, clip(&result.to_string()));
+            server.set(n::OUTPUT_MIME_TYPE, "application/json");
+            server.set_status(StatusCode::Ok, None);
+            relay.count(Ok(()));
+        }
+        Err(failure) => {
+            let class = failure.class();
+            server.set(n::FAILURE_CLASS, class.as_str());
+            server.set(
+                n::RPC_JSONRPC_ERROR_CODE,
+                failure.to_rpc(inbound.binding).code,
+            );
+            server.set_status(StatusCode::Error, Some(&failure.to_string()));
+            relay.count(Err(class));
+        }
+    }
+    let trace_id = server.context().trace_id;
+    server.end();
+    relay.sink.record(session.as_deref(), tracer.take(trace_id));
+    outcome
+}
+
+/// The peer the call is for, the gate, the forward: everything between the two spans' starts
+/// and ends.
+fn forward(
+    relay: &Relay,
+    inbound: &Inbound,
+    tracer: &Tracer,
+    server: &ActiveSpan<'_>,
+    session: &mut Option<String>,
+) -> Outcome {
+    let task = inbound.task_id();
+    let owner = task.and_then(|t| relay.owners.get(t));
+    let target = match (inbound.named_target(), &owner) {
+        (Some(named), _) => named.to_string(),
+        (None, Some(owner)) => owner.peer.clone(),
+        (None, None) => {
+            return Err(match task {
+                Some(id) if inbound.kind.names_task() => Failure::UnknownTask { id: id.into() },
+                _ => Failure::NoTarget {
+                    method: inbound.call.method.clone(),
+                },
+            });
+        }
+    };
+    if session.is_none() {
+        *session = owner.as_ref().and_then(|o| o.context_id.clone());
+    }
+    server.set(n::GRAPH_NODE_ID, target.as_str());
+    server.set(n::PEER_ID, target.as_str());
+    let Some(peer) = relay.registry.get(&target) else {
+        return Err(Failure::UnknownPeer {
+            id: target,
+            known: relay.registry.ids(),
+        });
+    };
+    server.set(n::PEER_ROLE, peer.spec.role.as_str());
+    topology::check(relay.topology, &relay.registry, inbound.sender(), &target)
+        .map_err(Failure::Topology)?;
+    if inbound.kind.streams() {
+        return Err(Failure::StreamsNotForwarded {
+            method: inbound.call.method.clone(),
+        });
+    }
+    let endpoint = endpoint_of(relay, &peer, inbound.binding)?;
+    server.set(n::MODE, "forward");
+
+    let client = tracer
+        .informational_span(n::SPAN_FORWARD)
+        .kind(SpanKind::Client)
+        .attribute(n::RPC_SYSTEM, "jsonrpc")
+        .attribute(n::RPC_METHOD, inbound.call.method.as_str())
+        .attribute(n::BINDING, endpoint.binding.version())
+        .attribute(n::PEER_ID, peer.spec.id.as_str())
+        .attribute(n::PEER_ROLE, peer.spec.role.as_str())
+        .attribute(n::URL_FULL, endpoint.url.as_str())
+        .attribute(n::SPAN_KIND, "AGENT")
+        .attribute(n::GRAPH_NODE_ID, peer.spec.id.as_str())
+        .attribute(n::GRAPH_NODE_PARENT_ID, relay.relay_id.as_str())
+        .start();
+    let context = client.context();
+    let mut params = inbound.call.params.clone();
+    if inbound.kind.carries_message() {
+        inject_trace(&mut params, &context);
+    }
+    let traceparent = context.traceparent();
+    let tracestate = context.trace_state.header();
+    let mut headers: Vec<(&str, &str)> = vec![("traceparent", &traceparent)];
+    if !context.trace_state.is_empty() {
+        headers.push(("tracestate", &tracestate));
+    }
+    // The caller's extensions go on as it declared them; the relay declares none of its own.
+    let ext_header = inbound.binding.extensions_header();
+    let extensions = inbound.header(ext_header).map(str::to_string);
+    if let Some(ext) = &extensions {
+        headers.push((ext_header, ext));
+    }
+    let answered = relay.client.call_announcing(
+        &endpoint,
+        &inbound.call.method,
+        params,
+        &headers,
+        relay.timeout,
+        false,
+    );
+    relay
+        .registry
+        .record_forward(&peer.spec.id, answered.as_ref().map(|_| ()));
+    let result = answered
+        .map_err(|error| {
+            if let WireError::HttpStatus { status, .. } = &error {
+                client.set(n::HTTP_STATUS, i64::from(*status));
+            }
+            if let WireError::JsonRpc { code, .. } = &error {
+                client.set(n::RPC_JSONRPC_ERROR_CODE, *code);
+            }
+            Failure::Peer {
+                peer: peer.spec.id.clone(),
+                error,
+            }
+        })
+        .and_then(|result| {
+            check_reply(inbound.kind, &result)
+                .map(|()| result)
+                .map_err(|reason| Failure::InvalidReply {
+                    peer: peer.spec.id.clone(),
+                    reason,
+                })
+        });
+    match &result {
+        Ok(value) => {
+            client.set(n::HTTP_STATUS, 200i64);
+            client.set_status(StatusCode::Ok, None);
+            note_task(relay, &peer.spec.id, value, server, session);
+        }
+        Err(failure) => {
+            client.set(n::FAILURE_CLASS, failure.class().as_str());
+            client.set_status(StatusCode::Error, Some(&failure.to_string()));
+        }
+    }
+    if let Some(s) = session.as_deref() {
+        client.set(n::SESSION_ID, s);
+    }
+    client.end();
+    result
+}
+
+/// Where to call `peer` in `binding`: its card's interface of that binding (the card fetched
+/// now if none is held). A card that cannot be had fails the call as its fetch failed.
+fn endpoint_of(relay: &Relay, peer: &Peer, binding: Binding) -> Result<Target, Failure> {
+    let mut endpoints = peer.endpoints.clone();
+    if endpoints == Endpoints::Unknown {
+        let started = std::time::Instant::now();
+        let fetched = relay
+            .client
+            .fetch_card(&peer.spec.url, super::CARD_TIMEOUT.min(relay.timeout));
+        let ms = started.elapsed().as_millis() as u64;
+        relay
+            .registry
+            .record_card(&peer.spec.id, &peer.spec.url, &fetched, ms);
+        match fetched {
+            Err(WireError::HttpStatus { status: 404, .. }) | Ok(_) => {}
+            Err(error) => {
+                return Err(Failure::Peer {
+                    peer: peer.spec.id.clone(),
+                    error,
+                });
+            }
+        }
+        endpoints = relay
+            .registry
+            .get(&peer.spec.id)
+            .map(|p| p.endpoints)
+            .unwrap_or(Endpoints::Unknown);
+    }
+    let offered: Vec<&'static str> = match &endpoints {
+        Endpoints::Card(list) => list.iter().map(|(b, _)| b.version()).collect(),
+        _ => Vec::new(),
+    };
+    match endpoints.pick(binding, &peer.spec.url) {
+        Some((b, url)) if b == binding => Ok(Target { binding: b, url }),
+        Some(_) => Err(Failure::BindingUnsupported {
+            peer: peer.spec.id.clone(),
+            binding,
+            offered,
+        }),
+        None => Err(Failure::InvalidReply {
+            peer: peer.spec.id.clone(),
+            reason: "its agent card offers no JSON-RPC interface".into(),
+        }),
+    }
+}
+
+/// Whether a peer's `result` is an answer to a call of `kind`: a send answers a Task or a
+/// Message (1.0 wraps either as `{"task": …}` / `{"message": …}`), `tasks/get` and
+/// `tasks/cancel` answer a Task. Anything else is not passed on as if it were one.
+pub(crate) fn check_reply(kind: Kind, result: &Value) -> Result<(), String> {
+    match kind {
+        Kind::Send => {
+            if task_of(result).is_some() || message_of(result).is_some() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "a send must be answered with a Task or a Message, got {}",
+                    excerpt(result)
+                ))
+            }
+        }
+        Kind::Get | Kind::Cancel => task_of(result).map(|_| ()).ok_or_else(|| {
+            format!(
+                "a task call must be answered with a Task, got {}",
+                excerpt(result)
+            )
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The Task a result is, or wraps (1.0 `{"task": …}`): an object with a string `id` and a
+/// `status` object.
+fn task_of(result: &Value) -> Option<&Map<String, Value>> {
+    let candidate = match result.get("task") {
+        Some(task) => task,
+        None => result,
+    };
+    let task = candidate.as_object()?;
+    (task.get("id")?.is_string() && task.get("status")?.is_object()).then_some(task)
+}
+
+/// The Message a result is, or wraps: an object with a string `messageId`.
+fn message_of(result: &Value) -> Option<&Map<String, Value>> {
+    let candidate = result.get("message").unwrap_or(result);
+    let message = candidate.as_object()?;
+    message.get("messageId")?.is_string().then_some(message)
+}
+
+/// Remember who owns the task an answer names, and record its state change on the span.
+fn note_task(
+    relay: &Relay,
+    peer: &str,
+    result: &Value,
+    server: &ActiveSpan<'_>,
+    session: &mut Option<String>,
+) {
+    let (task_id, context_id, state) = if let Some(task) = task_of(result) {
+        (
+            task.get("id").and_then(Value::as_str),
+            task.get("contextId").and_then(Value::as_str),
+            task.get("status")
+                .and_then(|s| s.get("state"))
+                .and_then(Value::as_str)
+                .map(state_name),
+        )
+    } else if let Some(message) = message_of(result) {
+        (
+            message.get("taskId").and_then(Value::as_str),
+            message.get("contextId").and_then(Value::as_str),
+            None,
+        )
+    } else {
+        return;
+    };
+    if session.is_none() {
+        *session = context_id.map(str::to_string);
+    }
+    let Some(task_id) = task_id else {
+        return;
+    };
+    server.set(n::TASK_ID, task_id);
+    let before = relay
+        .owners
+        .record(task_id, peer, context_id, state.as_deref());
+    if let Some(to) = state {
+        server.set(n::TASK_STATE, to.as_str());
+        if before.as_deref() != Some(to.as_str()) {
+            let mut attributes = Attributes::default();
+            if let Some(from) = before {
+                attributes.set(n::FROM, from);
+            }
+            attributes.set(n::TO, to);
+            attributes.set(n::TASK_ID, task_id);
+            server.add_event(n::EVENT_STATE_CHANGE, attributes);
+        }
+    }
+}
+
+/// The JSON-RPC answer for `inbound`, from what carrying it came to.
+pub(crate) fn answer(inbound: &Inbound, outcome: &Outcome) -> Option<String> {
+    let id = inbound.call.id.as_ref()?;
+    Some(match outcome {
+        Ok(result) => jsonrpc::success_text(id, &result.to_string()),
+        Err(failure) => {
+            let error: RpcError = failure.to_rpc(inbound.binding);
+            jsonrpc::error(id, &error).to_string()
+        }
+    })
+}
+
+fn server_span_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Send | Kind::Stream => n::SPAN_TASK,
+        Kind::Get => n::SPAN_TASK_GET,
+        Kind::Cancel => n::SPAN_TASK_CANCEL,
+        Kind::Subscribe => n::SPAN_TASK_SUBSCRIBE,
+        Kind::List => n::SPAN_TASKS_LIST,
+        Kind::PushConfig | Kind::Other => n::SPAN_CALL,
+    }
+}
+
+/// What a span shows as the call's input: the message, else the params.
+fn input_of(inbound: &Inbound) -> Value {
+    match inbound.message() {
+        Some(message) => Value::Object(message.clone()),
+        None => inbound.call.params.clone(),
+    }
+}
+
+/// `text` cut to [`MAX_VALUE_CHARS`] characters (on a character boundary), marked when cut.
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_VALUE_CHARS) {
+        None => text.to_string(),
+        Some((at, _)) => format!("{}…[cut]", &text[..at]),
+    }
+}
+
+fn excerpt(v: &Value) -> String {
+    let text = v.to_string();
+    let cut: String = text.chars().take(120).collect();
+    if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_reply_that_is_no_task_or_message_is_not_passed_on() {
+        assert!(
+            check_reply(
+                Kind::Send,
+                &json!({"id": "t", "status": {"state": "completed"}})
+            )
+            .is_ok()
+        );
+        assert!(check_reply(Kind::Send, &json!({"task": {"id": "t", "status": {}}})).is_ok());
+        assert!(check_reply(Kind::Send, &json!({"message": {"messageId": "m"}})).is_ok());
+        assert!(check_reply(Kind::Send, &json!({})).is_err());
+        assert!(check_reply(Kind::Send, &json!("ok")).is_err());
+        assert!(check_reply(Kind::Get, &json!({"messageId": "m"})).is_err());
+        assert!(
+            check_reply(
+                Kind::Cancel,
+                &json!({"id": "t", "status": {"state": "canceled"}})
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_long_value_is_cut_on_a_character_boundary() {
+        let text = "é".repeat(MAX_VALUE_CHARS + 5);
+        let cut = clip(&text);
+        assert!(cut.ends_with("…[cut]"));
+        assert_eq!(
+            cut.chars().count(),
+            MAX_VALUE_CHARS + "…[cut]".chars().count()
+        );
+    }
+}

@@ -1,0 +1,254 @@
+//! `ddwire relay`: forwards A2A calls between registered peers and records every hop as spans
+//! (the job of otel-a2a-relay, the seed `002`, in one binary and without an SDK).
+//!
+//! ```text
+//! caller ──POST /a2a (agent.target = B)──▶ relay ──POST <B's JSON-RPC url>──▶ peer B
+//!            SERVER span a2a.task             CLIENT span a2a.relay.forward, traceparent
+//! ```
+//!
+//! - **Routes.** `POST /`, `/a2a`: JSON-RPC in either A2A binding (v0.3 `message/send`, 1.0
+//!   `SendMessage`, ...), forwarded to the peer the message metadata `agent.target` names, or,
+//!   for a call naming a task (`tasks/get`, `tasks/cancel`, a message continuing a task),
+//!   to the peer that answered for that task. `POST /peers/{id}/a2a`: the same, to peer `id`
+//!   whatever the metadata says. `GET /peers/{id}/.well-known/agent-card.json`: the peer's
+//!   card with every interface URL pointing at the relay, so an SDK client resolves a peer
+//!   through it. `GET /peers` (each peer's card and health), `POST /peers` (`{"id", "url",
+//!   "role"}`), `DELETE /peers/{id}`. `GET /healthz` (readiness: the peers' health),
+//!   `GET /livez` (the process answers).
+//! - **Binding.** A call is forwarded in the binding it came in, to the peer's interface of
+//!   that binding (its card's `supportedInterfaces`, or a v0.3 card's `url`); a peer with no
+//!   interface of that binding is refused as `binding_unsupported` (-32009, A2A's
+//!   VersionNotSupported). The relay does not translate between bindings.
+//! - **Spans.** Each call is one SERVER span (`a2a.task`, `a2a.task.get`, ...) and, when it is
+//!   forwarded, one CLIENT span (`a2a.relay.forward`) under it whose context goes to the peer
+//!   as `traceparent` (HTTP header and message metadata). The A2A `contextId` is `session.id`;
+//!   a task's state change is an `a2a.task.state_change` event. Spans are appended as JSON
+//!   lines to `<traces>/<contextId>.jsonl` ([`traces`]) and exported through OTLP.
+//! - **Failures** are classed from the client's typed [`WireError`](crate::wire::WireError)
+//!   ([`failure`]); the star gate ([`topology`]) refuses a route with -32010 before anything
+//!   is forwarded, on every method.
+//! - **Streams** (`message/stream`, `SendStreamingMessage`, resubscription) pass the gate and
+//!   are then refused with -32004 (UnsupportedOperation): the relay forwards whole replies only.
+//!
+//! The relay knows no conductor: it imports `wire/` and `trace/`, never `harness/`.
+
+mod call;
+mod failure;
+mod hop;
+mod owners;
+mod peers;
+mod routes;
+mod topology;
+mod traces;
+
+pub use peers::{PeerSpec, Role};
+pub use routes::handler;
+pub use topology::Topology;
+
+use crate::wire::a2a::client::A2aClient;
+use crate::wire::http::client::HttpClient;
+use crate::wire::otlp::Exporter;
+use failure::FailureClass;
+use owners::{TASK_OWNERS_KEPT, TaskOwners};
+use peers::Registry;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+use traces::TraceSink;
+
+/// The service name on the relay's spans, and its default `agent.id`.
+pub const SERVICE_NAME: &str = "ddwire.relay";
+/// How long a forward may take by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long fetching a peer's card may take (registration, health, first forward).
+pub(crate) const CARD_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How a relay is set up.
+pub struct RelayConfig {
+    /// The peers it starts with.
+    pub peers: Vec<PeerSpec>,
+    /// Which routes it allows.
+    pub topology: Topology,
+    /// Where each session's spans are appended as JSON lines; `None` writes none.
+    pub traces_dir: Option<PathBuf>,
+    /// Where spans are exported over OTLP; `None` exports none.
+    pub exporter: Option<Exporter>,
+    /// The relay's base URL as callers reach it (for the cards it serves for its peers).
+    pub public_url: String,
+    /// How long one forward may take.
+    pub timeout: Duration,
+    /// The relay's own `agent.id` on its spans.
+    pub relay_id: String,
+    /// The HTTP client it calls peers with (a logged one for `--wire-log`).
+    pub http: HttpClient,
+}
+
+impl RelayConfig {
+    /// A relay over `peers`, open topology, no traces, the default timeout.
+    pub fn new(peers: Vec<PeerSpec>, public_url: &str) -> RelayConfig {
+        RelayConfig {
+            peers,
+            topology: Topology::Open,
+            traces_dir: None,
+            exporter: None,
+            public_url: public_url.trim_end_matches('/').to_string(),
+            timeout: DEFAULT_TIMEOUT,
+            relay_id: SERVICE_NAME.to_string(),
+            http: HttpClient::tcp(),
+        }
+    }
+}
+
+/// A running relay's state: its peers, the tasks they own, where spans go, its counts.
+pub struct Relay {
+    registry: Registry,
+    owners: TaskOwners,
+    sink: TraceSink,
+    topology: Topology,
+    client: A2aClient,
+    timeout: Duration,
+    public_url: Mutex<String>,
+    relay_id: String,
+    counts: Mutex<Counts>,
+}
+
+/// What the relay has done since it started (`GET /healthz` shows it).
+#[derive(Debug, Default)]
+struct Counts {
+    forwarded: u64,
+    failed: std::collections::BTreeMap<FailureClass, u64>,
+}
+
+impl Relay {
+    /// A relay as `config` sets it up (the traces directory is created if missing).
+    pub fn new(config: RelayConfig) -> Result<Relay, RelayError> {
+        let sink = TraceSink::new(config.traces_dir, config.exporter)?;
+        let mut client = A2aClient::new(config.http);
+        client.timeout = config.timeout;
+        Ok(Relay {
+            registry: Registry::new(config.peers),
+            owners: TaskOwners::new(TASK_OWNERS_KEPT),
+            sink,
+            topology: config.topology,
+            client,
+            timeout: config.timeout,
+            public_url: Mutex::new(config.public_url),
+            relay_id: config.relay_id,
+            counts: Mutex::default(),
+        })
+    }
+
+    /// Set the base URL callers reach the relay at, once its port is known.
+    pub fn set_public_url(&self, url: &str) {
+        *self.public_url.lock().unwrap_or_else(|p| p.into_inner()) =
+            url.trim_end_matches('/').to_string();
+    }
+
+    pub(crate) fn public_url(&self) -> String {
+        self.public_url
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Fetch every peer's card now (a few at a time), recording its health.
+    pub fn check_peers(&self) {
+        let peers = self.registry.all();
+        for chunk in peers.chunks(8) {
+            std::thread::scope(|scope| {
+                for peer in chunk {
+                    scope.spawn(move || self.fetch_card(&peer.spec.id, &peer.spec.url));
+                }
+            });
+        }
+    }
+
+    /// Fetch one peer's card and record what it gave.
+    pub(crate) fn fetch_card(&self, id: &str, url: &str) {
+        let started = std::time::Instant::now();
+        let fetched = self.client.fetch_card(url, CARD_TIMEOUT.min(self.timeout));
+        let ms = started.elapsed().as_millis() as u64;
+        self.registry.record_card(id, url, &fetched, ms);
+    }
+
+    /// The peer ids registered.
+    pub fn peer_ids(&self) -> Vec<String> {
+        self.registry.ids()
+    }
+
+    /// The OTLP exporter, to flush before the process exits.
+    pub fn exporter(&self) -> Option<&Exporter> {
+        self.sink.exporter()
+    }
+
+    fn count(&self, outcome: Result<(), FailureClass>) {
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        match outcome {
+            Ok(()) => counts.forwarded += 1,
+            Err(class) => *counts.failed.entry(class).or_default() += 1,
+        }
+    }
+}
+
+/// Why a relay could not be set up, or a peer registered.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RelayError {
+    /// A peer's entry is unusable.
+    Peer {
+        /// The peer's id, `?` when it has none.
+        id: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The peers file is unusable.
+    PeersFile {
+        /// The file.
+        source: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The traces directory could not be made.
+    Traces {
+        /// The directory.
+        dir: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+}
+
+impl RelayError {
+    pub(crate) fn peer(id: &str, reason: impl Into<String>) -> RelayError {
+        RelayError::Peer {
+            id: id.to_string(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for RelayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RelayError::Peer { id, reason } => write!(f, "peer {id:?}: {reason}"),
+            RelayError::PeersFile { source, reason } => {
+                write!(f, "peers file {source}: {reason}")
+            }
+            RelayError::Traces { dir, source } => {
+                write!(
+                    f,
+                    "cannot create the traces directory {}: {source}",
+                    dir.display()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for RelayError {}
+
+impl From<RelayError> for crate::Error {
+    fn from(e: RelayError) -> crate::Error {
+        crate::Error::config("relay", e.to_string())
+    }
+}

@@ -1,0 +1,230 @@
+//! The relay's HTTP routes (see the [module documentation](super)).
+
+use super::Relay;
+use super::call::{Inbound, Kind};
+use super::hop;
+use super::peers::{HealthState, PeerSpec, Registered};
+use crate::wire::a2a::{Binding, CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH};
+use crate::wire::http::{Handler, Request, Response};
+use crate::wire::jsonrpc::{self, Incoming, RpcError};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The deepest JSON a call may nest (as the agent server's limit).
+const MAX_DEPTH: usize = 64;
+
+/// The request handler of `relay`.
+pub fn handler(relay: Arc<Relay>) -> Handler {
+    Arc::new(move |request: Request| route(&relay, &request))
+}
+
+fn route(relay: &Relay, request: &Request) -> Response {
+    let path = request.path.trim_end_matches('/');
+    let method = request.method.as_str();
+    match (method, path) {
+        ("POST", "" | JSONRPC_PATH) => rpc(relay, request, None),
+        ("GET", "/livez") => Response::json(200, &json!({"status": "ok"})),
+        ("GET", "/healthz") => healthz(relay),
+        ("GET", "/peers") => {
+            relay.check_peers();
+            list_peers(relay)
+        }
+        ("POST", "/peers") => add_peer(relay, request),
+        (_, "/peers" | "/healthz" | "/livez" | JSONRPC_PATH | "") => {
+            Response::error(405, "method not allowed")
+        }
+        _ => match path.strip_prefix("/peers/") {
+            Some(rest) => peer_route(relay, request, rest),
+            None => Response::error(404, &format!("no route {}", request.path)),
+        },
+    }
+}
+
+/// `/peers/{id}`, `/peers/{id}/a2a`, `/peers/{id}/.well-known/agent-card.json`.
+fn peer_route(relay: &Relay, request: &Request, rest: &str) -> Response {
+    let (id, tail) = match rest.split_once('/') {
+        Some((id, tail)) => (id, format!("/{tail}")),
+        None => (rest, String::new()),
+    };
+    match (request.method.as_str(), tail.as_str()) {
+        ("POST", JSONRPC_PATH | "") => rpc(relay, request, Some(id)),
+        ("DELETE", "") => {
+            if relay.registry.remove(id) {
+                Response::json(200, &json!({"removed": id}))
+            } else {
+                Response::error(404, &format!("no peer is registered as {id:?}"))
+            }
+        }
+        ("GET", "") => match relay.registry.get(id) {
+            Some(peer) => Response::json(200, &peer.view(&relay.public_url())),
+            None => Response::error(404, &format!("no peer is registered as {id:?}")),
+        },
+        ("GET", CARD_PATH | LEGACY_CARD_PATH) => peer_card(relay, id),
+        _ => Response::error(404, &format!("no route {}", request.path)),
+    }
+}
+
+/// One JSON-RPC request: a single call (a batch is refused: each call of a batch could go to
+/// another peer, and a relay answers for one).
+fn rpc(relay: &Relay, request: &Request, path_peer: Option<&str>) -> Response {
+    if let Some(e) = &request.body_error {
+        return Response::error(e.status(), &e.to_string());
+    }
+    let call = match jsonrpc::parse(&request.body, MAX_DEPTH) {
+        Incoming::Single(Ok(call)) => call,
+        Incoming::Single(Err(error)) => return Response::json(200, &error),
+        Incoming::Batch(_) => {
+            let error = RpcError::new(
+                jsonrpc::INVALID_REQUEST,
+                "relay: a batch is not forwarded; send one call per request",
+            );
+            return Response::json(200, &jsonrpc::error(&Value::Null, &error));
+        }
+    };
+    let Some(binding) = Binding::of_method(&call.method) else {
+        let id = call.id.clone().unwrap_or(Value::Null);
+        let error = RpcError::new(
+            jsonrpc::METHOD_NOT_FOUND,
+            format!(
+                "relay: {:?} is not an A2A method of either binding (v0.3 message/send, tasks/get, tasks/cancel; 1.0 SendMessage, GetTask, CancelTask)",
+                call.method
+            ),
+        );
+        return Response::json(200, &jsonrpc::error(&id, &error));
+    };
+    let inbound = Inbound {
+        kind: Kind::of(&call.method),
+        call,
+        binding,
+        path_peer: path_peer.map(str::to_string),
+        headers: request
+            .headers
+            .iter()
+            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
+            .collect(),
+    };
+    let outcome = hop::carry(relay, &inbound);
+    match hop::answer(&inbound, &outcome) {
+        Some(text) => Response::bytes(200, "application/json", text.into_bytes()),
+        None => Response::empty(204),
+    }
+}
+
+fn list_peers(relay: &Relay) -> Response {
+    let url = relay.public_url();
+    let peers: Vec<Value> = relay.registry.all().iter().map(|p| p.view(&url)).collect();
+    Response::json(200, &json!({ "peers": peers }))
+}
+
+/// `POST /peers`: register (or replace) a peer, and fetch its card at once.
+fn add_peer(relay: &Relay, request: &Request) -> Response {
+    if let Some(e) = &request.body_error {
+        return Response::error(e.status(), &e.to_string());
+    }
+    let doc = match crate::json::parse(&request.body, crate::json::Limits::DEFAULT) {
+        Ok(doc) => doc,
+        Err(e) => return Response::error(400, &format!("the body is not JSON: {e}")),
+    };
+    let spec = match PeerSpec::from_json(&doc) {
+        Ok(spec) => spec,
+        Err(e) => return Response::error(400, &e.to_string()),
+    };
+    let (id, url) = (spec.id.clone(), spec.url.clone());
+    let status = match relay.registry.register(spec) {
+        Ok(Registered::Added) => 201,
+        Ok(Registered::Replaced) => 200,
+        Err(e) => return Response::error(409, &e.to_string()),
+    };
+    relay.fetch_card(&id, &url);
+    match relay.registry.get(&id) {
+        Some(peer) => Response::json(status, &peer.view(&relay.public_url())),
+        None => Response::error(409, &format!("peer {id:?} was removed meanwhile")),
+    }
+}
+
+/// A peer's card, with every interface URL pointing at the relay's route for it.
+fn peer_card(relay: &Relay, id: &str) -> Response {
+    let Some(mut peer) = relay.registry.get(id) else {
+        return Response::error(404, &format!("no peer is registered as {id:?}"));
+    };
+    if peer.card.is_none() {
+        relay.fetch_card(id, &peer.spec.url);
+        match relay.registry.get(id) {
+            Some(p) => peer = p,
+            None => return Response::error(404, &format!("no peer is registered as {id:?}")),
+        }
+    }
+    let Some(card) = peer.card.as_deref() else {
+        let why = peer.card_error.as_deref().unwrap_or("no card");
+        return Response::error(502, &format!("peer {id:?} serves no usable card: {why}"));
+    };
+    let via = format!("{}/peers/{id}{JSONRPC_PATH}", relay.public_url());
+    Response::json(200, &point_at(card, &via))
+}
+
+/// `card` with its `url` and every interface's `url` replaced by `via`.
+fn point_at(card: &Value, via: &str) -> Value {
+    let mut card = card.clone();
+    if card.get("url").is_some_and(Value::is_string) {
+        card["url"] = Value::String(via.to_string());
+    }
+    for list in ["supportedInterfaces", "additionalInterfaces"] {
+        if let Some(items) = card.get_mut(list).and_then(Value::as_array_mut) {
+            for item in items {
+                if item.get("url").is_some_and(Value::is_string) {
+                    item["url"] = Value::String(via.to_string());
+                }
+            }
+        }
+    }
+    card
+}
+
+/// `GET /healthz`: readiness. Every peer's card is fetched now; 200 when every peer is up
+/// (or there is none), 200 `degraded` when some are, 503 when none is.
+fn healthz(relay: &Relay) -> Response {
+    relay.check_peers();
+    let peers = relay.registry.all();
+    let up = peers
+        .iter()
+        .filter(|p| p.health.state == HealthState::Up)
+        .count();
+    let status = if up == peers.len() {
+        "ok"
+    } else if up > 0 {
+        "degraded"
+    } else {
+        "unavailable"
+    };
+    let each: Vec<Value> = peers
+        .iter()
+        .map(|p| {
+            json!({"id": p.spec.id, "role": p.spec.role.as_str(), "state": p.health.state.as_str(),
+                   "detail": p.health.detail})
+        })
+        .collect();
+    let counts = relay.counts.lock().unwrap_or_else(|p| p.into_inner());
+    let failed: serde_json::Map<String, Value> = counts
+        .failed
+        .iter()
+        .map(|(class, n)| (class.as_str().to_string(), json!(n)))
+        .collect();
+    let body = json!({
+        "status": status,
+        "peers": {"configured": peers.len(), "up": up, "each": each},
+        "topology": relay.topology.as_str(),
+        "tasks_known": relay.owners.len(),
+        "forwarded": counts.forwarded,
+        "failed": failed,
+        "traces": {
+            "dir": relay.sink.dir().map(|d| d.display().to_string()),
+            "spans_written": relay.sink.spans_written.load(std::sync::atomic::Ordering::Relaxed),
+            "write_errors": relay.sink.write_errors.load(std::sync::atomic::Ordering::Relaxed),
+        },
+        "export": relay.sink.exporter().map(|x| {
+            let s = x.stats();
+            json!({"endpoint": x.config().endpoint, "stats": format!("{s:?}")})
+        }),
+    });
+    Response::json(if status == "unavailable" { 503 } else { 200 }, &body)
+}

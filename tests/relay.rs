@@ -1,0 +1,596 @@
+//! `ddwire relay` over loopback: real ddwire agents as peers, and raw TCP peers that misbehave
+//! in each way a peer can (a 404 with a JSON body, garbage, a hang, a cut connection), each
+//! failure observed in its class.
+
+use ddwire::agent::builtin::Echo;
+use ddwire::relay::{self, PeerSpec, Relay, RelayConfig, Role, Topology};
+use ddwire::wire::http::client::{ClientRequest, HttpClient};
+use ddwire::wire::http::{self, Limits};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+const DEADLINE: Duration = Duration::from_secs(20);
+
+struct Setup {
+    relay: Arc<Relay>,
+    server: http::server::Server,
+    _agents: Vec<http::server::Server>,
+    traces: PathBuf,
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.traces);
+    }
+}
+
+impl Setup {
+    fn url(&self) -> String {
+        self.server.base_url()
+    }
+}
+
+fn echo_agent(delay: Option<Duration>) -> http::server::Server {
+    let agent = match delay {
+        Some(d) => Echo::with_delay(d),
+        None => Echo::new(),
+    };
+    ddwire::agent::server::serve(Arc::new(agent), "127.0.0.1:0", None).unwrap()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("ddwire-relay-{name}-{}", ddwire::ids::new_uuid7()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A relay over `peers` (id, url, role), forwarding with `timeout`.
+fn relay_over(
+    name: &str,
+    peers: Vec<(&str, String, Role)>,
+    topology: Topology,
+    timeout: Duration,
+    agents: Vec<http::server::Server>,
+) -> Setup {
+    let traces = temp_dir(name);
+    let specs = peers
+        .into_iter()
+        .map(|(id, url, role)| PeerSpec::new(id, &url, role).unwrap())
+        .collect();
+    let mut config = RelayConfig::new(specs, "http://placeholder");
+    config.topology = topology;
+    config.timeout = timeout;
+    config.traces_dir = Some(traces.clone());
+    let relay = Arc::new(Relay::new(config).unwrap());
+    let server = http::server::serve(
+        "127.0.0.1:0",
+        relay::handler(relay.clone()),
+        Limits::DEFAULT,
+    )
+    .unwrap();
+    relay.set_public_url(&server.base_url());
+    Setup {
+        relay,
+        server,
+        _agents: agents,
+        traces,
+    }
+}
+
+fn post(url: &str, body: &Value, headers: &[(&str, &str)]) -> (u16, Value) {
+    let mut request = ClientRequest::post_json(url, body.to_string().into_bytes(), DEADLINE);
+    for (k, v) in headers {
+        request = request.header(k, v);
+    }
+    let response = HttpClient::tcp().send(request).unwrap();
+    let body = if response.body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&response.body).unwrap()
+    };
+    (response.status, body)
+}
+
+fn get(url: &str) -> (u16, Value) {
+    let response = HttpClient::tcp()
+        .send(ClientRequest::get(url, DEADLINE))
+        .unwrap();
+    (
+        response.status,
+        serde_json::from_slice(&response.body).unwrap(),
+    )
+}
+
+fn send_v03(text: &str, context: &str, meta: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 7, "method": "message/send", "params": {"message": {
+        "kind": "message", "role": "user", "messageId": ddwire::ids::new_uuid7(),
+        "contextId": context, "parts": [{"kind": "text", "text": text}], "metadata": meta}}})
+}
+
+fn spans_of(setup: &Setup, session: &str) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(setup.traces.join(format!("{session}.jsonl"))).unwrap_or_default();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
+    span["attributes"].get(key)
+}
+
+/// The error's code and class: `data.class` (v0.3), or the ErrorInfo's `metadata.class` (1.0).
+fn error_class(reply: &Value) -> (i64, String) {
+    let error = &reply["error"];
+    let class = error["data"]["class"]
+        .as_str()
+        .or_else(|| error["data"][0]["metadata"]["class"].as_str())
+        .unwrap_or_default();
+    (
+        error["code"].as_i64().unwrap_or_default(),
+        class.to_string(),
+    )
+}
+
+/// `DELETE url` over a raw connection (the crate's client sends GET and POST only).
+fn delete(url: &str) -> u16 {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_at(rest.find('/').unwrap());
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    stream.set_read_timeout(Some(DEADLINE)).unwrap();
+    write!(
+        stream,
+        "DELETE {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text.split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_send_goes_to_the_peer_its_metadata_names_and_each_hop_is_a_span_in_the_callers_trace() {
+    let (a, b) = (echo_agent(None), echo_agent(None));
+    let setup = relay_over(
+        "send",
+        vec![
+            ("A", a.base_url(), Role::Hub),
+            ("B", b.base_url(), Role::Leaf),
+        ],
+        Topology::Open,
+        DEADLINE,
+        vec![a, b],
+    );
+    let context = ddwire::ids::new_uuid7();
+    let caller = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let (status, reply) = post(
+        &format!("{}/a2a", setup.url()),
+        &send_v03(
+            "hi B",
+            &context,
+            json!({"agent.id": "A", "agent.target": "B"}),
+        ),
+        &[("traceparent", caller)],
+    );
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["id"], 7);
+    assert_eq!(reply["result"]["status"]["state"], "completed", "{reply}");
+    assert_eq!(reply["result"]["contextId"], context.as_str());
+
+    let spans = spans_of(&setup, &context);
+    assert_eq!(spans.len(), 2, "{spans:?}");
+    let server = spans.iter().find(|s| s["name"] == "a2a.task").unwrap();
+    let client = spans
+        .iter()
+        .find(|s| s["name"] == "a2a.relay.forward")
+        .unwrap();
+    let trace_id = server["context"]["trace_id"].as_str().unwrap();
+    assert!(
+        trace_id.contains("4bf92f3577b34da6a3ce929d0e0e4736"),
+        "{server}"
+    );
+    assert!(
+        server["parent_id"]
+            .as_str()
+            .unwrap()
+            .contains("00f067aa0ba902b7")
+    );
+    assert_eq!(server["kind"], "SpanKind.SERVER");
+    assert_eq!(client["kind"], "SpanKind.CLIENT");
+    assert_eq!(client["parent_id"], server["context"]["span_id"]);
+    for span in [server, client] {
+        assert_eq!(attr(span, "session.id").unwrap(), context.as_str());
+    }
+    assert_eq!(attr(server, "user.id").unwrap(), "A");
+    assert_eq!(attr(server, "a2a.peer.id").unwrap(), "B");
+    assert_eq!(attr(server, "a2a.task.state").unwrap(), "completed");
+    let change = &server["events"][0];
+    assert_eq!(change["name"], "a2a.task.state_change");
+    assert_eq!(change["attributes"]["to"], "completed");
+}
+
+#[test]
+fn tasks_get_and_cancel_go_to_the_peer_that_owns_the_task() {
+    let (a, b) = (echo_agent(None), echo_agent(Some(Duration::from_secs(30))));
+    let setup = relay_over(
+        "owner",
+        vec![
+            ("A", a.base_url(), Role::Leaf),
+            ("B", b.base_url(), Role::Leaf),
+        ],
+        Topology::Open,
+        DEADLINE,
+        vec![a, b],
+    );
+    let context = ddwire::ids::new_uuid7();
+    let mut send = send_v03("slow", &context, json!({"agent.target": "B"}));
+    send["params"]["configuration"] = json!({"blocking": false});
+    let (_, reply) = post(&format!("{}/a2a", setup.url()), &send, &[]);
+    let task_id = reply["result"]["id"].as_str().expect("a task").to_string();
+
+    // No target in either call: the relay remembers that B answered for the task.
+    let get =
+        json!({"jsonrpc": "2.0", "id": "g", "method": "tasks/get", "params": {"id": task_id}});
+    let (_, got) = post(&format!("{}/a2a", setup.url()), &get, &[]);
+    assert_eq!(got["result"]["id"], task_id.as_str(), "{got}");
+    let cancel =
+        json!({"jsonrpc": "2.0", "id": "c", "method": "tasks/cancel", "params": {"id": task_id}});
+    let (_, canceled) = post(&format!("{}/a2a", setup.url()), &cancel, &[]);
+    assert_eq!(
+        canceled["result"]["status"]["state"], "canceled",
+        "{canceled}"
+    );
+
+    let spans = spans_of(&setup, &context);
+    let cancel_span = spans
+        .iter()
+        .find(|s| s["name"] == "a2a.task.cancel")
+        .unwrap();
+    assert_eq!(attr(cancel_span, "a2a.peer.id").unwrap(), "B");
+    let change = &cancel_span["events"][0]["attributes"];
+    assert_eq!(change["to"], "canceled", "{cancel_span}");
+    assert!(change["from"].is_string(), "{cancel_span}");
+
+    // A task no peer is known to own is refused, naming why.
+    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "nobody's"}});
+    let (_, reply) = post(&format!("{}/a2a", setup.url()), &get, &[]);
+    assert_eq!(
+        error_class(&reply),
+        (-32015, "unknown_peer".into()),
+        "{reply}"
+    );
+}
+
+#[test]
+fn the_1_0_binding_is_forwarded_by_path_and_a_peers_own_error_is_passed_on_as_sent() {
+    let a = echo_agent(None);
+    let setup = relay_over(
+        "v10",
+        vec![("A", a.base_url(), Role::Leaf)],
+        Topology::Open,
+        DEADLINE,
+        vec![a],
+    );
+    let send = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+        "role": "ROLE_USER", "messageId": "m-1", "contextId": "ctx-v10",
+        "parts": [{"text": "hello"}]}}});
+    let (_, reply) = post(
+        &format!("{}/peers/A/a2a", setup.url()),
+        &send,
+        &[("A2A-Version", "1.0")],
+    );
+    assert_eq!(
+        reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{reply}"
+    );
+    let spans = spans_of(&setup, "ctx-v10");
+    assert_eq!(attr(&spans[1], "a2a.binding").unwrap(), "1.0");
+
+    let cancel = json!({"jsonrpc": "2.0", "id": 2, "method": "CancelTask",
+                        "params": {"id": reply["result"]["task"]["id"]}});
+    let (_, reply) = post(
+        &format!("{}/a2a", setup.url()),
+        &cancel,
+        &[("A2A-Version", "1.0")],
+    );
+    // A finished task cannot be canceled: the peer's own -32002, untouched.
+    assert_eq!(reply["error"]["code"], -32002, "{reply}");
+}
+
+/// A raw TCP peer: a valid v0.3 card on GET, and `post` for every POST.
+fn raw_peer(post: &'static str) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let card = json!({"name": "raw", "url": format!("{base}/a2a"), "preferredTransport": "JSONRPC",
+                      "protocolVersion": "0.3.0", "version": "1", "description": "raw",
+                      "capabilities": {}, "skills": [], "defaultInputModes": [],
+                      "defaultOutputModes": []})
+    .to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let card = card.clone();
+            std::thread::spawn(move || {
+                stream.set_read_timeout(Some(DEADLINE)).unwrap();
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let head_end = loop {
+                    let Ok(n) = stream.read(&mut chunk) else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break i + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buf[..head_end]).to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                while buf.len() < head_end + length {
+                    let Ok(n) = stream.read(&mut chunk) else {
+                        return;
+                    };
+                    if n == 0 {
+                        return;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                }
+                let answer = |status: &str, body: &str| {
+                    format!(
+                        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    )
+                };
+                let reply = if head.starts_with("get ") {
+                    answer("200 OK", &card)
+                } else {
+                    match post {
+                        "404-json" => answer(
+                            "404 Not Found",
+                            r#"{"jsonrpc":"2.0","id":null,"result":{"id":"made-up","status":{"state":"completed"}}}"#,
+                        ),
+                        "garbage" => "this is not HTTP at all\r\n\r\n".to_string(),
+                        "not-a-task" => answer("200 OK", &{
+                            let id = serde_json::from_slice::<Value>(&buf[head_end..])
+                                .map(|v| v["id"].clone())
+                                .unwrap_or(Value::Null);
+                            json!({"jsonrpc": "2.0", "id": id, "result": "ok"}).to_string()
+                        }),
+                        "hang" => {
+                            std::thread::sleep(Duration::from_secs(5));
+                            return;
+                        }
+                        // "cut": half a head, then the connection closes.
+                        _ => "HTTP/1.1 200 OK\r\ncontent-length: 500\r\n\r\n{\"jsonrpc\"".into(),
+                    }
+                };
+                let _ = stream.write_all(reply.as_bytes());
+            });
+        }
+    });
+    base
+}
+
+#[test]
+fn each_way_a_peer_can_fail_is_its_own_class_and_never_a_made_up_success() {
+    let cases = [
+        ("404-json", -32011, "peer_404"),
+        ("garbage", -32014, "peer_invalid_reply"),
+        ("not-a-task", -32014, "peer_invalid_reply"),
+        ("hang", -32012, "peer_timeout"),
+        ("cut", -32013, "peer_disconnect"),
+    ];
+    let mut peers: Vec<(&str, String, Role)> = cases
+        .iter()
+        .map(|(kind, _, _)| (*kind, raw_peer(kind), Role::Leaf))
+        .collect();
+    // Nothing listens here: the port of a listener dropped at once.
+    let gone = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    peers.push(("gone", format!("http://{gone}"), Role::Leaf));
+    let setup = relay_over(
+        "fail",
+        peers,
+        Topology::Open,
+        Duration::from_secs(1),
+        vec![],
+    );
+    let mut all = cases.to_vec();
+    all.push(("gone", -32013, "peer_disconnect"));
+    for (peer, code, class) in all {
+        let context = format!("ctx-{peer}");
+        let (status, reply) = post(
+            &format!("{}/a2a", setup.url()),
+            &send_v03("x", &context, json!({"agent.target": peer})),
+            &[],
+        );
+        assert_eq!(status, 200);
+        assert!(reply.get("result").is_none(), "{peer}: {reply}");
+        assert_eq!(
+            error_class(&reply),
+            (code, class.to_string()),
+            "{peer}: {reply}"
+        );
+        assert_eq!(reply["error"]["data"]["peer"], peer);
+        let spans = spans_of(&setup, &context);
+        let server = spans.iter().find(|s| s["name"] == "a2a.task").unwrap();
+        assert_eq!(attr(server, "a2a.relay.failure_class").unwrap(), class);
+        assert_eq!(server["status"]["status_code"], "ERROR", "{server}");
+    }
+    let (_, health) = get(&format!("{}/healthz", setup.url()));
+    assert_eq!(health["failed"]["peer_timeout"], 1, "{health}");
+}
+
+#[test]
+fn under_a_star_a_leaf_cannot_reach_another_leaf_by_any_method_streams_included() {
+    let (hub, w1, w2) = (echo_agent(None), echo_agent(None), echo_agent(None));
+    let setup = relay_over(
+        "star",
+        vec![
+            ("hub", hub.base_url(), Role::Hub),
+            ("w1", w1.base_url(), Role::Leaf),
+            ("w2", w2.base_url(), Role::Leaf),
+        ],
+        Topology::Star,
+        DEADLINE,
+        vec![hub, w1, w2],
+    );
+    let url = format!("{}/a2a", setup.url());
+    let (_, ok) = post(
+        &url,
+        &send_v03("up", "c1", json!({"agent.id": "w1", "agent.target": "hub"})),
+        &[],
+    );
+    assert_eq!(ok["result"]["status"]["state"], "completed", "{ok}");
+    let (_, ok) = post(
+        &url,
+        &send_v03(
+            "down",
+            "c1",
+            json!({"agent.id": "hub", "agent.target": "w2"}),
+        ),
+        &[],
+    );
+    assert!(ok.get("result").is_some(), "{ok}");
+
+    let mut stream = send_v03(
+        "sideways",
+        "c2",
+        json!({"agent.id": "w1", "agent.target": "w2"}),
+    );
+    let send = stream.clone();
+    stream["method"] = json!("message/stream");
+    let get = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get",
+                     "params": {"id": "t", "metadata": {"agent.id": "w1", "agent.target": "w2"}}});
+    for call in [send, stream, get] {
+        let (_, refused) = post(&url, &call, &[]);
+        assert_eq!(
+            error_class(&refused),
+            (-32010, "topology_violation".into()),
+            "{refused}"
+        );
+        assert!(
+            refused["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("\"w1\" (leaf)")
+        );
+    }
+    // The path names the target just as well: the gate still holds.
+    let (_, refused) = post(
+        &format!("{}/peers/w2/a2a", setup.url()),
+        &send_v03("sideways", "c2", json!({"agent.id": "w1"})),
+        &[],
+    );
+    assert_eq!(refused["error"]["code"], -32010);
+}
+
+#[test]
+fn a_stream_a_batch_and_a_call_without_a_target_are_refused_saying_why() {
+    let a = echo_agent(None);
+    let setup = relay_over(
+        "refuse",
+        vec![("A", a.base_url(), Role::Leaf)],
+        Topology::Open,
+        DEADLINE,
+        vec![a],
+    );
+    let url = format!("{}/a2a", setup.url());
+    let mut stream = send_v03("s", "c", json!({"agent.target": "A"}));
+    stream["method"] = json!("message/stream");
+    let (_, reply) = post(&url, &stream, &[]);
+    assert_eq!(
+        error_class(&reply),
+        (-32004, "unsupported_operation".into()),
+        "{reply}"
+    );
+    let (_, reply) = post(&url, &send_v03("s", "c", json!({})), &[]);
+    assert_eq!(error_class(&reply), (-32015, "unknown_peer".into()));
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("agent.target")
+    );
+    let (_, reply) = post(&url, &send_v03("s", "c", json!({"agent.target": "Z"})), &[]);
+    assert!(
+        reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("known: [A]"),
+        "{reply}"
+    );
+    let (_, reply) = post(&url, &json!([send_v03("s", "c", json!({}))]), &[]);
+    assert_eq!(reply["error"]["code"], -32600);
+    let (_, reply) = post(
+        &url,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "nope"}),
+        &[],
+    );
+    assert_eq!(reply["error"]["code"], -32601);
+}
+
+#[test]
+fn peers_are_added_listed_with_card_and_health_and_removed_and_health_follows_them() {
+    let setup = relay_over("peers", vec![], Topology::Open, DEADLINE, vec![]);
+    let base = setup.url();
+    let (status, health) = get(&format!("{base}/healthz"));
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
+    assert_eq!(get(&format!("{base}/livez")).0, 200);
+
+    let agent = echo_agent(None);
+    let (status, added) = post(
+        &format!("{base}/peers"),
+        &json!({"id": "E", "url": agent.base_url(), "role": "hub"}),
+        &[],
+    );
+    assert_eq!(status, 201, "{added}");
+    assert_eq!(added["health"]["state"], "up");
+    let (_, listed) = get(&format!("{base}/peers"));
+    let peer = &listed["peers"][0];
+    assert_eq!(
+        (peer["id"].as_str(), peer["role"].as_str()),
+        (Some("E"), Some("hub"))
+    );
+    assert_eq!(peer["card"]["name"], "echo.wire");
+    // The card served through the relay points at the relay.
+    let (_, card) = get(&format!("{base}/peers/E/.well-known/agent-card.json"));
+    let via = format!("{base}/peers/E/a2a");
+    assert!(card.to_string().contains(&via), "{card}");
+    assert!(!card.to_string().contains(&agent.base_url()), "{card}");
+
+    let (status, refused) = post(
+        &format!("{base}/peers"),
+        &json!({"id": "../x", "url": "http://a"}),
+        &[],
+    );
+    assert_eq!(status, 400, "{refused}");
+
+    drop(agent);
+    let (status, health) = get(&format!("{base}/healthz"));
+    assert_eq!(
+        (status, health["status"].as_str()),
+        (503, Some("unavailable")),
+        "{health}"
+    );
+    assert_eq!(delete(&format!("{base}/peers/E")), 200);
+    assert_eq!(delete(&format!("{base}/peers/E")), 404);
+    assert_eq!(get(&format!("{base}/peers")).1["peers"], json!([]));
+    assert!(setup.relay.peer_ids().is_empty());
+}
