@@ -10,6 +10,7 @@ use super::model::{
     Artifact, File, Message, Part, Role, SendOptions, SendParams, SendResult, Task, TaskState,
     TaskStatus, TaskView,
 };
+use super::stream::{ArtifactUpdate, StatusUpdate, StreamEvent, ends_stream};
 use super::{count_param, list, object, strings, to_value};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
@@ -18,13 +19,14 @@ pub(crate) const SEND: &str = "message/send";
 pub(crate) const STREAM: &str = "message/stream";
 pub(crate) const GET_TASK: &str = "tasks/get";
 pub(crate) const CANCEL_TASK: &str = "tasks/cancel";
+pub(crate) const RESUBSCRIBE: &str = "tasks/resubscribe";
 /// Every v0.3 method name, for telling the binding of a request by its method.
 pub(crate) const METHODS: &[&str] = &[
     SEND,
     STREAM,
     GET_TASK,
     CANCEL_TASK,
-    "tasks/resubscribe",
+    RESUBSCRIBE,
     "tasks/pushNotificationConfig/set",
     "tasks/pushNotificationConfig/get",
     "tasks/pushNotificationConfig/list",
@@ -183,6 +185,41 @@ impl Serialize for Json<'_, TaskView<'_>> {
     }
 }
 
+/// `TaskStatusUpdateEvent` (0.3 §7.2.2): `final` is always written, as the 0.3 SDKs do.
+impl Serialize for Json<'_, StatusUpdate> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let u = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", "status-update")?;
+        m.serialize_entry("taskId", &u.task_id)?;
+        m.serialize_entry("contextId", &u.context_id)?;
+        m.serialize_entry("status", &Json(&u.status))?;
+        m.serialize_entry("final", &u.is_final)?;
+        opt(&mut m, "metadata", &u.metadata)?;
+        m.end()
+    }
+}
+
+/// `TaskArtifactUpdateEvent` (0.3 §7.2.3): `append` and `lastChunk` only when true.
+impl Serialize for Json<'_, ArtifactUpdate> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let u = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("kind", "artifact-update")?;
+        m.serialize_entry("taskId", &u.task_id)?;
+        m.serialize_entry("contextId", &u.context_id)?;
+        m.serialize_entry("artifact", &Json(&u.artifact))?;
+        if u.append {
+            m.serialize_entry("append", &true)?;
+        }
+        if u.last_chunk {
+            m.serialize_entry("lastChunk", &true)?;
+        }
+        opt(&mut m, "metadata", &u.metadata)?;
+        m.end()
+    }
+}
+
 /// A slice of model values, each as v0.3 JSON.
 struct Seq<'a, T>(&'a [T]);
 
@@ -218,6 +255,19 @@ pub(crate) fn encode_result(r: &SendResult) -> Value {
         SendResult::Task(t) => encode_task(t),
         SendResult::Message(m) => encode_message(m),
     }
+}
+
+/// A stream event as the `result` of a v0.3 streamed response, as JSON text: the object
+/// itself, told apart by `kind`.
+#[allow(dead_code)] // see `super::stream`
+pub(crate) fn encode_event(e: &StreamEvent) -> String {
+    let text = match e {
+        StreamEvent::Task(t) => serde_json::to_string(&Json(t)),
+        StreamEvent::Message(m) => serde_json::to_string(&Json(m)),
+        StreamEvent::Status(u) => serde_json::to_string(&Json(u)),
+        StreamEvent::Artifact(u) => serde_json::to_string(&Json(u)),
+    };
+    text.expect("a model value always serialises")
 }
 
 /// `message/send` params as v0.3 JSON, asking for a blocking call.
@@ -387,32 +437,40 @@ fn decode_artifact(v: Value, at: &str) -> Result<Artifact, DecodeError> {
     })
 }
 
-/// Read a v0.3 task.
-pub(crate) fn decode_task(v: Value) -> Result<Task, DecodeError> {
-    let mut obj = object(v, "task")?;
-    let mut status = match obj.remove("status") {
-        Some(Value::Object(s)) => s,
-        _ => return Err(DecodeError::new("task.status", "is required")),
+/// Read a v0.3 task status.
+fn decode_status(v: Value, at: &str) -> Result<TaskStatus, DecodeError> {
+    let Value::Object(mut status) = v else {
+        return Err(DecodeError::new(at, "must be an object"));
     };
-    let state = str_field(&mut status, "state", "task.status")?;
+    let state = str_field(&mut status, "state", at)?;
     let state = state_from(&state).ok_or_else(|| {
         DecodeError::new(
-            "task.status.state",
+            format!("{at}.state"),
             format!("{state:?} is not an A2A v0.3 state"),
         )
     })?;
     let message = status
         .remove("message")
-        .map(|m| decode_message(m, "task.status.message"))
+        .map(|m| decode_message(m, &format!("{at}.message")))
         .transpose()?;
+    Ok(TaskStatus {
+        state,
+        message,
+        timestamp: opt_str(&mut status, "timestamp"),
+    })
+}
+
+/// Read a v0.3 task.
+pub(crate) fn decode_task(v: Value) -> Result<Task, DecodeError> {
+    let mut obj = object(v, "task")?;
+    let status = match obj.remove("status") {
+        Some(s) => decode_status(s, "task.status")?,
+        None => return Err(DecodeError::new("task.status", "is required")),
+    };
     Ok(Task {
         id: str_field(&mut obj, "id", "task")?,
         context_id: opt_str(&mut obj, "contextId").unwrap_or_default(),
-        status: TaskStatus {
-            state,
-            message,
-            timestamp: opt_str(&mut status, "timestamp"),
-        },
+        status,
         artifacts: items(&mut obj, "artifacts", "task", false)?
             .into_iter()
             .enumerate()
@@ -436,6 +494,68 @@ pub(crate) fn decode_result(v: Value) -> Result<SendResult, DecodeError> {
         decode_message(v, "result").map(SendResult::Message)
     } else {
         decode_task(v).map(SendResult::Task)
+    }
+}
+
+/// Read the `result` of one v0.3 streamed response: by `kind`, else by shape (as the 0.3.26
+/// client reads it). A status update without `final` is final if its state ends the stream.
+#[allow(dead_code)] // see `super::stream`
+pub(crate) fn decode_event(v: Value) -> Result<StreamEvent, DecodeError> {
+    let kind = match v.get("kind") {
+        Some(Value::String(k)) => k.clone(),
+        Some(_) => return Err(DecodeError::new("result.kind", "must be a string")),
+        None if !v.is_object() => return Err(DecodeError::new("result", "must be an object")),
+        None if v.get("artifact").is_some() => "artifact-update".into(),
+        None if v.get("taskId").is_some() && v.get("status").is_some() => "status-update".into(),
+        None if v.get("messageId").is_some() && v.get("status").is_none() => "message".into(),
+        None => "task".into(),
+    };
+    match kind.as_str() {
+        "task" => decode_task(v).map(StreamEvent::Task),
+        "message" => decode_message(v, "result").map(StreamEvent::Message),
+        "status-update" => {
+            let mut obj = object(v, "result")?;
+            let status = match obj.remove("status") {
+                Some(s) => decode_status(s, "result.status")?,
+                None => return Err(DecodeError::new("result.status", "is required")),
+            };
+            let is_final = match obj.remove("final") {
+                Some(Value::Bool(b)) => b,
+                None | Some(Value::Null) => ends_stream(status.state),
+                Some(_) => return Err(DecodeError::new("result.final", "must be true or false")),
+            };
+            Ok(StreamEvent::Status(StatusUpdate {
+                task_id: str_field(&mut obj, "taskId", "result")?,
+                context_id: opt_str(&mut obj, "contextId").unwrap_or_default(),
+                status,
+                is_final,
+                metadata: opt_meta(&mut obj, "metadata", "result")?,
+            }))
+        }
+        "artifact-update" => {
+            let mut obj = object(v, "result")?;
+            let artifact = match obj.remove("artifact") {
+                Some(a) => decode_artifact(a, "result.artifact")?,
+                None => return Err(DecodeError::new("result.artifact", "is required")),
+            };
+            let flag = |v: Option<Value>, at: &str| match v {
+                None | Some(Value::Null) => Ok(false),
+                Some(Value::Bool(b)) => Ok(b),
+                Some(_) => Err(DecodeError::new(at, "must be true or false")),
+            };
+            Ok(StreamEvent::Artifact(ArtifactUpdate {
+                task_id: str_field(&mut obj, "taskId", "result")?,
+                context_id: opt_str(&mut obj, "contextId").unwrap_or_default(),
+                artifact,
+                append: flag(obj.remove("append"), "result.append")?,
+                last_chunk: flag(obj.remove("lastChunk"), "result.lastChunk")?,
+                metadata: opt_meta(&mut obj, "metadata", "result")?,
+            }))
+        }
+        other => Err(DecodeError::new(
+            "result.kind",
+            format!("{other:?} is not task, message, status-update or artifact-update"),
+        )),
     }
 }
 

@@ -12,6 +12,7 @@ use super::model::{
     Artifact, File, Message, Part, Role, SendOptions, SendParams, SendResult, Task, TaskState,
     TaskStatus, TaskView,
 };
+use super::stream::{ArtifactUpdate, StatusUpdate, StreamEvent, ends_stream};
 use super::tasks::{DEFAULT_PAGE_SIZE, ListQuery, MAX_PAGE_SIZE, TaskPage};
 use super::{count_param, list, object, strings, to_value};
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -22,6 +23,7 @@ pub(crate) const STREAM: &str = "SendStreamingMessage";
 pub(crate) const GET_TASK: &str = "GetTask";
 pub(crate) const CANCEL_TASK: &str = "CancelTask";
 pub(crate) const LIST_TASKS: &str = "ListTasks";
+pub(crate) const SUBSCRIBE: &str = "SubscribeToTask";
 /// Every 1.0 method name, as the a2a-sdk 1.x dispatcher spells them.
 pub(crate) const METHODS: &[&str] = &[
     SEND,
@@ -33,7 +35,7 @@ pub(crate) const METHODS: &[&str] = &[
     "GetTaskPushNotificationConfig",
     "ListTaskPushNotificationConfigs",
     "DeleteTaskPushNotificationConfig",
-    "SubscribeToTask",
+    SUBSCRIBE,
     "GetExtendedAgentCard",
 ];
 
@@ -217,6 +219,66 @@ impl Serialize for TaskResult<'_> {
     }
 }
 
+/// `TaskStatusUpdateEvent` (1.0 §4.2.1): no `final` (1.0 ends a stream on a terminal or
+/// interrupted state).
+impl Serialize for Json<'_, StatusUpdate> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let u = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("taskId", &u.task_id)?;
+        if !u.context_id.is_empty() {
+            m.serialize_entry("contextId", &u.context_id)?;
+        }
+        m.serialize_entry("status", &Json(&u.status))?;
+        if let Some(meta) = &u.metadata {
+            m.serialize_entry("metadata", meta)?;
+        }
+        m.end()
+    }
+}
+
+/// `TaskArtifactUpdateEvent` (1.0 §4.2.2): `append` and `lastChunk` only when true, as
+/// ProtoJSON leaves default values out.
+impl Serialize for Json<'_, ArtifactUpdate> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let u = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("taskId", &u.task_id)?;
+        if !u.context_id.is_empty() {
+            m.serialize_entry("contextId", &u.context_id)?;
+        }
+        m.serialize_entry("artifact", &Json(&u.artifact))?;
+        if u.append {
+            m.serialize_entry("append", &true)?;
+        }
+        if u.last_chunk {
+            m.serialize_entry("lastChunk", &true)?;
+        }
+        if let Some(meta) = &u.metadata {
+            m.serialize_entry("metadata", meta)?;
+        }
+        m.end()
+    }
+}
+
+/// `StreamResponse` (1.0 §3.2.3): a oneof of `task`, `message`, `statusUpdate`,
+/// `artifactUpdate`.
+#[allow(dead_code)] // see `super::stream`
+struct EventResult<'a>(&'a StreamEvent);
+
+impl Serialize for EventResult<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(1))?;
+        match self.0 {
+            StreamEvent::Task(t) => m.serialize_entry("task", &Json(t))?,
+            StreamEvent::Message(msg) => m.serialize_entry("message", &Json(msg))?,
+            StreamEvent::Status(u) => m.serialize_entry("statusUpdate", &Json(u))?,
+            StreamEvent::Artifact(u) => m.serialize_entry("artifactUpdate", &Json(u))?,
+        }
+        m.end()
+    }
+}
+
 /// A slice of model values, each as ProtoJSON.
 struct Seq<'a, T>(&'a [T]);
 
@@ -248,6 +310,13 @@ pub(crate) fn encode_result(r: &SendResult) -> Value {
         SendResult::Task(t) => to_value(TaskResult(t)),
         SendResult::Message(m) => json!({ "message": encode_message(m) }),
     }
+}
+
+/// A stream event as the `result` of a 1.0 streamed response (`StreamResponse`), as JSON
+/// text.
+#[allow(dead_code)] // see `super::stream`
+pub(crate) fn encode_event(e: &StreamEvent) -> String {
+    serde_json::to_string(&EventResult(e)).expect("a model value always serialises")
 }
 
 /// `SendMessage` params as ProtoJSON (a blocking call: `returnImmediately` left false).
@@ -408,33 +477,41 @@ fn decode_artifact(v: Value, at: &str) -> Result<Artifact, DecodeError> {
     })
 }
 
-/// Read a ProtoJSON task.
-pub(crate) fn decode_task(v: Value) -> Result<Task, DecodeError> {
-    let mut obj = object(v, "task")?;
-    let mut status = match take(&mut obj, "status", "status") {
-        Some(Value::Object(s)) => s,
-        _ => return Err(DecodeError::new("task.status", "is required")),
+/// Read a ProtoJSON task status.
+fn decode_status(v: Value, at: &str) -> Result<TaskStatus, DecodeError> {
+    let Value::Object(mut status) = v else {
+        return Err(DecodeError::new(at, "must be an object"));
     };
     let state_value = take(&mut status, "state", "state")
-        .ok_or_else(|| DecodeError::new("task.status.state", "is required"))?;
+        .ok_or_else(|| DecodeError::new(format!("{at}.state"), "is required"))?;
     let state = state_from(&state_value).ok_or_else(|| {
         DecodeError::new(
-            "task.status.state",
+            format!("{at}.state"),
             format!("{state_value} is not an A2A 1.0 state"),
         )
     })?;
     let message = take(&mut status, "message", "message")
-        .map(|m| decode_message(m, "task.status.message"))
+        .map(|m| decode_message(m, &format!("{at}.message")))
         .transpose()?;
+    Ok(TaskStatus {
+        state,
+        message,
+        timestamp: str_of(&mut status, "timestamp", "timestamp"),
+    })
+}
+
+/// Read a ProtoJSON task.
+pub(crate) fn decode_task(v: Value) -> Result<Task, DecodeError> {
+    let mut obj = object(v, "task")?;
+    let status = match take(&mut obj, "status", "status") {
+        Some(s) => decode_status(s, "task.status")?,
+        None => return Err(DecodeError::new("task.status", "is required")),
+    };
     Ok(Task {
         id: str_of(&mut obj, "id", "id")
             .ok_or_else(|| DecodeError::new("task.id", "is required"))?,
         context_id: str_of(&mut obj, "contextId", "context_id").unwrap_or_default(),
-        status: TaskStatus {
-            state,
-            message,
-            timestamp: str_of(&mut status, "timestamp", "timestamp"),
-        },
+        status,
         artifacts: values_of(&mut obj, "artifacts", "artifacts")
             .into_iter()
             .enumerate()
@@ -461,6 +538,90 @@ pub(crate) fn decode_result(v: Value) -> Result<SendResult, DecodeError> {
             "the result",
             "holds neither a task nor a message",
         ))
+    }
+}
+
+/// Read the `result` of one 1.0 streamed response (`StreamResponse`): exactly one of `task`,
+/// `message`, `statusUpdate`, `artifactUpdate` (or their proto names). A status update is final
+/// when its state ends the stream (an earlier draft's `final` field is read when present).
+#[allow(dead_code)] // see `super::stream`
+pub(crate) fn decode_event(v: Value) -> Result<StreamEvent, DecodeError> {
+    let mut obj = object(v, "result")?;
+    let present: Vec<&str> = [
+        "task",
+        "message",
+        "statusUpdate",
+        "status_update",
+        "artifactUpdate",
+        "artifact_update",
+    ]
+    .into_iter()
+    .filter(|k| obj.get(*k).is_some_and(|v| !v.is_null()))
+    .collect();
+    let key = match present.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(DecodeError::new(
+                "result",
+                "holds none of task, message, statusUpdate, artifactUpdate",
+            ));
+        }
+        _ => {
+            return Err(DecodeError::new(
+                "result",
+                "holds more than one of task, message, statusUpdate, artifactUpdate",
+            ));
+        }
+    };
+    let inner = obj.remove(key).unwrap_or(Value::Null);
+    match key {
+        "task" => decode_task(inner).map(StreamEvent::Task),
+        "message" => decode_message(inner, "result.message").map(StreamEvent::Message),
+        "statusUpdate" | "status_update" => {
+            let at = "result.statusUpdate";
+            let mut u = object(inner, at)?;
+            let status = match take(&mut u, "status", "status") {
+                Some(s) => decode_status(s, &format!("{at}.status"))?,
+                None => return Err(DecodeError::new(format!("{at}.status"), "is required")),
+            };
+            let is_final = match take(&mut u, "final", "final") {
+                Some(Value::Bool(b)) => b,
+                _ => ends_stream(status.state),
+            };
+            Ok(StreamEvent::Status(StatusUpdate {
+                task_id: str_of(&mut u, "taskId", "task_id")
+                    .ok_or_else(|| DecodeError::new(format!("{at}.taskId"), "is required"))?,
+                context_id: str_of(&mut u, "contextId", "context_id").unwrap_or_default(),
+                status,
+                is_final,
+                metadata: meta_of(&mut u, at)?,
+            }))
+        }
+        _ => {
+            let at = "result.artifactUpdate";
+            let mut u = object(inner, at)?;
+            let artifact = match take(&mut u, "artifact", "artifact") {
+                Some(a) => decode_artifact(a, &format!("{at}.artifact"))?,
+                None => return Err(DecodeError::new(format!("{at}.artifact"), "is required")),
+            };
+            let flag = |v: Option<Value>, field: &str| match v {
+                None => Ok(false),
+                Some(Value::Bool(b)) => Ok(b),
+                Some(_) => Err(DecodeError::new(
+                    format!("{at}.{field}"),
+                    "must be true or false",
+                )),
+            };
+            Ok(StreamEvent::Artifact(ArtifactUpdate {
+                task_id: str_of(&mut u, "taskId", "task_id")
+                    .ok_or_else(|| DecodeError::new(format!("{at}.taskId"), "is required"))?,
+                context_id: str_of(&mut u, "contextId", "context_id").unwrap_or_default(),
+                artifact,
+                append: flag(take(&mut u, "append", "append"), "append")?,
+                last_chunk: flag(take(&mut u, "lastChunk", "last_chunk"), "lastChunk")?,
+                metadata: meta_of(&mut u, at)?,
+            }))
+        }
     }
 }
 
