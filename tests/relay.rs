@@ -120,6 +120,19 @@ fn spans_of(setup: &Setup, session: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The session's spans once at least `n` are written: a stream's hop ends on its own thread
+/// just after its last event is passed on.
+fn spans_at_least(setup: &Setup, session: &str, n: usize) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        let spans = spans_of(setup, session);
+        if spans.len() >= n || std::time::Instant::now() > deadline {
+            return spans;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn attr<'a>(span: &'a Value, key: &str) -> Option<&'a Value> {
     span["attributes"].get(key)
 }
@@ -305,6 +318,45 @@ fn the_1_0_binding_is_forwarded_by_path_and_a_peers_own_error_is_passed_on_as_se
     assert_eq!(reply["error"]["code"], -32002, "{reply}");
 }
 
+/// An event stream answering the call `id` as a v0.3 agent writes one: the task, working, an
+/// artifact, completed (final). `cut` stops after two events; `garbage` sends a non-JSON event
+/// second. The body ends when the connection closes.
+fn sse_reply(mode: &str, id: &Value) -> String {
+    let frame = |result: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
+        )
+    };
+    let status = |state: &str, last: bool| {
+        json!({"kind": "status-update", "taskId": "st-1", "contextId": "ctx-stream",
+               "status": {"state": state}, "final": last})
+    };
+    let mut events = vec![
+        frame(
+            json!({"kind": "task", "id": "st-1", "contextId": "ctx-stream", "status": {"state": "submitted"}}),
+        ),
+        if mode == "garbage" {
+            "data: {not json\n\n".to_string()
+        } else {
+            frame(status("working", false))
+        },
+        ": keep-alive\n\n".to_string(),
+        frame(
+            json!({"kind": "artifact-update", "taskId": "st-1", "contextId": "ctx-stream",
+                     "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "done"}]}}),
+        ),
+        frame(status("completed", true)),
+    ];
+    if mode == "cut" {
+        events.truncate(2);
+    }
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{}",
+        events.concat()
+    )
+}
+
 /// A raw TCP peer: a valid v0.3 card on GET, and `post` for every POST.
 fn raw_peer(post: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -355,8 +407,13 @@ fn raw_peer(post: &'static str) -> String {
                         body.len()
                     )
                 };
+                let call_id = serde_json::from_slice::<Value>(&buf[head_end..])
+                    .map(|v| v["id"].clone())
+                    .unwrap_or(Value::Null);
                 let reply = if head.starts_with("get ") {
                     answer("200 OK", &card)
+                } else if let Some(mode) = post.strip_prefix("sse-") {
+                    sse_reply(mode, &call_id)
                 } else {
                     match post {
                         "404-json" => answer(
@@ -364,12 +421,10 @@ fn raw_peer(post: &'static str) -> String {
                             r#"{"jsonrpc":"2.0","id":null,"result":{"id":"made-up","status":{"state":"completed"}}}"#,
                         ),
                         "garbage" => "this is not HTTP at all\r\n\r\n".to_string(),
-                        "not-a-task" => answer("200 OK", &{
-                            let id = serde_json::from_slice::<Value>(&buf[head_end..])
-                                .map(|v| v["id"].clone())
-                                .unwrap_or(Value::Null);
-                            json!({"jsonrpc": "2.0", "id": id, "result": "ok"}).to_string()
-                        }),
+                        "not-a-task" => answer(
+                            "200 OK",
+                            &json!({"jsonrpc": "2.0", "id": call_id, "result": "ok"}).to_string(),
+                        ),
                         "hang" => {
                             std::thread::sleep(Duration::from_secs(5));
                             return;
@@ -502,7 +557,7 @@ fn under_a_star_a_leaf_cannot_reach_another_leaf_by_any_method_streams_included(
 }
 
 #[test]
-fn a_stream_a_batch_and_a_call_without_a_target_are_refused_saying_why() {
+fn a_batch_and_a_call_without_a_target_are_refused_saying_why() {
     let a = echo_agent(None);
     let setup = relay_over(
         "refuse",
@@ -512,14 +567,6 @@ fn a_stream_a_batch_and_a_call_without_a_target_are_refused_saying_why() {
         vec![a],
     );
     let url = format!("{}/a2a", setup.url());
-    let mut stream = send_v03("s", "c", json!({"agent.target": "A"}));
-    stream["method"] = json!("message/stream");
-    let (_, reply) = post(&url, &stream, &[]);
-    assert_eq!(
-        error_class(&reply),
-        (-32004, "unsupported_operation".into()),
-        "{reply}"
-    );
     let (_, reply) = post(&url, &send_v03("s", "c", json!({})), &[]);
     assert_eq!(error_class(&reply), (-32015, "unknown_peer".into()));
     assert!(
@@ -593,4 +640,135 @@ fn peers_are_added_listed_with_card_and_health_and_removed_and_health_follows_th
     assert_eq!(delete(&format!("{base}/peers/E")), 404);
     assert_eq!(get(&format!("{base}/peers")).1["peers"], json!([]));
     assert!(setup.relay.peer_ids().is_empty());
+}
+
+/// POST a stream call and read the whole event stream (the relay ends it): each event's JSON.
+fn stream_events(url: &str, body: &Value) -> (String, Vec<Value>, String) {
+    let request = ClientRequest::post_json(url, body.to_string().into_bytes(), DEADLINE)
+        .header("Accept", "text/event-stream");
+    let response = HttpClient::tcp().send(request).unwrap();
+    let content_type = response
+        .header("content-type")
+        .unwrap_or_default()
+        .to_string();
+    let text = String::from_utf8(response.body).unwrap();
+    let events = text
+        .split("\n\n")
+        .filter_map(|frame| frame.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    (content_type, events, text)
+}
+
+#[test]
+fn a_peers_stream_is_passed_on_event_by_event_each_a_span_event_with_its_sequence_number() {
+    let peers = vec![
+        ("ok", raw_peer("sse-ok"), Role::Leaf),
+        ("cut", raw_peer("sse-cut"), Role::Leaf),
+        ("garbage", raw_peer("sse-garbage"), Role::Leaf),
+    ];
+    let setup = relay_over(
+        "stream",
+        peers,
+        Topology::Open,
+        Duration::from_secs(5),
+        vec![],
+    );
+    let url = format!("{}/a2a", setup.url());
+    let mut call = send_v03("stream me", "ctx-stream", json!({"agent.target": "ok"}));
+    call["method"] = json!("message/stream");
+    call["id"] = json!("s-1");
+    let (content_type, events, text) = stream_events(&url, &call);
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}"
+    );
+    assert!(
+        text.contains(": keep-alive"),
+        "the keep-alive comment is passed on: {text}"
+    );
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["result"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["task", "status-update", "artifact-update", "status-update"]
+    );
+    assert!(
+        events.iter().all(|e| e["id"] == "s-1"),
+        "each event answers the caller's id"
+    );
+
+    let spans = spans_at_least(&setup, "ctx-stream", 2);
+    let server = spans.iter().find(|s| s["name"] == "a2a.task").unwrap();
+    let chunks: Vec<&Value> = server["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "a2a.message.stream_chunk")
+        .collect();
+    let seqs: Vec<i64> = chunks
+        .iter()
+        .map(|e| e["attributes"]["seq"].as_i64().unwrap())
+        .collect();
+    assert_eq!(seqs, [0, 1, 2, 3]);
+    assert_eq!(chunks[3]["attributes"]["final"], true);
+    let states: Vec<&str> = server["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "a2a.task.state_change")
+        .map(|e| e["attributes"]["to"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["submitted", "working", "completed"]);
+    assert_eq!(attr(server, "a2a.relay.mode").unwrap(), "forward-stream");
+
+    // The task's owner is known from the stream: a get with no target goes to the peer.
+    // A stream cut short, or an event that is not JSON, ends with one error event.
+    for (peer, class, code) in [
+        ("cut", "peer_disconnect", -32013),
+        ("garbage", "peer_invalid_reply", -32014),
+    ] {
+        call["params"]["message"]["metadata"] = json!({"agent.target": peer});
+        let (_, events, _) = stream_events(&url, &call);
+        let last = events.last().unwrap();
+        assert_eq!(last["id"], "s-1");
+        assert_eq!(
+            error_class(last),
+            (code, class.to_string()),
+            "{peer}: {events:?}"
+        );
+        assert!(
+            events
+                .iter()
+                .rev()
+                .skip(1)
+                .all(|e| e.get("result").is_some()),
+            "{peer}: {events:?}"
+        );
+    }
+}
+
+#[test]
+fn a_stream_to_a_peer_that_does_not_stream_gets_the_peers_own_error() {
+    let a = echo_agent(None);
+    let setup = relay_over(
+        "nostream",
+        vec![("A", a.base_url(), Role::Leaf)],
+        Topology::Open,
+        DEADLINE,
+        vec![a],
+    );
+    let mut call = send_v03("s", "c", json!({"agent.target": "A"}));
+    call["method"] = json!("message/stream");
+    let (_, reply) = post(&format!("{}/a2a", setup.url()), &call, &[]);
+    assert!(reply.get("result").is_none(), "{reply}");
+    assert!(reply["error"]["code"].is_i64(), "{reply}");
+    let spans = spans_of(&setup, "c");
+    let server = spans.iter().find(|s| s["name"] == "a2a.task").unwrap();
+    assert_eq!(
+        attr(server, "a2a.relay.failure_class").unwrap(),
+        "peer_jsonrpc_error"
+    );
 }

@@ -71,24 +71,6 @@ impl Kind {
             Kind::Get | Kind::Cancel | Kind::Subscribe | Kind::PushConfig
         )
     }
-
-    /// The method in `binding`, when it has one there.
-    pub(crate) fn method_in(self, binding: Binding) -> Option<&'static str> {
-        Some(match (self, binding) {
-            (Kind::Send, Binding::V03) => v03::SEND,
-            (Kind::Send, Binding::V10) => v10::SEND,
-            (Kind::Stream, Binding::V03) => v03::STREAM,
-            (Kind::Stream, Binding::V10) => v10::STREAM,
-            (Kind::Get, Binding::V03) => v03::GET_TASK,
-            (Kind::Get, Binding::V10) => v10::GET_TASK,
-            (Kind::Cancel, Binding::V03) => v03::CANCEL_TASK,
-            (Kind::Cancel, Binding::V10) => v10::CANCEL_TASK,
-            (Kind::Subscribe, Binding::V03) => "tasks/resubscribe",
-            (Kind::Subscribe, Binding::V10) => "SubscribeToTask",
-            (Kind::List, Binding::V10) => v10::LIST_TASKS,
-            _ => return None,
-        })
-    }
 }
 
 /// A call received, with what the relay reads of it.

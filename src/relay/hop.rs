@@ -6,7 +6,7 @@ use super::failure::Failure;
 use super::peers::{Endpoints, Peer};
 use super::{Relay, SERVICE_NAME, topology};
 use crate::trace::names::relay as n;
-use crate::trace::{ActiveSpan, Attributes, SpanKind, StatusCode, Tracer};
+use crate::trace::{ActiveSpan, Attributes, SpanContext, SpanKind, StatusCode, Tracer};
 use crate::wire::WireError;
 use crate::wire::a2a::Binding;
 use crate::wire::a2a::client::Target;
@@ -23,67 +23,29 @@ pub(crate) type Outcome = Result<Value, Failure>;
 /// Carry `inbound` through: the answer for the caller, as a JSON-RPC result or error.
 pub(crate) fn carry(relay: &Relay, inbound: &Inbound) -> Outcome {
     let tracer = Tracer::new(SERVICE_NAME).with_remote_parent(inbound.trace_parent());
-    let server = tracer
-        .informational_span(server_span_name(inbound.kind))
-        .kind(SpanKind::Server)
-        .attribute(n::RPC_SYSTEM, "jsonrpc")
-        .attribute(n::RPC_METHOD, inbound.call.method.as_str())
-        .attribute(n::BINDING, inbound.binding.version())
-        .attribute(n::SPAN_KIND, "AGENT")
-        .attribute(n::AGENT_ID, relay.relay_id.as_str())
-        .attribute(n::AGENT_NAME, SERVICE_NAME)
-        .attribute(n::AGENT_ROLE, "relay")
-        .attribute(n::INPUT_VALUE, clip(&input_of(inbound).to_string()))
-        .attribute(n::INPUT_MIME_TYPE, "application/json")
-        .start();
-    if let Some(sender) = inbound.sender() {
-        server.set(n::USER_ID, sender);
-        server.set(n::GRAPH_NODE_PARENT_ID, sender);
-        if let Some(role) = relay.registry.role(sender) {
-            server.set(n::SENDER_ROLE, role.as_str());
-        }
-    }
+    let server = server_span(relay, &tracer, inbound);
     let mut session = inbound.context_id().map(str::to_string);
-    if let Some(task) = inbound.task_id() {
-        server.set(n::TASK_ID, task);
-    }
     let outcome = forward(relay, inbound, &tracer, &server, &mut session);
-    if let Some(s) = &session {
-        server.set(n::SESSION_ID, s.as_str());
-    }
-    match &outcome {
-        Ok(result) => {
-            server.set(n::OUTPUT_VALUE, clip(&result.to_string()));
-            server.set(n::OUTPUT_MIME_TYPE, "application/json");
-            server.set_status(StatusCode::Ok, None);
-            relay.count(Ok(()));
-        }
-        Err(failure) => {
-            let class = failure.class();
-            server.set(n::FAILURE_CLASS, class.as_str());
-            server.set(
-                n::RPC_JSONRPC_ERROR_CODE,
-                failure.to_rpc(inbound.binding).code,
-            );
-            server.set_status(StatusCode::Error, Some(&failure.to_string()));
-            relay.count(Err(class));
-        }
-    }
-    let trace_id = server.context().trace_id;
-    server.end();
-    relay.sink.record(session.as_deref(), tracer.take(trace_id));
+    finish(
+        relay,
+        &tracer,
+        inbound,
+        server,
+        session.as_deref(),
+        outcome.as_ref().map(Some),
+    );
     outcome
 }
 
-/// The peer the call is for, the gate, the forward: everything between the two spans' starts
-/// and ends.
-fn forward(
+/// The peer a call is for (its path, its metadata, or the task's owner), checked against the
+/// registry and the star gate, and where to call it: everything before a forward, streams or
+/// not. Records the target on the server span, and the session the owner knows.
+pub(crate) fn route_call(
     relay: &Relay,
     inbound: &Inbound,
-    tracer: &Tracer,
     server: &ActiveSpan<'_>,
     session: &mut Option<String>,
-) -> Outcome {
+) -> Result<(Peer, Target), Failure> {
     let task = inbound.task_id();
     let owner = task.and_then(|t| relay.owners.get(t));
     let target = match (inbound.named_target(), &owner) {
@@ -112,15 +74,19 @@ fn forward(
     server.set(n::PEER_ROLE, peer.spec.role.as_str());
     topology::check(relay.topology, &relay.registry, inbound.sender(), &target)
         .map_err(Failure::Topology)?;
-    if inbound.kind.streams() {
-        return Err(Failure::StreamsNotForwarded {
-            method: inbound.call.method.clone(),
-        });
-    }
     let endpoint = endpoint_of(relay, &peer, inbound.binding)?;
-    server.set(n::MODE, "forward");
+    Ok((peer, endpoint))
+}
 
-    let client = tracer
+/// The CLIENT span of a forward to `peer` at `endpoint`.
+pub(crate) fn client_span<'t>(
+    relay: &Relay,
+    tracer: &'t Tracer,
+    inbound: &Inbound,
+    peer: &Peer,
+    endpoint: &Target,
+) -> ActiveSpan<'t> {
+    tracer
         .informational_span(n::SPAN_FORWARD)
         .kind(SpanKind::Client)
         .attribute(n::RPC_SYSTEM, "jsonrpc")
@@ -132,24 +98,120 @@ fn forward(
         .attribute(n::SPAN_KIND, "AGENT")
         .attribute(n::GRAPH_NODE_ID, peer.spec.id.as_str())
         .attribute(n::GRAPH_NODE_PARENT_ID, relay.relay_id.as_str())
+        .start()
+}
+
+/// The header fields a forward carries: the forward's `traceparent` (and `tracestate`), and
+/// the caller's A2A extensions header as it declared it (the relay declares none of its own).
+pub(crate) fn forward_headers(inbound: &Inbound, context: &SpanContext) -> Vec<(String, String)> {
+    let mut headers = vec![("traceparent".to_string(), context.traceparent())];
+    if !context.trace_state.is_empty() {
+        headers.push(("tracestate".into(), context.trace_state.header()));
+    }
+    let ext_header = inbound.binding.extensions_header();
+    if let Some(ext) = inbound.header(ext_header) {
+        headers.push((ext_header.to_string(), ext.to_string()));
+    }
+    headers
+}
+
+/// The server span of a call, started.
+pub(crate) fn server_span<'t>(
+    relay: &Relay,
+    tracer: &'t Tracer,
+    inbound: &Inbound,
+) -> ActiveSpan<'t> {
+    let server = tracer
+        .informational_span(server_span_name(inbound.kind))
+        .kind(SpanKind::Server)
+        .attribute(n::RPC_SYSTEM, "jsonrpc")
+        .attribute(n::RPC_METHOD, inbound.call.method.as_str())
+        .attribute(n::BINDING, inbound.binding.version())
+        .attribute(n::SPAN_KIND, "AGENT")
+        .attribute(n::AGENT_ID, relay.relay_id.as_str())
+        .attribute(n::AGENT_NAME, SERVICE_NAME)
+        .attribute(n::AGENT_ROLE, "relay")
+        .attribute(n::INPUT_VALUE, clip(&input_of(inbound).to_string()))
+        .attribute(n::INPUT_MIME_TYPE, "application/json")
         .start();
+    if let Some(sender) = inbound.sender() {
+        server.set(n::USER_ID, sender);
+        server.set(n::GRAPH_NODE_PARENT_ID, sender);
+        if let Some(role) = relay.registry.role(sender) {
+            server.set(n::SENDER_ROLE, role.as_str());
+        }
+    }
+    if let Some(task) = inbound.task_id() {
+        server.set(n::TASK_ID, task);
+    }
+    server
+}
+
+/// End the server span with what the call came to, and keep the hop's spans.
+pub(crate) fn finish(
+    relay: &Relay,
+    tracer: &Tracer,
+    inbound: &Inbound,
+    server: ActiveSpan<'_>,
+    session: Option<&str>,
+    outcome: Result<Option<&Value>, &Failure>,
+) {
+    if let Some(s) = session {
+        server.set(n::SESSION_ID, s);
+    }
+    match outcome {
+        Ok(result) => {
+            if let Some(result) = result {
+                server.set(n::OUTPUT_VALUE, clip(&result.to_string()));
+                server.set(n::OUTPUT_MIME_TYPE, "application/json");
+            }
+            server.set_status(StatusCode::Ok, None);
+            relay.count(Ok(()));
+        }
+        Err(failure) => {
+            let class = failure.class();
+            server.set(n::FAILURE_CLASS, class.as_str());
+            server.set(
+                n::RPC_JSONRPC_ERROR_CODE,
+                failure.to_rpc(inbound.binding).code,
+            );
+            server.set_status(StatusCode::Error, Some(&failure.to_string()));
+            relay.count(Err(class));
+        }
+    }
+    let trace_id = server.context().trace_id;
+    server.end();
+    relay.sink.record(session, tracer.take(trace_id));
+}
+
+/// The gate and the forward of a whole-reply call, between the server span's start and end.
+fn forward(
+    relay: &Relay,
+    inbound: &Inbound,
+    tracer: &Tracer,
+    server: &ActiveSpan<'_>,
+    session: &mut Option<String>,
+) -> Outcome {
+    let (peer, endpoint) = route_call(relay, inbound, server, session)?;
+    if inbound.kind.streams() {
+        // Reached only by a stream the caller sent as a notification (no id to answer).
+        return Err(Failure::StreamsNotForwarded {
+            method: inbound.call.method.clone(),
+        });
+    }
+    server.set(n::MODE, "forward");
+
+    let client = client_span(relay, tracer, inbound, &peer, &endpoint);
     let context = client.context();
     let mut params = inbound.call.params.clone();
     if inbound.kind.carries_message() {
         inject_trace(&mut params, &context);
     }
-    let traceparent = context.traceparent();
-    let tracestate = context.trace_state.header();
-    let mut headers: Vec<(&str, &str)> = vec![("traceparent", &traceparent)];
-    if !context.trace_state.is_empty() {
-        headers.push(("tracestate", &tracestate));
-    }
-    // The caller's extensions go on as it declared them; the relay declares none of its own.
-    let ext_header = inbound.binding.extensions_header();
-    let extensions = inbound.header(ext_header).map(str::to_string);
-    if let Some(ext) = &extensions {
-        headers.push((ext_header, ext));
-    }
+    let owned = forward_headers(inbound, &context);
+    let headers: Vec<(&str, &str)> = owned
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
     let answered = relay.client.call_announcing(
         &endpoint,
         &inbound.call.method,
@@ -290,7 +352,7 @@ fn message_of(result: &Value) -> Option<&Map<String, Value>> {
 }
 
 /// Remember who owns the task an answer names, and record its state change on the span.
-fn note_task(
+pub(crate) fn note_task(
     relay: &Relay,
     peer: &str,
     result: &Value,

@@ -27,8 +27,9 @@
 //! - **Failures** are classed from the client's typed [`WireError`](crate::wire::WireError)
 //!   ([`failure`]); the star gate ([`topology`]) refuses a route with -32010 before anything
 //!   is forwarded, on every method.
-//! - **Streams** (`message/stream`, `SendStreamingMessage`, resubscription) pass the gate and
-//!   are then refused with -32004 (UnsupportedOperation): the relay forwards whole replies only.
+//! - **Streams** (`message/stream`, `SendStreamingMessage`, `tasks/resubscribe`,
+//!   `SubscribeToTask`) pass the same gate, and the peer's events are passed on one by one,
+//!   each an `a2a.message.stream_chunk` span event with its sequence number ([`stream`]).
 //!
 //! The relay knows no conductor: it imports `wire/` and `trace/`, never `harness/`.
 
@@ -38,6 +39,7 @@ mod hop;
 mod owners;
 mod peers;
 mod routes;
+mod stream;
 mod topology;
 mod traces;
 

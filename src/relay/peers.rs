@@ -401,11 +401,6 @@ impl Registry {
         self.read().get(id).map(|p| p.spec.role)
     }
 
-    /// How many peers there are.
-    pub(crate) fn len(&self) -> usize {
-        self.read().len()
-    }
-
     /// Record what fetching `url`'s card gave (for the peer still registered at that URL):
     /// the card and its interfaces, no card at all (404s), or why it failed.
     pub(crate) fn record_card(

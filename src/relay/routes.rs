@@ -2,6 +2,7 @@
 
 use super::Relay;
 use super::call::{Inbound, Kind};
+use super::failure::FailureClass;
 use super::hop;
 use super::peers::{HealthState, PeerSpec, Registered};
 use crate::wire::a2a::{Binding, CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH};
@@ -18,7 +19,7 @@ pub fn handler(relay: Arc<Relay>) -> Handler {
     Arc::new(move |request: Request| route(&relay, &request))
 }
 
-fn route(relay: &Relay, request: &Request) -> Response {
+fn route(relay: &Arc<Relay>, request: &Request) -> Response {
     let path = request.path.trim_end_matches('/');
     let method = request.method.as_str();
     match (method, path) {
@@ -41,7 +42,7 @@ fn route(relay: &Relay, request: &Request) -> Response {
 }
 
 /// `/peers/{id}`, `/peers/{id}/a2a`, `/peers/{id}/.well-known/agent-card.json`.
-fn peer_route(relay: &Relay, request: &Request, rest: &str) -> Response {
+fn peer_route(relay: &Arc<Relay>, request: &Request, rest: &str) -> Response {
     let (id, tail) = match rest.split_once('/') {
         Some((id, tail)) => (id, format!("/{tail}")),
         None => (rest, String::new()),
@@ -66,7 +67,7 @@ fn peer_route(relay: &Relay, request: &Request, rest: &str) -> Response {
 
 /// One JSON-RPC request: a single call (a batch is refused: each call of a batch could go to
 /// another peer, and a relay answers for one).
-fn rpc(relay: &Relay, request: &Request, path_peer: Option<&str>) -> Response {
+fn rpc(relay: &Arc<Relay>, request: &Request, path_peer: Option<&str>) -> Response {
     if let Some(e) = &request.body_error {
         return Response::error(e.status(), &e.to_string());
     }
@@ -103,6 +104,9 @@ fn rpc(relay: &Relay, request: &Request, path_peer: Option<&str>) -> Response {
             .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
             .collect(),
     };
+    if inbound.kind.streams() && inbound.call.id.is_some() {
+        return super::stream::carry_stream(relay.clone(), inbound);
+    }
     let outcome = hop::carry(relay, &inbound);
     match hop::answer(&inbound, &outcome) {
         Some(text) => Response::bytes(200, "application/json", text.into_bytes()),
@@ -204,10 +208,12 @@ fn healthz(relay: &Relay) -> Response {
         })
         .collect();
     let counts = relay.counts.lock().unwrap_or_else(|p| p.into_inner());
-    let failed: serde_json::Map<String, Value> = counts
-        .failed
+    let failed: serde_json::Map<String, Value> = FailureClass::ALL
         .iter()
-        .map(|(class, n)| (class.as_str().to_string(), json!(n)))
+        .map(|class| {
+            let n = counts.failed.get(class).copied().unwrap_or(0);
+            (class.as_str().to_string(), json!(n))
+        })
         .collect();
     let body = json!({
         "status": status,

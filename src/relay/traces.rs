@@ -85,7 +85,7 @@ impl TraceSink {
                 }
                 Err(e) => {
                     let n = self.write_errors.fetch_add(1, Ordering::Relaxed);
-                    if n % 100 == 0 {
+                    if n.is_multiple_of(100) {
                         eprintln!(
                             "ddwire relay: cannot write spans to {}: {e} ({} write(s) failed so far)",
                             path.display(),

@@ -1,0 +1,422 @@
+//! A streamed hop: `message/stream`, `SendStreamingMessage`, `tasks/resubscribe` and
+//! `SubscribeToTask`, forwarded to the peer and its Server-Sent Events passed on one by one.
+//!
+//! The forward carries the caller's JSON-RPC id, so each event the peer writes already
+//! answers the caller's call, and its `data` is passed on unchanged (keep-alive comments too).
+//! Each event is read before it is passed on (A2A 1.0 §9.4.2, 0.3 §3.3.1: a JSON-RPC response
+//! whose `result` is one stream event): it becomes an `a2a.message.stream_chunk` span event
+//! (`seq` from 0, `final`, `kind`), and a status it carries an `a2a.task.state_change`.
+//!
+//! A stream never ends silently. An event that is not a JSON-RPC response holding an A2A
+//! event (`peer_invalid_reply`), a peer gone quiet for the relay's timeout (`peer_timeout`),
+//! or a stream closed before its last event (`peer_disconnect`) ends it with one error event,
+//! `{"jsonrpc": "2.0", "id": <the caller's>, "error": {…, "data": {"class": …}}}`, as a2a-sdk
+//! servers end a stream that fails. A peer that answers a stream with a whole JSON reply (an
+//! error, say) has it passed on as the relay's whole reply.
+
+use super::call::{Inbound, inject_trace, state_name};
+use super::failure::Failure;
+use super::hop::{client_span, finish, forward_headers, route_call, server_span};
+use super::{Relay, SERVICE_NAME};
+use crate::trace::names::relay as n;
+use crate::trace::{ActiveSpan, Attributes, StatusCode, Tracer};
+use crate::wire::WireError;
+use crate::wire::a2a::Binding;
+use crate::wire::a2a::stream::StreamEvent;
+use crate::wire::http::Response;
+use crate::wire::http::client::BodyStream;
+use crate::wire::jsonrpc;
+use crate::wire::sse;
+use crossbeam_channel::{Sender, bounded};
+use serde_json::Value;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most bytes of a peer's whole (non-stream) answer to a stream call the relay reads.
+const MAX_WHOLE_REPLY: usize = 4 << 20;
+/// Events buffered between the peer's stream and the caller's.
+const EVENTS_BUFFERED: usize = 16;
+
+/// Forward the stream call `inbound` (which has an id): the relay's answer, a stream or a whole
+/// reply. The hop runs on a thread of its own, which holds its spans until the stream ends.
+pub(crate) fn carry_stream(relay: Arc<Relay>, inbound: Inbound) -> Response {
+    let (decided, decision) = bounded::<Response>(1);
+    let wait = relay.timeout + Duration::from_secs(5);
+    let id = inbound.call.id.clone().unwrap_or(Value::Null);
+    std::thread::spawn(move || pump(&relay, &inbound, decided));
+    decision.recv_timeout(wait).unwrap_or_else(|_| {
+        let error = jsonrpc::RpcError::new(
+            jsonrpc::INTERNAL_ERROR,
+            "relay: the stream's forward did not start in time",
+        );
+        Response::json(200, &jsonrpc::error(&id, &error))
+    })
+}
+
+fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
+    let tracer = Tracer::new(SERVICE_NAME).with_remote_parent(inbound.trace_parent());
+    let server = server_span(relay, &tracer, inbound);
+    let mut session = inbound.context_id().map(str::to_string);
+    let id = inbound.call.id.clone().unwrap_or(Value::Null);
+    let whole = |outcome: Result<&Value, &Failure>| {
+        let text = match outcome {
+            Ok(result) => jsonrpc::success_text(&id, &result.to_string()),
+            Err(failure) => jsonrpc::error(&id, &failure.to_rpc(inbound.binding)).to_string(),
+        };
+        Response::bytes(200, "application/json", text.into_bytes())
+    };
+    let (peer, endpoint) = match route_call(relay, inbound, &server, &mut session) {
+        Ok(routed) => routed,
+        Err(failure) => {
+            let _ = decided.send(whole(Err(&failure)));
+            finish(
+                relay,
+                &tracer,
+                inbound,
+                server,
+                session.as_deref(),
+                Err(&failure),
+            );
+            return;
+        }
+    };
+    server.set(n::MODE, "forward-stream");
+    let client = client_span(relay, &tracer, inbound, &peer, &endpoint);
+    let context = client.context();
+    let mut params = inbound.call.params.clone();
+    if inbound.kind.carries_message() {
+        inject_trace(&mut params, &context);
+    }
+    let owned = forward_headers(inbound, &context);
+    let headers: Vec<(&str, &str)> = owned
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let opened = relay
+        .client
+        .request(
+            &endpoint,
+            &id,
+            &inbound.call.method,
+            params,
+            &headers,
+            relay.timeout,
+            false,
+            "text/event-stream",
+        )
+        .and_then(|request| relay.client.http.send_streaming(request, relay.timeout));
+    let peer_failure = |error: WireError| Failure::Peer {
+        peer: peer.spec.id.clone(),
+        error,
+    };
+    let mut response = match opened {
+        Ok(response) => response,
+        Err(error) => {
+            relay.registry.record_forward(&peer.spec.id, Err(&error));
+            let failure = peer_failure(error);
+            let _ = decided.send(whole(Err(&failure)));
+            end_client(client, Err(&failure), 0);
+            finish(
+                relay,
+                &tracer,
+                inbound,
+                server,
+                session.as_deref(),
+                Err(&failure),
+            );
+            return;
+        }
+    };
+    relay.registry.record_forward(&peer.spec.id, Ok(()));
+    let is_stream = response.status == 200
+        && response
+            .header("content-type")
+            .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
+    if !is_stream {
+        // A whole reply: an error, most often. Read it, and class it as a whole reply is.
+        let status = response.status;
+        let content_type = response.header("content-type").map(str::to_string);
+        let body = read_whole(&mut response.body);
+        let outcome = body.and_then(|body| {
+            crate::wire::a2a::client::read_reply(
+                &endpoint.url,
+                status,
+                content_type.as_deref(),
+                &body,
+                &id,
+            )
+        });
+        let outcome = outcome.map_err(peer_failure);
+        let _ = decided.send(whole(outcome.as_ref()));
+        end_client(client, outcome.as_ref().map(|_| ()), 0);
+        finish(
+            relay,
+            &tracer,
+            inbound,
+            server,
+            session.as_deref(),
+            outcome.as_ref().map(Some),
+        );
+        return;
+    }
+    let (events, caller) = bounded::<Vec<u8>>(EVENTS_BUFFERED);
+    let _ = decided.send(
+        Response::stream(200, "text/event-stream", caller).with_header("Cache-Control", "no-cache"),
+    );
+    let passed = pass_events(
+        relay,
+        inbound,
+        &peer.spec.id,
+        response.body,
+        &server,
+        &mut session,
+        &events,
+    );
+    let (count, ended) = passed;
+    server.set(n::STREAM_EVENTS, count as i64);
+    if let Err(failure) = &ended {
+        // The caller learns why its stream ended.
+        let error = jsonrpc::error(&id, &failure.to_rpc(inbound.binding)).to_string();
+        let _ = events.send(sse::event(&error));
+    }
+    drop(events);
+    end_client(client, ended.as_ref().map(|_| ()), count);
+    finish(
+        relay,
+        &tracer,
+        inbound,
+        server,
+        session.as_deref(),
+        ended.as_ref().map(|()| None),
+    );
+}
+
+fn end_client(client: ActiveSpan<'_>, outcome: Result<(), &Failure>, events: u64) {
+    if events > 0 {
+        client.set(n::STREAM_EVENTS, events as i64);
+    }
+    match outcome {
+        Ok(()) => client.set_status(StatusCode::Ok, None),
+        Err(failure) => {
+            client.set(n::FAILURE_CLASS, failure.class().as_str());
+            client.set_status(StatusCode::Error, Some(&failure.to_string()));
+        }
+    }
+    client.end();
+}
+
+/// Read a whole body of at most [`MAX_WHOLE_REPLY`] bytes.
+fn read_whole(body: &mut BodyStream) -> Result<Vec<u8>, WireError> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = body.read(&mut buf)?;
+        if n == 0 || out.len() + n > MAX_WHOLE_REPLY {
+            return Ok(out);
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// The peer's body as a reader for the SSE parser, keeping the typed error a read failed with
+/// where the hop can take it.
+struct PeerBody {
+    body: BodyStream,
+    error: Rc<RefCell<Option<WireError>>>,
+}
+
+impl std::io::Read for PeerBody {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self.body.read(buf) {
+            Ok(n) => Ok(n),
+            Err(e) => {
+                let text = e.to_string();
+                *self.error.borrow_mut() = Some(e);
+                Err(std::io::Error::other(text))
+            }
+        }
+    }
+}
+
+/// Pass the peer's events on until its last one; how many were passed on, and why the stream
+/// failed, if it did.
+#[allow(clippy::too_many_arguments)]
+fn pass_events(
+    relay: &Relay,
+    inbound: &Inbound,
+    peer: &str,
+    body: BodyStream,
+    server: &ActiveSpan<'_>,
+    session: &mut Option<String>,
+    caller: &Sender<Vec<u8>>,
+) -> (u64, Result<(), Failure>) {
+    let invalid = |reason: String| Failure::InvalidReply {
+        peer: peer.to_string(),
+        reason,
+    };
+    let read_error = Rc::new(RefCell::new(None));
+    let mut reader = sse::Reader::new(PeerBody {
+        body,
+        error: read_error.clone(),
+    });
+    let mut seq: u64 = 0;
+    loop {
+        let item = match reader.next_item() {
+            Ok(Some(item)) => item,
+            Ok(None) => {
+                let why = "the peer ended the stream before its last event".to_string();
+                let error = WireError::Disconnected {
+                    url: peer.to_string(),
+                    reason: why,
+                };
+                return (
+                    seq,
+                    Err(Failure::Peer {
+                        peer: peer.to_string(),
+                        error,
+                    }),
+                );
+            }
+            Err(sse::SseError::Io(_)) => {
+                let error =
+                    read_error
+                        .borrow_mut()
+                        .take()
+                        .unwrap_or_else(|| WireError::Disconnected {
+                            url: peer.to_string(),
+                            reason: "the stream could not be read".into(),
+                        });
+                return (
+                    seq,
+                    Err(Failure::Peer {
+                        peer: peer.to_string(),
+                        error,
+                    }),
+                );
+            }
+            Err(e) => return (seq, Err(invalid(e.to_string()))),
+        };
+        let event = match item {
+            sse::Item::Comment(text) => {
+                if caller.send(sse::comment(&text)).is_err() {
+                    return (seq, Ok(()));
+                }
+                continue;
+            }
+            sse::Item::Event(event) => event,
+        };
+        let result = match jsonrpc::read_response(
+            event.data.as_bytes(),
+            &inbound.call.id.clone().unwrap_or(Value::Null),
+        ) {
+            Ok(result) => result,
+            Err(error @ WireError::JsonRpc { .. }) => {
+                // The peer ended its stream with an error: passed on as it was sent.
+                let _ = caller.send(sse::event(&event.data));
+                seq += 1;
+                return (
+                    seq,
+                    Err(Failure::Peer {
+                        peer: peer.to_string(),
+                        error,
+                    }),
+                );
+            }
+            Err(e) => return (seq, Err(invalid(format!("event {seq}: {e}")))),
+        };
+        let decoded = match StreamEvent::from_json(result.clone(), inbound.binding) {
+            Ok(decoded) => decoded,
+            Err(e) => {
+                return (
+                    seq,
+                    Err(invalid(format!("event {seq} is no A2A stream event: {e}"))),
+                );
+            }
+        };
+        let last = decoded.is_last();
+        note_event(
+            relay,
+            peer,
+            &result,
+            inbound.binding,
+            &decoded,
+            seq,
+            server,
+            session,
+        );
+        if caller.send(sse::event(&event.data)).is_err() {
+            // The caller went away: stop reading the peer.
+            server.set("a2a.relay.caller_gone", true);
+            return (seq + 1, Ok(()));
+        }
+        seq += 1;
+        if last {
+            return (seq, Ok(()));
+        }
+    }
+}
+
+/// Record one event on the server span: a stream chunk, and the task's state change if any.
+#[allow(clippy::too_many_arguments)]
+fn note_event(
+    relay: &Relay,
+    peer: &str,
+    result: &Value,
+    binding: Binding,
+    decoded: &StreamEvent,
+    seq: u64,
+    server: &ActiveSpan<'_>,
+    session: &mut Option<String>,
+) {
+    // The event's object: v0.3 writes it as the result, 1.0 under its one member's name.
+    let (kind, inner) = match binding {
+        Binding::V03 => (
+            result
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .to_string(),
+            result,
+        ),
+        Binding::V10 => match result.as_object().and_then(|o| o.iter().next()) {
+            Some((k, v)) => (k.clone(), v),
+            None => ("?".into(), result),
+        },
+    };
+    let mut chunk = Attributes::default();
+    chunk.set(n::SEQ, seq as i64);
+    chunk.set(n::FINAL, decoded.is_last());
+    chunk.set(n::KIND, kind);
+    server.add_event(n::EVENT_STREAM_CHUNK, chunk);
+    let context_id = inner.get("contextId").and_then(Value::as_str);
+    if session.is_none() {
+        *session = context_id.map(str::to_string);
+    }
+    let Some(task_id) = decoded.task_id() else {
+        return;
+    };
+    server.set(n::TASK_ID, task_id);
+    let state = inner
+        .get("status")
+        .and_then(|s| s.get("state"))
+        .and_then(Value::as_str)
+        .map(state_name);
+    let before = relay
+        .owners
+        .record(task_id, peer, context_id, state.as_deref());
+    if let Some(to) = state {
+        server.set(n::TASK_STATE, to.as_str());
+        if before.as_deref() != Some(to.as_str()) {
+            let mut change = Attributes::default();
+            if let Some(from) = before {
+                change.set(n::FROM, from);
+            }
+            change.set(n::TO, to);
+            change.set(n::TASK_ID, task_id);
+            change.set(n::SEQ, seq as i64);
+            server.add_event(n::EVENT_STATE_CHANGE, change);
+        }
+    }
+}
