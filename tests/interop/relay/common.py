@@ -70,6 +70,20 @@ def check_hop(traces_dir, context_id, caller_trace, caller_span, injected_tracep
     return server, client
 
 
+def check_stream_spans(traces_dir, context_id, events_seen):
+    """The stream's SERVER span: one a2a.message.stream_chunk event per event the client got,
+    seq 0, 1, …, the last final; state changes ending in completed."""
+    found = spans(traces_dir, context_id)
+    server = next(s for s in found if s["kind"] == "SpanKind.SERVER")
+    expect(server["attributes"].get("a2a.relay.mode") == "forward-stream", f"mode {server['attributes'].get('a2a.relay.mode')}")
+    chunks = [e["attributes"] for e in server["events"] if e["name"] == "a2a.message.stream_chunk"]
+    expect([c["seq"] for c in chunks] == list(range(events_seen)),
+           f"chunk seqs {[c['seq'] for c in chunks]} for {events_seen} events seen")
+    expect(chunks[-1]["final"] is True and not any(c["final"] for c in chunks[:-1]), f"final flags {chunks}")
+    states = [e["attributes"]["to"] for e in server["events"] if e["name"] == "a2a.task.state_change"]
+    expect(states and states[-1] == "completed", f"state changes {states}")
+
+
 def rpc(url, method, params, headers=None, rid=1):
     body = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params}).encode()
     req = urllib.request.Request(url, body, {"content-type": "application/json", **(headers or {})})

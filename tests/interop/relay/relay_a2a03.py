@@ -14,7 +14,7 @@ from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientJSONRPCError
 from a2a.types import DataPart, Message, Part, Role, Task, TaskQueryParams, TaskState, TextPart
 
-from common import check_hop, expect, new_traceparent, run
+from common import check_hop, check_stream_spans, expect, new_traceparent, run
 
 RELAY = sys.argv[1].rstrip("/")
 TRACES = sys.argv[2]
@@ -94,6 +94,24 @@ def test_to_a2a1_compat_agent_in_v03():
     expect(seen["wire"]["a2a_version"] in (None, "0.3"), f"A2A-Version {seen['wire']['a2a_version']}")
 
 
+def test_stream_from_a2a03_agent():
+    ctx = str(uuid.uuid4())
+
+    async def go():
+        async with httpx.AsyncClient(timeout=30) as http:
+            card = await A2ACardResolver(http, f"{RELAY}/peers/st03").get_agent_card()
+            expect(card.capabilities.streaming is True, "the relayed card does not say it streams")
+            client = ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create(card)
+            msg = message([Part(root=DataPart(data={"n": 9}))], ctx, {"agent.id": "ddecho"})
+            return [ev async for ev in client.send_message(msg)]
+    events = asyncio.run(go())
+    expect(len(events) >= 2, f"{len(events)} stream events")
+    task = events[-1][0]
+    expect(task.status.state == TaskState.completed, f"last task state {task.status.state}")
+    expect(task.artifacts and task.artifacts[0].parts[0].root.data["echo"] == {"n": 9}, f"artifacts {task.artifacts!r:.300}")
+    check_stream_spans(TRACES, ctx, len(events))
+
+
 def expect_error(peer, metadata, code):
     try:
         asyncio.run(send(peer, [Part(root=DataPart(data={"n": 3}))], metadata))
@@ -127,4 +145,5 @@ if __name__ == "__main__":
         ("a2a03-client/star-refuses-leaf-to-leaf", test_star_refuses_leaf_to_leaf),
         ("a2a03-client/v0.3-to-1.0-only-peer-refused", test_v03_to_a_1_0_only_peer_is_refused),
         ("a2a03-client/unreachable-peer", test_unreachable_peer),
+        ("a2a03-client/stream-from-a2a03-agent", test_stream_from_a2a03_agent),
     ]))

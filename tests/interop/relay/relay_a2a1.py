@@ -17,7 +17,7 @@ from a2a.types import (CancelTaskRequest, GetTaskRequest, Message, Part, Role, S
 from google.protobuf import struct_pb2
 from google.protobuf.json_format import MessageToDict, ParseDict
 
-from common import check_hop, expect, new_traceparent, run
+from common import check_hop, check_stream_spans, expect, new_traceparent, run
 
 RELAY = sys.argv[1].rstrip("/")
 TRACES = sys.argv[2]
@@ -78,6 +78,25 @@ def test_to_ddwire_agent():
     asyncio.run(go())
 
 
+def test_stream_from_a2a1_agent():
+    ctx = str(uuid.uuid4())
+
+    async def go():
+        http = httpx.AsyncClient(timeout=30, headers={"X-Agent-Id": "ddecho"})
+        client = await create_client(f"{RELAY}/peers/st1", ClientConfig(streaming=True, httpx_client=http))
+        events = [ev async for ev in client.send_message(request([data_part({"n": 8})], ctx, {"agent.id": "ddecho"}))]
+        await client.close()
+        return events
+    events = asyncio.run(go())
+    expect(len(events) >= 2, f"{len(events)} stream events")
+    last = events[-1]
+    state = last.status_update.status.state if last.HasField("status_update") else last.task.status.state
+    expect(state == TaskState.TASK_STATE_COMPLETED, f"last state {TaskState.Name(state)}")
+    artifacts = [e.artifact_update.artifact for e in events if e.HasField("artifact_update")]
+    expect(artifacts and MessageToDict(artifacts[0].parts[0].data)["echo"] == {"n": 8}, "no echo artifact")
+    check_stream_spans(TRACES, ctx, len(events))
+
+
 def test_star_refuses_leaf_to_leaf():
     async def go():
         try:
@@ -95,4 +114,5 @@ if __name__ == "__main__":
         ("a2a1-client/to-a2a1-agent-traced-then-get-and-cancel", test_to_a2a1_agent_traced_then_get_and_cancel),
         ("a2a1-client/to-ddwire-agent", test_to_ddwire_agent),
         ("a2a1-client/star-refuses-leaf-to-leaf", test_star_refuses_leaf_to_leaf),
+        ("a2a1-client/stream-from-a2a1-agent", test_stream_from_a2a1_agent),
     ]))

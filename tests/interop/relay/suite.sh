@@ -5,7 +5,8 @@
 #
 # Starts on free loopback ports: `ddwire agent echo` (peer "ddecho", the hub), the a2a suite's
 # a2a-sdk echo servers (0.3.26: "py03"; 1.3.0: "py1"; 1.3.0 with v0.3 compat: "py1c"), all leaves,
-# and a peer "gone" where nothing listens; `ddwire relay --star` over them, its spans in
+# the same echo servers with cards saying streaming: true ("st03", "st1"), and a peer "gone" where
+# nothing listens; `ddwire relay --star` over them, its spans in
 # $LOGS/traces; runs the programs in this folder (see README.md); kills every server on exit.
 set -euo pipefail
 SUITE=relay
@@ -21,7 +22,7 @@ if wait $v1; then py1="$(cat "$LOGS/venv-a2a1.out")/bin/python"; else fail setup
 [[ -x "$DDWIRE" ]] || { fail setup/ddwire "no ddwire binary at $DDWIRE"; finish; exit; }
 [[ -n "$py03" && -n "$py1" ]] || { finish; exit; }
 
-read -r -d '' p_echo p_s03 p_s1 p_s1c p_gone p_relay < <(free_ports 6; printf '\0') || true
+read -r -d '' p_echo p_s03 p_s1 p_s1c p_gone p_relay p_st03 p_st1 < <(free_ports 8; printf '\0') || true
 url() { printf 'http://127.0.0.1:%s' "$1"; }
 
 cat >"$LOGS/peers.json" <<JSON
@@ -30,6 +31,8 @@ cat >"$LOGS/peers.json" <<JSON
   {"id": "py03", "url": "$(url "$p_s03")", "role": "leaf"},
   {"id": "py1", "url": "$(url "$p_s1")", "role": "leaf"},
   {"id": "py1c", "url": "$(url "$p_s1c")", "role": "leaf"},
+  {"id": "st03", "url": "$(url "$p_st03")", "role": "leaf"},
+  {"id": "st1", "url": "$(url "$p_st1")", "role": "leaf"},
   {"id": "gone", "url": "$(url "$p_gone")", "role": "leaf"}
 ]}
 JSON
@@ -38,6 +41,8 @@ start_server ddwire-echo "$DDWIRE" agent echo --port "$p_echo"
 start_server a2a03-server "$py03" "$a2a/server_a2a03.py" "$p_s03"
 start_server a2a1-server "$py1" "$a2a/server_a2a1.py" "$p_s1"
 start_server a2a1-compat-server "$py1" "$a2a/server_a2a1.py" "$p_s1c" --v03-compat
+start_server stream03-server "$py03" "$here/server_stream.py" 03 "$p_st03"
+start_server stream1-server "$py1" "$here/server_stream.py" 1 "$p_st1"
 
 card=/.well-known/agent-card.json
 ready=1
@@ -45,6 +50,8 @@ wait_ready ddwire-echo "$(url "$p_echo")$card" 15 || ready=0
 wait_ready a2a03-server "$(url "$p_s03")$card" || ready=0
 wait_ready a2a1-server "$(url "$p_s1")$card" || ready=0
 wait_ready a2a1-compat-server "$(url "$p_s1c")$card" || ready=0
+wait_ready stream03-server "$(url "$p_st03")$card" || ready=0
+wait_ready stream1-server "$(url "$p_st1")$card" || ready=0
 start_server relay "$DDWIRE" relay --port "$p_relay" --peers "$LOGS/peers.json" --star \
     --traces "$LOGS/traces" --timeout 10
 wait_ready relay "$(url "$p_relay")/livez" 15 || ready=0
