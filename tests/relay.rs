@@ -772,3 +772,44 @@ fn a_stream_to_a_peer_that_does_not_stream_gets_the_peers_own_error() {
         "peer_jsonrpc_error"
     );
 }
+
+#[test]
+fn a_hops_spans_are_exported_over_otlp_through_the_exporter() {
+    use ddwire::trace::otlp::Encoding;
+    use ddwire::wire::otlp::{Exporter, ExporterOptions, OtlpConfig};
+    let (got, bodies) = crossbeam_channel::unbounded::<Vec<u8>>();
+    let receiver = http::server::serve(
+        "127.0.0.1:0",
+        Arc::new(move |request: http::Request| {
+            let _ = got.send(request.body);
+            http::Response::json(200, &json!({}))
+        }),
+        Limits::DEFAULT,
+    )
+    .unwrap();
+    let config =
+        OtlpConfig::new(&format!("{}/v1/traces", receiver.base_url()), Encoding::Json).unwrap();
+    let exporter =
+        Exporter::start(config, HttpClient::tcp(), ExporterOptions::default(), None).unwrap();
+    let a = echo_agent(None);
+    let mut config = RelayConfig::new(
+        vec![PeerSpec::new("A", &a.base_url(), Role::Leaf).unwrap()],
+        "http://placeholder",
+    );
+    config.exporter = Some(exporter);
+    let relay = Arc::new(Relay::new(config).unwrap());
+    let server =
+        http::server::serve("127.0.0.1:0", relay::handler(relay.clone()), Limits::DEFAULT).unwrap();
+    let (_, reply) = post(
+        &format!("{}/a2a", server.base_url()),
+        &send_v03("otlp", "ctx-otlp", json!({"agent.target": "A"})),
+        &[],
+    );
+    assert_eq!(reply["result"]["status"]["state"], "completed", "{reply}");
+    assert!(relay.exporter().unwrap().flush(DEADLINE));
+    let body = bodies.recv_timeout(DEADLINE).expect("an OTLP request");
+    let text = String::from_utf8(body).unwrap();
+    for expected in ["a2a.task", "a2a.relay.forward", "ctx-otlp", "session.id"] {
+        assert!(text.contains(expected), "{expected} not in {text}");
+    }
+}
