@@ -787,8 +787,11 @@ fn a_hops_spans_are_exported_over_otlp_through_the_exporter() {
         Limits::DEFAULT,
     )
     .unwrap();
-    let config =
-        OtlpConfig::new(&format!("{}/v1/traces", receiver.base_url()), Encoding::Json).unwrap();
+    let config = OtlpConfig::new(
+        &format!("{}/v1/traces", receiver.base_url()),
+        Encoding::Json,
+    )
+    .unwrap();
     let exporter =
         Exporter::start(config, HttpClient::tcp(), ExporterOptions::default(), None).unwrap();
     let a = echo_agent(None);
@@ -798,8 +801,12 @@ fn a_hops_spans_are_exported_over_otlp_through_the_exporter() {
     );
     config.exporter = Some(exporter);
     let relay = Arc::new(Relay::new(config).unwrap());
-    let server =
-        http::server::serve("127.0.0.1:0", relay::handler(relay.clone()), Limits::DEFAULT).unwrap();
+    let server = http::server::serve(
+        "127.0.0.1:0",
+        relay::handler(relay.clone()),
+        Limits::DEFAULT,
+    )
+    .unwrap();
     let (_, reply) = post(
         &format!("{}/a2a", server.base_url()),
         &send_v03("otlp", "ctx-otlp", json!({"agent.target": "A"})),

@@ -28,7 +28,10 @@ pub static COMMAND: Command = Command {
               they are exported over OTLP/HTTP. A failed forward is a JSON-RPC error whose data names\n\
               its class: peer_404 (-32011), peer_timeout (-32012), peer_disconnect (-32013),\n\
               peer_invalid_reply (-32014), unknown_peer (-32015), or the peer's own error\n\
-              (peer_jsonrpc_error). Streams are refused with -32004: the relay forwards whole replies.",
+              (peer_jsonrpc_error). Streams (message/stream, SendStreamingMessage) are passed on event\n\
+              by event, each a span event with its sequence number; a stream that breaks ends with\n\
+              an error event naming its class. The relay authenticates no one and forwards no\n\
+              credentials: keep it on loopback or behind a proxy that does (vendor-notes/relay.md).",
     flags: &[
         Flag {
             name: "host",
@@ -145,6 +148,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
         relay.peer_ids(),
         topology.as_str()
     );
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "ddwire relay: warning: bound beyond loopback ({addr}): anyone who reaches it may register peers (POST /peers) and relay through it"
+        );
+    }
     server.wait();
     Ok(0)
 }

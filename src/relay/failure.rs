@@ -11,7 +11,7 @@
 //! | `peer_jsonrpc_error` | the peer answered with a JSON-RPC error | the peer's own error, as sent |
 //! | `unknown_peer` | the call names no peer, or one not registered, or a task none owns | -32015 |
 //! | `binding_unsupported` | the peer offers no interface in the caller's binding | -32009 |
-//! | `unsupported_operation` | a stream: the relay forwards whole replies only | -32004 |
+//! | `unsupported_operation` | a stream sent as a notification (no id): nobody to stream to | -32004 |
 //!
 //! A relay-made error carries `data`: in the v0.3 binding `{"class", "peer"}`, in the 1.0
 //! binding a `google.rpc.ErrorInfo` (`reason` the class in capitals, `domain`
@@ -132,8 +132,8 @@ pub(crate) enum Failure {
         binding: Binding,
         offered: Vec<&'static str>,
     },
-    /// A stream, which the relay does not forward.
-    StreamsNotForwarded { method: String },
+    /// A stream sent as a notification: its events would answer no call.
+    StreamWithoutId { method: String },
 }
 
 impl Failure {
@@ -146,7 +146,7 @@ impl Failure {
             Failure::Peer { error, .. } => FailureClass::of(error),
             Failure::InvalidReply { .. } => FailureClass::PeerInvalidReply,
             Failure::BindingUnsupported { .. } => FailureClass::BindingUnsupported,
-            Failure::StreamsNotForwarded { .. } => FailureClass::UnsupportedOperation,
+            Failure::StreamWithoutId { .. } => FailureClass::UnsupportedOperation,
         }
     }
 
@@ -160,7 +160,7 @@ impl Failure {
             | Failure::BindingUnsupported { peer, .. } => Some(peer),
             Failure::NoTarget { .. }
             | Failure::UnknownTask { .. }
-            | Failure::StreamsNotForwarded { .. } => None,
+            | Failure::StreamWithoutId { .. } => None,
         }
     }
 
@@ -247,9 +247,9 @@ impl fmt::Display for Failure {
                 binding.version(),
                 offered.join(", ")
             ),
-            Failure::StreamsNotForwarded { method } => write!(
+            Failure::StreamWithoutId { method } => write!(
                 f,
-                "relay: {method} is a stream, and this relay forwards whole replies only: use message/send (SendMessage) and tasks/get (GetTask)"
+                "relay: {method} streams its answer, and was sent as a notification (no id) that nothing may answer: give it an id"
             ),
         }
     }

@@ -195,7 +195,7 @@ fn forward(
     let (peer, endpoint) = route_call(relay, inbound, server, session)?;
     if inbound.kind.streams() {
         // Reached only by a stream the caller sent as a notification (no id to answer).
-        return Err(Failure::StreamsNotForwarded {
+        return Err(Failure::StreamWithoutId {
             method: inbound.call.method.clone(),
         });
     }
