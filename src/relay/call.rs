@@ -2,8 +2,8 @@
 //! which peer it is for, which task and context it names, and the trace context it came with.
 //!
 //! The target is chosen the way the seed's clients choose it: the message metadata
-//! `agent.target` names the peer, `agent.id` the sender (flat keys, as otel-a2a-relay's
-//! `message/send` reads them). A call posted to `/peers/{id}/a2a` is for that peer whatever
+//! `agent.target` names the peer, `agent.id` the sender (the seed writes them as
+//! `metadata.agent.target`: read as the flat key, else the nested `{"agent": {"target"}}`). A call posted to `/peers/{id}/a2a` is for that peer whatever
 //! its metadata says. A call that names a task (`tasks/get`, `tasks/cancel`, a resubscription,
 //! a message continuing the task) without a target goes to the peer that owns the task.
 
@@ -100,11 +100,11 @@ impl Inbound {
     }
 
     fn message_meta(&self, key: &str) -> Option<&str> {
-        self.message()?.get("metadata")?.get(key)?.as_str()
+        meta_str(self.message()?.get("metadata")?, key)
     }
 
     fn params_meta(&self, key: &str) -> Option<&str> {
-        self.call.params.get("metadata")?.get(key)?.as_str()
+        meta_str(self.call.params.get("metadata")?, key)
     }
 
     /// Who the call says it comes from: message metadata `agent.id`, else the params'
@@ -163,6 +163,16 @@ impl Inbound {
             )
         })
     }
+}
+
+/// A string in metadata under `key` (`agent.target`): the flat key, or, when there is none, the
+/// nested path (`{"agent": {"target": …}}`), since the seed's clients are read both ways.
+fn meta_str<'a>(metadata: &'a Value, key: &str) -> Option<&'a str> {
+    if let Some(v) = metadata.get(key) {
+        return v.as_str();
+    }
+    let (outer, inner) = key.split_once('.')?;
+    metadata.get(outer)?.get(inner)?.as_str()
 }
 
 /// Write `traceparent` (and `tracestate`, when it has members) into the message metadata of
@@ -229,6 +239,19 @@ mod tests {
         let call = inbound("GetTask", json!({"id": "t1"}), None);
         assert_eq!((call.sender(), call.task_id()), (Some("hdr"), Some("t1")));
         assert_eq!(call.named_target(), None);
+    }
+
+    #[test]
+    fn the_seeds_keys_are_read_flat_or_nested() {
+        let nested = json!({"message": {"messageId": "m", "metadata": {"agent": {"id": "A", "target": "B"}}}});
+        let call = inbound("message/send", nested, None);
+        assert_eq!((call.sender(), call.named_target()), (Some("A"), Some("B")));
+        // A flat key wins over the nested one.
+        let both = json!({"message": {"messageId": "m", "metadata": {"agent.target": "C", "agent": {"target": "B"}}}});
+        assert_eq!(
+            inbound("message/send", both, None).named_target(),
+            Some("C")
+        );
     }
 
     #[test]
