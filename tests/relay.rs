@@ -820,3 +820,88 @@ fn a_hops_spans_are_exported_over_otlp_through_the_exporter() {
         assert!(text.contains(expected), "{expected} not in {text}");
     }
 }
+
+/// A ddwire echo agent whose card offers only the `binding` ("1.0" or "0.3") JSON-RPC
+/// interface (the agent itself answers both, so what the relay sent is what the card allowed).
+fn echo_offering_only(binding: &'static str) -> http::server::Server {
+    let listener_addr = Arc::new(std::sync::OnceLock::<String>::new());
+    let base = listener_addr.clone();
+    let agent = ddwire::agent::server::handler(Arc::new(Echo::new()), "http://placeholder");
+    let handler: http::Handler = Arc::new(move |request: http::Request| {
+        if request.method == "GET" && request.path.starts_with("/.well-known/") {
+            let url = format!("{}/a2a", base.get().unwrap());
+            let card = match binding {
+                "1.0" => json!({"name": "echo-1.0-only", "supportedInterfaces": [
+                    {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}),
+                _ => json!({"name": "echo-0.3-only", "url": url, "preferredTransport": "JSONRPC",
+                            "protocolVersion": "0.3.0"}),
+            };
+            return http::Response::json(200, &card);
+        }
+        agent(request)
+    });
+    let server = http::server::serve("127.0.0.1:0", handler, Limits::DEFAULT).unwrap();
+    listener_addr.set(server.base_url()).unwrap();
+    server
+}
+
+#[test]
+fn a_call_to_a_peer_of_the_other_binding_is_translated_both_ways() {
+    let (only10, only03) = (echo_offering_only("1.0"), echo_offering_only("0.3"));
+    let setup = relay_over(
+        "translate",
+        vec![
+            ("v10", only10.base_url(), Role::Leaf),
+            ("v03", only03.base_url(), Role::Leaf),
+        ],
+        Topology::Open,
+        DEADLINE,
+        vec![only10, only03],
+    );
+    let url = format!("{}/a2a", setup.url());
+    // A v0.3 caller, a 1.0-only peer: the task comes back in v0.3.
+    let (_, reply) = post(
+        &url,
+        &send_v03("hi", "ctx-tr", json!({"agent.target": "v10"})),
+        &[],
+    );
+    assert_eq!(reply["result"]["kind"], "task", "{reply}");
+    assert_eq!(reply["result"]["status"]["state"], "completed", "{reply}");
+    let task_id = reply["result"]["id"].as_str().unwrap().to_string();
+    let spans = spans_of(&setup, "ctx-tr");
+    let client = spans
+        .iter()
+        .find(|s| s["name"] == "a2a.relay.forward")
+        .unwrap();
+    assert_eq!(attr(client, "a2a.binding").unwrap(), "1.0");
+    assert_eq!(attr(client, "rpc.method").unwrap(), "SendMessage");
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task_id}});
+    let (_, got) = post(&url, &get, &[]);
+    assert_eq!(got["result"]["status"]["state"], "completed", "{got}");
+
+    // A 1.0 caller, a 0.3-only peer: the task comes back in 1.0.
+    let send = json!({"jsonrpc": "2.0", "id": 3, "method": "SendMessage", "params": {"message": {
+        "role": "ROLE_USER", "messageId": "m-tr", "contextId": "ctx-tr10",
+        "parts": [{"text": "hello"}], "metadata": {"agent.target": "v03"}}}});
+    let (_, reply) = post(&url, &send, &[("A2A-Version", "1.0")]);
+    assert_eq!(
+        reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{reply}"
+    );
+    let spans = spans_of(&setup, "ctx-tr10");
+    let client = spans
+        .iter()
+        .find(|s| s["name"] == "a2a.relay.forward")
+        .unwrap();
+    assert_eq!(attr(client, "a2a.binding").unwrap(), "0.3");
+
+    // Params that are no A2A send are refused as such, not forwarded.
+    let bad = json!({"jsonrpc": "2.0", "id": 4, "method": "message/send",
+                     "params": {"message": {"parts": "nope"}, "metadata": {"agent.target": "v10"}}});
+    let (_, reply) = post(&url, &bad, &[]);
+    assert_eq!(
+        error_class(&reply),
+        (-32602, "invalid_params".into()),
+        "{reply}"
+    );
+}

@@ -15,7 +15,9 @@ pub static COMMAND: Command = Command {
     details: "Routes: POST /a2a (and /) JSON-RPC in either A2A binding (v0.3 message/send, tasks/get,\n\
               tasks/cancel; 1.0 SendMessage, GetTask, CancelTask), forwarded to the peer the message\n\
               metadata \"agent.target\" names (\"agent.id\" names the sender), or for a call naming a\n\
-              task, to the peer that answered for it; POST /peers/{id}/a2a forwards to peer id;\n\
+              task, to the peer that answered for it; POST /peers/{id}/a2a forwards to peer id.\n\
+              A call to a peer offering only the other binding is translated (sends, streams,\n\
+              tasks/get, tasks/cancel);\n\
               GET /peers/{id}/.well-known/agent-card.json serves the peer's card pointing at the relay;\n\
               GET /peers (each peer's card and health), POST /peers {\"id\",\"url\",\"role\"},\n\
               DELETE /peers/{id}; GET /healthz (503 when no peer is up), GET /livez.\n\n\

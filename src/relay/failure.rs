@@ -10,7 +10,8 @@
 //! | `peer_invalid_reply` | the peer answered something outside HTTP, JSON-RPC or A2A | -32014 |
 //! | `peer_jsonrpc_error` | the peer answered with a JSON-RPC error | the peer's own error, as sent |
 //! | `unknown_peer` | the call names no peer, or one not registered, or a task none owns | -32015 |
-//! | `binding_unsupported` | the peer offers no interface in the caller's binding | -32009 |
+//! | `binding_unsupported` | the peer offers no interface in the caller's binding, and the method is not translated | -32009 |
+//! | `invalid_params` | the call's params cannot be read to translate them into the peer's binding | -32602 |
 //! | `unsupported_operation` | a stream sent as a notification (no id): nobody to stream to | -32004 |
 //!
 //! A relay-made error carries `data`: in the v0.3 binding `{"class", "peer"}`, in the 1.0
@@ -41,11 +42,12 @@ pub(crate) enum FailureClass {
     UnknownPeer,
     BindingUnsupported,
     UnsupportedOperation,
+    InvalidParams,
 }
 
 impl FailureClass {
     /// Every class, for counts that list each.
-    pub(crate) const ALL: [FailureClass; 9] = [
+    pub(crate) const ALL: [FailureClass; 10] = [
         FailureClass::TopologyViolation,
         FailureClass::Peer404,
         FailureClass::PeerTimeout,
@@ -55,6 +57,7 @@ impl FailureClass {
         FailureClass::UnknownPeer,
         FailureClass::BindingUnsupported,
         FailureClass::UnsupportedOperation,
+        FailureClass::InvalidParams,
     ];
 
     pub(crate) fn as_str(self) -> &'static str {
@@ -68,6 +71,7 @@ impl FailureClass {
             FailureClass::UnknownPeer => "unknown_peer",
             FailureClass::BindingUnsupported => "binding_unsupported",
             FailureClass::UnsupportedOperation => "unsupported_operation",
+            FailureClass::InvalidParams => "invalid_params",
         }
     }
 
@@ -82,6 +86,7 @@ impl FailureClass {
             FailureClass::UnknownPeer => Some(-32015),
             FailureClass::BindingUnsupported => Some(crate::wire::jsonrpc::VERSION_NOT_SUPPORTED),
             FailureClass::UnsupportedOperation => Some(crate::wire::jsonrpc::UNSUPPORTED_OPERATION),
+            FailureClass::InvalidParams => Some(crate::wire::jsonrpc::INVALID_PARAMS),
             FailureClass::PeerJsonrpcError => None,
         }
     }
@@ -132,6 +137,8 @@ pub(crate) enum Failure {
         binding: Binding,
         offered: Vec<&'static str>,
     },
+    /// The call's params could not be read to translate them for the peer's binding.
+    InvalidParams { binding: Binding, reason: String },
     /// A stream sent as a notification: its events would answer no call.
     StreamWithoutId { method: String },
 }
@@ -147,6 +154,7 @@ impl Failure {
             Failure::InvalidReply { .. } => FailureClass::PeerInvalidReply,
             Failure::BindingUnsupported { .. } => FailureClass::BindingUnsupported,
             Failure::StreamWithoutId { .. } => FailureClass::UnsupportedOperation,
+            Failure::InvalidParams { .. } => FailureClass::InvalidParams,
         }
     }
 
@@ -160,7 +168,8 @@ impl Failure {
             | Failure::BindingUnsupported { peer, .. } => Some(peer),
             Failure::NoTarget { .. }
             | Failure::UnknownTask { .. }
-            | Failure::StreamWithoutId { .. } => None,
+            | Failure::StreamWithoutId { .. }
+            | Failure::InvalidParams { .. } => None,
         }
     }
 
@@ -243,9 +252,14 @@ impl fmt::Display for Failure {
                 offered,
             } => write!(
                 f,
-                "relay: peer {peer:?} offers no A2A {} JSON-RPC interface (its card offers [{}]); call it in a binding it offers, the relay does not translate",
+                "relay: peer {peer:?} offers no A2A {} JSON-RPC interface (its card offers [{}]), and this method is not translated: call it in a binding the peer offers",
                 binding.version(),
                 offered.join(", ")
+            ),
+            Failure::InvalidParams { binding, reason } => write!(
+                f,
+                "relay: the call's params are not A2A {} params, so they cannot be translated for the peer: {reason}",
+                binding.version()
             ),
             Failure::StreamWithoutId { method } => write!(
                 f,

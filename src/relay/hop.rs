@@ -4,7 +4,7 @@
 use super::call::{Inbound, Kind, inject_trace, state_name};
 use super::failure::Failure;
 use super::peers::{Endpoints, Peer};
-use super::{Relay, SERVICE_NAME, topology};
+use super::{Relay, SERVICE_NAME, topology, translate};
 use crate::trace::names::relay as n;
 use crate::trace::{ActiveSpan, Attributes, SpanContext, SpanKind, StatusCode, Tracer};
 use crate::wire::WireError;
@@ -74,7 +74,7 @@ pub(crate) fn route_call(
     server.set(n::PEER_ROLE, peer.spec.role.as_str());
     topology::check(relay.topology, &relay.registry, inbound.sender(), &target)
         .map_err(Failure::Topology)?;
-    let endpoint = endpoint_of(relay, &peer, inbound.binding)?;
+    let endpoint = endpoint_of(relay, &peer, inbound.binding, inbound.kind)?;
     Ok((peer, endpoint))
 }
 
@@ -103,14 +103,20 @@ pub(crate) fn client_span<'t>(
 
 /// The header fields a forward carries: the forward's `traceparent` (and `tracestate`), and
 /// the caller's A2A extensions header as it declared it (the relay declares none of its own).
-pub(crate) fn forward_headers(inbound: &Inbound, context: &SpanContext) -> Vec<(String, String)> {
+pub(crate) fn forward_headers(
+    inbound: &Inbound,
+    peer_binding: Binding,
+    context: &SpanContext,
+) -> Vec<(String, String)> {
     let mut headers = vec![("traceparent".to_string(), context.traceparent())];
     if !context.trace_state.is_empty() {
         headers.push(("tracestate".into(), context.trace_state.header()));
     }
-    let ext_header = inbound.binding.extensions_header();
-    if let Some(ext) = inbound.header(ext_header) {
-        headers.push((ext_header.to_string(), ext.to_string()));
+    if let Some(ext) = inbound.header(inbound.binding.extensions_header()) {
+        headers.push((
+            peer_binding.extensions_header().to_string(),
+            ext.to_string(),
+        ));
     }
     headers
 }
@@ -207,19 +213,24 @@ fn forward(
     if inbound.kind.carries_message() {
         inject_trace(&mut params, &context);
     }
-    let owned = forward_headers(inbound, &context);
+    let (method, params) = match outgoing(inbound, &endpoint, params) {
+        Ok(out) => out,
+        Err(failure) => {
+            client.set(n::FAILURE_CLASS, failure.class().as_str());
+            client.set_status(StatusCode::Error, Some(&failure.to_string()));
+            return Err(failure);
+        }
+    };
+    client.set(n::RPC_METHOD, method);
+    let owned = forward_headers(inbound, endpoint.binding, &context);
     let headers: Vec<(&str, &str)> = owned
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let answered = relay.client.call_announcing(
-        &endpoint,
-        &inbound.call.method,
-        params,
-        &headers,
-        relay.timeout,
-        false,
-    );
+    let answered =
+        relay
+            .client
+            .call_announcing(&endpoint, method, params, &headers, relay.timeout, false);
     relay
         .registry
         .record_forward(&peer.spec.id, answered.as_ref().map(|_| ()));
@@ -235,6 +246,20 @@ fn forward(
                 peer: peer.spec.id.clone(),
                 error,
             }
+        })
+        .and_then(|result| {
+            if endpoint.binding == inbound.binding {
+                return Ok(result);
+            }
+            translate::result(inbound.kind, endpoint.binding, inbound.binding, result).map_err(
+                |reason| Failure::InvalidReply {
+                    peer: peer.spec.id.clone(),
+                    reason: format!(
+                        "its A2A {} answer cannot be read: {reason}",
+                        endpoint.binding.version()
+                    ),
+                },
+            )
         })
         .and_then(|result| {
             check_reply(inbound.kind, &result)
@@ -262,9 +287,35 @@ fn forward(
     result
 }
 
-/// Where to call `peer` in `binding`: its card's interface of that binding (the card fetched
-/// now if none is held). A card that cannot be had fails the call as its fetch failed.
-fn endpoint_of(relay: &Relay, peer: &Peer, binding: Binding) -> Result<Target, Failure> {
+/// The method and params to send to `endpoint`: the caller's, or translated into the peer's
+/// binding.
+pub(crate) fn outgoing<'a>(
+    inbound: &'a Inbound,
+    endpoint: &Target,
+    params: Value,
+) -> Result<(&'a str, Value), Failure> {
+    if endpoint.binding == inbound.binding {
+        return Ok((inbound.call.method.as_str(), params));
+    }
+    let method =
+        translate::method(inbound.kind, endpoint.binding).unwrap_or(inbound.call.method.as_str());
+    let params = translate::params(inbound.kind, inbound.binding, endpoint.binding, params)
+        .map_err(|reason| Failure::InvalidParams {
+            binding: inbound.binding,
+            reason,
+        })?;
+    Ok((method, params))
+}
+
+/// Where to call `peer` for a call of `kind` in `binding`: its card's interface of that binding,
+/// else its preferred one when the relay translates `kind` (the card fetched now if none is
+/// held). A card that cannot be had fails the call as its fetch failed.
+fn endpoint_of(
+    relay: &Relay,
+    peer: &Peer,
+    binding: Binding,
+    kind: Kind,
+) -> Result<Target, Failure> {
     let mut endpoints = peer.endpoints.clone();
     if endpoints == Endpoints::Unknown {
         let started = std::time::Instant::now();
@@ -295,7 +346,9 @@ fn endpoint_of(relay: &Relay, peer: &Peer, binding: Binding) -> Result<Target, F
         _ => Vec::new(),
     };
     match endpoints.pick(binding, &peer.spec.url) {
-        Some((b, url)) if b == binding => Ok(Target { binding: b, url }),
+        Some((b, url)) if b == binding || translate::method(kind, b).is_some() => {
+            Ok(Target { binding: b, url })
+        }
         Some(_) => Err(Failure::BindingUnsupported {
             peer: peer.spec.id.clone(),
             binding,

@@ -16,9 +16,10 @@
 //!   "role"}`), `DELETE /peers/{id}`. `GET /healthz` (readiness: the peers' health),
 //!   `GET /livez` (the process answers).
 //! - **Binding.** A call is forwarded in the binding it came in, to the peer's interface of
-//!   that binding (its card's `supportedInterfaces`, or a v0.3 card's `url`); a peer with no
-//!   interface of that binding is refused as `binding_unsupported` (-32009, A2A's
-//!   VersionNotSupported). The relay does not translate between bindings.
+//!   that binding (its card's `supportedInterfaces`, or a v0.3 card's `url`). To a peer that
+//!   offers only the other binding, sends, streams, `tasks/get` and `tasks/cancel` are
+//!   translated ([`translate`]); any other method is refused as `binding_unsupported` (-32009,
+//!   A2A's VersionNotSupported).
 //! - **Spans.** Each call is one SERVER span (`a2a.task`, `a2a.task.get`, ...) and, when it is
 //!   forwarded, one CLIENT span (`a2a.relay.forward`) under it whose context goes to the peer
 //!   as `traceparent` (HTTP header and message metadata). The A2A `contextId` is `session.id`;
@@ -42,6 +43,7 @@ mod routes;
 mod stream;
 mod topology;
 mod traces;
+mod translate;
 
 pub use peers::{PeerSpec, Role};
 pub use routes::handler;

@@ -2,7 +2,9 @@
 //! `SubscribeToTask`, forwarded to the peer and its Server-Sent Events passed on one by one.
 //!
 //! The forward carries the caller's JSON-RPC id, so each event the peer writes already
-//! answers the caller's call, and its `data` is passed on unchanged (keep-alive comments too).
+//! answers the caller's call, and its `data` is passed on unchanged (keep-alive comments too);
+//! from a peer in the other binding, each event is rewritten in the caller's
+//! ([`super::translate`]).
 //! Each event is read before it is passed on (A2A 1.0 §9.4.2, 0.3 §3.3.1: a JSON-RPC response
 //! whose `result` is one stream event): it becomes an `a2a.message.stream_chunk` span event
 //! (`seq` from 0, `final`, `kind`), and a status it carries an `a2a.task.state_change`.
@@ -16,7 +18,8 @@
 
 use super::call::{Inbound, inject_trace, state_name};
 use super::failure::Failure;
-use super::hop::{client_span, finish, forward_headers, route_call, server_span};
+use super::hop::{client_span, finish, forward_headers, outgoing, route_call, server_span};
+use super::translate;
 use super::{Relay, SERVICE_NAME};
 use crate::trace::names::relay as n;
 use crate::trace::{ActiveSpan, Attributes, StatusCode, Tracer};
@@ -67,20 +70,14 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
         };
         Response::bytes(200, "application/json", text.into_bytes())
     };
+    // A refusal before any forward: the spans are kept, then the caller answered.
+    let refuse = |server: ActiveSpan<'_>, session: Option<&str>, failure: Failure| {
+        finish(relay, &tracer, inbound, server, session, Err(&failure));
+        let _ = decided.send(whole(Err(&failure)));
+    };
     let (peer, endpoint) = match route_call(relay, inbound, &server, &mut session) {
         Ok(routed) => routed,
-        Err(failure) => {
-            let _ = decided.send(whole(Err(&failure)));
-            finish(
-                relay,
-                &tracer,
-                inbound,
-                server,
-                session.as_deref(),
-                Err(&failure),
-            );
-            return;
-        }
+        Err(failure) => return refuse(server, session.as_deref(), failure),
     };
     server.set(n::MODE, "forward-stream");
     let client = client_span(relay, &tracer, inbound, &peer, &endpoint);
@@ -89,7 +86,17 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
     if inbound.kind.carries_message() {
         inject_trace(&mut params, &context);
     }
-    let owned = forward_headers(inbound, &context);
+    let (method, params) = match outgoing(inbound, &endpoint, params) {
+        Ok(out) => {
+            client.set(n::RPC_METHOD, out.0);
+            out
+        }
+        Err(failure) => {
+            end_client(client, Err(&failure), 0);
+            return refuse(server, session.as_deref(), failure);
+        }
+    };
+    let owned = forward_headers(inbound, endpoint.binding, &context);
     let headers: Vec<(&str, &str)> = owned
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -99,7 +106,7 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
         .request(
             &endpoint,
             &id,
-            &inbound.call.method,
+            method,
             params,
             &headers,
             relay.timeout,
@@ -116,17 +123,8 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
         Err(error) => {
             relay.registry.record_forward(&peer.spec.id, Err(&error));
             let failure = peer_failure(error);
-            let _ = decided.send(whole(Err(&failure)));
             end_client(client, Err(&failure), 0);
-            finish(
-                relay,
-                &tracer,
-                inbound,
-                server,
-                session.as_deref(),
-                Err(&failure),
-            );
-            return;
+            return refuse(server, session.as_deref(), failure);
         }
     };
     relay.registry.record_forward(&peer.spec.id, Ok(()));
@@ -138,43 +136,47 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
         // A whole reply: an error, most often. Read it, and class it as a whole reply is.
         let status = response.status;
         let content_type = response.header("content-type").map(str::to_string);
-        let body = read_whole(&mut response.body);
-        let outcome = body.and_then(|body| {
-            crate::wire::a2a::client::read_reply(
-                &endpoint.url,
-                status,
-                content_type.as_deref(),
-                &body,
-                &id,
-            )
-        });
-        let outcome = outcome.map_err(peer_failure);
-        let _ = decided.send(whole(outcome.as_ref()));
+        let outcome = read_whole(&mut response.body)
+            .and_then(|body| {
+                crate::wire::a2a::client::read_reply(
+                    &endpoint.url,
+                    status,
+                    content_type.as_deref(),
+                    &body,
+                    &id,
+                )
+            })
+            .map_err(peer_failure);
         end_client(client, outcome.as_ref().map(|_| ()), 0);
-        finish(
-            relay,
-            &tracer,
-            inbound,
-            server,
-            session.as_deref(),
-            outcome.as_ref().map(Some),
-        );
+        match outcome {
+            Ok(result) => {
+                finish(
+                    relay,
+                    &tracer,
+                    inbound,
+                    server,
+                    session.as_deref(),
+                    Ok(Some(&result)),
+                );
+                let _ = decided.send(whole(Ok(&result)));
+            }
+            Err(failure) => refuse(server, session.as_deref(), failure),
+        }
         return;
     }
     let (events, caller) = bounded::<Vec<u8>>(EVENTS_BUFFERED);
     let _ = decided.send(
         Response::stream(200, "text/event-stream", caller).with_header("Cache-Control", "no-cache"),
     );
-    let passed = pass_events(
+    let hop = Hop {
         relay,
         inbound,
-        &peer.spec.id,
-        response.body,
-        &server,
-        &mut session,
-        &events,
-    );
-    let (count, ended) = passed;
+        peer: &peer.spec.id,
+        peer_binding: endpoint.binding,
+        server: &server,
+        caller: &events,
+    };
+    let (count, ended) = hop.pass_events(response.body, &mut session);
     server.set(n::STREAM_EVENTS, count as i64);
     if let Err(failure) = &ended {
         // The caller learns why its stream ended.
@@ -191,6 +193,17 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
         session.as_deref(),
         ended.as_ref().map(|()| None),
     );
+}
+
+/// One stream's hop while its events pass.
+struct Hop<'a, 't> {
+    relay: &'a Relay,
+    inbound: &'a Inbound,
+    peer: &'a str,
+    /// The binding the peer writes its events in (translated when it is not the caller's).
+    peer_binding: Binding,
+    server: &'a ActiveSpan<'t>,
+    caller: &'a Sender<Vec<u8>>,
 }
 
 fn end_client(client: ActiveSpan<'_>, outcome: Result<(), &Failure>, events: u64) {
@@ -240,183 +253,158 @@ impl std::io::Read for PeerBody {
     }
 }
 
-/// Pass the peer's events on until its last one; how many were passed on, and why the stream
-/// failed, if it did.
-#[allow(clippy::too_many_arguments)]
-fn pass_events(
-    relay: &Relay,
-    inbound: &Inbound,
-    peer: &str,
-    body: BodyStream,
-    server: &ActiveSpan<'_>,
-    session: &mut Option<String>,
-    caller: &Sender<Vec<u8>>,
-) -> (u64, Result<(), Failure>) {
-    let invalid = |reason: String| Failure::InvalidReply {
-        peer: peer.to_string(),
-        reason,
-    };
-    let read_error = Rc::new(RefCell::new(None));
-    let mut reader = sse::Reader::new(PeerBody {
-        body,
-        error: read_error.clone(),
-    });
-    let mut seq: u64 = 0;
-    loop {
-        let item = match reader.next_item() {
-            Ok(Some(item)) => item,
-            Ok(None) => {
-                let why = "the peer ended the stream before its last event".to_string();
-                let error = WireError::Disconnected {
-                    url: peer.to_string(),
-                    reason: why,
-                };
-                return (
-                    seq,
-                    Err(Failure::Peer {
-                        peer: peer.to_string(),
-                        error,
-                    }),
-                );
-            }
-            Err(sse::SseError::Io(_)) => {
-                let error =
-                    read_error
-                        .borrow_mut()
-                        .take()
-                        .unwrap_or_else(|| WireError::Disconnected {
-                            url: peer.to_string(),
-                            reason: "the stream could not be read".into(),
+impl Hop<'_, '_> {
+    /// Pass the peer's events on until its last one; how many were passed on, and why the
+    /// stream failed, if it did.
+    fn pass_events(
+        &self,
+        body: BodyStream,
+        session: &mut Option<String>,
+    ) -> (u64, Result<(), Failure>) {
+        let peer = self.peer;
+        let failed = |error: WireError| Failure::Peer {
+            peer: peer.to_string(),
+            error,
+        };
+        let invalid = |reason: String| Failure::InvalidReply {
+            peer: peer.to_string(),
+            reason,
+        };
+        let id = self.inbound.call.id.clone().unwrap_or(Value::Null);
+        let read_error = Rc::new(RefCell::new(None));
+        let mut reader = sse::Reader::new(PeerBody {
+            body,
+            error: read_error.clone(),
+        });
+        let mut seq: u64 = 0;
+        loop {
+            let item =
+                match reader.next_item() {
+                    Ok(Some(item)) => item,
+                    Ok(None) => {
+                        return (
+                            seq,
+                            Err(failed(WireError::Disconnected {
+                                url: peer.to_string(),
+                                reason: "the peer ended the stream before its last event".into(),
+                            })),
+                        );
+                    }
+                    Err(sse::SseError::Io(_)) => {
+                        let error = read_error.borrow_mut().take().unwrap_or_else(|| {
+                            WireError::Disconnected {
+                                url: peer.to_string(),
+                                reason: "the stream could not be read".into(),
+                            }
                         });
-                return (
-                    seq,
-                    Err(Failure::Peer {
-                        peer: peer.to_string(),
-                        error,
-                    }),
-                );
-            }
-            Err(e) => return (seq, Err(invalid(e.to_string()))),
-        };
-        let event = match item {
-            sse::Item::Comment(text) => {
-                if caller.send(sse::comment(&text)).is_err() {
-                    return (seq, Ok(()));
+                        return (seq, Err(failed(error)));
+                    }
+                    Err(e) => return (seq, Err(invalid(e.to_string()))),
+                };
+            let event = match item {
+                sse::Item::Comment(text) => {
+                    if self.caller.send(sse::comment(&text)).is_err() {
+                        return (seq, Ok(()));
+                    }
+                    continue;
                 }
-                continue;
+                sse::Item::Event(event) => event,
+            };
+            let result = match jsonrpc::read_response(event.data.as_bytes(), &id) {
+                Ok(result) => result,
+                Err(error @ WireError::JsonRpc { .. }) => {
+                    // The peer ended its stream with an error: the caller gets it from
+                    // `pump`, as the relay writes errors, after this returns.
+                    return (seq, Err(failed(error)));
+                }
+                Err(e) => return (seq, Err(invalid(format!("event {seq}: {e}")))),
+            };
+            let decoded = match StreamEvent::from_json(result.clone(), self.peer_binding) {
+                Ok(decoded) => decoded,
+                Err(e) => {
+                    return (
+                        seq,
+                        Err(invalid(format!("event {seq} is no A2A stream event: {e}"))),
+                    );
+                }
+            };
+            let last = decoded.is_last();
+            self.note_event(&result, &decoded, seq, session);
+            let frame = if self.peer_binding == self.inbound.binding {
+                sse::event(&event.data)
+            } else {
+                let text = translate::event(&decoded, self.inbound.binding);
+                sse::event(&jsonrpc::success_text(&id, &text))
+            };
+            if self.caller.send(frame).is_err() {
+                // The caller went away: stop reading the peer.
+                self.server.set("a2a.relay.caller_gone", true);
+                return (seq + 1, Ok(()));
             }
-            sse::Item::Event(event) => event,
-        };
-        let result = match jsonrpc::read_response(
-            event.data.as_bytes(),
-            &inbound.call.id.clone().unwrap_or(Value::Null),
-        ) {
-            Ok(result) => result,
-            Err(error @ WireError::JsonRpc { .. }) => {
-                // The peer ended its stream with an error: passed on as it was sent.
-                let _ = caller.send(sse::event(&event.data));
-                seq += 1;
-                return (
-                    seq,
-                    Err(Failure::Peer {
-                        peer: peer.to_string(),
-                        error,
-                    }),
-                );
+            seq += 1;
+            if last {
+                return (seq, Ok(()));
             }
-            Err(e) => return (seq, Err(invalid(format!("event {seq}: {e}")))),
-        };
-        let decoded = match StreamEvent::from_json(result.clone(), inbound.binding) {
-            Ok(decoded) => decoded,
-            Err(e) => {
-                return (
-                    seq,
-                    Err(invalid(format!("event {seq} is no A2A stream event: {e}"))),
-                );
-            }
-        };
-        let last = decoded.is_last();
-        note_event(
-            relay,
-            peer,
-            &result,
-            inbound.binding,
-            &decoded,
-            seq,
-            server,
-            session,
-        );
-        if caller.send(sse::event(&event.data)).is_err() {
-            // The caller went away: stop reading the peer.
-            server.set("a2a.relay.caller_gone", true);
-            return (seq + 1, Ok(()));
-        }
-        seq += 1;
-        if last {
-            return (seq, Ok(()));
         }
     }
-}
 
-/// Record one event on the server span: a stream chunk, and the task's state change if any.
-#[allow(clippy::too_many_arguments)]
-fn note_event(
-    relay: &Relay,
-    peer: &str,
-    result: &Value,
-    binding: Binding,
-    decoded: &StreamEvent,
-    seq: u64,
-    server: &ActiveSpan<'_>,
-    session: &mut Option<String>,
-) {
-    // The event's object: v0.3 writes it as the result, 1.0 under its one member's name.
-    let (kind, inner) = match binding {
-        Binding::V03 => (
-            result
-                .get("kind")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-                .to_string(),
-            result,
-        ),
-        Binding::V10 => match result.as_object().and_then(|o| o.iter().next()) {
-            Some((k, v)) => (k.clone(), v),
-            None => ("?".into(), result),
-        },
-    };
-    let mut chunk = Attributes::default();
-    chunk.set(n::SEQ, seq as i64);
-    chunk.set(n::FINAL, decoded.is_last());
-    chunk.set(n::KIND, kind);
-    server.add_event(n::EVENT_STREAM_CHUNK, chunk);
-    let context_id = inner.get("contextId").and_then(Value::as_str);
-    if session.is_none() {
-        *session = context_id.map(str::to_string);
-    }
-    let Some(task_id) = decoded.task_id() else {
-        return;
-    };
-    server.set(n::TASK_ID, task_id);
-    let state = inner
-        .get("status")
-        .and_then(|s| s.get("state"))
-        .and_then(Value::as_str)
-        .map(state_name);
-    let before = relay
-        .owners
-        .record(task_id, peer, context_id, state.as_deref());
-    if let Some(to) = state {
-        server.set(n::TASK_STATE, to.as_str());
-        if before.as_deref() != Some(to.as_str()) {
-            let mut change = Attributes::default();
-            if let Some(from) = before {
-                change.set(n::FROM, from);
+    /// Record one event on the server span: a stream chunk, and the task's state change if any.
+    fn note_event(
+        &self,
+        result: &Value,
+        decoded: &StreamEvent,
+        seq: u64,
+        session: &mut Option<String>,
+    ) {
+        let (relay, peer, server) = (self.relay, self.peer, self.server);
+        // The event's object: v0.3 writes it as the result, 1.0 under its one member's name.
+        let (kind, inner) = match self.peer_binding {
+            Binding::V03 => (
+                result
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_string(),
+                result,
+            ),
+            Binding::V10 => match result.as_object().and_then(|o| o.iter().next()) {
+                Some((k, v)) => (k.clone(), v),
+                None => ("?".into(), result),
+            },
+        };
+        let mut chunk = Attributes::default();
+        chunk.set(n::SEQ, seq as i64);
+        chunk.set(n::FINAL, decoded.is_last());
+        chunk.set(n::KIND, kind);
+        server.add_event(n::EVENT_STREAM_CHUNK, chunk);
+        let context_id = inner.get("contextId").and_then(Value::as_str);
+        if session.is_none() {
+            *session = context_id.map(str::to_string);
+        }
+        let Some(task_id) = decoded.task_id() else {
+            return;
+        };
+        server.set(n::TASK_ID, task_id);
+        let state = inner
+            .get("status")
+            .and_then(|s| s.get("state"))
+            .and_then(Value::as_str)
+            .map(state_name);
+        let before = relay
+            .owners
+            .record(task_id, peer, context_id, state.as_deref());
+        if let Some(to) = state {
+            server.set(n::TASK_STATE, to.as_str());
+            if before.as_deref() != Some(to.as_str()) {
+                let mut change = Attributes::default();
+                if let Some(from) = before {
+                    change.set(n::FROM, from);
+                }
+                change.set(n::TO, to);
+                change.set(n::TASK_ID, task_id);
+                change.set(n::SEQ, seq as i64);
+                server.add_event(n::EVENT_STATE_CHANGE, change);
             }
-            change.set(n::TO, to);
-            change.set(n::TASK_ID, task_id);
-            change.set(n::SEQ, seq as i64);
-            server.add_event(n::EVENT_STATE_CHANGE, change);
         }
     }
 }

@@ -126,9 +126,30 @@ def test_star_refuses_leaf_to_leaf():
     expect(error.data["class"] == "topology_violation", f"data {error.data}")
 
 
-def test_v03_to_a_1_0_only_peer_is_refused():
-    error = expect_error(None, {"agent.id": "ddecho", "agent.target": "py1"}, -32009)
-    expect(error.data["class"] == "binding_unsupported", f"data {error.data}")
+def test_v03_to_a_1_0_only_peer_is_translated():
+    task, ctx = asyncio.run(send(None, [Part(root=DataPart(data={"n": 4}))],
+                                 {"agent.id": "ddecho", "agent.target": "py1"}))
+    seen = echoed(task)
+    expect(seen["echo"] == {"n": 4}, f"echo {seen['echo']}")
+    expect(seen["wire"]["a2a_version"] == "1.0", f"py1 got A2A-Version {seen['wire']['a2a_version']}")
+    expect(task.context_id == ctx, f"contextId {task.context_id} != {ctx}")
+
+
+def test_v03_stream_to_a_1_0_only_peer_is_translated():
+    ctx = str(uuid.uuid4())
+
+    async def go():
+        async with httpx.AsyncClient(timeout=30) as http:
+            card = await A2ACardResolver(http, f"{RELAY}/peers/st03").get_agent_card()
+            card = card.model_copy(update={"url": f"{RELAY}/a2a"})
+            client = ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create(card)
+            msg = message([Part(root=DataPart(data={"n": 7}))], ctx, {"agent.id": "ddecho", "agent.target": "st1"})
+            return [ev async for ev in client.send_message(msg)]
+    events = asyncio.run(go())
+    task = events[-1][0]
+    expect(task.status.state == TaskState.completed, f"last task state {task.status.state}")
+    expect(task.artifacts and task.artifacts[0].parts[0].root.data["echo"] == {"n": 7}, f"artifacts {task.artifacts!r:.300}")
+    check_stream_spans(TRACES, ctx, len(events))
 
 
 def test_unreachable_peer():
@@ -143,7 +164,8 @@ if __name__ == "__main__":
         ("a2a03-client/to-ddwire-agent-then-tasks-get-by-owner", test_to_ddwire_agent_by_metadata_and_tasks_get_by_owner),
         ("a2a03-client/to-a2a1-compat-agent-in-v0.3", test_to_a2a1_compat_agent_in_v03),
         ("a2a03-client/star-refuses-leaf-to-leaf", test_star_refuses_leaf_to_leaf),
-        ("a2a03-client/v0.3-to-1.0-only-peer-refused", test_v03_to_a_1_0_only_peer_is_refused),
+        ("a2a03-client/v0.3-to-1.0-only-peer-translated", test_v03_to_a_1_0_only_peer_is_translated),
         ("a2a03-client/unreachable-peer", test_unreachable_peer),
         ("a2a03-client/stream-from-a2a03-agent", test_stream_from_a2a03_agent),
+        ("a2a03-client/v0.3-stream-to-1.0-only-peer-translated", test_v03_stream_to_a_1_0_only_peer_is_translated),
     ]))

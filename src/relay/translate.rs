@@ -1,0 +1,172 @@
+//! Carrying a call between bindings: a caller's v0.3 call to a peer that offers 1.0 only (or
+//! the other way round) is read with the caller's codec into ddwire's one A2A model and written
+//! with the peer's, and the answer back the same way (A2A 1.0 §9 and v0.3 §3.2: the same
+//! operations, spelled differently).
+//!
+//! Translated: sends and streams (the message, its metadata, and the send configuration's
+//! `acceptedOutputModes`, `historyLength` and blocking, which v0.3 spells `blocking` and 1.0
+//! `returnImmediately`), `tasks/get` and `tasks/cancel` (their params are the same in both), a
+//! send's Task or Message, a task call's Task, and stream events. What the model does not hold
+//! (a push notification config, fields neither binding defines) is not carried. Other methods
+//! are not translated: the peer must offer the caller's binding.
+
+use super::call::Kind;
+use crate::wire::a2a::model::SendParams;
+use crate::wire::a2a::stream::StreamEvent;
+use crate::wire::a2a::{Binding, v03, v10};
+use serde_json::{Map, Value};
+
+/// The method `kind` is called in `binding`, when the relay translates it.
+pub(crate) fn method(kind: Kind, binding: Binding) -> Option<&'static str> {
+    Some(match (kind, binding) {
+        (Kind::Send, Binding::V03) => v03::SEND,
+        (Kind::Send, Binding::V10) => v10::SEND,
+        (Kind::Stream, Binding::V03) => v03::STREAM,
+        (Kind::Stream, Binding::V10) => v10::STREAM,
+        (Kind::Get, Binding::V03) => v03::GET_TASK,
+        (Kind::Get, Binding::V10) => v10::GET_TASK,
+        (Kind::Cancel, Binding::V03) => v03::CANCEL_TASK,
+        (Kind::Cancel, Binding::V10) => v10::CANCEL_TASK,
+        _ => return None,
+    })
+}
+
+/// A call's params, written for `to`. The error says what in them could not be read.
+pub(crate) fn params(
+    kind: Kind,
+    from: Binding,
+    to: Binding,
+    params: Value,
+) -> Result<Value, String> {
+    match kind {
+        Kind::Send | Kind::Stream => {
+            let mut p: SendParams = match from {
+                Binding::V03 => v03::decode_send_params(params),
+                Binding::V10 => v10::decode_send_params(params),
+            }
+            .map_err(|e| e.to_string())?;
+            p.configuration = Some(Value::Object(configuration(
+                p.configuration.as_ref(),
+                from,
+                to,
+            )));
+            Ok(match to {
+                Binding::V03 => v03::encode_send_params(&p),
+                Binding::V10 => v10::encode_send_params(&p),
+            })
+        }
+        // `{"id", "historyLength"?, "metadata"?}` in both.
+        Kind::Get | Kind::Cancel => {
+            let mut out = Map::new();
+            for key in ["id", "historyLength", "metadata"] {
+                if let Some(v) = params.get(key) {
+                    out.insert(key.into(), v.clone());
+                }
+            }
+            Ok(Value::Object(out))
+        }
+        _ => Err("this method is not translated between bindings".into()),
+    }
+}
+
+/// A send configuration for `to`: the members both bindings define.
+fn configuration(c: Option<&Value>, from: Binding, to: Binding) -> Map<String, Value> {
+    let mut out = Map::new();
+    let Some(c) = c else {
+        return out;
+    };
+    for key in ["acceptedOutputModes", "historyLength"] {
+        if let Some(v) = c.get(key) {
+            out.insert(key.into(), v.clone());
+        }
+    }
+    let returns_at_once = match from {
+        Binding::V03 => c.get("blocking").and_then(Value::as_bool).map(|b| !b),
+        Binding::V10 => c.get("returnImmediately").and_then(Value::as_bool),
+    };
+    if let Some(at_once) = returns_at_once {
+        match to {
+            Binding::V03 => out.insert("blocking".into(), Value::Bool(!at_once)),
+            Binding::V10 => out.insert("returnImmediately".into(), Value::Bool(at_once)),
+        };
+    }
+    out
+}
+
+/// A peer's `result`, written for the caller's binding `to`.
+pub(crate) fn result(
+    kind: Kind,
+    from: Binding,
+    to: Binding,
+    result: Value,
+) -> Result<Value, String> {
+    match kind {
+        Kind::Send => {
+            let r = match from {
+                Binding::V03 => v03::decode_result(result),
+                Binding::V10 => v10::decode_result(result),
+            }
+            .map_err(|e| e.to_string())?;
+            Ok(match to {
+                Binding::V03 => v03::encode_result(&r),
+                Binding::V10 => v10::encode_result(&r),
+            })
+        }
+        Kind::Get | Kind::Cancel => {
+            let task = match from {
+                Binding::V03 => v03::decode_task(result),
+                Binding::V10 => v10::decode_task(result),
+            }
+            .map_err(|e| e.to_string())?;
+            Ok(match to {
+                Binding::V03 => v03::encode_task(&task),
+                // GetTask answers the Task itself, not the send's `{"task": …}`.
+                Binding::V10 => {
+                    v10::encode_result(&crate::wire::a2a::model::SendResult::Task(task))
+                        .get_mut("task")
+                        .map(Value::take)
+                        .unwrap_or(Value::Null)
+                }
+            })
+        }
+        _ => Ok(result),
+    }
+}
+
+/// A stream event (the `result` of one event) from the peer's binding, as the caller's JSON.
+pub(crate) fn event(decoded: &StreamEvent, to: Binding) -> String {
+    decoded.to_json_text(to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_v03_send_becomes_a_1_0_send_and_its_task_comes_back_in_v03() {
+        let sent = json!({"message": {"kind": "message", "role": "user", "messageId": "m",
+            "contextId": "c", "parts": [{"kind": "text", "text": "hi"}], "metadata": {"agent.target": "B"}},
+            "configuration": {"blocking": false, "acceptedOutputModes": ["text/plain"], "pushNotificationConfig": {"url": "x"}}});
+        let out = params(Kind::Send, Binding::V03, Binding::V10, sent).unwrap();
+        assert_eq!(out["message"]["role"], "ROLE_USER");
+        assert_eq!(out["message"]["parts"][0]["text"], "hi");
+        assert_eq!(out["message"]["metadata"]["agent.target"], "B");
+        assert_eq!(
+            out["configuration"],
+            json!({"acceptedOutputModes": ["text/plain"], "returnImmediately": true})
+        );
+        let answer = json!({"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}});
+        let back = result(Kind::Send, Binding::V10, Binding::V03, answer).unwrap();
+        assert_eq!(
+            (back["kind"].as_str(), back["status"]["state"].as_str()),
+            (Some("task"), Some("completed"))
+        );
+        let task =
+            json!({"kind": "task", "id": "t", "contextId": "c", "status": {"state": "canceled"}});
+        let back = result(Kind::Cancel, Binding::V03, Binding::V10, task).unwrap();
+        assert_eq!(back["status"]["state"], "TASK_STATE_CANCELED");
+        assert!(back.get("task").is_none(), "{back}");
+        assert!(params(Kind::List, Binding::V10, Binding::V03, json!({})).is_err());
+    }
+}
