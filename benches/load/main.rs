@@ -37,6 +37,7 @@ use std::time::Duration;
 
 const USAGE: &str = "Usage: cargo bench --bench load -- agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]\n       \
             cargo bench --bench load -- harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed] [--otlp]\n       \
+            cargo bench --bench load -- relay [--concurrency N] [--seconds S] [--binding 0.3|1.0] [--traces DIR]\n       \
             cargo bench --bench load -- sign [--count N]\n       \
             cargo bench --bench load -- fsync --runs DIR [--seconds S]";
 
@@ -61,10 +62,22 @@ const DETAILS: &str = "agent: drives an A2A echo agent with message/send (or Sen
               1 KiB, 64 KiB and 1 MiB, in microseconds per call and MB/s.\n\n\
               fsync: one fsync round as the run store's journal pays it on the file system\n\
               of --runs: an 8 KiB append and fdatasync, again and again; prints p50/p99.\n\n\
+              relay: caller -> ddwire relay -> echo agent (POST /peers/echo/a2a, so every call is\n\
+              a SERVER and a CLIENT span, its trace context injected), against the same echo\n\
+              agent called directly; prints both, and the relay's overhead at p50 and p99. With\n\
+              --traces DIR the relay also appends each hop's spans to DIR/<contextId>.jsonl.\n\n\
               benches/agent.sh and benches/harness.sh run them with the comparisons.";
 
 /// Flags that take a value, and switches.
-const VALUED: &[&str] = &["url", "concurrency", "seconds", "binding", "count", "runs"];
+const VALUED: &[&str] = &[
+    "url",
+    "concurrency",
+    "seconds",
+    "binding",
+    "count",
+    "runs",
+    "traces",
+];
 const SWITCHES: &[&str] = &["get", "signed", "otlp"];
 
 /// The command line after the benchmark's name: `--flag value`, `--flag=value`, switches.
@@ -156,8 +169,9 @@ fn bench(name: &str, args: &Args) -> Result<i32, String> {
         "harness" => harness(args),
         "sign" => sign(args),
         "fsync" => fsync(args),
+        "relay" => relay(args),
         other => Err(format!(
-            "unknown benchmark {other:?}; try `agent`, `harness`, `sign` or `fsync`"
+            "unknown benchmark {other:?}; try `agent`, `harness`, `relay`, `sign` or `fsync`"
         )),
     }
 }
@@ -243,6 +257,50 @@ fn agent(args: &Args) -> Result<i32, String> {
         s.shutdown();
     }
     Ok(if report.requests > 0 { 0 } else { 1 })
+}
+
+fn relay(args: &Args) -> Result<i32, String> {
+    use ddwire::relay::{PeerSpec, Relay, RelayConfig, Role};
+    let agent = ddwire::agent::server::serve(Arc::new(Echo::new()), "127.0.0.1:0", None)
+        .map_err(|e| e.to_string())?;
+    let peer = PeerSpec::new("echo", &agent.base_url(), Role::Leaf).map_err(|e| e.to_string())?;
+    let mut config = RelayConfig::new(vec![peer], "http://127.0.0.1");
+    config.traces_dir = args.value("traces").map(std::path::PathBuf::from);
+    let relay = Arc::new(Relay::new(config).map_err(|e| e.to_string())?);
+    let server = http::server::serve(
+        "127.0.0.1:0",
+        ddwire::relay::handler(relay.clone()),
+        http::Limits::DEFAULT,
+    )
+    .map_err(|e| e.to_string())?;
+    relay.set_public_url(&server.base_url());
+    let binding = args.value("binding").unwrap_or("0.3");
+    let mut reports = Vec::new();
+    for (label, url) in [
+        ("direct ", format!("{}/a2a", agent.base_url())),
+        ("relayed", format!("{}/peers/echo/a2a", server.base_url())),
+    ] {
+        let (addr, host, path) = generator::parse_url(&url).map_err(|e| e.to_string())?;
+        let load = load(
+            addr,
+            a2a_request(&host, &path, binding, echo_request())?,
+            args,
+        )?;
+        let report = generator::run(&load);
+        println!("{label} {url}  {}", report.summary());
+        reports.push(report);
+    }
+    let ms = |r: &Report, q: f64| f64::from(r.percentile_us(q)) / 1000.0;
+    println!(
+        "relay overhead: p50 {:+.3} ms, p99 {:+.3} ms, throughput {:.0}% of direct",
+        ms(&reports[1], 0.5) - ms(&reports[0], 0.5),
+        ms(&reports[1], 0.99) - ms(&reports[0], 0.99),
+        100.0 * reports[1].rps() / reports[0].rps().max(1.0)
+    );
+    server.shutdown();
+    agent.shutdown();
+    let ok = reports.iter().all(|r| r.requests > 0 && r.errors == 0);
+    Ok(if ok { 0 } else { 1 })
 }
 
 fn harness(args: &Args) -> Result<i32, String> {
