@@ -905,3 +905,22 @@ fn a_call_to_a_peer_of_the_other_binding_is_translated_both_ways() {
         "{reply}"
     );
 }
+
+#[test]
+fn the_relay_command_refuses_a_bad_peers_file_naming_the_file_and_the_entry() {
+    let dir = temp_dir("cli");
+    let file = dir.join("peers.json");
+    std::fs::write(&file, r#"{"peers": [{"id": "a", "url": "ftp://x"}]}"#).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ddwire"))
+        .args(["relay", "--port", "0", "--peers"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("peers.json") && err.contains("peers[0]") && err.contains("http://"),
+        "{err}"
+    );
+}
