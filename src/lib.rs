@@ -18,6 +18,7 @@
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, run store, routes |
 //! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
 //! | [`signals`] | SIGTERM and SIGINT as messages, for the drain ([`wire::http::drain`]); the crate's only `unsafe` |
+//! | [`relay`] | `ddwire relay`: forwards A2A calls between peers, a SERVER and a CLIENT span per hop |
 //!
 //! ## The stated API
 //!
@@ -53,6 +54,8 @@
 //!   ([`harness::view::load`], for the waterfall), and AG-UI replay
 //!   ([`harness::agui::replay_events`]).
 //! - **`ddwire check`** ([`check::run`]).
+//! - **`ddwire relay`** ([`relay::Relay`], [`relay::RelayConfig`], [`relay::handler`]): peers,
+//!   the star gate, forwarding and translating between bindings, spans per hop.
 //! - **Errors**: [`Error`] and each layer's own ([`json::JsonError`],
 //!   [`contract::ContractError`], [`trace::TraceError`], [`wire::WireError`],
 //!   [`harness::store::StoreError`]).

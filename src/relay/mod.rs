@@ -18,19 +18,19 @@
 //! - **Binding.** A call is forwarded in the binding it came in, to the peer's interface of
 //!   that binding (its card's `supportedInterfaces`, or a v0.3 card's `url`). To a peer that
 //!   offers only the other binding, sends, streams, `tasks/get` and `tasks/cancel` are
-//!   translated ([`translate`]); any other method is refused as `binding_unsupported` (-32009,
+//!   translated (`translate.rs`); any other method is refused as `binding_unsupported` (-32009,
 //!   A2A's VersionNotSupported).
 //! - **Spans.** Each call is one SERVER span (`a2a.task`, `a2a.task.get`, ...) and, when it is
 //!   forwarded, one CLIENT span (`a2a.relay.forward`) under it whose context goes to the peer
 //!   as `traceparent` (HTTP header and message metadata). The A2A `contextId` is `session.id`;
 //!   a task's state change is an `a2a.task.state_change` event. Spans are appended as JSON
-//!   lines to `<traces>/<contextId>.jsonl` ([`traces`]) and exported through OTLP.
+//!   lines to `<traces>/<contextId>.jsonl` (`traces.rs`) and exported through OTLP.
 //! - **Failures** are classed from the client's typed [`WireError`](crate::wire::WireError)
-//!   ([`failure`]); the star gate ([`topology`]) refuses a route with -32010 before anything
+//!   (`failure.rs`); the star gate (`topology.rs`) refuses a route with -32010 before anything
 //!   is forwarded, on every method.
 //! - **Streams** (`message/stream`, `SendStreamingMessage`, `tasks/resubscribe`,
 //!   `SubscribeToTask`) pass the same gate, and the peer's events are passed on one by one,
-//!   each an `a2a.message.stream_chunk` span event with its sequence number ([`stream`]).
+//!   each an `a2a.message.stream_chunk` span event with its sequence number (`stream.rs`).
 //!
 //! The relay knows no conductor: it imports `wire/` and `trace/`, never `harness/`.
 
