@@ -400,3 +400,58 @@ fn a_second_signal_during_the_drain_exits_at_once_with_status_1() {
 fn new_thread() -> String {
     ddwire::ids::new_uuid7()
 }
+
+#[test]
+fn sigterm_drains_the_relay_a_forward_in_flight_is_answered_and_it_exits_0() {
+    let dir = TempDir::new("drain-relay");
+    let agent = Spawned::start(&["agent", "echo", "--port", "0", "--delay", "3", "--quiet"]);
+    let agent_url = url_after(&agent.line_with("listening on"), "listening on http://");
+    let peers = dir.path().join("peers.json");
+    std::fs::write(
+        &peers,
+        json!({"peers": [{"id": "echo", "url": agent_url}]}).to_string(),
+    )
+    .unwrap();
+    let mut relay = Spawned::start(&[
+        "relay",
+        "--port",
+        "0",
+        "--peers",
+        peers.to_str().unwrap(),
+        "--drain-timeout",
+        "30",
+        "--quiet",
+    ]);
+    let base = url_after(&relay.line_with("relay: on"), "relay: on http://");
+    assert_eq!(get_json(&format!("{base}/healthz")).0, 200);
+
+    // A forward in flight: the echo agent works on it for 3 s.
+    let url = format!("{base}/peers/echo/a2a");
+    let call = std::thread::spawn(move || {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+            "kind": "message", "role": "user", "messageId": "m-drain", "parts": [{"kind": "text", "text": "slow"}]}}});
+        HttpClient::tcp().send(ClientRequest::post_json(
+            &url,
+            body.to_string().into_bytes(),
+            Duration::from_secs(60),
+        ))
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    relay.signal("TERM");
+    relay.line_with("SIGTERM: draining");
+    let addr = base.trim_start_matches("http://").to_string();
+    assert!(
+        std::net::TcpStream::connect_timeout(&addr.parse().unwrap(), Duration::from_secs(5))
+            .is_err(),
+        "a new connection was accepted during the drain"
+    );
+    let answer = call
+        .join()
+        .unwrap()
+        .expect("the forward in flight is answered");
+    let reply: Value = serde_json::from_slice(&answer.body).unwrap();
+    assert_eq!(reply["result"]["status"]["state"], "completed", "{reply}");
+    let status = relay.exit_within(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0), "{}", relay.stderr.lock().unwrap());
+    relay.line_with("drained in");
+}

@@ -2,16 +2,17 @@
 
 use super::Command;
 use super::args::{Flag, Parsed};
-use super::{export, setup};
+use super::{drain, export, setup};
 use ddwire::relay::{self, PeerSpec, Relay, RelayConfig, Topology};
 use ddwire::wire::http;
+use ddwire::wire::http::drain::Drain;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub static COMMAND: Command = Command {
     name: "relay",
     summary: "Relay A2A calls between peers, recording every hop as spans",
-    usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
+    usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC in either A2A binding (v0.3 message/send, tasks/get,\n\
               tasks/cancel; 1.0 SendMessage, GetTask, CancelTask), forwarded to the peer the message\n\
               metadata \"agent.target\" names (\"agent.id\" names the sender), or for a call naming a\n\
@@ -33,7 +34,10 @@ pub static COMMAND: Command = Command {
               (peer_jsonrpc_error). Streams (message/stream, SendStreamingMessage) are passed on event\n\
               by event, each a span event with its sequence number; a stream that breaks ends with\n\
               an error event naming its class. The relay authenticates no one and forwards no\n\
-              credentials: keep it on loopback or behind a proxy that does (vendor-notes/relay.md).",
+              credentials: keep it on loopback or behind a proxy that does (vendor-notes/relay.md).\n\n\
+              SIGTERM or SIGINT drains: /healthz answers 503, new connections are refused, calls\n\
+              and streams in flight get --drain-timeout seconds (default 10), the OTLP queue is\n\
+              flushed, and the process exits 0.",
     flags: &[
         Flag {
             name: "host",
@@ -80,6 +84,7 @@ pub static COMMAND: Command = Command {
         export::OTLP_PROTOCOL,
         export::OTLP_HEADER,
         setup::MAX_CONNECTIONS,
+        drain::DRAIN_TIMEOUT,
         setup::LOG_FORMAT,
         setup::LOG_LEVEL,
         setup::QUIET,
@@ -139,11 +144,14 @@ fn run(args: &Parsed) -> Result<i32, String> {
     }
     config.http = setup::http_client(wire.as_ref());
     let topology = config.topology;
+    let drain_timeout = drain::timeout(args)?;
     let relay = Arc::new(Relay::new(config).map_err(|e| e.to_string())?);
     relay.check_peers();
     let addr = bound.local_addr();
+    let drain = Drain::new();
+    let signals = drain::install("relay");
     let server = bound
-        .serve(relay::handler(relay.clone()))
+        .serve(drain.gate(relay::handler(relay.clone())))
         .map_err(|e| e.to_string())?;
     eprintln!(
         "ddwire relay: on http://{addr} (public {public}); peers {:?}; topology {}",
@@ -155,6 +163,15 @@ fn run(args: &Parsed) -> Result<i32, String> {
             "ddwire relay: warning: bound beyond loopback ({addr}): anyone who reaches it may register peers (POST /peers) and relay through it"
         );
     }
-    server.wait();
-    Ok(0)
+    Ok(drain::serve_until_signal(
+        signals,
+        drain::Draining {
+            who: "relay",
+            server,
+            drain,
+            timeout: drain_timeout,
+            busy: &|| 0,
+            otlp: relay.exporter().cloned(),
+        },
+    ))
 }
