@@ -412,6 +412,16 @@ fn raw_peer(post: &'static str) -> String {
                     .unwrap_or(Value::Null);
                 let reply = if head.starts_with("get ") {
                     answer("200 OK", &card)
+                } else if post == "sse-slow" {
+                    // One event, then nothing for 5 s.
+                    let mut first = sse_reply("ok", &call_id);
+                    // The head and the first event: up to the end of its JSON and the blank line.
+                    if let Some(end) = first.find("}\n\n") {
+                        first.truncate(end + 3);
+                    }
+                    let _ = stream.write_all(first.as_bytes());
+                    std::thread::sleep(Duration::from_secs(5));
+                    return;
                 } else if let Some(mode) = post.strip_prefix("sse-") {
                     sse_reply(mode, &call_id)
                 } else {
@@ -923,4 +933,34 @@ fn the_relay_command_refuses_a_bad_peers_file_naming_the_file_and_the_entry() {
         err.contains("peers.json") && err.contains("peers[0]") && err.contains("http://"),
         "{err}"
     );
+}
+
+#[test]
+fn a_stream_open_when_the_drain_is_cut_ends_with_an_error_event() {
+    let traces = temp_dir("drain");
+    let drain = ddwire::wire::http::drain::Drain::new();
+    let mut config = RelayConfig::new(
+        vec![PeerSpec::new("slow", &raw_peer("sse-slow"), Role::Leaf).unwrap()],
+        "http://placeholder",
+    );
+    config.drain = Some(drain.clone());
+    config.traces_dir = Some(traces.clone());
+    let relay = Arc::new(Relay::new(config).unwrap());
+    let server = http::server::serve(
+        "127.0.0.1:0",
+        relay::handler(relay.clone()),
+        Limits::DEFAULT,
+    )
+    .unwrap();
+    let mut call = send_v03("s", "ctx-drain", json!({"agent.target": "slow"}));
+    call["method"] = json!("message/stream");
+    let url = format!("{}/a2a", server.base_url());
+    let reader = std::thread::spawn(move || stream_events(&url, &call));
+    std::thread::sleep(Duration::from_millis(500));
+    drain.cut();
+    let (_, events, text) = reader.join().unwrap();
+    let _ = std::fs::remove_dir_all(&traces);
+    assert_eq!(events.len(), 2, "{text}");
+    assert_eq!(events[0]["result"]["kind"], "task");
+    assert_eq!(events[1]["error"]["code"], -32000, "{text}");
 }

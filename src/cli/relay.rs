@@ -36,8 +36,9 @@ pub static COMMAND: Command = Command {
               an error event naming its class. The relay authenticates no one and forwards no\n\
               credentials: keep it on loopback or behind a proxy that does (vendor-notes/relay.md).\n\n\
               SIGTERM or SIGINT drains: /healthz answers 503, new connections are refused, calls\n\
-              and streams in flight get --drain-timeout seconds (default 10), the OTLP queue is\n\
-              flushed, and the process exits 0.",
+              and streams in flight get --drain-timeout seconds (default 10; a stream still open\n\
+              then ends with an error event, -32000), the OTLP queue is flushed, and the process\n\
+              exits 0.",
     flags: &[
         Flag {
             name: "host",
@@ -145,10 +146,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
     config.http = setup::http_client(wire.as_ref());
     let topology = config.topology;
     let drain_timeout = drain::timeout(args)?;
+    let drain = Drain::new();
+    config.drain = Some(drain.clone());
     let relay = Arc::new(Relay::new(config).map_err(|e| e.to_string())?);
     relay.check_peers();
     let addr = bound.local_addr();
-    let drain = Drain::new();
     let signals = drain::install("relay");
     let server = bound
         .serve(drain.gate(relay::handler(relay.clone())))

@@ -51,6 +51,7 @@ pub use topology::Topology;
 
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::http::client::HttpClient;
+use crate::wire::http::drain::Drain;
 use crate::wire::otlp::Exporter;
 use failure::FailureClass;
 use owners::{TASK_OWNERS_KEPT, TaskOwners};
@@ -86,6 +87,9 @@ pub struct RelayConfig {
     pub relay_id: String,
     /// The HTTP client it calls peers with (a logged one for `--wire-log`).
     pub http: HttpClient,
+    /// The process's drain: once it is cut, each open stream ends with an error event rather
+    /// than a closed connection.
+    pub drain: Option<Drain>,
 }
 
 impl RelayConfig {
@@ -100,6 +104,7 @@ impl RelayConfig {
             timeout: DEFAULT_TIMEOUT,
             relay_id: SERVICE_NAME.to_string(),
             http: HttpClient::tcp(),
+            drain: None,
         }
     }
 }
@@ -115,6 +120,7 @@ pub struct Relay {
     public_url: Mutex<String>,
     relay_id: String,
     counts: Mutex<Counts>,
+    drain: Option<Drain>,
 }
 
 /// What the relay has done since it started (`GET /healthz` shows it).
@@ -140,6 +146,7 @@ impl Relay {
             public_url: Mutex::new(config.public_url),
             relay_id: config.relay_id,
             counts: Mutex::default(),
+            drain: config.drain,
         })
     }
 

@@ -165,6 +165,17 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
         return;
     }
     let (events, caller) = bounded::<Vec<u8>>(EVENTS_BUFFERED);
+    let caller = match &relay.drain {
+        // Cut at the drain's deadline, the caller's stream ends with an error event.
+        Some(drain) => {
+            let error = jsonrpc::RpcError::new(
+                jsonrpc::DEADLINE_EXCEEDED,
+                "relay: shutting down: the stream was cut at the drain deadline",
+            );
+            drain.guard(caller, sse::event(&jsonrpc::error(&id, &error).to_string()))
+        }
+        None => caller,
+    };
     let _ = decided.send(
         Response::stream(200, "text/event-stream", caller).with_header("Cache-Control", "no-cache"),
     );
