@@ -192,6 +192,11 @@ pub mod wire;
 
 pub use error::{Error, Result};
 
+// Not part of the stated API: entry points for the fuzz targets, with the `fuzzing` feature.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzz;
+
 // White-box tests that need internals live in tests/internal/ and build as unit tests.
 #[cfg(test)]
 extern crate self as ddwire;

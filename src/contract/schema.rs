@@ -273,7 +273,7 @@ impl Schema {
 
     /// Whether `instance` is valid: [`Schema::validate`] is empty, found without formatting
     /// any message and stopping at the first error.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn is_valid(&self, instance: &Value) -> bool {
         let mut run = Run::new(&self.nodes, false);
         run.apply(0, instance, &mut Vec::new(), 0) && run.gave_up.is_none()

@@ -1,0 +1,575 @@
+//! Entry points for the fuzz targets (`fuzz/`) and the mutation test
+//! (`tests/parser_mutation.rs`): one function per hand-written parser, each taking raw bytes,
+//! driving the parser the way ddwire drives it, and asserting what must hold of its answer
+//! (a panic is a finding). Compiled only with the `fuzzing` feature, hidden from the docs, and
+//! no part of the stated API: see the crate documentation's "API rules".
+//!
+//! Every entry point first turns the bytes into what the parser takes (UTF-8 text is made
+//! with `from_utf8_lossy`, so multi-byte characters reach every text parser), and splits them
+//! at the first NUL byte where a parser takes two inputs. Beyond "no panic, no hang", each
+//! asserts a round trip where the parser has a writer: what it reads, written and read again,
+//! reads the same.
+
+#![allow(missing_docs)]
+
+use crate::contract::InvocationRequest;
+use crate::contract::pattern::Regex;
+use crate::contract::schema::Schema;
+use crate::json::{self, Limits, python};
+use crate::trace::context::{SpanContext, TraceState, parse_traceparent};
+use crate::wire::a2a::endpoint::{Endpoint, Execute, Plan, Reply, TaskPlan};
+use crate::wire::a2a::{card, v03, v10};
+use crate::wire::http::Request;
+use crate::wire::sign::{self, Direction, Key, Signable, Verifier};
+use serde_json::{Value, json};
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock};
+
+/// `data` split at its first NUL byte (all of it and nothing, if there is none).
+fn split(data: &[u8]) -> (&[u8], &[u8]) {
+    match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[]),
+    }
+}
+
+fn text(data: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(data)
+}
+
+/// `traceparent` and `tracestate` (W3C Trace Context §3.2, §3.3), and the `repr` of a trace
+/// state that span JSON carries: a valid header round-trips through its writer, a refused one
+/// restarts the trace, and nothing panics on any byte.
+pub fn trace_context(data: &[u8]) {
+    let (parent, state) = split(data);
+    let (parent, state) = (text(parent), text(state));
+    let parsed = parse_traceparent(&parent);
+    if let Some((trace_id, span_id, flags)) = parsed {
+        assert!(parent.is_ascii(), "a traceparent with non-ASCII was accepted");
+        assert!(trace_id.0 != 0 && span_id.0 != 0, "an all-zero id was accepted");
+        let written = format!("00-{trace_id}-{span_id}-{flags:02x}");
+        assert_eq!(
+            parse_traceparent(&written),
+            Some((trace_id, span_id, flags))
+        );
+    }
+    let extracted = SpanContext::extract(Some(&parent), Some(&state));
+    assert_eq!(
+        extracted.as_ref().map(|c| (c.trace_id, c.span_id, c.flags)),
+        parsed
+    );
+    if let Some(members) = TraceState::parse(&state) {
+        assert!(state.is_ascii(), "a tracestate with non-ASCII was accepted");
+        assert!(members.0.len() <= crate::trace::context::TRACESTATE_MAX_MEMBERS);
+        assert_eq!(TraceState::parse(&members.header()), Some(members.clone()));
+        let repr = members.python_repr();
+        assert_eq!(
+            crate::trace::span_json::parse_trace_state_repr(&repr),
+            Some(members)
+        );
+    }
+    if let Some(members) = crate::trace::span_json::parse_trace_state_repr(&state) {
+        let _ = members.python_repr();
+    }
+}
+
+/// One span JSON line (`trace::from_json`): a span read from any text writes as one line that
+/// reads back as the same span.
+pub fn span_json(data: &[u8]) {
+    let text = text(data);
+    let Ok(span) = crate::trace::from_json(&text) else {
+        return;
+    };
+    let line = crate::trace::to_json(&span);
+    assert!(!line.contains('\n'), "a span JSON line holds a newline");
+    let again = crate::trace::from_json(&line)
+        .unwrap_or_else(|e| panic!("a span ddwire wrote does not read back: {e}\n{line}"));
+    assert_eq!(crate::trace::to_json(&again), line);
+}
+
+/// RFC 3339 date-times (`time::parse_rfc3339`, §5.6): a time read writes back as one that
+/// reads as the same instant, to the microsecond the writer keeps.
+pub fn rfc3339(data: &[u8]) {
+    let text = text(data);
+    let Some(ns) = crate::time::parse_rfc3339(&text) else {
+        return;
+    };
+    // Years 1 to 9999 in UTC: what the writer spells in four digits.
+    const YEAR_1: i128 = -62_135_596_800 * 1_000_000_000;
+    const YEAR_10000: i128 = 253_402_300_800 * 1_000_000_000;
+    if !(YEAR_1..YEAR_10000).contains(&ns) {
+        return;
+    }
+    let written = crate::time::rfc3339(ns);
+    let back = crate::time::parse_rfc3339(&written)
+        .unwrap_or_else(|| panic!("{written} (from {text:?}) does not read back"));
+    assert_eq!(back, ns - ns.rem_euclid(1000), "{text:?} -> {written}");
+    assert_eq!(
+        crate::harness::store::parse_time(&written),
+        Some(back),
+        "the store's filter reads a time differently"
+    );
+}
+
+/// The JSON reader (`json::parse` within limits, the lenient reader for stored text) and the
+/// Python writers over what it reads: integer literals of any length up to Python's limit,
+/// floats printed as `float.__repr__`, strings escaped as `json.encoder` does. A document
+/// written canonically reads back and writes the same bytes again, and every text `reformat`
+/// writes is JSON.
+pub fn json(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let limits = Limits {
+        max_bytes: [64, 4096, 1 << 20, 1 << 22][usize::from(selector & 3)],
+        max_depth: [1, 4, 16, 64][usize::from((selector >> 2) & 3)],
+    };
+    let _ = json::from_slice_lossy(bytes);
+    if let Ok(value) = json::parse(bytes, limits) {
+        let canonical = python::dumps(&value, python::Style::CANONICAL);
+        for style in [
+            python::Style::DEFAULT,
+            python::Style::PYDANTIC,
+            python::Style::INDENT2,
+        ] {
+            let _ = python::dumps(&value, style);
+        }
+        let _ = (python::py_repr(&value), python::py_str(&value));
+        if json::non_finite(&value).is_none() {
+            let back = json::parse(canonical.as_bytes(), Limits::DEFAULT)
+                .unwrap_or_else(|e| panic!("canonical text does not read back: {e}\n{canonical}"));
+            assert_eq!(python::dumps(&back, python::Style::CANONICAL), canonical);
+            let ascii = python::dumps(&value, python::Style::DEFAULT);
+            assert!(ascii.is_ascii(), "ensure_ascii wrote non-ASCII");
+            let from_ascii = json::parse(ascii.as_bytes(), Limits::DEFAULT)
+                .unwrap_or_else(|e| panic!("json.dumps text does not read back: {e}\n{ascii}"));
+            assert_eq!(
+                python::dumps(&from_ascii, python::Style::CANONICAL),
+                canonical
+            );
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(bytes)
+        && json::check_depth(bytes, limits.max_depth).is_ok()
+    {
+        for style in [python::Style::CANONICAL, python::Style::DEFAULT] {
+            if let Some(out) = python::reformat(text, style)
+                && !out.contains("Infinity")
+                && !out.contains("NaN")
+            {
+                serde_json::from_str::<Value>(&out)
+                    .unwrap_or_else(|e| panic!("reformat wrote no JSON: {e}\n{out}"));
+            }
+        }
+    }
+    // Any double, as its bits: `float.__repr__` and pydantic's spelling read back exactly.
+    if let Some(bits) = bytes.get(..8) {
+        let x = f64::from_le_bytes(bits.try_into().unwrap_or([0; 8]));
+        if x.is_finite() {
+            for spelled in [python::float_repr(x), python::float_pydantic(x)] {
+                let back: f64 = spelled
+                    .parse()
+                    .unwrap_or_else(|_| panic!("{spelled} is not a float"));
+                assert_eq!(back.to_bits(), x.to_bits(), "{x:e} spelled {spelled}");
+            }
+        }
+    }
+}
+
+/// The contract's pattern engine (`contract::pattern`, ECMA-262 subset): compiling any text
+/// either works or names the problem, and matching any subject ends within the step budget.
+pub fn pattern(data: &[u8]) {
+    let (pattern, subject) = split(data);
+    let (pattern, subject) = (text(pattern), text(subject));
+    let Ok(regex) = Regex::new(&pattern) else {
+        return;
+    };
+    assert_eq!(regex.as_str(), pattern);
+    // Matching ends within the budget, and says the same twice.
+    let mut steps = crate::contract::pattern::STEP_BUDGET;
+    let first = regex.match_within(&subject, &mut steps).ok();
+    let mut steps = crate::contract::pattern::STEP_BUDGET;
+    assert_eq!(regex.match_within(&subject, &mut steps).ok(), first);
+}
+
+/// The schema validator (`contract::schema`, the Draft 7 subset class schemas use): a schema
+/// either compiles or is refused with a pointer, and validating any instance ends, with the
+/// errors sorted and the quick answer agreeing with the full one.
+pub fn schema(data: &[u8]) {
+    let (schema, instance) = split(data);
+    let limits = Limits {
+        max_bytes: 1 << 16,
+        max_depth: 32,
+    };
+    let (Ok(schema), Ok(instance)) = (json::parse(schema, limits), json::parse(instance, limits))
+    else {
+        return;
+    };
+    let Ok(compiled) = Schema::compile(&schema) else {
+        return;
+    };
+    let errors = compiled.validate(&instance);
+    assert!(errors.windows(2).all(|w| w[0] <= w[1]), "unsorted errors");
+    assert_eq!(compiled.is_valid(&instance), errors.is_empty(), "{errors:?}");
+}
+
+/// An endpoint that answers every well-formed send with a completed task at once (no thread
+/// runs work for it), for [`jsonrpc`].
+static ENDPOINT: LazyLock<Endpoint> = LazyLock::new(|| {
+    let execute: Execute = Arc::new(|message, _, _| {
+        if message.parts.len() % 2 == 0 {
+            Plan::Message(message.clone())
+        } else {
+            Plan::Task(TaskPlan::done(Reply::completed(Vec::new())))
+        }
+    });
+    Endpoint::new(execute)
+});
+
+/// JSON-RPC 2.0 (`wire::jsonrpc`) as a server reads a request and a client reads a response,
+/// and the A2A endpoint behind it in both bindings: every answer is JSON-RPC 2.0 (one reply
+/// object, or an array of them for a batch), or nothing for notifications.
+pub fn jsonrpc(data: &[u8]) {
+    let Some((&selector, body)) = data.split_first() else {
+        return;
+    };
+    let _ = crate::wire::jsonrpc::read_response(body, &json!(1));
+    let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
+    if selector & 1 == 1 {
+        headers.push(("a2a-version".into(), "1.0".into()));
+    }
+    let request = Request {
+        method: "POST".into(),
+        path: "/a2a".into(),
+        headers,
+        body: body.to_vec(),
+        ..Request::default()
+    };
+    let response = ENDPOINT.handle(&request);
+    let crate::wire::http::Body::Bytes(out) = response.body else {
+        panic!("the endpoint streamed an answer");
+    };
+    if response.status == 204 {
+        assert!(out.is_empty());
+        return;
+    }
+    let answer: Value = serde_json::from_slice(&out)
+        .unwrap_or_else(|e| panic!("the endpoint answered no JSON: {e}"));
+    let replies = match &answer {
+        Value::Array(items) => items.clone(),
+        one => vec![one.clone()],
+    };
+    assert!(!replies.is_empty());
+    for reply in replies {
+        assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+        assert!(
+            reply.get("result").is_some() != reply.get("error").is_some(),
+            "{reply}"
+        );
+        if let Some(error) = reply.get("error") {
+            assert!(error["code"].is_i64() && error["message"].is_string(), "{reply}");
+        }
+    }
+}
+
+/// Which A2A document a codec target reads, chosen by the first byte.
+#[derive(Clone, Copy)]
+enum Doc {
+    SendParams,
+    Task,
+    Result,
+    Message,
+}
+
+fn doc_of(selector: u8) -> Doc {
+    [Doc::SendParams, Doc::Task, Doc::Result, Doc::Message][usize::from(selector & 3)]
+}
+
+/// The A2A v0.3 codec (`wire::a2a::v03`): whatever it decodes encodes to JSON that decodes
+/// again and encodes to the same JSON.
+pub fn a2a_v03(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let Ok(value) = json::parse(bytes, Limits::DEFAULT) else {
+        return;
+    };
+    let _ = v03::decode_task_id(&value);
+    let _ = v03::decode_history_length(&value);
+    let _ = v03::decode_send_options(Some(&value));
+    let encoded = match doc_of(selector) {
+        Doc::SendParams => v03::decode_send_params(value).map(|p| v03::encode_send_params(&p)),
+        Doc::Task => v03::decode_task(value).map(|t| v03::encode_task(&t)),
+        Doc::Result => v03::decode_result(value).map(|r| v03::encode_result(&r)),
+        Doc::Message => v03::decode_message(value, "message").map(|m| v03::encode_message(&m)),
+    };
+    let Ok(first) = encoded else {
+        return;
+    };
+    let again = match doc_of(selector) {
+        Doc::SendParams => {
+            v03::decode_send_params(first.clone()).map(|p| v03::encode_send_params(&p))
+        }
+        Doc::Task => v03::decode_task(first.clone()).map(|t| v03::encode_task(&t)),
+        Doc::Result => v03::decode_result(first.clone()).map(|r| v03::encode_result(&r)),
+        Doc::Message => {
+            v03::decode_message(first.clone(), "message").map(|m| v03::encode_message(&m))
+        }
+    };
+    match again {
+        Ok(again) => assert_eq!(again, first),
+        Err(e) => panic!("v0.3 JSON ddwire wrote does not decode: {e}\n{first}"),
+    }
+}
+
+/// The A2A 1.0 codec (`wire::a2a::v10`), as [`a2a_v03`] checks v0.3; also `ListTasks` params.
+pub fn a2a_v10(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let Ok(value) = json::parse(bytes, Limits::DEFAULT) else {
+        return;
+    };
+    let _ = v10::decode_task_id(&value);
+    let _ = v10::decode_history_length(&value);
+    let _ = v10::decode_send_options(Some(&value));
+    let _ = v10::decode_list_params(&value);
+    let encoded = match doc_of(selector) {
+        Doc::SendParams => v10::decode_send_params(value).map(|p| v10::encode_send_params(&p)),
+        Doc::Task => v10::decode_task(value).map(|t| v10_task(&t)),
+        Doc::Result => v10::decode_result(value).map(|r| v10::encode_result(&r)),
+        Doc::Message => v10::decode_message(value, "message").map(|m| v10::encode_message(&m)),
+    };
+    let Ok(first) = encoded else {
+        return;
+    };
+    let again = match doc_of(selector) {
+        Doc::SendParams => {
+            v10::decode_send_params(first.clone()).map(|p| v10::encode_send_params(&p))
+        }
+        Doc::Task => v10::decode_task(first.clone()).map(|t| v10_task(&t)),
+        Doc::Result => v10::decode_result(first.clone()).map(|r| v10::encode_result(&r)),
+        Doc::Message => {
+            v10::decode_message(first.clone(), "message").map(|m| v10::encode_message(&m))
+        }
+    };
+    match again {
+        Ok(again) => assert_eq!(again, first),
+        Err(e) => panic!("1.0 JSON ddwire wrote does not decode: {e}\n{first}"),
+    }
+}
+
+fn v10_task(task: &crate::wire::a2a::model::Task) -> Value {
+    serde_json::to_value(v10::Json(task)).expect("a task always serialises")
+}
+
+/// One Server-Sent Events stream as a client reads it (WHATWG HTML §9.2.6): the data of each
+/// event dispatched, and the number of comment lines.
+fn read_sse(stream: &[u8]) -> (Vec<String>, usize) {
+    let text = String::from_utf8_lossy(stream);
+    let (mut events, mut comments, mut data, mut has_data) = (Vec::new(), 0, String::new(), false);
+    let mut rest: &str = &text;
+    while !rest.is_empty() {
+        let end = rest.find(['\r', '\n']).unwrap_or(rest.len());
+        let line = &rest[..end];
+        let after = &rest[end..];
+        rest = if after.starts_with("\r\n") {
+            &after[2..]
+        } else if after.is_empty() {
+            // An unterminated last line is never dispatched (§9.2.6: "at the end of the
+            // stream, discard any pending event").
+            break;
+        } else {
+            &after[1..]
+        };
+        if line.is_empty() {
+            if has_data {
+                events.push(std::mem::take(&mut data));
+                has_data = false;
+            }
+            continue;
+        }
+        if line.starts_with(':') {
+            comments += 1;
+            continue;
+        }
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        if field == "data" {
+            if has_data {
+                data.push('\n');
+            }
+            data.push_str(value);
+            has_data = true;
+        }
+    }
+    (events, comments)
+}
+
+/// The SSE writer (`wire::sse`) and the AG-UI events written with it: any JSON value is one
+/// event whose data is that JSON, any comment text is one comment and no event, and an AG-UI
+/// `RUN_ERROR` carrying any message reads back as that message.
+pub fn sse(data: &[u8]) {
+    let (first, second) = split(data);
+    let (first, second) = (text(first), text(second));
+    if let Ok(value) = json::parse(first.as_bytes(), Limits::DEFAULT) {
+        let line = value.to_string();
+        let (events, comments) = read_sse(&crate::wire::sse::event(&line));
+        assert_eq!((events, comments), (vec![line], 0));
+    }
+    let (events, comments) = read_sse(&crate::wire::sse::comment(&first));
+    assert!(events.is_empty(), "a comment dispatched {events:?}");
+    assert_eq!(comments, 1, "a comment is not one comment line: {first:?}");
+    let error = crate::wire::agui::Event::RunError {
+        message: first.to_string(),
+        code: Some(second.to_string()),
+    };
+    let (events, _) = read_sse(&error.to_sse());
+    assert_eq!(events.len(), 1);
+    let read: Value = serde_json::from_str(&events[0]).expect("an event's data is JSON");
+    assert_eq!(read["message"], first.as_ref());
+    assert_eq!(read["code"], second.as_ref());
+}
+
+/// AG-UI's `RunAgentInput` as `POST /agui` reads it, and the InvocationRequest it forwards:
+/// a request accepted writes a document that is accepted again as the same request.
+pub fn run_agent_input(data: &[u8]) {
+    let Ok(body) = json::parse(data, Limits::DEFAULT) else {
+        return;
+    };
+    let Some(input) = crate::wire::agui::RunAgentInput::from_value(&body) else {
+        assert!(!body.is_object());
+        return;
+    };
+    let Some(request) = input
+        .forwarded_props
+        .as_ref()
+        .and_then(|p| p.get("request"))
+    else {
+        return;
+    };
+    let Ok(parsed) = InvocationRequest::from_value(request) else {
+        return;
+    };
+    let document = parsed.to_document();
+    let again = InvocationRequest::from_value(&document)
+        .unwrap_or_else(|e| panic!("a request ddwire wrote is refused: {e}\n{document}"));
+    assert_eq!(again.to_document(), document);
+}
+
+/// A built-in agent's card, to splice fuzzed values into.
+static CARD: LazyLock<Value> = LazyLock::new(|| {
+    let agent = crate::agent::builtin::Hello::new();
+    card::agent_card(crate::agent::Agent::spec(&agent), "http://hello.test")
+});
+
+/// Where [`agent_card`] may put a fuzzed value in a real card.
+const CARD_PLACES: [&[&str]; 8] = [
+    &["capabilities", "extensions", "0", "params"],
+    &["capabilities", "extensions", "0", "params", "schemas"],
+    &["capabilities", "extensions", "0", "params", "schemas", "Message"],
+    &["capabilities", "extensions", "0", "params", "derivations"],
+    &["capabilities", "extensions", "0", "params", "accepts"],
+    &["capabilities", "extensions", "0", "params", "grounding_mode"],
+    &["supportedInterfaces"],
+    &["url"],
+];
+
+/// Agent cards as the registry reads them (`card::spec_from_card`, which compiles the class
+/// schemas a card carries, and the binding a card prefers): a spec read from a card writes a
+/// card that reads back as the same spec. An odd first byte splices the input, as JSON, into
+/// a real card at one of [`CARD_PLACES`], so the fuzzer works near valid cards.
+pub fn agent_card(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let Ok(value) = json::parse(bytes, Limits::DEFAULT) else {
+        return;
+    };
+    let card_doc = if selector & 1 == 1 {
+        let mut card_doc = CARD.clone();
+        let place = CARD_PLACES[usize::from(selector >> 1) % CARD_PLACES.len()];
+        let pointer: String = place.iter().map(|k| format!("/{k}")).collect();
+        if let Some(slot) = card_doc.pointer_mut(&pointer) {
+            *slot = value;
+        }
+        card_doc
+    } else {
+        value
+    };
+    let _ = crate::wire::a2a::client::Target::from_card(&card_doc);
+    let Ok(spec) = card::spec_from_card(&card_doc) else {
+        return;
+    };
+    let written = card::agent_card(&spec, "http://agent.test");
+    let again = card::spec_from_card(&written)
+        .unwrap_or_else(|e| panic!("a card ddwire wrote is refused: {e}\n{written}"));
+    assert_eq!(again.describe(), spec.describe());
+    crate::wire::a2a::client::Target::from_card(&written).expect("a written card has a binding");
+}
+
+/// The key every [`signature`] verifier holds.
+static KEY: LazyLock<Key> =
+    LazyLock::new(|| Key::new("agent.one", &[7u8; 32]).expect("a valid key"));
+
+/// The request signature (`wire::sign`): the four headers' parsers on any values refuse or
+/// verify without panicking (and forged bytes never verify), and a request signed over any
+/// method, target and body verifies, once, and not after one byte of its body changes.
+pub fn signature(data: &[u8]) {
+    let mut fields = data.split(|&b| b == 0).map(|f| text(f).into_owned());
+    let mut next = || fields.next().unwrap_or_default();
+    let (key_id, timestamp, nonce, tag) = (next(), next(), next(), next());
+    let (method, target, body) = (next(), next(), next());
+    let signable = Signable {
+        method: &method,
+        target: &target,
+        body: body.as_bytes(),
+    };
+    let now = 1_750_000_000;
+    let verifier = Verifier::new(Direction::ToAgent, [KEY.clone()]);
+    let headers: Vec<(String, String)> = [
+        (sign::KEY_ID_HEADER, key_id),
+        (sign::TIMESTAMP_HEADER, timestamp),
+        (sign::NONCE_HEADER, nonce.clone()),
+        (sign::SIGNATURE_HEADER, tag),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_ascii_lowercase(), v))
+    .collect();
+    if let Ok(who) = verifier.verify_at(&signable, &headers, now) {
+        panic!("forged headers verified as {who}: {headers:?}");
+    }
+    let _ = sign::request_target(&target);
+    let Ok(signature) = sign::sign_at(&KEY, Direction::ToAgent, &signable, now, &nonce) else {
+        return;
+    };
+    let signed: Vec<(String, String)> = signature
+        .headers()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    assert_eq!(
+        verifier.verify_at(&signable, &signed, now).as_deref(),
+        Ok("agent.one")
+    );
+    assert!(
+        verifier.verify_at(&signable, &signed, now).is_err(),
+        "a replay verified"
+    );
+    let mut altered = body.clone().into_bytes();
+    match altered.first_mut() {
+        Some(b) => *b ^= 1,
+        None => altered.push(b'x'),
+    }
+    let other = Signable {
+        body: &altered,
+        ..signable
+    };
+    let fresh = Verifier::new(Direction::ToAgent, [KEY.clone()]);
+    assert!(
+        fresh.verify_at(&other, &signed, now).is_err(),
+        "an altered body verified"
+    );
+}
