@@ -45,8 +45,14 @@ pub fn trace_context(data: &[u8]) {
     let (parent, state) = (text(parent), text(state));
     let parsed = parse_traceparent(&parent);
     if let Some((trace_id, span_id, flags)) = parsed {
-        assert!(parent.is_ascii(), "a traceparent with non-ASCII was accepted");
-        assert!(trace_id.0 != 0 && span_id.0 != 0, "an all-zero id was accepted");
+        assert!(
+            parent.is_ascii(),
+            "a traceparent with non-ASCII was accepted"
+        );
+        assert!(
+            trace_id.0 != 0 && span_id.0 != 0,
+            "an all-zero id was accepted"
+        );
         let written = format!("00-{trace_id}-{span_id}-{flags:02x}");
         assert_eq!(
             parse_traceparent(&written),
@@ -210,7 +216,11 @@ pub fn schema(data: &[u8]) {
     };
     let errors = compiled.validate(&instance);
     assert!(errors.windows(2).all(|w| w[0] <= w[1]), "unsorted errors");
-    assert_eq!(compiled.is_valid(&instance), errors.is_empty(), "{errors:?}");
+    assert_eq!(
+        compiled.is_valid(&instance),
+        errors.is_empty(),
+        "{errors:?}"
+    );
 }
 
 /// An endpoint that answers every well-formed send with a completed task at once (no thread
@@ -267,7 +277,10 @@ pub fn jsonrpc(data: &[u8]) {
             "{reply}"
         );
         if let Some(error) = reply.get("error") {
-            assert!(error["code"].is_i64() && error["message"].is_string(), "{reply}");
+            assert!(
+                error["code"].is_i64() && error["message"].is_string(),
+                "{reply}"
+            );
         }
     }
 }
@@ -469,10 +482,23 @@ static CARD: LazyLock<Value> = LazyLock::new(|| {
 const CARD_PLACES: [&[&str]; 8] = [
     &["capabilities", "extensions", "0", "params"],
     &["capabilities", "extensions", "0", "params", "schemas"],
-    &["capabilities", "extensions", "0", "params", "schemas", "Message"],
+    &[
+        "capabilities",
+        "extensions",
+        "0",
+        "params",
+        "schemas",
+        "Message",
+    ],
     &["capabilities", "extensions", "0", "params", "derivations"],
     &["capabilities", "extensions", "0", "params", "accepts"],
-    &["capabilities", "extensions", "0", "params", "grounding_mode"],
+    &[
+        "capabilities",
+        "extensions",
+        "0",
+        "params",
+        "grounding_mode",
+    ],
     &["supportedInterfaces"],
     &["url"],
 ];

@@ -546,10 +546,9 @@ fn a_child_acts_for_the_principal_of_its_parents_grant() {
     let th = harness_with(
         agents,
         &profile,
-        Some(Authenticator::Bearer(vec![(
-            token_digest("s3cret"),
-            steward.clone(),
-        )])),
+        Some(Authenticator::Bearer(vec![
+            ddwire::harness::identity::Token::new(token_digest("s3cret"), steward.clone()),
+        ])),
     );
     let task = send_to(
         &th,

@@ -78,11 +78,11 @@ impl Served {
             client,
         );
         let auth = Authenticator::Bearer(vec![
-            (
+            ddwire::harness::identity::Token::new(
                 token_digest(CARBERRY),
                 principal("https://orcid.org/0000-0002-1825-0097", "Josiah Carberry"),
             ),
-            (
+            ddwire::harness::identity::Token::new(
                 token_digest(OTHER),
                 principal("https://example.org/people/other", "Other Person"),
             ),

@@ -200,7 +200,7 @@ fn every_message_in_and_out_is_logged_byte_exact_with_credentials_and_tokens_mas
     assert_eq!(envelope["delegations"].as_array().unwrap().len(), 1);
 
     // A request of our own, chunked, straight onto the socket: the server logs it as sent.
-    let sent: &[u8] = b"POST /runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer raw-secret\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+    let sent: &[u8] = b"POST /runs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer raw-secret\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
     let mut raw = TcpStream::connect(stack.harness.local_addr()).unwrap();
     raw.set_read_timeout(Some(T)).unwrap();
     raw.write_all(sent).unwrap();

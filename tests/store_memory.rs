@@ -56,7 +56,9 @@ fn listing_100000_runs_keeps_memory_flat() {
         let mut socket = std::net::TcpStream::connect(addr).unwrap();
         socket.set_read_timeout(Some(T)).unwrap();
         socket
-            .write_all(b"GET /runs?agent=hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .write_all(
+                b"GET /runs?agent=hello HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+            )
             .unwrap();
         let mut buf = vec![0u8; 64 * 1024];
         let (mut total, mut tail) = (0usize, Vec::new());

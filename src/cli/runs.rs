@@ -179,6 +179,7 @@ fn runs(args: &Parsed) -> Result<i32, String> {
         agent_id: args.value("agent").map(str::to_string),
         status: args.value("status").map(str::to_string),
         principal: args.value("principal").map(str::to_string),
+        principal_id: None,
         conversation_id: args.value("conversation").map(str::to_string),
         since: time("since")?,
         until: time("until")?,

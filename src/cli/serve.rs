@@ -3,6 +3,7 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::{drain, export, setup};
+use ddwire::harness::browser::BrowserPolicy;
 use ddwire::harness::registry;
 use ddwire::harness::server::{self, Harness};
 use ddwire::wire::a2a::client::A2aClient;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
-    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]\n       \
+    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]\n       \
             [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage,\n\
               GetTask/tasks/get, CancelTask/tasks/cancel and ListTasks (1.0; the caller's runs);\n\
@@ -49,7 +50,15 @@ pub static COMMAND: Command = Command {
               Whom runs act for comes from credentials, never from a request: with --tokens,\n\
               each caller presents Authorization: Bearer <token>; without, every run acts for\n\
               the operator's principal (DD_PRINCIPAL_ID / DD_PRINCIPAL_NAME or the flags), and\n\
-              serve refuses to start without one. Bound beyond loopback without --tokens, it warns.\n\n\
+              serve refuses to start without one. Bound beyond loopback without --tokens, it warns.\n\
+              With --tokens, reading runs needs a token too (401 without): /runs, /runs/{id}/...,\n\
+              /agui/runs/{id}, /conversations and GetTask/CancelTask show a caller its own runs\n\
+              (and runs delegated on its behalf); another principal's run is not found. A token\n\
+              whose entry has \"role\": \"auditor\" reads every run.\n\n\
+              Browsers: a POST must be application/json (or application/*+json), else 415; the\n\
+              Host must be an IP address, localhost, the public URL's host or an --allowed-hosts\n\
+              name, else 421; a request with an Origin other than the harness's own is refused\n\
+              (403) unless given with --cors-origin, which also answers CORS preflight for it.\n\n\
               A task is a run, named by its invocation_id. A send with returnImmediately: true\n\
               (1.0) or blocking: false (0.3) is answered at once with the task submitted, and the\n\
               run goes on in the background (at most 64 at once); CancelTask stops waiting for\n\
@@ -87,6 +96,16 @@ pub static COMMAND: Command = Command {
             help: "Open the run store read-only: serve stored runs, make none",
         },
         setup::TOKENS,
+        Flag {
+            name: "allowed-hosts",
+            value: Some("H,..."),
+            help: "Host names accepted besides IP addresses, localhost and the public URL's host (* for any)",
+        },
+        Flag {
+            name: "cors-origin",
+            value: Some("ORIGIN"),
+            help: "An origin (scheme://host[:port]) whose pages may call the harness; repeatable",
+        },
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
         setup::REPLAY_WINDOW,
@@ -157,11 +176,20 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let drain_timeout = drain::timeout(args)?;
     let otlp = conductor.otlp.clone();
     let drain = Drain::new();
+    let browser = BrowserPolicy::new(&public)
+        .allow_hosts(
+            args.values("allowed-hosts")
+                .iter()
+                .flat_map(|v| v.split(',')),
+        )
+        .allow_origins(args.values("cors-origin"))
+        .map_err(|e| e.to_string())?;
     let harness = Arc::new(
         Harness::new(conductor, Some(authenticator), &public)
             .with_replay_window(window)
             .with_open_connections(bound.open_connections())
-            .with_drain(drain.clone()),
+            .with_drain(drain.clone())
+            .with_browser_policy(browser),
     );
     let signals = drain::install("serve");
     let server = bound

@@ -16,6 +16,7 @@
 //! that is a UUIDv7. The history an agent sees travels in the contract, not in AG-UI messages.
 
 use super::conductor::{AGENT_NOT_RUN, Phase, Stage};
+use super::identity::Access;
 use super::server::Harness;
 use crate::contract::problem::ProblemType;
 use crate::contract::{ContractError, InvocationRequest, OutcomeStatus, ReasonCode};
@@ -271,8 +272,8 @@ fn prepare(
 }
 
 /// `GET /agui/runs/{id}`: a stored run as the same events a live run sent.
-pub(crate) fn replay(harness: &Harness, reference: &str) -> Response {
-    let id = match super::server::resolve_run(harness, reference) {
+pub(crate) fn replay(harness: &Harness, reference: &str, access: &Access) -> Response {
+    let id = match super::server::resolve_run(harness, reference, access) {
         Ok(id) => id,
         Err(response) => return response,
     };

@@ -2,6 +2,7 @@
 //! run store's index, kept with the routes rather than in the store, which only reads and
 //! writes runs.
 
+use super::identity::Access;
 use super::store::RunReader;
 use super::store::index::field;
 use crate::error::Result;
@@ -23,11 +24,15 @@ use std::ops::ControlFlow;
 /// The first six are the reference's summary (`workbench.conversations`). A conversation
 /// with no turn yet (a delegated child is stored before its parent) is listed too, its
 /// first and last fields taken from its runs. The index is streamed; memory grows with the
-/// number of conversations, not of runs.
-pub(crate) fn list(store: &RunReader) -> Result<Vec<Value>> {
+/// number of conversations, not of runs. Only the runs `access` may see count: a conversation
+/// none of whose runs it sees is not listed.
+pub(crate) fn list(store: &RunReader, access: &Access) -> Result<Vec<Value>> {
     let mut order: Vec<Conversation> = Vec::new();
     let mut at: HashMap<String, usize> = HashMap::new();
     store.oldest_first(|e| {
+        if !access.sees_envelope(&e) {
+            return ControlFlow::Continue(());
+        }
         if let Some(id) = e
             .get("conversation_id")
             .and_then(Value::as_str)
@@ -47,11 +52,17 @@ pub(crate) fn list(store: &RunReader) -> Result<Vec<Value>> {
 }
 
 /// The envelopes of one conversation, delegated children included, in index order; `None`
-/// if no stored run carries `conversation_id`.
-pub(crate) fn runs_of(store: &RunReader, conversation_id: &str) -> Result<Option<Vec<Value>>> {
+/// if no stored run that `access` may see carries `conversation_id`.
+pub(crate) fn runs_of(
+    store: &RunReader,
+    conversation_id: &str,
+    access: &Access,
+) -> Result<Option<Vec<Value>>> {
     let mut out = Vec::new();
     store.oldest_first(|e| {
-        if e.get("conversation_id").and_then(Value::as_str) == Some(conversation_id) {
+        if e.get("conversation_id").and_then(Value::as_str) == Some(conversation_id)
+            && access.sees_envelope(&e)
+        {
             out.push(e);
         }
         ControlFlow::Continue(())

@@ -11,6 +11,11 @@
 //!   harness holds only SHA-256 digests of tokens, each mapped to a principal, and compares
 //!   digests in constant time. An unauthenticated caller is refused (in the task, not with
 //!   HTTP 401, as the spec says).
+//!
+//! What a caller may read follows the same credentials ([`Authenticator::access_for`]): with
+//! bearer tokens, a principal reads its own runs (delegated children run under the grant's
+//! principal, so they are its own too), and a token whose entry says `"role": "auditor"`
+//! reads every run. An operator-mode harness answers every reader, as before.
 
 use crate::contract::canonical::sha256_hex;
 use crate::contract::{Principal, PrincipalKind};
@@ -23,8 +28,67 @@ use std::path::Path;
 pub enum Authenticator {
     /// One configured principal for every caller.
     Operator(Principal),
-    /// Bearer tokens: (SHA-256 hex of the token, principal).
-    Bearer(Vec<(String, Principal)>),
+    /// Bearer tokens, each known by its SHA-256 digest.
+    Bearer(Vec<Token>),
+}
+
+/// One entry of a tokens file: whom a token stands for, and what it may read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Token {
+    /// SHA-256 of the token, 64 lowercase hex digits ([`token_digest`]).
+    pub digest: String,
+    /// The principal a caller presenting the token acts for.
+    pub principal: Principal,
+    /// What the token may read besides acting.
+    pub role: Role,
+}
+
+impl Token {
+    /// A token with no role beyond its own runs.
+    pub fn new(digest: impl Into<String>, principal: Principal) -> Token {
+        Token {
+            digest: digest.into(),
+            principal,
+            role: Role::Principal,
+        }
+    }
+}
+
+/// What a token may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Its principal's own runs (and the runs delegated on its behalf).
+    Principal,
+    /// Every run (`"role": "auditor"` in the tokens file).
+    Auditor,
+}
+
+/// Which stored runs a reader may see.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Every run: an operator-mode harness's reader, or an auditor.
+    All,
+    /// Only runs acting for this `principal_id` (compared exactly).
+    Own(String),
+}
+
+impl Access {
+    /// Whether a run acting for `principal_id` (`None`: unknown) is visible.
+    pub fn sees(&self, principal_id: Option<&str>) -> bool {
+        match self {
+            Access::All => true,
+            Access::Own(mine) => principal_id == Some(mine.as_str()),
+        }
+    }
+
+    /// Whether a stored envelope (or index row) is visible: its `acting_for.principal_id`.
+    pub fn sees_envelope(&self, envelope: &Value) -> bool {
+        self.sees(
+            envelope
+                .pointer("/acting_for/principal_id")
+                .and_then(Value::as_str),
+        )
+    }
 }
 
 impl Authenticator {
@@ -33,6 +97,31 @@ impl Authenticator {
     pub fn principal_for(&self, headers: Option<&[(String, String)]>) -> Result<Principal> {
         match self {
             Authenticator::Operator(p) => Ok(p.clone()),
+            Authenticator::Bearer(_) => self.token_for(headers).map(|t| t.principal.clone()),
+        }
+    }
+
+    /// Which runs a caller may read: every run in operator mode; with bearer tokens, its own
+    /// (or every run, for an auditor), and an error for a caller without a known token.
+    pub fn access_for(&self, headers: Option<&[(String, String)]>) -> Result<Access> {
+        match self {
+            Authenticator::Operator(_) => Ok(Access::All),
+            Authenticator::Bearer(_) => {
+                let token = self.token_for(headers)?;
+                Ok(match token.role {
+                    Role::Auditor => Access::All,
+                    Role::Principal => Access::Own(token.principal.principal_id.clone()),
+                })
+            }
+        }
+    }
+
+    /// The token entry a caller's `Authorization` header presents (bearer mode only).
+    fn token_for(&self, headers: Option<&[(String, String)]>) -> Result<&Token> {
+        match self {
+            Authenticator::Operator(_) => Err(Error::unauthenticated(
+                "unauthenticated: this harness takes no bearer tokens",
+            )),
             Authenticator::Bearer(tokens) => {
                 let presented = headers
                     .and_then(|h| {
@@ -48,12 +137,12 @@ impl Authenticator {
                 let digest = sha256_hex(presented.as_bytes());
                 // Look at every entry whatever matches, so timing says nothing about the tokens.
                 let mut found = None;
-                for (known, principal) in tokens {
-                    if constant_time_eq(known.as_bytes(), digest.as_bytes()) {
-                        found = Some(principal);
+                for token in tokens {
+                    if constant_time_eq(token.digest.as_bytes(), digest.as_bytes()) {
+                        found = Some(token);
                     }
                 }
-                found.cloned().ok_or_else(|| {
+                found.ok_or_else(|| {
                     Error::unauthenticated("unauthenticated: the bearer token is not known")
                 })
             }
@@ -65,8 +154,10 @@ impl Authenticator {
         matches!(self, Authenticator::Bearer(_))
     }
 
-    /// Read a tokens file: a JSON object mapping each token's SHA-256 hex digest to a
-    /// principal (`{"principal_id", "name", "principal_kind"?}`).
+    /// Read a tokens file: a JSON object mapping each token's SHA-256 hex digest to its entry,
+    /// `{"principal_id", "name", "principal_kind"?, "role"?}` (`role`: `"auditor"` to read
+    /// every run). A file of another shape is refused with the field that is wrong and the
+    /// shape expected.
     pub fn bearer_from_file(path: &Path) -> Result<Authenticator> {
         let source = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| {
@@ -77,29 +168,66 @@ impl Authenticator {
         let Value::Object(map) = doc else {
             return Err(Error::config(
                 &source,
-                format!("tokens file {source} must map token digests to principals"),
+                format!(
+                    "tokens file {source}: the top level is {}; expected {TOKENS_SHAPE}",
+                    kind_of(&doc)
+                ),
             ));
         };
         let mut tokens = Vec::new();
-        for (digest, principal) in map {
+        for (digest, entry) in map {
             if !crate::contract::formats::is_sha256_hex(&digest) {
                 return Err(Error::config(
                     &source,
                     format!(
-                        "tokens file {source}: key {digest:?} is not a SHA-256 hex digest (store digests, never tokens)"
+                        "tokens file {source}: key {digest:?} is not a SHA-256 hex digest (store digests, never tokens); expected {TOKENS_SHAPE}"
                     ),
                 ));
             }
-            let p: Principal = serde_json::from_value(principal).map_err(|e| {
+            let wrong = |field: &str, what: String| {
                 Error::config(
                     &source,
                     format!(
-                        "tokens file {source}: principal for {digest}: {e}; each value is an object \
-                         {{\"principal_id\": IRI, \"name\": NAME, \"principal_kind\": \"person\" or \
-                         \"accountable_role\"}} (see `ddwire token --help`)"
+                        "tokens file {source}: entry {digest}: {field} {what}; expected {TOKENS_SHAPE} (see `ddwire token --help`)"
                     ),
                 )
-            })?;
+            };
+            let Value::Object(mut fields) = entry else {
+                return Err(wrong("the entry", format!("is {}", kind_of(&entry))));
+            };
+            let role = match fields.remove("role") {
+                None => Role::Principal,
+                Some(Value::String(r)) if r == "auditor" => Role::Auditor,
+                Some(Value::String(r)) if r == "principal" => Role::Principal,
+                Some(other) => {
+                    return Err(wrong(
+                        "\"role\"",
+                        format!("is {other}, not \"auditor\" or \"principal\""),
+                    ));
+                }
+            };
+            for field in ["principal_id", "name"] {
+                match fields.get(field) {
+                    Some(Value::String(_)) => {}
+                    Some(other) => {
+                        return Err(wrong(
+                            &format!("{field:?}"),
+                            format!("is {}, not a string", kind_of(other)),
+                        ));
+                    }
+                    None => return Err(wrong(&format!("{field:?}"), "is missing".into())),
+                }
+            }
+            if let Some(unknown) = fields.keys().find(|k| {
+                !["principal_id", "name", "principal_kind", "assurance"].contains(&k.as_str())
+            }) {
+                return Err(wrong(
+                    &format!("{unknown:?}"),
+                    "is not a known field".into(),
+                ));
+            }
+            let p: Principal = serde_json::from_value(Value::Object(fields))
+                .map_err(|e| wrong("the principal", format!("is malformed: {e}")))?;
             let problems = p.problems();
             if !problems.is_empty() {
                 return Err(Error::config(
@@ -110,9 +238,28 @@ impl Authenticator {
                     ),
                 ));
             }
-            tokens.push((digest, p));
+            tokens.push(Token {
+                digest,
+                principal: p,
+                role,
+            });
         }
         Ok(Authenticator::Bearer(tokens))
+    }
+}
+
+/// The shape of a tokens file, for its errors.
+const TOKENS_SHAPE: &str = "{\"<sha256 hex of a token>\": {\"principal_id\": \"<IRI>\", \"name\": \"<name>\", \"principal_kind\": \"person\"|\"accountable_role\", \"role\": \"auditor\" (optional)}, ...}";
+
+/// What kind of JSON value `v` is, for an error message.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
 
@@ -225,7 +372,7 @@ mod tests {
 
     #[test]
     fn a_bearer_token_names_its_principal_and_anything_else_is_unauthenticated() {
-        let auth = Authenticator::Bearer(vec![(sha256_hex(b"s3cret"), carberry())]);
+        let auth = Authenticator::Bearer(vec![Token::new(sha256_hex(b"s3cret"), carberry())]);
         let with = |v: &str| vec![("Authorization".to_string(), v.to_string())];
         assert_eq!(
             auth.principal_for(Some(&with("Bearer s3cret"))).unwrap(),
@@ -243,7 +390,7 @@ mod tests {
 
     #[test]
     fn the_bearer_scheme_name_is_case_insensitive() {
-        let auth = Authenticator::Bearer(vec![(sha256_hex(b"s3cret"), carberry())]);
+        let auth = Authenticator::Bearer(vec![Token::new(sha256_hex(b"s3cret"), carberry())]);
         let with = |v: &str| vec![("authorization".to_string(), v.to_string())];
         for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
             let header = format!("{scheme} s3cret");

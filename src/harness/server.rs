@@ -26,15 +26,16 @@
 //! callback from a keyed agent to be signed by it. Unsigned callers (outside callers, agents
 //! without a key) are handled as before.
 
+use super::browser::BrowserPolicy;
 use super::conductor::{Callback, Conductor};
-use super::identity::Authenticator;
+use super::identity::{Access, Authenticator};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::InvocationRequest;
 use crate::contract::formats::is_sha256_hex;
 use crate::error::{Error, Result};
 use crate::wire::a2a::card::ServedCard;
 use crate::wire::a2a::endpoint::{
-    A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, TaskPlan, Work,
+    A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, TaskPlan, Visible, Work,
     signature_refused,
 };
 use crate::wire::a2a::model::{Artifact, Message, Part, Task};
@@ -64,6 +65,8 @@ pub struct Harness {
     connections: Option<OpenConnections>,
     /// Started on SIGTERM/SIGINT: `/healthz` answers 503, streams end when it is cut.
     pub(crate) drain: Drain,
+    /// What a browser may do: host names, origins, media types ([`super::browser`]).
+    browser: BrowserPolicy,
 }
 
 /// What the harness builds from its registry, rebuilt when the registry changes.
@@ -90,6 +93,7 @@ impl Harness {
         Harness {
             conductor,
             authenticator,
+            browser: BrowserPolicy::new(&public_url),
             public_url,
             built: RwLock::new(Arc::new(built)),
             window: None,
@@ -120,6 +124,42 @@ impl Harness {
     /// AG-UI stream still open ends with a `RUN_ERROR`.
     pub fn with_drain(mut self, drain: Drain) -> Harness {
         self.drain = drain;
+        self
+    }
+
+    /// Which stored runs the caller may read, from its `Authorization` header: every run
+    /// without bearer tokens (operator mode, or a harness taking only delegation callbacks),
+    /// else its own (all, for an auditor). `Err` is the 401 to answer (RFC 6750 §3).
+    pub(crate) fn read_access(
+        &self,
+        headers: &[(String, String)],
+    ) -> std::result::Result<Access, Response> {
+        let Some(auth) = &self.authenticator else {
+            return Ok(Access::All);
+        };
+        auth.access_for(Some(headers)).map_err(|e| {
+            let presented = headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+            unauthorized(&e.to_string(), presented)
+        })
+    }
+
+    /// Whether `access` may see the stored run `id` (an unreadable run is not seen).
+    pub(crate) fn sees_run(&self, access: &Access, id: &str) -> bool {
+        match access {
+            Access::All => true,
+            Access::Own(_) => matches!(
+                self.conductor.store.envelope(id),
+                Ok(Some(envelope)) if access.sees_envelope(&envelope)
+            ),
+        }
+    }
+
+    /// Answer browsers as `policy` says (by default: the public URL's host and IP literals,
+    /// no other origin; see [`super::browser`]).
+    pub fn with_browser_policy(mut self, policy: BrowserPolicy) -> Harness {
+        self.browser = policy;
         self
     }
 
@@ -159,6 +199,17 @@ fn build(conductor: &Conductor, public_url: &str, window: Option<Duration>) -> B
         card: ServedCard::new(&harness_card(conductor, public_url)),
         callbacks,
     }
+}
+
+/// HTTP 401 with the challenge RFC 6750 §3 asks for: `error="invalid_token"` when a
+/// credential was presented and refused, a bare challenge when none was.
+pub(crate) fn unauthorized(reason: &str, presented: bool) -> Response {
+    let challenge = if presented {
+        "Bearer realm=\"ddwire\", error=\"invalid_token\""
+    } else {
+        "Bearer realm=\"ddwire\""
+    };
+    Response::error(401, reason).with_header("WWW-Authenticate", challenge)
 }
 
 /// The harness's card: one skill per registered agent, and the manifest extension.
@@ -230,10 +281,44 @@ pub fn handler(harness: Arc<Harness>) -> Handler {
         });
         Some(list)
     };
+    endpoint.visible = {
+        let harness = Arc::clone(&harness);
+        let visible: Visible = Arc::new(move |id, held, ctx: &CallContext| {
+            let access = match &harness.authenticator {
+                None => return Ok(true),
+                Some(auth) => {
+                    auth.access_for(Some(&ctx.headers))
+                        .map_err(|e| A2aError::Unauthenticated {
+                            reason: e.to_string(),
+                        })?
+                }
+            };
+            Ok(match held {
+                // A task the endpoint holds: its owner, or (a delegated child, owned by no
+                // caller until stored) the stored run's principal.
+                Some(Some(owner)) => access.sees(Some(owner)),
+                Some(None) | None => harness.sees_run(&access, id),
+            })
+        });
+        Some(visible)
+    };
     Arc::new(move |request: Request| route(&harness, &endpoint, &request))
 }
 
 fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Response {
+    if let Err(refused) = harness.browser.admit(request) {
+        return harness.browser.decorate(request, refused);
+    }
+    let state_changing = request.method == "POST"
+        && matches!(request.path.trim_end_matches('/'), "" | "/a2a" | "/agui");
+    if state_changing && let Err(refused) = harness.browser.admit_body(request) {
+        return harness.browser.decorate(request, refused);
+    }
+    let response = dispatch(harness, endpoint, request);
+    harness.browser.decorate(request, response)
+}
+
+fn dispatch(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Response {
     let path = request.path.trim_end_matches('/');
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     match (request.method.as_str(), segments.as_slice()) {
@@ -252,54 +337,13 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
             harness.built().card.respond(request)
         }
         ("POST", ["agui"]) => super::agui::run(harness, request),
-        ("GET", ["agui", "runs", id]) => super::agui::replay(harness, id),
-        ("GET", ["runs"]) => list_runs(harness, request),
-        ("GET", ["runs", id]) => with_run(harness, id, |store, id| {
-            Ok(store
-                .envelope(id)?
-                .map(|envelope| Response::json(200, &envelope)))
-        }),
-        ("GET", ["runs", id, "spans"]) => with_run(harness, id, |store, id| {
-            Ok(store
-                .spans(id)?
-                .map(|lines| Response::bytes(200, "application/jsonl", lines.into_bytes())))
-        }),
-        ("GET", ["runs", id, "grounding"]) => with_run(harness, id, |store, id| {
-            if !store.has(id) {
-                return Ok(None);
+        ("GET", ["agui", "runs", _] | ["runs", ..] | ["conversations", ..]) => {
+            match harness.read_access(&request.headers) {
+                Ok(access) => read_route(harness, request, &segments, &access),
+                Err(refused) => refused,
             }
-            Ok(Some(match store.grounding(id)? {
-                Some(text) => Response::json(200, &super::viewer::grounding_json(id, &text)),
-                None => Response::error(404, &format!("run {id} keeps no grounding report")),
-            }))
-        }),
+        }
         ("GET", ["viewer"]) => super::viewer::page(),
-        ("GET", ["runs", id, "agent-result"]) => with_run(harness, id, |store, id| {
-            if !store.has(id) {
-                return Ok(None);
-            }
-            Ok(Some(match store.agent_reply(id)? {
-                Some(reply) => Response::json(200, &reply),
-                None => Response::error(
-                    404,
-                    &format!(
-                        "run {id} keeps no agent reply: its agent was not called, or did not answer"
-                    ),
-                ),
-            }))
-        }),
-        ("GET", ["conversations"]) => {
-            json_or_500(super::conversations::list(&harness.conductor.store).map(Value::Array))
-        }
-        ("GET", ["conversations", id]) => {
-            match super::conversations::runs_of(&harness.conductor.store, id) {
-                Ok(Some(runs)) => {
-                    Response::json(200, &json!({ "conversation_id": id, "runs": runs }))
-                }
-                Ok(None) => Response::error(404, &format!("no conversation {id}")),
-                Err(e) => Response::error(500, &e.to_string()),
-            }
-        }
         ("GET", ["agents"]) => Response::json(200, &harness.conductor.registry.listing()),
         ("GET", ["agents", id]) => match harness.conductor.registry.get(id) {
             Some(agent) => Response::json(
@@ -357,17 +401,103 @@ fn refresh_agents(harness: &Harness, request: &Request) -> Response {
     Response::json(200, &body)
 }
 
+/// The routes that read stored runs, for a caller who may see `access`. Another principal's
+/// run is answered as no run at all (404), never as forbidden, so a reader learns nothing of
+/// runs that are not its own.
+fn read_route(
+    harness: &Harness,
+    request: &Request,
+    segments: &[&str],
+    access: &Access,
+) -> Response {
+    match segments {
+        ["agui", "runs", id] => super::agui::replay(harness, id, access),
+        ["runs"] => list_runs(harness, request, access),
+        ["runs", id] => with_run(harness, id, access, |store, id| {
+            Ok(store
+                .envelope(id)?
+                .map(|envelope| Response::json(200, &envelope)))
+        }),
+        ["runs", id, "spans"] => with_run(harness, id, access, |store, id| {
+            Ok(store
+                .spans(id)?
+                .map(|lines| Response::bytes(200, "application/jsonl", lines.into_bytes())))
+        }),
+        ["runs", id, "grounding"] => with_run(harness, id, access, |store, id| {
+            if !store.has(id) {
+                return Ok(None);
+            }
+            Ok(Some(match store.grounding(id)? {
+                Some(text) => Response::json(200, &super::viewer::grounding_json(id, &text)),
+                None => Response::error(404, &format!("run {id} keeps no grounding report")),
+            }))
+        }),
+        ["runs", id, "agent-result"] => with_run(harness, id, access, |store, id| {
+            if !store.has(id) {
+                return Ok(None);
+            }
+            Ok(Some(match store.agent_reply(id)? {
+                Some(reply) => Response::json(200, &reply),
+                None => Response::error(
+                    404,
+                    &format!(
+                        "run {id} keeps no agent reply: its agent was not called, or did not answer"
+                    ),
+                ),
+            }))
+        }),
+        ["conversations"] => json_or_500(
+            super::conversations::list(&harness.conductor.store, access).map(Value::Array),
+        ),
+        ["conversations", id] => {
+            match super::conversations::runs_of(&harness.conductor.store, id, access) {
+                Ok(Some(runs)) => {
+                    Response::json(200, &json!({ "conversation_id": id, "runs": runs }))
+                }
+                Ok(None) => Response::error(404, &format!("no conversation {id}")),
+                Err(e) => Response::error(500, &e.to_string()),
+            }
+        }
+        _ => Response::error(
+            404,
+            &format!("no route {} {}", request.method, request.path),
+        ),
+    }
+}
+
 /// The stored run `reference` names (a whole id or a unique prefix of one), or the answer to
 /// give instead: 404 if none, 409 with the candidates if several runs share the prefix.
 pub(crate) fn resolve_run(
     harness: &Harness,
     reference: &str,
+    access: &Access,
 ) -> std::result::Result<String, Response> {
+    let not_found = || Response::error(404, &format!("no run {reference}"));
     match harness.conductor.store.resolve(reference) {
-        Ok(id) => Ok(id),
-        Err(Error::Store(StoreError::NoSuchRun { .. })) => {
-            Err(Response::error(404, &format!("no run {reference}")))
+        Ok(id) if harness.sees_run(access, &id) => Ok(id),
+        Ok(_) => Err(not_found()),
+        Err(Error::Store(StoreError::AmbiguousRun {
+            candidates, total, ..
+        })) if *access != Access::All => {
+            // Only the reader's own runs count: a prefix shared with another principal's run
+            // resolves to the reader's, and candidates name no one else's.
+            let mine: Vec<String> = candidates
+                .into_iter()
+                .filter(|id| harness.sees_run(access, id))
+                .collect();
+            match mine.as_slice() {
+                [] => Err(not_found()),
+                [one] if total <= super::store::CANDIDATES_SHOWN => Ok(one.clone()),
+                _ => Err(Response::json(
+                    409,
+                    &json!({
+                        "error": format!("{reference} is the start of several of your runs: give more of the id"),
+                        "candidates": mine,
+                    }),
+                )),
+            }
         }
+        Err(Error::Store(StoreError::NoSuchRun { .. })) => Err(not_found()),
         Err(e @ Error::Store(StoreError::AmbiguousRun { .. })) => {
             let candidates = match &e {
                 Error::Store(StoreError::AmbiguousRun { candidates, .. }) => candidates.clone(),
@@ -386,9 +516,10 @@ pub(crate) fn resolve_run(
 fn with_run(
     harness: &Harness,
     reference: &str,
+    access: &Access,
     read: impl FnOnce(&RunReader, &str) -> Result<Option<Response>>,
 ) -> Response {
-    let id = match resolve_run(harness, reference) {
+    let id = match resolve_run(harness, reference, access) {
         Ok(id) => id,
         Err(response) => return response,
     };
@@ -404,17 +535,21 @@ pub(crate) const MAX_PAGE: usize = 1000;
 /// How many bytes of a streamed listing are sent at a time.
 const LISTING_CHUNK: usize = 32 * 1024;
 
-/// `GET /runs`: the runs, newest first, as the reference's rows. With `limit`, one page and a
+/// `GET /runs`: the runs `access` may see, newest first, as the reference's rows. With `limit`, one page and a
 /// `Link: <…>; rel="next"` header (RFC 8288) when more match; without, every matching run,
 /// streamed (chunked) as one JSON array, read from the index a block at a time. Filters:
 /// `agent`, `status`, `principal` (id or name), `conversation`, `since`, `until`; `after`
 /// (an id or unique prefix) continues after that run.
-fn list_runs(harness: &Harness, request: &Request) -> Response {
+fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response {
     let store = harness.conductor.store.reader();
-    let query = match listing_query(store, &request.query) {
+    let mut query = match listing_query(store, &request.query) {
         Ok(q) => q,
         Err(message) => return Response::error(400, &message),
     };
+    if let Access::Own(principal_id) = access {
+        // Exactly the reader's id: a `principal` filter naming someone else then lists nothing.
+        query.principal_id = Some(principal_id.clone());
+    }
     // Opened here, so a broken store is a 500 and an unknown `after` a 400 before any row.
     let listing = match store.listing(&query) {
         Ok(listing) => listing,

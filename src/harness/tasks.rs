@@ -131,7 +131,7 @@ fn stored_runs(
     room: usize,
 ) -> Result<(Vec<Value>, usize, bool)> {
     let narrowed = Query {
-        principal: Some(principal_id.to_string()),
+        principal_id: Some(principal_id.to_string()),
         since: query.status_timestamp_after,
         ..Query::default()
     };

@@ -141,7 +141,7 @@ fn contract_parsers_never_panic() {
 
 #[test]
 fn credential_and_signature_readers_never_panic() {
-    let auth = Authenticator::Bearer(vec![(
+    let auth = Authenticator::Bearer(vec![ddwire::harness::identity::Token::new(
         ddwire::contract::canonical::sha256_hex(b"s3cret"),
         ddwire::harness::testkit::test_principal(),
     )]);

@@ -271,6 +271,9 @@ pub struct Query {
     pub status: Option<String>,
     /// Runs acting for this principal: its `principal_id` or its `name`.
     pub principal: Option<String>,
+    /// Runs acting for exactly this `principal_id` (the reader's own runs, when reads follow
+    /// identity: a name never matches here).
+    pub principal_id: Option<String>,
     /// Runs of this conversation (`conversation_id`).
     pub conversation_id: Option<String>,
     /// Runs completed at or after this time (nanoseconds since the epoch; see [`parse_time`]).
@@ -291,6 +294,7 @@ impl Query {
             want.as_deref().is_none_or(|w| text(path) == Some(w))
         };
         if !equal(&self.agent_id, &["agent_id"])
+            || !equal(&self.principal_id, &["acting_for", "principal_id"])
             || !equal(&self.status, &["outcome", "status"])
             || !equal(&self.conversation_id, &["conversation_id"])
         {

@@ -90,6 +90,7 @@ pub(crate) mod writer;
 mod files;
 
 pub use index::{Cursor, Page, Query, Scan, parse_time};
+pub(crate) use reader::CANDIDATES_SHOWN;
 pub use reader::{Listing, RunReader};
 pub use recovery::Recovery;
 pub use writer::RunStore;

@@ -76,7 +76,7 @@ impl Listing {
 }
 
 /// How many candidates an ambiguous id prefix names in its error.
-const CANDIDATES_SHOWN: usize = 10;
+pub(crate) const CANDIDATES_SHOWN: usize = 10;
 
 /// The run store at one root directory, for reading. Cheap to share between threads.
 #[derive(Clone, Debug)]

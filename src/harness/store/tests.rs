@@ -658,7 +658,8 @@ fn conversations_group_runs() {
     );
 
     assert_eq!(
-        crate::harness::conversations::list(&store).unwrap(),
+        crate::harness::conversations::list(&store, &crate::harness::identity::Access::All)
+            .unwrap(),
         vec![
             json!({"conversation_id": talk, "agent_id": "director", "turns": 2, "runs": 3,
                    "started_at": "2026-01-01T00:00:01Z",
@@ -671,15 +672,30 @@ fn conversations_group_runs() {
         ]
     );
     assert_eq!(
-        crate::harness::conversations::runs_of(&store, &talk).unwrap(),
+        crate::harness::conversations::runs_of(
+            &store,
+            &talk,
+            &crate::harness::identity::Access::All
+        )
+        .unwrap(),
         Some(vec![e1, e2, e4])
     );
     assert_eq!(
-        crate::harness::conversations::runs_of(&store, &chat).unwrap(),
+        crate::harness::conversations::runs_of(
+            &store,
+            &chat,
+            &crate::harness::identity::Access::All
+        )
+        .unwrap(),
         Some(vec![e3])
     );
     assert_eq!(
-        crate::harness::conversations::runs_of(&store, &new_uuid7()).unwrap(),
+        crate::harness::conversations::runs_of(
+            &store,
+            &new_uuid7(),
+            &crate::harness::identity::Access::All
+        )
+        .unwrap(),
         None
     );
     assert_eq!(list(&store).len(), 5);
@@ -693,7 +709,8 @@ fn conversations_group_runs() {
         Some(&new_uuid7()),
         "succeeded",
     );
-    let rows = crate::harness::conversations::list(&store).unwrap();
+    let rows = crate::harness::conversations::list(&store, &crate::harness::identity::Access::All)
+        .unwrap();
     assert_eq!(rows[0]["conversation_id"], json!(pending));
     assert_eq!(
         (rows[0]["turns"].clone(), rows[0]["runs"].clone()),
@@ -838,11 +855,17 @@ fn a_store_written_by_the_reference_reads() {
         json!("Message — text")
     );
     assert_eq!(
-        crate::harness::conversations::runs_of(&store, conversation).unwrap(),
+        crate::harness::conversations::runs_of(
+            &store,
+            conversation,
+            &crate::harness::identity::Access::All
+        )
+        .unwrap(),
         Some(vec![env.clone()])
     );
     assert_eq!(
-        crate::harness::conversations::list(&store).unwrap()[0]["turns"],
+        crate::harness::conversations::list(&store, &crate::harness::identity::Access::All)
+            .unwrap()[0]["turns"],
         json!(1)
     );
 

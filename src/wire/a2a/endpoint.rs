@@ -141,6 +141,13 @@ pub(crate) type Lookup = Arc<dyn Fn(&str) -> Option<Task> + Send + Sync>;
 pub(crate) type List =
     Arc<dyn Fn(&ListQuery, &CallContext) -> Result<TaskPage, A2aError> + Send + Sync>;
 
+/// Whether the caller may see a task (`GetTask`, `CancelTask`): given the task's id, whether
+/// the endpoint holds it and with what owner (`Some(None)`: held, no owner; `None`: not held,
+/// so the lookup's), and the call. `Ok(false)` answers as if the task did not exist (another
+/// principal's task is not found, never forbidden); `Err` refuses the call (no credentials).
+pub(crate) type Visible =
+    Arc<dyn Fn(&str, Option<Option<&str>>, &CallContext) -> Result<bool, A2aError> + Send + Sync>;
+
 /// The most tasks an endpoint runs in the background (non-blocking sends) at once. Each holds a
 /// thread of its own while it runs, outside the HTTP server's connection bound, so this bounds
 /// those threads.
@@ -153,6 +160,8 @@ pub(crate) struct Endpoint {
     pub tasks: TaskStore,
     pub lookup: Option<Lookup>,
     pub list: Option<List>,
+    /// Who may read or cancel which task; `None`: every caller every task.
+    pub visible: Option<Visible>,
     /// Deepest JSON nesting accepted in a request.
     pub max_depth: usize,
     /// How long a JSON-RPC batch may take as a whole ([`jsonrpc::run_batch`]).
@@ -179,6 +188,7 @@ impl Endpoint {
             tasks: TaskStore::new(TASKS_KEPT),
             lookup: None,
             list: None,
+            visible: None,
             max_depth: crate::json::Limits::DEFAULT.max_depth,
             batch_deadline: jsonrpc::BATCH_DEADLINE,
             max_background: BACKGROUND_TASKS,
@@ -327,6 +337,7 @@ impl Endpoint {
                         v10::decode_history_length(&call.params)?,
                     ),
                 };
+                self.check_visible(&id, &ctx)?;
                 Answer::Task(self.find(&id)?, history)
             }
             _ if method == v03::CANCEL_TASK || method == v10::CANCEL_TASK => {
@@ -335,6 +346,7 @@ impl Endpoint {
                     Binding::V10 => v10::decode_task_id(&call.params),
                 }
                 .map_err(invalid)?;
+                self.check_visible(&id, &ctx)?;
                 Answer::Task(self.cancel(&id)?, None)
             }
             Binding::V10 if method == v10::LIST_TASKS => {
@@ -394,6 +406,19 @@ impl Endpoint {
                 format!("{{\"message\":{}}}", json_text(&v10::Json(&m)))
             }
         })
+    }
+
+    /// Refuse a call on task `id` the caller may not see: as not found, or unauthenticated.
+    fn check_visible(&self, id: &str, ctx: &CallContext) -> Result<(), A2aError> {
+        let Some(visible) = &self.visible else {
+            return Ok(());
+        };
+        let held = self.tasks.get_owned(id).map(|(_, owner)| owner);
+        if visible(id, held.as_ref().map(Option::as_deref), ctx)? {
+            Ok(())
+        } else {
+            Err(A2aError::TaskNotFound { id: id.to_string() })
+        }
     }
 
     /// A task by id: the store's, else the lookup's.

@@ -275,6 +275,14 @@ impl TaskStore {
         self.lock().by_id.get(id).map(|e| Arc::clone(&e.task))
     }
 
+    /// A held task and its owner (`None` inside: a task any caller may see).
+    pub(crate) fn get_owned(&self, id: &str) -> Option<(Arc<Task>, Option<String>)> {
+        self.lock()
+            .by_id
+            .get(id)
+            .map(|e| (Arc::clone(&e.task), e.owner.clone()))
+    }
+
     /// Change a task in place under the lock; `change` says whether it changed anything (then
     /// its status time and order are renewed).
     fn update(&self, id: &str, change: impl FnOnce(&mut Task) -> bool) -> Option<Arc<Task>> {
