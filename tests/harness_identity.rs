@@ -152,3 +152,56 @@ fn a_request_cannot_say_whom_it_acts_for() {
         "{err}"
     );
 }
+
+/// A tokens file of the wrong shape is refused at start, naming the field that is wrong and
+/// the shape expected; an auditor entry is read with its role.
+#[test]
+fn a_tokens_file_of_the_wrong_shape_names_the_field_and_the_shape_expected() {
+    let dir = TempDir::new("identity-shape");
+    let path = dir.path().join("tokens.json");
+    let digest = token_digest("t");
+    for (doc, field) in [
+        (
+            json!([{"principal_id": "urn:x:y", "name": "X"}]),
+            "top level is an array",
+        ),
+        (json!({ &digest: "urn:x:y" }), "the entry is a string"),
+        (
+            json!({ &digest: {"name": "X"} }),
+            "\"principal_id\" is missing",
+        ),
+        (
+            json!({ &digest: {"principal_id": 7, "name": "X"} }),
+            "\"principal_id\" is a number",
+        ),
+        (
+            json!({ &digest: {"principal_id": "urn:x:y", "name": "X", "role": "admin"} }),
+            "\"role\"",
+        ),
+        (
+            json!({ &digest: {"principal_id": "urn:x:y", "name": "X", "roles": ["auditor"]} }),
+            "\"roles\" is not a known field",
+        ),
+    ] {
+        std::fs::write(&path, doc.to_string()).unwrap();
+        let err = Authenticator::bearer_from_file(&path)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(field), "{doc}: {err}");
+        assert!(
+            err.contains("expected {\"<sha256 hex of a token>\""),
+            "{doc}: {err}"
+        );
+    }
+    std::fs::write(
+        &path,
+        json!({ &digest: {"principal_id": "urn:x:auditor", "name": "Audit", "principal_kind": "accountable_role", "role": "auditor"} })
+            .to_string(),
+    )
+    .unwrap();
+    let Authenticator::Bearer(tokens) = Authenticator::bearer_from_file(&path).unwrap() else {
+        panic!("a bearer authenticator");
+    };
+    assert_eq!(tokens[0].role, ddwire::harness::identity::Role::Auditor);
+    assert_eq!(tokens[0].principal.principal_id, "urn:x:auditor");
+}
