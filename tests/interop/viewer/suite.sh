@@ -34,8 +34,8 @@ fi
 "$CHROMIUM" --version >"$LOGS/chromium-version.txt" 2>&1 || true
 
 names=(hello stub director echo ungrounded failing)
-read -r -d '' p_hello p_stub p_director p_echo p_ungrounded p_failing p_harness \
-    < <(free_ports 7; printf '\0') || true
+read -r -d '' p_hello p_stub p_director p_echo p_ungrounded p_failing p_harness p_tokens \
+    < <(free_ports 8; printf '\0') || true
 ports=("$p_hello" "$p_stub" "$p_director" "$p_echo" "$p_ungrounded" "$p_failing")
 url() { printf 'http://127.0.0.1:%s' "$1"; }
 card=/.well-known/agent-card.json
@@ -89,8 +89,18 @@ done
 printf '}\n' >>"$LOGS/runs.json"
 [[ $made -eq 1 ]] || { finish; exit; }
 
+# A second harness over the same store that takes tokens: the operator's token reads the runs
+# above, another principal's reads none (tokens file: digests only).
+digest() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+printf '{"%s": {"principal_id": "urn:ddwire:demo:operator", "name": "ddwire demo operator (not a person)", "principal_kind": "accountable_role"}, "%s": {"principal_id": "https://orcid.org/0000-0001-5109-3700", "name": "Someone else"}}\n' \
+    "$(digest viewer-operator-token)" "$(digest viewer-other-token)" >"$LOGS/tokens.json"
+with_tokens="$(url "$p_tokens")"
+start_server serve-tokens "$DDWIRE" serve --port "$p_tokens" --agents "$LOGS/agents.json" \
+    --runs "$LOGS/runs" --tokens "$LOGS/tokens.json"
+wait_ready serve-tokens "$with_tokens/healthz" 15 || { finish; exit; }
+
 # node resolves playwright-core from the script's folder upwards: tests/interop/node_modules.
-run_test browser node "$here/viewer_test.mjs" "$harness" "$LOGS/runs.json" "$LOGS" "$CHROMIUM"
+run_test browser node "$here/viewer_test.mjs" "$harness" "$LOGS/runs.json" "$LOGS" "$CHROMIUM" "$with_tokens"
 sed -n 's/^SCREENSHOT /screenshot: /p' "$LOGS/browser.log"
 
 finish

@@ -1,7 +1,8 @@
 /**
  * `ddwire serve`'s GET /viewer in Debian's Chromium, driven by playwright-core.
  *
- * Usage: node viewer/viewer_test.mjs HARNESS_URL RUNS_JSON OUT_DIR CHROMIUM   (run from tests/interop)
+ * Usage: node viewer/viewer_test.mjs HARNESS_URL RUNS_JSON OUT_DIR CHROMIUM [TOKENS_HARNESS_URL]
+ *        (run from tests/interop)
  *
  * RUNS_JSON maps each demo case (success, abstention, refusal, not-accepted, withheld,
  * agent-error, delegation) to the invocation id the harness made for it. Tests (one PASS/FAIL
@@ -21,6 +22,10 @@
  *   "Delegated by" link leads back to the parent.
  * - live-invocation: the form starts hello.world over POST /agui; the events arrive in order
  *   (RUN_STARTED, step pairs, RUN_FINISHED), and the finished run is shown with its waterfall.
+ * - tokens (with TOKENS_HARNESS_URL, a harness over the same store started with --tokens): the
+ *   runs list asks for a token; another principal's token lists none of the operator's runs;
+ *   the operator's token (typed into the header's Token field, kept in sessionStorage) lists
+ *   them all, opens one, and starts a live invocation.
  * Screenshots: OUT_DIR/viewer-runs.png, viewer-delegation.png, viewer-withheld.png and
  * viewer-live.png (each printed as a `SCREENSHOT <path>` line).
  */
@@ -34,6 +39,7 @@ const RUNS = JSON.parse(readFileSync(process.argv[3], "utf8"));
 const OUT = process.argv[4];
 const CHROMIUM = process.argv[5] || "/usr/bin/chromium";
 const VIEWER = `${BASE}/viewer`;
+const TOKENS_BASE = (process.argv[6] || "").replace(/\/+$/, "");
 
 function expect(cond, reason) {
   if (!cond) throw new Error(reason);
@@ -260,6 +266,45 @@ await test("live-invocation", async () => {
   await page.screenshot({ path: join(OUT, "viewer-live.png"), fullPage: true });
   console.log(`SCREENSHOT ${join(OUT, "viewer-live.png")}`);
   expect(consoleErrors.length === 0, `console errors: ${consoleErrors.join(" | ")}`);
+});
+
+if (TOKENS_BASE) await test("tokens", async () => {
+  // A page of its own: its 401s are expected console errors, and its origin (another port)
+  // has its own sessionStorage.
+  const tab = await context.newPage();
+  const ready = async (hash, change) => {
+    await tab.evaluate(() => { document.body.dataset.ready = ""; });
+    await change();
+    await tab.waitForFunction(h => document.body.dataset.ready === h, hash);
+  };
+  await tab.goto(`${TOKENS_BASE}/viewer#/`);
+  await tab.waitForFunction(() => document.body.dataset.ready === "#/");
+  const asked = await tab.textContent("#status");
+  expect(asked.includes("token"), `without a token the page says: ${asked}`);
+  expect(await tab.$$eval("#runs tr.run-row", rows => rows.length) === 0, "runs shown without a token");
+  const type = async token => ready("#/", async () => {
+    await tab.fill("#token", token);
+    await tab.dispatchEvent("#token", "change");
+  });
+  await type("viewer-other-token");
+  const others = await tab.$$eval("#runs tr.run-row", rows => rows.length);
+  expect(others === 0, `another principal's token lists ${others} of the operator's runs`);
+  await type("viewer-operator-token");
+  const mine = await tab.$$eval("#runs tr.run-row", rows => rows.length);
+  expect(mine >= Object.keys(RUNS).length, `the operator's token lists ${mine} runs`);
+  expect(await tab.evaluate(() => sessionStorage.getItem("ddwire-token")) === "viewer-operator-token",
+    "the token is not kept for the tab");
+  await ready(`#/run/${RUNS.success}`, () => tab.evaluate(h => { location.hash = h; }, `#/run/${RUNS.success}`));
+  await tab.waitForSelector(`.run-view[data-invocation-id="${RUNS.success}"]`);
+  await ready("#/new", () => tab.evaluate(() => { location.hash = "#/new"; }));
+  await tab.selectOption("#agent", "hello.world");
+  await tab.fill("#input", JSON.stringify({ schema_class: "Message", message_text: "Live, with a token" }));
+  await tab.click("#start");
+  await tab.waitForSelector('#events li[data-type="RUN_FINISHED"], #events li[data-type="RUN_ERROR"]');
+  const last = await tab.$$eval("#events li", lis => lis[lis.length - 1].dataset.type);
+  expect(last === "RUN_FINISHED", `the live run ended with ${last}`);
+  await tab.waitForSelector("#result .run-view");
+  await tab.close();
 });
 
 await context.close();
