@@ -384,16 +384,16 @@ fn read_sse(stream: &[u8]) -> (Vec<String>, usize) {
     let mut rest: &str = &text;
     while !rest.is_empty() {
         let end = rest.find(['\r', '\n']).unwrap_or(rest.len());
-        let line = &rest[..end];
-        let after = &rest[end..];
-        rest = if after.starts_with("\r\n") {
-            &after[2..]
+        // `end` is at an ASCII byte (or the end), so both halves are whole characters.
+        let (line, after) = rest.split_at(end);
+        rest = if let Some(next) = after.strip_prefix("\r\n") {
+            next
         } else if after.is_empty() {
             // An unterminated last line is never dispatched (§9.2.6: "at the end of the
             // stream, discard any pending event").
             break;
         } else {
-            &after[1..]
+            after.get(1..).unwrap_or_default()
         };
         if line.is_empty() {
             if has_data {

@@ -383,8 +383,11 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
     out
 }
 
+/// A fuzz target's entry point: it takes any bytes and panics on a finding.
+type Entry = fn(&[u8]);
+
 /// The entry point of each target, as `fuzz/fuzz_targets/<name>.rs` calls it.
-const TARGETS: &[(&str, fn(&[u8]))] = &[
+const TARGETS: &[(&str, Entry)] = &[
     ("trace_context", ddwire::fuzz::trace_context),
     ("span_json", ddwire::fuzz::span_json),
     ("rfc3339", ddwire::fuzz::rfc3339),
@@ -406,7 +409,7 @@ const CASES: usize = 1500;
 
 /// Run `entry` on `input`; a panic fails the test naming the target and the input, which is
 /// what a regression test needs.
-fn run(target: &str, entry: fn(&[u8]), input: &[u8]) {
+fn run(target: &str, entry: Entry, input: &[u8]) {
     if let Err(panic) = catch_unwind(AssertUnwindSafe(|| entry(input))) {
         let why = panic
             .downcast_ref::<String>()

@@ -176,10 +176,7 @@ impl BrowserPolicy {
 
     fn host_allowed(&self, host: &str) -> bool {
         let name = host_name(host).to_ascii_lowercase();
-        self.any_host
-            || name == "localhost"
-            || is_ip_literal(&name)
-            || self.hosts.iter().any(|h| *h == name)
+        self.any_host || name == "localhost" || is_ip_literal(&name) || self.hosts.contains(&name)
     }
 
     fn hosts_shown(&self) -> String {
@@ -205,7 +202,7 @@ impl BrowserPolicy {
 
     fn cors_allowed(&self, origin: &str) -> bool {
         let origin = origin.trim().to_ascii_lowercase();
-        self.cors.iter().any(|o| *o == origin)
+        self.cors.contains(&origin)
     }
 }
 
