@@ -310,6 +310,14 @@ fn another_principals_run_is_answered_as_not_found() {
     }
     let own = task_call(s.addr, "tasks/get", &alices, Some("Bearer alice-token"));
     assert_eq!(own["result"]["id"], alices.as_str(), "{own}");
+    // A refusal in a task (no run: an unknown agent) is its caller's to read back, too.
+    let refused = send(s.addr, "alice-token", request("nobody.here", message("hi")));
+    assert_eq!(refused["result"]["status"]["state"], "failed", "{refused}");
+    let task = refused["result"]["id"].as_str().unwrap();
+    let mine = task_call(s.addr, "tasks/get", task, Some("Bearer alice-token"));
+    assert_eq!(mine["result"]["id"], task, "{mine}");
+    let theirs = task_call(s.addr, "tasks/get", task, Some("Bearer bob-token"));
+    assert_eq!(theirs["error"]["code"], -32001, "{theirs}");
 }
 
 #[test]

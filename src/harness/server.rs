@@ -713,7 +713,24 @@ pub(crate) fn plan(
             state: task.status.state,
         });
     }
-    let failed = |error: String| Plan::Task(TaskPlan::done(Reply::failed(error)));
+    // Whom a refusal in the task belongs to, so its caller (and only it) can read it back
+    // with GetTask when reads follow identity.
+    let caller = match (
+        &harness.authenticator,
+        message.meta_str(meta::DELEGATION_TOKEN),
+    ) {
+        (Some(auth), None) => auth
+            .principal_for(Some(&ctx.headers))
+            .ok()
+            .map(|p| p.principal_id),
+        _ => None,
+    };
+    let failed = |error: String| {
+        Plan::Task(TaskPlan {
+            owner: caller.clone(),
+            ..TaskPlan::done(Reply::failed(error))
+        })
+    };
     let data = message.data_parts();
     if data.len() != 1 {
         return failed(format!(
