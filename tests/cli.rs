@@ -198,6 +198,41 @@ fn serve_warns_when_bound_beyond_loopback_without_bearer_tokens() {
     assert!(seen.contains("warning: bound beyond loopback"), "{seen}");
 }
 
+/// `--cors-origin` takes an origin exactly as a browser sends it; anything else stops `serve`
+/// at start with the shape expected.
+#[test]
+fn serve_refuses_a_cors_origin_that_is_not_an_origin() {
+    let runs = temp_dir("cors");
+    let agents = runs.join("agents.json");
+    std::fs::write(&agents, r#"{"agents": []}"#).unwrap();
+    for bad in [
+        "localhost:5173",
+        "http://localhost:5173/",
+        "http://x/viewer",
+    ] {
+        let out = ddwire()
+            .args(["serve", "--port", "0", "--agents", agents.to_str().unwrap()])
+            .args(["--runs", runs.join("store").to_str().unwrap()])
+            .args([
+                "--acting-for-id",
+                "https://orcid.org/0000-0002-1825-0097",
+                "--acting-for-name",
+                "Josiah Carberry",
+                "--cors-origin",
+                bad,
+            ])
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(0), "{bad}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains("is not an origin") && err.contains("scheme://host[:port]"),
+            "{bad}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(runs).unwrap();
+}
+
 #[test]
 fn lint_exits_0_for_a_grounded_run_and_1_for_a_violation() {
     let dir = "fixtures/runs";
