@@ -366,6 +366,43 @@ fn a_principal_reads_the_delegations_made_on_its_behalf_and_an_auditor_reads_eve
     }
 }
 
+/// A2A `ListTasks` (1.0): a principal lists its own tasks, an auditor every principal's.
+#[test]
+fn list_tasks_shows_a_principal_its_own_and_an_auditor_every_principals() {
+    let s = served(None);
+    let alices = run_as(s.addr, "alice-token");
+    let bobs = run_as(s.addr, "bob-token");
+    let list = |token: &str| {
+        let auth = bearer(token);
+        let body = json!({"jsonrpc": "2.0", "id": 4, "method": "ListTasks", "params": {}});
+        let answer = http(
+            s.addr,
+            "POST",
+            "/a2a",
+            &[
+                ("Content-Type", "application/json"),
+                ("A2A-Version", "1.0"),
+                ("Authorization", &auth),
+            ],
+            &body.to_string(),
+        )
+        .json();
+        let mut ids: Vec<String> = answer["result"]["tasks"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{answer}"))
+            .iter()
+            .map(|t| t["id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(list("alice-token"), vec![alices.clone()]);
+    assert_eq!(list("bob-token"), vec![bobs.clone()]);
+    let mut both = vec![alices, bobs];
+    both.sort();
+    assert_eq!(list("auditor-token"), both);
+}
+
 #[test]
 fn the_runs_list_filters_by_the_exact_principal_id() {
     let s = served(None);

@@ -124,14 +124,14 @@ pub(crate) fn stored_task(store: &RunReader, id: &str) -> Option<Task> {
 /// since the status and context of a task are not in the index's head fields.
 fn stored_runs(
     store: &RunReader,
-    principal_id: &str,
+    principal_id: Option<&str>,
     query: &ListQuery,
     after: Option<&str>,
     skip: &HashSet<String>,
     room: usize,
 ) -> Result<(Vec<Value>, usize, bool)> {
     let narrowed = Query {
-        principal_id: Some(principal_id.to_string()),
+        principal_id: principal_id.map(str::to_string),
         since: query.status_timestamp_after,
         ..Query::default()
     };
@@ -144,11 +144,13 @@ fn stored_runs(
             .unwrap_or("")
             .to_string();
         // The store matches a principal by id or name; a task belongs to its principal id.
-        let mine = envelope
-            .get("acting_for")
-            .and_then(|a| a.get("principal_id"))
-            .and_then(Value::as_str)
-            == Some(principal_id);
+        let mine = principal_id.is_none_or(|p| {
+            envelope
+                .get("acting_for")
+                .and_then(|a| a.get("principal_id"))
+                .and_then(Value::as_str)
+                == Some(p)
+        });
         if !mine
             || skip.contains(&id)
             || !query.matches(
@@ -212,12 +214,12 @@ enum Start {
     AfterRun(String),
 }
 
-/// `ListTasks` for `principal_id`: its tasks still running in `live` (the endpoint's store),
+/// `ListTasks` for `principal_id` (`None`: every principal, for an auditor): its tasks still running in `live` (the endpoint's store),
 /// then its stored runs, filtered and paged as `query` asks.
 pub(crate) fn list(
     live: &TaskStore,
     store: &RunReader,
-    principal_id: &str,
+    principal_id: Option<&str>,
     query: &ListQuery,
 ) -> std::result::Result<TaskPage, A2aError> {
     let token = query.page_token.as_deref().unwrap_or_default();

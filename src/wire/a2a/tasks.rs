@@ -420,14 +420,17 @@ impl TaskStore {
         })
     }
 
-    /// The tasks not yet terminal that `owner` may see, newest change first (a harness lists
-    /// them before its stored runs).
-    pub(crate) fn unfinished(&self, owner: &str) -> Vec<(i128, Arc<Task>)> {
+    /// The tasks not yet terminal that `owner` may see (`None`: every owner's, for an
+    /// auditor), newest change first (a harness lists them before its stored runs).
+    pub(crate) fn unfinished(&self, owner: Option<&str>) -> Vec<(i128, Arc<Task>)> {
         let guard = self.lock();
         let mut tasks: Vec<(u64, i128, Arc<Task>)> = guard
             .by_id
             .values()
-            .filter(|e| e.owner.as_deref() == Some(owner) && !e.task.status.state.is_terminal())
+            .filter(|e| {
+                owner.is_none_or(|o| e.owner.as_deref() == Some(o))
+                    && !e.task.status.state.is_terminal()
+            })
             .map(|e| (e.seq, e.changed_ns, Arc::clone(&e.task)))
             .collect();
         drop(guard);
