@@ -444,3 +444,35 @@ fn every_parser_keeps_its_invariants_on_mutated_fixtures() {
         }
     }
 }
+
+/// Regression (found by the `span_json` fuzz target, a stored span's event moved to 2423):
+/// past 2^32 s OpenTelemetry Python's time writer works in a double (`ns / 1e9`) whose step
+/// exceeds half a microsecond, so a far time drifts as it is written, read and written again:
+/// CPython prints 2423-11-14T22:13:20.123571 as .123569, and that, read back, as .123568.
+/// ddwire writes the same bytes (checked against `datetime.fromtimestamp` by hand), so the
+/// target's round trip is exact only before `ddwire::fuzz::EXACT_TIMES_BELOW_NS` and within
+/// the double's step after it.
+#[test]
+fn a_far_future_span_time_drifts_as_python_writes_it_and_the_round_trip_allows_it() {
+    let line = fixture_lines("spans")[0]["json"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let span = ddwire::trace::to_json(&ddwire::trace::from_json(&line).unwrap());
+    let key = "\"start_time\": \"";
+    let at = span.find(key).unwrap() + key.len();
+    let time = |t: &str| span.replacen(&span[at..at + 27], t, 1);
+    let mut text = time("2423-11-14T22:13:20.123571Z");
+    for expected in ["2423-11-14T22:13:20.123569Z", "2423-11-14T22:13:20.123568Z"] {
+        ddwire::fuzz::span_json(text.as_bytes());
+        text = ddwire::trace::to_json(&ddwire::trace::from_json(&text).unwrap());
+        assert!(text.contains(expected), "{expected}: {text}");
+    }
+    // Before 2106 every microsecond survives.
+    for t in ["2023-11-14T22:13:20.123571Z", "2105-12-31T23:59:59.999999Z"] {
+        let text = time(t);
+        let again = ddwire::trace::to_json(&ddwire::trace::from_json(&text).unwrap());
+        assert!(again.contains(t), "{t}: {again}");
+        ddwire::fuzz::span_json(text.as_bytes());
+    }
+}
