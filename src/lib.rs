@@ -62,7 +62,9 @@
 //!
 //! With the `testkit` feature (which `cargo test` turns on for this crate's own tests),
 //! `harness::testkit` serves a whole harness and its agents in memory, for the tests of
-//! agents built on ddwire.
+//! agents built on ddwire. With the `fuzzing` feature (which `fuzz/` and `cargo test` turn
+//! on), a hidden `fuzz` module gives the cargo-fuzz targets and `tests/parser_mutation.rs` one
+//! entry point per hand-written parser; it is no part of the stated API.
 //!
 //! ## Adding to the public API
 //!
