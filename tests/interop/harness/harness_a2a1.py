@@ -46,7 +46,8 @@ Tests (one PASS/FAIL line each):
   without Authorization, or with a token it does not know, gives a failed task mentioning
   "unauthenticated", and nothing is stored.
 - bearer/known-token: with the right bearer token the call succeeds; the envelope's acting_for and
-  GET /runs name the token's principal.
+  GET /runs (read with that token) name the token's principal.
+- bearer/reads-need-a-token: GET /runs without a token is 401 with a Bearer challenge.
 """
 
 import asyncio
@@ -55,6 +56,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 import uuid
 
@@ -359,12 +361,29 @@ def test_director_route():
     expect(r.returncode == 0, f"ddwire lint exited {r.returncode} on the director's run: {r.stdout} {r.stderr}")
 
 
+def as_token_holder():
+    return {"Authorization": f"Bearer {CFG['token']}"}
+
+
+def test_reads_need_a_token():
+    try:
+        get_json(TOKENS_HARNESS + "/runs")
+    except urllib.error.HTTPError as e:
+        expect(e.code == 401, f"GET /runs without a token answered {e.code}")
+        expect((e.headers.get("WWW-Authenticate") or "").startswith("Bearer"), "no Bearer challenge")
+    else:
+        raise AssertionError("GET /runs without a token was answered")
+    get_json(TOKENS_HARNESS + "/runs", as_token_holder())
+
+
 def refused_without(headers):
-    before, files_before = get_json(TOKENS_HARNESS + "/runs"), store_listing(CFG["tokens_runs"])
+    before = get_json(TOKENS_HARNESS + "/runs", as_token_holder())
+    files_before = store_listing(CFG["tokens_runs"])
     task, _ = send(TOKENS_HARNESS, invocation("hello.world", "anyone there?"), headers=headers)
     err = task_error(task)
     expect("unauthenticated" in err, f"error {err!r}")
-    expect(get_json(TOKENS_HARNESS + "/runs") == before, "GET /runs changed after an unauthenticated call")
+    expect(get_json(TOKENS_HARNESS + "/runs", as_token_holder()) == before,
+           "GET /runs changed after an unauthenticated call")
     expect(store_listing(CFG["tokens_runs"]) == files_before, "the run store changed after an unauthenticated call")
 
 
@@ -375,7 +394,7 @@ def test_known_token():
     env = envelope_of(task)
     expect(env["outcome"]["status"] == "succeeded", f"outcome {env['outcome']}")
     expect(env["acting_for"]["name"] == CFG["principal_name"], f"acting_for {env['acting_for']}")
-    runs = get_json(TOKENS_HARNESS + "/runs")
+    runs = get_json(TOKENS_HARNESS + "/runs", as_token_holder())
     row = next((r for r in runs if r["invocation_id"] == env["invocation_id"]), None)
     expect(row and row["acting_for"] == CFG["principal_name"], f"GET /runs row {row}")
 
@@ -395,4 +414,5 @@ if __name__ == "__main__":
         ("bearer/no-authorization", lambda: refused_without(None)),
         ("bearer/unknown-token", lambda: refused_without({"Authorization": "Bearer not-a-token-it-knows"})),
         ("bearer/known-token", test_known_token),
+        ("bearer/reads-need-a-token", test_reads_need_a_token),
     ]))
