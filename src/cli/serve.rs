@@ -212,6 +212,31 @@ fn run(args: &Parsed) -> Result<i32, String> {
         );
     }
     eprintln!("ddwire serve: viewer at {public}/viewer");
+    let hosts: Vec<&str> = args
+        .values("allowed-hosts")
+        .iter()
+        .flat_map(|v| v.split(','))
+        .filter(|h| !h.trim().is_empty())
+        .collect();
+    let origins = args.values("cors-origin");
+    eprintln!(
+        "ddwire serve: browsers: Host must be an IP address, localhost, the public URL's host{}; cross-origin calls from {}",
+        if hosts.is_empty() {
+            String::new()
+        } else {
+            format!(" or {}", hosts.join(", "))
+        },
+        if origins.is_empty() {
+            "no other origin (--cors-origin)".to_string()
+        } else {
+            origins.join(", ")
+        }
+    );
+    if bearer {
+        eprintln!(
+            "ddwire serve: reads need a bearer token: each principal sees its own runs, an auditor all"
+        );
+    }
     if !addr.ip().is_loopback() && !bearer {
         eprintln!(
             "ddwire serve: warning: bound beyond loopback ({addr}) without --tokens: every caller acts for the operator's principal"
