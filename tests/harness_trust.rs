@@ -13,12 +13,12 @@ mod common;
 use common::{TempDir, bare_conductor, message, request};
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Director, Hello};
-use ddwire::harness::browser::BrowserPolicy;
 use ddwire::harness::identity::{Authenticator, Role, Token, token_digest};
 use ddwire::harness::server::{self as harness_server, Harness};
 use ddwire::harness::testkit::HARNESS_URL;
 use ddwire::ids::new_uuid7;
 use ddwire::wire::http::Limits;
+use ddwire::wire::http::browser::BrowserPolicy;
 use ddwire::wire::http::server::{Server, bind};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -642,4 +642,50 @@ fn a_configured_origin_gets_its_preflight_answered_and_its_answers_marked() {
     let refused = http(s.addr, "GET", "/runs", &[("Origin", viewer)], "");
     assert_eq!(refused.status, 401);
     assert_eq!(refused.header("access-control-allow-origin"), Some(viewer));
+}
+
+/// An agent server (`ddwire agent`) refuses what a page could send without a preflight and any
+/// foreign `Origin`, but answers any `Host`: the harness may know it by a name of its own
+/// configuration.
+#[test]
+fn an_agent_server_refuses_text_plain_and_foreign_origins_but_answers_any_host() {
+    let agent = ddwire::agent::server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
+    let addr: SocketAddr = agent
+        .base_url()
+        .trim_start_matches("http://")
+        .parse()
+        .unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"kind": "message", "messageId": new_uuid7(), "role": "user",
+                    "parts": [{"kind": "data", "data": request("hello.world", message("hi"))}]}}})
+    .to_string();
+    for path in ["/a2a", "/"] {
+        let plain = http(addr, "POST", path, &[("Content-Type", "text/plain")], &body);
+        assert_eq!(plain.status, 415, "{path}: {}", plain.body);
+        let untyped = http(addr, "POST", path, &[], &body);
+        assert_eq!(untyped.status, 415, "{path}");
+        let foreign = http(
+            addr,
+            "POST",
+            path,
+            &[
+                ("Content-Type", "application/json"),
+                ("Origin", "https://evil.example"),
+            ],
+            &body,
+        );
+        assert_eq!(foreign.status, 403, "{path}");
+    }
+    let answered = http(
+        addr,
+        "POST",
+        "/a2a",
+        &[
+            ("Content-Type", "application/json"),
+            ("Host", "agents.internal.example:9001"),
+        ],
+        &body,
+    );
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    assert_eq!(answered.json()["result"]["status"]["state"], "completed");
 }

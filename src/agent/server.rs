@@ -38,6 +38,7 @@ use crate::wire::a2a::endpoint::{
 };
 use crate::wire::a2a::model::{Artifact, Message, Part, Task};
 use crate::wire::a2a::{CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH, artifact, card, meta};
+use crate::wire::http::browser::BrowserPolicy;
 use crate::wire::http::drain::Drain;
 use crate::wire::http::{self, Handler, Limits, Request, Response};
 use crate::wire::sign::{Direction, Key, Signer, Verifier};
@@ -103,7 +104,21 @@ fn build(
         },
     );
     let endpoint = Endpoint::new(execute);
-    Arc::new(move |request: Request| route(&request, &endpoint, &card, verifier.as_ref()))
+    // Any Host (the harness may know the agent by a name of its own configuration), but no
+    // page on another origin, and no call a page can send without a preflight.
+    let browser = BrowserPolicy::new(public_url).allow_hosts(["*"]);
+    Arc::new(move |request: Request| {
+        if let Err(refused) = browser.admit(&request) {
+            return refused;
+        }
+        if request.method == "POST"
+            && matches!(request.path.as_str(), JSONRPC_PATH | "/a2a/" | "/")
+            && let Err(refused) = browser.admit_body(&request)
+        {
+            return refused;
+        }
+        route(&request, &endpoint, &card, verifier.as_ref())
+    })
 }
 
 /// Route one request: the card at both well-known paths, JSON-RPC at `/a2a` (also `/a2a/`,

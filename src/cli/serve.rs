@@ -3,11 +3,11 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::{drain, export, setup};
-use ddwire::harness::browser::BrowserPolicy;
 use ddwire::harness::registry;
 use ddwire::harness::server::{self, Harness};
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http;
+use ddwire::wire::http::browser::BrowserPolicy;
 use ddwire::wire::http::drain::Drain;
 use std::sync::Arc;
 

@@ -3,7 +3,6 @@
 //! the harness's own routes (A2A, AG-UI, JSON).
 
 pub mod agui;
-pub mod browser;
 pub mod conductor;
 mod conversations;
 pub mod grounding;

@@ -26,7 +26,6 @@
 //! callback from a keyed agent to be signed by it. Unsigned callers (outside callers, agents
 //! without a key) are handled as before.
 
-use super::browser::BrowserPolicy;
 use super::conductor::{Callback, Conductor};
 use super::identity::{Access, Authenticator};
 use super::store::{Query, RunReader, StoreError, parse_time};
@@ -40,6 +39,7 @@ use crate::wire::a2a::endpoint::{
 };
 use crate::wire::a2a::model::{Artifact, Message, Part, Task};
 use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
+use crate::wire::http::browser::BrowserPolicy;
 use crate::wire::http::drain::Drain;
 use crate::wire::http::server::OpenConnections;
 use crate::wire::http::{Handler, Request, Response};
@@ -65,7 +65,7 @@ pub struct Harness {
     connections: Option<OpenConnections>,
     /// Started on SIGTERM/SIGINT: `/healthz` answers 503, streams end when it is cut.
     pub(crate) drain: Drain,
-    /// What a browser may do: host names, origins, media types ([`super::browser`]).
+    /// What a browser may do: host names, origins, media types ([`crate::wire::http::browser`]).
     browser: BrowserPolicy,
 }
 
@@ -157,7 +157,7 @@ impl Harness {
     }
 
     /// Answer browsers as `policy` says (by default: the public URL's host and IP literals,
-    /// no other origin; see [`super::browser`]).
+    /// no other origin; see [`crate::wire::http::browser`]).
     pub fn with_browser_policy(mut self, policy: BrowserPolicy) -> Harness {
         self.browser = policy;
         self

@@ -32,6 +32,7 @@
 //! ```
 
 pub mod body;
+pub mod browser;
 pub mod chunked;
 pub mod client;
 pub mod drain;

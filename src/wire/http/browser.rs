@@ -1,6 +1,8 @@
-//! What a browser may do to the harness: the checks that stop a web page the operator
-//! visits from acting in their name (cross-site request forgery) or reading runs through
-//! a name it controls (DNS rebinding).
+//! What a browser may do to a ddwire server: the checks that stop a web page the operator
+//! visits from acting in their name (cross-site request forgery) or reading runs through a
+//! name it controls (DNS rebinding). The harness applies all of them; an agent server the
+//! media type and `Origin` checks (it answers any `Host`: the harness may reach it by a name
+//! of its configuration the agent does not know).
 //!
 //! - **Media type.** A state-changing route (`POST`) takes only `application/json` or a
 //!   `+json` media type (RFC 6839 §3.1, so `application/a2a+json` too), else 415. A form or
@@ -8,20 +10,20 @@
 //!   encoding, or no type at all (Fetch, "CORS-safelisted request-header"), so none of them
 //!   reaches a handler. The upstream clients (a2a-sdk, `@a2a-js/sdk`, `@ag-ui/client`) all
 //!   send `application/json`.
-//! - **Host.** The `Host` field (RFC 9110 §7.2) must name this harness: an IP literal (which
+//! - **Host.** The `Host` field (RFC 9110 §7.2) must name this server: an IP literal (which
 //!   no rebinding can point elsewhere), `localhost`, the public URL's host, or a name given
 //!   with `--allowed-hosts` (`*` accepts any). Else 421 Misdirected Request (RFC 9110
 //!   §15.5.20), naming the host and the flag.
-//! - **Origin.** A request carrying an `Origin` (RFC 6454 §7) other than the harness's own
+//! - **Origin.** A request carrying an `Origin` (RFC 6454 §7) other than the server's own
 //!   (the `Host` it was sent to, or the public URL's origin) is refused with 403, unless the
-//!   origin is given with `--cors-origin`. For such an origin the harness answers CORS
+//!   origin is given with `--cors-origin`. For such an origin the server answers CORS
 //!   preflight (`OPTIONS`, Fetch §3.2.2) and marks every answer
 //!   `Access-Control-Allow-Origin`, so the viewer or an AG-UI client served elsewhere works.
 //!
-//! Non-browser callers (a2a-sdk, curl, other harnesses) send no `Origin` and a `Host` naming
-//! the server they dialled, so they pass unchanged.
+//! Non-browser callers (a2a-sdk, curl, other harnesses) send no `Origin`, a JSON media type
+//! and a `Host` naming the server they dialled, so they pass unchanged.
 
-use crate::wire::http::{Request, Response};
+use super::{Request, Response};
 
 /// The request headers a cross-origin caller may send (the preflight's allow list).
 const ALLOWED_HEADERS: &str = "Authorization, Content-Type, Accept, A2A-Version, \
@@ -29,7 +31,7 @@ const ALLOWED_HEADERS: &str = "Authorization, Content-Type, Accept, A2A-Version,
 /// How long a browser may cache a preflight answer, in seconds.
 const PREFLIGHT_MAX_AGE: &str = "600";
 
-/// The harness's browser policy: which host names it answers to and which other origins may
+/// A server's browser policy: which host names it answers to and which other origins may
 /// call it.
 #[derive(Clone, Debug, Default)]
 pub struct BrowserPolicy {
@@ -37,14 +39,14 @@ pub struct BrowserPolicy {
     hosts: Vec<String>,
     /// Whether any host is accepted (`--allowed-hosts '*'`).
     any_host: bool,
-    /// The harness's own origin, from its public URL (`scheme://host[:port]`, lower case).
+    /// The server's own origin, from its public URL (`scheme://host[:port]`, lower case).
     own_origin: Option<String>,
     /// Origins (`scheme://host[:port]`, lower case) allowed to call cross-origin.
     cors: Vec<String>,
 }
 
 impl BrowserPolicy {
-    /// The policy for a harness whose public URL is `public_url`: its host is accepted, and
+    /// The policy for a server whose public URL is `public_url`: its host is accepted, and
     /// its origin is its own.
     pub fn new(public_url: &str) -> BrowserPolicy {
         let own_origin = origin_of(public_url);
@@ -106,7 +108,7 @@ impl BrowserPolicy {
             return Err(Response::error(
                 421,
                 &format!(
-                    "Host {host:?} is not a name this harness answers to (it answers to IP \
+                    "Host {host:?} is not a name this server answers to (it answers to IP \
                      addresses, localhost and {}); start it with --allowed-hosts {} if that \
                      name is its own",
                     self.hosts_shown(),
@@ -121,7 +123,7 @@ impl BrowserPolicy {
             return Err(Response::error(
                 403,
                 &format!(
-                    "Origin {origin:?} is not this harness's own, and not one allowed with \
+                    "Origin {origin:?} is not this server's own, and not one allowed with \
                      --cors-origin: a page on another site may not call it"
                 ),
             ));
@@ -187,7 +189,7 @@ impl BrowserPolicy {
         }
     }
 
-    /// Whether `origin` is the harness's own: the origin of the `Host` the request was sent
+    /// Whether `origin` is the server's own: the origin of the `Host` the request was sent
     /// to (either scheme: a proxy may terminate TLS), or of its public URL.
     fn same_origin(&self, origin: &str, host: Option<&str>) -> bool {
         let origin = origin.trim().to_ascii_lowercase();
