@@ -543,7 +543,10 @@ const LISTING_CHUNK: usize = 32 * 1024;
 /// (an id or unique prefix) continues after that run.
 fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response {
     let store = harness.conductor.store.reader();
-    let mut query = match listing_query(store, &request.query) {
+    // A reader who sees only its own runs names `after` by whole id: resolving a prefix would
+    // name other principals' runs among the candidates.
+    let resolver = matches!(access, Access::All).then_some(store);
+    let mut query = match listing_query(resolver, &request.query) {
         Ok(q) => q,
         Err(message) => return Response::error(400, &message),
     };
@@ -615,8 +618,9 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
     Response::stream(200, "application/json", rx)
 }
 
-/// The listing's query string as a [`Query`]; `Err` is the 400 message.
-fn listing_query(store: &RunReader, raw: &str) -> std::result::Result<Query, String> {
+/// The listing's query string as a [`Query`]; `Err` is the 400 message. `after` is resolved
+/// as an id prefix through `store`, if given; else it must be a whole id.
+fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Query, String> {
     const KNOWN: &str = "limit, after, agent, status, principal, conversation, since, until";
     let mut query = Query::default();
     let mut seen: Vec<String> = Vec::new();
@@ -643,13 +647,13 @@ fn listing_query(store: &RunReader, raw: &str) -> std::result::Result<Query, Str
                 query.limit = Some(n);
             }
             "after" => {
-                query.after = Some(match store.resolve(&value) {
-                    Ok(id) => id,
-                    Err(e @ Error::Store(StoreError::AmbiguousRun { .. })) => {
+                query.after = Some(match store.map(|s| s.resolve(&value)) {
+                    Some(Ok(id)) => id,
+                    Some(Err(e @ Error::Store(StoreError::AmbiguousRun { .. }))) => {
                         return Err(e.to_string());
                     }
                     // A run listed but since removed still marks a place in the index.
-                    Err(_) => value,
+                    Some(Err(_)) | None => value,
                 });
             }
             "at" => query.at = value.parse().ok(),
