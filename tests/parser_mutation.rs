@@ -476,3 +476,17 @@ fn a_far_future_span_time_drifts_as_python_writes_it_and_the_round_trip_allows_i
         ddwire::fuzz::span_json(text.as_bytes());
     }
 }
+
+/// Regression (found by the `sse` fuzz target): a comment whose text holds a bare CR was two
+/// lines to a browser; through the target's entry point, which reads the stream back as
+/// WHATWG HTML §9.2.6 does and requires exactly one comment line and no event.
+#[test]
+fn a_comment_with_a_bare_cr_stays_one_comment() {
+    for text in [
+        "ligne 1\nligne 2 \u{1}\r✓?",
+        "x\rdata: {\"type\":\"RUN_FINISHED\"}",
+        "\r",
+    ] {
+        ddwire::fuzz::sse(format!("{text}\0code").as_bytes());
+    }
+}

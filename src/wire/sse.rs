@@ -34,7 +34,9 @@ pub(crate) fn event(json: &str) -> Vec<u8> {
     out
 }
 
-/// A comment line, ignored by clients: `: <text>\n\n`.
+/// A comment line, ignored by clients: `: <text>\n\n`. Every line end in `text` (LF, CR or
+/// both: WHATWG HTML §9.2.5 ends a line at any of them) becomes a space, so the text stays one
+/// comment and can never start a `data:` line of its own.
 pub(crate) fn comment(text: &str) -> Vec<u8> {
     format!(": {}\n\n", text.replace(['\n', '\r'], " ")).into_bytes()
 }
@@ -428,5 +430,26 @@ mod tests {
         assert!(matches!(reader.next_event(), Ok(Some(_))));
         let err = reader.next_event().unwrap_err();
         assert!(matches!(err, SseError::NotUtf8 { line: 3 }), "{err}");
+    }
+
+    /// Regression (found by the `sse` fuzz target): a bare CR in a comment's text ended the
+    /// comment line for a browser, so `"x\rdata: {...}"` would have dispatched an event.
+    #[test]
+    fn a_line_end_of_any_kind_in_a_comment_stays_inside_the_comment() {
+        for text in [
+            "a\rdata: {}",
+            "a\r\ndata: {}",
+            "a\ndata: {}",
+            "\r\r",
+            "✓\u{1}\r?",
+        ] {
+            let framed = String::from_utf8(comment(text)).unwrap();
+            let body = framed.strip_suffix("\n\n").expect("one frame");
+            assert!(body.starts_with(": "), "{framed:?}");
+            assert!(
+                !body.contains(['\r', '\n']),
+                "{text:?} broke the line: {framed:?}"
+            );
+        }
     }
 }
