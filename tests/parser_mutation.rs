@@ -63,6 +63,7 @@ const PIECES: &[&[u8]] = &[
     "𝄞".as_bytes(),
     b"\xff",
     b"\xc3",
+    b"\r",
     b"\r\n",
     b"\n\n",
     b"data: ",
