@@ -262,7 +262,10 @@ fn post_agents_refresh_checks_a_changed_card_again_and_rebuilds_the_harness_card
 fn agents_refresh_asks_for_the_credential_an_invocation_needs() {
     let served = harness_over(
         &[format!("http://127.0.0.1:{}", free_port())],
-        Authenticator::Bearer(vec![(token_digest("s3cret"), test_principal())]),
+        Authenticator::Bearer(vec![ddwire::harness::identity::Token::new(
+            token_digest("s3cret"),
+            test_principal(),
+        )]),
     );
     let refresh = format!("{}/agents/refresh", served.url());
     let (status, body) = http("POST", &refresh, &[]);
