@@ -1,4 +1,5 @@
-//! W3C Trace Context, written by hand: `traceparent` and `tracestate`.
+//! W3C Trace Context, written by hand: `traceparent` and `tracestate`, and Level 2's
+//! `traceresponse`.
 //!
 //! Follows W3C Trace Context Level 1 (Recommendation, 2021) §3.2 `traceparent` and §3.3
 //! `tracestate`, with Level 2's reading of the flags, and behaves as OpenTelemetry Python's
@@ -10,6 +11,11 @@
 //! - `tracestate` is read only when `traceparent` is valid, and one malformed member, a
 //!   duplicate key or more than 32 members drops the whole `tracestate` (§3.3.1; OpenTelemetry's
 //!   choice, since the spec allows dropping).
+//!
+//! A server that ran a request answers with `traceresponse` (Trace Context Level 2, "Trace
+//! Context HTTP Response Headers Format"): `version "-" trace-id "-" child-id "-" trace-flags`,
+//! the grammar of `traceparent` with the callee's own span as `child-id`
+//! ([`SpanContext::traceresponse`]).
 
 use std::fmt;
 
@@ -76,6 +82,11 @@ fn is_lower_hex(s: &str) -> bool {
 
 /// The `sampled` bit of `trace-flags` (§3.2.2.5).
 pub(crate) const FLAG_SAMPLED: u8 = 0x01;
+/// The `random-trace-id` bit of `trace-flags` (Level 2).
+const FLAG_RANDOM_TRACE_ID: u8 = 0x02;
+
+/// The name of the W3C `traceresponse` response header, lower-case as Level 2 recommends.
+pub(crate) const TRACERESPONSE: &str = "traceresponse";
 
 /// A span's identity as it crosses a process boundary.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,6 +107,19 @@ impl SpanContext {
     /// The `traceparent` header value for this context, at version 00.
     pub fn traceparent(&self) -> String {
         format!("00-{}-{}-{:02x}", self.trace_id, self.span_id, self.flags)
+    }
+
+    /// The `traceresponse` header value naming this span as the operation that answered a
+    /// request (Trace Context Level 2, "traceresponse Header Field Values"), at version 00:
+    /// `00-<trace-id>-<child-id>-<trace-flags>`. Only the flags Level 2 defines (`sampled`,
+    /// `random-trace-id`) are kept; it requires every other bit to be zero.
+    pub fn traceresponse(&self) -> String {
+        format!(
+            "00-{}-{}-{:02x}",
+            self.trace_id,
+            self.span_id,
+            self.flags & (FLAG_SAMPLED | FLAG_RANDOM_TRACE_ID)
+        )
     }
 
     /// Read a context from `traceparent` and `tracestate` header values. `None` means the
@@ -281,6 +305,24 @@ mod tests {
     use super::*;
 
     const VALID: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    #[test]
+    fn a_traceresponse_names_the_callees_span_at_version_00_with_only_level_2_flags() {
+        let mut ctx = SpanContext::extract(Some(VALID), Some("rojo=1")).unwrap();
+        assert_eq!(ctx.traceresponse(), VALID);
+        // Bits Level 2 leaves undefined are written as zero; sampled and random-trace-id stay.
+        ctx.flags = 0xff;
+        assert_eq!(
+            ctx.traceresponse(),
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-03"
+        );
+        ctx.flags = 0;
+        let written = ctx.traceresponse();
+        assert!(written.ends_with("-00"));
+        // The grammar is traceparent's: it reads back as the same trace and span.
+        let read = parse_traceparent(&written).unwrap();
+        assert_eq!((read.0, read.1), (ctx.trace_id, ctx.span_id));
+    }
 
     /// The issue's probe: a two-byte character whose bytes straddle byte 55 (the end of the
     /// flags) used to be sliced through, which panics.

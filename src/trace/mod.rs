@@ -14,7 +14,7 @@ pub(crate) mod tracer;
 pub mod waterfall;
 
 pub use context::{SpanContext, SpanId, TraceId, TraceState};
-pub use names::{CONDUCTOR_ATTRIBUTES, OWNED_ATTRIBUTES, SpanName, attr};
+pub use names::{CONDUCTOR_ATTRIBUTES, OWNED_ATTRIBUTES, SpanName, attr, event};
 pub use record::{
     AttrValue, Attributes, Event, Link, Resource, SpanKind, SpanRecord, Status, StatusCode,
 };

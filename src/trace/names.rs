@@ -1,8 +1,11 @@
-//! The fixed trace format: span names and the `dd.*` attributes Data Director owns.
+//! The fixed trace format: span names and the `dd.*` attributes Data Director owns, and the
+//! few informational names the conductor adds beside them.
 //!
-//! This is the only place in ddwire that spells a span name or an owned attribute key
-//! Agents use the tracer's span helpers and never spell a name or key themselves. Changing
-//! either changes the wire format (`vendor-notes/span-json.md`).
+//! This is the only place in ddwire that spells a span name, an attribute key or a span event
+//! name. Agents use the tracer's span helpers and never spell a name or key themselves.
+//! Changing a span name or an owned key changes the wire format (`vendor-notes/span-json.md`);
+//! the informational keys and event names are ddwire's own, outside the owned set: nothing
+//! reads them to decide anything.
 
 use std::fmt;
 
@@ -58,7 +61,8 @@ impl fmt::Display for SpanName {
     }
 }
 
-/// The owned attribute keys (`OWNED_ATTRIBUTES` in the reference's `dd_sdk.tracing`).
+/// The owned attribute keys (`OWNED_ATTRIBUTES` in the reference's `dd_sdk.tracing`), then
+/// the informational ones, each marked so. Only the first ten are in [`OWNED_ATTRIBUTES`].
 pub mod attr {
     /// The span's operation; equals the span name. Set by every helper.
     pub const OPERATION: &str = "dd.operation";
@@ -82,6 +86,33 @@ pub mod attr {
     pub const INPUT_HASH: &str = "dd.input_hash";
     /// Informational, not owned: the tool an `execute_tool` span ran. Nothing reads it.
     pub const TOOL_NAME: &str = "dd.tool_name";
+    /// Informational, not owned: on a stage event of the root (`policy_gate`, `input_check`),
+    /// the stage's decision (`permitted`, `not_enabled`, `accepted`, `refused`...).
+    pub const STAGE_DECISION: &str = "dd.stage.decision";
+    /// Informational, not owned: on the root's `agent_call` event, `answered` or `failed`.
+    pub const STAGE_RESULT: &str = "dd.stage.result";
+    /// Informational, not owned: on a [`WITHHELD`](super::event::WITHHELD) event, the stage
+    /// that withheld the result: `grounding_check` or `validation`.
+    pub const WITHHELD_STAGE: &str = "dd.withheld.stage";
+    /// Informational, not owned: on a [`WITHHELD`](super::event::WITHHELD) event by the
+    /// grounding check, the ids of the linter rules that failed (`G0`, `R2`...), each once, in
+    /// the order the linter found them (a string array).
+    pub const WITHHELD_RULES: &str = "dd.withheld.rules";
+    /// Informational, not owned: on a [`WITHHELD`](super::event::WITHHELD) event, every
+    /// violation as the envelope's statement lists it (a string array).
+    pub const WITHHELD_VIOLATIONS: &str = "dd.withheld.violations";
+}
+
+/// The names of the span events the conductor records on the root `invoke_agent` span, beside
+/// the stage events (named after the stage: `policy_gate`, `input_check`, `agent_call`).
+/// Informational: no check reads them.
+pub mod event {
+    /// The conductor withheld the agent's result: the envelope says `failed` whatever the
+    /// agent claimed (its `dd.outcome` on the root). Carries
+    /// [`WITHHELD_STAGE`](super::attr::WITHHELD_STAGE),
+    /// [`WITHHELD_RULES`](super::attr::WITHHELD_RULES) (grounding check only) and
+    /// [`WITHHELD_VIOLATIONS`](super::attr::WITHHELD_VIOLATIONS).
+    pub const WITHHELD: &str = "withheld";
 }
 
 /// The ten owned attributes: the only ones the linter and the provenance writer read.
@@ -188,4 +219,26 @@ pub(crate) mod relay {
     pub(crate) const RPC_JSONRPC_ERROR_CODE: &str = "rpc.jsonrpc.error_code";
     pub(crate) const HTTP_STATUS: &str = "http.response.status_code";
     pub(crate) const URL_FULL: &str = "url.full";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_informational_keys_stay_outside_the_owned_set_of_ten() {
+        assert_eq!(OWNED_ATTRIBUTES.len(), 10);
+        for key in [
+            attr::TOOL_NAME,
+            attr::STAGE_DECISION,
+            attr::STAGE_RESULT,
+            attr::WITHHELD_STAGE,
+            attr::WITHHELD_RULES,
+            attr::WITHHELD_VIOLATIONS,
+        ] {
+            assert!(key.starts_with("dd."), "{key}");
+            assert!(!is_owned(key), "{key} must not be owned");
+        }
+        assert!(SpanName::parse(event::WITHHELD).is_none());
+    }
 }

@@ -181,6 +181,8 @@ enum Parent {
     Current,
     /// A new trace, whatever is open.
     NewTrace,
+    /// A new trace whose root has these ids, chosen before it started.
+    Chosen(TraceId, SpanId),
     /// This context.
     Explicit(SpanContext),
 }
@@ -216,6 +218,15 @@ impl<'t> SpanBuilder<'t> {
         self
     }
 
+    /// Start a new trace, as [`SpanBuilder::new_trace`], with ids chosen beforehand: a
+    /// transport names the run's root span in its reply (W3C `traceresponse`) before the run
+    /// has started. The ids must be random and non-zero ([`TraceId::random`],
+    /// [`SpanId::random`]), as every id this tracer makes is.
+    pub(crate) fn new_trace_with(mut self, trace_id: TraceId, span_id: SpanId) -> Self {
+        self.parent = Parent::Chosen(trace_id, span_id);
+        self
+    }
+
     /// Parent the span to `parent` instead of the current span.
     pub fn parent(mut self, parent: SpanContext) -> Self {
         self.parent = Parent::Explicit(parent);
@@ -243,18 +254,19 @@ impl<'t> SpanBuilder<'t> {
     pub fn start(self) -> ActiveSpan<'t> {
         let tracer = self.tracer;
         let mut state = tracer.lock();
-        let parent: Option<SpanContext> = match self.parent {
+        let parent: Option<SpanContext> = match &self.parent {
             Parent::Current => state
                 .open
                 .last()
                 .map(SpanRecord::context)
                 .or_else(|| tracer.remote_parent.clone()),
-            Parent::NewTrace => None,
-            Parent::Explicit(ctx) => Some(ctx),
+            Parent::NewTrace | Parent::Chosen(..) => None,
+            Parent::Explicit(ctx) => Some(ctx.clone()),
         };
-        let (trace_id, parent_id, trace_state) = match parent {
-            Some(p) => (p.trace_id, Some(p.span_id), p.trace_state),
-            None => (TraceId::random(), None, TraceState::default()),
+        let (trace_id, parent_id, trace_state) = match (&self.parent, parent) {
+            (Parent::Chosen(trace_id, _), _) => (*trace_id, None, TraceState::default()),
+            (_, Some(p)) => (p.trace_id, Some(p.span_id), p.trace_state),
+            (_, None) => (TraceId::random(), None, TraceState::default()),
         };
         let mut attributes = Attributes::default();
         let name = match self.name {
@@ -270,7 +282,10 @@ impl<'t> SpanBuilder<'t> {
         drop_oldest(&mut attributes.0, MAX_ATTRIBUTES);
         let mut links = self.links;
         drop_oldest(&mut links, MAX_LINKS);
-        let span_id = SpanId::random();
+        let span_id = match self.parent {
+            Parent::Chosen(_, span_id) => span_id,
+            _ => SpanId::random(),
+        };
         state.open.push(SpanRecord {
             name: name.to_string(),
             trace_id,
@@ -367,6 +382,17 @@ impl ActiveSpan<'_> {
             flags: FLAG_SAMPLED,
             trace_state: TraceState::default(),
             is_remote: false,
+        })
+    }
+
+    /// The span as it stands, as if it ended now: what a check that must read the span
+    /// before it ends (the grounding linter, over a root that records the verdict) sees. The
+    /// span itself stays open. `None` once it has ended.
+    pub(crate) fn snapshot(&self) -> Option<SpanRecord> {
+        self.with(|s| {
+            let mut span = s.clone();
+            span.end_ns = crate::time::now_ns().max(span.start_ns);
+            span
         })
     }
 
@@ -469,6 +495,45 @@ mod tests {
         assert_ne!(child_ctx.trace_id, link_to.trace_id);
         assert_eq!(spans[0].parent_id, None);
         assert_eq!(spans[0].links[0].span_id, link_to.span_id);
+    }
+
+    #[test]
+    fn a_root_with_chosen_ids_starts_a_new_trace_under_those_ids() {
+        let tracer = Tracer::new("t");
+        let open = tracer.delegate("x");
+        let (trace_id, span_id) = (TraceId::random(), SpanId::random());
+        let root = tracer
+            .span(SpanName::InvokeAgent)
+            .new_trace_with(trace_id, span_id)
+            .start();
+        let child = tracer.chat("m");
+        let child_ctx = child.context();
+        child.end();
+        root.end();
+        open.end();
+        let spans = tracer.take(trace_id);
+        assert_eq!(spans.len(), 2);
+        assert_eq!((spans[1].span_id, spans[1].parent_id), (span_id, None));
+        assert_eq!(spans[0].parent_id, Some(span_id));
+        assert_eq!(child_ctx.trace_id, trace_id);
+    }
+
+    #[test]
+    fn a_snapshot_shows_an_open_span_as_it_stands_and_leaves_it_open() {
+        let tracer = Tracer::new("t");
+        let root = tracer.invoke_agent("a");
+        root.set(attr::OUTCOME, "succeeded");
+        let seen = root.snapshot().expect("an open span has a snapshot");
+        assert!(seen.end_ns >= seen.start_ns && seen.end_ns > 0);
+        assert_eq!(seen.owned_str(attr::OUTCOME), Some("succeeded"));
+        root.set_status(StatusCode::Error, Some("late"));
+        let trace_id = root.context().trace_id;
+        root.end();
+        let spans = tracer.take(trace_id);
+        assert_eq!(spans.len(), 1, "the snapshot is not a span of the trace");
+        assert_eq!(spans[0].span_id, seen.span_id);
+        assert_eq!(spans[0].status.description.as_deref(), Some("late"));
+        assert_eq!(seen.status, Status::default());
     }
 
     #[test]
