@@ -11,11 +11,19 @@
 //! invariant 12). The HTTP status is always 200; errors travel as events. During a long run
 //! a comment line is sent every `KEEP_ALIVE` so proxies keep the stream open.
 //!
+//! The run's trace: a caller's `traceparent` (and `tracestate`) header becomes a link on the
+//! run's root span, which starts a trace of its own; the response's `traceresponse` header
+//! (W3C Trace Context Level 2) names that root span as soon as the stream starts, and
+//! `RUN_FINISHED` carries the trace id in its result, the envelope's `telemetry.trace_id`. An
+//! invalid `traceparent` is ignored. (Not in the event's `metadata`: ag-ui-protocol 0.1.22 and
+//! 1.0.0 encode that field at different places, so no frame holding it could be the bytes
+//! both encoders write.)
+//!
 //! The thread is the contract's conversation: a `threadId` naming another conversation than
 //! the request's `conversation_id` is refused; a request without one adopts a `threadId`
 //! that is a UUIDv7. The history an agent sees travels in the contract, not in AG-UI messages.
 
-use super::conductor::{AGENT_NOT_RUN, Phase, Stage};
+use super::conductor::{AGENT_NOT_RUN, Phase, RunTrace, Stage};
 use super::identity::Access;
 use super::server::Harness;
 use crate::contract::problem::ProblemType;
@@ -54,8 +62,8 @@ fn code_of(e: &Error) -> &'static str {
     }
 }
 
-/// The stages a run recorded on its root span, then the grounding check (which runs after the
-/// root span ends, on every run). `None` if the spans record none.
+/// The stages a run recorded on its root span, then the grounding check (which runs on every
+/// run and records no stage event of its own). `None` if the spans record none.
 fn recorded_stages(spans_jsonl: &str) -> Option<Vec<Stage>> {
     let root = spans_jsonl
         .lines()
@@ -133,6 +141,11 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         .or(input.thread_id)
         .unwrap_or_else(|| "thread".into());
     let run_id = input.run_id.unwrap_or_else(|| "run".into());
+    let trace = RunTrace::for_caller(
+        request.header("traceparent"),
+        request.header_joined("tracestate").as_deref(),
+    );
+    let traceresponse = trace.traceresponse();
 
     let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
     let started = Event::RunStarted {
@@ -176,7 +189,7 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         };
         let outcome = harness
             .conductor
-            .invoke_observed(invocation, &principal, &observer);
+            .invoke_observed(invocation, &principal, trace, &observer);
         drop(done_tx);
         let _ = pulse.join();
         let last = match outcome {
@@ -207,6 +220,7 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         .with_header("Cache-Control", "no-cache")
         .noting_invocation(&noted_id)
         .noting_principal(&noted_principal)
+        .with_header(crate::trace::context::TRACERESPONSE, &traceresponse)
 }
 
 /// Everything that can refuse a run before it starts: the body, the request, the thread, the

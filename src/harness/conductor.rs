@@ -75,7 +75,8 @@ use crate::contract::{
 use crate::contract::{AgentSpec, ClassSchema, ContractError};
 use crate::error::{Error, Result};
 use crate::trace::{
-    ActiveSpan, Attributes, SpanContext, SpanName, SpanRecord, TraceId, Tracer, attr,
+    ActiveSpan, AttrValue, Attributes, SpanContext, SpanId, SpanName, SpanRecord, StatusCode,
+    TraceId, TraceState, Tracer, attr, event,
 };
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::endpoint::Progress;
@@ -92,6 +93,8 @@ pub(crate) const DATA_STEWARD: &str = "data_steward";
 pub(crate) const AGENT_NOT_RUN: &str = "The agent was not run.";
 /// The service name on the conductor's own spans.
 pub const SERVICE_NAME: &str = "ddwire-harness";
+/// The name the validation stage gives itself in a `withheld` event.
+const VALIDATION: &str = "validation";
 /// The kind an `agent-error` problem names (`<agent_id>: Canceled: …`) when the caller canceled
 /// the task and the conductor stopped waiting for the agent.
 pub(crate) const CANCELED: &str = "Canceled";
@@ -177,14 +180,68 @@ struct Grant {
 pub struct Callback<'a> {
     /// The grant's bearer token (`dd.delegation_token`).
     pub token: &'a str,
-    /// The delegating span's `traceparent`: the child's trace links to it.
-    pub traceparent: Option<&'a str>,
+    /// The trace the child's run gets: its root's ids, and the delegating agent's `delegate`
+    /// span (the `traceparent` the callback carried) as its link. `None`: a new trace with no
+    /// link.
+    pub trace: Option<&'a RunTrace>,
     /// The invocation the agent says the grant was issued for (`dd.parent_invocation_id`);
     /// when given it must be the grant's.
     pub parent_invocation_id: Option<&'a str>,
     /// The key id whose signature the harness verified on the callback. Required, and equal
     /// to the grant's agent, when the registry holds a key for that agent.
     pub signed_by: Option<&'a str>,
+}
+
+/// The trace a run gets, fixed by its transport before the run starts: the ids of its root
+/// `invoke_agent` span, and the span the root links to.
+///
+/// The ids are chosen up front so a reply can name the run's trace (W3C `traceresponse`, and
+/// the envelope's `telemetry.trace_id`) as soon as the reply starts, which for an AG-UI stream
+/// or a non-blocking A2A send is before the run has begun. A run always keeps a trace of its
+/// own: a caller's `traceparent` becomes a link on the root, never its parent, as a delegated
+/// child's root links to the delegating `delegate` span (spec invariant 8), so each run's tree
+/// is linted alone and no caller can place spans in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunTrace {
+    /// The root span as it will be: a new random trace id and span id, sampled.
+    pub root: SpanContext,
+    /// The span the root links to: the caller's (its `traceparent` and `tracestate`), or for
+    /// a delegated child the delegating agent's `delegate` span.
+    pub link: Option<SpanContext>,
+}
+
+impl RunTrace {
+    /// A new trace, its root linked to `link` if given.
+    pub fn new(link: Option<SpanContext>) -> RunTrace {
+        RunTrace {
+            root: SpanContext {
+                trace_id: TraceId::random(),
+                span_id: SpanId::random(),
+                flags: crate::trace::context::FLAG_SAMPLED,
+                trace_state: TraceState::default(),
+                is_remote: false,
+            },
+            link,
+        }
+    }
+
+    /// A new trace linked to the caller's span, read from its `traceparent` and `tracestate`
+    /// values ([`SpanContext::extract`]): an invalid `traceparent` is ignored, and the run is
+    /// then linked to nothing.
+    pub fn for_caller(traceparent: Option<&str>, tracestate: Option<&str>) -> RunTrace {
+        RunTrace::new(SpanContext::extract(traceparent, tracestate))
+    }
+
+    /// The run's trace id (the envelope's `telemetry.trace_id`).
+    pub fn trace_id(&self) -> TraceId {
+        self.root.trace_id
+    }
+
+    /// The W3C `traceresponse` header value naming the run's root span
+    /// ([`SpanContext::traceresponse`]): `00-<trace id>-<root span id>-01`.
+    pub fn traceresponse(&self) -> String {
+        self.root.traceresponse()
+    }
 }
 
 /// The conductor of one harness.
@@ -230,19 +287,21 @@ impl Conductor {
         }
     }
 
-    /// Run one top-level invocation for `acting_for`.
+    /// Run one top-level invocation for `acting_for`, in a new trace linked to nothing.
     pub fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
-        self.invoke_observed(request, acting_for, &|_, _| {})
+        self.invoke_observed(request, acting_for, RunTrace::new(None), &|_, _| {})
     }
 
-    /// [`Conductor::invoke`], reporting each stage to `observer`.
+    /// [`Conductor::invoke`] in the trace `trace` (its root's ids, chosen by the transport,
+    /// and the caller's span it links to), reporting each stage to `observer`.
     pub fn invoke_observed(
         &self,
         request: InvocationRequest,
         acting_for: &Principal,
+        trace: RunTrace,
         observer: Observer<'_>,
     ) -> Result<Run> {
-        self.invoke_top(request, acting_for, observer, None)
+        self.invoke_top(request, acting_for, trace, observer, None)
     }
 
     /// [`Conductor::invoke_observed`] for the A2A task `task`: once it is canceled, the
@@ -252,16 +311,18 @@ impl Conductor {
         &self,
         request: InvocationRequest,
         acting_for: &Principal,
+        trace: RunTrace,
         observer: Observer<'_>,
         task: &Progress,
     ) -> Result<Run> {
-        self.invoke_top(request, acting_for, observer, Some(task))
+        self.invoke_top(request, acting_for, trace, observer, Some(task))
     }
 
     fn invoke_top(
         &self,
         request: InvocationRequest,
         acting_for: &Principal,
+        trace: RunTrace,
         observer: Observer<'_>,
         task: Option<&Progress>,
     ) -> Result<Run> {
@@ -270,7 +331,7 @@ impl Conductor {
                 "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
             ));
         }
-        self.guarded(request, acting_for, None, observer, task)
+        self.guarded(request, acting_for, trace, observer, task)
     }
 
     /// Run a request a delegation agent sent back under its grant, and record it against the
@@ -306,8 +367,11 @@ impl Conductor {
         let mut child = request;
         child.parent_invocation_id = Some(parent_id);
         child.conversation_id = conversation_id;
-        let link = SpanContext::extract(callback.traceparent, None);
-        let outcome = self.guarded(child, &acting_for, link, &|_, _| {}, None);
+        let trace = callback
+            .trace
+            .cloned()
+            .unwrap_or_else(|| RunTrace::new(None));
+        let outcome = self.guarded(child, &acting_for, trace, &|_, _| {}, None);
         if let Ok(run) = &outcome {
             in_flight.record(delegation_record(&run.envelope));
         }
@@ -346,7 +410,7 @@ impl Conductor {
         &self,
         request: InvocationRequest,
         acting_for: &Principal,
-        link: Option<SpanContext>,
+        trace: RunTrace,
         observer: Observer<'_>,
         task: Option<&Progress>,
     ) -> Result<Run> {
@@ -369,16 +433,20 @@ impl Conductor {
                 &request,
                 request_doc.clone(),
                 acting_for,
-                link,
+                &trace,
                 observer,
                 task,
             )
         }));
         match outcome {
             Ok(outcome) => outcome,
-            Err(panic) => {
-                self.store_panicked(&request, &request_doc, acting_for, &panic_message(&*panic))
-            }
+            Err(panic) => self.store_panicked(
+                &request,
+                &request_doc,
+                acting_for,
+                &trace,
+                &panic_message(&*panic),
+            ),
         }
     }
 
@@ -406,6 +474,7 @@ impl Conductor {
         request: &InvocationRequest,
         request_doc: &Value,
         acting_for: &Principal,
+        trace: &RunTrace,
         message: &str,
     ) -> Result<Run> {
         // Its children are stored runs naming it (the grant's guard waited for them as it
@@ -429,10 +498,9 @@ impl Conductor {
         invocation.accepted = None;
         let detail = format!("the harness panicked while running the agent: {message}");
         let tracer = Tracer::new(SERVICE_NAME);
-        let root = invocation.root_span(&tracer, None);
+        let root = invocation.root_span(&tracer, trace);
         let trace_id = root.context().trace_id;
         root.set(attr::OUTCOME, OutcomeStatus::Failed.as_str());
-        root.end();
         let decided = Decided {
             delegations,
             ..Decided::by_conductor(
@@ -444,6 +512,8 @@ impl Conductor {
         envelope.delegations = decided.delegations;
         let document = envelope.to_document();
         validate::validate_envelope(&document)?;
+        record_outcome(&root, &envelope);
+        root.end();
         let records = tracer.take(trace_id);
         let report = grounding::lint(&records, &document);
         self.store_run(&invocation, envelope, &document, &records, report, None)
@@ -457,7 +527,7 @@ impl Conductor {
         request: &InvocationRequest,
         request_doc: Value,
         acting_for: &Principal,
-        link: Option<SpanContext>,
+        trace: &RunTrace,
         observer: Observer<'_>,
         task: Option<&Progress>,
     ) -> Result<Run> {
@@ -470,7 +540,7 @@ impl Conductor {
         let invocation = Invocation::new(request, request_doc, agent, acting_for);
         // One tracer per invocation, dropped at the end: the conductor keeps no spans.
         let tracer = Tracer::new(SERVICE_NAME);
-        let root = invocation.root_span(&tracer, link.as_ref());
+        let root = invocation.root_span(&tracer, trace);
         let trace_id = root.context().trace_id;
 
         let gate = stage(observer, Stage::PolicyGate, || {
@@ -490,16 +560,27 @@ impl Conductor {
         let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
         envelope.delegations = decided.delegations;
         // Set before linting, as the reference does: a withheld run's root still says what
-        // the agent claimed.
+        // the agent claimed (contract.md §4); its status and `withheld` event say what became
+        // of it.
         root.set(attr::OUTCOME, envelope.outcome.status.as_str());
-        root.end();
 
+        // The root stays open through the checks, so it can record their verdict; the linter
+        // reads it as it stands (it reads no status, event or end time).
         let mut records = tracer.take(trace_id);
+        let root_at = records.len();
+        records.extend(root.snapshot());
         records.extend(decided.spans);
         let report = stage(observer, Stage::GroundingCheck, || {
-            grounding_check(&records, &mut envelope)
+            grounding_check(&records, &mut envelope, &root)
         });
-        let document = validation(&mut envelope, decided.from_agent)?;
+        let document = validation(&mut envelope, decided.from_agent, &root)?;
+        record_outcome(&root, &envelope);
+        root.end();
+        if let (Some(slot), Some(ended)) = (records.get_mut(root_at), tracer.take(trace_id).pop())
+            && slot.span_id == ended.span_id
+        {
+            *slot = ended;
+        }
         self.store_run(
             &invocation,
             envelope,
@@ -550,7 +631,7 @@ impl Conductor {
         } else {
             "failed"
         };
-        stage_event(root, Stage::AgentCall, "result", answered);
+        stage_event(root, Stage::AgentCall, attr::STAGE_RESULT, answered);
         let decided = match received {
             Err(failure) => {
                 let (statement, problem) = if canceled {
@@ -809,17 +890,19 @@ impl<'a> Invocation<'a> {
         }
     }
 
-    /// The `invoke_agent` span every other span of the run descends from; a new trace linked
-    /// to `link` for a delegated child.
-    fn root_span<'t>(&self, tracer: &'t Tracer, link: Option<&SpanContext>) -> ActiveSpan<'t> {
+    /// The `invoke_agent` span every other span of the run descends from: a new trace under
+    /// the ids `trace` chose, linked to its caller's span or, for a delegated child, to the
+    /// delegating `delegate` span.
+    fn root_span<'t>(&self, tracer: &'t Tracer, trace: &RunTrace) -> ActiveSpan<'t> {
         let spec = &self.agent.spec;
         let mut root = tracer
             .span(SpanName::InvokeAgent)
+            .new_trace_with(trace.root.trace_id, trace.root.span_id)
             .attribute(attr::AGENT_ID, spec.agent_id.as_str())
             .attribute(attr::GROUNDING_MODE, spec.grounding_mode.as_str())
             .attribute(attr::INPUT_HASH, self.input_hash.as_str());
-        if let Some(parent) = link {
-            root = root.new_trace().link(parent);
+        if let Some(link) = &trace.link {
+            root = root.link(link);
         }
         root.start()
     }
@@ -876,7 +959,7 @@ fn policy_gate(
     let span = tracer.policy_gate(&spec.agent_id);
     let decision = policy::gate(profile, &spec.agent_id, &spec.action_class);
     span.end();
-    stage_event(root, Stage::PolicyGate, "decision", decision.name());
+    stage_event(root, Stage::PolicyGate, attr::STAGE_DECISION, decision.name());
     match &decision {
         Decision::Permitted => None,
         Decision::NotEnabled { reason } | Decision::ClassMismatch { reason, .. } => {
@@ -936,7 +1019,7 @@ fn input_check(invocation: &Invocation<'_>, root: &ActiveSpan<'_>) -> Option<Dec
     } else {
         "accepted"
     };
-    stage_event(root, Stage::InputCheck, "decision", verdict);
+    stage_event(root, Stage::InputCheck, attr::STAGE_DECISION, verdict);
     refusal.map(|(statement, detail)| {
         Decided::by_conductor(
             Outcome::failed(statement),
@@ -946,14 +1029,27 @@ fn input_check(invocation: &Invocation<'_>, root: &ActiveSpan<'_>) -> Option<Dec
 }
 
 /// Stage 4, the grounding check: the linter over the conductor's spans and the agent's,
-/// whatever trace the agent's name, so a span placed outside the tree is reported, never dropped. A succeeded result with violations is
-/// withheld (`failed`, `grounding-violation`, payload and evidence cleared); any other is
-/// stored unchanged, its violations only in the report.
-fn grounding_check(records: &[SpanRecord], envelope: &mut Envelope) -> GroundingReport {
+/// whatever trace the agent's name, so a span placed outside the tree is reported, never
+/// dropped. A succeeded result with violations is withheld (`failed`, `grounding-violation`,
+/// payload and evidence cleared) and the root records a `withheld` event naming the rules that
+/// failed; any other is stored unchanged, its violations only in the report.
+fn grounding_check(
+    records: &[SpanRecord],
+    envelope: &mut Envelope,
+    root: &ActiveSpan<'_>,
+) -> GroundingReport {
     // A run refused or referred before its agent ran has no output: the report says the
     // linter did not run, rather than that nothing failed it.
     let report = grounding::lint_run(records, &envelope.to_document());
     if !report.violations.is_empty() && envelope.outcome.status == OutcomeStatus::Succeeded {
+        let mut attributes = Attributes::default();
+        attributes.set(attr::WITHHELD_STAGE, Stage::GroundingCheck.name());
+        attributes.set(attr::WITHHELD_RULES, AttrValue::StringArray(report.rules()));
+        attributes.set(
+            attr::WITHHELD_VIOLATIONS,
+            AttrValue::StringArray(report.violations.clone()),
+        );
+        root.add_event(event::WITHHELD, attributes);
         let violations = report.violations.join("; ");
         withhold(
             envelope,
@@ -967,18 +1063,28 @@ fn grounding_check(records: &[SpanRecord], envelope: &mut Envelope) -> Grounding
 }
 
 /// Stage 5, validation: withhold or accept. A result from the agent that still breaks the
-/// contract is the agent's error, withheld as `agent-error`; the envelope is then checked
-/// again, and one the conductor built that breaks the contract is an error (a conductor bug),
-/// never stored. Returns the envelope's document, as it will be stored.
+/// contract is the agent's error, withheld as `agent-error`, and the root records a `withheld`
+/// event naming the violations; the envelope is then checked again, and one the conductor
+/// built that breaks the contract is an error (a conductor bug), never stored. Returns the
+/// envelope's document, as it will be stored.
 fn validation(
     envelope: &mut Envelope,
     from_agent: bool,
+    root: &ActiveSpan<'_>,
 ) -> std::result::Result<Value, ContractError> {
     if from_agent && let Err(e) = validate::validate_envelope(&envelope.to_document()) {
-        let violations = match &e {
-            ContractError::Violation { violations, .. } => violations.join("; "),
-            other => other.to_string(),
+        let listed = match &e {
+            ContractError::Violation { violations, .. } => violations.clone(),
+            other => vec![other.to_string()],
         };
+        let mut attributes = Attributes::default();
+        attributes.set(attr::WITHHELD_STAGE, VALIDATION);
+        attributes.set(
+            attr::WITHHELD_VIOLATIONS,
+            AttrValue::StringArray(listed.clone()),
+        );
+        root.add_event(event::WITHHELD, attributes);
+        let violations = listed.join("; ");
         let agent_id = envelope.agent_id.clone();
         withhold(
             envelope,
@@ -1250,8 +1356,27 @@ fn delegation_record(child: &Envelope) -> Delegation {
 /// attribute is informational (not owned): no check depends on it.
 fn stage_event(root: &ActiveSpan<'_>, stage: Stage, key: &str, value: &str) {
     let mut attributes = Attributes::default();
-    attributes.set(format!("dd.stage.{key}"), value);
+    attributes.set(key, value);
     root.add_event(stage.name(), attributes);
+}
+
+/// Record the run's final outcome on its root, so the trace and the envelope never disagree:
+/// a `failed` envelope (refused, withheld, an agent error, canceled) makes the root's status
+/// `ERROR`, described by the problem's title (else its type, else the statement), as
+/// OpenTelemetry marks a failed operation. Any other outcome leaves it `UNSET`: abstaining,
+/// referring and succeeding are the agent doing its job, and `OK` is for an application to
+/// assert, not an instrumentation (OpenTelemetry's "Set Status").
+fn record_outcome(root: &ActiveSpan<'_>, envelope: &Envelope) {
+    if envelope.outcome.status != OutcomeStatus::Failed {
+        return;
+    }
+    let description = envelope
+        .problem
+        .as_ref()
+        .and_then(|p| p.title.as_deref().or(Some(p.type_.as_str())))
+        .filter(|d| !d.is_empty())
+        .unwrap_or(envelope.outcome.statement.as_str());
+    root.set_status(StatusCode::Error, Some(description));
 }
 
 /// How a grant is filed: the SHA-256 of its token.

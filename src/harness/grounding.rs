@@ -94,6 +94,19 @@ impl GroundingReport {
         }
     }
 
+    /// The ids of the rules that failed (`G0`, `R2`...), each once, in the order the checks
+    /// found them: each violation's text up to its first `:`.
+    pub fn rules(&self) -> Vec<String> {
+        let mut rules: Vec<String> = Vec::new();
+        for violation in &self.violations {
+            let id = violation.split(':').next().unwrap_or_default().trim();
+            if !id.is_empty() && !rules.iter().any(|r| r == id) {
+                rules.push(id.to_string());
+            }
+        }
+        rules
+    }
+
     fn failed(mode: Option<String>, violation: String, tree: Option<&Tree<'_>>) -> Self {
         GroundingReport {
             passed: false,

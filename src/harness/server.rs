@@ -26,7 +26,7 @@
 //! callback from a keyed agent to be signed by it. Unsigned callers (outside callers, agents
 //! without a key) are handled as before.
 
-use super::conductor::{Callback, Conductor};
+use super::conductor::{Callback, Conductor, RunTrace};
 use super::identity::{Access, Authenticator};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::InvocationRequest;
@@ -747,6 +747,17 @@ pub(crate) fn plan(
         Ok(r) => r,
         Err(e) => return failed(e.to_string()),
     };
+    // Refused here rather than by the conductor, so the failed task names no trace (the run
+    // it would have had is never made).
+    if harness.conductor.registry.get(&request.agent_id).is_none() {
+        return failed(
+            harness
+                .conductor
+                .registry
+                .unknown(&request.agent_id)
+                .to_string(),
+        );
+    }
     let id = request.invocation_id.clone();
     // A stored run keeps its task: a request reusing its id gets a task of its own (which the
     // conductor fails, the id being used), never one that hides the stored run.
@@ -790,6 +801,12 @@ pub(crate) fn plan(
     let owner = principal.as_ref().map(|p| p.principal_id.clone());
     // For the request log: the endpoint builds the response from the task.
     crate::wire::http::note(&id, owner.as_deref());
+    // The run's trace is fixed now, so the HTTP response names it (`traceresponse`) even
+    // before the run starts, as a non-blocking send is answered.
+    let trace = run_trace(message, ctx);
+    ctx.reply_headers
+        .set(crate::trace::context::TRACERESPONSE, trace.traceresponse());
+    let reply_headers = ctx.reply_headers.clone();
     let harness = Arc::clone(harness);
     let metadata = message.metadata.clone();
     let signed_by = ctx.signed_by.clone();
@@ -805,28 +822,34 @@ pub(crate) fn plan(
             (Some(token), _) => {
                 let callback = Callback {
                     token,
-                    traceparent: meta_str(meta::TRACEPARENT),
+                    trace: Some(&trace),
                     parent_invocation_id: meta_str(meta::PARENT_INVOCATION_ID),
                     signed_by: signed_by.as_deref(),
                 };
                 harness.conductor.invoke_delegated(request, &callback)
             }
-            (None, Some(principal)) => {
-                harness
-                    .conductor
-                    .invoke_until(request, principal, &|_, _| {}, progress)
-            }
+            (None, Some(principal)) => harness.conductor.invoke_until(
+                request,
+                principal,
+                trace,
+                &|_, _| {},
+                progress,
+            ),
             (None, None) => Err(Error::unauthenticated("no principal")),
         };
         match outcome {
-            Err(e) => Reply::failed(e.to_string()),
+            Err(e) => {
+                // No run was made: a blocking send's reply names no trace.
+                reply_headers.remove(crate::trace::context::TRACERESPONSE);
+                Reply::failed(e.to_string())
+            }
             Ok(run) => {
                 crate::wire::http::note(
                     &run.envelope.invocation_id,
                     Some(&run.envelope.acting_for.principal_id),
                 );
                 let doc = run.envelope.to_document();
-                let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
+                let mut artifacts = vec![super::tasks::envelope_artifact(doc)];
                 if token.is_some() {
                     // The stored bytes themselves, so the delegating agent hashes what was
                     // stored.
@@ -852,4 +875,19 @@ pub(crate) fn plan(
         owner,
         work: Work::Run(Box::new(work)),
     })
+}
+
+/// The trace a run asked for by `message` gets: new ids for its root, linked to the caller's
+/// span. The caller's span is read as an agent server reads it: the message's `traceparent`
+/// (and `tracestate`) metadata, else the HTTP `traceparent` (and `tracestate`) header; on a
+/// delegation callback it is the delegating agent's `delegate` span. An invalid `traceparent`
+/// is ignored (the run is linked to nothing).
+fn run_trace(message: &Message, ctx: &CallContext) -> RunTrace {
+    let from_message = message.meta_str(meta::TRACEPARENT);
+    match from_message {
+        Some(traceparent) => {
+            RunTrace::for_caller(Some(traceparent), message.meta_str(meta::TRACESTATE))
+        }
+        None => RunTrace::for_caller(ctx.header("traceparent"), ctx.header("tracestate")),
+    }
 }

@@ -19,7 +19,7 @@ use super::store::{Query, RunReader, StoreError};
 use crate::contract::problem::ProblemType;
 use crate::error::{Error, Result};
 use crate::ids::is_uuid7;
-use crate::wire::a2a::artifact;
+use crate::wire::a2a::{artifact, meta};
 use crate::wire::a2a::endpoint::{A2aError, ListQuery, TaskPage, TaskStore};
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::tasks::{decode_token, encode_token, invalid_token};
@@ -54,6 +54,24 @@ pub(crate) fn is_canceled_run(envelope: &Value) -> bool {
             .is_some_and(|d| d.starts_with(&marker))
 }
 
+/// The `envelope` artifact of a run's task: the envelope as one data part, and the run's trace
+/// id (its `telemetry.trace_id`) as the artifact's metadata `dd.trace_id`, so a caller finds
+/// the run's trace without reading the envelope.
+pub(crate) fn envelope_artifact(envelope: Value) -> Artifact {
+    let trace_id = envelope
+        .get("telemetry")
+        .and_then(|t| t.get("trace_id"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let mut envelope_artifact = Artifact::new(artifact::ENVELOPE, vec![Part::data(envelope)]);
+    envelope_artifact.metadata = trace_id.map(|id| {
+        let mut metadata = serde_json::Map::new();
+        metadata.insert(meta::TRACE_ID.into(), Value::String(id));
+        metadata
+    });
+    envelope_artifact
+}
+
 /// A stored run as a task. `request` is the stored request (`None`: history left out);
 /// `artifacts`: whether to show the envelope. Every id in it is derived from the run's, so two
 /// calls give the same task.
@@ -83,7 +101,7 @@ pub(crate) fn run_task(envelope: Value, request: Option<Value>, artifacts: bool)
         })
         .unwrap_or_default();
     let artifacts = if artifacts {
-        let mut envelope_artifact = Artifact::new(artifact::ENVELOPE, vec![Part::data(envelope)]);
+        let mut envelope_artifact = envelope_artifact(envelope);
         envelope_artifact.artifact_id = format!("{id}-envelope");
         vec![envelope_artifact]
     } else {

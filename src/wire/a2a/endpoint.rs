@@ -50,8 +50,8 @@ use crate::wire::http::{Request, Response};
 use crate::wire::jsonrpc::{self, Call, Incoming, RpcError};
 use crate::wire::sign::{SCHEME, VerifyError};
 use serde_json::Value;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// What a request's caller looks like to the code that executes it.
@@ -61,6 +61,34 @@ pub(crate) struct CallContext {
     pub headers: Vec<(String, String)>,
     /// The key id whose signature the route verified on this request, if it was signed.
     pub signed_by: Option<String>,
+    /// Header fields the executor adds to the HTTP response that carries its answer.
+    pub reply_headers: ReplyHeaders,
+}
+
+/// Header fields an executor adds to the HTTP response (the harness's `traceresponse`). They
+/// reach the response only when the request was a single call, not a batch: one response
+/// answers every call of a batch, and a field naming one of them would be wrong for the rest.
+/// Work that runs before a blocking send is answered may still change them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ReplyHeaders(Arc<Mutex<Vec<(String, String)>>>);
+
+impl ReplyHeaders {
+    /// Set `name` (replacing an earlier value) to `value`.
+    pub(crate) fn set(&self, name: &str, value: String) {
+        let mut fields = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        fields.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        fields.push((name.to_string(), value));
+    }
+
+    /// Remove `name`, if it was set.
+    pub(crate) fn remove(&self, name: &str) {
+        let mut fields = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        fields.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+    }
+
+    fn take(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 impl CallContext {
@@ -229,11 +257,16 @@ impl Endpoint {
             .filter(|s| !s.is_empty())
             .collect();
         // Replies are JSON text, written straight from the model (no intermediate tree).
+        let reply_headers = ReplyHeaders::default();
         let replies: Option<String> = match jsonrpc::parse(&request.body, self.max_depth) {
             Incoming::Single(Err(reply)) => Some(reply.to_string()),
-            Incoming::Single(Ok(call)) => {
-                self.dispatch(call, request, version.as_deref(), signed_by.as_deref())
-            }
+            Incoming::Single(Ok(call)) => self.dispatch(
+                call,
+                request,
+                version.as_deref(),
+                signed_by.as_deref(),
+                &reply_headers,
+            ),
             Incoming::Batch(items) => {
                 // The calls run on threads of their own, so they take what they need along:
                 // the endpoint (a few shared handles) and the request without its body.
@@ -249,7 +282,15 @@ impl Endpoint {
                 });
                 let version = version.clone();
                 let answer: jsonrpc::Answer = Arc::new(move |call| {
-                    endpoint.dispatch(call, &context, version.as_deref(), signed_by.as_deref())
+                    // Each call's header fields are dropped: see `ReplyHeaders`.
+                    let dropped = ReplyHeaders::default();
+                    endpoint.dispatch(
+                        call,
+                        &context,
+                        version.as_deref(),
+                        signed_by.as_deref(),
+                        &dropped,
+                    )
                 });
                 let answers = jsonrpc::run_batch(items, self.batch_deadline, answer);
                 (!answers.is_empty()).then(|| format!("[{}]", answers.join(",")))
@@ -259,6 +300,9 @@ impl Endpoint {
             Some(body) => Response::bytes(200, "application/json", body.into_bytes()),
             None => Response::empty(204),
         };
+        for (name, value) in reply_headers.take() {
+            response = response.with_header(&name, &value);
+        }
         if requested.iter().any(|e| e == EXTENSION_URI) {
             // The Data Director extension is active on every call this endpoint answers.
             let header = if version.is_some() {
@@ -278,6 +322,7 @@ impl Endpoint {
         request: &Request,
         version: Option<&str>,
         signed_by: Option<&str>,
+        reply_headers: &ReplyHeaders,
     ) -> Option<String> {
         let id = call.id.clone().unwrap_or(Value::Null);
         let notification = call.id.is_none();
@@ -289,7 +334,7 @@ impl Endpoint {
                 Binding::V03
             },
         );
-        let reply = match self.answer(call, request, version, signed_by) {
+        let reply = match self.answer(call, request, version, signed_by, reply_headers) {
             Ok(result) => jsonrpc::success_text(&id, &result),
             Err(err) => jsonrpc::error(&id, &err.to_rpc(binding)).to_string(),
         };
@@ -302,6 +347,7 @@ impl Endpoint {
         request: &Request,
         version: Option<&str>,
         signed_by: Option<&str>,
+        reply_headers: &ReplyHeaders,
     ) -> Result<String, A2aError> {
         let Some(binding) = Binding::of_method(&call.method) else {
             return Err(A2aError::MethodNotFound {
@@ -312,6 +358,7 @@ impl Endpoint {
         let ctx = CallContext {
             headers: request.headers.clone(),
             signed_by: signed_by.map(str::to_string),
+            reply_headers: reply_headers.clone(),
         };
         let invalid = |e: DecodeError| A2aError::invalid("", e.to_string());
         let method = call.method.as_str();
