@@ -10,7 +10,7 @@ use common::*;
 use ddwire::Error;
 use ddwire::agent::builtin::{Director, Hello};
 use ddwire::contract::{GroundingMode, InvocationRequest, OutcomeStatus, ProblemType};
-use ddwire::harness::conductor::{Phase, Run, Stage};
+use ddwire::harness::conductor::{Phase, Run, RunTrace, Stage};
 use ddwire::harness::testkit::{TestHarness, test_principal};
 use ddwire::wire::a2a::model::TaskState;
 use serde_json::{Value, json};
@@ -169,6 +169,7 @@ fn a_panic_outside_the_agent_call_is_stored_as_a_failed_run() {
             .invoke_observed(
                 InvocationRequest::from_value(&request_doc).unwrap(),
                 &test_principal(),
+                RunTrace::new(None),
                 &observer,
             )
             .expect("a stored run, not an error");
@@ -215,6 +216,7 @@ fn a_parent_that_panics_after_delegating_still_records_its_child() {
         .invoke_observed(
             InvocationRequest::from_value(&request("fake.delegation", message("hello"))).unwrap(),
             &test_principal(),
+            RunTrace::new(None),
             &observer,
         )
         .unwrap();

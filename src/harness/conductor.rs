@@ -1730,9 +1730,20 @@ mod tests {
             "hello.world",
             AgentResult::new(Outcome::succeeded("Said hi.")),
         );
-        let report = grounding_check(&[], &mut envelope);
+        let tracer = Tracer::new(SERVICE_NAME);
+        let root = tracer.invoke_agent("hello.world");
+        let report = grounding_check(&[], &mut envelope, &root);
         assert!(!report.violations.is_empty());
         assert_eq!(envelope.outcome.status, OutcomeStatus::Failed);
+        let seen = root.snapshot().unwrap();
+        let [withheld] = seen.events.as_slice() else {
+            panic!("one withheld event: {:?}", seen.events)
+        };
+        assert_eq!(withheld.name, event::WITHHELD);
+        assert_eq!(
+            withheld.attributes.get(attr::WITHHELD_RULES),
+            Some(&AttrValue::StringArray(report.rules()))
+        );
         assert!(
             envelope
                 .outcome
@@ -1749,9 +1760,11 @@ mod tests {
         let (mut envelope, _) =
             envelope_of(&th, "hello.world", AgentResult::new(Outcome::failed("No.")));
         let before = envelope.clone();
-        let report = grounding_check(&[], &mut envelope);
+        let quiet = tracer.invoke_agent("hello.world");
+        let report = grounding_check(&[], &mut envelope, &quiet);
         assert!(!report.violations.is_empty());
         assert_eq!(envelope, before);
+        assert!(quiet.snapshot().unwrap().events.is_empty(), "nothing withheld");
     }
 
     #[test]
@@ -1766,7 +1779,17 @@ mod tests {
         assert!(crate::contract::validate_envelope(&envelope.to_document()).is_err());
         // From the agent: its error, withheld and stored.
         let mut withheld = envelope.clone();
-        let document = validation(&mut withheld, true).expect("the agent's error is stored");
+        let tracer = Tracer::new(SERVICE_NAME);
+        let root = tracer.invoke_agent("hello.world");
+        let document =
+            validation(&mut withheld, true, &root).expect("the agent's error is stored");
+        let events = root.snapshot().unwrap().events;
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert_eq!(events[0].name, event::WITHHELD);
+        assert_eq!(
+            events[0].attributes.get(attr::WITHHELD_STAGE),
+            Some(&AttrValue::from(VALIDATION))
+        );
         assert_eq!(document, withheld.to_document());
         assert_eq!(withheld.outcome.status, OutcomeStatus::Failed);
         assert!(
@@ -1785,7 +1808,7 @@ mod tests {
         // Built by the conductor itself: a bug, refused and never stored.
         let mut own = envelope;
         assert!(matches!(
-            validation(&mut own, false),
+            validation(&mut own, false, &root),
             Err(CE::Violation { .. })
         ));
     }
@@ -1799,7 +1822,7 @@ mod tests {
         let principal = test_principal();
         let invocation = Invocation::new(&request, request.to_document(), agent, &principal);
         let tracer = Tracer::new(SERVICE_NAME);
-        let root = invocation.root_span(&tracer, None);
+        let root = invocation.root_span(&tracer, &RunTrace::new(None));
         let trace_id = root.context().trace_id;
         root.end();
         let records = tracer.take(trace_id);
