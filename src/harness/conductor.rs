@@ -959,7 +959,12 @@ fn policy_gate(
     let span = tracer.policy_gate(&spec.agent_id);
     let decision = policy::gate(profile, &spec.agent_id, &spec.action_class);
     span.end();
-    stage_event(root, Stage::PolicyGate, attr::STAGE_DECISION, decision.name());
+    stage_event(
+        root,
+        Stage::PolicyGate,
+        attr::STAGE_DECISION,
+        decision.name(),
+    );
     match &decision {
         Decision::Permitted => None,
         Decision::NotEnabled { reason } | Decision::ClassMismatch { reason, .. } => {
@@ -1764,7 +1769,10 @@ mod tests {
         let report = grounding_check(&[], &mut envelope, &quiet);
         assert!(!report.violations.is_empty());
         assert_eq!(envelope, before);
-        assert!(quiet.snapshot().unwrap().events.is_empty(), "nothing withheld");
+        assert!(
+            quiet.snapshot().unwrap().events.is_empty(),
+            "nothing withheld"
+        );
     }
 
     #[test]
@@ -1781,8 +1789,7 @@ mod tests {
         let mut withheld = envelope.clone();
         let tracer = Tracer::new(SERVICE_NAME);
         let root = tracer.invoke_agent("hello.world");
-        let document =
-            validation(&mut withheld, true, &root).expect("the agent's error is stored");
+        let document = validation(&mut withheld, true, &root).expect("the agent's error is stored");
         let events = root.snapshot().unwrap().events;
         assert_eq!(events.len(), 1, "{events:?}");
         assert_eq!(events[0].name, event::WITHHELD);

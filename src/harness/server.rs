@@ -828,13 +828,11 @@ pub(crate) fn plan(
                 };
                 harness.conductor.invoke_delegated(request, &callback)
             }
-            (None, Some(principal)) => harness.conductor.invoke_until(
-                request,
-                principal,
-                trace,
-                &|_, _| {},
-                progress,
-            ),
+            (None, Some(principal)) => {
+                harness
+                    .conductor
+                    .invoke_until(request, principal, trace, &|_, _| {}, progress)
+            }
             (None, None) => Err(Error::unauthenticated("no principal")),
         };
         match outcome {
