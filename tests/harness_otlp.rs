@@ -8,6 +8,8 @@ use common::*;
 use crossbeam_channel::unbounded;
 use ddwire::agent::builtin::Hello;
 use ddwire::contract::{InvocationRequest, OutcomeStatus};
+use ddwire::harness::identity::Authenticator;
+use ddwire::harness::server::Harness;
 use ddwire::harness::testkit::test_principal;
 use ddwire::trace::otlp::{self, Encoding};
 use ddwire::wire::http::client::HttpClient;
@@ -155,4 +157,99 @@ fn an_unreachable_receiver_fails_no_run_and_is_counted() {
         reports[0].contains("nobody.test") && reports[0].contains("refused"),
         "{reports:?}"
     );
+}
+
+/// `GET /healthz` over the wire: its JSON.
+fn health(net: &ddwire::wire::http::memory::MemoryNet) -> serde_json::Value {
+    let response = HttpClient::memory(net.clone())
+        .send(ddwire::wire::http::client::ClientRequest::get(
+            "http://harness.test/healthz",
+            T,
+        ))
+        .expect("the harness answers");
+    assert_eq!(response.status, 200);
+    serde_json::from_slice(&response.body).expect("JSON")
+}
+
+/// Serve `conductor` as a harness at `http://harness.test` on `net`.
+fn serve_harness(
+    conductor: ddwire::harness::conductor::Conductor,
+    net: &ddwire::wire::http::memory::MemoryNet,
+) -> Arc<Harness> {
+    let harness = Arc::new(Harness::new(
+        conductor,
+        Some(Authenticator::Operator(test_principal())),
+        "http://harness.test",
+    ));
+    net.serve(
+        "harness.test",
+        ddwire::harness::server::handler(Arc::clone(&harness)),
+        Limits::DEFAULT,
+    );
+    harness
+}
+
+#[test]
+fn healthz_shows_the_exporters_queue_and_its_exported_and_dropped_batches() {
+    let runs = TempDir::new("otlp-health");
+    let (mut conductor, net) = bare_conductor(vec![Arc::new(Hello::new())], runs.path());
+    let (release, held) = unbounded::<()>();
+    let (arrived_tx, arrived) = unbounded::<()>();
+    let receiver: Handler = Arc::new(move |_r: Request| {
+        let _ = arrived_tx.send(());
+        let _ = held.recv_timeout(Duration::from_secs(30));
+        Response::bytes(200, "application/json", b"{}".to_vec())
+    });
+    net.serve("collector.test", receiver, Limits::DEFAULT);
+    let config = OtlpConfig::new("http://collector.test/v1/traces", Encoding::Json).unwrap();
+    let options = ExporterOptions {
+        queue: 1,
+        ..no_retry()
+    };
+    let exporter = Exporter::start(config, HttpClient::memory(net.clone()), options, None).unwrap();
+    conductor.otlp = Some(exporter.clone());
+    let harness = serve_harness(conductor, &net);
+
+    let invoke = |text: &str| {
+        let r = InvocationRequest::from_value(&request("hello.world", message(text))).unwrap();
+        let run = harness.conductor.invoke(r, &test_principal()).unwrap();
+        assert_eq!(run.envelope.outcome.status, OutcomeStatus::Succeeded);
+    };
+    invoke("one");
+    arrived
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the first export reached the receiver");
+    // The receiver holds the first export: the second waits in the queue of one, and the
+    // third finds it full and is dropped. Every run is still stored.
+    invoke("two");
+    invoke("three");
+    let otlp = &health(&net)["export"];
+    assert_eq!(otlp["queued"], 1, "{otlp}");
+    assert_eq!(otlp["dropped_batches"], 1, "{otlp}");
+    assert_eq!(otlp["exported_batches"], 0, "{otlp}");
+
+    for _ in 0..2 {
+        release.send(()).unwrap();
+    }
+    assert!(
+        exporter.flush(Duration::from_secs(20)),
+        "{:?}",
+        exporter.stats()
+    );
+    let otlp = &health(&net)["export"];
+    assert_eq!(otlp["queued"], 0, "{otlp}");
+    assert_eq!(otlp["exported_batches"], 2, "{otlp}");
+    assert_eq!(otlp["dropped_batches"], 1, "{otlp}");
+    assert_eq!(otlp["failed_batches"], 0, "{otlp}");
+}
+
+#[test]
+fn healthz_says_nothing_of_export_when_it_is_off() {
+    let runs = TempDir::new("otlp-off");
+    let (conductor, net) = bare_conductor(vec![Arc::new(Hello::new())], runs.path());
+    let _harness = serve_harness(conductor, &net);
+    let health = health(&net);
+    assert_eq!(health["status"], "ready", "{health}");
+    assert_eq!(health["agents"]["available"], 1);
+    assert!(health["export"].is_null(), "{health}");
 }

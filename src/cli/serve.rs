@@ -29,6 +29,9 @@ pub static COMMAND: Command = Command {
               in flight, open connections, export queue; 503 when not ready); GET /viewer, the\n\
               runs, their traces and a form that starts an invocation, in one self-contained page\n\
               (no external assets). A run id may be a unique prefix.\n\n\
+              Each run is a trace of its own: a caller's traceparent (the A2A message's metadata\n\
+              or the HTTP header, or the AG-UI request's header) becomes a link on its root span,\n\
+              and the reply's traceresponse header (W3C Trace Context Level 2) names that root.\n\n\
               One line per request goes to stderr once it is answered (time, method, target,\n\
               status, bytes, duration, peer, connection, run and principal when known): text or\n\
               --log-format json; --log-level or DD_LOG picks error (5xx), warn (and 4xx), info\n\
