@@ -177,11 +177,10 @@ fn check_agreement(runs: &Path, id: &str) -> (Told, SpanRecord) {
     (told, root)
 }
 
-/// The run an A2A reply made, and its `envelope` artifact's `dd.trace_id`.
+/// The run an A2A reply made, and the `dd.trace_id` in the task's metadata.
 fn run_of(task: &ddwire::wire::a2a::model::Task) -> (String, Option<String>) {
     let envelope = envelope_of(task);
-    let artifact = task.artifacts_named(ddwire::wire::a2a::artifact::ENVELOPE)[0];
-    let trace_id = artifact
+    let trace_id = task
         .metadata
         .as_ref()
         .and_then(|m| m.get(meta::TRACE_ID))
@@ -241,8 +240,10 @@ fn every_outcome_the_demo_makes_is_told_alike_by_its_stored_trace_and_envelope()
             status,
             "{agent}"
         );
-        // The reply names the run's trace.
+        // The reply names the run's trace, and so does the task read again.
         assert_eq!(named, Some(root.trace_id.to_string()), "{agent}");
+        let again = th.client.get_task(&th.target(), &task.id, T).unwrap();
+        assert_eq!(run_of(&again).1, named, "{agent}");
         // A delegated child is a run of its own, told alike, linked to the parent's
         // `delegate` span.
         for delegation in stored_envelope(&th.runs, &id)["delegations"]
@@ -358,8 +359,9 @@ fn invocation_in(response: &ClientResponse) -> String {
         .find(|a| a["name"] == "envelope")
         .expect("an envelope artifact");
     assert_eq!(
-        envelope["metadata"][meta::TRACE_ID],
-        envelope["parts"][0]["data"]["telemetry"]["trace_id"]
+        reply["result"]["metadata"][meta::TRACE_ID],
+        envelope["parts"][0]["data"]["telemetry"]["trace_id"],
+        "{reply}"
     );
     envelope["parts"][0]["data"]["invocation_id"]
         .as_str()

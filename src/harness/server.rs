@@ -847,7 +847,8 @@ pub(crate) fn plan(
                     Some(&run.envelope.acting_for.principal_id),
                 );
                 let doc = run.envelope.to_document();
-                let mut artifacts = vec![super::tasks::envelope_artifact(doc)];
+                let metadata = super::tasks::run_metadata(&doc);
+                let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
                 if token.is_some() {
                     // The stored bytes themselves, so the delegating agent hashes what was
                     // stored.
@@ -863,7 +864,10 @@ pub(crate) fn plan(
                         vec![Part::text(text)],
                     ));
                 }
-                Reply::completed(artifacts)
+                Reply {
+                    metadata,
+                    ..Reply::completed(artifacts)
+                }
             }
         }
     };

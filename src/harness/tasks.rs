@@ -23,7 +23,7 @@ use crate::wire::a2a::endpoint::{A2aError, ListQuery, TaskPage, TaskStore};
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::tasks::{decode_token, encode_token, invalid_token};
 use crate::wire::a2a::{artifact, meta};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
@@ -54,22 +54,17 @@ pub(crate) fn is_canceled_run(envelope: &Value) -> bool {
             .is_some_and(|d| d.starts_with(&marker))
 }
 
-/// The `envelope` artifact of a run's task: the envelope as one data part, and the run's trace
-/// id (its `telemetry.trace_id`) as the artifact's metadata `dd.trace_id`, so a caller finds
-/// the run's trace without reading the envelope.
-pub(crate) fn envelope_artifact(envelope: Value) -> Artifact {
+/// The metadata a run's task carries: the run's trace id (the envelope's
+/// `telemetry.trace_id`) as `dd.trace_id`, so a caller finds the run's trace without reading
+/// the envelope. Set once the run is stored, so it never names a trace that was not.
+pub(crate) fn run_metadata(envelope: &Value) -> Option<Map<String, Value>> {
     let trace_id = envelope
         .get("telemetry")
         .and_then(|t| t.get("trace_id"))
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    let mut envelope_artifact = Artifact::new(artifact::ENVELOPE, vec![Part::data(envelope)]);
-    envelope_artifact.metadata = trace_id.map(|id| {
-        let mut metadata = serde_json::Map::new();
-        metadata.insert(meta::TRACE_ID.into(), Value::String(id));
-        metadata
-    });
-    envelope_artifact
+        .and_then(Value::as_str)?;
+    let mut metadata = Map::new();
+    metadata.insert(meta::TRACE_ID.into(), Value::String(trace_id.to_string()));
+    Some(metadata)
 }
 
 /// A stored run as a task. `request` is the stored request (`None`: history left out);
@@ -100,8 +95,9 @@ pub(crate) fn run_task(envelope: Value, request: Option<Value>, artifacts: bool)
             vec![asked]
         })
         .unwrap_or_default();
+    let metadata = run_metadata(&envelope);
     let artifacts = if artifacts {
-        let mut envelope_artifact = envelope_artifact(envelope);
+        let mut envelope_artifact = Artifact::new(artifact::ENVELOPE, vec![Part::data(envelope)]);
         envelope_artifact.artifact_id = format!("{id}-envelope");
         vec![envelope_artifact]
     } else {
@@ -117,7 +113,7 @@ pub(crate) fn run_task(envelope: Value, request: Option<Value>, artifacts: bool)
         },
         artifacts,
         history,
-        metadata: None,
+        metadata,
     }
 }
 

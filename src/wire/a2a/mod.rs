@@ -50,9 +50,9 @@ pub mod meta {
     /// On a delegation callback: the invocation the grant was issued for. The harness refuses
     /// a token presented for another parent.
     pub const PARENT_INVOCATION_ID: &str = "dd.parent_invocation_id";
-    /// In the metadata of a harness task's `envelope` artifact (not a message's): the trace
-    /// id of the run (32 lowercase hex, the envelope's `telemetry.trace_id`), so a caller
-    /// that reads no envelope can still find the run's trace.
+    /// In a harness task's metadata, once its run is stored: the trace id of the run (32
+    /// lowercase hex, the envelope's `telemetry.trace_id`), so a caller that reads no envelope
+    /// can still find the run's trace.
     pub const TRACE_ID: &str = "dd.trace_id";
 }
 

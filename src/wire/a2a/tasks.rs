@@ -18,6 +18,7 @@
 use super::error::A2aError;
 use super::model::{Artifact, Message, Task, TaskState};
 use crossbeam_channel::{Receiver, Sender};
+use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,6 +43,9 @@ pub struct Reply {
     pub message: Option<Message>,
     /// The artifacts the work adds to the task.
     pub artifacts: Vec<Artifact>,
+    /// Entries the work adds to the task's `metadata` (the harness: the run's `dd.trace_id`),
+    /// replacing any of the same key.
+    pub metadata: Option<Map<String, Value>>,
 }
 
 impl Reply {
@@ -51,6 +55,7 @@ impl Reply {
             state: TaskState::Completed,
             message: None,
             artifacts,
+            metadata: None,
         }
     }
 
@@ -67,6 +72,7 @@ impl Reply {
             state: TaskState::Failed,
             message: Some(reason),
             artifacts: Vec::new(),
+            metadata: None,
         }
     }
 }
@@ -470,8 +476,12 @@ pub(crate) fn apply(task: &mut Task, reply: Reply) {
         state,
         message,
         artifacts,
+        metadata,
     } = reply;
     task.artifacts.extend(artifacts);
+    if let Some(entries) = metadata {
+        task.metadata.get_or_insert_with(Map::new).extend(entries);
+    }
     if task.status.state == TaskState::Canceled {
         return;
     }
