@@ -128,7 +128,7 @@ pub(crate) struct TaskPlan {
 /// The work on a task.
 pub(crate) enum Work {
     /// Already decided (a refusal in the task, say): the task ends at once with this reply.
-    Done(Reply),
+    Done(Box<Reply>),
     /// To be run: a blocking send waits for it, a non-blocking one answers first. It marks the
     /// task `working` through its [`Progress`] when it starts, and should stop early if told
     /// the task was canceled. It must not panic (a panic is a failed task).
@@ -142,7 +142,7 @@ impl TaskPlan {
             task_id: None,
             context_id: None,
             owner: None,
-            work: Work::Done(reply),
+            work: Work::Done(Box::new(reply)),
         }
     }
 
@@ -553,7 +553,7 @@ impl Endpoint {
             None => self.create(message, plan, run),
         };
         let work = match work {
-            Work::Done(reply) => return Ok(Answer::Task(self.finish(snapshot, reply), history)),
+            Work::Done(reply) => return Ok(Answer::Task(self.finish(snapshot, *reply), history)),
             Work::Run(work) => work,
         };
         let progress =
