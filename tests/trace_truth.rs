@@ -15,6 +15,7 @@ use ddwire::agent::builtin;
 use ddwire::contract::{AgentResult, GroundingMode, Outcome, OutcomeStatus};
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness};
 use ddwire::ids::new_uuid7;
+use ddwire::trace::waterfall::RunView;
 use ddwire::trace::{AttrValue, SpanContext, SpanRecord, StatusCode, attr, event};
 use ddwire::wire::a2a::meta;
 use ddwire::wire::http::client::{ClientRequest, ClientResponse};
@@ -174,6 +175,17 @@ fn check_agreement(runs: &Path, id: &str) -> (Told, SpanRecord) {
             }
         }
     }
+    // The waterfall (`ddwire show`, the viewer) reads the same files to the same verdict.
+    let view = RunView {
+        envelope: envelope.clone(),
+        spans: spans.clone(),
+        grounding: None,
+        children: Vec::new(),
+        missing: Vec::new(),
+        unreadable_spans: 0,
+    };
+    let withheld_told = matches!(told, Told::WithheldByGrounding | Told::WithheldByValidation);
+    assert_eq!(view.withheld().is_some(), withheld_told, "{id}");
     (told, root)
 }
 

@@ -758,7 +758,8 @@ fn count(run: &RunView) -> (usize, usize) {
 
 /// Why `envelope`'s result was withheld, if it was: its problem is `grounding-violation`, or
 /// it says `failed` while the root recorded the agent's `succeeded` (the contract sets
-/// `dd.outcome` before it withholds), or the root carries an event naming the withholding.
+/// `dd.outcome` before it withholds), or the root carries the conductor's `withheld` event
+/// (which also marks a result withheld by validation whatever the agent claimed).
 fn withheld_reason(envelope: &Value, spans: &[SpanRecord]) -> Option<String> {
     let problem = envelope.get("problem");
     let kind = problem.and_then(|p| text(p, &["type"])).unwrap_or("");
@@ -771,11 +772,8 @@ fn withheld_reason(envelope: &Value, spans: &[SpanRecord]) -> Option<String> {
         .iter()
         .find(|s| s.parent_id.is_none() && s.is(SpanName::InvokeAgent));
     let claimed = root.and_then(|r| r.owned_str(attr::OUTCOME));
-    let withheld_event = root.is_some_and(|r| {
-        r.events
-            .iter()
-            .any(|e| e.name.contains("withh") || e.name.contains("withold"))
-    });
+    let withheld_event =
+        root.is_some_and(|r| r.events.iter().any(|e| e.name == super::event::WITHHELD));
     if withheld_event || (claimed == Some("succeeded") && status.is_some_and(|s| s != "succeeded"))
     {
         return Some(title.unwrap_or("withheld by the harness").to_string());
