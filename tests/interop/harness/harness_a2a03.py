@@ -7,6 +7,10 @@ Test `a2a03-client/message-send`: `A2ACardResolver` validates the harness's card
 wire) with one data part, an InvocationRequest for py.chat (the Python agent, which the harness
 calls over A2A 1.0), and gets a completed v0.3 Task with one artifact `envelope` whose one data
 part is the Envelope: outcome succeeded, the Python agent's reply, equal to GET /runs/{id}.
+Test `a2a03-client/trace`: sent with an OpenTelemetry-style `traceparent` header on the
+client's httpx session, the run keeps a trace of its own whose root span links to the caller's
+span (GET /runs/{id}/spans); the HTTP response carries `traceresponse` naming that root, and
+the Task a2a-sdk decodes carries the run's trace id in `metadata["dd.trace_id"]`.
 Test `a2a03-client/two-data-parts`: a message with two data parts is a failed Task whose status
 message carries `{"error": "expected exactly one data part, got 2"}`.
 """
@@ -29,15 +33,21 @@ from checks import expect, run  # noqa: E402
 BASE = sys.argv[1].rstrip("/")
 
 
-def send(parts):
+def send(parts, headers=None, responses=None):
     posts = []
 
     async def record(req):
         if req.method == "POST":
             posts.append({"url": str(req.url), "body": json.loads(req.read())})
 
+    async def answered(resp):
+        if resp.request.method == "POST" and responses is not None:
+            responses.append(dict(resp.headers))
+
+    hooks = {"request": [record], "response": [answered]}
+
     async def go():
-        async with httpx.AsyncClient(timeout=60, event_hooks={"request": [record]}) as http:
+        async with httpx.AsyncClient(timeout=60, event_hooks=hooks, headers=headers or {}) as http:
             card = await A2ACardResolver(http, BASE).get_agent_card()
             expect(card.protocol_version.startswith("0.3") and card.url == BASE + "/a2a",
                    f"card protocolVersion {card.protocol_version!r}, url {card.url!r}")
@@ -73,6 +83,35 @@ def test_message_send():
     expect(stored == env, "GET /runs/{id} differs from the envelope in the task")
 
 
+CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+CALLER_SPAN = "00f067aa0ba902b7"
+
+
+def test_trace():
+    responses = []
+    doc = {"agent_id": "py.chat", "input": {"schema_class": "Message", "message_text": "trace me"}}
+    task = send([data(doc)], headers={"traceparent": f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"},
+                responses=responses)
+    expect(task.status.state == TaskState.completed, f"task {task.status.state}")
+    env = task.artifacts[0].parts[0].root.data
+    trace_id = env["telemetry"]["trace_id"]
+    expect(trace_id != CALLER_TRACE, "the run joined the caller's trace instead of keeping its own")
+    expect((task.metadata or {}).get("dd.trace_id") == trace_id,
+           f"task metadata {task.metadata!r} does not name the run's trace {trace_id}")
+    with urllib.request.urlopen(f"{BASE}/runs/{env['invocation_id']}/spans", timeout=10) as r:
+        spans = [json.loads(line) for line in r.read().decode().splitlines() if line.strip()]
+    roots = [s for s in spans if s["parent_id"] is None]
+    expect(len(roots) == 1 and roots[0]["name"] == "invoke_agent", f"roots {[s['name'] for s in roots]}")
+    root = roots[0]
+    expect(root["context"]["trace_id"] == "0x" + trace_id, f"root trace {root['context']['trace_id']}")
+    links = [(l["context"]["trace_id"], l["context"]["span_id"]) for l in root["links"]]
+    expect(links == [("0x" + CALLER_TRACE, "0x" + CALLER_SPAN)], f"root links {links}")
+    expect(len(responses) == 1, f"{len(responses)} POST responses")
+    want = f"00-{trace_id}-{root['context']['span_id'].removeprefix('0x')}-01"
+    expect(responses[0].get("traceresponse") == want,
+           f"traceresponse {responses[0].get('traceresponse')!r}, want {want!r}")
+
+
 def test_two_data_parts():
     doc = {"agent_id": "hello.world", "input": {"schema_class": "Message", "message_text": "x"}}
     task = send([data(doc), data(doc)])
@@ -85,5 +124,6 @@ def test_two_data_parts():
 if __name__ == "__main__":
     sys.exit(run([
         ("a2a03-client/message-send", test_message_send),
+        ("a2a03-client/trace", test_trace),
         ("a2a03-client/two-data-parts", test_two_data_parts),
     ]))
