@@ -524,3 +524,30 @@ fn a_callers_traceparent_on_agui_becomes_a_link_and_run_finished_names_the_runs_
     assert_ne!(root.trace_id, caller.trace_id);
     assert_names_root(response.header("traceresponse"), root);
 }
+
+#[test]
+fn a_send_reusing_a_stored_runs_id_names_no_trace_on_either_transport() {
+    let th = hello_harness();
+    let first = post_send(&th, send_body(hello(), Map::new()), &[]);
+    let id = invocation_in(&first);
+    let mut reused = hello();
+    reused["invocation_id"] = json!(id);
+    // A2A: the conductor refuses it (a failed task), and no run is made.
+    let again = post_send(&th, send_body(reused.clone(), Map::new()), &[]);
+    let reply: Value = serde_json::from_slice(&again.body).unwrap();
+    assert_eq!(reply["result"]["status"]["state"], "failed", "{reply}");
+    assert_eq!(again.header("traceresponse"), None);
+    assert!(reply["result"].get("metadata").is_none(), "{reply}");
+    // Nor when the send does not wait: it is answered before the conductor refuses the run.
+    let mut body: Value = serde_json::from_slice(&send_body(reused.clone(), Map::new())).unwrap();
+    body["params"]["configuration"]["blocking"] = json!(false);
+    let at_once = post_send(&th, body.to_string().into_bytes(), &[]);
+    assert_eq!(at_once.status, 200);
+    assert_eq!(at_once.header("traceresponse"), None);
+    // AG-UI: one RUN_ERROR, and the head names no trace either.
+    let response = post_agui_raw(&th, &agui_body(&reused, &new_uuid7()), &[]);
+    let stream = String::from_utf8(response.body.clone()).unwrap();
+    let events = events(&stream);
+    assert_eq!(types(&events), ["RUN_ERROR"], "{stream}");
+    assert_eq!(response.header("traceresponse"), None);
+}

@@ -802,10 +802,13 @@ pub(crate) fn plan(
     // For the request log: the endpoint builds the response from the task.
     crate::wire::http::note(&id, owner.as_deref());
     // The run's trace is fixed now, so the HTTP response names it (`traceresponse`) even
-    // before the run starts, as a non-blocking send is answered.
+    // before the run starts, as a non-blocking send is answered; but not for an id already
+    // stored, which the conductor refuses without making a run.
     let trace = run_trace(message, ctx);
-    ctx.reply_headers
-        .set(crate::trace::context::TRACERESPONSE, trace.traceresponse());
+    if task_id.is_some() {
+        ctx.reply_headers
+            .set(crate::trace::context::TRACERESPONSE, trace.traceresponse());
+    }
     let reply_headers = ctx.reply_headers.clone();
     let harness = Arc::clone(harness);
     let metadata = message.metadata.clone();
