@@ -15,10 +15,10 @@
 //! run's root span, which starts a trace of its own; the response's `traceresponse` header
 //! (W3C Trace Context Level 2) names that root span as soon as the stream starts, and
 //! `RUN_FINISHED` carries the trace id in its result, the envelope's `telemetry.trace_id`. An
-//! invalid `traceparent` is ignored; a request reusing a stored run's id gets no
-//! `traceresponse`. (Not in the event's `metadata`: ag-ui-protocol 0.1.22 and
-//! 1.0.0 encode that field at different places, so no frame holding it could be the bytes
-//! both encoders write.)
+//! invalid `traceparent` is ignored. A request refused before the stream starts (one
+//! `RUN_ERROR`, a stored run's id among them) gets no `traceresponse`. (Not in the event's
+//! `metadata`: ag-ui-protocol 0.1.22 and 1.0.0 encode that field at different places, so no
+//! frame holding it could be the bytes both encoders write.)
 //!
 //! The thread is the contract's conversation: a `threadId` naming another conversation than
 //! the request's `conversation_id` is refused; a request without one adopts a `threadId`
@@ -146,9 +146,9 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         request.header("traceparent"),
         request.header_joined("tracestate").as_deref(),
     );
-    // Named before the run starts, as the stream's head goes out first; not for an id already
-    // stored, which the conductor refuses (one RUN_ERROR) without making a run.
-    let traceresponse = (!harness.conductor.store.has(&noted_id)).then(|| trace.traceresponse());
+    // Named before the run starts, as the stream's head goes out first. (A stored run's id
+    // was refused above: one RUN_ERROR, no trace.)
+    let traceresponse = trace.traceresponse();
 
     let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
     let started = Event::RunStarted {
@@ -219,14 +219,11 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     }
     .to_sse();
     let rx = drain.guard(rx, cut);
-    let response = Response::stream(200, sse::CONTENT_TYPE, rx)
+    Response::stream(200, sse::CONTENT_TYPE, rx)
         .with_header("Cache-Control", "no-cache")
         .noting_invocation(&noted_id)
-        .noting_principal(&noted_principal);
-    match traceresponse {
-        Some(value) => response.with_header(crate::trace::context::TRACERESPONSE, &value),
-        None => response,
-    }
+        .noting_principal(&noted_principal)
+        .with_header(crate::trace::context::TRACERESPONSE, &traceresponse)
 }
 
 /// Everything that can refuse a run before it starts: the body, the request, the thread, the

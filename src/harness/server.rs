@@ -747,17 +747,6 @@ pub(crate) fn plan(
         Ok(r) => r,
         Err(e) => return failed(e.to_string()),
     };
-    // Refused here rather than by the conductor, so the failed task names no trace (the run
-    // it would have had is never made).
-    if harness.conductor.registry.get(&request.agent_id).is_none() {
-        return failed(
-            harness
-                .conductor
-                .registry
-                .unknown(&request.agent_id)
-                .to_string(),
-        );
-    }
     let id = request.invocation_id.clone();
     // A stored run keeps its task: a request reusing its id gets a task of its own (which the
     // conductor fails, the id being used), never one that hides the stored run.
