@@ -136,7 +136,7 @@ fn check_agreement(runs: &Path, id: &str) -> (Told, SpanRecord) {
             let [event] = withheld.as_slice() else {
                 panic!("{id}: one withheld event: {:?}", root.events)
             };
-            // The root still says what the agent claimed (contract.md §4); the event and the
+            // The root still says what the agent claimed; the event and the
             // status say what became of it. Only a success is withheld for its grounding.
             if told == Told::WithheldByGrounding {
                 assert_eq!(root.owned_str(attr::OUTCOME), Some("succeeded"), "{id}");

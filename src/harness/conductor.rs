@@ -199,8 +199,8 @@ pub struct Callback<'a> {
 /// the envelope's `telemetry.trace_id`) as soon as the reply starts, which for an AG-UI stream
 /// or a non-blocking A2A send is before the run has begun. A run always keeps a trace of its
 /// own: a caller's `traceparent` becomes a link on the root, never its parent, as a delegated
-/// child's root links to the delegating `delegate` span (spec invariant 8), so each run's tree
-/// is linted alone and no caller can place spans in it.
+/// child's root links to the delegating `delegate` span, so each run's tree is linted alone
+/// and no caller can place spans in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunTrace {
     /// The root span as it will be: a new random trace id and span id, sampled.
@@ -560,7 +560,7 @@ impl Conductor {
         let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
         envelope.delegations = decided.delegations;
         // Set before linting, as the reference does: a withheld run's root still says what
-        // the agent claimed (contract.md §4); its status and `withheld` event say what became
+        // the agent claimed; its status and `withheld` event say what became
         // of it.
         root.set(attr::OUTCOME, envelope.outcome.status.as_str());
 
