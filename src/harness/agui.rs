@@ -42,8 +42,9 @@ fn error_stream(message: String, code: &str) -> Response {
     Response::bytes(200, sse::CONTENT_TYPE, frame).with_header("Cache-Control", "no-cache")
 }
 
-/// The code a refusal carries in `RUN_ERROR`.
-fn code_of(e: &Error) -> &'static str {
+/// The code a refusal carries in `RUN_ERROR` (and a streamed A2A call's failed status, as
+/// `dd.error`).
+pub(crate) fn code_of(e: &Error) -> &'static str {
     match e {
         Error::Contract(_) | Error::Json(_) => "invalid_request",
         Error::UnknownAgent { .. } => "unknown_agent",
@@ -166,6 +167,11 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         };
         let step_tx = conductor_tx.clone();
         let observer = |stage: Stage, phase: Phase| {
+            if stage == Stage::Store {
+                // A replay rebuilds the steps from the stored trace, which ends before the
+                // store: live and replayed runs show the same four steps.
+                return;
+            }
             announce(&step_tx);
             let step_name = stage.name().to_string();
             let event = match phase {

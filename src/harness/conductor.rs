@@ -30,7 +30,8 @@
 //! 6. `Conductor::store_run`: the run, then its spans to the OTLP exporter.
 //!
 //! Stages 1 and 2 can decide the outcome themselves; the agent is then not called. Stages 1–4
-//! are reported to an [`Observer`] as [`Stage`]s (the AG-UI transport streams them).
+//! and 6 are reported to an [`Observer`] as [`Stage`]s (the AG-UI transport streams 1–4, a
+//! streamed A2A run all five).
 //!
 //! Delegation: a remote agent in grounding mode `delegation`, invoked at the
 //! top level, is sent a grant (a bearer capability) with the harness's callback URL. While the
@@ -107,15 +108,19 @@ pub enum Stage {
     AgentCall,
     /// The grounding linter reads the run's spans.
     GroundingCheck,
+    /// The run is stored (after validation). A streamed A2A run reports it; AG-UI shows the
+    /// four stages before it, which a stored run's trace can replay.
+    Store,
 }
 
 impl Stage {
     /// Every stage, in the order they run.
-    pub const ALL: [Stage; 4] = [
+    pub const ALL: [Stage; 5] = [
         Stage::PolicyGate,
         Stage::InputCheck,
         Stage::AgentCall,
         Stage::GroundingCheck,
+        Stage::Store,
     ];
 
     /// The stage named `name`.
@@ -130,6 +135,7 @@ impl Stage {
             Stage::InputCheck => "input_check",
             Stage::AgentCall => "agent_call",
             Stage::GroundingCheck => "grounding_check",
+            Stage::Store => "store",
         }
     }
 }
@@ -500,14 +506,16 @@ impl Conductor {
             grounding_check(&records, &mut envelope)
         });
         let document = validation(&mut envelope, decided.from_agent)?;
-        self.store_run(
-            &invocation,
-            envelope,
-            &document,
-            &records,
-            report,
-            decided.agent_reply.as_ref(),
-        )
+        stage(observer, Stage::Store, || {
+            self.store_run(
+                &invocation,
+                envelope,
+                &document,
+                &records,
+                report,
+                decided.agent_reply.as_ref(),
+            )
+        })
     }
 
     /// Stage 3, the agent call: call the agent over A2A under the root span, with a grant if

@@ -26,7 +26,7 @@
 //! callback from a keyed agent to be signed by it. Unsigned callers (outside callers, agents
 //! without a key) are handled as before.
 
-use super::conductor::{Callback, Conductor};
+use super::conductor::{Callback, Conductor, Phase, Stage};
 use super::identity::{Access, Authenticator};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::InvocationRequest;
@@ -67,6 +67,8 @@ pub struct Harness {
     pub(crate) drain: Drain,
     /// What a browser may do: host names, origins, media types ([`crate::wire::http::browser`]).
     browser: BrowserPolicy,
+    /// How often an idle A2A stream sends a keep-alive comment.
+    keep_alive: Duration,
 }
 
 /// What the harness builds from its registry, rebuilt when the registry changes.
@@ -99,7 +101,15 @@ impl Harness {
             window: None,
             connections: None,
             drain: Drain::new(),
+            keep_alive: crate::wire::a2a::endpoint::KEEP_ALIVE,
         }
+    }
+
+    /// Send a keep-alive comment on an A2A stream after `every` without an event (default
+    /// 15 s).
+    pub fn with_keep_alive(mut self, every: Duration) -> Harness {
+        self.keep_alive = every;
+        self
     }
 
     /// Accept signed callbacks dated up to `window` from this clock, either way (default
@@ -226,14 +236,18 @@ pub(crate) fn harness_card(conductor: &Conductor, public_url: &str) -> Value {
         "required": false,
         "params": { "agents": conductor.registry.manifest() },
     });
-    card::base_card(
+    let mut card = card::base_card(
         "ddwire harness",
         "A Data Director harness: runs registered agents under the institutional profile, checks every result's grounding, and returns an envelope.",
         env!("CARGO_PKG_VERSION"),
         public_url,
         vec![manifest],
         skills,
-    )
+    );
+    // The harness streams a run's stages and, after every check, its result (see
+    // `wire::a2a::endpoint`, "Streams"); agents answer whole replies and say `false`.
+    card["capabilities"]["streaming"] = Value::Bool(true);
+    card
 }
 
 /// The request handler of a harness.
@@ -249,6 +263,8 @@ pub fn handler(harness: Arc<Harness>) -> Handler {
     // The endpoint remembers the newest tasks it answered, failed ones included, so `tasks/get`
     // returns each as it was sent; an older run is rebuilt from the store.
     let mut endpoint = Endpoint::new(execute);
+    endpoint.streaming = true;
+    endpoint.keep_alive = harness.keep_alive;
     endpoint.lookup = {
         let harness = Arc::clone(&harness);
         Some(Arc::new(move |id: &str| {
@@ -730,10 +746,21 @@ pub(crate) fn plan(
             .map(|p| p.principal_id),
         _ => None,
     };
+    let streaming = ctx.streaming;
+    // A streamed call's failure names its cause in metadata, so a client can tell a refused
+    // request from a failed run without reading the text.
+    let caller_error = move |error: String, code: &str| {
+        let reply = Reply::failed(error);
+        if streaming {
+            reply.with_meta(meta::ERROR, code)
+        } else {
+            reply
+        }
+    };
     let failed = |error: String| {
         Plan::Task(TaskPlan {
             owner: caller.clone(),
-            ..TaskPlan::done(Reply::failed(error))
+            ..TaskPlan::done(caller_error(error, "invalid_request"))
         })
     };
     let data = message.data_parts();
@@ -759,16 +786,18 @@ pub(crate) fn plan(
         None => {
             let principal = match &harness.authenticator {
                 None => {
-                    return failed(
-                        Error::unauthenticated(
-                            "this harness accepts only delegation callbacks under a live grant",
-                        )
-                        .to_string(),
+                    let e = Error::unauthenticated(
+                        "this harness accepts only delegation callbacks under a live grant",
                     );
+                    let reply = caller_error(e.to_string(), super::agui::code_of(&e));
+                    return Plan::Task(TaskPlan::done(reply));
                 }
                 Some(auth) => match auth.principal_for(Some(&ctx.headers)) {
                     Ok(p) => p,
-                    Err(e) => return failed(e.to_string()),
+                    Err(e) => {
+                        let reply = caller_error(e.to_string(), super::agui::code_of(&e));
+                        return Plan::Task(TaskPlan::done(reply));
+                    }
                 },
             };
             let context_id = super::tasks::context_of(&id, request.conversation_id.as_deref());
@@ -812,14 +841,20 @@ pub(crate) fn plan(
                 harness.conductor.invoke_delegated(request, &callback)
             }
             (None, Some(principal)) => {
+                // Each stage as it starts is a `working` status update on a stream.
+                let observer = |stage: Stage, phase: Phase| {
+                    if phase == Phase::Started {
+                        progress.stage(meta::STAGE, stage.name());
+                    }
+                };
                 harness
                     .conductor
-                    .invoke_until(request, principal, &|_, _| {}, progress)
+                    .invoke_until(request, principal, &observer, progress)
             }
             (None, None) => Err(Error::unauthenticated("no principal")),
         };
         match outcome {
-            Err(e) => Reply::failed(e.to_string()),
+            Err(e) => caller_error(e.to_string(), super::agui::code_of(&e)),
             Ok(run) => {
                 crate::wire::http::note(
                     &run.envelope.invocation_id,
@@ -842,7 +877,23 @@ pub(crate) fn plan(
                         vec![Part::text(text)],
                     ));
                 }
-                Reply::completed(artifacts)
+                match &run.envelope.problem {
+                    // On a stream, a run that carries a problem ends `failed`, naming it; the
+                    // envelope is still its artifact, sent after every check.
+                    Some(problem) if streaming => {
+                        let said = problem
+                            .detail
+                            .clone()
+                            .or_else(|| problem.title.clone())
+                            .unwrap_or_else(|| problem.type_.clone());
+                        Reply {
+                            artifacts,
+                            ..Reply::failed(said)
+                        }
+                        .with_meta(meta::PROBLEM_TYPE, problem.type_.clone())
+                    }
+                    _ => Reply::completed(artifacts),
+                }
             }
         }
     };

@@ -572,6 +572,7 @@ fn endpoint_like_the_sdk_server(sdk: Sdk) -> Endpoint {
                     state: want.status.state,
                     message: reason,
                     artifacts: want.artifacts,
+                    metadata: None,
                 }),
             })
         },

@@ -144,6 +144,7 @@ impl Agent for Echo {
                     state: TaskState::Canceled,
                     message: None,
                     artifacts: Vec::new(),
+                    metadata: None,
                 };
             }
             scenario.reply(parts)
@@ -234,11 +235,13 @@ impl Scenario {
                     "Input required: send another message to this task to continue it.",
                 )])),
                 artifacts: Vec::new(),
+                metadata: None,
             },
             Scenario::RejectTask => Reply {
                 state: TaskState::Rejected,
                 message: Some(agent_says(vec![Part::text("rejected")])),
                 artifacts: Vec::new(),
+                metadata: None,
             },
             Scenario::Echo | Scenario::MessageResponse => Reply {
                 message: Some(agent_says(parts)),

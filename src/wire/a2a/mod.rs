@@ -50,6 +50,17 @@ pub mod meta {
     /// On a delegation callback: the invocation the grant was issued for. The harness refuses
     /// a token presented for another parent.
     pub const PARENT_INVOCATION_ID: &str = "dd.parent_invocation_id";
+    /// On a streamed harness run's `working` status updates: the conductor stage starting
+    /// (`policy_gate`, `input_check`, `agent_call`, `grounding_check`, `store`).
+    pub const STAGE: &str = "dd.stage";
+    /// On a streamed harness run's final `failed` status update (and its task): the URI of the
+    /// contract problem type the run's envelope carries.
+    pub const PROBLEM_TYPE: &str = "dd.problem_type";
+    /// On a streamed call's final `failed` status update when no run was made: what the
+    /// caller got wrong (the codes AG-UI's `RUN_ERROR` carries: `invalid_request`,
+    /// `unknown_agent`, `unauthenticated`, `duplicate_invocation`, `lineage_refused`,
+    /// `internal_error`).
+    pub const ERROR: &str = "dd.error";
 }
 
 /// Artifact names of the Data Director wire.
