@@ -51,6 +51,7 @@ pub(crate) fn code_of(e: &Error) -> &'static str {
         Error::Unauthenticated { .. } => "unauthenticated",
         Error::DuplicateInvocation { .. } => "duplicate_invocation",
         Error::Delegation { .. } => "lineage_refused",
+        Error::Resume { .. } => "resume_refused",
         _ => "internal_error",
     }
 }

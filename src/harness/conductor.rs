@@ -41,6 +41,22 @@
 //! and so is one from an agent the harness shares a key with that is not signed with that key
 //! (see [`Callback`]).
 //!
+//! # Suspension
+//!
+//! An agent may answer `suspended`, its statement the condition for resuming. On the A2A task
+//! path ([`Conductor::invoke_until`], [`Conductor::resume`]) the conductor then stores nothing
+//! yet: it keeps the turn (the agent's reply and the turn's spans) with the request, the
+//! principal and an expiry ([`Conductor::suspend_for`], one hour by default), and the task
+//! answers `input-required`. The same principal resumes it with data, which reaches the agent
+//! as `dd.resumption` on a second call; the run is stored once, when it is decided, its
+//! `turns.json` holding every turn (each resumption, agent reply and the spans of its call),
+//! the time it was suspended and the expiry, so it stays one auditable run. A resumption from
+//! another principal is refused and leaves the run suspended. A suspension past its expiry is
+//! stored as failed (`agent-error`, `<agent_id>: Expired: …`, the contract's vocabulary having
+//! nothing closer) when it is next touched: a resumption, or any new invocation. Where no turn
+//! can follow (AG-UI, the CLI, a delegated call), a `suspended` result is judged as any other:
+//! it breaks the contract (a suspended outcome needs a problem) and is withheld.
+//!
 //! # Cancellation
 //!
 //! `Conductor::invoke_until` runs an invocation for an A2A task that may be canceled
@@ -152,6 +168,42 @@ pub enum Phase {
 /// Called at the start and end of each stage that runs.
 pub type Observer<'a> = &'a (dyn Fn(Stage, Phase) + Sync);
 
+/// The file of a resumed run that holds every turn (`turns.json`).
+pub(crate) const TURNS_FILE: &str = "turns.json";
+/// The kind an `agent-error` problem names when a suspended run expired unanswered.
+pub(crate) const EXPIRED: &str = "Expired";
+
+/// How one turn of an A2A task ended: the run was stored, or it waits for its caller.
+#[derive(Debug)]
+pub(crate) enum Turn {
+    /// Decided and stored.
+    Done(Box<Run>),
+    /// The agent suspended the run: what it needs, and until when (RFC 3339).
+    Suspended {
+        resume_condition: String,
+        expires_at: String,
+    },
+}
+
+/// A run waiting for its caller's input.
+struct Suspension {
+    request: InvocationRequest,
+    request_doc: Value,
+    acting_for: Principal,
+    suspended_at: String,
+    expires_at: String,
+    expires_ns: i128,
+    /// Each turn so far: `{"resumption"?, "agent_reply", "spans"}`.
+    turns: Vec<Value>,
+}
+
+/// What a resumed turn carries into [`Conductor::run`].
+struct Resumed<'r> {
+    resumption: &'r Value,
+    suspension: Suspension,
+    resumed_by: String,
+}
+
 /// One stored run: its envelope, the linter's report, and where it is stored.
 #[derive(Clone, Debug)]
 pub struct Run {
@@ -208,7 +260,11 @@ pub struct Conductor {
     pub callback_url: Option<String>,
     /// Exports each run's spans over OTLP once the run is stored; `None` exports nothing.
     pub otlp: Option<crate::wire::otlp::Exporter>,
+    /// How long a suspended run waits for its caller before it is stored as expired.
+    pub suspend_for: std::time::Duration,
     running: Mutex<HashSet<String>>,
+    /// Runs an agent suspended, by invocation id.
+    suspended: Mutex<HashMap<String, Suspension>>,
     /// Live grants by the SHA-256 of their token: the tokens themselves are never kept, and a
     /// lookup compares digests, so its timing says nothing usable about a token.
     grants: Mutex<HashMap<String, Grant>>,
@@ -230,7 +286,9 @@ impl Conductor {
             client,
             callback_url: None,
             otlp: None,
+            suspend_for: SUSPEND_FOR,
             running: Mutex::default(),
+            suspended: Mutex::default(),
             grants: Mutex::default(),
             grants_changed: Condvar::new(),
         }
@@ -254,14 +312,20 @@ impl Conductor {
     /// [`Conductor::invoke_observed`] for the A2A task `task`: once it is canceled, the
     /// conductor stops waiting for the agent and stores the run as canceled (see the module's
     /// "Cancellation").
+    /// The agent may suspend the run (see the module's "Suspension").
     pub(crate) fn invoke_until(
         &self,
         request: InvocationRequest,
         acting_for: &Principal,
         observer: Observer<'_>,
         task: &Progress,
-    ) -> Result<Run> {
-        self.invoke_top(request, acting_for, observer, Some(task))
+    ) -> Result<Turn> {
+        if request.parent_invocation_id.is_some() {
+            return Err(Error::delegation(
+                "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
+            ));
+        }
+        self.guarded(request, acting_for, None, observer, Some(task), true)
     }
 
     fn invoke_top(
@@ -276,7 +340,128 @@ impl Conductor {
                 "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
             ));
         }
-        self.guarded(request, acting_for, None, observer, task)
+        done(self.guarded(request, acting_for, None, observer, task, false))
+    }
+
+    /// Resume the suspended run `invocation_id` with the caller's `resumption` (see the
+    /// module's "Suspension"): refused unless it is suspended for `principal`; stored as
+    /// expired if its time has passed; else the agent is called again with the resumption.
+    pub(crate) fn resume(
+        &self,
+        invocation_id: &str,
+        resumption: &Value,
+        principal: &Principal,
+        observer: Observer<'_>,
+        task: &Progress,
+    ) -> Result<Turn> {
+        self.expire_due();
+        let refused = |reason: &str| Error::Resume {
+            invocation_id: invocation_id.to_string(),
+            reason: reason.to_string(),
+        };
+        let suspension = {
+            let mut suspended = self.suspended.lock().unwrap_or_else(|p| p.into_inner());
+            match suspended.get(invocation_id) {
+                None if self.store.has(invocation_id) => {
+                    return Err(refused("it is decided and stored (it may have expired)"));
+                }
+                None => return Err(refused("no run is suspended under that id")),
+                Some(s) if s.acting_for.principal_id != principal.principal_id => {
+                    return Err(refused(
+                        "it was suspended for another principal, and only that principal may resume it",
+                    ));
+                }
+                Some(_) => suspended.remove(invocation_id),
+            }
+        };
+        let Some(suspension) = suspension else {
+            return Err(refused("no run is suspended under that id"));
+        };
+        let _running = self.admit_resumed(invocation_id)?;
+        let request = suspension.request.clone();
+        let request_doc = suspension.request_doc.clone();
+        let acting_for = suspension.acting_for.clone();
+        let resumed = Resumed {
+            resumption,
+            suspension,
+            resumed_by: principal.principal_id.clone(),
+        };
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.run(
+                &request,
+                request_doc.clone(),
+                &acting_for,
+                None,
+                observer,
+                Some(task),
+                true,
+                Some(resumed),
+            )
+        }));
+        match outcome {
+            Ok(outcome) => outcome,
+            Err(panic) => self
+                .store_panicked(&request, &request_doc, &acting_for, &panic_message(&*panic))
+                .map(|run| Turn::Done(Box::new(run))),
+        }
+    }
+
+    /// The principal a suspended run waits for, if `invocation_id` is suspended.
+    pub(crate) fn suspended_for(&self, invocation_id: &str) -> Option<String> {
+        self.suspended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(invocation_id)
+            .map(|s| s.acting_for.principal_id.clone())
+    }
+
+    /// Store every suspension past its expiry as an expired run.
+    fn expire_due(&self) {
+        let now = crate::time::now_ns() as i128;
+        let due: Vec<Suspension> = {
+            let mut suspended = self.suspended.lock().unwrap_or_else(|p| p.into_inner());
+            let ids: Vec<String> = suspended
+                .iter()
+                .filter(|(_, s)| s.expires_ns <= now)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| suspended.remove(id)).collect()
+        };
+        for s in due {
+            let detail = format!(
+                "the run was suspended at {} and not resumed before {}",
+                s.suspended_at, s.expires_at
+            );
+            let turns = turns_json(&s, None);
+            let stored = self.store_failure(
+                &s.request,
+                &s.request_doc,
+                &s.acting_for,
+                EXPIRED,
+                &detail,
+                &[(TURNS_FILE, &turns)],
+            );
+            if let Err(e) = stored {
+                eprintln!(
+                    "ddwire: the expired run {} could not be stored: {e}",
+                    s.request.invocation_id
+                );
+            }
+        }
+    }
+
+    /// Hold a resumed run's id in the running set (it is not stored yet, and was not running).
+    fn admit_resumed(&self, id: &str) -> Result<Running<'_>> {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if !running.insert(id.to_string()) {
+            return Err(Error::DuplicateInvocation {
+                invocation_id: id.to_string(),
+            });
+        }
+        Ok(Running {
+            set: &self.running,
+            id: id.to_string(),
+        })
     }
 
     /// Run a request a delegation agent sent back under its grant, and record it against the
@@ -313,7 +498,7 @@ impl Conductor {
         child.parent_invocation_id = Some(parent_id);
         child.conversation_id = conversation_id;
         let link = SpanContext::extract(callback.traceparent, None);
-        let outcome = self.guarded(child, &acting_for, link, &|_, _| {}, None);
+        let outcome = done(self.guarded(child, &acting_for, link, &|_, _| {}, None, false));
         if let Ok(run) = &outcome {
             in_flight.record(delegation_record(&run.envelope));
         }
@@ -355,7 +540,9 @@ impl Conductor {
         link: Option<SpanContext>,
         observer: Observer<'_>,
         task: Option<&Progress>,
-    ) -> Result<Run> {
+        can_suspend: bool,
+    ) -> Result<Turn> {
+        self.expire_due();
         let request_doc = request.to_document();
         let errors = validate::request_errors(&request_doc);
         if !errors.is_empty() {
@@ -378,20 +565,27 @@ impl Conductor {
                 link,
                 observer,
                 task,
+                can_suspend,
+                None,
             )
         }));
         match outcome {
             Ok(outcome) => outcome,
-            Err(panic) => {
-                self.store_panicked(&request, &request_doc, acting_for, &panic_message(&*panic))
-            }
+            Err(panic) => self
+                .store_panicked(&request, &request_doc, acting_for, &panic_message(&*panic))
+                .map(|run| Turn::Done(Box::new(run))),
         }
     }
 
     /// Put `id` in the running set, unless it is running or stored.
     fn admit(&self, id: &str) -> Result<Running<'_>> {
+        let suspended = self
+            .suspended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(id);
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        if running.contains(id) || self.store.has(id) {
+        if suspended || running.contains(id) || self.store.has(id) {
             return Err(Error::DuplicateInvocation {
                 invocation_id: id.to_string(),
             });
@@ -414,6 +608,28 @@ impl Conductor {
         acting_for: &Principal,
         message: &str,
     ) -> Result<Run> {
+        let detail = format!("the harness panicked while running the agent: {message}");
+        self.store_failure(
+            request,
+            request_doc,
+            acting_for,
+            "HarnessPanic",
+            &detail,
+            &[],
+        )
+    }
+
+    /// Store the run of `request` as failed by the conductor (`agent-error`,
+    /// `<agent_id>: <kind>: <detail>`), with a trace of its own root span and `files` beside it.
+    fn store_failure(
+        &self,
+        request: &InvocationRequest,
+        request_doc: &Value,
+        acting_for: &Principal,
+        kind: &str,
+        detail: &str,
+        files: &[(&str, &str)],
+    ) -> Result<Run> {
         // Its children are stored runs naming it (the grant's guard waited for them as it
         // unwound), so the record of them is rebuilt from the store.
         let mut delegations = Vec::new();
@@ -433,7 +649,6 @@ impl Conductor {
         let mut invocation = Invocation::new(request, request_doc.clone(), &agent, acting_for);
         // The input was never judged: the run names no schema.
         invocation.accepted = None;
-        let detail = format!("the harness panicked while running the agent: {message}");
         let tracer = Tracer::new(SERVICE_NAME);
         let root = invocation.root_span(&tracer, None);
         let trace_id = root.context().trace_id;
@@ -443,7 +658,7 @@ impl Conductor {
             delegations,
             ..Decided::by_conductor(
                 Outcome::failed(format!("The run failed: {detail}.")),
-                Some(agent_error(&agent.spec.agent_id, "HarnessPanic", &detail)),
+                Some(agent_error(&agent.spec.agent_id, kind, detail)),
             )
         };
         let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
@@ -452,7 +667,15 @@ impl Conductor {
         validate::validate_envelope(&document)?;
         let records = tracer.take(trace_id);
         let report = grounding::lint(&records, &document);
-        self.store_run(&invocation, envelope, &document, &records, report, None)
+        self.store_run(
+            &invocation,
+            envelope,
+            &document,
+            &records,
+            report,
+            None,
+            files,
+        )
     }
 
     /// One invocation, admitted: the conductor's stages in the order the specification gives
@@ -466,7 +689,9 @@ impl Conductor {
         link: Option<SpanContext>,
         observer: Observer<'_>,
         task: Option<&Progress>,
-    ) -> Result<Run> {
+        can_suspend: bool,
+        resumed: Option<Resumed<'_>>,
+    ) -> Result<Turn> {
         // An agent that came up after the harness is admitted here, before refusing.
         let agent = self
             .registry
@@ -474,6 +699,7 @@ impl Conductor {
             .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
         let agent = &agent;
         let invocation = Invocation::new(request, request_doc, agent, acting_for);
+        let resumption = resumed.as_ref().map(|r| r.resumption);
         // One tracer per invocation, dropped at the end: the conductor keeps no spans.
         let tracer = Tracer::new(SERVICE_NAME);
         let root = invocation.root_span(&tracer, link.as_ref());
@@ -489,10 +715,21 @@ impl Conductor {
             }) {
                 Some(refused) => refused,
                 None => stage(observer, Stage::AgentCall, || {
-                    self.call_agent(&invocation, &root, task)
+                    self.call_agent(&invocation, &root, task, resumption)
                 }),
             },
         };
+        if can_suspend
+            && decided.from_agent
+            && decided.result.outcome.status == OutcomeStatus::Suspended
+        {
+            root.set(attr::OUTCOME, OutcomeStatus::Suspended.as_str());
+            root.end();
+            let mut records = tracer.take(trace_id);
+            records.extend(decided.spans);
+            let turn = turn_json(resumption, decided.agent_reply.as_ref(), &records);
+            return Ok(self.suspend(&invocation, resumed, turn, decided.result.outcome.statement));
+        }
         let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
         envelope.delegations = decided.delegations;
         // Set before linting, as the reference does: a withheld run's root still says what
@@ -506,6 +743,19 @@ impl Conductor {
             grounding_check(&records, &mut envelope)
         });
         let document = validation(&mut envelope, decided.from_agent)?;
+        let turns = resumed.map(|r| {
+            let mut s = r.suspension;
+            s.turns.push(turn_json(
+                Some(r.resumption),
+                decided.agent_reply.as_ref(),
+                &records,
+            ));
+            turns_json(&s, Some(&r.resumed_by))
+        });
+        let files: Vec<(&str, &str)> = turns
+            .as_deref()
+            .map(|t| vec![(TURNS_FILE, t)])
+            .unwrap_or_default();
         stage(observer, Stage::Store, || {
             self.store_run(
                 &invocation,
@@ -514,8 +764,47 @@ impl Conductor {
                 &records,
                 report,
                 decided.agent_reply.as_ref(),
+                &files,
             )
         })
+        .map(|run| Turn::Done(Box::new(run)))
+    }
+
+    /// Keep a turn the agent suspended (the first, or one more after a resumption) until its
+    /// caller resumes it or it expires.
+    fn suspend(
+        &self,
+        invocation: &Invocation<'_>,
+        resumed: Option<Resumed<'_>>,
+        turn: Value,
+        resume_condition: String,
+    ) -> Turn {
+        let now = crate::time::now_ns() as i128;
+        let expires_ns = now.saturating_add(self.suspend_for.as_nanos() as i128);
+        let expires_at = crate::time::rfc3339(expires_ns);
+        let mut suspension = match resumed {
+            Some(r) => r.suspension,
+            None => Suspension {
+                request: invocation.request.clone(),
+                request_doc: invocation.document.clone(),
+                acting_for: invocation.acting_for.clone(),
+                suspended_at: crate::time::rfc3339(now),
+                expires_at: String::new(),
+                expires_ns: 0,
+                turns: Vec::new(),
+            },
+        };
+        suspension.turns.push(turn);
+        suspension.expires_at = expires_at.clone();
+        suspension.expires_ns = expires_ns;
+        self.suspended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(invocation.request.invocation_id.clone(), suspension);
+        Turn::Suspended {
+            resume_condition,
+            expires_at,
+        }
     }
 
     /// Stage 3, the agent call: call the agent over A2A under the root span, with a grant if
@@ -527,6 +816,7 @@ impl Conductor {
         invocation: &Invocation<'_>,
         root: &ActiveSpan<'_>,
         task: Option<&Progress>,
+        resumption: Option<&Value>,
     ) -> Decided {
         let (request, agent) = (invocation.request, invocation.agent);
         let agent_id = &agent.spec.agent_id;
@@ -538,6 +828,9 @@ impl Conductor {
             Value::String(invocation.input_hash.clone()),
         );
         metadata.insert(meta::TRACEPARENT.into(), Value::String(root.traceparent()));
+        if let Some(resumption) = resumption {
+            metadata.insert(meta::RESUMPTION.into(), resumption.clone());
+        }
         let grant = self.issue_grant(request, agent, invocation.acting_for);
         if let (Some(grant), Some(url)) = (&grant, &self.callback_url) {
             metadata.insert(meta::DELEGATE_URL.into(), Value::String(url.clone()));
@@ -674,6 +967,7 @@ impl Conductor {
         records: &[SpanRecord],
         report: GroundingReport,
         agent_reply: Option<&Value>,
+        files: &[(&str, &str)],
     ) -> Result<Run> {
         let spans: Vec<String> = records.iter().map(crate::trace::to_json).collect();
         let mut schemas: Vec<(&str, &Value)> = Vec::new();
@@ -686,14 +980,17 @@ impl Conductor {
             schemas.push((&c.digest, &c.json_schema));
         }
         let summary = report.summary();
-        let run_dir = self.store.append(&NewRun {
-            envelope: document,
-            request: &invocation.document,
-            spans: &spans,
-            grounding: &summary,
-            schemas: &schemas,
-            agent_reply,
-        })?;
+        let run_dir = self.store.append_with_files(
+            &NewRun {
+                envelope: document,
+                request: &invocation.document,
+                spans: &spans,
+                grounding: &summary,
+                schemas: &schemas,
+                agent_reply,
+            },
+            files,
+        )?;
         if let Some(exporter) = &self.otlp {
             exporter.export_span_json(spans);
         }
@@ -861,6 +1158,55 @@ impl Decided {
             delegations: Vec::new(),
         }
     }
+}
+
+/// How long a suspended run waits for its caller by default.
+pub(crate) const SUSPEND_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The stored run of a turn that could not be suspended.
+fn done(turn: Result<Turn>) -> Result<Run> {
+    match turn? {
+        Turn::Done(run) => Ok(*run),
+        // Only a caller that can resume lets the agent suspend.
+        Turn::Suspended { .. } => Err(Error::Resume {
+            invocation_id: String::new(),
+            reason: "the agent suspended a run on a path that cannot resume it".into(),
+        }),
+    }
+}
+
+/// One turn of a suspended run, as `turns.json` keeps it.
+fn turn_json(
+    resumption: Option<&Value>,
+    agent_reply: Option<&Value>,
+    spans: &[SpanRecord],
+) -> Value {
+    let spans: Vec<Value> = spans
+        .iter()
+        .map(|s| Value::String(crate::trace::to_json(s)))
+        .collect();
+    let mut turn = Map::new();
+    if let Some(r) = resumption {
+        turn.insert("resumption".into(), r.clone());
+    }
+    turn.insert(
+        "agent_reply".into(),
+        agent_reply.cloned().unwrap_or(Value::Null),
+    );
+    turn.insert("spans".into(), Value::Array(spans));
+    Value::Object(turn)
+}
+
+/// `turns.json`: when the run was suspended, until when, who resumed it, and every turn.
+fn turns_json(s: &Suspension, resumed_by: Option<&str>) -> String {
+    let mut doc = Map::new();
+    doc.insert("suspended_at".into(), Value::String(s.suspended_at.clone()));
+    doc.insert("expires_at".into(), Value::String(s.expires_at.clone()));
+    if let Some(p) = resumed_by {
+        doc.insert("resumed_by".into(), Value::String(p.to_string()));
+    }
+    doc.insert("turns".into(), Value::Array(s.turns.clone()));
+    crate::json::python::dumps(&Value::Object(doc), crate::json::python::Style::INDENT2)
 }
 
 /// Run `step` as `stage`, between the observer's `Started` and `Finished`.

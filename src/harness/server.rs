@@ -26,7 +26,7 @@
 //! callback from a keyed agent to be signed by it. Unsigned callers (outside callers, agents
 //! without a key) are handled as before.
 
-use super::conductor::{Callback, Conductor, Phase, Stage};
+use super::conductor::{Callback, Conductor, Phase, Stage, Turn};
 use super::identity::{Access, Authenticator};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::InvocationRequest;
@@ -37,7 +37,7 @@ use crate::wire::a2a::endpoint::{
     A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, TaskPlan, Visible, Work,
     signature_refused,
 };
-use crate::wire::a2a::model::{Artifact, Message, Part, Task};
+use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
 use crate::wire::http::browser::BrowserPolicy;
 use crate::wire::http::drain::Drain;
@@ -727,12 +727,9 @@ pub(crate) fn plan(
     ctx: &CallContext,
 ) -> Plan {
     if let Some(task) = continued {
-        // The endpoint lets a message continue only a task waiting for input, and no harness
-        // task waits for input.
-        return Plan::Refuse(A2aError::TaskBusy {
-            id: task.id.clone(),
-            state: task.status.state,
-        });
+        // The endpoint lets a message continue only a task waiting for input: a run the agent
+        // suspended.
+        return resume_plan(harness, message, task, ctx);
     }
     // Whom a refusal in the task belongs to, so its caller (and only it) can read it back
     // with GetTask when reads follow identity.
@@ -838,7 +835,10 @@ pub(crate) fn plan(
                     parent_invocation_id: meta_str(meta::PARENT_INVOCATION_ID),
                     signed_by: signed_by.as_deref(),
                 };
-                harness.conductor.invoke_delegated(request, &callback)
+                harness
+                    .conductor
+                    .invoke_delegated(request, &callback)
+                    .map(|run| Turn::Done(Box::new(run)))
             }
             (None, Some(principal)) => {
                 // Each stage as it starts is a `working` status update on a stream.
@@ -853,49 +853,7 @@ pub(crate) fn plan(
             }
             (None, None) => Err(Error::unauthenticated("no principal")),
         };
-        match outcome {
-            Err(e) => caller_error(e.to_string(), super::agui::code_of(&e)),
-            Ok(run) => {
-                crate::wire::http::note(
-                    &run.envelope.invocation_id,
-                    Some(&run.envelope.acting_for.principal_id),
-                );
-                let doc = run.envelope.to_document();
-                let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
-                if token.is_some() {
-                    // The stored bytes themselves, so the delegating agent hashes what was
-                    // stored.
-                    let text = harness
-                        .conductor
-                        .store
-                        .envelope_text(&run.envelope.invocation_id)
-                        .ok()
-                        .flatten()
-                        .unwrap_or_else(|| run.envelope.to_document().to_string());
-                    artifacts.push(Artifact::new(
-                        artifact::ENVELOPE_JSON,
-                        vec![Part::text(text)],
-                    ));
-                }
-                match &run.envelope.problem {
-                    // On a stream, a run that carries a problem ends `failed`, naming it; the
-                    // envelope is still its artifact, sent after every check.
-                    Some(problem) if streaming => {
-                        let said = problem
-                            .detail
-                            .clone()
-                            .or_else(|| problem.title.clone())
-                            .unwrap_or_else(|| problem.type_.clone());
-                        Reply {
-                            artifacts,
-                            ..Reply::failed(said)
-                        }
-                        .with_meta(meta::PROBLEM_TYPE, problem.type_.clone())
-                    }
-                    _ => Reply::completed(artifacts),
-                }
-            }
-        }
+        turn_reply(&harness, outcome, streaming, token.is_some())
     };
     Plan::Task(TaskPlan {
         task_id,
@@ -903,4 +861,148 @@ pub(crate) fn plan(
         owner,
         work: Work::Run(Box::new(work)),
     })
+}
+
+/// Plan a message that continues a suspended run's task (`input-required`): one data part,
+/// the resumption, from the principal the run was suspended for; the conductor then calls the
+/// agent again. Anything else is refused and leaves the run waiting.
+fn resume_plan(harness: &Arc<Harness>, message: &Message, task: &Task, ctx: &CallContext) -> Plan {
+    let data = message.data_parts();
+    if data.len() != 1 {
+        return Plan::Refuse(A2aError::invalid(
+            "params.message.parts",
+            format!(
+                "a message resuming run {} carries exactly one data part, the resumption; got {}",
+                task.id,
+                data.len()
+            ),
+        ));
+    }
+    let resumption = data[0].clone();
+    let principal = match &harness.authenticator {
+        Some(auth) => match auth.principal_for(Some(&ctx.headers)) {
+            Ok(p) => p,
+            Err(e) => {
+                return Plan::Refuse(A2aError::Unauthenticated {
+                    reason: e.to_string(),
+                });
+            }
+        },
+        None => {
+            return Plan::Refuse(A2aError::Unauthenticated {
+                reason: "this harness resumes no runs without an authenticator".into(),
+            });
+        }
+    };
+    // Checked before the task moves on, so a refused resumption leaves it waiting.
+    match harness.conductor.suspended_for(&task.id) {
+        Some(owner) if owner != principal.principal_id => {
+            return Plan::Refuse(A2aError::Unauthenticated {
+                reason: format!(
+                    "run {} was suspended for another principal, and only that principal may \
+                     resume it",
+                    task.id
+                ),
+            });
+        }
+        _ => {}
+    }
+    crate::wire::http::note(&task.id, Some(&principal.principal_id));
+    let (harness, id, streaming) = (Arc::clone(harness), task.id.clone(), ctx.streaming);
+    let work = move |progress: &Progress| {
+        progress.working();
+        let observer = |stage: Stage, phase: Phase| {
+            if phase == Phase::Started {
+                progress.stage(meta::STAGE, stage.name());
+            }
+        };
+        let outcome = harness
+            .conductor
+            .resume(&id, &resumption, &principal, &observer, progress);
+        turn_reply(&harness, outcome, streaming, false)
+    };
+    Plan::Task(TaskPlan::run(work))
+}
+
+/// The reply that ends (or pauses) a harness task: the envelope of a stored run, the resume
+/// condition of a suspended one, or the caller's error when no run was made.
+fn turn_reply(
+    harness: &Harness,
+    outcome: crate::error::Result<Turn>,
+    streaming: bool,
+    delegated: bool,
+) -> Reply {
+    let caller_error = |error: String, code: &str| {
+        let reply = Reply::failed(error);
+        if streaming {
+            reply.with_meta(meta::ERROR, code)
+        } else {
+            reply
+        }
+    };
+    match outcome {
+        Err(e) => caller_error(e.to_string(), super::agui::code_of(&e)),
+        Ok(Turn::Suspended {
+            resume_condition,
+            expires_at,
+        }) => {
+            let question = Message::new(
+                Role::Agent,
+                vec![
+                    Part::text(resume_condition.clone()),
+                    Part::data(json!({
+                        "resume_condition": resume_condition,
+                        "expires_at": expires_at,
+                    })),
+                ],
+            );
+            Reply {
+                state: TaskState::InputRequired,
+                message: Some(question),
+                artifacts: Vec::new(),
+                metadata: None,
+            }
+            .with_meta(meta::EXPIRES_AT, expires_at)
+        }
+        Ok(Turn::Done(run)) => {
+            crate::wire::http::note(
+                &run.envelope.invocation_id,
+                Some(&run.envelope.acting_for.principal_id),
+            );
+            let doc = run.envelope.to_document();
+            let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
+            if delegated {
+                // The stored bytes themselves, so the delegating agent hashes what was
+                // stored.
+                let text = harness
+                    .conductor
+                    .store
+                    .envelope_text(&run.envelope.invocation_id)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| run.envelope.to_document().to_string());
+                artifacts.push(Artifact::new(
+                    artifact::ENVELOPE_JSON,
+                    vec![Part::text(text)],
+                ));
+            }
+            match &run.envelope.problem {
+                // On a stream, a run that carries a problem ends `failed`, naming it; the
+                // envelope is still its artifact, sent after every check.
+                Some(problem) if streaming => {
+                    let said = problem
+                        .detail
+                        .clone()
+                        .or_else(|| problem.title.clone())
+                        .unwrap_or_else(|| problem.type_.clone());
+                    Reply {
+                        artifacts,
+                        ..Reply::failed(said)
+                    }
+                    .with_meta(meta::PROBLEM_TYPE, problem.type_.clone())
+                }
+                _ => Reply::completed(artifacts),
+            }
+        }
+    }
 }

@@ -53,6 +53,12 @@ pub mod meta {
     /// On a streamed harness run's `working` status updates: the conductor stage starting
     /// (`policy_gate`, `input_check`, `agent_call`, `grounding_check`, `store`).
     pub const STAGE: &str = "dd.stage";
+    /// On the harness's second call to an agent that suspended a run: the caller's data part
+    /// that resumes it.
+    pub const RESUMPTION: &str = "dd.resumption";
+    /// On an `input-required` harness task: when its suspended run stops being answerable
+    /// (RFC 3339); past it the run is stored as expired.
+    pub const EXPIRES_AT: &str = "dd.expires_at";
     /// On a streamed harness run's final `failed` status update (and its task): the URI of the
     /// contract problem type the run's envelope carries.
     pub const PROBLEM_TYPE: &str = "dd.problem_type";
