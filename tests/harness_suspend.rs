@@ -230,3 +230,83 @@ fn a_suspension_past_its_expiry_is_stored_as_expired_and_its_task_ends_failed() 
     let turns = read_json(s.runs.join(&id).join("turns.json"));
     assert_eq!(turns["turns"].as_array().unwrap().len(), 1);
 }
+
+/// `POST /agui` with `input` as `token`'s principal: the events, in order.
+fn agui(s: &Served, token: &str, input: Value) -> Vec<Value> {
+    use ddwire::wire::http::client::{ClientRequest, HttpClient};
+    let request = ClientRequest::post_json(
+        format!("{}/agui", s.base),
+        input.to_string().into_bytes(),
+        T,
+    )
+    .header("Authorization", &format!("Bearer {token}"));
+    let response = HttpClient::tcp().send(request).expect("the run ends");
+    String::from_utf8(response.body)
+        .unwrap()
+        .split("\n\n")
+        .filter_map(|f| f.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect()
+}
+
+#[test]
+fn an_ag_ui_run_its_agent_suspends_ends_with_an_interrupt_and_a_resume_entry_continues_it() {
+    let s = Served::new(Duration::from_secs(60));
+    let request = confirm_request();
+    let id = request["invocation_id"].as_str().unwrap().to_string();
+    let first = agui(
+        &s,
+        ADA,
+        json!({"threadId": "t", "runId": "r1", "messages": [], "forwardedProps": {"request": request}}),
+    );
+    let last = first.last().unwrap();
+    assert_eq!(last["type"], "RUN_FINISHED", "{first:?}");
+    assert!(last.get("result").is_none(), "{last}");
+    assert_eq!(last["outcome"]["type"], "interrupt");
+    let interrupt = &last["outcome"]["interrupts"][0];
+    assert_eq!(interrupt["id"], id.as_str());
+    assert!(
+        interrupt["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Confirm")
+    );
+    assert!(interrupt["expiresAt"].is_string());
+
+    let resume = |answer: Value| {
+        json!({"threadId": "t", "runId": "r2", "messages": [],
+               "resume": [{"interruptId": id, "status": "resolved", "payload": answer}]})
+    };
+    // Another principal cannot answer it.
+    let refused = agui(&s, GRACE, resume(json!({"confirm": true})));
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0]["type"], "RUN_ERROR");
+    assert_eq!(refused[0]["code"], "resume_refused");
+
+    let second = agui(&s, ADA, resume(json!({"confirm": true})));
+    let last = second.last().unwrap();
+    assert_eq!(last["type"], "RUN_FINISHED", "{second:?}");
+    assert_eq!(last["result"]["outcome"]["status"], "succeeded", "{last}");
+    assert!(last.get("outcome").is_none());
+    let turns = read_json(s.runs.join(&id).join("turns.json"));
+    assert_eq!(turns["turns"].as_array().unwrap().len(), 2);
+
+    // A cancelled resume entry abandons the run: stored as canceled.
+    let request = confirm_request();
+    let id = request["invocation_id"].as_str().unwrap().to_string();
+    agui(
+        &s,
+        ADA,
+        json!({"threadId": "t", "runId": "r3", "messages": [], "forwardedProps": {"request": request}}),
+    );
+    let cancelled = agui(
+        &s,
+        ADA,
+        json!({"threadId": "t", "runId": "r4", "messages": [],
+               "resume": [{"interruptId": id, "status": "cancelled"}]}),
+    );
+    let last = cancelled.last().unwrap();
+    assert_eq!(last["result"]["outcome"]["status"], "failed", "{last}");
+    let detail = last["result"]["problem"]["detail"].as_str().unwrap();
+    assert!(detail.starts_with("demo.confirm: Canceled: "), "{detail}");
+}

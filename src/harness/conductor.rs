@@ -354,29 +354,7 @@ impl Conductor {
         observer: Observer<'_>,
         task: &Progress,
     ) -> Result<Turn> {
-        self.expire_due();
-        let refused = |reason: &str| Error::Resume {
-            invocation_id: invocation_id.to_string(),
-            reason: reason.to_string(),
-        };
-        let suspension = {
-            let mut suspended = self.suspended.lock().unwrap_or_else(|p| p.into_inner());
-            match suspended.get(invocation_id) {
-                None if self.store.has(invocation_id) => {
-                    return Err(refused("it is decided and stored (it may have expired)"));
-                }
-                None => return Err(refused("no run is suspended under that id")),
-                Some(s) if s.acting_for.principal_id != principal.principal_id => {
-                    return Err(refused(
-                        "it was suspended for another principal, and only that principal may resume it",
-                    ));
-                }
-                Some(_) => suspended.remove(invocation_id),
-            }
-        };
-        let Some(suspension) = suspension else {
-            return Err(refused("no run is suspended under that id"));
-        };
+        let suspension = self.take_suspension(invocation_id, principal)?;
         let _running = self.admit_resumed(invocation_id)?;
         let request = suspension.request.clone();
         let request_doc = suspension.request_doc.clone();
@@ -404,6 +382,53 @@ impl Conductor {
                 .store_panicked(&request, &request_doc, &acting_for, &panic_message(&*panic))
                 .map(|run| Turn::Done(Box::new(run))),
         }
+    }
+
+    /// The caller abandons the suspended run `invocation_id` (an AG-UI resume entry
+    /// `cancelled`): it is stored as failed, `agent-error` `<agent_id>: Canceled: …`, with its
+    /// turns, as a canceled A2A task is. Refused as [`Conductor::resume`] is.
+    pub(crate) fn abandon(&self, invocation_id: &str, principal: &Principal) -> Result<Run> {
+        let s = self.take_suspension(invocation_id, principal)?;
+        let _running = self.admit_resumed(invocation_id)?;
+        let detail = format!(
+            "{} abandoned the run the agent suspended at {}",
+            principal.principal_id, s.suspended_at
+        );
+        let turns = turns_json(&s, Some(&principal.principal_id));
+        self.store_failure(
+            &s.request,
+            &s.request_doc,
+            &s.acting_for,
+            CANCELED,
+            &detail,
+            &[(TURNS_FILE, &turns)],
+        )
+    }
+
+    /// Take the suspension of `invocation_id` for `principal`, after storing every expired
+    /// one; refused (and left in place) for another principal.
+    fn take_suspension(&self, invocation_id: &str, principal: &Principal) -> Result<Suspension> {
+        self.expire_due();
+        let refused = |reason: &str| Error::Resume {
+            invocation_id: invocation_id.to_string(),
+            reason: reason.to_string(),
+        };
+        let suspension = {
+            let mut suspended = self.suspended.lock().unwrap_or_else(|p| p.into_inner());
+            match suspended.get(invocation_id) {
+                None if self.store.has(invocation_id) => {
+                    return Err(refused("it is decided and stored (it may have expired)"));
+                }
+                None => return Err(refused("no run is suspended under that id")),
+                Some(s) if s.acting_for.principal_id != principal.principal_id => {
+                    return Err(refused(
+                        "it was suspended for another principal, and only that principal may resume it",
+                    ));
+                }
+                Some(_) => suspended.remove(invocation_id),
+            }
+        };
+        suspension.ok_or_else(|| refused("no run is suspended under that id"))
     }
 
     /// The principal a suspended run waits for, if `invocation_id` is suspended.

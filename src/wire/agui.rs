@@ -40,6 +40,10 @@ pub enum Event {
         run_id: String,
         /// The envelope, when the run stored one.
         result: Option<Value>,
+        /// Why the run ended (AG-UI 1.0 `RunFinishedOutcome`), when it did not simply
+        /// succeed: `{"type": "interrupt", "interrupts": [...]}` for a run its agent suspended.
+        /// Left out otherwise, which a 1.0 consumer reads as success.
+        outcome: Option<Value>,
     },
     /// The run could not be made; nothing follows.
     RunError {
@@ -77,11 +81,15 @@ impl Event {
                 thread_id,
                 run_id,
                 result,
+                outcome,
             } => {
                 fields.push(("threadId", json!(thread_id)));
                 fields.push(("runId", json!(run_id)));
                 if let Some(r) = result {
                     fields.push(("result", r.clone()));
+                }
+                if let Some(o) = outcome {
+                    fields.push(("outcome", o.clone()));
                 }
             }
             Event::RunError { message, code } => {
@@ -119,6 +127,19 @@ pub(crate) struct RunAgentInput {
     pub run_id: Option<String>,
     /// `forwardedProps` (or `forwarded_props`): where the InvocationRequest travels.
     pub forwarded_props: Option<Value>,
+    /// `resume` (AG-UI 1.0): answers to the interrupts that ended an earlier run.
+    pub resume: Vec<ResumeEntry>,
+}
+
+/// One answer to an interrupt (AG-UI 1.0 `ResumeEntry`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ResumeEntry {
+    /// The interrupt answered (`interruptId`).
+    pub interrupt_id: String,
+    /// `resolved` (answered) or `cancelled` (abandoned).
+    pub resolved: bool,
+    /// The answer (`payload`), any JSON value.
+    pub payload: Option<Value>,
 }
 
 impl RunAgentInput {
@@ -139,6 +160,26 @@ impl RunAgentInput {
             thread_id: text("threadId", "thread_id"),
             run_id: text("runId", "run_id"),
             forwarded_props: field("forwardedProps", "forwarded_props").cloned(),
+            resume: field("resume", "resume")
+                .and_then(Value::as_array)
+                .map(|entries| {
+                    entries
+                        .iter()
+                        .filter_map(|e| {
+                            let id = e
+                                .get("interruptId")
+                                .or_else(|| e.get("interrupt_id"))?
+                                .as_str()?;
+                            Some(ResumeEntry {
+                                interrupt_id: id.to_string(),
+                                resolved: e.get("status").and_then(Value::as_str)
+                                    != Some("cancelled"),
+                                payload: e.get("payload").filter(|p| !p.is_null()).cloned(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     }
 }
@@ -166,6 +207,7 @@ mod tests {
             thread_id: "t".into(),
             run_id: "r".into(),
             result: None,
+            outcome: None,
         };
         assert!(!finished.to_json().contains("null"));
     }

@@ -14,6 +14,9 @@ Tests (one PASS/FAIL line each):
 - a2a03-client/resubscribe: a non-blocking `message/send` for echo.wire (working for 2 s), then
   `resubscribe` (`tasks/resubscribe`) follows the task to its final `completed` update, with its
   envelope on the way.
+- a2a03-client/resume-same-task: demo.confirm answers `input-required`; `message/send` with the
+  task's `taskId`/`contextId` and a data part `{"confirm": true}` completes the same task; the
+  stored run's turns.json holds both turns.
 """
 
 import asyncio
@@ -148,8 +151,32 @@ def test_resubscribe():
     asyncio.run(go())
 
 
+def test_resume_same_task():
+    async def go():
+        async with Session() as s:
+            card = await A2ACardResolver(s.http, HARNESS).get_agent_card()
+            blocking = ClientFactory(ClientConfig(streaming=False, httpx_client=s.http)).create(card)
+            doc = {"agent_id": "demo.confirm", "invocation_id": uuid7(),
+                   "input": {"schema_class": "Message", "message_text": "publish the report"}}
+            first = [ev async for ev in blocking.send_message(message(doc))]
+            task = first[0][0]
+            expect(task.status.state == TaskState.input_required, f"first answer {task.status.state}")
+            resume = Message(kind="message", message_id=str(uuid.uuid4()), role=Role.user,
+                             task_id=task.id, context_id=task.context_id,
+                             parts=[Part(root=DataPart(data={"confirm": True}))])
+            second = [ev async for ev in blocking.send_message(resume)]
+            done = second[0][0]
+            expect(done.id == task.id and done.status.state == TaskState.completed,
+                   f"resumed answer {done.id} {done.status.state}")
+            turns = json.load(open(os.path.join(CFG["runs"], task.id, "turns.json")))
+            statuses = [t["agent_reply"]["result"]["outcome"]["status"] for t in turns["turns"]]
+            expect(statuses == ["suspended", "succeeded"], f"stored turns {statuses}")
+    asyncio.run(go())
+
+
 if __name__ == "__main__":
     sys.exit(run([
+        ("a2a03-client/resume-same-task", test_resume_same_task),
         ("a2a03-client/stream-stages", test_stream_stages),
         ("a2a03-client/agent-fails", test_agent_fails),
         ("a2a03-client/resubscribe", test_resubscribe),

@@ -15,6 +15,14 @@ Tests (one PASS/FAIL line each):
 - a2a1-client/subscribe: a `returnImmediately` send for echo.wire (working for 2 s), then
   `subscribe` (`SubscribeToTask`) yields the task, then follows it to `TASK_STATE_COMPLETED` with
   its envelope on the way.
+- a2a1-client/resume-same-task: demo.confirm suspends its run: `SendMessage` answers
+  `TASK_STATE_INPUT_REQUIRED`, the resume condition as the status message; a second message with
+  the task's `task_id` and `context_id` and a data part `{"confirm": true}` completes the same task
+  with a succeeded envelope; the stored run (`<runs>/<id>/turns.json`) holds both turns, the
+  first the agent's `suspended` reply, the second the resumption and the succeeded reply.
+- a2a1-client/stream-until-input-required: streamed, demo.confirm's stream ends with
+  `TASK_STATE_INPUT_REQUIRED`, last; the resumption streamed on the same task ends
+  `TASK_STATE_COMPLETED` with the envelope.
 """
 
 import asyncio
@@ -162,9 +170,67 @@ def test_subscribe():
     asyncio.run(go())
 
 
+def confirm_message(doc=None, task=None, confirm=True):
+    if task is None:
+        return message(doc)
+    return Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, task_id=task.id,
+                   context_id=task.context_id,
+                   parts=[Part(data=ParseDict({"confirm": confirm}, struct_pb2.Value()))])
+
+
+def confirm_request():
+    return {"agent_id": "demo.confirm", "invocation_id": uuid7(),
+            "input": {"schema_class": "Message", "message_text": "publish the report"}}
+
+
+def test_resume_same_task():
+    async def go():
+        async with Session() as s:
+            blocking = await create_client(HARNESS, ClientConfig(streaming=False, httpx_client=s.http))
+            doc = confirm_request()
+            first = [e async for e in blocking.send_message(SendMessageRequest(message=confirm_message(doc)))]
+            task = first[0].task
+            expect(state(task) == "TASK_STATE_INPUT_REQUIRED", f"first answer {state(task)}")
+            asked = task.status.message.parts[0].text
+            expect(asked.startswith("Confirm to proceed"), f"status message {asked!r}")
+            second = [e async for e in blocking.send_message(
+                SendMessageRequest(message=confirm_message(task=task)))]
+            done = second[0].task
+            expect(done.id == task.id == doc["invocation_id"], f"task ids {done.id} {task.id}")
+            expect(state(done) == "TASK_STATE_COMPLETED", f"resumed answer {state(done)}")
+            env = MessageToDict([a for a in done.artifacts if a.name == "envelope"][0].parts[0].data)
+            expect(env["outcome"]["status"] == "succeeded", f"outcome {env['outcome']}")
+            turns = json.load(open(os.path.join(CFG["runs"], task.id, "turns.json")))
+            statuses = [t["agent_reply"]["result"]["outcome"]["status"] for t in turns["turns"]]
+            expect(statuses == ["suspended", "succeeded"], f"stored turns {statuses}")
+            expect(turns["turns"][1]["resumption"] == {"confirm": True},
+                   f"resumption {turns['turns'][1].get('resumption')}")
+    asyncio.run(go())
+
+
+def test_stream_until_input_required():
+    async def go():
+        async with Session() as s:
+            doc = confirm_request()
+            events = [e async for e in s.streaming.send_message(SendMessageRequest(message=confirm_message(doc)))]
+            last = events[-1]
+            expect(last.HasField("status_update")
+                   and state(last.status_update) == "TASK_STATE_INPUT_REQUIRED",
+                   f"the stream ended with {MessageToDict(last)!s:.300}")
+            task = events[0].task
+            events = [e async for e in s.streaming.send_message(
+                SendMessageRequest(message=confirm_message(task=task)))]
+            expect(state(events[-1].status_update) == "TASK_STATE_COMPLETED",
+                   f"the resumed stream ended with {MessageToDict(events[-1])!s:.300}")
+            expect(any(e.HasField("artifact_update") for e in events), "no envelope on the resumed stream")
+    asyncio.run(go())
+
+
 if __name__ == "__main__":
     sys.exit(run([
         ("a2a1-client/stream-stages", test_stream_stages),
         ("a2a1-client/agent-fails", test_agent_fails),
         ("a2a1-client/subscribe", test_subscribe),
+        ("a2a1-client/resume-same-task", test_resume_same_task),
+        ("a2a1-client/stream-until-input-required", test_stream_until_input_required),
     ]))

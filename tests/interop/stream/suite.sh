@@ -5,8 +5,9 @@
 # `resubscribeTask`). Run it through tests/interop/run stream.
 #
 # Starts on free loopback ports:
-# - `ddwire agent hello`, `ddwire agent failing` (demo.failing fails every run) and
-#   `ddwire agent echo --delay 2` (each task stays working for 2 s, so it can be followed);
+# - `ddwire agent hello`, `ddwire agent failing` (demo.failing fails every run),
+#   `ddwire agent echo --delay 2` (each task stays working for 2 s, so it can be followed) and
+#   `ddwire agent confirm` (demo.confirm suspends every run until the caller confirms);
 # - `ddwire serve` with the three, one bearer token, runs in $LOGS/runs.
 # Then runs stream_a2a03.py, stream_a2a1.py and stream_js.mjs; see README.md. Kills every
 # server on exit.
@@ -24,29 +25,33 @@ if wait $v1; then py1="$(cat "$LOGS/venv-a2a1.out")/bin/python"; else fail setup
 wait $npm || { npm_ok=0; fail setup/npm "npm ci failed (see $LOGS/npm.log)"; }
 [[ -x "$DDWIRE" ]] || { fail setup/ddwire "no ddwire binary at $DDWIRE"; finish; exit; }
 
-read -r -d '' p_hello p_failing p_echo p_harness < <(free_ports 4; printf '\0') || true
+read -r -d '' p_hello p_failing p_echo p_confirm p_harness < <(free_ports 5; printf '\0') || true
 url() { printf 'http://127.0.0.1:%s' "$1"; }
 card=/.well-known/agent-card.json
 
 start_server ddwire-hello "$DDWIRE" agent hello --port "$p_hello"
 start_server ddwire-failing "$DDWIRE" agent failing --port "$p_failing"
 start_server ddwire-echo "$DDWIRE" agent echo --port "$p_echo" --delay 2
+start_server ddwire-confirm "$DDWIRE" agent confirm --port "$p_confirm"
 ok=1
 wait_ready ddwire-hello "$(url "$p_hello")$card" 15 || ok=0
 wait_ready ddwire-failing "$(url "$p_failing")$card" 15 || ok=0
 wait_ready ddwire-echo "$(url "$p_echo")$card" 15 || ok=0
+wait_ready ddwire-confirm "$(url "$p_confirm")$card" 15 || ok=0
 [[ $ok -eq 1 ]] || { finish; exit; }
 
 cat >"$LOGS/agents.json" <<JSON
 {"agents": [
   {"url": "$(url "$p_hello")", "name": "hello", "timeout_s": 30},
   {"url": "$(url "$p_failing")", "name": "failing", "timeout_s": 30},
-  {"url": "$(url "$p_echo")", "name": "echo", "timeout_s": 30}
+  {"url": "$(url "$p_echo")", "name": "echo", "timeout_s": 30},
+  {"url": "$(url "$p_confirm")", "name": "confirm", "timeout_s": 30}
 ]}
 JSON
 cat >"$LOGS/profile.json" <<'JSON'
 {"profile_id": "stream-interop", "version": 1,
- "agents": {"hello.world": "converse", "demo.failing": "advise", "echo.wire": "advise"},
+ "agents": {"hello.world": "converse", "demo.failing": "advise", "echo.wire": "advise",
+            "demo.confirm": "converse"},
  "actions_requiring_approval": []}
 JSON
 token="ada-$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')"
@@ -59,10 +64,10 @@ start_server ddwire-serve "$DDWIRE" serve --port "$p_harness" --agents "$LOGS/ag
     --profile "$LOGS/profile.json" --runs "$LOGS/runs" --tokens "$LOGS/tokens.json"
 wait_ready ddwire-serve "$(url "$p_harness")/healthz" 15 || { finish; exit; }
 
-python3 - "$LOGS/config.json" "$(url "$p_harness")" "$token" <<'PY'
+python3 - "$LOGS/config.json" "$(url "$p_harness")" "$token" "$LOGS/runs" <<'PY'
 import json, sys
-path, harness, token = sys.argv[1:]
-json.dump({"harness": harness, "token": token}, open(path, "w"), indent=2)
+path, harness, token, runs = sys.argv[1:]
+json.dump({"harness": harness, "token": token, "runs": runs}, open(path, "w"), indent=2)
 PY
 
 [[ -z "$py03" ]] || run_test a2a03-client "$py03" "$here/stream_a2a03.py" "$LOGS/config.json"
