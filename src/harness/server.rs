@@ -13,8 +13,9 @@
 //! context the request's `conversation_id` (or the run's own id), and a message naming another
 //! `contextId` is refused (-32602): the harness cannot put a run in a context its request does
 //! not name. The A2A task rules are the shared A2A endpoint's: a
-//! `taskId` must name a known task, and no harness task can be continued (a run is finished,
-//! or still running). A non-blocking send (`returnImmediately: true`, `blocking: false`) is
+//! `taskId` must name a known task, and only a task waiting for input can be continued: a run
+//! its agent suspended (`input-required`), resumed by a message carrying one data part from the
+//! principal it was suspended for (see the conductor's "Suspension"). A non-blocking send (`returnImmediately: true`, `blocking: false`) is
 //! answered at once with the task `submitted` while the conductor runs in the background;
 //! `GetTask` shows it `working`, then `completed` with its envelope; `CancelTask` makes the
 //! conductor stop waiting for the agent, and the run is stored as canceled (see

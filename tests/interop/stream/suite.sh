@@ -9,7 +9,8 @@
 #   `ddwire agent echo --delay 2` (each task stays working for 2 s, so it can be followed) and
 #   `ddwire agent confirm` (demo.confirm suspends every run until the caller confirms);
 # - `ddwire serve` with the three, one bearer token, runs in $LOGS/runs.
-# Then runs stream_a2a03.py, stream_a2a1.py and stream_js.mjs; see README.md. Kills every
+# Then runs stream_a2a03.py, stream_a2a1.py, interrupt_agui1.py (ag-ui-protocol 1.0.0: a suspended
+# run as an AG-UI interrupt, and its resume) and stream_js.mjs; see README.md. Kills every
 # server on exit.
 set -euo pipefail
 SUITE=stream
@@ -18,10 +19,12 @@ here="$INTEROP/stream"
 
 bash "$INTEROP/venv.sh" a2a03 >"$LOGS/venv-a2a03.out" 2>"$LOGS/venv-a2a03.log" & v03=$!
 bash "$INTEROP/venv.sh" a2a1 >"$LOGS/venv-a2a1.out" 2>"$LOGS/venv-a2a1.log" & v1=$!
+bash "$INTEROP/venv.sh" agui1 >"$LOGS/venv-agui1.out" 2>"$LOGS/venv-agui1.log" & vagui=$!
 bash "$INTEROP/npm.sh" >/dev/null 2>"$LOGS/npm.log" & npm=$!
-py03="" py1="" npm_ok=1
+py03="" py1="" pyagui="" npm_ok=1
 if wait $v03; then py03="$(cat "$LOGS/venv-a2a03.out")/bin/python"; else fail setup/venv-a2a03 "see $LOGS/venv-a2a03.log"; fi
 if wait $v1; then py1="$(cat "$LOGS/venv-a2a1.out")/bin/python"; else fail setup/venv-a2a1 "see $LOGS/venv-a2a1.log"; fi
+if wait $vagui; then pyagui="$(cat "$LOGS/venv-agui1.out")/bin/python"; else fail setup/venv-agui1 "see $LOGS/venv-agui1.log"; fi
 wait $npm || { npm_ok=0; fail setup/npm "npm ci failed (see $LOGS/npm.log)"; }
 [[ -x "$DDWIRE" ]] || { fail setup/ddwire "no ddwire binary at $DDWIRE"; finish; exit; }
 
@@ -72,6 +75,7 @@ PY
 
 [[ -z "$py03" ]] || run_test a2a03-client "$py03" "$here/stream_a2a03.py" "$LOGS/config.json"
 [[ -z "$py1" ]] || run_test a2a1-client "$py1" "$here/stream_a2a1.py" "$LOGS/config.json"
+[[ -z "$pyagui" ]] || run_test agui1 "$pyagui" "$here/interrupt_agui1.py" "$LOGS/config.json"
 # node resolves @a2a-js/sdk from the script's folder upwards: tests/interop/node_modules.
 [[ $npm_ok -eq 0 ]] || run_test js-client node "$here/stream_js.mjs" "$LOGS/config.json"
 
