@@ -197,6 +197,17 @@ struct Suspension {
     turns: Vec<Value>,
 }
 
+/// What one turn may end in: a stored run only, or also a suspension; and the suspended run
+/// it resumes, if any.
+enum Turning<'r> {
+    /// The caller cannot resume: the turn ends in a stored run.
+    Once,
+    /// The caller can resume (an A2A task, AG-UI 1.0): the agent may suspend.
+    MaySuspend,
+    /// This turn resumes a suspended run (and may suspend it again).
+    Resuming(Box<Resumed<'r>>),
+}
+
 /// What a resumed turn carries into [`Conductor::run`].
 struct Resumed<'r> {
     resumption: &'r Value,
@@ -367,13 +378,11 @@ impl Conductor {
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
             self.run(
                 &request,
-                request_doc.clone(),
                 &acting_for,
                 None,
                 observer,
                 Some(task),
-                true,
-                Some(resumed),
+                Turning::Resuming(Box::new(resumed)),
             )
         }));
         match outcome {
@@ -585,13 +594,15 @@ impl Conductor {
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
             self.run(
                 &request,
-                request_doc.clone(),
                 acting_for,
                 link,
                 observer,
                 task,
-                can_suspend,
-                None,
+                if can_suspend {
+                    Turning::MaySuspend
+                } else {
+                    Turning::Once
+                },
             )
         }));
         match outcome {
@@ -692,15 +703,11 @@ impl Conductor {
         validate::validate_envelope(&document)?;
         let records = tracer.take(trace_id);
         let report = grounding::lint(&records, &document);
-        self.store_run(
-            &invocation,
-            envelope,
-            &document,
-            &records,
-            report,
-            None,
+        let beside = Beside {
+            agent_reply: None,
             files,
-        )
+        };
+        self.store_run(&invocation, envelope, &document, &records, report, beside)
     }
 
     /// One invocation, admitted: the conductor's stages in the order the specification gives
@@ -709,21 +716,24 @@ impl Conductor {
     fn run(
         &self,
         request: &InvocationRequest,
-        request_doc: Value,
         acting_for: &Principal,
         link: Option<SpanContext>,
         observer: Observer<'_>,
         task: Option<&Progress>,
-        can_suspend: bool,
-        resumed: Option<Resumed<'_>>,
+        turning: Turning<'_>,
     ) -> Result<Turn> {
+        let can_suspend = !matches!(turning, Turning::Once);
+        let resumed = match turning {
+            Turning::Resuming(r) => Some(*r),
+            Turning::Once | Turning::MaySuspend => None,
+        };
         // An agent that came up after the harness is admitted here, before refusing.
         let agent = self
             .registry
             .get_or_refresh(&request.agent_id)
             .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
         let agent = &agent;
-        let invocation = Invocation::new(request, request_doc, agent, acting_for);
+        let invocation = Invocation::new(request, request.to_document(), agent, acting_for);
         let resumption = resumed.as_ref().map(|r| r.resumption);
         // One tracer per invocation, dropped at the end: the conductor keeps no spans.
         let tracer = Tracer::new(SERVICE_NAME);
@@ -782,15 +792,11 @@ impl Conductor {
             .map(|t| vec![(TURNS_FILE, t)])
             .unwrap_or_default();
         stage(observer, Stage::Store, || {
-            self.store_run(
-                &invocation,
-                envelope,
-                &document,
-                &records,
-                report,
-                decided.agent_reply.as_ref(),
-                &files,
-            )
+            let beside = Beside {
+                agent_reply: decided.agent_reply.as_ref(),
+                files: &files,
+            };
+            self.store_run(&invocation, envelope, &document, &records, report, beside)
         })
         .map(|run| Turn::Done(Box::new(run)))
     }
@@ -991,9 +997,9 @@ impl Conductor {
         document: &Value,
         records: &[SpanRecord],
         report: GroundingReport,
-        agent_reply: Option<&Value>,
-        files: &[(&str, &str)],
+        beside: Beside<'_>,
     ) -> Result<Run> {
+        let Beside { agent_reply, files } = beside;
         let spans: Vec<String> = records.iter().map(crate::trace::to_json).collect();
         let mut schemas: Vec<(&str, &Value)> = Vec::new();
         if let Some(c) = invocation.accepted {
@@ -1183,6 +1189,14 @@ impl Decided {
             delegations: Vec::new(),
         }
     }
+}
+
+/// What a run keeps beside its envelope, request, spans and report.
+struct Beside<'a> {
+    /// The agent's reply as received, when it answered.
+    agent_reply: Option<&'a Value>,
+    /// More files in the run's directory (`turns.json`).
+    files: &'a [(&'a str, &'a str)],
 }
 
 /// How long a suspended run waits for its caller by default.
@@ -1927,7 +1941,7 @@ mod tests {
         let hello = &conductor.registry.get("hello.world").unwrap();
         let request = request_for("hello.world", hi());
         let invocation = Invocation::new(&request, request.to_document(), hello, &principal);
-        let answered = conductor.call_agent(&invocation, &root, None);
+        let answered = conductor.call_agent(&invocation, &root, None, None);
         assert!(answered.from_agent && answered.problem.is_none());
         assert_eq!(answered.result.outcome.status, OutcomeStatus::Succeeded);
         assert!(!answered.spans.is_empty(), "the agent's spans come back");
@@ -1936,7 +1950,7 @@ mod tests {
         let failing = &conductor.registry.get("demo.failing").unwrap();
         let request = request_for("demo.failing", hi());
         let invocation = Invocation::new(&request, request.to_document(), failing, &principal);
-        let failed = conductor.call_agent(&invocation, &root, None);
+        let failed = conductor.call_agent(&invocation, &root, None, None);
         assert!(!failed.from_agent);
         assert!(
             failed
@@ -2069,7 +2083,10 @@ mod tests {
                 &document,
                 &records,
                 report,
-                Some(&reply),
+                Beside {
+                    agent_reply: Some(&reply),
+                    files: &[],
+                },
             )
             .unwrap();
         assert_eq!(run.envelope, envelope);

@@ -568,12 +568,12 @@ fn endpoint_like_the_sdk_server(sdk: Sdk) -> Endpoint {
                 task_id: Some(want.id.clone()),
                 context_id: Some(want.context_id.clone()),
                 owner: None,
-                work: Work::Done(Reply {
+                work: Work::Done(Box::new(Reply {
                     state: want.status.state,
                     message: reason,
                     artifacts: want.artifacts,
                     metadata: None,
-                }),
+                })),
             })
         },
     );

@@ -118,7 +118,7 @@ pub(crate) struct TaskPlan {
 /// The work on a task.
 pub(crate) enum Work {
     /// Already decided (a refusal in the task, say): the task ends at once with this reply.
-    Done(Reply),
+    Done(Box<Reply>),
     /// To be run: a blocking send waits for it, a non-blocking one answers first. It marks the
     /// task `working` through its [`Progress`] when it starts, and should stop early if told
     /// the task was canceled. It must not panic (a panic is a failed task).
@@ -132,7 +132,7 @@ impl TaskPlan {
             task_id: None,
             context_id: None,
             owner: None,
-            work: Work::Done(reply),
+            work: Work::Done(Box::new(reply)),
         }
     }
 
@@ -669,11 +669,11 @@ impl Endpoint {
         };
         let work = match (work, events) {
             (Work::Done(reply), Some(events)) => {
-                self.finish(Arc::clone(&snapshot), reply);
+                self.finish(Arc::clone(&snapshot), *reply);
                 return Ok(Answer::Stream(snapshot, events));
             }
             (Work::Done(reply), None) => {
-                return Ok(Answer::Task(self.finish(snapshot, reply), history));
+                return Ok(Answer::Task(self.finish(snapshot, *reply), history));
             }
             (Work::Run(work), events) => (work, events),
         };
