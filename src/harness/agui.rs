@@ -31,7 +31,7 @@ use crate::contract::{ContractError, InvocationRequest, OutcomeStatus, ReasonCod
 use crate::error::Error;
 use crate::ids::is_uuid7;
 use crate::wire::a2a::endpoint::Progress;
-use crate::wire::agui::{Event, RunAgentInput};
+use crate::wire::agui::{Event, Interrupt, RunAgentInput};
 use crate::wire::http::{Request, Response};
 use crate::wire::sse;
 use serde_json::Value;
@@ -282,7 +282,7 @@ fn stream_turn(
                     thread_id,
                     run_id,
                     result: Some(run.envelope.to_document()),
-                    outcome: None,
+                    interrupt: None,
                 }
             }
             Ok(Turn::Suspended {
@@ -290,20 +290,16 @@ fn stream_turn(
                 expires_at,
             }) => {
                 announce(&conductor_tx);
-                let interrupt = serde_json::json!({
-                    "type": "interrupt",
-                    "interrupts": [{
-                        "id": interrupt_id,
-                        "reason": "input_required",
-                        "message": resume_condition,
-                        "expiresAt": expires_at,
-                    }],
-                });
                 Event::RunFinished {
                     thread_id,
                     run_id,
                     result: None,
-                    outcome: Some(interrupt),
+                    interrupt: Some(Interrupt {
+                        id: interrupt_id,
+                        reason: "input_required".into(),
+                        message: Some(resume_condition),
+                        expires_at: Some(expires_at),
+                    }),
                 }
             }
             Err(e) => Event::RunError {
@@ -449,7 +445,7 @@ pub fn replay_events(envelope: &Value, spans_jsonl: Option<&str>) -> Vec<Event> 
         thread_id,
         run_id,
         result: Some(envelope.clone()),
-        outcome: None,
+        interrupt: None,
     });
     events
 }

@@ -40,10 +40,10 @@ pub enum Event {
         run_id: String,
         /// The envelope, when the run stored one.
         result: Option<Value>,
-        /// Why the run ended (AG-UI 1.0 `RunFinishedOutcome`), when it did not simply
-        /// succeed: `{"type": "interrupt", "interrupts": [...]}` for a run its agent suspended.
-        /// Left out otherwise, which a 1.0 consumer reads as success.
-        outcome: Option<Value>,
+        /// What the run waits for, when its agent suspended it: written as AG-UI 1.0's
+        /// `outcome` `{"type": "interrupt", "interrupts": [<it>]}`. `None` leaves `outcome` out,
+        /// which a 1.0 consumer reads as success.
+        interrupt: Option<Interrupt>,
     },
     /// The run could not be made; nothing follows.
     RunError {
@@ -81,15 +81,12 @@ impl Event {
                 thread_id,
                 run_id,
                 result,
-                outcome,
+                interrupt: _,
             } => {
                 fields.push(("threadId", json!(thread_id)));
                 fields.push(("runId", json!(run_id)));
                 if let Some(r) = result {
                     fields.push(("result", r.clone()));
-                }
-                if let Some(o) = outcome {
-                    fields.push(("outcome", o.clone()));
                 }
             }
             Event::RunError { message, code } => {
@@ -110,6 +107,26 @@ impl Event {
             out.push(':');
             python::write_value(&mut out, v, Style::PYDANTIC, 0);
         }
+        if let Event::RunFinished {
+            interrupt: Some(interrupt),
+            ..
+        } = self
+        {
+            // Written by hand, in the models' field order (a JSON object here would sort them).
+            out.push_str(r#","outcome":{"type":"interrupt","interrupts":[{"id":"#);
+            python::write_str(&mut out, &interrupt.id, false);
+            out.push_str(r#","reason":"#);
+            python::write_str(&mut out, &interrupt.reason, false);
+            if let Some(message) = &interrupt.message {
+                out.push_str(r#","message":"#);
+                python::write_str(&mut out, message, false);
+            }
+            if let Some(expires_at) = &interrupt.expires_at {
+                out.push_str(r#","expiresAt":"#);
+                python::write_str(&mut out, expires_at, false);
+            }
+            out.push_str("}]}");
+        }
         out.push('}');
         out
     }
@@ -118,6 +135,20 @@ impl Event {
     pub fn to_sse(&self) -> Vec<u8> {
         super::sse::event(&self.to_json())
     }
+}
+
+/// Something a run needs from outside before it can continue (AG-UI 1.0 `Interrupt`): a
+/// suspended run's resume condition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interrupt {
+    /// Names the interrupt; a resume entry answers it by this id (the run's invocation id).
+    pub id: String,
+    /// Why the run stopped (`input_required`).
+    pub reason: String,
+    /// A prompt for whoever answers (the agent's resume condition).
+    pub message: Option<String>,
+    /// When it stops being answerable (RFC 3339).
+    pub expires_at: Option<String>,
 }
 
 /// What ddwire reads of a RunAgentInput.
@@ -189,6 +220,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_interrupt_is_written_as_the_1_0_outcome_in_the_models_field_order() {
+        let finished = Event::RunFinished {
+            thread_id: "t".into(),
+            run_id: "r".into(),
+            result: None,
+            interrupt: Some(Interrupt {
+                id: "i-1".into(),
+                reason: "input_required".into(),
+                message: Some("Confirm \"x\"".into()),
+                expires_at: Some("2026-01-02T03:04:05Z".into()),
+            }),
+        };
+        assert_eq!(
+            finished.to_json(),
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt","interrupts":[{"id":"i-1","reason":"input_required","message":"Confirm \"x\"","expiresAt":"2026-01-02T03:04:05Z"}]}}"#
+        );
+    }
+
+    #[test]
     fn events_are_camel_case_with_type_first_and_no_nulls() {
         let started = Event::RunStarted {
             thread_id: "t1".into(),
@@ -207,7 +257,7 @@ mod tests {
             thread_id: "t".into(),
             run_id: "r".into(),
             result: None,
-            outcome: None,
+            interrupt: None,
         };
         assert!(!finished.to_json().contains("null"));
     }
