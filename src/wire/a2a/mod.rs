@@ -16,7 +16,7 @@ pub mod client;
 pub(crate) mod endpoint;
 pub(crate) mod error;
 pub mod model;
-// Until the harness streams and the relay forwards streams (issue 14), only tests use it.
+// The harness writes streams; until the relay forwards its peers' (issue 14), only tests read them.
 #[allow(dead_code)]
 pub(crate) mod stream;
 pub(crate) mod tasks;
