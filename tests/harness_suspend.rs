@@ -30,6 +30,8 @@ const GRACE: &str = "grace-token";
 struct Served {
     base: String,
     runs: PathBuf,
+    /// Leave the run store when dropped (for a second harness over it).
+    keep_runs: bool,
     harness: Option<Server>,
     _agent: Server,
 }
@@ -37,6 +39,11 @@ struct Served {
 impl Served {
     fn new(suspend_for: Duration) -> Served {
         let runs = std::env::temp_dir().join(format!("ddwire-harness-suspend-{}", new_uuid7()));
+        Served::over(suspend_for, runs)
+    }
+
+    /// A harness over the run store at `runs` (a second one reads what the first left).
+    fn over(suspend_for: Duration, runs: PathBuf) -> Served {
         let agent: Arc<dyn Agent> = Arc::new(Confirm::new());
         let client = A2aClient::default();
         let served = agent_server::serve(Arc::clone(&agent), "127.0.0.1:0", None).unwrap();
@@ -69,6 +76,7 @@ impl Served {
         Served {
             base,
             runs,
+            keep_runs: false,
             harness: Some(server),
             _agent: served,
         }
@@ -83,7 +91,9 @@ impl Served {
 impl Drop for Served {
     fn drop(&mut self) {
         drop(self.harness.take());
-        let _ = std::fs::remove_dir_all(&self.runs);
+        if !self.keep_runs {
+            let _ = std::fs::remove_dir_all(&self.runs);
+        }
     }
 }
 
@@ -309,4 +319,43 @@ fn an_ag_ui_run_its_agent_suspends_ends_with_an_interrupt_and_a_resume_entry_con
     assert_eq!(last["result"]["outcome"]["status"], "failed", "{last}");
     let detail = last["result"]["problem"]["detail"].as_str().unwrap();
     assert!(detail.starts_with("demo.confirm: Canceled: "), "{detail}");
+}
+
+#[test]
+fn a_run_suspended_before_a_restart_is_input_required_again_and_resumes() {
+    let mut first = Served::new(Duration::from_secs(60));
+    first.keep_runs = true;
+    let runs = first.runs.clone();
+    let binding = B::V10;
+    let task = first
+        .rpc(ADA)
+        .send(binding, binding.data(&new_uuid7(), confirm_request()));
+    let id = task["id"].as_str().unwrap().to_string();
+    let record = runs
+        .join(".ddwire")
+        .join("suspended")
+        .join(format!("{id}.json"));
+    assert!(record.exists(), "the suspension is kept on disk");
+    drop(first);
+
+    let second = Served::over(Duration::from_secs(60), runs);
+    let again = second.rpc(ADA).get(binding, &id);
+    assert_eq!(
+        again["status"]["state"],
+        binding.state("input-required"),
+        "{again}"
+    );
+    assert!(texts(&again["status"]["message"])[0].starts_with("Confirm to proceed"));
+    let done = second.rpc(ADA).send(
+        binding,
+        resumption(binding, &again, json!({"confirm": true})),
+    );
+    assert_eq!(
+        done["status"]["state"],
+        binding.state("completed"),
+        "{done}"
+    );
+    let turns = read_json(second.runs.join(&id).join("turns.json"));
+    assert_eq!(turns["turns"].as_array().unwrap().len(), 2);
+    assert!(!record.exists(), "the record goes once the run is stored");
 }

@@ -44,10 +44,12 @@
 //! # Suspension
 //!
 //! An agent may answer `suspended`, its statement the condition for resuming. On the A2A task
-//! path ([`Conductor::invoke_until`], [`Conductor::resume`]) the conductor then stores nothing
+//! path ([`Conductor::invoke_until`], [`Conductor::resume`]) the conductor then stores no run
 //! yet: it keeps the turn (the agent's reply and the turn's spans) with the request, the
-//! principal and an expiry ([`Conductor::suspend_for`], one hour by default), and the task
-//! answers `input-required`. The same principal resumes it with data, which reaches the agent
+//! principal, the condition and an expiry ([`Conductor::suspend_for`], one hour by default),
+//! in memory and as a record in the store's own folder (`.ddwire/suspended/<id>.json`, written
+//! whole and synced), and the task answers `input-required`. A harness started over the store
+//! reads the records back, so a restart loses no suspended run. The same principal resumes it with data, which reaches the agent
 //! as `dd.resumption` on a second call; the run is stored once, when it is decided, its
 //! `turns.json` holding every turn (each resumption, agent reply and the spans of its call),
 //! the time it was suspended and the expiry, so it stays one auditable run. A resumption from
@@ -193,8 +195,50 @@ struct Suspension {
     suspended_at: String,
     expires_at: String,
     expires_ns: i128,
+    /// What the agent needs, in its words.
+    resume_condition: String,
     /// Each turn so far: `{"resumption"?, "agent_reply", "spans"}`.
     turns: Vec<Value>,
+}
+
+impl Suspension {
+    /// The record kept on disk while the run waits.
+    fn to_record(&self) -> Value {
+        serde_json::json!({
+            "request": self.request_doc,
+            "acting_for": self.acting_for,
+            "suspended_at": self.suspended_at,
+            "expires_at": self.expires_at,
+            "resume_condition": self.resume_condition,
+            "turns": self.turns,
+        })
+    }
+
+    /// A suspension read back from its record; `None` if the record is not one.
+    fn from_record(record: &Value) -> Option<Suspension> {
+        let text = |key: &str| record.get(key)?.as_str().map(str::to_string);
+        let request_doc = record.get("request")?.clone();
+        let expires_at = text("expires_at")?;
+        Some(Suspension {
+            request: InvocationRequest::from_value(&request_doc).ok()?,
+            request_doc,
+            acting_for: serde_json::from_value(record.get("acting_for")?.clone()).ok()?,
+            suspended_at: text("suspended_at")?,
+            expires_ns: crate::time::parse_rfc3339(&expires_at)?,
+            expires_at,
+            resume_condition: text("resume_condition")?,
+            turns: record.get("turns")?.as_array()?.clone(),
+        })
+    }
+}
+
+/// A suspended run as a restarted harness shows it: its request, principal and condition.
+pub(crate) struct Waiting {
+    pub request: InvocationRequest,
+    pub request_doc: Value,
+    pub principal_id: String,
+    pub resume_condition: String,
+    pub expires_at: String,
 }
 
 /// What one turn may end in: a stored run only, or also a suspension; and the suspended run
@@ -404,14 +448,16 @@ impl Conductor {
             principal.principal_id, s.suspended_at
         );
         let turns = turns_json(&s, Some(&principal.principal_id));
-        self.store_failure(
+        let run = self.store_failure(
             &s.request,
             &s.request_doc,
             &s.acting_for,
             CANCELED,
             &detail,
             &[(TURNS_FILE, &turns)],
-        )
+        )?;
+        self.drop_record(invocation_id);
+        Ok(run)
     }
 
     /// Take the suspension of `invocation_id` for `principal`, after storing every expired
@@ -449,6 +495,80 @@ impl Conductor {
             .map(|s| s.acting_for.principal_id.clone())
     }
 
+    /// Where suspended runs wait on disk: `<runs>/.ddwire/suspended/<invocation_id>.json`.
+    fn records_dir(&self) -> PathBuf {
+        self.store
+            .root()
+            .join(super::store::CONTROL_DIR)
+            .join("suspended")
+    }
+
+    /// Write a suspended run's record, whole (written aside, synced, renamed into place).
+    fn keep_record(&self, id: &str, record: &Value) -> std::io::Result<()> {
+        use std::io::Write;
+        let dir = self.records_dir();
+        std::fs::create_dir_all(&dir)?;
+        let aside = dir.join(format!("{id}.json.new"));
+        let mut file = std::fs::File::create(&aside)?;
+        file.write_all(record.to_string().as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&aside, dir.join(format!("{id}.json")))
+    }
+
+    /// Forget a suspended run's record once the run is stored.
+    fn drop_record(&self, id: &str) {
+        let _ = std::fs::remove_file(self.records_dir().join(format!("{id}.json")));
+    }
+
+    /// Read back the runs left suspended by an earlier process over this store, so they can
+    /// still be resumed (or expire); returns them, for the A2A endpoint to show their tasks as
+    /// `input-required` again. A record that cannot be read is left where it is and named.
+    pub(crate) fn restore_suspended(&self) -> Vec<Waiting> {
+        let Ok(entries) = std::fs::read_dir(self.records_dir()) else {
+            return Vec::new();
+        };
+        let mut waiting = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(id) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+                .filter(|id| crate::ids::is_uuid7(id))
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let record = std::fs::read(&path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
+            let Some(suspension) = record.as_ref().and_then(Suspension::from_record) else {
+                eprintln!(
+                    "ddwire: {} is not a suspended run's record; left as it is",
+                    path.display()
+                );
+                continue;
+            };
+            if self.store.has(&id) {
+                // Stored already: only the record's removal was lost.
+                self.drop_record(&id);
+                continue;
+            }
+            waiting.push(Waiting {
+                request: suspension.request.clone(),
+                request_doc: suspension.request_doc.clone(),
+                principal_id: suspension.acting_for.principal_id.clone(),
+                resume_condition: suspension.resume_condition.clone(),
+                expires_at: suspension.expires_at.clone(),
+            });
+            self.suspended
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id, suspension);
+        }
+        waiting
+    }
+
     /// Store every suspension past its expiry as an expired run.
     fn expire_due(&self) {
         let now = crate::time::now_ns() as i128;
@@ -475,11 +595,12 @@ impl Conductor {
                 &detail,
                 &[(TURNS_FILE, &turns)],
             );
-            if let Err(e) = stored {
-                eprintln!(
+            match stored {
+                Ok(_) => self.drop_record(&s.request.invocation_id),
+                Err(e) => eprintln!(
                     "ddwire: the expired run {} could not be stored: {e}",
                     s.request.invocation_id
-                );
+                ),
             }
         }
     }
@@ -798,7 +919,12 @@ impl Conductor {
             };
             self.store_run(&invocation, envelope, &document, &records, report, beside)
         })
-        .map(|run| Turn::Done(Box::new(run)))
+        .map(|run| {
+            if turns.is_some() {
+                self.drop_record(&request.invocation_id);
+            }
+            Turn::Done(Box::new(run))
+        })
     }
 
     /// Keep a turn the agent suspended (the first, or one more after a resumption) until its
@@ -822,12 +948,19 @@ impl Conductor {
                 suspended_at: crate::time::rfc3339(now),
                 expires_at: String::new(),
                 expires_ns: 0,
+                resume_condition: String::new(),
                 turns: Vec::new(),
             },
         };
         suspension.turns.push(turn);
         suspension.expires_at = expires_at.clone();
         suspension.expires_ns = expires_ns;
+        suspension.resume_condition = resume_condition.clone();
+        let id = &invocation.request.invocation_id;
+        if let Err(e) = self.keep_record(id, &suspension.to_record()) {
+            // Still resumable while this process runs; only a restart would lose it.
+            eprintln!("ddwire: the suspended run {id} is kept in memory only: {e}");
+        }
         self.suspended
             .lock()
             .unwrap_or_else(|p| p.into_inner())

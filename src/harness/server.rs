@@ -264,6 +264,7 @@ pub fn handler(harness: Arc<Harness>) -> Handler {
     // The endpoint remembers the newest tasks it answered, failed ones included, so `tasks/get`
     // returns each as it was sent; an older run is rebuilt from the store.
     let mut endpoint = Endpoint::new(execute);
+    restore_tasks(&harness, &endpoint.tasks);
     endpoint.streaming = true;
     endpoint.keep_alive = harness.keep_alive;
     endpoint.lookup = {
@@ -925,6 +926,52 @@ fn resume_plan(harness: &Arc<Harness>, message: &Message, task: &Task, ctx: &Cal
     Plan::Task(TaskPlan::run(work))
 }
 
+/// What an `input-required` harness task says it waits for: the condition as text, and as
+/// data with the expiry.
+fn question(resume_condition: &str, expires_at: &str) -> Message {
+    Message::new(
+        Role::Agent,
+        vec![
+            Part::text(resume_condition),
+            Part::data(json!({
+                "resume_condition": resume_condition,
+                "expires_at": expires_at,
+            })),
+        ],
+    )
+}
+
+/// Show the runs an earlier process left suspended over this store as `input-required`
+/// tasks again, so their callers can resume them (see the conductor's "Suspension").
+fn restore_tasks(harness: &Harness, tasks: &crate::wire::a2a::endpoint::TaskStore) {
+    for waiting in harness.conductor.restore_suspended() {
+        let id = waiting.request.invocation_id.clone();
+        let context_id = super::tasks::context_of(&id, waiting.request.conversation_id.as_deref());
+        let mut asked = Message::new(Role::User, vec![Part::data(waiting.request_doc)]);
+        asked.message_id = format!("{id}-request");
+        asked.task_id = Some(id.clone());
+        asked.context_id = Some(context_id.clone());
+        let mut metadata = serde_json::Map::new();
+        metadata.insert(meta::EXPIRES_AT.into(), json!(waiting.expires_at));
+        let mut said = question(&waiting.resume_condition, &waiting.expires_at);
+        said.task_id = Some(id.clone());
+        said.context_id = Some(context_id.clone());
+        let task = Task {
+            id,
+            context_id,
+            status: crate::wire::a2a::model::TaskStatus {
+                state: TaskState::InputRequired,
+                message: Some(said),
+                timestamp: None,
+            },
+            artifacts: Vec::new(),
+            history: vec![asked],
+            metadata: Some(metadata),
+        };
+        let _ = tasks.insert(task, Some(waiting.principal_id), false, false);
+    }
+}
+
 /// The reply that ends (or pauses) a harness task: the envelope of a stored run, the resume
 /// condition of a suspended one, or the caller's error when no run was made.
 fn turn_reply(
@@ -946,25 +993,13 @@ fn turn_reply(
         Ok(Turn::Suspended {
             resume_condition,
             expires_at,
-        }) => {
-            let question = Message::new(
-                Role::Agent,
-                vec![
-                    Part::text(resume_condition.clone()),
-                    Part::data(json!({
-                        "resume_condition": resume_condition,
-                        "expires_at": expires_at,
-                    })),
-                ],
-            );
-            Reply {
-                state: TaskState::InputRequired,
-                message: Some(question),
-                artifacts: Vec::new(),
-                metadata: None,
-            }
-            .with_meta(meta::EXPIRES_AT, expires_at)
+        }) => Reply {
+            state: TaskState::InputRequired,
+            message: Some(question(&resume_condition, &expires_at)),
+            artifacts: Vec::new(),
+            metadata: None,
         }
+        .with_meta(meta::EXPIRES_AT, expires_at),
         Ok(Turn::Done(run)) => {
             crate::wire::http::note(
                 &run.envelope.invocation_id,
