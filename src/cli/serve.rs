@@ -117,7 +117,7 @@ pub static COMMAND: Command = Command {
         Flag {
             name: "suspend-for",
             value: Some("S"),
-            help: "Seconds a run an agent suspended (input-required) waits to be resumed before it is stored as expired (default 3600)",
+            help: "Seconds a suspended run (input-required) waits to be resumed (default 3600)",
         },
         export::OTLP_ENDPOINT,
         export::OTLP_TRACES_ENDPOINT,
