@@ -19,6 +19,7 @@ use ddwire::harness::store::RunStore;
 use ddwire::ids::new_uuid7;
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http::client::{ClientRequest, HttpClient};
+use ddwire::wire::http::drain::Drain;
 use ddwire::wire::http::{Limits, server::Server};
 use rpc::{B, BOTH, Rpc, T};
 use serde_json::{Value, json};
@@ -40,6 +41,11 @@ struct Served {
 
 impl Served {
     fn new(delay: Duration, keep_alive: Duration) -> Served {
+        Served::draining(delay, keep_alive, Drain::new())
+    }
+
+    /// The same, sharing `drain` with the harness.
+    fn draining(delay: Duration, keep_alive: Duration, drain: Drain) -> Served {
         let runs = std::env::temp_dir().join(format!("ddwire-harness-stream-{}", new_uuid7()));
         let agents: Vec<Arc<dyn Agent>> = vec![
             Arc::new(Echo::with_delay(delay)),
@@ -75,8 +81,11 @@ impl Served {
         let auth = Authenticator::Bearer(vec![(token_digest(TOKEN), principal)]);
         let bound = ddwire::wire::http::server::bind("127.0.0.1:0", Limits::DEFAULT).unwrap();
         let base = bound.default_public_url();
-        let harness =
-            Arc::new(Harness::new(conductor, Some(auth), &base).with_keep_alive(keep_alive));
+        let harness = Arc::new(
+            Harness::new(conductor, Some(auth), &base)
+                .with_keep_alive(keep_alive)
+                .with_drain(drain),
+        );
         let server = bound
             .serve(harness_server::handler(harness))
             .expect("the harness serves");
@@ -479,4 +488,27 @@ fn the_harness_card_declares_streaming_and_an_agents_card_and_endpoint_do_not() 
         );
         assert_eq!(error["code"], -32004, "{error}");
     }
+}
+
+#[test]
+fn a_stream_still_open_when_the_drain_is_cut_ends_with_a_final_failed_update() {
+    let drain = Drain::new();
+    let s = Served::draining(
+        Duration::from_secs(5),
+        Duration::from_secs(15),
+        drain.clone(),
+    );
+    let cutter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(800));
+        drain.cut();
+    });
+    let request = json!({"agent_id": "echo.wire", "invocation_id": new_uuid7(),
+                         "input": {"schema_class": "Echo", "value": 1}});
+    let events = s.send_stream(B::V03, request);
+    cutter.join().unwrap();
+    let (kind, last) = kind_of(B::V03, events.last().unwrap());
+    assert_eq!(kind, "status-update", "{events:?}");
+    assert_eq!(last["status"]["state"], "failed");
+    assert_eq!(last["final"], true);
+    assert_eq!(last["metadata"]["dd.error"], "shutting_down", "{last}");
 }

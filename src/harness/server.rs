@@ -132,7 +132,8 @@ impl Harness {
     }
 
     /// Share `drain` with the process: once started, `/healthz` answers 503; once cut, every
-    /// AG-UI stream still open ends with a `RUN_ERROR`.
+    /// AG-UI stream still open ends with a `RUN_ERROR`, and every A2A stream with a final
+    /// `failed` status update (`dd.error: shutting_down`).
     pub fn with_drain(mut self, drain: Drain) -> Harness {
         self.drain = drain;
         self
@@ -267,6 +268,7 @@ pub fn handler(harness: Arc<Harness>) -> Handler {
     restore_tasks(&harness, &endpoint.tasks);
     endpoint.streaming = true;
     endpoint.keep_alive = harness.keep_alive;
+    endpoint.drain = Some(harness.drain.clone());
     endpoint.lookup = {
         let harness = Arc::clone(&harness);
         Some(Arc::new(move |id: &str| {

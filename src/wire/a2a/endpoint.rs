@@ -195,6 +195,9 @@ pub(crate) struct Endpoint {
     pub streaming: bool,
     /// How often an idle stream sends a keep-alive comment ([`KEEP_ALIVE`] by default).
     pub keep_alive: Duration,
+    /// The process's drain: once cut, a stream still open ends with a final `failed` status
+    /// update (`dd.error: shutting_down`) rather than a bare close.
+    pub drain: Option<crate::wire::http::drain::Drain>,
     background: Arc<AtomicUsize>,
 }
 
@@ -237,6 +240,7 @@ impl Endpoint {
             max_background: BACKGROUND_TASKS,
             streaming: false,
             keep_alive: KEEP_ALIVE,
+            drain: None,
             background: Arc::default(),
         }
     }
@@ -326,12 +330,17 @@ impl Endpoint {
         let id = call.id.clone().unwrap_or(Value::Null);
         let binding = Binding::of_method(&call.method).unwrap_or(Binding::V03);
         let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+        let mut body = rx;
         match self.open_stream(call, request, version, signed_by) {
             Err(err) => {
-                let body = jsonrpc::error(&id, &err.to_rpc(binding)).to_string();
-                let _ = tx.send(crate::wire::sse::event(&body));
+                let text = jsonrpc::error(&id, &err.to_rpc(binding)).to_string();
+                let _ = tx.send(crate::wire::sse::event(&text));
             }
             Ok((first, events)) => {
+                if let (Some(drain), StreamEvent::Task(task)) = (&self.drain, &first) {
+                    // Guarded before any frame is sent, so a cut always finds it.
+                    body = drain.guard(body, shutdown_frame(task, &id, binding));
+                }
                 let keep_alive = self.keep_alive;
                 let pump = tx.clone();
                 let spawned = std::thread::Builder::new()
@@ -341,13 +350,13 @@ impl Endpoint {
                     let err = A2aError::Internal {
                         what: format!("the stream could not be started: {e}"),
                     };
-                    let body = jsonrpc::error(&Value::Null, &err.to_rpc(binding)).to_string();
-                    let _ = tx.send(crate::wire::sse::event(&body));
+                    let text = jsonrpc::error(&Value::Null, &err.to_rpc(binding)).to_string();
+                    let _ = tx.send(crate::wire::sse::event(&text));
                 }
             }
         }
         drop(tx);
-        Response::stream(200, crate::wire::sse::CONTENT_TYPE, rx)
+        Response::stream(200, crate::wire::sse::CONTENT_TYPE, body)
             .with_header("Cache-Control", "no-cache")
     }
 
@@ -887,6 +896,23 @@ fn pump_events(
             return;
         }
     }
+}
+
+/// The frame that ends a stream of `task` when the server's drain is cut: a final `failed`
+/// status update naming why (`dd.error: shutting_down`).
+fn shutdown_frame(task: &Task, id: &Value, binding: Binding) -> Vec<u8> {
+    let mut cut = super::stream::StatusUpdate::now(&task.id, &task.context_id, TaskState::Failed);
+    cut.is_final = true;
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("dd.error".into(), Value::String("shutting_down".into()));
+    metadata.insert(
+        "error".into(),
+        Value::String(
+            "the server shut down before the task ended; ask GetTask once it is back".into(),
+        ),
+    );
+    cut.metadata = Some(metadata);
+    StreamEvent::Status(cut).to_frame(id, binding)
 }
 
 /// Name the Data Director extension as active on a response, when the caller asked for it.
