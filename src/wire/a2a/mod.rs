@@ -16,8 +16,6 @@ pub mod client;
 pub(crate) mod endpoint;
 pub(crate) mod error;
 pub mod model;
-// The harness writes streams; until the relay forwards its peers' (issue 14), only tests read them.
-#[allow(dead_code)]
 pub(crate) mod stream;
 pub(crate) mod tasks;
 pub(crate) mod v03;
