@@ -44,7 +44,7 @@
 //! # Suspension
 //!
 //! An agent may answer `suspended`, its statement the condition for resuming. On the A2A task
-//! path ([`Conductor::invoke_until`], [`Conductor::resume`]) the conductor then stores no run
+//! path (`Conductor::invoke_until`, `Conductor::resume`) the conductor then stores no run
 //! yet: it keeps the turn (the agent's reply and the turn's spans) with the request, the
 //! principal, the condition and an expiry ([`Conductor::suspend_for`], one hour by default),
 //! in memory and as a record in the store's own folder (`.ddwire/suspended/<id>.json`, written
