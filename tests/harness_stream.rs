@@ -78,7 +78,10 @@ impl Served {
             PrincipalKind::Person,
         )
         .expect("a principal");
-        let auth = Authenticator::Bearer(vec![(token_digest(TOKEN), principal)]);
+        let auth = Authenticator::Bearer(vec![ddwire::harness::identity::Token::new(
+            token_digest(TOKEN),
+            principal,
+        )]);
         let bound = ddwire::wire::http::server::bind("127.0.0.1:0", Limits::DEFAULT).unwrap();
         let base = bound.default_public_url();
         let harness = Arc::new(

@@ -10,7 +10,7 @@ use ddwire::agent::builtin::Confirm;
 use ddwire::agent::server as agent_server;
 use ddwire::contract::{Principal, PrincipalKind};
 use ddwire::harness::conductor::Conductor;
-use ddwire::harness::identity::{Authenticator, token_digest};
+use ddwire::harness::identity::{Authenticator, Token, token_digest};
 use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::{Registry, RemoteAgent};
 use ddwire::harness::server::{self as harness_server, Harness};
@@ -60,11 +60,11 @@ impl Served {
         let person =
             |id: &str, name: &str| Principal::new(id, name, PrincipalKind::Person).unwrap();
         let auth = Authenticator::Bearer(vec![
-            (
+            Token::new(
                 token_digest(ADA),
                 person("https://orcid.org/0000-0001-5109-3700", "Ada"),
             ),
-            (
+            Token::new(
                 token_digest(GRACE),
                 person("https://orcid.org/0000-0002-1825-0097", "Grace"),
             ),
