@@ -304,7 +304,10 @@ fn a_streamed_run_sends_the_task_each_stage_then_the_envelope_and_a_final_comple
         assert_eq!(envelope["outcome"]["status"], "succeeded");
         let stored: Value = serde_json::from_slice(
             &HttpClient::tcp()
-                .send(ClientRequest::get(format!("{}/runs/{id}", s.base), T))
+                .send(
+                    ClientRequest::get(format!("{}/runs/{id}", s.base), T)
+                        .header("Authorization", &format!("Bearer {TOKEN}")),
+                )
                 .unwrap()
                 .body,
         )
