@@ -68,6 +68,14 @@ pub enum Error {
         /// The id sent again.
         invocation_id: String,
     },
+    /// A message asked to resume a run that is not waiting for it: none is suspended under
+    /// that id, or it was suspended for another principal.
+    Resume {
+        /// The run named.
+        invocation_id: String,
+        /// Why it cannot be resumed.
+        reason: String,
+    },
     /// A file or socket operation failed.
     Io {
         /// What was being done (`reading agents.json`).
@@ -146,6 +154,10 @@ impl fmt::Display for Error {
                 f,
                 "invocation_id {invocation_id} has already been used; send each request with a new one"
             ),
+            Error::Resume {
+                invocation_id,
+                reason,
+            } => write!(f, "run {invocation_id} cannot be resumed: {reason}"),
             Error::Io { context, source } => write!(f, "{context}: {source}"),
         }
     }

@@ -405,7 +405,7 @@ fn tasks_the_server_has_seen_are_answered_and_others_are_not_found() {
 }
 
 #[test]
-fn streaming_is_refused_because_nothing_may_reach_a_caller_before_the_checks() {
+fn an_agent_refuses_streaming_because_it_answers_whole_replies() {
     let (net, url) = hello_net();
     let (_, reply, _) = post(&net, &url, &[], &send_body("1", "message/stream"));
     assert_eq!(reply["error"]["code"], -32004);

@@ -61,6 +61,7 @@ fn event_of(args: &Value) -> Event {
             thread_id: text(args, "thread_id"),
             run_id: text(args, "run_id"),
             result: args.get("result").cloned(),
+            interrupt: None,
         },
         "RUN_ERROR" => Event::RunError {
             message: text(args, "message"),

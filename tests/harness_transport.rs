@@ -118,7 +118,8 @@ fn agent_card_lists_one_skill_per_agent_from_the_manifest() {
         "{tags:?}"
     );
     assert_eq!(card["supportedInterfaces"][0]["protocolBinding"], "JSONRPC");
-    assert_eq!(card["capabilities"]["streaming"], false);
+    // The harness streams runs (message/stream); its agents do not.
+    assert_eq!(card["capabilities"]["streaming"], true);
     let manifest = card["capabilities"]["extensions"]
         .as_array()
         .unwrap()

@@ -71,6 +71,9 @@ pub struct RunContext<'a> {
     /// The A2A task this run works on: a long run can learn that it was canceled
     /// ([`Progress::is_canceled`], [`Progress::cancellation`]) and stop early.
     pub task: &'a Progress,
+    /// What the caller sent to resume this run after the agent suspended it (the data part of
+    /// the message that continued the A2A task, `dd.resumption`); `None` on a first call.
+    pub resumption: Option<&'a serde_json::Value>,
 }
 
 /// Why an agent could not decide: a kind and a message, sent as `"<kind>: <message>"`.

@@ -344,6 +344,7 @@ fn run(
         delegate: Delegate::from_metadata(metadata, client.clone())
             .map(|d| d.for_parent(&request.invocation_id)),
         task: progress,
+        resumption: metadata.and_then(|m| m.get(meta::RESUMPTION)),
     };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         agent.run(request, &run_ctx)

@@ -65,7 +65,12 @@ pub static COMMAND: Command = Command {
               A task is a run, named by its invocation_id. A send with returnImmediately: true\n\
               (1.0) or blocking: false (0.3) is answered at once with the task submitted, and the\n\
               run goes on in the background (at most 64 at once); CancelTask stops waiting for\n\
-              the agent and stores the run as failed, agent-error \"<agent>: Canceled: ...\".\n\n\
+              the agent and stores the run as failed, agent-error \"<agent>: Canceled: ...\".\n\
+              message/stream (0.3) and SendStreamingMessage (1.0) stream a run as SSE: the task,\n\
+              a working update per conductor stage, the envelope after every check, a final\n\
+              update; tasks/resubscribe and SubscribeToTask follow a running task. A run its\n\
+              agent suspends answers input-required; the same principal resumes it with a\n\
+              message on that task carrying one data part, within --suspend-for seconds.\n\n\
               An agent entry with \"key_file\" in the agents config shares that secret with the\n\
               agent (serve it with ddwire agent NAME --key-file F): every call to it is signed\n\
               (HMAC-SHA256, vendor-notes/hmac-signing.md), and its delegation callbacks must be.\n\n\
@@ -112,6 +117,11 @@ pub static COMMAND: Command = Command {
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
         setup::REPLAY_WINDOW,
+        Flag {
+            name: "suspend-for",
+            value: Some("S"),
+            help: "Seconds a suspended run (input-required) waits to be resumed (default 3600)",
+        },
         export::OTLP_ENDPOINT,
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,
@@ -141,6 +151,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
     } else {
         setup::conductor(args, client)?
     };
+    match args.number::<u64>("suspend-for")? {
+        None => {}
+        Some(0) => return Err("--suspend-for must be at least 1 second".into()),
+        Some(s) => conductor.suspend_for = std::time::Duration::from_secs(s),
+    }
     conductor.otlp = export::start_exporter(args, "serve", setup::http_client(wire.as_ref()))?;
     let exporting = conductor
         .otlp

@@ -134,6 +134,17 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A `suspended` outcome: the agent waits for input, and `resume_condition` says what it
+    /// needs (a person reads it; the harness answers A2A `input-required` with it).
+    pub fn suspended(resume_condition: impl Into<String>) -> Outcome {
+        Outcome {
+            status: OutcomeStatus::Suspended,
+            reason_code: None,
+            referred_to: None,
+            statement: resume_condition.into(),
+        }
+    }
+
     /// A `succeeded` outcome.
     pub fn succeeded(statement: impl Into<String>) -> Outcome {
         Outcome {

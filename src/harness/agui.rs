@@ -20,18 +20,27 @@
 //! `metadata`: ag-ui-protocol 0.1.22 and 1.0.0 encode that field at different places, so no
 //! frame holding it could be the bytes both encoders write.)
 //!
+//! A run its agent suspends (see the conductor's "Suspension") ends with `RUN_FINISHED`
+//! without `result`, its `outcome` AG-UI 1.0's interrupt: `{"type": "interrupt", "interrupts":
+//! [{"id": <invocation_id>, "reason": "input_required", "message": <resume condition>,
+//! "expiresAt": <RFC 3339>}]}`. A later `POST /agui` whose `resume` is `[{"interruptId":
+//! <invocation_id>, "status": "resolved", "payload": <data>}]` resumes it (same principal only)
+//! and streams as any run; `"status": "cancelled"` abandons it, stored as canceled. ag-ui-protocol
+//! 0.1.x has neither field: a 0.1 client reads an interrupted run as finished without a result.
+//!
 //! The thread is the contract's conversation: a `threadId` naming another conversation than
 //! the request's `conversation_id` is refused; a request without one adopts a `threadId`
 //! that is a UUIDv7. The history an agent sees travels in the contract, not in AG-UI messages.
 
-use super::conductor::{AGENT_NOT_RUN, Phase, RunTrace, Stage};
+use super::conductor::{AGENT_NOT_RUN, Observer, Phase, RunTrace, Stage, Turn};
 use super::identity::Access;
 use super::server::Harness;
 use crate::contract::problem::ProblemType;
 use crate::contract::{ContractError, InvocationRequest, OutcomeStatus, ReasonCode};
 use crate::error::Error;
 use crate::ids::is_uuid7;
-use crate::wire::agui::{Event, RunAgentInput};
+use crate::wire::a2a::endpoint::Progress;
+use crate::wire::agui::{Event, Interrupt, RunAgentInput};
 use crate::wire::http::{Request, Response};
 use crate::wire::sse;
 use serde_json::Value;
@@ -51,14 +60,16 @@ fn error_stream(message: String, code: &str) -> Response {
     Response::bytes(200, sse::CONTENT_TYPE, frame).with_header("Cache-Control", "no-cache")
 }
 
-/// The code a refusal carries in `RUN_ERROR`.
-fn code_of(e: &Error) -> &'static str {
+/// The code a refusal carries in `RUN_ERROR` (and a streamed A2A call's failed status, as
+/// `dd.error`).
+pub(crate) fn code_of(e: &Error) -> &'static str {
     match e {
         Error::Contract(_) | Error::Json(_) => "invalid_request",
         Error::UnknownAgent { .. } => "unknown_agent",
         Error::Unauthenticated { .. } => "unauthenticated",
         Error::DuplicateInvocation { .. } => "duplicate_invocation",
         Error::Delegation { .. } => "lineage_refused",
+        Error::Resume { .. } => "resume_refused",
         _ => "internal_error",
     }
 }
@@ -127,15 +138,21 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     if let Some(e) = &request.body_error {
         return error_stream(e.to_string(), "invalid_request");
     }
-    let prepared = crate::json::parse(&request.body, crate::json::Limits::DEFAULT)
-        .map_err(Error::from)
-        .and_then(|body| prepare(harness, &body, &request.headers));
-    let (input, invocation, principal) = match prepared {
+    let body = match crate::json::parse(&request.body, crate::json::Limits::DEFAULT) {
+        Ok(body) => body,
+        Err(e) => {
+            let e = Error::from(e);
+            return error_stream(e.to_string(), code_of(&e));
+        }
+    };
+    if let Some(input) = RunAgentInput::from_value(&body).filter(|i| !i.resume.is_empty()) {
+        return resume(harness, input, &request.headers);
+    }
+    let (input, invocation, principal) = match prepare(harness, &body, &request.headers) {
         Ok(p) => p,
         Err(e) => return error_stream(e.to_string(), code_of(&e)),
     };
     let noted_id = invocation.invocation_id.clone();
-    let noted_principal = principal.principal_id.clone();
     let thread_id = invocation
         .conversation_id
         .clone()
@@ -149,7 +166,87 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     // Named before the run starts, as the stream's head goes out first. (A stored run's id
     // was refused above: one RUN_ERROR, no trace.)
     let traceresponse = trace.traceresponse();
+    let task = Progress::detached(&noted_id, &thread_id);
+    stream_turn(
+        harness,
+        (thread_id, run_id),
+        (noted_id, principal.principal_id.clone()),
+        Some(traceresponse),
+        Box::new(move |harness: &Harness, observer: Observer<'_>| {
+            harness
+                .conductor
+                .invoke_until(invocation, &principal, trace, observer, &task)
+        }),
+    )
+}
 
+/// `POST /agui` answering an interrupt (AG-UI 1.0 `RunAgentInput.resume`): one entry, whose
+/// `interruptId` is the suspended run's invocation id; `resolved` resumes it with `payload`,
+/// `cancelled` abandons it (stored as canceled). Refused, as one `RUN_ERROR`, for more than
+/// one entry, or as the conductor refuses it (another principal, nothing suspended).
+fn resume(harness: &Arc<Harness>, input: RunAgentInput, headers: &[(String, String)]) -> Response {
+    let [entry] = input.resume.as_slice() else {
+        return error_stream(
+            format!(
+                "resume holds {} entries; a run suspended by its agent has one interrupt, named by its invocation id",
+                input.resume.len()
+            ),
+            "invalid_request",
+        );
+    };
+    let principal = match &harness.authenticator {
+        Some(auth) => match auth.principal_for(Some(headers)) {
+            Ok(p) => p,
+            Err(e) => return error_stream(e.to_string(), code_of(&e)),
+        },
+        None => {
+            let e = Error::unauthenticated(
+                "this harness runs no AG-UI requests without an authenticator",
+            );
+            return error_stream(e.to_string(), code_of(&e));
+        }
+    };
+    let id = entry.interrupt_id.clone();
+    let thread_id = input.thread_id.unwrap_or_else(|| "thread".into());
+    let run_id = input.run_id.unwrap_or_else(|| "run".into());
+    let (resolved, payload) = (entry.resolved, entry.payload.clone().unwrap_or(Value::Null));
+    let task = Progress::detached(&id, &thread_id);
+    let noted = (id.clone(), principal.principal_id.clone());
+    // The resumed turn's trace is the conductor's own: the head goes out before it is made.
+    stream_turn(
+        harness,
+        (thread_id, run_id),
+        noted,
+        None,
+        Box::new(move |harness: &Harness, observer: Observer<'_>| {
+            if resolved {
+                harness
+                    .conductor
+                    .resume(&id, &payload, &principal, observer, &task)
+            } else {
+                harness
+                    .conductor
+                    .abandon(&id, &principal)
+                    .map(|run| Turn::Done(Box::new(run)))
+            }
+        }),
+    )
+}
+
+/// A turn of the conductor, to run on its own thread while its stages stream.
+type TurnCall = Box<dyn FnOnce(&Harness, Observer<'_>) -> crate::Result<Turn> + Send>;
+
+/// Stream one turn as AG-UI events: `RUN_STARTED` once the conductor admits it, a step pair
+/// per stage, then `RUN_FINISHED` (the envelope as `result`, or, for a run its agent suspended,
+/// the interrupt `outcome`) or `RUN_ERROR`; a keep-alive comment every [`KEEP_ALIVE`].
+fn stream_turn(
+    harness: &Arc<Harness>,
+    (thread_id, run_id): (String, String),
+    (noted_id, noted_principal): (String, String),
+    traceresponse: Option<String>,
+    call: TurnCall,
+) -> Response {
+    let interrupt_id = noted_id.clone();
     let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
     let started = Event::RunStarted {
         thread_id: thread_id.clone(),
@@ -182,6 +279,11 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
         };
         let step_tx = conductor_tx.clone();
         let observer = |stage: Stage, phase: Phase| {
+            if stage == Stage::Store {
+                // A replay rebuilds the steps from the stored trace, which ends before the
+                // store: live and replayed runs show the same four steps.
+                return;
+            }
             announce(&step_tx);
             let step_name = stage.name().to_string();
             let event = match phase {
@@ -190,18 +292,34 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
             };
             let _ = step_tx.send(event.to_sse());
         };
-        let outcome = harness
-            .conductor
-            .invoke_observed(invocation, &principal, trace, &observer);
+        let outcome = call(&harness, &observer);
         drop(done_tx);
         let _ = pulse.join();
         let last = match outcome {
-            Ok(run) => {
+            Ok(Turn::Done(run)) => {
                 announce(&conductor_tx);
                 Event::RunFinished {
                     thread_id,
                     run_id,
                     result: Some(run.envelope.to_document()),
+                    interrupt: None,
+                }
+            }
+            Ok(Turn::Suspended {
+                resume_condition,
+                expires_at,
+            }) => {
+                announce(&conductor_tx);
+                Event::RunFinished {
+                    thread_id,
+                    run_id,
+                    result: None,
+                    interrupt: Some(Interrupt {
+                        id: interrupt_id,
+                        reason: "input_required".into(),
+                        message: Some(resume_condition),
+                        expires_at: Some(expires_at),
+                    }),
                 }
             }
             Err(e) => Event::RunError {
@@ -219,11 +337,14 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     }
     .to_sse();
     let rx = drain.guard(rx, cut);
-    Response::stream(200, sse::CONTENT_TYPE, rx)
+    let response = Response::stream(200, sse::CONTENT_TYPE, rx)
         .with_header("Cache-Control", "no-cache")
         .noting_invocation(&noted_id)
-        .noting_principal(&noted_principal)
-        .with_header(crate::trace::context::TRACERESPONSE, &traceresponse)
+        .noting_principal(&noted_principal);
+    match traceresponse {
+        Some(value) => response.with_header(crate::trace::context::TRACERESPONSE, &value),
+        None => response,
+    }
 }
 
 /// Everything that can refuse a run before it starts: the body, the request, the thread, the
@@ -348,6 +469,7 @@ pub fn replay_events(envelope: &Value, spans_jsonl: Option<&str>) -> Vec<Event> 
         thread_id,
         run_id,
         result: Some(envelope.clone()),
+        interrupt: None,
     });
     events
 }

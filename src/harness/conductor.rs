@@ -30,7 +30,8 @@
 //! 6. `Conductor::store_run`: the run, then its spans to the OTLP exporter.
 //!
 //! Stages 1 and 2 can decide the outcome themselves; the agent is then not called. Stages 1–4
-//! are reported to an [`Observer`] as [`Stage`]s (the AG-UI transport streams them).
+//! and 6 are reported to an [`Observer`] as [`Stage`]s (the AG-UI transport streams 1–4, a
+//! streamed A2A run all five).
 //!
 //! Delegation: a remote agent in grounding mode `delegation`, invoked at the
 //! top level, is sent a grant (a bearer capability) with the harness's callback URL. While the
@@ -39,6 +40,24 @@
 //! `delegations`. A callback naming another parent invocation than the grant's is refused,
 //! and so is one from an agent the harness shares a key with that is not signed with that key
 //! (see [`Callback`]).
+//!
+//! # Suspension
+//!
+//! An agent may answer `suspended`, its statement the condition for resuming. On the A2A task
+//! path (`Conductor::invoke_until`, `Conductor::resume`) the conductor then stores no run
+//! yet: it keeps the turn (the agent's reply and the turn's spans) with the request, the
+//! principal, the condition and an expiry ([`Conductor::suspend_for`], one hour by default),
+//! in memory and as a record in the store's own folder (`.ddwire/suspended/<id>.json`, written
+//! whole and synced), and the task answers `input-required`. A harness started over the store
+//! reads the records back, so a restart loses no suspended run. The same principal resumes it with data, which reaches the agent
+//! as `dd.resumption` on a second call; the run is stored once, when it is decided, its
+//! `turns.json` holding every turn (each resumption, agent reply and the spans of its call),
+//! the time it was suspended and the expiry, so it stays one auditable run. A resumption from
+//! another principal is refused and leaves the run suspended. A suspension past its expiry is
+//! stored as failed (`agent-error`, `<agent_id>: Expired: …`, the contract's vocabulary having
+//! nothing closer) when it is next touched: a resumption, or any new invocation. Where no turn
+//! can follow (AG-UI, the CLI, a delegated call), a `suspended` result is judged as any other:
+//! it breaks the contract (a suspended outcome needs a problem) and is withheld.
 //!
 //! # Cancellation
 //!
@@ -110,15 +129,19 @@ pub enum Stage {
     AgentCall,
     /// The grounding linter reads the run's spans.
     GroundingCheck,
+    /// The run is stored (after validation). A streamed A2A run reports it; AG-UI shows the
+    /// four stages before it, which a stored run's trace can replay.
+    Store,
 }
 
 impl Stage {
     /// Every stage, in the order they run.
-    pub const ALL: [Stage; 4] = [
+    pub const ALL: [Stage; 5] = [
         Stage::PolicyGate,
         Stage::InputCheck,
         Stage::AgentCall,
         Stage::GroundingCheck,
+        Stage::Store,
     ];
 
     /// The stage named `name`.
@@ -133,6 +156,7 @@ impl Stage {
             Stage::InputCheck => "input_check",
             Stage::AgentCall => "agent_call",
             Stage::GroundingCheck => "grounding_check",
+            Stage::Store => "store",
         }
     }
 }
@@ -148,6 +172,95 @@ pub enum Phase {
 
 /// Called at the start and end of each stage that runs.
 pub type Observer<'a> = &'a (dyn Fn(Stage, Phase) + Sync);
+
+/// The file of a resumed run that holds every turn (`turns.json`).
+pub(crate) const TURNS_FILE: &str = "turns.json";
+/// The kind an `agent-error` problem names when a suspended run expired unanswered.
+pub(crate) const EXPIRED: &str = "Expired";
+
+/// How one turn of an A2A task ended: the run was stored, or it waits for its caller.
+#[derive(Debug)]
+pub(crate) enum Turn {
+    /// Decided and stored.
+    Done(Box<Run>),
+    /// The agent suspended the run: what it needs, and until when (RFC 3339).
+    Suspended {
+        resume_condition: String,
+        expires_at: String,
+    },
+}
+
+/// A run waiting for its caller's input.
+struct Suspension {
+    request: InvocationRequest,
+    request_doc: Value,
+    acting_for: Principal,
+    suspended_at: String,
+    expires_at: String,
+    expires_ns: i128,
+    /// What the agent needs, in its words.
+    resume_condition: String,
+    /// Each turn so far: `{"resumption"?, "agent_reply", "spans"}`.
+    turns: Vec<Value>,
+}
+
+impl Suspension {
+    /// The record kept on disk while the run waits.
+    fn to_record(&self) -> Value {
+        serde_json::json!({
+            "request": self.request_doc,
+            "acting_for": self.acting_for,
+            "suspended_at": self.suspended_at,
+            "expires_at": self.expires_at,
+            "resume_condition": self.resume_condition,
+            "turns": self.turns,
+        })
+    }
+
+    /// A suspension read back from its record; `None` if the record is not one.
+    fn from_record(record: &Value) -> Option<Suspension> {
+        let text = |key: &str| record.get(key)?.as_str().map(str::to_string);
+        let request_doc = record.get("request")?.clone();
+        let expires_at = text("expires_at")?;
+        Some(Suspension {
+            request: InvocationRequest::from_value(&request_doc).ok()?,
+            request_doc,
+            acting_for: serde_json::from_value(record.get("acting_for")?.clone()).ok()?,
+            suspended_at: text("suspended_at")?,
+            expires_ns: crate::time::parse_rfc3339(&expires_at)?,
+            expires_at,
+            resume_condition: text("resume_condition")?,
+            turns: record.get("turns")?.as_array()?.clone(),
+        })
+    }
+}
+
+/// A suspended run as a restarted harness shows it: its request, principal and condition.
+pub(crate) struct Waiting {
+    pub request: InvocationRequest,
+    pub request_doc: Value,
+    pub principal_id: String,
+    pub resume_condition: String,
+    pub expires_at: String,
+}
+
+/// What one turn may end in: a stored run only, or also a suspension; and the suspended run
+/// it resumes, if any.
+enum Turning<'r> {
+    /// The caller cannot resume: the turn ends in a stored run.
+    Once,
+    /// The caller can resume (an A2A task, AG-UI 1.0): the agent may suspend.
+    MaySuspend,
+    /// This turn resumes a suspended run (and may suspend it again).
+    Resuming(Box<Resumed<'r>>),
+}
+
+/// What a resumed turn carries into [`Conductor::run`].
+struct Resumed<'r> {
+    resumption: &'r Value,
+    suspension: Suspension,
+    resumed_by: String,
+}
 
 /// One stored run: its envelope, the linter's report, and where it is stored.
 #[derive(Clone, Debug)]
@@ -259,7 +372,11 @@ pub struct Conductor {
     pub callback_url: Option<String>,
     /// Exports each run's spans over OTLP once the run is stored; `None` exports nothing.
     pub otlp: Option<crate::wire::otlp::Exporter>,
+    /// How long a suspended run waits for its caller before it is stored as expired.
+    pub suspend_for: std::time::Duration,
     running: Mutex<HashSet<String>>,
+    /// Runs an agent suspended, by invocation id.
+    suspended: Mutex<HashMap<String, Suspension>>,
     /// Live grants by the SHA-256 of their token: the tokens themselves are never kept, and a
     /// lookup compares digests, so its timing says nothing usable about a token.
     grants: Mutex<HashMap<String, Grant>>,
@@ -281,7 +398,9 @@ impl Conductor {
             client,
             callback_url: None,
             otlp: None,
+            suspend_for: SUSPEND_FOR,
             running: Mutex::default(),
+            suspended: Mutex::default(),
             grants: Mutex::default(),
             grants_changed: Condvar::new(),
         }
@@ -307,6 +426,7 @@ impl Conductor {
     /// [`Conductor::invoke_observed`] for the A2A task `task`: once it is canceled, the
     /// conductor stops waiting for the agent and stores the run as canceled (see the module's
     /// "Cancellation").
+    /// The agent may suspend the run (see the module's "Suspension").
     pub(crate) fn invoke_until(
         &self,
         request: InvocationRequest,
@@ -314,8 +434,13 @@ impl Conductor {
         trace: RunTrace,
         observer: Observer<'_>,
         task: &Progress,
-    ) -> Result<Run> {
-        self.invoke_top(request, acting_for, trace, observer, Some(task))
+    ) -> Result<Turn> {
+        if request.parent_invocation_id.is_some() {
+            return Err(Error::delegation(
+                "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
+            ));
+        }
+        self.guarded(request, acting_for, trace, observer, Some(task), true)
     }
 
     fn invoke_top(
@@ -331,7 +456,237 @@ impl Conductor {
                 "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
             ));
         }
-        self.guarded(request, acting_for, trace, observer, task)
+        done(self.guarded(request, acting_for, trace, observer, task, false))
+    }
+
+    /// Resume the suspended run `invocation_id` with the caller's `resumption` (see the
+    /// module's "Suspension"): refused unless it is suspended for `principal`; stored as
+    /// expired if its time has passed; else the agent is called again with the resumption.
+    pub(crate) fn resume(
+        &self,
+        invocation_id: &str,
+        resumption: &Value,
+        principal: &Principal,
+        observer: Observer<'_>,
+        task: &Progress,
+    ) -> Result<Turn> {
+        let suspension = self.take_suspension(invocation_id, principal)?;
+        let _running = self.admit_resumed(invocation_id)?;
+        let request = suspension.request.clone();
+        let request_doc = suspension.request_doc.clone();
+        let acting_for = suspension.acting_for.clone();
+        let resumed = Resumed {
+            resumption,
+            suspension,
+            resumed_by: principal.principal_id.clone(),
+        };
+        // The resumed turn makes the run's trace: the run is stored once, with this trace, and
+        // the earlier turns' spans in its turns file.
+        let trace = RunTrace::new(None);
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            self.run(
+                &request,
+                &acting_for,
+                &trace,
+                observer,
+                Some(task),
+                Turning::Resuming(Box::new(resumed)),
+            )
+        }));
+        match outcome {
+            Ok(outcome) => outcome,
+            Err(panic) => self
+                .store_panicked(
+                    &request,
+                    &request_doc,
+                    &acting_for,
+                    &trace,
+                    &panic_message(&*panic),
+                )
+                .map(|run| Turn::Done(Box::new(run))),
+        }
+    }
+
+    /// The caller abandons the suspended run `invocation_id` (an AG-UI resume entry
+    /// `cancelled`): it is stored as failed, `agent-error` `<agent_id>: Canceled: …`, with its
+    /// turns, as a canceled A2A task is. Refused as [`Conductor::resume`] is.
+    pub(crate) fn abandon(&self, invocation_id: &str, principal: &Principal) -> Result<Run> {
+        let s = self.take_suspension(invocation_id, principal)?;
+        let _running = self.admit_resumed(invocation_id)?;
+        let detail = format!(
+            "{} abandoned the run the agent suspended at {}",
+            principal.principal_id, s.suspended_at
+        );
+        let turns = turns_json(&s, Some(&principal.principal_id));
+        let run = self.store_failure(
+            &s.request,
+            &s.request_doc,
+            &s.acting_for,
+            &RunTrace::new(None),
+            (CANCELED, &detail),
+            &[(TURNS_FILE, &turns)],
+        )?;
+        self.drop_record(invocation_id);
+        Ok(run)
+    }
+
+    /// Take the suspension of `invocation_id` for `principal`, after storing every expired
+    /// one; refused (and left in place) for another principal.
+    fn take_suspension(&self, invocation_id: &str, principal: &Principal) -> Result<Suspension> {
+        self.expire_due();
+        let refused = |reason: &str| Error::Resume {
+            invocation_id: invocation_id.to_string(),
+            reason: reason.to_string(),
+        };
+        let suspension = {
+            let mut suspended = self.suspended.lock().unwrap_or_else(|p| p.into_inner());
+            match suspended.get(invocation_id) {
+                None if self.store.has(invocation_id) => {
+                    return Err(refused("it is decided and stored (it may have expired)"));
+                }
+                None => return Err(refused("no run is suspended under that id")),
+                Some(s) if s.acting_for.principal_id != principal.principal_id => {
+                    return Err(refused(
+                        "it was suspended for another principal, and only that principal may resume it",
+                    ));
+                }
+                Some(_) => suspended.remove(invocation_id),
+            }
+        };
+        suspension.ok_or_else(|| refused("no run is suspended under that id"))
+    }
+
+    /// The principal a suspended run waits for, if `invocation_id` is suspended.
+    pub(crate) fn suspended_for(&self, invocation_id: &str) -> Option<String> {
+        self.suspended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(invocation_id)
+            .map(|s| s.acting_for.principal_id.clone())
+    }
+
+    /// Where suspended runs wait on disk: `<runs>/.ddwire/suspended/<invocation_id>.json`.
+    fn records_dir(&self) -> PathBuf {
+        self.store
+            .root()
+            .join(super::store::CONTROL_DIR)
+            .join("suspended")
+    }
+
+    /// Write a suspended run's record, whole (written aside, synced, renamed into place).
+    fn keep_record(&self, id: &str, record: &Value) -> std::io::Result<()> {
+        use std::io::Write;
+        let dir = self.records_dir();
+        std::fs::create_dir_all(&dir)?;
+        let aside = dir.join(format!("{id}.json.new"));
+        let mut file = std::fs::File::create(&aside)?;
+        file.write_all(record.to_string().as_bytes())?;
+        file.sync_all()?;
+        std::fs::rename(&aside, dir.join(format!("{id}.json")))
+    }
+
+    /// Forget a suspended run's record once the run is stored.
+    fn drop_record(&self, id: &str) {
+        let _ = std::fs::remove_file(self.records_dir().join(format!("{id}.json")));
+    }
+
+    /// Read back the runs left suspended by an earlier process over this store, so they can
+    /// still be resumed (or expire); returns them, for the A2A endpoint to show their tasks as
+    /// `input-required` again. A record that cannot be read is left where it is and named.
+    pub(crate) fn restore_suspended(&self) -> Vec<Waiting> {
+        let Ok(entries) = std::fs::read_dir(self.records_dir()) else {
+            return Vec::new();
+        };
+        let mut waiting = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(id) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+                .filter(|id| crate::ids::is_uuid7(id))
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let record = std::fs::read(&path)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
+            let Some(suspension) = record.as_ref().and_then(Suspension::from_record) else {
+                eprintln!(
+                    "ddwire: {} is not a suspended run's record; left as it is",
+                    path.display()
+                );
+                continue;
+            };
+            if self.store.has(&id) {
+                // Stored already: only the record's removal was lost.
+                self.drop_record(&id);
+                continue;
+            }
+            waiting.push(Waiting {
+                request: suspension.request.clone(),
+                request_doc: suspension.request_doc.clone(),
+                principal_id: suspension.acting_for.principal_id.clone(),
+                resume_condition: suspension.resume_condition.clone(),
+                expires_at: suspension.expires_at.clone(),
+            });
+            self.suspended
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id, suspension);
+        }
+        waiting
+    }
+
+    /// Store every suspension past its expiry as an expired run.
+    fn expire_due(&self) {
+        let now = crate::time::now_ns() as i128;
+        let due: Vec<Suspension> = {
+            let mut suspended = self.suspended.lock().unwrap_or_else(|p| p.into_inner());
+            let ids: Vec<String> = suspended
+                .iter()
+                .filter(|(_, s)| s.expires_ns <= now)
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.iter().filter_map(|id| suspended.remove(id)).collect()
+        };
+        for s in due {
+            let detail = format!(
+                "the run was suspended at {} and not resumed before {}",
+                s.suspended_at, s.expires_at
+            );
+            let turns = turns_json(&s, None);
+            let stored = self.store_failure(
+                &s.request,
+                &s.request_doc,
+                &s.acting_for,
+                &RunTrace::new(None),
+                (EXPIRED, &detail),
+                &[(TURNS_FILE, &turns)],
+            );
+            match stored {
+                Ok(_) => self.drop_record(&s.request.invocation_id),
+                Err(e) => eprintln!(
+                    "ddwire: the expired run {} could not be stored: {e}",
+                    s.request.invocation_id
+                ),
+            }
+        }
+    }
+
+    /// Hold a resumed run's id in the running set (it is not stored yet, and was not running).
+    fn admit_resumed(&self, id: &str) -> Result<Running<'_>> {
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        if !running.insert(id.to_string()) {
+            return Err(Error::DuplicateInvocation {
+                invocation_id: id.to_string(),
+            });
+        }
+        Ok(Running {
+            set: &self.running,
+            id: id.to_string(),
+        })
     }
 
     /// Run a request a delegation agent sent back under its grant, and record it against the
@@ -371,7 +726,7 @@ impl Conductor {
             .trace
             .cloned()
             .unwrap_or_else(|| RunTrace::new(None));
-        let outcome = self.guarded(child, &acting_for, trace, &|_, _| {}, None);
+        let outcome = done(self.guarded(child, &acting_for, trace, &|_, _| {}, None, false));
         if let Ok(run) = &outcome {
             in_flight.record(delegation_record(&run.envelope));
         }
@@ -413,7 +768,9 @@ impl Conductor {
         trace: RunTrace,
         observer: Observer<'_>,
         task: Option<&Progress>,
-    ) -> Result<Run> {
+        can_suspend: bool,
+    ) -> Result<Turn> {
+        self.expire_due();
         let request_doc = request.to_document();
         let errors = validate::request_errors(&request_doc);
         if !errors.is_empty() {
@@ -431,29 +788,40 @@ impl Conductor {
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
             self.run(
                 &request,
-                request_doc.clone(),
                 acting_for,
                 &trace,
                 observer,
                 task,
+                if can_suspend {
+                    Turning::MaySuspend
+                } else {
+                    Turning::Once
+                },
             )
         }));
         match outcome {
             Ok(outcome) => outcome,
-            Err(panic) => self.store_panicked(
-                &request,
-                &request_doc,
-                acting_for,
-                &trace,
-                &panic_message(&*panic),
-            ),
+            Err(panic) => self
+                .store_panicked(
+                    &request,
+                    &request_doc,
+                    acting_for,
+                    &trace,
+                    &panic_message(&*panic),
+                )
+                .map(|run| Turn::Done(Box::new(run))),
         }
     }
 
     /// Put `id` in the running set, unless it is running or stored.
     fn admit(&self, id: &str) -> Result<Running<'_>> {
+        let suspended = self
+            .suspended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(id);
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
-        if running.contains(id) || self.store.has(id) {
+        if suspended || running.contains(id) || self.store.has(id) {
             return Err(Error::DuplicateInvocation {
                 invocation_id: id.to_string(),
             });
@@ -477,6 +845,28 @@ impl Conductor {
         trace: &RunTrace,
         message: &str,
     ) -> Result<Run> {
+        let detail = format!("the harness panicked while running the agent: {message}");
+        self.store_failure(
+            request,
+            request_doc,
+            acting_for,
+            trace,
+            ("HarnessPanic", &detail),
+            &[],
+        )
+    }
+
+    /// Store the run of `request` as failed by the conductor (`agent-error`,
+    /// `<agent_id>: <kind>: <detail>`), with a trace of its own root span and `files` beside it.
+    fn store_failure(
+        &self,
+        request: &InvocationRequest,
+        request_doc: &Value,
+        acting_for: &Principal,
+        trace: &RunTrace,
+        (kind, detail): (&str, &str),
+        files: &[(&str, &str)],
+    ) -> Result<Run> {
         // Its children are stored runs naming it (the grant's guard waited for them as it
         // unwound), so the record of them is rebuilt from the store.
         let mut delegations = Vec::new();
@@ -496,7 +886,6 @@ impl Conductor {
         let mut invocation = Invocation::new(request, request_doc.clone(), &agent, acting_for);
         // The input was never judged: the run names no schema.
         invocation.accepted = None;
-        let detail = format!("the harness panicked while running the agent: {message}");
         let tracer = Tracer::new(SERVICE_NAME);
         let root = invocation.root_span(&tracer, trace);
         let trace_id = root.context().trace_id;
@@ -505,7 +894,7 @@ impl Conductor {
             delegations,
             ..Decided::by_conductor(
                 Outcome::failed(format!("The run failed: {detail}.")),
-                Some(agent_error(&agent.spec.agent_id, "HarnessPanic", &detail)),
+                Some(agent_error(&agent.spec.agent_id, kind, detail)),
             )
         };
         let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
@@ -516,7 +905,11 @@ impl Conductor {
         root.end();
         let records = tracer.take(trace_id);
         let report = grounding::lint(&records, &document);
-        self.store_run(&invocation, envelope, &document, &records, report, None)
+        let beside = Beside {
+            agent_reply: None,
+            files,
+        };
+        self.store_run(&invocation, envelope, &document, &records, report, beside)
     }
 
     /// One invocation, admitted: the conductor's stages in the order the specification gives
@@ -525,19 +918,25 @@ impl Conductor {
     fn run(
         &self,
         request: &InvocationRequest,
-        request_doc: Value,
         acting_for: &Principal,
         trace: &RunTrace,
         observer: Observer<'_>,
         task: Option<&Progress>,
-    ) -> Result<Run> {
+        turning: Turning<'_>,
+    ) -> Result<Turn> {
+        let can_suspend = !matches!(turning, Turning::Once);
+        let resumed = match turning {
+            Turning::Resuming(r) => Some(*r),
+            Turning::Once | Turning::MaySuspend => None,
+        };
         // An agent that came up after the harness is admitted here, before refusing.
         let agent = self
             .registry
             .get_or_refresh(&request.agent_id)
             .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
         let agent = &agent;
-        let invocation = Invocation::new(request, request_doc, agent, acting_for);
+        let invocation = Invocation::new(request, request.to_document(), agent, acting_for);
+        let resumption = resumed.as_ref().map(|r| r.resumption);
         // One tracer per invocation, dropped at the end: the conductor keeps no spans.
         let tracer = Tracer::new(SERVICE_NAME);
         let root = invocation.root_span(&tracer, trace);
@@ -553,10 +952,21 @@ impl Conductor {
             }) {
                 Some(refused) => refused,
                 None => stage(observer, Stage::AgentCall, || {
-                    self.call_agent(&invocation, &root, task)
+                    self.call_agent(&invocation, &root, task, resumption)
                 }),
             },
         };
+        if can_suspend
+            && decided.from_agent
+            && decided.result.outcome.status == OutcomeStatus::Suspended
+        {
+            root.set(attr::OUTCOME, OutcomeStatus::Suspended.as_str());
+            root.end();
+            let mut records = tracer.take(trace_id);
+            records.extend(decided.spans);
+            let turn = turn_json(resumption, decided.agent_reply.as_ref(), &records);
+            return Ok(self.suspend(&invocation, resumed, turn, decided.result.outcome.statement));
+        }
         let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
         envelope.delegations = decided.delegations;
         // Set before linting, as the reference does: a withheld run's root still says what
@@ -581,14 +991,76 @@ impl Conductor {
         {
             *slot = ended;
         }
-        self.store_run(
-            &invocation,
-            envelope,
-            &document,
-            &records,
-            report,
-            decided.agent_reply.as_ref(),
-        )
+        let turns = resumed.map(|r| {
+            let mut s = r.suspension;
+            s.turns.push(turn_json(
+                Some(r.resumption),
+                decided.agent_reply.as_ref(),
+                &records,
+            ));
+            turns_json(&s, Some(&r.resumed_by))
+        });
+        let files: Vec<(&str, &str)> = turns
+            .as_deref()
+            .map(|t| vec![(TURNS_FILE, t)])
+            .unwrap_or_default();
+        stage(observer, Stage::Store, || {
+            let beside = Beside {
+                agent_reply: decided.agent_reply.as_ref(),
+                files: &files,
+            };
+            self.store_run(&invocation, envelope, &document, &records, report, beside)
+        })
+        .map(|run| {
+            if turns.is_some() {
+                self.drop_record(&request.invocation_id);
+            }
+            Turn::Done(Box::new(run))
+        })
+    }
+
+    /// Keep a turn the agent suspended (the first, or one more after a resumption) until its
+    /// caller resumes it or it expires.
+    fn suspend(
+        &self,
+        invocation: &Invocation<'_>,
+        resumed: Option<Resumed<'_>>,
+        turn: Value,
+        resume_condition: String,
+    ) -> Turn {
+        let now = crate::time::now_ns() as i128;
+        let expires_ns = now.saturating_add(self.suspend_for.as_nanos() as i128);
+        let expires_at = crate::time::rfc3339(expires_ns);
+        let mut suspension = match resumed {
+            Some(r) => r.suspension,
+            None => Suspension {
+                request: invocation.request.clone(),
+                request_doc: invocation.document.clone(),
+                acting_for: invocation.acting_for.clone(),
+                suspended_at: crate::time::rfc3339(now),
+                expires_at: String::new(),
+                expires_ns: 0,
+                resume_condition: String::new(),
+                turns: Vec::new(),
+            },
+        };
+        suspension.turns.push(turn);
+        suspension.expires_at = expires_at.clone();
+        suspension.expires_ns = expires_ns;
+        suspension.resume_condition = resume_condition.clone();
+        let id = &invocation.request.invocation_id;
+        if let Err(e) = self.keep_record(id, &suspension.to_record()) {
+            // Still resumable while this process runs; only a restart would lose it.
+            eprintln!("ddwire: the suspended run {id} is kept in memory only: {e}");
+        }
+        self.suspended
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(invocation.request.invocation_id.clone(), suspension);
+        Turn::Suspended {
+            resume_condition,
+            expires_at,
+        }
     }
 
     /// Stage 3, the agent call: call the agent over A2A under the root span, with a grant if
@@ -600,6 +1072,7 @@ impl Conductor {
         invocation: &Invocation<'_>,
         root: &ActiveSpan<'_>,
         task: Option<&Progress>,
+        resumption: Option<&Value>,
     ) -> Decided {
         let (request, agent) = (invocation.request, invocation.agent);
         let agent_id = &agent.spec.agent_id;
@@ -611,6 +1084,9 @@ impl Conductor {
             Value::String(invocation.input_hash.clone()),
         );
         metadata.insert(meta::TRACEPARENT.into(), Value::String(root.traceparent()));
+        if let Some(resumption) = resumption {
+            metadata.insert(meta::RESUMPTION.into(), resumption.clone());
+        }
         let grant = self.issue_grant(request, agent, invocation.acting_for);
         if let (Some(grant), Some(url)) = (&grant, &self.callback_url) {
             metadata.insert(meta::DELEGATE_URL.into(), Value::String(url.clone()));
@@ -746,8 +1222,9 @@ impl Conductor {
         document: &Value,
         records: &[SpanRecord],
         report: GroundingReport,
-        agent_reply: Option<&Value>,
+        beside: Beside<'_>,
     ) -> Result<Run> {
+        let Beside { agent_reply, files } = beside;
         let spans: Vec<String> = records.iter().map(crate::trace::to_json).collect();
         let mut schemas: Vec<(&str, &Value)> = Vec::new();
         if let Some(c) = invocation.accepted {
@@ -759,14 +1236,17 @@ impl Conductor {
             schemas.push((&c.digest, &c.json_schema));
         }
         let summary = report.summary();
-        let run_dir = self.store.append(&NewRun {
-            envelope: document,
-            request: &invocation.document,
-            spans: &spans,
-            grounding: &summary,
-            schemas: &schemas,
-            agent_reply,
-        })?;
+        let run_dir = self.store.append_with_files(
+            &NewRun {
+                envelope: document,
+                request: &invocation.document,
+                spans: &spans,
+                grounding: &summary,
+                schemas: &schemas,
+                agent_reply,
+            },
+            files,
+        )?;
         if let Some(exporter) = &self.otlp {
             exporter.export_span_json(spans);
         }
@@ -936,6 +1416,63 @@ impl Decided {
             delegations: Vec::new(),
         }
     }
+}
+
+/// What a run keeps beside its envelope, request, spans and report.
+struct Beside<'a> {
+    /// The agent's reply as received, when it answered.
+    agent_reply: Option<&'a Value>,
+    /// More files in the run's directory (`turns.json`).
+    files: &'a [(&'a str, &'a str)],
+}
+
+/// How long a suspended run waits for its caller by default.
+pub(crate) const SUSPEND_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The stored run of a turn that could not be suspended.
+fn done(turn: Result<Turn>) -> Result<Run> {
+    match turn? {
+        Turn::Done(run) => Ok(*run),
+        // Only a caller that can resume lets the agent suspend.
+        Turn::Suspended { .. } => Err(Error::Resume {
+            invocation_id: String::new(),
+            reason: "the agent suspended a run on a path that cannot resume it".into(),
+        }),
+    }
+}
+
+/// One turn of a suspended run, as `turns.json` keeps it.
+fn turn_json(
+    resumption: Option<&Value>,
+    agent_reply: Option<&Value>,
+    spans: &[SpanRecord],
+) -> Value {
+    let spans: Vec<Value> = spans
+        .iter()
+        .map(|s| Value::String(crate::trace::to_json(s)))
+        .collect();
+    let mut turn = Map::new();
+    if let Some(r) = resumption {
+        turn.insert("resumption".into(), r.clone());
+    }
+    turn.insert(
+        "agent_reply".into(),
+        agent_reply.cloned().unwrap_or(Value::Null),
+    );
+    turn.insert("spans".into(), Value::Array(spans));
+    Value::Object(turn)
+}
+
+/// `turns.json`: when the run was suspended, until when, who resumed it, and every turn.
+fn turns_json(s: &Suspension, resumed_by: Option<&str>) -> String {
+    let mut doc = Map::new();
+    doc.insert("suspended_at".into(), Value::String(s.suspended_at.clone()));
+    doc.insert("expires_at".into(), Value::String(s.expires_at.clone()));
+    if let Some(p) = resumed_by {
+        doc.insert("resumed_by".into(), Value::String(p.to_string()));
+    }
+    doc.insert("turns".into(), Value::Array(s.turns.clone()));
+    crate::json::python::dumps(&Value::Object(doc), crate::json::python::Style::INDENT2)
 }
 
 /// Run `step` as `stage`, between the observer's `Started` and `Finished`.
@@ -1678,7 +2215,7 @@ mod tests {
         let hello = &conductor.registry.get("hello.world").unwrap();
         let request = request_for("hello.world", hi());
         let invocation = Invocation::new(&request, request.to_document(), hello, &principal);
-        let answered = conductor.call_agent(&invocation, &root, None);
+        let answered = conductor.call_agent(&invocation, &root, None, None);
         assert!(answered.from_agent && answered.problem.is_none());
         assert_eq!(answered.result.outcome.status, OutcomeStatus::Succeeded);
         assert!(!answered.spans.is_empty(), "the agent's spans come back");
@@ -1687,7 +2224,7 @@ mod tests {
         let failing = &conductor.registry.get("demo.failing").unwrap();
         let request = request_for("demo.failing", hi());
         let invocation = Invocation::new(&request, request.to_document(), failing, &principal);
-        let failed = conductor.call_agent(&invocation, &root, None);
+        let failed = conductor.call_agent(&invocation, &root, None, None);
         assert!(!failed.from_agent);
         assert!(
             failed
@@ -1845,7 +2382,10 @@ mod tests {
                 &document,
                 &records,
                 report,
-                Some(&reply),
+                Beside {
+                    agent_reply: Some(&reply),
+                    files: &[],
+                },
             )
             .unwrap();
         assert_eq!(run.envelope, envelope);

@@ -13,8 +13,9 @@
 //! context the request's `conversation_id` (or the run's own id), and a message naming another
 //! `contextId` is refused (-32602): the harness cannot put a run in a context its request does
 //! not name. The A2A task rules are the shared A2A endpoint's: a
-//! `taskId` must name a known task, and no harness task can be continued (a run is finished,
-//! or still running). A non-blocking send (`returnImmediately: true`, `blocking: false`) is
+//! `taskId` must name a known task, and only a task waiting for input can be continued: a run
+//! its agent suspended (`input-required`), resumed by a message carrying one data part from the
+//! principal it was suspended for (see the conductor's "Suspension"). A non-blocking send (`returnImmediately: true`, `blocking: false`) is
 //! answered at once with the task `submitted` while the conductor runs in the background;
 //! `GetTask` shows it `working`, then `completed` with its envelope; `CancelTask` makes the
 //! conductor stop waiting for the agent, and the run is stored as canceled (see
@@ -26,7 +27,7 @@
 //! callback from a keyed agent to be signed by it. Unsigned callers (outside callers, agents
 //! without a key) are handled as before.
 
-use super::conductor::{Callback, Conductor, RunTrace};
+use super::conductor::{Callback, Conductor, Phase, RunTrace, Stage, Turn};
 use super::identity::{Access, Authenticator};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::InvocationRequest;
@@ -37,7 +38,7 @@ use crate::wire::a2a::endpoint::{
     A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, TaskPlan, Visible, Work,
     signature_refused,
 };
-use crate::wire::a2a::model::{Artifact, Message, Part, Task};
+use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
 use crate::wire::http::browser::BrowserPolicy;
 use crate::wire::http::drain::Drain;
@@ -67,6 +68,8 @@ pub struct Harness {
     pub(crate) drain: Drain,
     /// What a browser may do: host names, origins, media types ([`crate::wire::http::browser`]).
     browser: BrowserPolicy,
+    /// How often an idle A2A stream sends a keep-alive comment.
+    keep_alive: Duration,
 }
 
 /// What the harness builds from its registry, rebuilt when the registry changes.
@@ -99,7 +102,15 @@ impl Harness {
             window: None,
             connections: None,
             drain: Drain::new(),
+            keep_alive: crate::wire::a2a::endpoint::KEEP_ALIVE,
         }
+    }
+
+    /// Send a keep-alive comment on an A2A stream after `every` without an event (default
+    /// 15 s).
+    pub fn with_keep_alive(mut self, every: Duration) -> Harness {
+        self.keep_alive = every;
+        self
     }
 
     /// Accept signed callbacks dated up to `window` from this clock, either way (default
@@ -121,7 +132,8 @@ impl Harness {
     }
 
     /// Share `drain` with the process: once started, `/healthz` answers 503; once cut, every
-    /// AG-UI stream still open ends with a `RUN_ERROR`.
+    /// AG-UI stream still open ends with a `RUN_ERROR`, and every A2A stream with a final
+    /// `failed` status update (`dd.error: shutting_down`).
     pub fn with_drain(mut self, drain: Drain) -> Harness {
         self.drain = drain;
         self
@@ -226,14 +238,18 @@ pub(crate) fn harness_card(conductor: &Conductor, public_url: &str) -> Value {
         "required": false,
         "params": { "agents": conductor.registry.manifest() },
     });
-    card::base_card(
+    let mut card = card::base_card(
         "ddwire harness",
         "A Data Director harness: runs registered agents under the institutional profile, checks every result's grounding, and returns an envelope.",
         env!("CARGO_PKG_VERSION"),
         public_url,
         vec![manifest],
         skills,
-    )
+    );
+    // The harness streams a run's stages and, after every check, its result (see
+    // `wire::a2a::endpoint`, "Streams"); agents answer whole replies and say `false`.
+    card["capabilities"]["streaming"] = Value::Bool(true);
+    card
 }
 
 /// The request handler of a harness.
@@ -249,6 +265,10 @@ pub fn handler(harness: Arc<Harness>) -> Handler {
     // The endpoint remembers the newest tasks it answered, failed ones included, so `tasks/get`
     // returns each as it was sent; an older run is rebuilt from the store.
     let mut endpoint = Endpoint::new(execute);
+    restore_tasks(&harness, &endpoint.tasks);
+    endpoint.streaming = true;
+    endpoint.keep_alive = harness.keep_alive;
+    endpoint.drain = Some(harness.drain.clone());
     endpoint.lookup = {
         let harness = Arc::clone(&harness);
         Some(Arc::new(move |id: &str| {
@@ -711,12 +731,9 @@ pub(crate) fn plan(
     ctx: &CallContext,
 ) -> Plan {
     if let Some(task) = continued {
-        // The endpoint lets a message continue only a task waiting for input, and no harness
-        // task waits for input.
-        return Plan::Refuse(A2aError::TaskBusy {
-            id: task.id.clone(),
-            state: task.status.state,
-        });
+        // The endpoint lets a message continue only a task waiting for input: a run the agent
+        // suspended.
+        return resume_plan(harness, message, task, ctx);
     }
     // Whom a refusal in the task belongs to, so its caller (and only it) can read it back
     // with GetTask when reads follow identity.
@@ -730,10 +747,21 @@ pub(crate) fn plan(
             .map(|p| p.principal_id),
         _ => None,
     };
+    let streaming = ctx.streaming;
+    // A streamed call's failure names its cause in metadata, so a client can tell a refused
+    // request from a failed run without reading the text.
+    let caller_error = move |error: String, code: &str| {
+        let reply = Reply::failed(error);
+        if streaming {
+            reply.with_meta(meta::ERROR, code)
+        } else {
+            reply
+        }
+    };
     let failed = |error: String| {
         Plan::Task(TaskPlan {
             owner: caller.clone(),
-            ..TaskPlan::done(Reply::failed(error))
+            ..TaskPlan::done(caller_error(error, "invalid_request"))
         })
     };
     let data = message.data_parts();
@@ -759,16 +787,18 @@ pub(crate) fn plan(
         None => {
             let principal = match &harness.authenticator {
                 None => {
-                    return failed(
-                        Error::unauthenticated(
-                            "this harness accepts only delegation callbacks under a live grant",
-                        )
-                        .to_string(),
+                    let e = Error::unauthenticated(
+                        "this harness accepts only delegation callbacks under a live grant",
                     );
+                    let reply = caller_error(e.to_string(), super::agui::code_of(&e));
+                    return Plan::Task(TaskPlan::done(reply));
                 }
                 Some(auth) => match auth.principal_for(Some(&ctx.headers)) {
                     Ok(p) => p,
-                    Err(e) => return failed(e.to_string()),
+                    Err(e) => {
+                        let reply = caller_error(e.to_string(), super::agui::code_of(&e));
+                        return Plan::Task(TaskPlan::done(reply));
+                    }
                 },
             };
             let context_id = super::tasks::context_of(&id, request.conversation_id.as_deref());
@@ -818,50 +848,29 @@ pub(crate) fn plan(
                     parent_invocation_id: meta_str(meta::PARENT_INVOCATION_ID),
                     signed_by: signed_by.as_deref(),
                 };
-                harness.conductor.invoke_delegated(request, &callback)
-            }
-            (None, Some(principal)) => {
                 harness
                     .conductor
-                    .invoke_until(request, principal, trace, &|_, _| {}, progress)
+                    .invoke_delegated(request, &callback)
+                    .map(|run| Turn::Done(Box::new(run)))
+            }
+            (None, Some(principal)) => {
+                // Each stage as it starts is a `working` status update on a stream.
+                let observer = |stage: Stage, phase: Phase| {
+                    if phase == Phase::Started {
+                        progress.stage(meta::STAGE, stage.name());
+                    }
+                };
+                harness
+                    .conductor
+                    .invoke_until(request, principal, trace, &observer, progress)
             }
             (None, None) => Err(Error::unauthenticated("no principal")),
         };
-        match outcome {
-            Err(e) => {
-                // No run was made: a blocking send's reply names no trace.
-                reply_headers.remove(crate::trace::context::TRACERESPONSE);
-                Reply::failed(e.to_string())
-            }
-            Ok(run) => {
-                crate::wire::http::note(
-                    &run.envelope.invocation_id,
-                    Some(&run.envelope.acting_for.principal_id),
-                );
-                let doc = run.envelope.to_document();
-                let metadata = super::tasks::run_metadata(&doc);
-                let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
-                if token.is_some() {
-                    // The stored bytes themselves, so the delegating agent hashes what was
-                    // stored.
-                    let text = harness
-                        .conductor
-                        .store
-                        .envelope_text(&run.envelope.invocation_id)
-                        .ok()
-                        .flatten()
-                        .unwrap_or_else(|| run.envelope.to_document().to_string());
-                    artifacts.push(Artifact::new(
-                        artifact::ENVELOPE_JSON,
-                        vec![Part::text(text)],
-                    ));
-                }
-                Reply {
-                    metadata,
-                    ..Reply::completed(artifacts)
-                }
-            }
+        if outcome.is_err() {
+            // No run was made: a blocking send's reply names no trace.
+            reply_headers.remove(crate::trace::context::TRACERESPONSE);
         }
+        turn_reply(&harness, outcome, streaming, token.is_some())
     };
     Plan::Task(TaskPlan {
         task_id,
@@ -883,5 +892,189 @@ fn run_trace(message: &Message, ctx: &CallContext) -> RunTrace {
             RunTrace::for_caller(Some(traceparent), message.meta_str(meta::TRACESTATE))
         }
         None => RunTrace::for_caller(ctx.header("traceparent"), ctx.header("tracestate")),
+    }
+}
+
+/// Plan a message that continues a suspended run's task (`input-required`): one data part,
+/// the resumption, from the principal the run was suspended for; the conductor then calls the
+/// agent again. Anything else is refused and leaves the run waiting.
+fn resume_plan(harness: &Arc<Harness>, message: &Message, task: &Task, ctx: &CallContext) -> Plan {
+    let data = message.data_parts();
+    if data.len() != 1 {
+        return Plan::Refuse(A2aError::invalid(
+            "params.message.parts",
+            format!(
+                "a message resuming run {} carries exactly one data part, the resumption; got {}",
+                task.id,
+                data.len()
+            ),
+        ));
+    }
+    let resumption = data[0].clone();
+    let principal = match &harness.authenticator {
+        Some(auth) => match auth.principal_for(Some(&ctx.headers)) {
+            Ok(p) => p,
+            Err(e) => {
+                return Plan::Refuse(A2aError::Unauthenticated {
+                    reason: e.to_string(),
+                });
+            }
+        },
+        None => {
+            return Plan::Refuse(A2aError::Unauthenticated {
+                reason: "this harness resumes no runs without an authenticator".into(),
+            });
+        }
+    };
+    // Checked before the task moves on, so a refused resumption leaves it waiting.
+    match harness.conductor.suspended_for(&task.id) {
+        Some(owner) if owner != principal.principal_id => {
+            return Plan::Refuse(A2aError::Unauthenticated {
+                reason: format!(
+                    "run {} was suspended for another principal, and only that principal may \
+                     resume it",
+                    task.id
+                ),
+            });
+        }
+        _ => {}
+    }
+    crate::wire::http::note(&task.id, Some(&principal.principal_id));
+    let (harness, id, streaming) = (Arc::clone(harness), task.id.clone(), ctx.streaming);
+    let work = move |progress: &Progress| {
+        progress.working();
+        let observer = |stage: Stage, phase: Phase| {
+            if phase == Phase::Started {
+                progress.stage(meta::STAGE, stage.name());
+            }
+        };
+        let outcome = harness
+            .conductor
+            .resume(&id, &resumption, &principal, &observer, progress);
+        turn_reply(&harness, outcome, streaming, false)
+    };
+    Plan::Task(TaskPlan::run(work))
+}
+
+/// What an `input-required` harness task says it waits for: the condition as text, and as
+/// data with the expiry.
+fn question(resume_condition: &str, expires_at: &str) -> Message {
+    Message::new(
+        Role::Agent,
+        vec![
+            Part::text(resume_condition),
+            Part::data(json!({
+                "resume_condition": resume_condition,
+                "expires_at": expires_at,
+            })),
+        ],
+    )
+}
+
+/// Show the runs an earlier process left suspended over this store as `input-required`
+/// tasks again, so their callers can resume them (see the conductor's "Suspension").
+fn restore_tasks(harness: &Harness, tasks: &crate::wire::a2a::endpoint::TaskStore) {
+    for waiting in harness.conductor.restore_suspended() {
+        let id = waiting.request.invocation_id.clone();
+        let context_id = super::tasks::context_of(&id, waiting.request.conversation_id.as_deref());
+        let mut asked = Message::new(Role::User, vec![Part::data(waiting.request_doc)]);
+        asked.message_id = format!("{id}-request");
+        asked.task_id = Some(id.clone());
+        asked.context_id = Some(context_id.clone());
+        let mut metadata = serde_json::Map::new();
+        metadata.insert(meta::EXPIRES_AT.into(), json!(waiting.expires_at));
+        let mut said = question(&waiting.resume_condition, &waiting.expires_at);
+        said.task_id = Some(id.clone());
+        said.context_id = Some(context_id.clone());
+        let task = Task {
+            id,
+            context_id,
+            status: crate::wire::a2a::model::TaskStatus {
+                state: TaskState::InputRequired,
+                message: Some(said),
+                timestamp: None,
+            },
+            artifacts: Vec::new(),
+            history: vec![asked],
+            metadata: Some(metadata),
+        };
+        let _ = tasks.insert(task, Some(waiting.principal_id), false, false);
+    }
+}
+
+/// The reply that ends (or pauses) a harness task: the envelope of a stored run, the resume
+/// condition of a suspended one, or the caller's error when no run was made.
+fn turn_reply(
+    harness: &Harness,
+    outcome: crate::error::Result<Turn>,
+    streaming: bool,
+    delegated: bool,
+) -> Reply {
+    let caller_error = |error: String, code: &str| {
+        let reply = Reply::failed(error);
+        if streaming {
+            reply.with_meta(meta::ERROR, code)
+        } else {
+            reply
+        }
+    };
+    match outcome {
+        Err(e) => caller_error(e.to_string(), super::agui::code_of(&e)),
+        Ok(Turn::Suspended {
+            resume_condition,
+            expires_at,
+        }) => Reply {
+            state: TaskState::InputRequired,
+            message: Some(question(&resume_condition, &expires_at)),
+            artifacts: Vec::new(),
+            metadata: None,
+        }
+        .with_meta(meta::EXPIRES_AT, expires_at),
+        Ok(Turn::Done(run)) => {
+            crate::wire::http::note(
+                &run.envelope.invocation_id,
+                Some(&run.envelope.acting_for.principal_id),
+            );
+            let doc = run.envelope.to_document();
+            // The run's trace id, so a caller that reads no envelope can still find its trace.
+            let metadata = super::tasks::run_metadata(&doc);
+            let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
+            if delegated {
+                // The stored bytes themselves, so the delegating agent hashes what was
+                // stored.
+                let text = harness
+                    .conductor
+                    .store
+                    .envelope_text(&run.envelope.invocation_id)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| run.envelope.to_document().to_string());
+                artifacts.push(Artifact::new(
+                    artifact::ENVELOPE_JSON,
+                    vec![Part::text(text)],
+                ));
+            }
+            match &run.envelope.problem {
+                // On a stream, a run that carries a problem ends `failed`, naming it; the
+                // envelope is still its artifact, sent after every check.
+                Some(problem) if streaming => {
+                    let said = problem
+                        .detail
+                        .clone()
+                        .or_else(|| problem.title.clone())
+                        .unwrap_or_else(|| problem.type_.clone());
+                    Reply {
+                        artifacts,
+                        metadata,
+                        ..Reply::failed(said)
+                    }
+                    .with_meta(meta::PROBLEM_TYPE, problem.type_.clone())
+                }
+                _ => Reply {
+                    metadata,
+                    ..Reply::completed(artifacts)
+                },
+            }
+        }
     }
 }

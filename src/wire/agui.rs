@@ -40,6 +40,10 @@ pub enum Event {
         run_id: String,
         /// The envelope, when the run stored one.
         result: Option<Value>,
+        /// What the run waits for, when its agent suspended it: written as AG-UI 1.0's
+        /// `outcome` `{"type": "interrupt", "interrupts": [<it>]}`. `None` leaves `outcome` out,
+        /// which a 1.0 consumer reads as success.
+        interrupt: Option<Interrupt>,
     },
     /// The run could not be made; nothing follows.
     RunError {
@@ -77,6 +81,7 @@ impl Event {
                 thread_id,
                 run_id,
                 result,
+                interrupt: _,
             } => {
                 fields.push(("threadId", json!(thread_id)));
                 fields.push(("runId", json!(run_id)));
@@ -102,6 +107,26 @@ impl Event {
             out.push(':');
             python::write_value(&mut out, v, Style::PYDANTIC, 0);
         }
+        if let Event::RunFinished {
+            interrupt: Some(interrupt),
+            ..
+        } = self
+        {
+            // Written by hand, in the models' field order (a JSON object here would sort them).
+            out.push_str(r#","outcome":{"type":"interrupt","interrupts":[{"id":"#);
+            python::write_str(&mut out, &interrupt.id, false);
+            out.push_str(r#","reason":"#);
+            python::write_str(&mut out, &interrupt.reason, false);
+            if let Some(message) = &interrupt.message {
+                out.push_str(r#","message":"#);
+                python::write_str(&mut out, message, false);
+            }
+            if let Some(expires_at) = &interrupt.expires_at {
+                out.push_str(r#","expiresAt":"#);
+                python::write_str(&mut out, expires_at, false);
+            }
+            out.push_str("}]}");
+        }
         out.push('}');
         out
     }
@@ -112,6 +137,20 @@ impl Event {
     }
 }
 
+/// Something a run needs from outside before it can continue (AG-UI 1.0 `Interrupt`): a
+/// suspended run's resume condition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interrupt {
+    /// Names the interrupt; a resume entry answers it by this id (the run's invocation id).
+    pub id: String,
+    /// Why the run stopped (`input_required`).
+    pub reason: String,
+    /// A prompt for whoever answers (the agent's resume condition).
+    pub message: Option<String>,
+    /// When it stops being answerable (RFC 3339).
+    pub expires_at: Option<String>,
+}
+
 /// What ddwire reads of a RunAgentInput.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct RunAgentInput {
@@ -119,6 +158,19 @@ pub(crate) struct RunAgentInput {
     pub run_id: Option<String>,
     /// `forwardedProps` (or `forwarded_props`): where the InvocationRequest travels.
     pub forwarded_props: Option<Value>,
+    /// `resume` (AG-UI 1.0): answers to the interrupts that ended an earlier run.
+    pub resume: Vec<ResumeEntry>,
+}
+
+/// One answer to an interrupt (AG-UI 1.0 `ResumeEntry`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ResumeEntry {
+    /// The interrupt answered (`interruptId`).
+    pub interrupt_id: String,
+    /// `resolved` (answered) or `cancelled` (abandoned).
+    pub resolved: bool,
+    /// The answer (`payload`), any JSON value.
+    pub payload: Option<Value>,
 }
 
 impl RunAgentInput {
@@ -139,6 +191,26 @@ impl RunAgentInput {
             thread_id: text("threadId", "thread_id"),
             run_id: text("runId", "run_id"),
             forwarded_props: field("forwardedProps", "forwarded_props").cloned(),
+            resume: field("resume", "resume")
+                .and_then(Value::as_array)
+                .map(|entries| {
+                    entries
+                        .iter()
+                        .filter_map(|e| {
+                            let id = e
+                                .get("interruptId")
+                                .or_else(|| e.get("interrupt_id"))?
+                                .as_str()?;
+                            Some(ResumeEntry {
+                                interrupt_id: id.to_string(),
+                                resolved: e.get("status").and_then(Value::as_str)
+                                    != Some("cancelled"),
+                                payload: e.get("payload").filter(|p| !p.is_null()).cloned(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     }
 }
@@ -146,6 +218,25 @@ impl RunAgentInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interrupt_is_written_as_the_1_0_outcome_in_the_models_field_order() {
+        let finished = Event::RunFinished {
+            thread_id: "t".into(),
+            run_id: "r".into(),
+            result: None,
+            interrupt: Some(Interrupt {
+                id: "i-1".into(),
+                reason: "input_required".into(),
+                message: Some("Confirm \"x\"".into()),
+                expires_at: Some("2026-01-02T03:04:05Z".into()),
+            }),
+        };
+        assert_eq!(
+            finished.to_json(),
+            r#"{"type":"RUN_FINISHED","threadId":"t","runId":"r","outcome":{"type":"interrupt","interrupts":[{"id":"i-1","reason":"input_required","message":"Confirm \"x\"","expiresAt":"2026-01-02T03:04:05Z"}]}}"#
+        );
+    }
 
     #[test]
     fn events_are_camel_case_with_type_first_and_no_nulls() {
@@ -166,6 +257,7 @@ mod tests {
             thread_id: "t".into(),
             run_id: "r".into(),
             result: None,
+            interrupt: None,
         };
         assert!(!finished.to_json().contains("null"));
     }

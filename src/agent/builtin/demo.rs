@@ -4,12 +4,14 @@
 //! - `demo.ungrounded`: replies with a payload that rests on a source it never retrieved, as
 //!   an `input_only` agent; the grounding linter withholds it (R2).
 //! - `demo.failing`: fails every run with an error; the envelope is `failed` / `agent-error`.
+//! - `demo.confirm`: suspends every run until the caller confirms it (A2A `input-required`),
+//!   then replies, or abstains if the caller declines.
 
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
     AgentResult, CONTRACT_VERSION, EvidenceItem, GroundingMode, InvocationRequest, Outcome,
-    Payload, classes,
+    Payload, ReasonCode, classes,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -125,5 +127,77 @@ impl Agent for Failing {
             "DemoFailure",
             "this demonstration agent fails every run",
         ))
+    }
+}
+
+/// An agent that asks for a confirmation before it answers: its first call is `suspended`
+/// (the harness answers `input-required`), and the caller resumes it with a data part
+/// `{"confirm": true}` (it then replies, grounded on its input) or `{"confirm": false}` (it
+/// abstains).
+pub struct Confirm {
+    spec: AgentSpec,
+}
+
+impl Default for Confirm {
+    fn default() -> Self {
+        Confirm::new()
+    }
+}
+
+/// What `demo.confirm` asks for.
+pub(crate) const CONFIRM_CONDITION: &str = "Confirm to proceed: send a data part {\"confirm\": true} on this task, or {\"confirm\": false} to decline.";
+
+impl Confirm {
+    /// The agent, with its spec.
+    pub fn new() -> Confirm {
+        Confirm {
+            spec: spec(
+                "demo.confirm",
+                "Demonstration only: asks the caller to confirm before it answers, so the run is suspended (input-required) and then resumed.",
+                "converse",
+                true,
+            ),
+        }
+    }
+}
+
+impl Agent for Confirm {
+    fn spec(&self) -> &AgentSpec {
+        &self.spec
+    }
+
+    fn run(
+        &self,
+        request: &InvocationRequest,
+        ctx: &RunContext<'_>,
+    ) -> Result<AgentResult, AgentError> {
+        let Some(resumption) = ctx.resumption else {
+            return Ok(AgentResult::new(Outcome::suspended(CONFIRM_CONDITION)));
+        };
+        if resumption.get("confirm").and_then(Value::as_bool) != Some(true) {
+            return Ok(AgentResult::new(Outcome::abstained(
+                ReasonCode::NotApplicable,
+                "The caller declined to confirm.",
+            )));
+        }
+        let text = request
+            .input
+            .0
+            .get("message_text")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let payload = json!({
+            "schema_class": "Reply",
+            "reply_text": format!("Confirmed: {text}"),
+            "reply_derivation": "template",
+            "grounded_on": [super::input_ref_json(&ctx.input_ref, &ctx.input_hash)],
+        });
+        let Value::Object(payload) = payload else {
+            unreachable!("a JSON object literal")
+        };
+        let mut result = AgentResult::new(Outcome::succeeded("Confirmed by the caller."));
+        result.payload = Some(Payload(payload));
+        result.evidence = vec![EvidenceItem::citing_input(&ctx.input_ref, &ctx.input_hash)];
+        Ok(result)
     }
 }

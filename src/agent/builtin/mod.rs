@@ -9,6 +9,8 @@
 //!   agent through the harness and relays its reply.
 //! - `ungrounded` (`demo.ungrounded`) and `failing` (`demo.failing`): demonstration agents
 //!   that show the linter withholding a result and an agent error.
+//! - `confirm` (`demo.confirm`): suspends every run until the caller confirms it (A2A
+//!   `input-required`, an AG-UI interrupt), then replies, or abstains if the caller declines.
 
 mod demo;
 mod director;
@@ -16,7 +18,7 @@ mod echo;
 mod hello;
 mod stub;
 
-pub use demo::{Failing, Ungrounded};
+pub use demo::{Confirm, Failing, Ungrounded};
 pub use director::Director;
 pub use echo::Echo;
 pub use hello::Hello;
@@ -59,13 +61,14 @@ fn message_to_reply(
 }
 
 /// The names `ddwire agent` accepts, with the default port each is served on.
-pub const NAMES: [(&str, u16); 6] = [
+pub const NAMES: [(&str, u16); 7] = [
     ("hello", 8101),
     ("stub", 8104),
     ("director", 8106),
     ("echo", 8107),
     ("ungrounded", 8108),
     ("failing", 8109),
+    ("confirm", 8110),
 ];
 
 /// A built-in agent by its short name.
@@ -77,6 +80,7 @@ pub fn by_name(name: &str) -> Option<Arc<dyn Agent>> {
         "director" => Some(Arc::new(Director::new())),
         "ungrounded" => Some(Arc::new(Ungrounded::new())),
         "failing" => Some(Arc::new(Failing::new())),
+        "confirm" => Some(Arc::new(Confirm::new())),
         _ => None,
     }
 }

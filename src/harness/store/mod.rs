@@ -16,7 +16,8 @@
 //!                                          {"result": <AgentResult>, "spans": [<span JSON text>…]}
 //!                                          (ddwire's own; absent when the agent was not called)
 //! <runs>/schemas/<digest>.json             each class schema checked against, json.dumps(schema, indent=2)
-//! <runs>/.ddwire/                          ddwire's own: the store lock, each writer's lock and journal
+//! <runs>/.ddwire/                          ddwire's own: the store lock, each writer's lock and journal,
+//!                                          and suspended/<id>.json, each run an agent suspended, until it is stored
 //! ```
 //!
 //! JSON is written byte for byte as CPython's `json.dumps` writes it (`python::dumps`), so

@@ -4,8 +4,23 @@
 //! The binding is told by the method (`message/send` is v0.3, `SendMessage` is 1.0). The
 //! `A2A-Version` header (or query parameter) must agree: absent means 0.3, as a2a-sdk 1.x
 //! reads it, so a 1.0 method without `A2A-Version: 1.x` gets -32009, as does a 0.3 method
-//! under `A2A-Version: 1.x`. `message/stream` is refused (-32004), because nothing may reach a
-//! caller before the harness's checks have run.
+//! under `A2A-Version: 1.x`.
+//!
+//! # Streams
+//!
+//! An endpoint built with `streaming` (the harness; its card says `streaming: true`) answers
+//! `message/stream` (0.3) and `SendStreamingMessage` (1.0) with Server-Sent Events (A2A 1.0
+//! §3.1.2, 0.3 §7.2; frames as [`super::stream`] writes them): the task as submitted, then
+//! each change its work makes as it happens (the store's watchers, [`TaskStore::subscribe`]),
+//! ending with a final status update, after which the response ends. The work runs on a
+//! thread of its own (a background slot, as for a non-blocking send), so a caller that goes
+//! away never stops it. While nothing happens, a comment line is sent every `keep_alive`
+//! (15 s by default) so that proxies keep the stream open. `tasks/resubscribe` (0.3) and
+//! `SubscribeToTask` (1.0) follow a task not yet ended the same way, starting with the task as
+//! it stands. A refusal (an unknown task, a malformed message) is one SSE frame holding the
+//! JSON-RPC error, as a2a-sdk answers, since a streaming client reads only SSE. An endpoint
+//! without `streaming` (every agent: agents answer whole replies) refuses these methods with
+//! -32004.
 //!
 //! # A send, whichever binding carried it
 //!
@@ -45,6 +60,7 @@ use super::error::DecodeError;
 pub(crate) use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, TaskStore};
 
 use super::model::{Message, SendOptions, SendParams, Task, TaskState};
+use super::stream::StreamEvent;
 use super::{Binding, card::EXTENSION_URI, v03, v10};
 use crate::wire::http::{Request, Response};
 use crate::wire::jsonrpc::{self, Call, Incoming, RpcError};
@@ -61,6 +77,8 @@ pub(crate) struct CallContext {
     pub headers: Vec<(String, String)>,
     /// The key id whose signature the route verified on this request, if it was signed.
     pub signed_by: Option<String>,
+    /// The call is a streamed send: the caller sees every change of the task as it happens.
+    pub streaming: bool,
     /// Header fields the executor adds to the HTTP response that carries its answer.
     pub reply_headers: ReplyHeaders,
 }
@@ -181,6 +199,10 @@ pub(crate) type Visible =
 /// those threads.
 pub(crate) const BACKGROUND_TASKS: usize = 64;
 
+/// How often a stream with nothing to say sends a comment line, so that proxies and clients
+/// with idle timeouts keep it open (the AG-UI routes use the same period).
+pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
 /// An A2A JSON-RPC endpoint.
 #[derive(Clone)]
 pub(crate) struct Endpoint {
@@ -196,6 +218,14 @@ pub(crate) struct Endpoint {
     pub batch_deadline: Duration,
     /// The most tasks run in the background at once ([`BACKGROUND_TASKS`] by default).
     pub max_background: usize,
+    /// Answer the streaming methods (the card must then say `streaming: true`); off by
+    /// default, when they are refused with -32004.
+    pub streaming: bool,
+    /// How often an idle stream sends a keep-alive comment ([`KEEP_ALIVE`] by default).
+    pub keep_alive: Duration,
+    /// The process's drain: once cut, a stream still open ends with a final `failed` status
+    /// update (`dd.error: shutting_down`) rather than a bare close.
+    pub drain: Option<crate::wire::http::drain::Drain>,
     background: Arc<AtomicUsize>,
 }
 
@@ -206,6 +236,22 @@ enum Answer {
     Message(Message),
     /// JSON text already written.
     Json(String),
+    /// A streamed send: the task as submitted, and its changes as they come.
+    Stream(Arc<Task>, crossbeam_channel::Receiver<StreamEvent>),
+}
+
+/// How a send is answered.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// With the task (or message) once, as `configuration` asks: blocking or not.
+    Once,
+    /// As a stream of the task's changes.
+    Stream,
+}
+
+/// Whether `method` is one of the streaming methods, in either binding.
+fn is_stream_method(method: &str) -> bool {
+    [v03::STREAM, v03::RESUBSCRIBE, v10::STREAM, v10::SUBSCRIBE].contains(&method)
 }
 
 impl Endpoint {
@@ -220,6 +266,9 @@ impl Endpoint {
             max_depth: crate::json::Limits::DEFAULT.max_depth,
             batch_deadline: jsonrpc::BATCH_DEADLINE,
             max_background: BACKGROUND_TASKS,
+            streaming: false,
+            keep_alive: KEEP_ALIVE,
+            drain: None,
             background: Arc::default(),
         }
     }
@@ -258,7 +307,15 @@ impl Endpoint {
             .collect();
         // Replies are JSON text, written straight from the model (no intermediate tree).
         let reply_headers = ReplyHeaders::default();
-        let replies: Option<String> = match jsonrpc::parse(&request.body, self.max_depth) {
+        let parsed = jsonrpc::parse(&request.body, self.max_depth);
+        let parsed = match parsed {
+            Incoming::Single(Ok(call)) if self.streaming && is_stream_method(&call.method) => {
+                let response = self.stream(call, request, version.as_deref(), signed_by);
+                return with_extension(response, &requested, version.is_some());
+            }
+            parsed => parsed,
+        };
+        let replies: Option<String> = match parsed {
             Incoming::Single(Err(reply)) => Some(reply.to_string()),
             Incoming::Single(Ok(call)) => self.dispatch(
                 call,
@@ -303,16 +360,117 @@ impl Endpoint {
         for (name, value) in reply_headers.take() {
             response = response.with_header(&name, &value);
         }
-        if requested.iter().any(|e| e == EXTENSION_URI) {
-            // The Data Director extension is active on every call this endpoint answers.
-            let header = if version.is_some() {
-                "A2A-Extensions"
-            } else {
-                "X-A2A-Extensions"
-            };
-            response = response.with_header(header, EXTENSION_URI);
+        with_extension(response, &requested, version.is_some())
+    }
+
+    /// Answer one streaming call (see the module's "Streams") with an SSE response.
+    fn stream(
+        &self,
+        call: Call,
+        request: &Request,
+        version: Option<&str>,
+        signed_by: Option<String>,
+    ) -> Response {
+        let id = call.id.clone().unwrap_or(Value::Null);
+        let binding = Binding::of_method(&call.method).unwrap_or(Binding::V03);
+        let (tx, rx) = crossbeam_channel::unbounded::<Vec<u8>>();
+        let mut body = rx;
+        match self.open_stream(call, request, version, signed_by) {
+            Err(err) => {
+                let text = jsonrpc::error(&id, &err.to_rpc(binding)).to_string();
+                let _ = tx.send(crate::wire::sse::event(&text));
+            }
+            Ok((first, events)) => {
+                if let (Some(drain), StreamEvent::Task(task)) = (&self.drain, &first) {
+                    // Guarded before any frame is sent, so a cut always finds it.
+                    body = drain.guard(body, shutdown_frame(task, &id, binding));
+                }
+                let keep_alive = self.keep_alive;
+                let pump = tx.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("ddwire-a2a-stream".into())
+                    .spawn(move || pump_events(first, events, &id, binding, keep_alive, &pump));
+                if let Err(e) = spawned {
+                    let err = A2aError::Internal {
+                        what: format!("the stream could not be started: {e}"),
+                    };
+                    let text = jsonrpc::error(&Value::Null, &err.to_rpc(binding)).to_string();
+                    let _ = tx.send(crate::wire::sse::event(&text));
+                }
+            }
         }
-        response
+        drop(tx);
+        Response::stream(200, crate::wire::sse::CONTENT_TYPE, body)
+            .with_header("Cache-Control", "no-cache")
+    }
+
+    /// The first event of a stream and the channel of the rest (none: the first is the only
+    /// one), or why the call is refused.
+    fn open_stream(
+        &self,
+        call: Call,
+        request: &Request,
+        version: Option<&str>,
+        signed_by: Option<String>,
+    ) -> Result<
+        (
+            StreamEvent,
+            Option<crossbeam_channel::Receiver<StreamEvent>>,
+        ),
+        A2aError,
+    > {
+        let method = call.method.as_str();
+        let binding = Binding::of_method(method).unwrap_or(Binding::V03);
+        check_version(binding, version, method)?;
+        let invalid = |e: DecodeError| A2aError::invalid("", e.to_string());
+        if method == v03::RESUBSCRIBE || method == v10::SUBSCRIBE {
+            let id = match binding {
+                Binding::V03 => v03::decode_task_id(&call.params),
+                Binding::V10 => v10::decode_task_id(&call.params),
+            }
+            .map_err(invalid)?;
+            let (task, events) = match self.tasks.subscribe(&id) {
+                Err(A2aError::TaskNotFound { .. }) => {
+                    // A task the store forgot (a stored run) has ended.
+                    return Err(match self.lookup.as_ref().and_then(|l| l(&id)) {
+                        Some(task) => A2aError::TaskTerminal {
+                            id,
+                            state: task.status.state,
+                        },
+                        None => A2aError::TaskNotFound { id },
+                    });
+                }
+                other => other?,
+            };
+            return Ok((StreamEvent::Task(Arc::unwrap_or_clone(task)), Some(events)));
+        }
+        let ctx = CallContext {
+            headers: request.headers.clone(),
+            signed_by,
+            // A stream's head is sent before its run is made: no field can name the run.
+            reply_headers: ReplyHeaders::default(),
+            streaming: true,
+        };
+        let (params, options) = match binding {
+            Binding::V03 => (
+                v03::decode_send_params(call.params.clone()).map_err(invalid)?,
+                v03::decode_send_options(call.params.get("configuration"))?,
+            ),
+            Binding::V10 => (
+                v10::decode_send_params(call.params.clone()).map_err(invalid)?,
+                v10::decode_send_options(call.params.get("configuration"))?,
+            ),
+        };
+        match self.send(params, options, ctx, Mode::Stream)? {
+            Answer::Stream(task, events) => {
+                Ok((StreamEvent::Task(Arc::unwrap_or_clone(task)), Some(events)))
+            }
+            Answer::Message(message) => Ok((StreamEvent::Message(message), None)),
+            Answer::Task(task, _) => Ok((StreamEvent::Task(Arc::unwrap_or_clone(task)), None)),
+            Answer::Json(_) => Err(A2aError::Internal {
+                what: "a send answered with neither a task nor a message".into(),
+            }),
+        }
     }
 
     /// Answer one call; `None` for a notification.
@@ -359,6 +517,7 @@ impl Endpoint {
             headers: request.headers.clone(),
             signed_by: signed_by.map(str::to_string),
             reply_headers: reply_headers.clone(),
+            streaming: false,
         };
         let invalid = |e: DecodeError| A2aError::invalid("", e.to_string());
         let method = call.method.as_str();
@@ -366,12 +525,12 @@ impl Endpoint {
             Binding::V03 if method == v03::SEND => {
                 let options = v03::decode_send_options(call.params.get("configuration"))?;
                 let params = v03::decode_send_params(call.params).map_err(invalid)?;
-                self.send(params, options, ctx)?
+                self.send(params, options, ctx, Mode::Once)?
             }
             Binding::V10 if method == v10::SEND => {
                 let options = v10::decode_send_options(call.params.get("configuration"))?;
                 let params = v10::decode_send_params(call.params).map_err(invalid)?;
-                self.send(params, options, ctx)?
+                self.send(params, options, ctx, Mode::Once)?
             }
             _ if method == v03::GET_TASK || method == v10::GET_TASK => {
                 let (id, history) = match binding {
@@ -409,13 +568,15 @@ impl Endpoint {
                 || method == "tasks/resubscribe"
                 || method == "SubscribeToTask" =>
             {
-                return Err(A2aError::Unsupported {
-                    what: format!(
-                        "{method}: streaming is not supported: the card says streaming: false, \
-                         because nothing may reach a caller before the harness's checks have \
-                         run; use message/send or SendMessage"
-                    ),
-                });
+                let what = if self.streaming {
+                    format!("{method} cannot be sent in a batch: a stream is a response of its own")
+                } else {
+                    format!(
+                        "{method}: this endpoint does not stream (its card says streaming: \
+                         false: it answers whole replies); use message/send or SendMessage"
+                    )
+                };
+                return Err(A2aError::Unsupported { what });
             }
             _ if method.contains("ushNotificationConfig") => {
                 return Err(A2aError::PushNotificationNotSupported);
@@ -440,6 +601,9 @@ impl Endpoint {
             (Answer::Task(task, history), Binding::V03) => {
                 json_text(&v03::Json(&task.view(history, true)))
             }
+            // Only a streaming call asks for a stream; shown as the task, should one not.
+            (Answer::Stream(task, _), Binding::V03) => json_text(&v03::Json(&*task)),
+            (Answer::Stream(task, _), Binding::V10) => json_text(&v10::Json(&*task)),
             (Answer::Task(task, history), Binding::V10) if method == v10::SEND => {
                 // `{"task": …}`, as v10::TaskResult writes it, around the task's text.
                 let json = json_text(&v10::Json(&task.view(history, true)));
@@ -497,6 +661,7 @@ impl Endpoint {
         params: SendParams,
         options: SendOptions,
         ctx: CallContext,
+        mode: Mode,
     ) -> Result<Answer, A2aError> {
         let mut message = params.message;
         message
@@ -537,7 +702,9 @@ impl Endpoint {
             Plan::Task(plan) => plan,
         };
         let history = options.history_length;
-        let background = options.return_immediately && matches!(plan.work, Work::Run(_));
+        let streamed = mode == Mode::Stream;
+        let background =
+            (streamed || options.return_immediately) && matches!(plan.work, Work::Run(_));
         // A slot for the background thread is taken before anything is stored.
         let slot = if background {
             Some(self.take_background_slot()?)
@@ -552,10 +719,23 @@ impl Endpoint {
             }
             None => self.create(message, plan, run),
         };
-        let work = match work {
-            Work::Done(reply) => return Ok(Answer::Task(self.finish(snapshot, *reply), history)),
-            Work::Run(work) => work,
+        // A stream watches the task from before its work starts, so it misses no change.
+        let events = if streamed {
+            Some(self.tasks.subscribe(&snapshot.id)?.1)
+        } else {
+            None
         };
+        let work = match (work, events) {
+            (Work::Done(reply), Some(events)) => {
+                self.finish(Arc::clone(&snapshot), *reply);
+                return Ok(Answer::Stream(snapshot, events));
+            }
+            (Work::Done(reply), None) => {
+                return Ok(Answer::Task(self.finish(snapshot, *reply), history));
+            }
+            (Work::Run(work), events) => (work, events),
+        };
+        let (work, events) = work;
         let progress =
             progress.unwrap_or_else(|| Progress::detached(&snapshot.id, &snapshot.context_id));
         match slot {
@@ -572,10 +752,18 @@ impl Endpoint {
                     let reply = Reply::failed(format!(
                         "the task could not be started in the background: {e}"
                     ));
-                    return Ok(Answer::Task(self.finish(snapshot, reply), history));
+                    let finished = self.finish(Arc::clone(&snapshot), reply);
+                    return Ok(match events {
+                        Some(events) => Answer::Stream(snapshot, events),
+                        None => Answer::Task(finished, history),
+                    });
                 }
-                // The task as submitted: the caller polls GetTask for its progress.
-                Ok(Answer::Task(snapshot, history))
+                match events {
+                    // The task as submitted; its changes follow on the stream.
+                    Some(events) => Ok(Answer::Stream(snapshot, events)),
+                    // The task as submitted: the caller polls GetTask for its progress.
+                    None => Ok(Answer::Task(snapshot, history)),
+                }
             }
             None => {
                 // Let go of the snapshot before the work runs, so that marking the task
@@ -700,6 +888,94 @@ impl Drop for Slot {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::SeqCst);
     }
+}
+
+/// Write a stream's events as SSE frames answering the call `id` until its last event, with a
+/// keep-alive comment each `keep_alive` without one. A channel that closes before a final event
+/// (the work's store lost the task) ends the stream with a failed status update saying so,
+/// never silently. Returns once the stream ends or the caller has gone.
+fn pump_events(
+    first: StreamEvent,
+    events: Option<crossbeam_channel::Receiver<StreamEvent>>,
+    id: &Value,
+    binding: Binding,
+    keep_alive: Duration,
+    out: &crossbeam_channel::Sender<Vec<u8>>,
+) {
+    let (task_id, context_id) = match &first {
+        StreamEvent::Task(t) => (t.id.clone(), t.context_id.clone()),
+        _ => (String::new(), String::new()),
+    };
+    if out.send(first.to_frame(id, binding)).is_err() || first.is_last() {
+        return;
+    }
+    let Some(events) = events else {
+        return;
+    };
+    loop {
+        let frame = match events.recv_timeout(keep_alive) {
+            Ok(event) => {
+                let last = event.is_last();
+                if out.send(event.to_frame(id, binding)).is_err() || last {
+                    return;
+                }
+                continue;
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                crate::wire::sse::comment("keep-alive")
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                let mut lost =
+                    super::stream::StatusUpdate::now(&task_id, &context_id, TaskState::Failed);
+                lost.is_final = true;
+                let mut metadata = serde_json::Map::new();
+                metadata.insert(
+                    "error".into(),
+                    Value::String(
+                        "the task's changes stopped before it ended; ask GetTask for its state"
+                            .into(),
+                    ),
+                );
+                lost.metadata = Some(metadata);
+                let _ = out.send(StreamEvent::Status(lost).to_frame(id, binding));
+                return;
+            }
+        };
+        if out.send(frame).is_err() {
+            return;
+        }
+    }
+}
+
+/// The frame that ends a stream of `task` when the server's drain is cut: a final `failed`
+/// status update naming why (`dd.error: shutting_down`).
+fn shutdown_frame(task: &Task, id: &Value, binding: Binding) -> Vec<u8> {
+    let mut cut = super::stream::StatusUpdate::now(&task.id, &task.context_id, TaskState::Failed);
+    cut.is_final = true;
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("dd.error".into(), Value::String("shutting_down".into()));
+    metadata.insert(
+        "error".into(),
+        Value::String(
+            "the server shut down before the task ended; ask GetTask once it is back".into(),
+        ),
+    );
+    cut.metadata = Some(metadata);
+    StreamEvent::Status(cut).to_frame(id, binding)
+}
+
+/// Name the Data Director extension as active on a response, when the caller asked for it.
+fn with_extension(response: Response, requested: &[String], versioned: bool) -> Response {
+    if !requested.iter().any(|e| e == EXTENSION_URI) {
+        return response;
+    }
+    // The Data Director extension is active on every call this endpoint answers.
+    let header = if versioned {
+        "A2A-Extensions"
+    } else {
+        "X-A2A-Extensions"
+    };
+    response.with_header(header, EXTENSION_URI)
 }
 
 /// Run a task's work; a panic is a failed task, never a task left running.

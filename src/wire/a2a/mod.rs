@@ -16,8 +16,6 @@ pub mod client;
 pub(crate) mod endpoint;
 pub(crate) mod error;
 pub mod model;
-// Until the harness streams and the relay forwards streams (issue 14), only tests use it.
-#[allow(dead_code)]
 pub(crate) mod stream;
 pub(crate) mod tasks;
 pub(crate) mod v03;
@@ -54,6 +52,23 @@ pub mod meta {
     /// lowercase hex, the envelope's `telemetry.trace_id`), so a caller that reads no envelope
     /// can still find the run's trace.
     pub const TRACE_ID: &str = "dd.trace_id";
+    /// On a streamed harness run's `working` status updates: the conductor stage starting
+    /// (`policy_gate`, `input_check`, `agent_call`, `grounding_check`, `store`).
+    pub const STAGE: &str = "dd.stage";
+    /// On the harness's second call to an agent that suspended a run: the caller's data part
+    /// that resumes it.
+    pub const RESUMPTION: &str = "dd.resumption";
+    /// On an `input-required` harness task: when its suspended run stops being answerable
+    /// (RFC 3339); past it the run is stored as expired.
+    pub const EXPIRES_AT: &str = "dd.expires_at";
+    /// On a streamed harness run's final `failed` status update (and its task): the URI of the
+    /// contract problem type the run's envelope carries.
+    pub const PROBLEM_TYPE: &str = "dd.problem_type";
+    /// On a streamed call's final `failed` status update when no run was made: what the
+    /// caller got wrong (the codes AG-UI's `RUN_ERROR` carries: `invalid_request`,
+    /// `unknown_agent`, `unauthenticated`, `duplicate_invocation`, `lineage_refused`,
+    /// `internal_error`).
+    pub const ERROR: &str = "dd.error";
 }
 
 /// Artifact names of the Data Director wire.

@@ -14,9 +14,15 @@
 //!   lists it.
 //! - Each change stamps the task's status with the time, and a sequence number orders tasks
 //!   for `ListTasks`, newest change first.
+//! - A task not yet ended can be watched ([`TaskStore::subscribe`]): each change after the
+//!   subscription is sent to the watcher as the [`StreamEvent`] A2A streams for it (a status
+//!   update for `working` and each stage the work reports, an artifact update per artifact, and
+//!   a final status update), under the same lock as the change, so a watcher misses none and
+//!   sees them in order. The last event closes the watcher's channel.
 
 use super::error::A2aError;
 use super::model::{Artifact, Message, Task, TaskState};
+use super::stream::{ArtifactUpdate, StatusUpdate, StreamEvent};
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
@@ -43,8 +49,8 @@ pub struct Reply {
     pub message: Option<Message>,
     /// The artifacts the work adds to the task.
     pub artifacts: Vec<Artifact>,
-    /// Entries the work adds to the task's `metadata` (the harness: the run's `dd.trace_id`),
-    /// replacing any of the same key.
+    /// Entries the work adds to the task's `metadata` and its final status update, replacing
+    /// any of the same key (the harness: the run's `dd.trace_id`, a failed run's problem type).
     pub metadata: Option<Map<String, Value>>,
 }
 
@@ -75,6 +81,14 @@ impl Reply {
             metadata: None,
         }
     }
+
+    /// This reply, with `key: value` in its metadata.
+    pub fn with_meta(mut self, key: &str, value: impl Into<Value>) -> Reply {
+        self.metadata
+            .get_or_insert_with(Map::new)
+            .insert(key.to_string(), value.into());
+        self
+    }
 }
 
 /// What the work on a running task can see and say: move it to `working`, learn that it was
@@ -102,7 +116,7 @@ impl Progress {
 
     /// Mark the task `working` (unless it was canceled meanwhile).
     pub fn working(&self) {
-        self.store.update(&self.id, |task| {
+        self.store.update(&self.id, None, |task| {
             if task.status.state == TaskState::Submitted {
                 task.status.state = TaskState::Working;
                 true
@@ -110,6 +124,22 @@ impl Progress {
                 false
             }
         });
+    }
+
+    /// Report that the work entered a named stage: the task stays (or becomes) `working`, and
+    /// its watchers get a `working` status update whose metadata carries `key: stage` (the
+    /// harness streams its conductor's stages this way, `dd.stage`).
+    pub fn stage(&self, key: &str, stage: &str) {
+        let mut metadata = Map::new();
+        metadata.insert(key.to_string(), Value::String(stage.to_string()));
+        self.store
+            .update(&self.id, Some(metadata), |task| match task.status.state {
+                TaskState::Submitted | TaskState::Working => {
+                    task.status.state = TaskState::Working;
+                    true
+                }
+                _ => false,
+            });
     }
 
     /// Whether the task has been canceled (`CancelTask`).
@@ -150,6 +180,8 @@ struct Entry {
     owner: Option<String>,
     /// The order of the last change, for `ListTasks`.
     seq: u64,
+    /// Whoever follows the task's changes as stream events.
+    watchers: Vec<Sender<StreamEvent>>,
     /// The last change's time, nanoseconds since the epoch.
     changed_ns: i128,
     running: Option<Running>,
@@ -244,6 +276,7 @@ impl TaskStore {
                 task: Arc::clone(&task),
                 owner,
                 seq: tasks.seq,
+                watchers: Vec::new(),
                 changed_ns: now,
                 running,
             };
@@ -289,17 +322,44 @@ impl TaskStore {
             .map(|e| (Arc::clone(&e.task), e.owner.clone()))
     }
 
-    /// Change a task in place under the lock; `change` says whether it changed anything (then
-    /// its status time and order are renewed).
-    fn update(&self, id: &str, change: impl FnOnce(&mut Task) -> bool) -> Option<Arc<Task>> {
+    /// Change a task's status in place under the lock; `change` says whether it changed
+    /// anything (then its status time and order are renewed, and its watchers told, with
+    /// `metadata` on the status update).
+    fn update(
+        &self,
+        id: &str,
+        metadata: Option<Map<String, Value>>,
+        change: impl FnOnce(&mut Task) -> bool,
+    ) -> Option<Arc<Task>> {
         let mut guard = self.lock();
         let tasks = &mut *guard;
         let entry = tasks.by_id.get_mut(id)?;
         if change(Arc::make_mut(&mut entry.task)) {
             tasks.seq += 1;
             touch(entry, tasks.seq);
+            let mut update = status_update(&entry.task);
+            update.metadata = metadata;
+            tell(entry, StreamEvent::Status(update));
         }
         Some(Arc::clone(&entry.task))
+    }
+
+    /// Follow a task not yet ended: the task as it stands, and a channel that receives each
+    /// later change as a stream event, the last of which ends the stream (a final status
+    /// update), after which the channel closes. Refused for an unknown task (-32001), and for
+    /// an ended one, which has nothing more to stream (A2A 1.0 §3.1.6: -32004).
+    pub(crate) fn subscribe(
+        &self,
+        id: &str,
+    ) -> Result<(Arc<Task>, Receiver<StreamEvent>), A2aError> {
+        let mut guard = self.lock();
+        let entry = open_entry(&mut guard.by_id, id, |id, state| A2aError::TaskTerminal {
+            id,
+            state,
+        })?;
+        let (tx, rx) = crossbeam_channel::unbounded();
+        entry.watchers.push(tx);
+        Ok((Arc::clone(&entry.task), rx))
     }
 
     /// Continue a task waiting for input with `message` (its ids already the task's): the
@@ -333,6 +393,8 @@ impl TaskStore {
         task.status.state = TaskState::Submitted;
         tasks.seq += 1;
         touch(entry, tasks.seq);
+        // Whoever watched the task's earlier turn saw it end; a new turn has new watchers.
+        entry.watchers.clear();
         let progress = run.then(|| {
             let (running, progress) = self.running(&entry.task);
             entry.running = Some(running);
@@ -351,9 +413,33 @@ impl TaskStore {
             return Err(Box::new(reply));
         };
         entry.running = None;
+        let (added, metadata) = (reply.artifacts.clone(), reply.metadata.clone());
+        let was_canceled = entry.task.status.state == TaskState::Canceled;
         apply(Arc::make_mut(&mut entry.task), reply);
         tasks.seq += 1;
         touch(entry, tasks.seq);
+        if !entry.watchers.is_empty() && !was_canceled {
+            let task = Arc::clone(&entry.task);
+            for artifact in added {
+                tell(
+                    entry,
+                    StreamEvent::Artifact(ArtifactUpdate {
+                        task_id: task.id.clone(),
+                        context_id: task.context_id.clone(),
+                        artifact,
+                        append: false,
+                        last_chunk: true,
+                        metadata: None,
+                    }),
+                );
+            }
+            let mut update = status_update(&task);
+            update.metadata = metadata;
+            // Whatever state the work ended in, this is the stream's last event.
+            update.is_final = true;
+            tell(entry, StreamEvent::Status(update));
+        }
+        entry.watchers.clear();
         Ok(Arc::clone(&entry.task))
     }
 
@@ -369,6 +455,9 @@ impl TaskStore {
             Arc::make_mut(&mut entry.task).status.state = TaskState::Canceled;
             tasks.seq += 1;
             touch(entry, tasks.seq);
+            let update = status_update(&entry.task);
+            tell(entry, StreamEvent::Status(update));
+            entry.watchers.clear();
             let wake = entry.running.as_mut().and_then(|r| {
                 r.canceled.store(true, Ordering::SeqCst);
                 r.wake.take()
@@ -468,6 +557,22 @@ fn touch(entry: &mut Entry, seq: u64) {
     entry.seq = seq;
     entry.changed_ns = now;
     Arc::make_mut(&mut entry.task).status.timestamp = Some(crate::time::rfc3339(now));
+}
+
+/// The status update that shows a task's current status.
+fn status_update(task: &Task) -> StatusUpdate {
+    StatusUpdate {
+        task_id: task.id.clone(),
+        context_id: task.context_id.clone(),
+        status: task.status.clone(),
+        is_final: super::stream::ends_stream(task.status.state),
+        metadata: None,
+    }
+}
+
+/// Send `event` to an entry's watchers, dropping those that went away.
+fn tell(entry: &mut Entry, event: StreamEvent) {
+    entry.watchers.retain(|w| w.send(event.clone()).is_ok());
 }
 
 /// Record a reply on a task (see [`TaskStore::finish`]).
