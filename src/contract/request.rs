@@ -90,7 +90,7 @@ impl InvocationRequest {
 
     /// `dd-input-json-v1` hash of the input (`dd.input_hash`).
     pub fn input_hash(&self) -> String {
-        super::canonical::input_hash(&self.input.to_value())
+        super::canonical::input_hash_of_members(&self.input.0)
     }
 
     /// `input:<invocation_id>`, the source id that cites this request's input.

@@ -126,7 +126,8 @@ pub(crate) fn write_value(out: &mut String, value: &Value, style: Style, level: 
     }
 }
 
-fn write_object(out: &mut String, map: &Map<String, Value>, style: Style, level: usize) {
+/// Append one object, its members in `style`'s order.
+pub(crate) fn write_object(out: &mut String, map: &Map<String, Value>, style: Style, level: usize) {
     if map.is_empty() {
         out.push_str("{}");
         return;
