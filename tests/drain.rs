@@ -119,11 +119,21 @@ fn get_json(url: &str) -> (u16, Value) {
     )
 }
 
-#[test]
-fn sigterm_drains_a_run_in_flight_to_the_store_refuses_new_connections_and_exits_0() {
-    let dir = TempDir::new("drain");
-    // An echo agent that takes 3 s over each run: long enough to be caught in flight.
-    let mut agent = Spawned::start(&["agent", "echo", "--port", "0", "--delay", "3", "--quiet"]);
+/// An echo agent that takes `delay` seconds over each run (with `agent_drain` as its
+/// `--drain-timeout`, or the default), and a harness in front of it that may call it, drains
+/// within `serve_drain` seconds and stores its runs in `dir/runs`. Returns the agent, the
+/// harness and the harness's URL.
+fn echo_behind_a_harness(
+    dir: &TempDir,
+    delay: &str,
+    agent_drain: Option<&str>,
+    serve_drain: &str,
+) -> (Spawned, Spawned, String) {
+    let mut agent_args = vec!["agent", "echo", "--port", "0", "--delay", delay, "--quiet"];
+    if let Some(drain) = agent_drain {
+        agent_args.extend(["--drain-timeout", drain]);
+    }
+    let agent = Spawned::start(&agent_args);
     let agent_url = url_after(&agent.line_with("listening on"), "listening on http://");
     let agents = dir.path().join("agents.json");
     std::fs::write(&agents, json!({"agents": [{"url": agent_url}]}).to_string()).unwrap();
@@ -133,8 +143,7 @@ fn sigterm_drains_a_run_in_flight_to_the_store_refuses_new_connections_and_exits
         json!({"profile_id": "drain", "version": 1, "agents": {"echo.wire": "advise"}}).to_string(),
     )
     .unwrap();
-    let runs = dir.path().join("runs");
-    let mut serve = Spawned::start(&[
+    let serve = Spawned::start(&[
         "serve",
         "--port",
         "0",
@@ -143,16 +152,25 @@ fn sigterm_drains_a_run_in_flight_to_the_store_refuses_new_connections_and_exits
         "--profile",
         profile.to_str().unwrap(),
         "--runs",
-        runs.to_str().unwrap(),
+        dir.path().join("runs").to_str().unwrap(),
         "--acting-for-id",
         "urn:test:operator",
         "--acting-for-name",
         "Op",
         "--drain-timeout",
-        "30",
+        serve_drain,
         "--quiet",
     ]);
     let harness = url_after(&serve.line_with("harness on"), "harness on http://");
+    (agent, serve, harness)
+}
+
+#[test]
+fn sigterm_drains_a_run_in_flight_to_the_store_refuses_new_connections_and_exits_0() {
+    let dir = TempDir::new("drain");
+    // An echo agent that takes 3 s over each run: long enough to be caught in flight.
+    let (mut agent, mut serve, harness) = echo_behind_a_harness(&dir, "3", None, "30");
+    let runs = dir.path().join("runs");
     assert_eq!(get_json(&format!("{harness}/healthz")).0, 200);
 
     // A run in flight: the harness is waiting on the agent.
@@ -204,45 +222,7 @@ fn sigterm_drains_a_run_in_flight_to_the_store_refuses_new_connections_and_exits
 #[test]
 fn a_drain_that_runs_out_of_time_ends_the_agui_stream_with_run_error_and_still_exits_0() {
     let dir = TempDir::new("drain-cut");
-    let mut agent = Spawned::start(&[
-        "agent",
-        "echo",
-        "--port",
-        "0",
-        "--delay",
-        "60",
-        "--drain-timeout",
-        "1",
-        "--quiet",
-    ]);
-    let agent_url = url_after(&agent.line_with("listening on"), "listening on http://");
-    let agents = dir.path().join("agents.json");
-    std::fs::write(&agents, json!({"agents": [{"url": agent_url}]}).to_string()).unwrap();
-    let profile = dir.path().join("profile.json");
-    std::fs::write(
-        &profile,
-        json!({"profile_id": "drain", "version": 1, "agents": {"echo.wire": "advise"}}).to_string(),
-    )
-    .unwrap();
-    let mut serve = Spawned::start(&[
-        "serve",
-        "--port",
-        "0",
-        "--agents",
-        agents.to_str().unwrap(),
-        "--profile",
-        profile.to_str().unwrap(),
-        "--runs",
-        dir.path().join("runs").to_str().unwrap(),
-        "--acting-for-id",
-        "urn:test:operator",
-        "--acting-for-name",
-        "Op",
-        "--drain-timeout",
-        "0.5",
-        "--quiet",
-    ]);
-    let harness = url_after(&serve.line_with("harness on"), "harness on http://");
+    let (mut agent, mut serve, harness) = echo_behind_a_harness(&dir, "60", Some("1"), "0.5");
     let doc = request("echo.wire", json!({"schema_class": "Echo", "value": 1}));
     let body = agui_body(&doc, &new_thread());
     let url = format!("{harness}/agui");
@@ -332,45 +312,7 @@ fn serve_started_before_its_agents_says_they_will_be_retried_and_admits_them() {
 #[test]
 fn a_second_signal_during_the_drain_exits_at_once_with_status_1() {
     let dir = TempDir::new("drain-twice");
-    let mut agent = Spawned::start(&[
-        "agent",
-        "echo",
-        "--port",
-        "0",
-        "--delay",
-        "60",
-        "--drain-timeout",
-        "0",
-        "--quiet",
-    ]);
-    let agent_url = url_after(&agent.line_with("listening on"), "listening on http://");
-    let agents = dir.path().join("agents.json");
-    std::fs::write(&agents, json!({"agents": [{"url": agent_url}]}).to_string()).unwrap();
-    let profile = dir.path().join("profile.json");
-    std::fs::write(
-        &profile,
-        json!({"profile_id": "drain", "version": 1, "agents": {"echo.wire": "advise"}}).to_string(),
-    )
-    .unwrap();
-    let mut serve = Spawned::start(&[
-        "serve",
-        "--port",
-        "0",
-        "--agents",
-        agents.to_str().unwrap(),
-        "--profile",
-        profile.to_str().unwrap(),
-        "--runs",
-        dir.path().join("runs").to_str().unwrap(),
-        "--acting-for-id",
-        "urn:test:operator",
-        "--acting-for-name",
-        "Op",
-        "--drain-timeout",
-        "600",
-        "--quiet",
-    ]);
-    let harness = url_after(&serve.line_with("harness on"), "harness on http://");
+    let (mut agent, mut serve, harness) = echo_behind_a_harness(&dir, "60", Some("0"), "600");
     let client = A2aClient::default();
     let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
     let doc = request("echo.wire", json!({"schema_class": "Echo", "value": 1}));
