@@ -4,20 +4,15 @@
 //! waiting for the agent and is stored as a documented outcome, and ListTasks from the run
 //! store, scoped to the caller's principal.
 
+mod common;
 mod rpc;
 
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Echo, Hello};
-use ddwire::agent::server as agent_server;
 use ddwire::contract::{Principal, PrincipalKind};
-use ddwire::harness::conductor::Conductor;
 use ddwire::harness::identity::{Authenticator, token_digest};
-use ddwire::harness::policy::Profile;
-use ddwire::harness::registry::{Registry, RemoteAgent};
 use ddwire::harness::server::{self as harness_server, Harness};
-use ddwire::harness::store::RunStore;
 use ddwire::ids::new_uuid7;
-use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http::{Limits, server::Server};
 use rpc::{B, BOTH, Rpc, T, error_reason};
 use serde_json::{Value, json};
@@ -57,26 +52,7 @@ impl Served {
     fn over(delay: Duration, runs: PathBuf) -> Served {
         let agents: Vec<Arc<dyn Agent>> =
             vec![Arc::new(Echo::with_delay(delay)), Arc::new(Hello::new())];
-        let client = A2aClient::default();
-        let mut registry = Registry::default();
-        let mut profile = json!({"profile_id": "test-permissive", "version": 1, "agents": {}});
-        let mut servers = Vec::new();
-        for agent in agents {
-            profile["agents"][&agent.spec().agent_id] = json!(agent.spec().action_class);
-            let server = agent_server::serve(agent, "127.0.0.1:0", None).expect("serves");
-            registry
-                .add(RemoteAgent::from_url(&client, &server.base_url(), T).expect("a card"))
-                .expect("unique ids");
-            servers.push(server);
-        }
-        let profile = Profile::from_bytes(profile.to_string().as_bytes(), "test-profile.json")
-            .expect("a profile");
-        let conductor = Conductor::new(
-            registry,
-            profile,
-            RunStore::open(&runs).expect("a run store"),
-            client,
-        );
+        let (conductor, servers) = common::tcp_conductor(agents, &runs);
         let auth = Authenticator::Bearer(vec![
             ddwire::harness::identity::Token::new(
                 token_digest(CARBERRY),
