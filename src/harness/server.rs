@@ -748,16 +748,7 @@ pub(crate) fn plan(
         _ => None,
     };
     let streaming = ctx.streaming;
-    // A streamed call's failure names its cause in metadata, so a client can tell a refused
-    // request from a failed run without reading the text.
-    let caller_error = move |error: String, code: &str| {
-        let reply = Reply::failed(error);
-        if streaming {
-            reply.with_meta(meta::ERROR, code)
-        } else {
-            reply
-        }
-    };
+    let caller_error = |error: String, code: &str| caller_error(error, code, streaming);
     let failed = |error: String| {
         Plan::Task(TaskPlan {
             owner: caller.clone(),
@@ -1002,6 +993,18 @@ fn restore_tasks(harness: &Harness, tasks: &crate::wire::a2a::endpoint::TaskStor
     }
 }
 
+/// A task failed for the caller's request, no run made. On a stream the failure names its
+/// cause (`code`, as AG-UI's `RUN_ERROR` does) in metadata, so a client can tell a refused
+/// request from a failed run without reading the text.
+fn caller_error(error: String, code: &str, streaming: bool) -> Reply {
+    let reply = Reply::failed(error);
+    if streaming {
+        reply.with_meta(meta::ERROR, code)
+    } else {
+        reply
+    }
+}
+
 /// The reply that ends (or pauses) a harness task: the envelope of a stored run, the resume
 /// condition of a suspended one, or the caller's error when no run was made.
 fn turn_reply(
@@ -1010,16 +1013,8 @@ fn turn_reply(
     streaming: bool,
     delegated: bool,
 ) -> Reply {
-    let caller_error = |error: String, code: &str| {
-        let reply = Reply::failed(error);
-        if streaming {
-            reply.with_meta(meta::ERROR, code)
-        } else {
-            reply
-        }
-    };
     match outcome {
-        Err(e) => caller_error(e.to_string(), super::agui::code_of(&e)),
+        Err(e) => caller_error(e.to_string(), super::agui::code_of(&e), streaming),
         Ok(Turn::Suspended {
             resume_condition,
             expires_at,
