@@ -114,9 +114,8 @@ fn push_padded(out: &mut String, value: u32, width: usize) {
         len += 1;
     }
     let len = len.max(width).min(digits.len());
-    for &b in &digits[digits.len() - len..] {
-        out.push(char::from(b));
-    }
+    // One append of ASCII digits, not a push (and a UTF-8 length check) per digit.
+    out.push_str(std::str::from_utf8(&digits[digits.len() - len..]).unwrap_or_default());
 }
 
 /// Howard Hinnant's `civil_from_days`: proleptic Gregorian date of a day count.

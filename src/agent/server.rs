@@ -351,17 +351,25 @@ fn run(
     }))
     .unwrap_or_else(|_| Err(AgentError::new("Panic", "the agent panicked")));
     // Every span the run recorded, whatever trace it names: the harness judges them.
-    let spans: Vec<Value> = tracer
+    let spans: Vec<String> = tracer
         .take_all()
         .iter()
-        .map(|s| Value::String(crate::trace::to_json(s)))
+        .map(crate::trace::to_json)
         .collect();
     match outcome {
         Ok(result) => {
-            let body = json!({ "result": result, "spans": spans });
+            // Written once as text: the task keeps it and every answer copies it.
+            #[derive(serde::Serialize)]
+            struct Body<'a> {
+                result: &'a crate::contract::AgentResult,
+                spans: &'a [String],
+            }
             Reply::completed(vec![Artifact::new(
                 artifact::AGENT_RESULT,
-                vec![Part::data(body)],
+                vec![Part::encoded(&Body {
+                    result: &result,
+                    spans: &spans,
+                })],
             )])
         }
         Err(e) => Reply::failed(e.to_string()),

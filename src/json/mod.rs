@@ -185,9 +185,10 @@ pub const MAX_INTEGER_DIGITS: usize = 4300;
 fn check_integer_digits(v: &Value) -> Result<(), JsonError> {
     match v {
         Value::Number(n) => {
-            let text = n.to_string();
+            // The literal as read (arbitrary_precision keeps it): no copy per number.
+            let text = n.as_str();
             let digits = text.trim_start_matches('-').len();
-            if !python::is_float_literal(&text) && digits > MAX_INTEGER_DIGITS {
+            if digits > MAX_INTEGER_DIGITS && !python::is_float_literal(text) {
                 return Err(JsonError::IntegerTooLong {
                     digits,
                     limit: MAX_INTEGER_DIGITS,
@@ -229,27 +230,39 @@ pub(crate) fn is_non_finite_literal(text: &str) -> bool {
 
 /// The first number in `v`, depth first in document order, that is not finite as a double.
 pub(crate) fn non_finite(v: &Value) -> Option<NonFinite> {
-    fn walk(v: &Value, path: &mut Vec<String>) -> Option<NonFinite> {
+    /// One step of the path to a value: borrowed while walking, written out only for a find.
+    enum Step<'a> {
+        Key(&'a str),
+        Index(usize),
+    }
+    fn walk<'a>(v: &'a Value, path: &mut Vec<Step<'a>>) -> Option<NonFinite> {
         match v {
             Value::Number(n) => {
-                let text = n.to_string();
-                is_non_finite_literal(&text).then(|| NonFinite {
+                let text = n.as_str();
+                is_non_finite_literal(text).then(|| NonFinite {
                     path: if path.is_empty() {
                         "<root>".into()
                     } else {
-                        path.join("/")
+                        let steps: Vec<String> = path
+                            .iter()
+                            .map(|step| match step {
+                                Step::Key(k) => (*k).to_string(),
+                                Step::Index(i) => i.to_string(),
+                            })
+                            .collect();
+                        steps.join("/")
                     },
-                    literal: text,
+                    literal: text.to_string(),
                 })
             }
             Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
-                path.push(i.to_string());
+                path.push(Step::Index(i));
                 let found = walk(item, path);
                 path.pop();
                 found
             }),
             Value::Object(map) => map.iter().find_map(|(k, item)| {
-                path.push(k.clone());
+                path.push(Step::Key(k));
                 let found = walk(item, path);
                 path.pop();
                 found

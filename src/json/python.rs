@@ -132,13 +132,12 @@ pub(crate) fn write_object(out: &mut String, map: &Map<String, Value>, style: St
         out.push_str("{}");
         return;
     }
-    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-    if style.sort_keys {
-        // Python sorts str keys by code point; UTF-8 byte order is the same order.
-        entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-    }
+    // serde_json's map (built without `preserve_order`) is a BTreeMap: it iterates its keys
+    // in byte order, which is the code-point order Python's `sort_keys` uses. So the order is
+    // the same whether the style sorts or not (the map kept no other order to write).
+    let _sorted_either_way = style.sort_keys;
     out.push('{');
-    for (i, (k, v)) in entries.into_iter().enumerate() {
+    for (i, (k, v)) in map.iter().enumerate() {
         if i > 0 {
             out.push_str(style.item_separator);
         }
@@ -161,7 +160,7 @@ fn newline(out: &mut String, style: Style, level: usize) {
 /// A JSON number as Python's `json` round trip prints it.
 pub(crate) fn write_number(out: &mut String, n: &Number) {
     // With serde_json's `arbitrary_precision`, the number's text is the literal as read.
-    write_number_literal(out, &n.to_string());
+    write_number_literal(out, n.as_str());
 }
 
 /// A JSON number literal as Python's `json` round trip prints it.

@@ -39,6 +39,52 @@ pub enum Part {
         /// The part's metadata, if any.
         metadata: Option<Map<String, Value>>,
     },
+    /// Structured data its sender already wrote as JSON text: a data part on the wire, exactly
+    /// like [`Part::Data`]. A server builds it for data it made itself ([`Part::encoded`]), so
+    /// the object is written once and copied into each answer, never built as a value tree,
+    /// written again and freed. Nothing read from the wire is one: decoders make
+    /// [`Part::Data`], and [`Message::data_parts`] sees only those.
+    Encoded {
+        /// The data, a JSON object.
+        json: EncodedJson,
+        /// The part's metadata, if any.
+        metadata: Option<Map<String, Value>>,
+    },
+}
+
+/// JSON text, written once by [`EncodedJson::of`] and written out again verbatim.
+#[derive(Clone, Debug)]
+pub struct EncodedJson(Box<serde_json::value::RawValue>);
+
+impl EncodedJson {
+    /// `value` written as JSON text.
+    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> EncodedJson {
+        EncodedJson(
+            serde_json::value::to_raw_value(value).expect("a model value always serialises"),
+        )
+    }
+
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The JSON read back as a value tree.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.get()).expect("written by serde_json")
+    }
+}
+
+impl PartialEq for EncodedJson {
+    fn eq(&self, other: &EncodedJson) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl serde::Serialize for EncodedJson {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
 }
 
 /// A file, inline (base64 bytes) or by reference (a URI).
@@ -59,6 +105,14 @@ impl Part {
     pub fn data(data: Value) -> Part {
         Part::Data {
             data,
+            metadata: None,
+        }
+    }
+
+    /// A data part holding `value` already written as JSON text (see [`Part::Encoded`]).
+    pub fn encoded<T: serde::Serialize + ?Sized>(value: &T) -> Part {
+        Part::Encoded {
+            json: EncodedJson::of(value),
             metadata: None,
         }
     }
@@ -414,4 +468,43 @@ pub(crate) struct SendParams {
     /// Kept as sent; ddwire's calls are always blocking and non-streaming.
     pub configuration: Option<Value>,
     pub metadata: Option<Map<String, Value>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_encoded_data_part_is_written_as_the_data_part_it_encodes_in_both_bindings() {
+        #[derive(serde::Serialize)]
+        struct Body<'a> {
+            result: &'a Value,
+            spans: &'a [&'a str],
+        }
+        let result =
+            json!({"outcome": {"status": "succeeded"}, "n": 1.5e300, "text": "\"quoted\" \u{e9}"});
+        let spans = ["{\"name\": \"chat\"}"];
+        let tree = Part::data(json!({"result": result, "spans": spans}));
+        let encoded = Part::encoded(&Body {
+            result: &result,
+            spans: &spans,
+        });
+        let artifact = |part: Part| Artifact::new("agent-result", vec![part]);
+        let (tree, encoded) = (artifact(tree), artifact(encoded));
+        let v03 = |a: &Artifact| serde_json::to_string(&super::super::v03::Json(a)).unwrap();
+        let v10 = |a: &Artifact| serde_json::to_string(&super::super::v10::Json(a)).unwrap();
+        let id = |text: String| text.replace(&tree.artifact_id, "ID");
+        let encoded_id = |text: String| text.replace(&encoded.artifact_id, "ID");
+        assert_eq!(encoded_id(v03(&encoded)), id(v03(&tree)));
+        assert_eq!(encoded_id(v10(&encoded)), id(v10(&tree)));
+        // What a client reads back is the same data part.
+        let Part::Encoded { json, .. } = &encoded.parts[0] else {
+            panic!("an encoded part")
+        };
+        let Part::Data { data, .. } = &tree.parts[0] else {
+            panic!("a data part")
+        };
+        assert_eq!(&json.to_value(), data);
+    }
 }

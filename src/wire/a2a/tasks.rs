@@ -413,12 +413,15 @@ impl TaskStore {
             return Err(Box::new(reply));
         };
         entry.running = None;
-        let (added, metadata) = (reply.artifacts.clone(), reply.metadata.clone());
         let was_canceled = entry.task.status.state == TaskState::Canceled;
+        // What a watching stream is told; copied only when one watches, since a task's
+        // artifacts are whole value trees.
+        let told = (!entry.watchers.is_empty() && !was_canceled)
+            .then(|| (reply.artifacts.clone(), reply.metadata.clone()));
         apply(Arc::make_mut(&mut entry.task), reply);
         tasks.seq += 1;
         touch(entry, tasks.seq);
-        if !entry.watchers.is_empty() && !was_canceled {
+        if let Some((added, metadata)) = told {
             let task = Arc::clone(&entry.task);
             for artifact in added {
                 tell(

@@ -81,6 +81,11 @@ impl Serialize for Json<'_, Part> {
                 m.serialize_entry("data", data)?;
                 metadata
             }
+            Part::Encoded { json, metadata } => {
+                m.serialize_entry("kind", "data")?;
+                m.serialize_entry("data", json)?;
+                metadata
+            }
             Part::File { file, metadata } => {
                 m.serialize_entry("kind", "file")?;
                 m.serialize_entry("file", &V03File(file))?;

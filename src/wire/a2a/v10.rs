@@ -90,6 +90,11 @@ impl Serialize for Json<'_, Part> {
                 m.serialize_entry("mediaType", "application/json")?;
                 metadata
             }
+            Part::Encoded { json, metadata } => {
+                m.serialize_entry("data", json)?;
+                m.serialize_entry("mediaType", "application/json")?;
+                metadata
+            }
             Part::File { file, metadata } => {
                 if let Some(b) = &file.bytes {
                     m.serialize_entry("raw", b)?;
