@@ -18,7 +18,7 @@ pub use names::{CONDUCTOR_ATTRIBUTES, OWNED_ATTRIBUTES, SpanName, attr, event};
 pub use record::{
     AttrValue, Attributes, Event, Link, Resource, SpanKind, SpanRecord, Status, StatusCode,
 };
-pub use span_json::{from_json, to_json};
+pub use span_json::{as_stored, from_json, into_stored, to_json};
 pub use tracer::{ActiveSpan, MAX_ATTRIBUTES, MAX_EVENTS, MAX_LINKS, SpanBuilder, Tracer};
 
 /// A span JSON document that is not one.

@@ -95,12 +95,24 @@ fn fixed64(out: &mut Vec<u8>, field: u32, n: u64) {
     }
 }
 
-/// An embedded message, always written (empty when `body` writes nothing). The body is built
-/// in its own buffer first, since its length comes before it.
+/// An embedded message, always written (empty when `body` writes nothing). Its length comes
+/// before it, so the body is written in place after a one-byte length, which is mended once
+/// the body is done: rewritten when under 128 bytes (most attributes), else widened to its
+/// varint, moving the body along. Either way no buffer is made per message (two a key-value),
+/// and the bytes are those of writing the body first and the length before it.
 fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
-    let mut inner = Vec::new();
-    body(&mut inner);
-    bytes_always(out, field, &inner);
+    key(out, field, LEN);
+    let at = out.len();
+    out.push(0);
+    body(out);
+    let len = out.len() - at - 1;
+    if len < 0x80 {
+        out[at] = len as u8;
+    } else {
+        let mut prefix = Vec::with_capacity(10);
+        varint(&mut prefix, len as u64);
+        out.splice(at..=at, prefix);
+    }
 }
 
 fn write_span(m: &mut Vec<u8>, span: &SpanRecord) {
@@ -193,6 +205,18 @@ fn any_value(a: &mut Vec<u8>, value: &Any) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_embedded_message_is_its_key_its_varint_length_and_its_body_at_every_length_boundary() {
+        for len in [0usize, 1, 127, 128, 129, 16_383, 16_384, 300_000] {
+            let body: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let mut written = vec![0xAA];
+            message(&mut written, 11, |m| m.extend_from_slice(&body));
+            let mut expected = vec![0xAA];
+            bytes_always(&mut expected, 11, &body);
+            assert_eq!(written, expected, "body of {len} bytes");
+        }
+    }
 
     #[test]
     fn varints_are_base_128_little_endian_groups() {
