@@ -627,7 +627,7 @@ mod tests {
             let x = f64::from_bits(next());
             match next() % 12 {
                 0 => AttrValue::String(format!("s{}\u{e9}\"", next() % 100)),
-                1 => AttrValue::Bool(next() % 2 == 0),
+                1 => AttrValue::Bool(next().is_multiple_of(2)),
                 2 => AttrValue::Int(next() as i64),
                 3 => AttrValue::Double(x),
                 4 => AttrValue::Double((next() % 1000) as f64 / 7.0),
@@ -673,7 +673,7 @@ mod tests {
             name: "invoke_agent".into(),
             trace_id: TraceId(u128::from(next()) << 64 | u128::from(next()) | 1),
             span_id: SpanId(next() | 1),
-            parent_id: (next() % 2 == 0).then(|| SpanId(next() | 1)),
+            parent_id: next().is_multiple_of(2).then(|| SpanId(next() | 1)),
             trace_state: TraceState::default(),
             kind: SpanKind::Internal,
             start_ns,
