@@ -127,7 +127,7 @@ pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value, JsonError> {
             limit: limits.max_bytes,
         });
     }
-    check_depth(bytes, limits.max_depth)?;
+    let longest_digit_run = scan(bytes, limits.max_depth)?;
     let value = serde_json::from_slice(bytes).map_err(|source| {
         if replace_lone_surrogates(bytes) != bytes {
             JsonError::LoneSurrogate { source }
@@ -135,7 +135,11 @@ pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value, JsonError> {
             JsonError::Syntax { source }
         }
     })?;
-    check_integer_digits(&value)?;
+    // An integer literal's digits are one run of digits outside strings, so only text with a
+    // run that long can hold one too long; the tree is walked for it only then.
+    if longest_digit_run > MAX_INTEGER_DIGITS {
+        check_integer_digits(&value)?;
+    }
     Ok(value)
 }
 
@@ -149,9 +153,15 @@ pub fn parse_str(text: &str) -> Result<Value, JsonError> {
 /// Brackets inside string literals do not count. The scan is lenient about everything else:
 /// the real parser reports grammar errors afterwards.
 pub(crate) fn check_depth(bytes: &[u8], max_depth: usize) -> Result<(), JsonError> {
+    scan(bytes, max_depth).map(|_| ())
+}
+
+/// [`check_depth`], also measuring the longest run of ASCII digits outside string literals.
+fn scan(bytes: &[u8], max_depth: usize) -> Result<usize, JsonError> {
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
+    let (mut run, mut longest) = (0usize, 0usize);
     for &b in bytes {
         if in_string {
             match (escaped, b) {
@@ -162,6 +172,12 @@ pub(crate) fn check_depth(bytes: &[u8], max_depth: usize) -> Result<(), JsonErro
             }
             continue;
         }
+        if b.is_ascii_digit() {
+            run += 1;
+            longest = longest.max(run);
+            continue;
+        }
+        run = 0;
         match b {
             b'"' => in_string = true,
             b'[' | b'{' => {
@@ -174,7 +190,7 @@ pub(crate) fn check_depth(bytes: &[u8], max_depth: usize) -> Result<(), JsonErro
             _ => {}
         }
     }
-    Ok(())
+    Ok(longest)
 }
 
 /// The longest integer literal Python's `json.loads` accepts (`sys.int_info
@@ -381,6 +397,34 @@ mod tests {
     fn very_deep_input_is_refused_before_the_parser_recurses() {
         let deep = "[".repeat(100_000);
         assert!(parse(deep.as_bytes(), Limits::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn an_integer_literal_longer_than_pythons_limit_is_refused_and_no_other_long_run_is() {
+        let digits = |n: usize| "7".repeat(n);
+        for (text, refused) in [
+            (format!("[{}]", digits(MAX_INTEGER_DIGITS)), false),
+            (format!("[{}]", digits(MAX_INTEGER_DIGITS + 1)), true),
+            (
+                format!("{{\"n\": -{}}}", digits(MAX_INTEGER_DIGITS + 1)),
+                true,
+            ),
+            // As long a run in a string, or in a float's digits, is no integer.
+            (format!("[\"{}\"]", digits(MAX_INTEGER_DIGITS + 1)), false),
+            (format!("[0.{}]", digits(MAX_INTEGER_DIGITS + 1)), false),
+        ] {
+            let result = parse(text.as_bytes(), Limits::DEFAULT);
+            match result {
+                Err(JsonError::IntegerTooLong { digits, limit }) => {
+                    assert!(refused, "{} refused", text.len());
+                    assert_eq!(
+                        (digits, limit),
+                        (MAX_INTEGER_DIGITS + 1, MAX_INTEGER_DIGITS)
+                    );
+                }
+                other => assert!(!refused && other.is_ok(), "{}: {other:?}", text.len()),
+            }
+        }
     }
 
     #[test]
