@@ -48,7 +48,7 @@
 
 use crate::contract::pattern::{self, Regex};
 use crate::json::python::{float_repr, is_float_literal, py_repr, str_repr, write_str};
-use crate::json::type_name;
+use crate::json::{Seg, location, type_name};
 use serde_json::{Map, Number, Value};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -782,28 +782,6 @@ fn percent_decode(text: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
-}
-
-/// One step of an instance path.
-#[derive(Clone, Copy)]
-enum Seg<'v> {
-    Key(&'v str),
-    Index(usize),
-}
-
-/// The reference's error location: path segments joined with `/`, or `<root>`.
-fn location(path: &[Seg<'_>]) -> String {
-    if path.is_empty() {
-        return "<root>".into();
-    }
-    let parts: Vec<String> = path
-        .iter()
-        .map(|seg| match seg {
-            Seg::Key(k) => (*k).to_owned(),
-            Seg::Index(i) => i.to_string(),
-        })
-        .collect();
-    parts.join("/")
 }
 
 /// The state of one validation.

@@ -244,41 +244,48 @@ pub(crate) fn is_non_finite_literal(text: &str) -> bool {
     python::is_float_literal(text) && text.parse::<f64>().map_or(true, |x| !x.is_finite())
 }
 
+/// One step of an instance path: borrowed while a document is walked, written out by
+/// [`location`] only for a value that is reported.
+#[derive(Clone, Copy)]
+pub(crate) enum Seg<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+/// The reference's error location: path segments joined with `/`, or `<root>`.
+pub(crate) fn location(path: &[Seg<'_>]) -> String {
+    if path.is_empty() {
+        return "<root>".into();
+    }
+    let parts: Vec<String> = path
+        .iter()
+        .map(|seg| match seg {
+            Seg::Key(k) => (*k).to_owned(),
+            Seg::Index(i) => i.to_string(),
+        })
+        .collect();
+    parts.join("/")
+}
+
 /// The first number in `v`, depth first in document order, that is not finite as a double.
 pub(crate) fn non_finite(v: &Value) -> Option<NonFinite> {
-    /// One step of the path to a value: borrowed while walking, written out only for a find.
-    enum Step<'a> {
-        Key(&'a str),
-        Index(usize),
-    }
-    fn walk<'a>(v: &'a Value, path: &mut Vec<Step<'a>>) -> Option<NonFinite> {
+    fn walk<'a>(v: &'a Value, path: &mut Vec<Seg<'a>>) -> Option<NonFinite> {
         match v {
             Value::Number(n) => {
                 let text = n.as_str();
                 is_non_finite_literal(text).then(|| NonFinite {
-                    path: if path.is_empty() {
-                        "<root>".into()
-                    } else {
-                        let steps: Vec<String> = path
-                            .iter()
-                            .map(|step| match step {
-                                Step::Key(k) => (*k).to_string(),
-                                Step::Index(i) => i.to_string(),
-                            })
-                            .collect();
-                        steps.join("/")
-                    },
+                    path: location(path),
                     literal: text.to_string(),
                 })
             }
             Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
-                path.push(Step::Index(i));
+                path.push(Seg::Index(i));
                 let found = walk(item, path);
                 path.pop();
                 found
             }),
             Value::Object(map) => map.iter().find_map(|(k, item)| {
-                path.push(Step::Key(k));
+                path.push(Seg::Key(k));
                 let found = walk(item, path);
                 path.pop();
                 found
