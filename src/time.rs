@@ -87,20 +87,44 @@ fn civil_string(secs: i64) -> String {
     let (y, m, d) = civil_from_days(days);
     let mut out = String::with_capacity(32);
     match u32::try_from(y) {
-        Ok(year) if year <= 9999 => push_padded(&mut out, year, 4),
-        _ => out.push_str(&format!("{y:04}")),
-    }
-    for (sep, value) in [
-        ('-', m),
-        ('-', d),
-        ('T', rem / 3600),
-        (':', rem % 3600 / 60),
-        (':', rem % 60),
-    ] {
-        out.push(sep);
-        push_padded(&mut out, value, 2);
+        Ok(year) if year <= 9999 => {
+            // The fixed-width text in one buffer, checked as UTF-8 once.
+            let mut text = *b"0000-00-00T00:00:00";
+            for (at, width, value) in [
+                (0, 4, year),
+                (5, 2, m),
+                (8, 2, d),
+                (11, 2, rem / 3600),
+                (14, 2, rem % 3600 / 60),
+                (17, 2, rem % 60),
+            ] {
+                put_digits(&mut text[at..at + width], value);
+            }
+            out.push_str(std::str::from_utf8(&text).unwrap_or_default());
+        }
+        _ => {
+            out.push_str(&format!("{y:04}"));
+            for (sep, value) in [
+                ('-', m),
+                ('-', d),
+                ('T', rem / 3600),
+                (':', rem % 3600 / 60),
+                (':', rem % 60),
+            ] {
+                out.push(sep);
+                push_padded(&mut out, value, 2);
+            }
+        }
     }
     out
+}
+
+/// Writes the last `digits.len()` decimal digits of `value` into `digits`, zero-padded.
+fn put_digits(digits: &mut [u8], mut value: u32) {
+    for b in digits.iter_mut().rev() {
+        *b = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
 }
 
 /// Appends `value` in decimal, zero-padded to at least `width` digits (as `{:0width$}`).
@@ -114,8 +138,9 @@ fn push_padded(out: &mut String, value: u32, width: usize) {
         len += 1;
     }
     let len = len.max(width).min(digits.len());
-    // One append of ASCII digits, not a push (and a UTF-8 length check) per digit.
-    out.push_str(std::str::from_utf8(&digits[digits.len() - len..]).unwrap_or_default());
+    for &b in &digits[digits.len() - len..] {
+        out.push(char::from(b));
+    }
 }
 
 /// Howard Hinnant's `civil_from_days`: proleptic Gregorian date of a day count.

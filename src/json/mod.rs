@@ -128,7 +128,13 @@ pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value, JsonError> {
         });
     }
     let longest_digit_run = scan(bytes, limits.max_depth)?;
-    let value = serde_json::from_slice(bytes).map_err(|source| {
+    // Text checked as UTF-8 once is parsed as a `str`, which serde_json does not check again
+    // string by string; other bytes are parsed as bytes, for serde_json's own error.
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(bytes),
+    };
+    let value = parsed.map_err(|source| {
         if replace_lone_surrogates(bytes) != bytes {
             JsonError::LoneSurrogate { source }
         } else {

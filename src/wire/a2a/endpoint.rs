@@ -73,8 +73,9 @@ use std::time::Duration;
 /// What a request's caller looks like to the code that executes it.
 #[derive(Clone, Debug)]
 pub(crate) struct CallContext {
-    /// The HTTP header fields (lower-case names), for an authenticator or a `traceparent`.
-    pub headers: Vec<(String, String)>,
+    /// The HTTP header fields (lower-case names), for an authenticator or a `traceparent`;
+    /// shared, since the context is cloned into the work it plans.
+    pub headers: Arc<[(String, String)]>,
     /// The key id whose signature the route verified on this request, if it was signed.
     pub signed_by: Option<String>,
     /// The call is a streamed send: the caller sees every change of the task as it happens.
@@ -445,7 +446,7 @@ impl Endpoint {
             return Ok((StreamEvent::Task(Arc::unwrap_or_clone(task)), Some(events)));
         }
         let ctx = CallContext {
-            headers: request.headers.clone(),
+            headers: Arc::from(request.headers.as_slice()),
             signed_by,
             // A stream's head is sent before its run is made: no field can name the run.
             reply_headers: ReplyHeaders::default(),
@@ -514,7 +515,7 @@ impl Endpoint {
         };
         check_version(binding, version, &call.method)?;
         let ctx = CallContext {
-            headers: request.headers.clone(),
+            headers: Arc::from(request.headers.as_slice()),
             signed_by: signed_by.map(str::to_string),
             reply_headers: reply_headers.clone(),
             streaming: false,
