@@ -44,6 +44,16 @@ pub(crate) fn rfc3339(ns: i128) -> String {
 /// carrying into the seconds. Reproducing the double arithmetic is what makes
 /// `…999999999` ns print as the next whole second, byte for byte as Python does.
 pub(crate) fn otel_time(ns: u64) -> String {
+    let (secs, micros) = otel_time_parts(ns);
+    let mut out = civil_string(secs);
+    out.push('.');
+    push_padded(&mut out, micros, 6);
+    out.push('Z');
+    out
+}
+
+/// The whole seconds and microseconds [`otel_time`] writes for `ns`.
+fn otel_time_parts(ns: u64) -> (i64, u32) {
     let t = ns as f64 / 1e9;
     let mut secs = t.trunc();
     let mut micros = ((t - secs) * 1e6).round_ties_even();
@@ -51,11 +61,14 @@ pub(crate) fn otel_time(ns: u64) -> String {
         micros -= 1e6;
         secs += 1.0;
     }
-    let mut out = civil_string(secs as i64);
-    out.push('.');
-    push_padded(&mut out, micros as u32, 6);
-    out.push('Z');
-    out
+    (secs as i64, micros as u32)
+}
+
+/// The nanoseconds a span JSON reader takes back from [`otel_time`]`(ns)`: its seconds and
+/// microseconds, without writing and reading the text (`ns` since the epoch, before 9999).
+pub(crate) fn otel_time_read_back(ns: u64) -> u64 {
+    let (secs, micros) = otel_time_parts(ns);
+    secs as u64 * 1_000_000_000 + u64::from(micros) * 1_000
 }
 
 /// An HTTP date, IMF-fixdate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`.

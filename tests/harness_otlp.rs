@@ -25,6 +25,7 @@ fn no_retry() -> ExporterOptions {
             max_attempts: 1,
             ..RetryPolicy::default()
         },
+        ..ExporterOptions::default()
     }
 }
 

@@ -258,6 +258,7 @@ fn export_never_blocks_a_full_queue_drops_and_counts_and_the_rest_is_delivered()
         ExporterOptions {
             queue: 2,
             retry: quick(),
+            ..ExporterOptions::default()
         },
         Some(hook),
     )
@@ -372,4 +373,47 @@ fn a_failed_batch_is_counted_reported_and_does_not_stop_the_next() {
         "{stats:?}"
     );
     assert!(rx.try_recv().unwrap().contains("HTTP 400"));
+}
+
+#[test]
+fn runs_queued_while_a_request_lingers_share_it_and_a_flush_cuts_the_linger_short() {
+    let (_server, url, seen) = receiver(vec![ok()]);
+    let config = OtlpConfig::new(&url, Encoding::Protobuf).unwrap();
+    let exporter = Exporter::start(
+        config.clone(),
+        HttpClient::tcp(),
+        ExporterOptions {
+            retry: quick(),
+            linger: Duration::from_secs(10),
+            ..ExporterOptions::default()
+        },
+        None,
+    )
+    .unwrap();
+    let runs: Vec<Vec<SpanRecord>> = (0..4).map(|_| spans()).collect();
+    for run in &runs {
+        exporter.export(run.clone());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Well within the linger: nothing has been sent yet.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "sent before the linger ended"
+    );
+    // A flush does not wait out the 10 s linger: it settles within its own 5 s.
+    assert!(
+        exporter.flush(Duration::from_secs(5)),
+        "{:?}",
+        exporter.stats()
+    );
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1, "one request for the four runs");
+    let all: Vec<SpanRecord> = runs.into_iter().flatten().collect();
+    assert_eq!(
+        seen[0].1.body,
+        Encoding::Protobuf.encode(&all, &config.resource, &config.scope)
+    );
+    let stats = exporter.stats();
+    assert_eq!((stats.requests, stats.exported_batches), (1, 4));
 }

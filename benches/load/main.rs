@@ -56,8 +56,8 @@ const DETAILS: &str = "agent: drives an A2A echo agent with message/send (or Sen
               agent); the direct call stays unsigned, so the overhead includes signing and\n\
               verifying. With --otlp, a second harness that exports each run over OTLP\n\
               (http/protobuf, to a sink in this process) is measured too, taking turns with the\n\
-              first for --rounds rounds (default 3), and the change in throughput printed: each\n\
-              round's, and the median round's.\n\n\
+              first for --rounds rounds (default 4; the order within a round alternates), and\n\
+              the change in throughput printed: each round's, and the median round's.\n\n\
               sign: the cost of the request signature alone, in this process: signing and\n\
               verifying (nonce cache included) --count times (default 20,000) for bodies of\n\
               1 KiB, 64 KiB and 1 MiB, in microseconds per call and MB/s.\n\n\
@@ -432,29 +432,42 @@ fn harness(args: &Args) -> Result<i32, String> {
             args,
         )?;
         // The two harnesses take turns, so drift on a shared machine (another process, a
-        // store that grows, a warming disk) falls on both alike; each round pairs one phase
-        // of each, and the cost is the median round's.
-        let rounds = args.number::<usize>("rounds")?.unwrap_or(3).max(1);
+        // store that grows, a warming disk) falls on both alike: each round pairs one phase of
+        // each, in the order without-with, then with-without (so a steady drift, which would
+        // always favour whichever phase comes first, cancels over two rounds), and the cost is
+        // the median round's.
+        let rounds = args.number::<usize>("rounds")?.unwrap_or(4).max(1);
         let mut changes = Vec::with_capacity(rounds);
         let (mut without_total, mut with_total) = (0.0, 0.0);
-        for round in 1..=rounds {
-            let without = if round == 1 {
-                h.rps()
+        let measure = |round: usize, exporting_phase: bool| {
+            if round == 1 && !exporting_phase {
+                return h.rps();
+            }
+            let (load, label) = if exporting_phase {
+                (&exporting, format!("round {round} exporting"))
             } else {
-                let r = generator::run(&through);
-                println!("round {round} without  {}", r.summary());
-                r.rps()
+                (&through, format!("round {round} without  "))
             };
-            let o = generator::run(&exporting);
+            let r = generator::run(load);
             let label = if round == 1 {
                 "... exporting OTLP ".to_string()
             } else {
-                format!("round {round} exporting")
+                label
             };
-            println!("{label} {}", o.summary());
-            changes.push((o.rps() / without - 1.0) * 100.0);
+            println!("{label} {}", r.summary());
+            r.rps()
+        };
+        for round in 1..=rounds {
+            let (without, with) = if round % 2 == 1 {
+                let without = measure(round, false);
+                (without, measure(round, true))
+            } else {
+                let with = measure(round, true);
+                (measure(round, false), with)
+            };
+            changes.push((with / without - 1.0) * 100.0);
             without_total += without;
-            with_total += o.rps();
+            with_total += with;
         }
         let settled = exporter.flush(Duration::from_secs(60));
         let stats = exporter.stats();
@@ -463,7 +476,11 @@ fn harness(args: &Args) -> Result<i32, String> {
         let listed: Vec<String> = changes.iter().map(|c| format!("{c:+.1}%")).collect();
         println!(
             "OTLP export cost    throughput {:+.1}% against the harness without export (median of {rounds} alternating rounds: {}; all rounds together {:+.1}%); {} runs exported in {} requests, {} dropped, {} failed{}",
-            sorted[sorted.len() / 2],
+            if sorted.len() % 2 == 1 {
+                sorted[sorted.len() / 2]
+            } else {
+                (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0
+            },
             listed.join(", "),
             (with_total / without_total - 1.0) * 100.0,
             stats.exported_batches,

@@ -182,7 +182,7 @@ fn stored_time(ns: u64) -> u64 {
     if ns == 0 {
         return 0;
     }
-    read_time(Some(&crate::time::otel_time(ns)), "time").unwrap_or(ns)
+    crate::time::otel_time_read_back(ns)
 }
 
 /// Whether every value of `span` but its times reads back from its line as it is.

@@ -26,6 +26,8 @@ pub struct ExporterOptions {
     pub queue: usize,
     /// How each request is retried.
     pub retry: RetryPolicy,
+    /// How long a request gathers runs after its first (default [`LINGER`], 50 ms).
+    pub linger: Duration,
 }
 
 /// The default queue: 512 batches (a batch is one run's spans).
@@ -36,6 +38,7 @@ impl Default for ExporterOptions {
         ExporterOptions {
             queue: DEFAULT_QUEUE,
             retry: RetryPolicy::default(),
+            linger: LINGER,
         }
     }
 }
@@ -97,6 +100,8 @@ struct Shared {
     /// [`Exporter::flush`] can wait for the difference to reach zero.
     progress: Mutex<(u64, u64)>,
     settled: Condvar,
+    /// Callers waiting in [`Exporter::flush`]: while there are any, nothing lingers.
+    flushing: AtomicU64,
 }
 
 impl Exporter {
@@ -124,11 +129,12 @@ impl Exporter {
             malformed_spans: AtomicU64::new(0),
             progress: Mutex::new((0, 0)),
             settled: Condvar::new(),
+            flushing: AtomicU64::new(0),
         });
         let worker = Arc::clone(&shared);
         std::thread::Builder::new()
             .name("otlp-export".into())
-            .spawn(move || run(worker, rx, client, options.retry))
+            .spawn(move || run(worker, rx, client, options.retry, options.linger))
             .map_err(|error| OtlpError::Start { error })?;
         Ok(Exporter { tx, shared })
     }
@@ -198,6 +204,13 @@ impl Exporter {
     /// `true` if everything settled.
     pub fn flush(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
+        self.shared.flushing.fetch_add(1, Ordering::SeqCst);
+        let settled = self.wait_settled(deadline);
+        self.shared.flushing.fetch_sub(1, Ordering::SeqCst);
+        settled
+    }
+
+    fn wait_settled(&self, deadline: Instant) -> bool {
         let mut progress = self.shared.lock_progress();
         while progress.1 < progress.0 {
             let now = Instant::now();
@@ -244,12 +257,39 @@ pub(crate) const MAX_RUNS_PER_REQUEST: usize = 64;
 /// See [`MAX_RUNS_PER_REQUEST`].
 pub(crate) const MAX_SPANS_PER_REQUEST: usize = 512;
 
-/// The exporter's thread, until every handle is gone: take a batch, and with it whatever else
-/// is already waiting (up to the limits above), and send them as one request, in queue order.
-/// Under light load each run goes out alone at once; under heavy load requests carry many runs,
-/// so the receiver and this thread do less work per run.
-fn run(shared: Arc<Shared>, rx: Receiver<Batch>, client: HttpClient, retry: RetryPolicy) {
+/// How long the exporter lets a request gather runs after the first one queued: what queues
+/// meanwhile goes in the same request, up to the limits above. OpenTelemetry's batch span
+/// processor waits its schedule delay (5 s by default) likewise; this one is short, so that a
+/// run reaches the receiver soon after it is stored. A request costs the exporter's thread
+/// (and the receiver) about as much as encoding a few runs does, on the cores the runs share.
+pub const LINGER: Duration = Duration::from_millis(50);
+
+/// The exporter's thread, until every handle is gone: take a batch, let more gather for
+/// its linger ([`LINGER`] by default; less once a full request's worth is waiting, or someone
+/// flushes), and send them
+/// as one request, in queue order. Under light load each run goes out alone within `LINGER`;
+/// under heavy load requests carry many runs, so the receiver and this thread do less work per
+/// run. The thread sleeps while it lingers rather than waiting on the queue, so queuing a run
+/// never wakes it.
+fn run(
+    shared: Arc<Shared>,
+    rx: Receiver<Batch>,
+    client: HttpClient,
+    retry: RetryPolicy,
+    linger: Duration,
+) {
     while let Ok(first) = rx.recv() {
+        let until = Instant::now() + linger;
+        loop {
+            let now = Instant::now();
+            if now >= until
+                || rx.len() + 1 >= MAX_RUNS_PER_REQUEST
+                || shared.flushing.load(Ordering::SeqCst) > 0
+            {
+                break;
+            }
+            std::thread::sleep((until - now).min(Duration::from_millis(5)));
+        }
         let mut spans = Vec::new();
         let mut runs = 0;
         let mut next = Some(first);

@@ -47,7 +47,7 @@ pub(crate) mod exporter;
 pub(crate) mod send;
 
 pub use config::{Local, OtlpConfig, OtlpFlags, new_instance_id, resource_from_env};
-pub use exporter::{ErrorHook, ExportStats, Exporter, ExporterOptions};
+pub use exporter::{ErrorHook, ExportStats, Exporter, ExporterOptions, LINGER};
 pub use send::{Delivery, RetryPolicy, send};
 
 use std::fmt;
