@@ -122,7 +122,7 @@ python_path() {  # DIR: the reference path's req/s at $concurrency connections, 
     else
         "$load" agent --url "http://127.0.0.1:$harness_port/a2a" --binding 1.0 \
             --concurrency "$concurrency" --seconds "$bench_seconds" 2>/dev/null \
-            | tee /dev/stderr | awk '{ print $2 }'
+            | tee >(cat >&2) | awk '{ print $2 }'
     fi
     kill "$agent_pid" "$harness_pid" 2>/dev/null || true
     wait "$agent_pid" "$harness_pid" 2>/dev/null || true
@@ -133,11 +133,11 @@ measure() {  # LABEL DIR
     echo
     echo "== run store on $label: $dir ($(stat -f -c %T "$dir"), $(df --output=source "$dir" | tail -n 1))"
     local fsync many one py
-    fsync="$("$load" fsync --runs "$dir/probe" --seconds 2 | tee /dev/stderr)"
+    fsync="$("$load" fsync --runs "$dir/probe" --seconds 2 | tee >(cat >&2))"
     many="$("$load" harness --concurrency "$concurrency" --seconds "$bench_seconds" \
-        --count 0 --runs "$dir/runs" --otlp 2>/dev/null | tee /dev/stderr)"
+        --count 0 --runs "$dir/runs" --otlp 2>/dev/null | tee >(cat >&2))"
     one="$("$load" harness --concurrency 1 --seconds "$bench_seconds" \
-        --count 0 --runs "$dir/runs1" 2>/dev/null | sed 's/^/single stream: /' | tee /dev/stderr)"
+        --count 0 --runs "$dir/runs1" 2>/dev/null | sed 's/^/single stream: /' | tee >(cat >&2))"
     py="$(python_path "$dir" 2> >(sed 's/^/python path:   /' >&2))"
     local fsync_p50 harness_rps overhead budget
     fsync_p50="$(field "fsync round" 4 <<<"$fsync")"
@@ -145,6 +145,9 @@ measure() {  # LABEL DIR
     overhead="$(field "single stream: harness overhead" 6 <<<"$one")"
     budget="$(awk -v f="$fsync_p50" 'BEGIN { printf "%.3f", f + 0.5 }')"
     echo "-- $label: $harness_rps invocations/s through the harness at $concurrency connections"
+    local export_cost
+    export_cost="$(grep '^OTLP export cost' <<<"$many" | sed 's/^OTLP export cost *//')"
+    [[ -z "$export_cost" ]] || echo "-- OTLP export: $export_cost"
     if [[ "$py" != "-" && -n "$py" ]]; then
         awk -v d="$harness_rps" -v p="$py" -v c="$concurrency" \
             'BEGIN { printf "-- %.1fx the Python reference path (%s req/s) at %s connections (aim: 20x on ext4)\n", d / p, p, c }'
