@@ -11,7 +11,8 @@
 //!   double printed with `float.__repr__` (`1.0`, `1e+16`, `1e-07`, `Infinity`);
 //! - strings are escaped as `json.encoder` does (`\n`, `\u001f`, and with `ensure_ascii`
 //!   every non-printable-ASCII character as `\uXXXX`, astral ones as surrogate pairs);
-//! - keys are sorted by code point when asked (UTF-8 byte order is code-point order).
+//! - an object's keys come in code-point order, as `sort_keys=True` writes them (a `Value`'s
+//!   map holds them in UTF-8 byte order, which is code-point order).
 //!
 //! One more spelling is pydantic's (`model_dump_json`, which `ag-ui-protocol`'s `EventEncoder`
 //! writes AG-UI events with): the same text but for floats below 1e-4 ([`Floats::Pydantic`]).
@@ -19,11 +20,12 @@
 use serde_json::{Map, Number, Value};
 
 /// How to lay out the text: the arguments of `json.dumps` that matter to its bytes.
+/// `sort_keys` is not among them: a `Value`'s object (serde_json's map, built without
+/// `preserve_order`, is a BTreeMap) iterates its keys in byte order, which is the code-point
+/// order `sort_keys=True` gives, and holds no other order to write; ordered output comes from
+/// typed writers, and [`reformat`] keeps a text's own order.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Style {
-    /// `sort_keys=True`. Without it, objects keep the order of the `Value` (which, with
-    /// serde_json's default map, is sorted anyway; ordered output comes from typed writers).
-    pub sort_keys: bool,
     /// Between items: `", "` by default, `","` when indenting or compact.
     pub item_separator: &'static str,
     /// Between a key and its value: `": "` by default, `":"` compact.
@@ -51,7 +53,6 @@ impl Style {
     /// `json.dumps(x, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`: the bytes
     /// every content hash is taken over.
     pub(crate) const CANONICAL: Style = Style {
-        sort_keys: true,
         item_separator: ",",
         key_separator: ":",
         indent: None,
@@ -60,7 +61,6 @@ impl Style {
     };
     /// `json.dumps(x)`: Python's defaults, one line with `", "` and `": "`.
     pub(crate) const DEFAULT: Style = Style {
-        sort_keys: false,
         item_separator: ", ",
         key_separator: ": ",
         indent: None,
@@ -70,7 +70,6 @@ impl Style {
     /// pydantic's `model_dump_json()`: compact, UTF-8 as it is, pydantic's float spelling. Keys
     /// keep the value's order (a `serde_json` map's is sorted).
     pub(crate) const PYDANTIC: Style = Style {
-        sort_keys: false,
         item_separator: ",",
         key_separator: ":",
         indent: None,
@@ -79,7 +78,6 @@ impl Style {
     };
     /// `json.dumps(x, indent=2)`: how the run store writes documents.
     pub(crate) const INDENT2: Style = Style {
-        sort_keys: false,
         item_separator: ",",
         key_separator: ": ",
         indent: Some(2),
@@ -132,10 +130,7 @@ pub(crate) fn write_object(out: &mut String, map: &Map<String, Value>, style: St
         out.push_str("{}");
         return;
     }
-    // serde_json's map (built without `preserve_order`) is a BTreeMap: it iterates its keys
-    // in byte order, which is the code-point order Python's `sort_keys` uses. So the order is
-    // the same whether the style sorts or not (the map kept no other order to write).
-    let _sorted_either_way = style.sort_keys;
+    // In the map's byte order of keys, which is `sort_keys=True`'s (see `Style`).
     out.push('{');
     for (i, (k, v)) in map.iter().enumerate() {
         if i > 0 {
@@ -183,7 +178,7 @@ fn write_number_spelled(out: &mut String, text: &str, floats: Floats) {
 }
 
 /// Re-write JSON text as `json.dumps(json.loads(text), **style)` would, keeping the key
-/// order of the text (where a [`Value`] would sort it). `style.sort_keys` is ignored: this is
+/// order of the text (where a [`Value`] would sort it): this is
 /// for documents whose order is part of their bytes, such as span attributes.
 ///
 /// Returns `None` if `text` is not a single JSON value.

@@ -133,7 +133,6 @@ pub(crate) const TMP_PREFIX: &str = ".tmp-";
 
 /// `json.dumps(x, separators=(",", ":"))`: one index line.
 pub(crate) const COMPACT: Style = Style {
-    sort_keys: false,
     item_separator: ",",
     key_separator: ":",
     indent: None,
