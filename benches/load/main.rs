@@ -443,17 +443,16 @@ fn harness(args: &Args) -> Result<i32, String> {
             if round == 1 && !exporting_phase {
                 return h.rps();
             }
-            let (load, label) = if exporting_phase {
-                (&exporting, format!("round {round} exporting"))
-            } else {
-                (&through, format!("round {round} without  "))
+            let label = match (round, exporting_phase) {
+                (1, _) => "... exporting OTLP ".to_string(),
+                (_, true) => format!("round {round} exporting"),
+                (_, false) => format!("round {round} without  "),
             };
-            let r = generator::run(load);
-            let label = if round == 1 {
-                "... exporting OTLP ".to_string()
+            let r = generator::run(if exporting_phase {
+                &exporting
             } else {
-                label
-            };
+                &through
+            });
             println!("{label} {}", r.summary());
             r.rps()
         };
