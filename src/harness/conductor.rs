@@ -909,7 +909,7 @@ impl Conductor {
             agent_reply: None,
             files,
         };
-        self.store_run(&invocation, envelope, &document, &records, report, beside)
+        self.store_run(&invocation, envelope, &document, records, report, beside)
     }
 
     /// One invocation, admitted: the conductor's stages in the order the specification gives
@@ -1009,7 +1009,7 @@ impl Conductor {
                 agent_reply: decided.agent_reply.as_ref(),
                 files: &files,
             };
-            self.store_run(&invocation, envelope, &document, &records, report, beside)
+            self.store_run(&invocation, envelope, &document, records, report, beside)
         })
         .map(|run| {
             if turns.is_some() {
@@ -1220,7 +1220,7 @@ impl Conductor {
         invocation: &Invocation<'_>,
         envelope: Envelope,
         document: &Value,
-        records: &[SpanRecord],
+        records: Vec<SpanRecord>,
         report: GroundingReport,
         beside: Beside<'_>,
     ) -> Result<Run> {
@@ -1249,8 +1249,9 @@ impl Conductor {
         )?;
         if let Some(exporter) = &self.otlp {
             // The records, not the lines: reading the lines back cost the exporter's thread
-            // about a fifteenth of a run's instructions, on the cores the runs share.
-            exporter.export_stored(records.to_vec());
+            // about a fifteenth of a run's instructions, on the cores the runs share. Handed
+            // over, not copied: the run is done with them.
+            exporter.export_stored(records);
         }
         Ok(Run {
             envelope,
@@ -2382,7 +2383,7 @@ mod tests {
                 &invocation,
                 envelope.clone(),
                 &document,
-                &records,
+                records,
                 report,
                 Beside {
                     agent_reply: Some(&reply),
