@@ -62,8 +62,9 @@
 //! # Cancellation
 //!
 //! `Conductor::invoke_until` runs an invocation for an A2A task that may be canceled
-//! (`CancelTask`): the agent call then runs on a thread of its own, and once the task is
-//! canceled the conductor stops waiting for it. The run is stored as any failed agent call is,
+//! (`CancelTask`): the agent call then runs on a thread of its own (one kept from an earlier
+//! call when one is free, see `call_threads`), and once the task is canceled the conductor
+//! stops waiting for it. The run is stored as any failed agent call is,
 //! in the contract's closed vocabulary: outcome `failed`, problem `agent-error` with the detail
 //! `<agent_id>: Canceled: …` (`CANCELED`), and the statement `Canceled: …`. A task canceled
 //! before the agent was called does not call it. The agent's own call is not interrupted (A2A
@@ -79,6 +80,7 @@
 //! panic anywhere else in the run is caught around it, and the run is stored as failed with
 //! a trace of its own root span, so the id is used up as for any finished run.
 
+use super::call_threads::{self, CallThreads};
 use super::grounding::{self, GroundingReport};
 use super::policy::{self, Decision, Profile};
 use super::registry::{Registry, RemoteAgent};
@@ -381,6 +383,8 @@ pub struct Conductor {
     /// lookup compares digests, so its timing says nothing usable about a token.
     grants: Mutex<HashMap<String, Grant>>,
     grants_changed: Condvar,
+    /// Where a task's agent call runs, so the conductor can stop waiting for it.
+    call_threads: CallThreads,
 }
 
 impl Conductor {
@@ -403,6 +407,7 @@ impl Conductor {
             suspended: Mutex::default(),
             grants: Mutex::default(),
             grants_changed: Condvar::new(),
+            call_threads: CallThreads::new("ddwire-agent-call", call_threads::KEEP_IDLE),
         }
     }
 
@@ -1097,7 +1102,14 @@ impl Conductor {
         }
         let document = &invocation.document;
         let (received, canceled) = match task {
-            Some(task) => call_until(&self.client, agent, document, metadata, task),
+            Some(task) => call_until(
+                &self.call_threads,
+                &self.client,
+                agent,
+                document,
+                metadata,
+                task,
+            ),
             None => (call_caught(&self.client, agent, document, metadata), false),
         };
         // Recorded whatever the agent did: the children ran and are stored.
@@ -1747,6 +1759,7 @@ fn call_caught(
 /// Call the agent on a thread of its own and wait for its answer or for `task` to be
 /// canceled, whichever comes first; `true` beside the failure when it was the cancellation.
 fn call_until(
+    threads: &CallThreads,
     client: &A2aClient,
     agent: &RemoteAgent,
     request_doc: &Value,
@@ -1763,11 +1776,9 @@ fn call_until(
     }
     let (tx, rx) = crossbeam_channel::bounded(1);
     let (client, remote, request) = (client.clone(), agent.clone(), request_doc.clone());
-    let spawned = std::thread::Builder::new()
-        .name("ddwire-agent-call".into())
-        .spawn(move || {
-            let _ = tx.send(call_caught(&client, &remote, &request, metadata));
-        });
+    let spawned = threads.run(move || {
+        let _ = tx.send(call_caught(&client, &remote, &request, metadata));
+    });
     if spawned.is_err() {
         // No thread to be had: wait for the agent here, as a blocking send does.
         return match rx.try_recv() {
