@@ -6,7 +6,9 @@
 #      the store's journal pays it once per group of runs);
 #   2. `cargo bench --bench load -- harness` at CONCURRENCY connections: caller -> harness (A2A message/send)
 #      -> echo agent -> run store, against the same echo agent called directly, and a second
-#      harness exporting each run over OTLP (to a sink in the same process);
+#      harness exporting each run over OTLP (to a sink in the same process), the two taking
+#      turns over one set of connections in WINDOWS half-second windows; the cost is given in
+#      throughput and in the process's CPU per run;
 #   3. the same at one connection: the harness's single-stream overhead over a direct call,
 #      set against the budget of one fsync round + 0.5 ms;
 #   4. the Python reference path (benches/reference_path.py: an a2a-sdk 1.3.0 harness that
@@ -18,7 +20,7 @@
 # and after; with MASSIF=1, the same under valgrind's massif, printing the live heap over the
 # run (to tell memory the harness holds from memory glibc's allocator keeps).
 #
-#   benches/harness.sh                            # CONCURRENCY=16 SECONDS=5 COUNT=100000
+#   benches/harness.sh                            # CONCURRENCY=16 SECONDS=5 WINDOWS=120 COUNT=100000
 #   CONCURRENCY=8 SECONDS=10 COUNT=20000 benches/harness.sh
 #   MASSIF=1 MASSIF_COUNT=40000 benches/harness.sh
 #   PYTHON=0 benches/harness.sh                   # skip the Python reference path
@@ -35,6 +37,7 @@ bench_seconds="$(printenv SECONDS || true)"
 bench_seconds="${bench_seconds:-5}"
 concurrency="${CONCURRENCY:-16}"
 count="${COUNT:-100000}"
+windows="${WINDOWS:-120}"
 python="${PYTHON:-1}"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -97,7 +100,7 @@ field() {  # LABEL COLUMN < output: the number after LABEL's COLUMNth word
 }
 
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), Linux $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "$("$ddwire" --version | head -n1); $concurrency connections, ${bench_seconds}s per phase (+1 s warm-up), $count runs for memory"
+echo "$("$ddwire" --version | head -n1); $concurrency connections, ${bench_seconds}s per phase (+1 s warm-up), $windows export windows of 0.5 s, $count runs for memory"
 
 python_path() {  # DIR: the reference path's req/s at $concurrency connections, or "-"
     [[ -n "$venv" ]] || { echo "-"; return; }
@@ -135,7 +138,7 @@ measure() {  # LABEL DIR
     local fsync many one py
     fsync="$("$load" fsync --runs "$dir/probe" --seconds 2 | tee >(cat >&2))"
     many="$("$load" harness --concurrency "$concurrency" --seconds "$bench_seconds" \
-        --count 0 --runs "$dir/runs" --otlp 2>/dev/null | tee >(cat >&2))"
+        --count 0 --runs "$dir/runs" --otlp --windows "$windows" 2>/dev/null | tee >(cat >&2))"
     one="$("$load" harness --concurrency 1 --seconds "$bench_seconds" \
         --count 0 --runs "$dir/runs1" 2>/dev/null | sed 's/^/single stream: /' | tee >(cat >&2))"
     py="$(python_path "$dir" 2> >(sed 's/^/python path:   /' >&2))"

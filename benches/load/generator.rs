@@ -41,6 +41,9 @@ pub struct Report {
     pub latencies_us: Vec<u32>,
     /// Status codes other than 200 seen, with counts.
     pub other_statuses: Vec<(u16, u64)>,
+    /// The whole process's CPU time (user + system) over the measured window, when the run
+    /// had no request budget (every thread of it: generator, servers, their helpers).
+    pub cpu: Option<Duration>,
 }
 
 impl Report {
@@ -58,10 +61,16 @@ impl Report {
         self.latencies_us[i]
     }
 
-    /// One line: requests/s, p50, p99, errors.
+    /// The process's CPU time per measured request, in microseconds.
+    pub fn cpu_us_per_request(&self) -> Option<f64> {
+        let cpu = self.cpu?;
+        (self.requests > 0).then(|| cpu.as_secs_f64() * 1e6 / self.requests as f64)
+    }
+
+    /// One line: requests/s, p50, p99, errors, and CPU per request when measured.
     pub fn summary(&self) -> String {
         format!(
-            "{:>9.0} req/s  p50 {:>7.3} ms  p99 {:>7.3} ms  ({} requests, {} errors{})",
+            "{:>9.0} req/s  p50 {:>7.3} ms  p99 {:>7.3} ms  ({} requests, {} errors{}){}",
             self.rps(),
             f64::from(self.percentile_us(0.50)) / 1000.0,
             f64::from(self.percentile_us(0.99)) / 1000.0,
@@ -71,6 +80,13 @@ impl Report {
                 String::new()
             } else {
                 format!(", statuses {:?}", self.other_statuses)
+            },
+            match (self.cpu_us_per_request(), self.cpu) {
+                (Some(per), Some(cpu)) => format!(
+                    "  cpu {per:.0} us/req, {:.2} cores busy",
+                    cpu.as_secs_f64() / self.elapsed.as_secs_f64().max(1e-9)
+                ),
+                _ => String::new(),
             }
         )
     }
@@ -126,10 +142,19 @@ pub fn run(load: &Load) -> Report {
     let warm_until = start + load.warmup;
     let stop_at = warm_until + load.duration;
     let budget = AtomicU64::new(load.max_requests.unwrap_or(u64::MAX));
+    let mut cpu = None;
     let per_thread: Vec<(u64, u64, Vec<u32>, Vec<u16>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..load.concurrency.max(1))
             .map(|_| s.spawn(|| worker(load, warm_until, stop_at, &budget)))
             .collect();
+        // With no budget the window is fixed, so the process's CPU over exactly it can be
+        // read from here; with one, the run may end at any moment and this is skipped.
+        if load.max_requests.is_none() {
+            std::thread::sleep(warm_until.saturating_duration_since(Instant::now()));
+            let before = process_cpu();
+            std::thread::sleep(stop_at.saturating_duration_since(Instant::now()));
+            cpu = before.zip(process_cpu()).map(|(b, a)| a.saturating_sub(b));
+        }
         handles
             .into_iter()
             .map(|h| h.join().unwrap_or_default())
@@ -137,18 +162,14 @@ pub fn run(load: &Load) -> Report {
     });
     let mut latencies: Vec<u32> = Vec::new();
     let (mut requests, mut errors) = (0, 0);
-    let mut statuses: Vec<(u16, u64)> = Vec::new();
+    let mut statuses = Vec::new();
     for (r, e, l, st) in per_thread {
         requests += r;
         errors += e;
         latencies.extend(l);
-        for s in st {
-            match statuses.iter_mut().find(|(code, _)| *code == s) {
-                Some(slot) => slot.1 += 1,
-                None => statuses.push((s, 1)),
-            }
-        }
+        statuses.extend(st);
     }
+    let statuses = count_statuses(statuses);
     latencies.sort_unstable();
     // With a request budget the run may end before its duration.
     let elapsed = Instant::now()
@@ -160,7 +181,235 @@ pub fn run(load: &Load) -> Report {
         elapsed,
         latencies_us: latencies,
         other_statuses: statuses,
+        cpu,
     }
+}
+
+/// This process's CPU time so far, user and system, from `/proc/self/stat` (fields 14 and
+/// 15, in clock ticks; `proc(5)`). The ticks are taken as 100 per second, which is what
+/// Linux reports to user space on every architecture it builds for (`USER_HZ`).
+pub fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name, field 2, is in parentheses and may hold spaces: count after it.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
+}
+
+/// How [`alternate`] shares its time between two servers.
+#[derive(Clone, Copy, Debug)]
+pub struct Alternation {
+    /// The length of one window; each window drives one server.
+    pub window: Duration,
+    /// How much of a window that follows the other server's is left uncounted, so work the
+    /// other server left running (its requests in flight, its queued background work) is not
+    /// counted against this one.
+    pub settle: Duration,
+    /// How many windows after the warm-up, rounded up to a multiple of four (whole A B B A
+    /// cycles), so each server gets half.
+    pub windows: usize,
+    pub warmup: Duration,
+}
+
+/// The two servers' shares of an [`alternate`] run, and the change cycle by cycle.
+#[derive(Clone, Debug)]
+pub struct Alternated {
+    pub a: Report,
+    pub b: Report,
+    /// For each four-window cycle (A B B A), B's throughput over A's, minus one, in percent.
+    pub cycles: Vec<f64>,
+}
+
+/// The server that window `i` drives: A B B A, again and again, so a steady drift favours
+/// neither (each cycle is symmetric in time), and a switch happens every other window.
+fn owner(i: usize) -> usize {
+    [0, 1, 1, 0][i % 4]
+}
+
+/// Drive two servers with one set of connections, in windows that take turns. Each of the
+/// `concurrency` closed-loop workers keeps a keep-alive connection to both for the whole run
+/// and sends each request to the server that owns the window it is sent in. A response
+/// counts for its server if it completes in one of that server's windows, outside the
+/// settling time after a switch.
+///
+/// Two phases run one after the other differ in more than the servers: fresh connections
+/// land on fresh server threads, with their own allocator arenas and places on the cores, and
+/// each phase draws its own lot (on a 2-core machine, 5-second phases of one server differ by
+/// ±10–20%). Here both servers keep the same connections and threads throughout, and their
+/// turns are short and many, so what differs between their counts is the servers.
+pub fn alternate(a: &Load, b: &Load, plan: Alternation) -> Alternated {
+    let windows = plan.windows.div_ceil(4).max(1) * 4;
+    let start = Instant::now();
+    let measured_from = start + plan.warmup;
+    let stop_at = measured_from + plan.window * windows as u32;
+    let loads = [a, b];
+    // The counted span of window i: its settling time is left out after a switch.
+    let counted = |i: usize| {
+        let from = measured_from + plan.window * i as u32;
+        let switched = i == 0 || owner(i) != owner(i - 1);
+        (
+            if switched {
+                from + plan.settle.min(plan.window)
+            } else {
+                from
+            },
+            from + plan.window,
+        )
+    };
+    let window_of = |t: Instant| -> Option<usize> {
+        let i = t.checked_duration_since(measured_from)?.as_nanos() / plan.window.as_nanos();
+        (i < windows as u128).then_some(i as usize)
+    };
+    // Per worker, per server: requests, errors, latencies, statuses; and per window, counts.
+    type Tally = (u64, u64, Vec<u32>, Vec<u16>);
+    let mut cpu: [Option<Duration>; 2] = [Some(Duration::ZERO); 2];
+    let results: Vec<([Tally; 2], Vec<u64>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..a.concurrency.max(1))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut tallies: [Tally; 2] = Default::default();
+                    let mut per_window = vec![0u64; windows];
+                    let mut streams: [Option<TcpStream>; 2] = [None, None];
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let methods = [request_method(&a.request), request_method(&b.request)];
+                    loop {
+                        let now = Instant::now();
+                        if now >= stop_at {
+                            break;
+                        }
+                        let turn = window_of(now).map_or(
+                            // Warm-up: alternate by window length too, so both are warm.
+                            (now.duration_since(start).as_nanos() / plan.window.as_nanos())
+                                as usize
+                                % 2,
+                            owner,
+                        );
+                        if streams[turn].is_none() {
+                            streams[turn] = connect(loads[turn].addr);
+                            if streams[turn].is_none() {
+                                tallies[turn].1 += 1;
+                                std::thread::sleep(Duration::from_millis(10));
+                                continue;
+                            }
+                        }
+                        let stream = streams[turn].as_mut().expect("connected above");
+                        let sent = Instant::now();
+                        let outcome = stream
+                            .write_all(&loads[turn].request)
+                            .ok()
+                            .and_then(|_| read_response(stream, &mut buf, &methods[turn]));
+                        let done = Instant::now();
+                        let tally = &mut tallies[turn];
+                        match outcome {
+                            Some((status, keep_alive)) => {
+                                if let Some(i) = window_of(done)
+                                    && owner(i) == turn
+                                    && done >= counted(i).0
+                                {
+                                    tally.0 += 1;
+                                    per_window[i] += 1;
+                                    let took = done.duration_since(sent).as_micros();
+                                    tally.2.push(took.min(u128::from(u32::MAX)) as u32);
+                                    if status != 200 {
+                                        tally.3.push(status);
+                                    }
+                                }
+                                if !keep_alive {
+                                    streams[turn] = None;
+                                }
+                            }
+                            None => {
+                                tally.1 += 1;
+                                streams[turn] = None;
+                            }
+                        }
+                    }
+                    (tallies, per_window)
+                })
+            })
+            .collect();
+        // The process's CPU over each window's counted span, to the window's server.
+        for i in 0..windows {
+            let (from, to) = counted(i);
+            std::thread::sleep(from.saturating_duration_since(Instant::now()));
+            let before = process_cpu();
+            std::thread::sleep(to.saturating_duration_since(Instant::now()));
+            let spent = before.zip(process_cpu()).map(|(b, a)| a.saturating_sub(b));
+            cpu[owner(i)] = cpu[owner(i)].zip(spent).map(|(sum, x)| sum + x);
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut per_window = vec![0u64; windows];
+    let mut merged: [Tally; 2] = Default::default();
+    for (tallies, counts) in results {
+        for (w, c) in per_window.iter_mut().zip(counts) {
+            *w += c;
+        }
+        for (m, t) in merged.iter_mut().zip(tallies) {
+            m.0 += t.0;
+            m.1 += t.1;
+            m.2.extend(t.2);
+            m.3.extend(t.3);
+        }
+    }
+    let counted_time = |server: usize, range: std::ops::Range<usize>| -> Duration {
+        range
+            .filter(|&i| owner(i) == server)
+            .map(|i| {
+                let (from, to) = counted(i);
+                to - from
+            })
+            .sum()
+    };
+    let cycles = (0..windows / 4)
+        .map(|c| {
+            let range = c * 4..c * 4 + 4;
+            let rate = |server: usize| {
+                let n: u64 = range
+                    .clone()
+                    .filter(|&i| owner(i) == server)
+                    .map(|i| per_window[i])
+                    .sum();
+                n as f64 / counted_time(server, range.clone()).as_secs_f64().max(1e-9)
+            };
+            (rate(1) / rate(0).max(1e-9) - 1.0) * 100.0
+        })
+        .collect();
+    let [ta, tb] = merged;
+    let report = |t: Tally, server: usize| {
+        let (requests, errors, mut latencies, statuses) = t;
+        latencies.sort_unstable();
+        Report {
+            requests,
+            errors,
+            elapsed: counted_time(server, 0..windows),
+            latencies_us: latencies,
+            other_statuses: count_statuses(statuses),
+            cpu: cpu[server],
+        }
+    };
+    Alternated {
+        a: report(ta, 0),
+        b: report(tb, 1),
+        cycles,
+    }
+}
+
+/// Each status code seen, with how often.
+fn count_statuses(seen: Vec<u16>) -> Vec<(u16, u64)> {
+    let mut counts: Vec<(u16, u64)> = Vec::new();
+    for s in seen {
+        match counts.iter_mut().find(|(code, _)| *code == s) {
+            Some(slot) => slot.1 += 1,
+            None => counts.push((s, 1)),
+        }
+    }
+    counts
 }
 
 /// The method of a request's bytes (`HEAD` changes how its response is framed).

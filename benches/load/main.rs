@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const USAGE: &str = "Usage: cargo bench --bench load -- agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]\n       \
-            cargo bench --bench load -- harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed] [--otlp [--rounds N]]\n       \
+            cargo bench --bench load -- harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed] [--otlp [--windows N] [--window-ms M] [--settle-ms M]]\n       \
             cargo bench --bench load -- relay [--concurrency N] [--seconds S] [--binding 0.3|1.0] [--traces DIR]\n       \
             cargo bench --bench load -- sign [--count N]\n       \
             cargo bench --bench load -- fsync --runs DIR [--seconds S]";
@@ -55,9 +55,12 @@ const DETAILS: &str = "agent: drives an A2A echo agent with message/send (or Sen
               shares a key with its echo agent and signs every call (HMAC-SHA256, verified by the\n\
               agent); the direct call stays unsigned, so the overhead includes signing and\n\
               verifying. With --otlp, a second harness that exports each run over OTLP\n\
-              (http/protobuf, to a sink in this process) is measured too, taking turns with the\n\
-              first for --rounds rounds (default 4; the order within a round alternates), and\n\
-              the change in throughput printed: each round's, and the median round's.\n\n\
+              (http/protobuf, to a sink in this process) is measured against the first: the\n\
+              two take turns over one set of connections, in --windows windows (default 120)\n\
+              of --window-ms (default 500), A B B A, each window after a switch counted only\n\
+              after --settle-ms (default 150, past the exporter's 50 ms linger). Printed: the\n\
+              change in throughput, its spread over the 4-window cycles, and this process's\n\
+              CPU time per run (all its threads: generator, harnesses, agent, exporter, sink).\n\n\
               sign: the cost of the request signature alone, in this process: signing and\n\
               verifying (nonce cache included) --count times (default 20,000) for bodies of\n\
               1 KiB, 64 KiB and 1 MiB, in microseconds per call and MB/s.\n\n\
@@ -78,7 +81,9 @@ const VALUED: &[&str] = &[
     "count",
     "runs",
     "traces",
-    "rounds",
+    "windows",
+    "window-ms",
+    "settle-ms",
 ];
 const SWITCHES: &[&str] = &["get", "signed", "otlp"];
 
@@ -431,57 +436,43 @@ fn harness(args: &Args) -> Result<i32, String> {
             a2a_request(&host, "/a2a", binding, echo_request())?,
             args,
         )?;
-        // The two harnesses take turns, so drift on a shared machine (another process, a
-        // store that grows, a warming disk) falls on both alike: each round pairs one phase of
-        // each, in the order without-with, then with-without (so a steady drift, which would
-        // always favour whichever phase comes first, cancels over two rounds), and the cost is
-        // the median round's.
-        let rounds = args.number::<usize>("rounds")?.unwrap_or(4).max(1);
-        let mut changes = Vec::with_capacity(rounds);
-        let (mut without_total, mut with_total) = (0.0, 0.0);
-        let measure = |round: usize, exporting_phase: bool| {
-            if round == 1 && !exporting_phase {
-                return h.rps();
-            }
-            let label = match (round, exporting_phase) {
-                (1, _) => "... exporting OTLP ".to_string(),
-                (_, true) => format!("round {round} exporting"),
-                (_, false) => format!("round {round} without  "),
-            };
-            let r = generator::run(if exporting_phase {
-                &exporting
-            } else {
-                &through
-            });
-            println!("{label} {}", r.summary());
-            r.rps()
+        // The two harnesses take turns in short windows over one set of connections (see
+        // generator::alternate): phases run one after the other differ by more than the
+        // export costs, since each set of fresh connections draws its own server threads.
+        let window = Duration::from_millis(args.number::<u64>("window-ms")?.unwrap_or(500));
+        let settle = Duration::from_millis(args.number::<u64>("settle-ms")?.unwrap_or(150));
+        let plan = generator::Alternation {
+            window,
+            // Past the exporter's linger, so a window after an exporting one starts counting
+            // only once the runs it left have been sent.
+            settle,
+            windows: args.number::<usize>("windows")?.unwrap_or(120),
+            warmup: Duration::from_secs(1),
         };
-        for round in 1..=rounds {
-            let (without, with) = if round % 2 == 1 {
-                let without = measure(round, false);
-                (without, measure(round, true))
-            } else {
-                let with = measure(round, true);
-                (measure(round, false), with)
-            };
-            changes.push((with / without - 1.0) * 100.0);
-            without_total += without;
-            with_total += with;
-        }
+        let turns = generator::alternate(&through, &exporting, plan);
         let settled = exporter.flush(Duration::from_secs(60));
         let stats = exporter.stats();
-        let mut sorted = changes.clone();
+        println!("taking turns: without {}", turns.a.summary());
+        println!("taking turns: exporting {}", turns.b.summary());
+        let mut sorted = turns.cycles.clone();
         sorted.sort_by(f64::total_cmp);
-        let listed: Vec<String> = changes.iter().map(|c| format!("{c:+.1}%")).collect();
+        let quantile = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
         println!(
-            "OTLP export cost    throughput {:+.1}% against the harness without export (median of {rounds} alternating rounds: {}; all rounds together {:+.1}%); {} runs exported in {} requests, {} dropped, {} failed{}",
-            if sorted.len() % 2 == 1 {
-                sorted[sorted.len() / 2]
-            } else {
-                (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0
+            "OTLP export cost    throughput {:+.1}% against the harness without export ({} windows of {} ms taking turns, {} ms of each after a switch not counted; per 4-window cycle: median {:+.1}%, middle half {:+.1}% to {:+.1}%){}; {} runs exported in {} requests, {} dropped, {} failed{}",
+            (turns.b.rps() / turns.a.rps().max(1e-9) - 1.0) * 100.0,
+            sorted.len() * 4,
+            window.as_millis(),
+            settle.as_millis(),
+            quantile(0.5),
+            quantile(0.25),
+            quantile(0.75),
+            match (turns.a.cpu_us_per_request(), turns.b.cpu_us_per_request()) {
+                (Some(without), Some(with)) => format!(
+                    "; process CPU per run {without:.0} us without, {with:.0} us exporting ({:+.1}%)",
+                    (with / without - 1.0) * 100.0
+                ),
+                _ => String::new(),
             },
-            listed.join(", "),
-            (with_total / without_total - 1.0) * 100.0,
             stats.exported_batches,
             stats.requests,
             stats.dropped_batches,
