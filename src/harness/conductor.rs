@@ -1102,7 +1102,8 @@ impl Conductor {
         }
         let document = &invocation.document;
         let (received, canceled) = match task {
-            Some(task) => call_until(
+            // Work nothing can cancel (an AG-UI run) is called here, with no thread to wake.
+            Some(task) if task.can_be_canceled() => call_until(
                 &self.call_threads,
                 &self.client,
                 agent,
@@ -1110,7 +1111,7 @@ impl Conductor {
                 metadata,
                 task,
             ),
-            None => (call_caught(&self.client, agent, document, metadata), false),
+            _ => (call_caught(&self.client, agent, document, metadata), false),
         };
         // Recorded whatever the agent did: the children ran and are stored.
         let delegations = grant.map(GrantGuard::revoke).unwrap_or_default();

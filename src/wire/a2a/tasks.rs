@@ -100,7 +100,7 @@ pub struct Progress {
     canceled: Arc<AtomicBool>,
     wake: Receiver<()>,
     /// Keeps a detached handle's channel open, so it never reads as canceled.
-    _open: Option<Sender<()>>,
+    keep_open: Option<Sender<()>>,
 }
 
 impl Progress {
@@ -153,6 +153,12 @@ impl Progress {
         &self.wake
     }
 
+    /// Whether anything can cancel the task: `false` for a [`Progress::detached`] handle, whose
+    /// work need not be watched.
+    pub(crate) fn can_be_canceled(&self) -> bool {
+        self.keep_open.is_none()
+    }
+
     /// A progress handle for work outside any store (it is never canceled).
     pub(crate) fn detached(task_id: &str, context_id: &str) -> Progress {
         let (open, wake) = crossbeam_channel::bounded(0);
@@ -162,7 +168,7 @@ impl Progress {
             store: TaskStore::new(0),
             canceled: Arc::default(),
             wake,
-            _open: Some(open),
+            keep_open: Some(open),
         }
     }
 }
@@ -304,7 +310,7 @@ impl TaskStore {
                 store: self.clone(),
                 canceled,
                 wake: rx,
-                _open: None,
+                keep_open: None,
             },
         )
     }
