@@ -106,7 +106,7 @@ use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Who a `referred` outcome names when the profile requires approval.
 pub(crate) const DATA_STEWARD: &str = "data_steward";
@@ -1040,7 +1040,7 @@ impl Conductor {
             Some(r) => r.suspension,
             None => Suspension {
                 request: invocation.request.clone(),
-                request_doc: invocation.document.clone(),
+                request_doc: Value::clone(&invocation.document),
                 acting_for: invocation.acting_for.clone(),
                 suspended_at: crate::time::rfc3339(now),
                 expires_at: String::new(),
@@ -1343,9 +1343,12 @@ impl Conductor {
 /// One admitted invocation: what every stage reads.
 struct Invocation<'a> {
     request: &'a InvocationRequest,
-    /// The request as the wire and the run store carry it.
-    document: Value,
-    agent: &'a RemoteAgent,
+    /// The request as the wire and the run store carry it; shared with the thread a task's
+    /// agent call runs on, not copied for it.
+    document: Arc<Value>,
+    /// Shared with the thread a task's agent call runs on, not copied for it (a copy is the
+    /// whole card and every class schema).
+    agent: &'a Arc<RemoteAgent>,
     acting_for: &'a Principal,
     /// The `dd-input-json-v1` hash of the input, computed once.
     input_hash: String,
@@ -1359,7 +1362,7 @@ impl<'a> Invocation<'a> {
     fn new(
         request: &'a InvocationRequest,
         document: Value,
-        agent: &'a RemoteAgent,
+        agent: &'a Arc<RemoteAgent>,
         acting_for: &'a Principal,
     ) -> Invocation<'a> {
         let input = &document["input"];
@@ -1377,7 +1380,7 @@ impl<'a> Invocation<'a> {
             .flatten();
         Invocation {
             request,
-            document,
+            document: Arc::new(document),
             agent,
             acting_for,
             input_hash,
@@ -1762,8 +1765,8 @@ fn call_caught(
 fn call_until(
     threads: &CallThreads,
     client: &A2aClient,
-    agent: &RemoteAgent,
-    request_doc: &Value,
+    agent: &Arc<RemoteAgent>,
+    request_doc: &Arc<Value>,
     metadata: Map<String, Value>,
     task: &Progress,
 ) -> (std::result::Result<remote::Received, remote::Failure>, bool) {
@@ -1776,7 +1779,7 @@ fn call_until(
         return (Err(before.into()), true);
     }
     let (tx, rx) = crossbeam_channel::bounded(1);
-    let (client, remote, request) = (client.clone(), agent.clone(), request_doc.clone());
+    let (client, remote, request) = (client.clone(), Arc::clone(agent), Arc::clone(request_doc));
     let spawned = threads.run(move || {
         let _ = tx.send(call_caught(&client, &remote, &request, metadata));
     });
