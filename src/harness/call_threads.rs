@@ -105,9 +105,20 @@ fn serve(first: Job, waiting: &Receiver<Job>, idle: &AtomicUsize, keep_idle: Dur
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
+    use std::sync::{Barrier, Mutex};
     use std::time::Instant;
 
+    /// Wait up to 10 s for the idle count to satisfy `ready`; the count as it then stands.
+    fn idle_once(threads: &CallThreads, ready: impl Fn(usize) -> bool) -> usize {
+        let until = Instant::now() + Duration::from_secs(10);
+        while !ready(threads.idle()) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        threads.idle()
+    }
+
+    /// `calls` calls one after another, each awaited until its thread is idle again: the
+    /// thread each ran on.
     fn thread_ids(threads: &CallThreads, calls: usize) -> Vec<std::thread::ThreadId> {
         let seen = Arc::new(Mutex::new(Vec::new()));
         for _ in 0..calls {
@@ -121,12 +132,24 @@ mod tests {
                 .unwrap();
             rx.recv_timeout(Duration::from_secs(10)).unwrap();
             // The thread counts itself idle just after the job; let it.
-            let until = Instant::now() + Duration::from_secs(10);
-            while threads.idle() == 0 && Instant::now() < until {
-                std::thread::yield_now();
-            }
+            idle_once(threads, |n| n > 0);
         }
         Arc::try_unwrap(seen).unwrap().into_inner().unwrap()
+    }
+
+    /// Start `calls` calls that each wait at the barrier returned, which lets them go once the
+    /// caller waits at it too: they can finish only if every one has a thread at once.
+    fn calls_held_together(threads: &CallThreads, calls: usize) -> Arc<Barrier> {
+        let barrier = Arc::new(Barrier::new(calls + 1));
+        for _ in 0..calls {
+            let barrier = Arc::clone(&barrier);
+            threads
+                .run(move || {
+                    barrier.wait();
+                })
+                .unwrap();
+        }
+        barrier
     }
 
     #[test]
@@ -141,33 +164,11 @@ mod tests {
     #[test]
     fn calls_at_once_each_get_a_thread_without_waiting_for_another() {
         let threads = CallThreads::new("test-call", Duration::from_secs(30));
-        // Eight calls that each wait for all eight to have started: with fewer threads than
-        // calls, this would never finish.
-        let barrier = Arc::new(std::sync::Barrier::new(9));
-        for _ in 0..8 {
-            let barrier = Arc::clone(&barrier);
-            threads
-                .run(move || {
-                    barrier.wait();
-                })
-                .unwrap();
-        }
-        barrier.wait();
-        let until = Instant::now() + Duration::from_secs(10);
-        while threads.idle() < 8 && Instant::now() < until {
-            std::thread::yield_now();
-        }
-        assert_eq!(threads.idle(), 8);
-        // All eight are reused: eight more at once start no new thread.
-        let barrier = Arc::new(std::sync::Barrier::new(9));
-        for _ in 0..8 {
-            let barrier = Arc::clone(&barrier);
-            threads
-                .run(move || {
-                    barrier.wait();
-                })
-                .unwrap();
-        }
+        // With fewer threads than calls, this wait would never end.
+        calls_held_together(&threads, 8).wait();
+        assert_eq!(idle_once(&threads, |n| n >= 8), 8);
+        // All eight are reused: eight more at once take every idle thread, and start none.
+        let barrier = calls_held_together(&threads, 8);
         assert_eq!(threads.idle(), 0);
         barrier.wait();
     }
@@ -176,11 +177,11 @@ mod tests {
     fn an_idle_thread_ends_and_the_next_call_starts_another() {
         let threads = CallThreads::new("test-call", Duration::from_millis(20));
         let first = thread_ids(&threads, 1);
-        let until = Instant::now() + Duration::from_secs(10);
-        while threads.idle() > 0 && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        assert_eq!(threads.idle(), 0, "the idle thread did not end");
+        assert_eq!(
+            idle_once(&threads, |n| n == 0),
+            0,
+            "the idle thread did not end"
+        );
         let second = thread_ids(&threads, 1);
         assert_ne!(first, second);
     }
@@ -189,11 +190,7 @@ mod tests {
     fn a_job_that_panics_leaves_its_thread_for_the_next() {
         let threads = CallThreads::new("test-call", Duration::from_secs(30));
         threads.run(|| panic!("the job's own panic")).unwrap();
-        let until = Instant::now() + Duration::from_secs(10);
-        while threads.idle() == 0 && Instant::now() < until {
-            std::thread::yield_now();
-        }
-        assert_eq!(threads.idle(), 1);
+        assert_eq!(idle_once(&threads, |n| n > 0), 1);
         assert_eq!(thread_ids(&threads, 3).len(), 3);
         assert_eq!(threads.idle(), 1);
     }
