@@ -1784,18 +1784,15 @@ fn call_until(
         let _ = tx.send(call_caught(&client, &remote, &request, metadata));
     });
     if spawned.is_err() {
-        // No thread to be had: wait for the agent here, as a blocking send does.
-        return match rx.try_recv() {
-            Ok(received) => (received, false),
-            Err(_) => (
-                Err(format!(
-                    "{}: no thread could be started for the call",
-                    agent.spec.agent_id
-                )
-                .into()),
-                false,
-            ),
-        };
+        // No thread to be had: the job was dropped unrun, so the agent was not called.
+        return (
+            Err(format!(
+                "{}: no thread could be started for the call",
+                agent.spec.agent_id
+            )
+            .into()),
+            false,
+        );
     }
     let started = std::time::Instant::now();
     let mut watching = true;
