@@ -150,10 +150,7 @@ pub fn run(load: &Load) -> Report {
         // With no budget the window is fixed, so the process's CPU over exactly it can be
         // read from here; with one, the run may end at any moment and this is skipped.
         if load.max_requests.is_none() {
-            std::thread::sleep(warm_until.saturating_duration_since(Instant::now()));
-            let before = process_cpu();
-            std::thread::sleep(stop_at.saturating_duration_since(Instant::now()));
-            cpu = before.zip(process_cpu()).map(|(b, a)| a.saturating_sub(b));
+            cpu = cpu_between(warm_until, stop_at);
         }
         handles
             .into_iter()
@@ -196,6 +193,14 @@ pub fn process_cpu() -> Option<Duration> {
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
     Some(Duration::from_millis((utime + stime) * 10))
+}
+
+/// Sleep until `from`, then until `to`: the process's CPU time between the two.
+fn cpu_between(from: Instant, to: Instant) -> Option<Duration> {
+    std::thread::sleep(from.saturating_duration_since(Instant::now()));
+    let before = process_cpu();
+    std::thread::sleep(to.saturating_duration_since(Instant::now()));
+    before.zip(process_cpu()).map(|(b, a)| a.saturating_sub(b))
 }
 
 /// How [`alternate`] shares its time between two servers.
@@ -286,44 +291,24 @@ pub fn alternate(a: &Load, b: &Load, plan: Alternation) -> Alternated {
                                 % 2,
                             owner,
                         );
-                        if streams[turn].is_none() {
-                            streams[turn] = connect(loads[turn].addr);
-                            if streams[turn].is_none() {
-                                tallies[turn].1 += 1;
-                                std::thread::sleep(Duration::from_millis(10));
-                                continue;
-                            }
-                        }
-                        let stream = streams[turn].as_mut().expect("connected above");
-                        let sent = Instant::now();
-                        let outcome = stream
-                            .write_all(&loads[turn].request)
-                            .ok()
-                            .and_then(|_| read_response(stream, &mut buf, &methods[turn]));
-                        let done = Instant::now();
                         let tally = &mut tallies[turn];
-                        match outcome {
-                            Some((status, keep_alive)) => {
+                        let answer =
+                            exchange(&mut streams[turn], loads[turn], &mut buf, &methods[turn]);
+                        match answer {
+                            Exchange::Answered { status, sent, done } => {
                                 if let Some(i) = window_of(done)
                                     && owner(i) == turn
                                     && done >= counted(i).0
                                 {
                                     tally.0 += 1;
                                     per_window[i] += 1;
-                                    let took = done.duration_since(sent).as_micros();
-                                    tally.2.push(took.min(u128::from(u32::MAX)) as u32);
+                                    tally.2.push(micros(done - sent));
                                     if status != 200 {
                                         tally.3.push(status);
                                     }
                                 }
-                                if !keep_alive {
-                                    streams[turn] = None;
-                                }
                             }
-                            None => {
-                                tally.1 += 1;
-                                streams[turn] = None;
-                            }
+                            Exchange::Failed => tally.1 += 1,
                         }
                     }
                     (tallies, per_window)
@@ -333,10 +318,7 @@ pub fn alternate(a: &Load, b: &Load, plan: Alternation) -> Alternated {
         // The process's CPU over each window's counted span, to the window's server.
         for i in 0..windows {
             let (from, to) = counted(i);
-            std::thread::sleep(from.saturating_duration_since(Instant::now()));
-            let before = process_cpu();
-            std::thread::sleep(to.saturating_duration_since(Instant::now()));
-            let spent = before.zip(process_cpu()).map(|(b, a)| a.saturating_sub(b));
+            let spent = cpu_between(from, to);
             cpu[owner(i)] = cpu[owner(i)].zip(spent).map(|(sum, x)| sum + x);
         }
         handles
@@ -442,43 +424,76 @@ fn worker(
         if now >= stop_at || (now >= warm_until && budget.load(Ordering::Relaxed) == 0) {
             break;
         }
-        if stream.is_none() {
-            stream = connect(load.addr);
-            if stream.is_none() {
-                errors += 1;
-                std::thread::sleep(Duration::from_millis(10));
-                continue;
-            }
-        }
-        let s = stream.as_mut().expect("connected above");
-        let sent = Instant::now();
-        let outcome = s
-            .write_all(&load.request)
-            .ok()
-            .and_then(|_| read_response(s, &mut buf, &method));
-        let took = sent.elapsed();
-        match outcome {
-            Some((status, keep_alive)) => {
+        match exchange(&mut stream, load, &mut buf, &method) {
+            Exchange::Answered { status, sent, done } => {
                 if sent >= warm_until {
                     let _ = budget
                         .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| b.checked_sub(1));
                     requests += 1;
-                    latencies.push(took.as_micros().min(u128::from(u32::MAX)) as u32);
+                    latencies.push(micros(done - sent));
                     if status != 200 {
                         statuses.push(status);
                     }
                 }
-                if !keep_alive {
-                    stream = None;
-                }
             }
-            None => {
-                errors += 1;
-                stream = None;
-            }
+            Exchange::Failed => errors += 1,
         }
     }
     (requests, errors, latencies, statuses)
+}
+
+/// How one request went.
+enum Exchange {
+    /// A response came back: its status, and when the request was sent and answered.
+    Answered {
+        status: u16,
+        sent: Instant,
+        done: Instant,
+    },
+    /// No connection could be made (after a 10 ms pause, so a refusing server is not
+    /// hammered), or the request or its response failed on it.
+    Failed,
+}
+
+/// Send `load`'s request on `stream` (connecting first if it is closed) and read the response;
+/// the stream is closed after a failure or a response that does not keep it alive.
+fn exchange(
+    stream: &mut Option<TcpStream>,
+    load: &Load,
+    buf: &mut Vec<u8>,
+    method: &str,
+) -> Exchange {
+    if stream.is_none() {
+        *stream = connect(load.addr);
+        if stream.is_none() {
+            std::thread::sleep(Duration::from_millis(10));
+            return Exchange::Failed;
+        }
+    }
+    let s = stream.as_mut().expect("connected above");
+    let sent = Instant::now();
+    let outcome = s
+        .write_all(&load.request)
+        .ok()
+        .and_then(|_| read_response(s, buf, method));
+    let done = Instant::now();
+    match outcome {
+        Some((status, keep_alive)) => {
+            if !keep_alive {
+                *stream = None;
+            }
+            Exchange::Answered { status, sent, done }
+        }
+        None => {
+            *stream = None;
+            Exchange::Failed
+        }
+    }
+}
+
+/// A latency in whole microseconds, as the reports keep it.
+fn micros(took: Duration) -> u32 {
+    took.as_micros().min(u128::from(u32::MAX)) as u32
 }
 
 /// Read one response with the client half of the server's own parser; `(status,
