@@ -1,4 +1,5 @@
-//! SIGTERM and SIGINT, received as messages: what `serve` and `agent` drain on.
+//! SIGTERM and SIGINT, received as messages: what `serve` and `agent` drain on; SIGHUP, on
+//! which they reload their TLS certificate.
 //!
 //! Standard Rust has no signal API, and ddwire adds no crate for one (see
 //! `vendor-notes/signals.md` for the choice). This module is the crate's only `unsafe` code:
@@ -25,6 +26,8 @@ pub enum Signal {
     Terminate,
     /// SIGINT: Ctrl-C at a terminal.
     Interrupt,
+    /// SIGHUP: reload (a listener's TLS certificate); never a stop.
+    Hangup,
 }
 
 impl Signal {
@@ -33,18 +36,22 @@ impl Signal {
         match self {
             Signal::Terminate => "SIGTERM",
             Signal::Interrupt => "SIGINT",
+            Signal::Hangup => "SIGHUP",
         }
     }
 
     fn from_number(n: i32) -> Signal {
         if n == SIGINT {
             Signal::Interrupt
+        } else if n == SIGHUP {
+            Signal::Hangup
         } else {
             Signal::Terminate
         }
     }
 }
 
+const SIGHUP: i32 = 1;
 const SIGINT: i32 = 2;
 const SIGTERM: i32 = 15;
 
@@ -83,7 +90,7 @@ impl Signals {
     }
 }
 
-/// Install the handler for SIGTERM and SIGINT. Call it once per process, before the threads
+/// Install the handler for SIGTERM, SIGINT and SIGHUP. Call it once per process, before the threads
 /// that should not see the default action (termination) start serving.
 pub fn install() -> io::Result<Signals> {
     #[cfg(unix)]
@@ -102,7 +109,7 @@ pub fn install() -> io::Result<Signals> {
                 "the signal handler is already installed",
             ));
         }
-        for signal in [SIGTERM, SIGINT] {
+        for signal in [SIGTERM, SIGINT, SIGHUP] {
             sys::install(signal)?;
         }
         Ok(Signals { pipe: read })

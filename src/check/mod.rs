@@ -85,6 +85,8 @@ pub struct Options {
     pub strict: bool,
     /// The HTTP client (TCP by default; the in-memory transport in tests).
     pub http: HttpClient,
+    /// `http` verifies no TLS certificate: the report says so in every format.
+    pub insecure: bool,
 }
 
 /// The default per-request timeout.
@@ -102,6 +104,7 @@ impl Options {
             timeout: DEFAULT_TIMEOUT,
             strict: false,
             http: HttpClient::tcp(),
+            insecure: false,
         }
     }
 }
@@ -175,12 +178,19 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
         base: options.url.clone(),
         card: None,
         unreachable: None,
+        tls_failed: false,
+        insecure: options.insecure,
         message,
         dd: options.dd,
         sent: Vec::new(),
     };
     let mut results = Vec::new();
     for probe in PROBES.iter().filter(|p| p.scope == Scope::Card) {
+        if ctx.tls_failed {
+            let why = Outcome::Skip("the TLS handshake failed".into());
+            results.push(result_of(probe, None, why, Duration::ZERO, options.strict));
+            continue;
+        }
         results.push(run_probe(probe, &mut ctx, None, options.strict));
         if let Some(cause) = ctx.unreachable.take() {
             return Err(CheckError::Unreachable {
@@ -220,6 +230,7 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
         bindings: targets.iter().map(|t| t.binding).collect(),
         notes,
         strict: options.strict,
+        insecure: options.insecure,
         results,
         elapsed: start.elapsed(),
     })

@@ -78,6 +78,10 @@ pub(crate) struct Ctx {
     pub card: Option<Card>,
     /// Set by `card.fetch` when nothing answered at all: the check stops (exit 2).
     pub unreachable: Option<WireError>,
+    /// Set by `tls` when the handshake failed: every other probe is skipped (exit 1).
+    pub tls_failed: bool,
+    /// The client verifies no certificate (`--insecure`).
+    pub insecure: bool,
     /// The user's message (`--message`), else the built-in one is used.
     pub message: Option<Message>,
     /// `--dd`: check the Data Director extension and reply.
@@ -101,6 +105,14 @@ impl Ctx {
 
 /// Every probe, in the order they run (card probes first, then each binding's).
 pub(crate) const PROBES: &[Probe] = &[
+    Probe {
+        id: "tls",
+        level: Level::Must,
+        spec: "A2A 0.3 §4.1; A2A 1.0 §7.1; RFC 8446",
+        title: "an https:// endpoint completes a TLS handshake with a certificate valid for its host",
+        scope: Scope::Card,
+        run: tls,
+    },
     Probe {
         id: "card.fetch",
         level: Level::Must,
@@ -337,6 +349,39 @@ fn id_kind(v: &Value) -> &'static str {
 }
 
 // ---------------------------------------------------------------------------------------
+// Transport security
+
+fn tls(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+    let base = ctx.base.trim_end_matches('/');
+    if !base
+        .get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+    {
+        return Outcome::Skip("an http:// URL: nothing is encrypted".into());
+    }
+    let url = if base.ends_with(CARD_PATH) || base.ends_with(LEGACY_CARD_PATH) {
+        base.to_string()
+    } else {
+        format!("{base}{CARD_PATH}")
+    };
+    match ctx.wire.get(&url) {
+        Err(WireError::Tls { cause, .. }) => {
+            ctx.tls_failed = true;
+            Outcome::Violation(format!("{} ({})", cause, cause.kind()))
+        }
+        // Nothing answered at all: `card.fetch` says so and the check stops.
+        Err(e @ (WireError::Connect { .. } | WireError::Timeout { .. })) => {
+            Outcome::Skip(format!("no handshake was made: {e}"))
+        }
+        _ if ctx.insecure => Outcome::Pass(Some(
+            "handshake completed; the certificate was NOT verified (--insecure)".into(),
+        )),
+        _ => Outcome::Pass(Some(
+            "handshake completed; the certificate chains to a trusted CA and names the host".into(),
+        )),
+    }
+}
+
 // The card
 
 fn card_fetch(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {

@@ -81,6 +81,8 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Whether warnings count as failures.
     pub strict: bool,
+    /// TLS certificates were not verified (`--insecure`): every format says so.
+    pub insecure: bool,
     /// Every probe's result, in the order they ran.
     pub results: Vec<ProbeResult>,
     /// The whole check's wall time.
@@ -99,6 +101,9 @@ pub struct Tally {
     /// Probes that were skipped.
     pub skipped: usize,
 }
+
+/// What every format says of a check run with `--insecure`.
+pub(crate) const INSECURE: &str = "--insecure: TLS certificates were not verified (any CA, any host); this run proves nothing about the server's identity";
 
 fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
@@ -161,6 +166,9 @@ impl Report {
                 },
                 if self.strict { "; strict" } else { "" }
             );
+        }
+        if self.insecure {
+            let _ = writeln!(out, "warning: {INSECURE}");
         }
         for note in &self.notes {
             let _ = writeln!(out, "note: {note}");
@@ -225,6 +233,7 @@ impl Report {
             "bindings": self.bindings.iter().map(|b| b.version()).collect::<Vec<_>>(),
             "notes": self.notes,
             "strict": self.strict,
+            "insecure": self.insecure,
             "passed": self.passed(),
             "exit_code": self.exit_code(),
             "summary": {"passed": t.passed, "warned": t.warned, "failed": t.failed, "skipped": t.skipped},
@@ -271,7 +280,10 @@ impl Report {
                     .join(","),
             ),
             ("strict", self.strict.to_string()),
+            ("insecure", self.insecure.to_string()),
         ];
+        let warning = self.insecure.then_some(("warning", INSECURE.to_string()));
+        let properties = properties.into_iter().chain(warning);
         for (name, value) in properties {
             let _ = writeln!(
                 out,
@@ -382,6 +394,7 @@ mod tests {
             bindings: vec![Binding::V10],
             notes: Vec::new(),
             strict: false,
+            insecure: false,
             results,
             elapsed: Duration::from_millis(3),
         }

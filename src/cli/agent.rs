@@ -14,6 +14,7 @@ pub static COMMAND: Command = Command {
     name: "agent",
     summary: "Serve a built-in agent over A2A",
     usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N] [--delay D]\n       \
+            [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]\n       \
             [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Serves the agent's card at /.well-known/agent-card.json and JSON-RPC (A2A v0.3\n\
               message/send and A2A 1.0 SendMessage) at /a2a. NAME is one of the built-in agents,\n\
@@ -65,6 +66,13 @@ pub static COMMAND: Command = Command {
             value: Some("S"),
             help: "How far a signed call's time may be from this clock, in seconds (default 300)",
         },
+        setup::TLS_CERT,
+        setup::TLS_KEY,
+        setup::TLS_CLIENT_CA,
+        setup::CA_FILE,
+        setup::CA_ONLY,
+        setup::TLS_CLIENT_CERT,
+        setup::TLS_CLIENT_KEY,
         setup::MAX_CONNECTIONS,
         drain::DRAIN_TIMEOUT,
         Flag {
@@ -127,7 +135,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let request_log = setup::request_log(args)?;
     let wire = setup::wire_log(args)?;
     // The client a delegation agent calls the harness back through.
-    let client = A2aClient::new(setup::http_client(wire.as_ref()));
+    let client = A2aClient::new(setup::http_client(args, wire.as_ref())?);
     let mut bound = http::server::bind(&addr, limits).map_err(|e| e.to_string())?;
     if let Some(log) = request_log {
         bound = bound.with_request_log(log);
@@ -135,6 +143,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
     if let Some(log) = wire {
         bound = bound.with_wire_log(log);
     }
+    let tls = setup::server_tls(args, "agent")?;
+    if let Some(identity) = &tls {
+        bound = bound.with_tls(identity.clone());
+    }
+    let scheme = bound.scheme();
     let key = match args.value("key-file") {
         Some(path) => Some(
             Key::from_file(&agent.spec().agent_id, Path::new(path)).map_err(|e| e.to_string())?,
@@ -159,7 +172,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let addr = server.local_addr();
     let signed = args.value("key-file").is_some();
     eprintln!(
-        "ddwire agent {name} ({}) listening on http://{addr} (A2A at /a2a){}",
+        "ddwire agent {name} ({}) listening on {scheme}://{addr} (A2A at /a2a){}",
         agent.spec().agent_id,
         if signed {
             "; calls must be signed with its key"
@@ -181,6 +194,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             timeout: drain_timeout,
             busy: &|| 0,
             otlp: None,
+            tls,
         },
     ))
 }

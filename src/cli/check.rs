@@ -1,14 +1,14 @@
 //! `ddwire check`: probe an A2A JSON-RPC endpoint and report what it got right.
 
 use super::args::{Flag, Parsed};
-use super::{Command, read_input};
+use super::{Command, read_input, setup};
 use ddwire::check::{self, Bindings, CheckError, Options};
 use std::time::Duration;
 
 pub static COMMAND: Command = Command {
     name: "check",
     summary: "Probe an A2A endpoint (card, JSON-RPC strictness, A2A behaviour) and report",
-    usage: "check URL [--binding auto|0.3|1.0|both] [--message FILE] [--token T] [--dd] [--format text|json|junit] [--out FILE] [--timeout S] [--strict]",
+    usage: "check URL [--binding auto|0.3|1.0|both] [--message FILE] [--token T] [--dd] [--format text|json|junit] [--out FILE] [--timeout S] [--strict] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [--insecure]",
     details: "Reads the agent card at URL/.well-known/agent-card.json (falling back to agent.json;\n\
               URL may also be the card's own URL), then runs a fixed list of probes: the card\n\
               (fields of both generations, interfaces reachable and not bind-all, with --dd the\n\
@@ -64,6 +64,15 @@ pub static COMMAND: Command = Command {
             name: "strict",
             value: None,
             help: "Warnings fail too",
+        },
+        setup::CA_FILE,
+        setup::CA_ONLY,
+        setup::TLS_CLIENT_CERT,
+        setup::TLS_CLIENT_KEY,
+        Flag {
+            name: "insecure",
+            value: None,
+            help: "Verify no TLS certificate (any CA, any host): a smoke test's shortcut; every report says so",
         },
     ],
     run,
@@ -124,6 +133,10 @@ fn run(args: &Parsed) -> Result<i32, String> {
     options.dd = args.switch("dd");
     options.strict = args.switch("strict");
     options.timeout = timeout;
+    let mut trust = setup::client_trust(args)?;
+    trust.insecure = args.switch("insecure");
+    options.insecure = trust.insecure;
+    options.http = setup::http_client_trusting(&trust, None)?;
     let report = check::run(&options).map_err(|e| match e {
         CheckError::BadMessage { .. } => format!("--message: {e}"),
         e => e.to_string(),

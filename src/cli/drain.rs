@@ -10,6 +10,7 @@ use ddwire::signals;
 use ddwire::wire::http::drain::Drain;
 use ddwire::wire::http::server::Server;
 use ddwire::wire::otlp::Exporter;
+use ddwire::wire::tls::ServerIdentity;
 use std::time::{Duration, Instant};
 
 /// The default `--drain-timeout`.
@@ -49,6 +50,8 @@ pub struct Draining<'a> {
     pub timeout: Duration,
     pub busy: &'a dyn Fn() -> usize,
     pub otlp: Option<Exporter>,
+    /// The listener's certificate, reloaded on SIGHUP.
+    pub tls: Option<ServerIdentity>,
 }
 
 /// Install the signal handler. Call before serving, so that a signal arriving during
@@ -65,16 +68,41 @@ pub fn install(who: &str) -> Option<signals::Signals> {
     }
 }
 
+/// SIGHUP: read the listener's certificate and key again, keeping the old pair if the new
+/// one is refused.
+fn reload(who: &str, tls: Option<&ServerIdentity>) {
+    match tls {
+        None => eprintln!("ddwire {who}: SIGHUP: no TLS certificate to reload; going on"),
+        Some(identity) => match identity.reload() {
+            Ok(true) => eprintln!("ddwire {who}: SIGHUP: TLS certificate reloaded"),
+            Ok(false) => eprintln!("ddwire {who}: SIGHUP: TLS certificate read again; unchanged"),
+            Err(e) => eprintln!(
+                "ddwire {who}: SIGHUP: TLS certificate not reloaded, the old one stays: {e}"
+            ),
+        },
+    }
+}
+
 /// Serve until a signal, then drain; the exit status.
 pub fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) -> i32 {
     let Some(mut signals) = signals else {
         d.server.wait();
         return 0;
     };
-    let signal = signals.wait();
     let who = d.who;
+    let signal = loop {
+        match signals.wait() {
+            signals::Signal::Hangup => reload(who, d.tls.as_ref()),
+            stop => break stop,
+        }
+    };
     std::thread::spawn(move || {
-        let again = signals.wait();
+        let again = loop {
+            match signals.wait() {
+                signals::Signal::Hangup => {}
+                stop => break stop,
+            }
+        };
         eprintln!(
             "ddwire {who}: {} during the drain: exiting now",
             again.name()

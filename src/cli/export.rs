@@ -40,7 +40,7 @@ pub const OTLP_HEADER: Flag = Flag {
 pub static COMMAND: Command = Command {
     name: "export",
     summary: "Send stored runs' spans to an OTLP receiver, or write them to a file",
-    usage: "export (RUN_ID... | --all [--since T]) [--runs DIR] (--otlp-endpoint URL | --otlp-traces-endpoint URL | --otlp-file F) [--otlp-protocol P] [--otlp-header K=V]...",
+    usage: "export (RUN_ID... | --all [--since T]) [--runs DIR] (--otlp-endpoint URL | --otlp-traces-endpoint URL | --otlp-file F) [--otlp-protocol P] [--otlp-header K=V]... [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]",
     details: "Reads the run store read-only (never repairing it, so it is safe beside a live\n\
               harness) and exports each run's spans exactly as stored, as one OTLP\n\
               ExportTraceServiceRequest per run: to an OTLP/HTTP receiver (Jaeger, Tempo, an\n\
@@ -54,7 +54,7 @@ pub static COMMAND: Command = Command {
               flags beat them. OTEL_SERVICE_NAME renames the harness's own spans,\n\
               OTEL_RESOURCE_ATTRIBUTES adds to every resource what it lacks, and\n\
               OTEL_TRACES_EXPORTER=none turns off export the variables configure. OTLP/HTTP over\n\
-              http only: no TLS, no gRPC, no gzip. A busy receiver (429, 502, 503, 504) or an\n\
+              http or https (trusting --ca-file's CAs besides the system's); no gRPC, no gzip. A busy receiver (429, 502, 503, 504) or an\n\
               unreachable one is retried with backoff. Exit 0 when every run was exported, 1 when\n\
               one failed.",
     flags: &[
@@ -78,6 +78,10 @@ pub static COMMAND: Command = Command {
         },
         OTLP_PROTOCOL,
         OTLP_HEADER,
+        setup::CA_FILE,
+        setup::CA_ONLY,
+        setup::TLS_CLIENT_CERT,
+        setup::TLS_CLIENT_KEY,
     ],
     run,
 };
@@ -211,7 +215,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
                     for note in &config.notes {
                         eprintln!("ddwire export: {note}");
                     }
-                    Output::Endpoint(config, HttpClient::tcp())
+                    Output::Endpoint(config, setup::http_client(args, None)?)
                 }
                 None => {
                     return Err(

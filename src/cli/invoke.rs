@@ -12,7 +12,7 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "invoke",
     summary: "Run one invocation and print its envelope",
-    usage: "invoke --agent ID --input FILE|- [--requirement R]... [--conversation ID] [--harness URL [--token T]] [--wire-log FILE] [config flags]",
+    usage: "invoke --agent ID --input FILE|- [--requirement R]... [--conversation ID] [--harness URL [--token T]] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [config flags]",
     details: "Builds an InvocationRequest for agent ID with the input document FILE, runs it\n\
               through the conductor against the configured agents (or sends it to the harness at\n\
               URL over A2A), prints the envelope on stdout and the outcome, grounding summary and\n\
@@ -63,6 +63,10 @@ pub static COMMAND: Command = Command {
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
         setup::WIRE_LOG,
+        setup::CA_FILE,
+        setup::CA_ONLY,
+        setup::TLS_CLIENT_CERT,
+        setup::TLS_CLIENT_KEY,
     ],
     run,
 };
@@ -86,7 +90,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     request.requirement_ids = args.values("requirement").to_vec();
     request.conversation_id = args.value("conversation").map(str::to_string);
     let wire = setup::wire_log(args)?;
-    let client = A2aClient::new(setup::http_client(wire.as_ref()));
+    let client = A2aClient::new(setup::http_client(args, wire.as_ref())?);
     let code = match args.value("harness") {
         Some(url) => remote(
             &client,

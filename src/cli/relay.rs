@@ -12,7 +12,7 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "relay",
     summary: "Relay A2A calls between peers, recording every hop as spans",
-    usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
+    usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC in either A2A binding (v0.3 message/send, tasks/get,\n\
               tasks/cancel; 1.0 SendMessage, GetTask, CancelTask), forwarded to the peer the message\n\
               metadata \"agent.target\" names (\"agent.id\" names the sender), or for a call naming a\n\
@@ -84,6 +84,13 @@ pub static COMMAND: Command = Command {
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,
         export::OTLP_HEADER,
+        setup::TLS_CERT,
+        setup::TLS_KEY,
+        setup::TLS_CLIENT_CA,
+        setup::CA_FILE,
+        setup::CA_ONLY,
+        setup::TLS_CLIENT_CERT,
+        setup::TLS_CLIENT_KEY,
         setup::MAX_CONNECTIONS,
         drain::DRAIN_TIMEOUT,
         setup::LOG_FORMAT,
@@ -127,6 +134,12 @@ fn run(args: &Parsed) -> Result<i32, String> {
     if let Some(log) = &wire {
         bound = bound.with_wire_log(log.clone());
     }
+    let tls = setup::server_tls(args, "relay")?;
+    if let Some(identity) = &tls {
+        bound = bound.with_tls(identity.clone());
+    }
+    let scheme = bound.scheme();
+    let http = setup::http_client(args, wire.as_ref())?;
     let public = args
         .value("public-url")
         .map(str::to_string)
@@ -138,12 +151,12 @@ fn run(args: &Parsed) -> Result<i32, String> {
         Topology::Open
     };
     config.traces_dir = args.value("traces").map(std::path::PathBuf::from);
-    config.exporter = export::start_exporter(args, "relay", setup::http_client(wire.as_ref()))?;
+    config.exporter = export::start_exporter(args, "relay", http.clone())?;
     config.timeout = timeout;
     if let Some(id) = args.value("id") {
         config.relay_id = id.to_string();
     }
-    config.http = setup::http_client(wire.as_ref());
+    config.http = http;
     let topology = config.topology;
     let drain_timeout = drain::timeout(args)?;
     let drain = Drain::new();
@@ -156,7 +169,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .serve(drain.gate(relay::handler(relay.clone())))
         .map_err(|e| e.to_string())?;
     eprintln!(
-        "ddwire relay: on http://{addr} (public {public}); peers {:?}; topology {}",
+        "ddwire relay: on {scheme}://{addr} (public {public}); peers {:?}; topology {}",
         relay.peer_ids(),
         topology.as_str()
     );
@@ -174,6 +187,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             timeout: drain_timeout,
             busy: &|| 0,
             otlp: relay.exporter().cloned(),
+            tls,
         },
     ))
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "send",
     summary: "Send one data part to an A2A agent and print the task it returns",
-    usage: "send URL [--data FILE|-] [--token T] [--binding 0.3|1.0] [--metadata JSON] [--timeout SECONDS] [--wire-log FILE]",
+    usage: "send URL [--data FILE|-] [--token T] [--binding 0.3|1.0] [--metadata JSON] [--timeout SECONDS] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]",
     details: "Fetches the agent card from URL/.well-known/agent-card.json, picks the binding the\n\
               card prefers (A2A 1.0 when offered, else v0.3) unless --binding says otherwise,\n\
               sends message/send or SendMessage with the JSON document as one data part, and\n\
@@ -48,6 +48,10 @@ pub static COMMAND: Command = Command {
             help: "Per-call timeout (default 60)",
         },
         setup::WIRE_LOG,
+        setup::CA_FILE,
+        setup::CA_ONLY,
+        setup::TLS_CLIENT_CERT,
+        setup::TLS_CLIENT_KEY,
     ],
     run,
 };
@@ -78,7 +82,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         },
     };
     let wire = setup::wire_log(args)?;
-    let client = A2aClient::new(setup::http_client(wire.as_ref()));
+    let client = A2aClient::new(setup::http_client(args, wire.as_ref())?);
     let result = exchange(&client, url, args, timeout, data, metadata);
     setup::close_wire_log(wire.as_ref(), "send");
     result

@@ -15,6 +15,7 @@ pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
     usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--acting-for-id IRI --acting-for-name NAME] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]\n       \
+            [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]\n       \
             [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage,\n\
               GetTask/tasks/get, CancelTask/tasks/cancel and ListTasks (1.0; the caller's runs);\n\
@@ -126,6 +127,13 @@ pub static COMMAND: Command = Command {
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,
         export::OTLP_HEADER,
+        setup::TLS_CERT,
+        setup::TLS_KEY,
+        setup::TLS_CLIENT_CA,
+        setup::CA_FILE,
+        setup::CA_ONLY,
+        setup::TLS_CLIENT_CERT,
+        setup::TLS_CLIENT_KEY,
         setup::MAX_CONNECTIONS,
         drain::DRAIN_TIMEOUT,
         setup::LOG_FORMAT,
@@ -145,7 +153,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let port: u16 = args.number("port")?.unwrap_or(8000);
     let request_log = setup::request_log(args)?;
     let wire = setup::wire_log(args)?;
-    let client = A2aClient::new(setup::http_client(wire.as_ref()));
+    let http = setup::http_client(args, wire.as_ref())?;
+    let client = A2aClient::new(http.clone());
     let mut conductor = if args.switch("read-only") {
         setup::read_only_conductor(args, client)?
     } else {
@@ -156,7 +165,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         Some(0) => return Err("--suspend-for must be at least 1 second".into()),
         Some(s) => conductor.suspend_for = std::time::Duration::from_secs(s),
     }
-    conductor.otlp = export::start_exporter(args, "serve", setup::http_client(wire.as_ref()))?;
+    conductor.otlp = export::start_exporter(args, "serve", http)?;
     let exporting = conductor
         .otlp
         .as_ref()
@@ -177,6 +186,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
     if let Some(log) = &wire {
         bound = bound.with_wire_log(log.clone());
     }
+    let tls = setup::server_tls(args, "serve")?;
+    if let Some(identity) = &tls {
+        bound = bound.with_tls(identity.clone());
+    }
+    let scheme = bound.scheme();
     let public = args
         .value("public-url")
         .map(str::to_string)
@@ -215,7 +229,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .map_err(|e| e.to_string())?;
     registry.refresh_in_background();
     eprintln!(
-        "ddwire serve: harness on http://{addr} (public {public}); agents {:?}; {} unavailable, {} incompatible{exporting}",
+        "ddwire serve: harness on {scheme}://{addr} (public {public}); agents {:?}; {} unavailable, {} incompatible{exporting}",
         registry.ids(),
         registry.unavailable().len(),
         registry.incompatible().len()
@@ -270,6 +284,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             timeout: drain_timeout,
             busy: &busy,
             otlp,
+            tls,
         },
     ))
 }

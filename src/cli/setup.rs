@@ -10,6 +10,8 @@ use ddwire::harness::registry::{self, Registry};
 use ddwire::harness::store::StoreError;
 use ddwire::harness::store::{RunReader, RunStore};
 use ddwire::wire::a2a::client::A2aClient;
+use ddwire::wire::http::client::HttpClient;
+use ddwire::wire::tls::{ClientTrust, KeyPair, ServerIdentity, ServerTls, TlsError};
 use std::path::{Path, PathBuf};
 
 pub const AGENTS: Flag = Flag {
@@ -297,15 +299,136 @@ pub fn wire_log(args: &Parsed) -> Result<Option<ddwire::wire::wirelog::WireLog>,
         .transpose()
 }
 
-/// An HTTP client over TCP, writing to `wire` when given.
-pub fn http_client(
-    wire: Option<&ddwire::wire::wirelog::WireLog>,
-) -> ddwire::wire::http::client::HttpClient {
-    match wire {
-        Some(log) => ddwire::wire::http::client::HttpClient::tcp_logged(log.clone()),
-        None => ddwire::wire::http::client::HttpClient::tcp(),
+pub const CA_FILE: Flag = Flag {
+    name: "ca-file",
+    value: Some("FILE"),
+    help: "Trust this CA (PEM) for https:// calls besides the system's (or DD_CA_FILE); repeatable",
+};
+pub const CA_ONLY: Flag = Flag {
+    name: "ca-only",
+    value: None,
+    help: "Trust only the --ca-file CAs, not the system's (air-gapped installs)",
+};
+pub const TLS_CLIENT_CERT: Flag = Flag {
+    name: "tls-client-cert",
+    value: Some("FILE"),
+    help: "Present this certificate chain (PEM) to servers that ask for one (mTLS)",
+};
+pub const TLS_CLIENT_KEY: Flag = Flag {
+    name: "tls-client-key",
+    value: Some("FILE"),
+    help: "The client certificate's private key (PEM, chmod 600)",
+};
+pub const TLS_CERT: Flag = Flag {
+    name: "tls-cert",
+    value: Some("FILE"),
+    help: "Serve over TLS with this certificate chain (PEM); reloaded on SIGHUP or change",
+};
+pub const TLS_KEY: Flag = Flag {
+    name: "tls-key",
+    value: Some("FILE"),
+    help: "The certificate's private key (PEM, chmod 600)",
+};
+pub const TLS_CLIENT_CA: Flag = Flag {
+    name: "tls-client-ca",
+    value: Some("FILE"),
+    help: "Require client certificates signed by this CA (PEM): mTLS",
+};
+
+/// A flag pair given whole or not at all: both values, or neither.
+fn pair(args: &Parsed, a: &str, b: &str) -> Result<Option<KeyPair>, String> {
+    match (args.value(a), args.value(b)) {
+        (Some(cert), Some(key)) => Ok(Some(KeyPair {
+            cert: PathBuf::from(cert),
+            key: PathBuf::from(key),
+        })),
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(format!("--{a} needs --{b}")),
+        (None, Some(_)) => Err(format!("--{b} needs --{a}")),
     }
 }
+
+/// Whom outbound calls trust: `--ca-file` (repeatable) or `DD_CA_FILE`, `--ca-only`, and the
+/// client certificate `--tls-client-cert`/`--tls-client-key` present.
+pub fn client_trust(args: &Parsed) -> Result<ClientTrust, String> {
+    let mut ca_files: Vec<PathBuf> = args.values("ca-file").iter().map(PathBuf::from).collect();
+    if ca_files.is_empty()
+        && let Some(file) = env("DD_CA_FILE")
+    {
+        ca_files.push(PathBuf::from(file));
+    }
+    let ca_only = args.switch("ca-only");
+    if ca_only && ca_files.is_empty() {
+        return Err("--ca-only trusts only the --ca-file CAs: give --ca-file FILE".into());
+    }
+    Ok(ClientTrust {
+        ca_files,
+        ca_only,
+        insecure: false,
+        client_cert: pair(args, "tls-client-cert", "tls-client-key")?,
+    })
+}
+
+/// An HTTP client over TCP trusting what `trust` names, writing to `wire` when given.
+pub fn http_client_trusting(
+    trust: &ClientTrust,
+    wire: Option<&ddwire::wire::wirelog::WireLog>,
+) -> Result<HttpClient, String> {
+    let client = HttpClient::tcp_trusting(trust).map_err(|e| tls_message(trust, e))?;
+    Ok(match wire {
+        Some(log) => client.logged(log.clone()),
+        None => client,
+    })
+}
+
+/// An HTTP client over TCP with the trust the flags give, writing to `wire` when given.
+pub fn http_client(
+    args: &Parsed,
+    wire: Option<&ddwire::wire::wirelog::WireLog>,
+) -> Result<HttpClient, String> {
+    http_client_trusting(&client_trust(args)?, wire)
+}
+
+/// A TLS error, naming the flag whose file it is about.
+fn tls_message(trust: &ClientTrust, e: TlsError) -> String {
+    match e {
+        TlsError::NotBuilt => {
+            let flag = if trust.insecure {
+                "--insecure"
+            } else if trust.client_cert.is_some() {
+                "--tls-client-cert"
+            } else {
+                "--ca-file"
+            };
+            format!("{flag}: {e}")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The listener's TLS identity `--tls-cert`/`--tls-key` (and `--tls-client-ca`) name, read
+/// now and watched for changes; `None` without them.
+pub fn server_tls(args: &Parsed, who: &'static str) -> Result<Option<ServerIdentity>, String> {
+    let Some(identity) = pair(args, "tls-cert", "tls-key")? else {
+        return match args.value("tls-client-ca") {
+            Some(_) => Err("--tls-client-ca needs --tls-cert and --tls-key".into()),
+            None => Ok(None),
+        };
+    };
+    let tls = ServerTls {
+        identity,
+        client_ca: args.value("tls-client-ca").map(PathBuf::from),
+    };
+    let loaded = ServerIdentity::load(&tls).map_err(|e| match e {
+        TlsError::NotBuilt => format!("--tls-cert: {e}"),
+        other => other.to_string(),
+    })?;
+    loaded.watch(who, CERT_WATCH_EVERY);
+    Ok(Some(loaded))
+}
+
+/// How often a listener's certificate files are checked for a change.
+pub const CERT_WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Close `wire` at the end of a command: write what is queued and the closing line, and say on
 /// stderr if anything was not logged.

@@ -77,7 +77,10 @@ pub(crate) fn call(
     let task = client
         .send_for_task(&agent.target, message, &[], agent.timeout)
         .map_err(|e| Failure {
-            unreachable: matches!(e, crate::wire::WireError::Connect { .. }),
+            unreachable: matches!(
+                e,
+                crate::wire::WireError::Connect { .. } | crate::wire::WireError::Tls { .. }
+            ),
             ..Failure::from(format!("{id} at {}: {e}", agent.url))
         })?;
     if task.status.state != TaskState::Completed {

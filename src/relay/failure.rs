@@ -96,7 +96,7 @@ impl FailureClass {
         match e {
             WireError::HttpStatus { status: 404, .. } => FailureClass::Peer404,
             WireError::Timeout { .. } => FailureClass::PeerTimeout,
-            WireError::Connect { .. } | WireError::Disconnected { .. } => {
+            WireError::Connect { .. } | WireError::Disconnected { .. } | WireError::Tls { .. } => {
                 FailureClass::PeerDisconnect
             }
             WireError::JsonRpc { .. } => FailureClass::PeerJsonrpcError,

@@ -462,7 +462,7 @@ impl Registry {
                 peer.health.state = HealthState::Up;
                 peer.health.detail = None;
             }
-            Err(e @ WireError::Connect { .. }) => {
+            Err(e @ (WireError::Connect { .. } | WireError::Tls { .. })) => {
                 peer.health.state = HealthState::Down;
                 peer.health.detail = Some(e.to_string());
             }

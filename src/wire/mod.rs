@@ -11,6 +11,7 @@ pub(crate) mod jsonrpc;
 pub mod otlp;
 pub mod sign;
 pub(crate) mod sse;
+pub mod tls;
 pub mod wirelog;
 
 use std::fmt;
@@ -68,6 +69,14 @@ pub enum WireError {
         /// What is wrong with the reply.
         reason: String,
     },
+    /// A TLS handshake failed, or the build has no TLS for an `https://` URL: the cause
+    /// names which (unknown CA, expired, wrong host, timeout, plain HTTP on the other side).
+    Tls {
+        /// The URL called.
+        url: String,
+        /// Why the handshake failed.
+        cause: tls::TlsFailure,
+    },
     /// The request could not be signed (a field breaks the signature's grammar).
     Sign {
         /// The URL to be called.
@@ -112,6 +121,7 @@ impl fmt::Display for WireError {
                 reason,
             } => write!(f, "{url}: {reason}"),
             WireError::Protocol { url: None, reason } => f.write_str(reason),
+            WireError::Tls { url, cause } => write!(f, "TLS with {url} failed: {cause}"),
             WireError::Sign { url, source } => write!(f, "{url}: {source}"),
         }
     }

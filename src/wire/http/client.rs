@@ -14,16 +14,17 @@
 
 use super::memory::MemoryNet;
 use crate::wire::WireError;
+use crate::wire::tls::{ClientTls, ClientTrust, KeyPair, TlsError, TlsFailure};
 use crate::wire::wirelog::{self, Capture, Direction, Side, WireLog};
 use std::cell::RefCell;
+#[cfg(feature = "tls")]
+use std::sync::Arc;
 
 type Result<T, E = WireError> = std::result::Result<T, E>;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
-use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, DefaultConnector, NextTimeout, Transport,
-};
+use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTimeout, Transport};
 
 /// Takes a literal IP address in a URL as it is, and hands any other host to ureq's own
 /// resolver. ureq resolves the host on every request, before it looks for a pooled
@@ -148,7 +149,7 @@ pub struct HttpClient {
 
 #[derive(Clone)]
 enum Via {
-    Tcp(ureq::Agent),
+    Tcp(ureq::Agent, ClientTls),
     Memory(MemoryNet),
 }
 
@@ -159,27 +160,70 @@ impl Default for HttpClient {
 }
 
 impl HttpClient {
-    /// A client over TCP that keeps connections alive between calls.
+    /// A client over TCP that keeps connections alive between calls, and trusts the system's
+    /// CAs for `https://` (see [`ClientTrust`]).
     pub fn tcp() -> HttpClient {
-        let agent = ureq::Agent::with_parts(
-            agent_config(),
-            DefaultConnector::default(),
-            LiteralIpResolver,
-        );
-        HttpClient {
-            transport: Via::Tcp(agent),
-            wire_log: None,
-        }
+        let tls = ClientTls::new(&ClientTrust::default())
+            .expect("the default trust reads no file and always builds");
+        HttpClient::over(tls, None)
     }
 
     /// [`HttpClient::tcp`], writing every request and response to `log` as they crossed the
     /// socket (see the module's docs).
     pub fn tcp_logged(log: WireLog) -> HttpClient {
-        let connector = DefaultConnector::default().chain(Capturing);
-        let agent = ureq::Agent::with_parts(agent_config(), connector, LiteralIpResolver);
+        HttpClient::tcp().logged(log)
+    }
+
+    /// A client over TCP that trusts, and presents, what `trust` names. Every file it names
+    /// is read now; without the `tls` feature any trust but the default is refused.
+    pub fn tcp_trusting(trust: &ClientTrust) -> Result<HttpClient, TlsError> {
+        Ok(HttpClient::over(ClientTls::new(trust)?, None))
+    }
+
+    /// The same client, writing every request and response to `log`.
+    pub fn logged(&self, log: WireLog) -> HttpClient {
+        match &self.transport {
+            Via::Tcp(_, tls) => HttpClient::over(tls.clone(), Some(log)),
+            Via::Memory(_) => self.clone(),
+        }
+    }
+
+    /// The same client (trust, wire log), presenting `pair` as its client certificate: for
+    /// an agent that asks for its own.
+    pub fn with_client_cert(&self, pair: KeyPair) -> Result<HttpClient, TlsError> {
+        match &self.transport {
+            Via::Tcp(_, tls) => {
+                let trust = ClientTrust {
+                    client_cert: Some(pair),
+                    ..(*tls.trust).clone()
+                };
+                Ok(HttpClient::over(
+                    ClientTls::new(&trust)?,
+                    self.wire_log.clone(),
+                ))
+            }
+            Via::Memory(_) => Ok(self.clone()),
+        }
+    }
+
+    fn over(tls: ClientTls, log: Option<WireLog>) -> HttpClient {
+        use ureq::unversioned::transport::{ConnectProxyConnector, TcpConnector};
+        let connector = ().chain(ConnectProxyConnector::default()).chain(TcpConnector::default());
+        #[cfg(feature = "tls")]
+        let connector = connector.chain(crate::wire::tls::client::TlsConnector(Arc::clone(
+            &tls.config.rustls,
+        )));
+        let agent = match &log {
+            Some(_) => ureq::Agent::with_parts(
+                agent_config(),
+                connector.chain(Capturing),
+                LiteralIpResolver,
+            ),
+            None => ureq::Agent::with_parts(agent_config(), connector, LiteralIpResolver),
+        };
         HttpClient {
-            transport: Via::Tcp(agent),
-            wire_log: Some(log),
+            transport: Via::Tcp(agent, tls),
+            wire_log: log,
         }
     }
 
@@ -195,8 +239,8 @@ impl HttpClient {
     pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
         match (&self.transport, &self.wire_log) {
             (Via::Memory(net), _) => net.send(request),
-            (Via::Tcp(agent), None) => send_tcp(agent, request),
-            (Via::Tcp(agent), Some(log)) => {
+            (Via::Tcp(agent, _), None) => send_tcp(agent, request),
+            (Via::Tcp(agent, _), Some(log)) => {
                 CAPTURE.with(|c| *c.borrow_mut() = Some(Exchange::default()));
                 let result = send_tcp(agent, request);
                 let exchange = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
@@ -267,20 +311,20 @@ impl Exchange {
 #[derive(Debug)]
 struct Capturing;
 
-impl Connector<Box<dyn Transport>> for Capturing {
+impl<In: Transport> Connector<In> for Capturing {
     type Out = CapturingTransport;
 
     fn connect(
         &self,
         details: &ConnectionDetails,
-        chained: Option<Box<dyn Transport>>,
+        chained: Option<In>,
     ) -> std::result::Result<Option<CapturingTransport>, ureq::Error> {
         let peer = details
             .uri
             .authority()
             .map_or_else(|| "-".to_string(), |a| a.as_str().to_string());
         Ok(chained.map(|inner| CapturingTransport {
-            inner,
+            inner: inner.boxed(),
             connection: wirelog::connection_id(),
             peer,
         }))
@@ -353,7 +397,23 @@ impl Transport for CapturingTransport {
     }
 }
 
+/// Without the `tls` feature, an `https://` URL is refused before any connection is made.
+fn no_tls_refusal(url: &str) -> Result<()> {
+    if cfg!(feature = "tls")
+        || !url
+            .get(..8)
+            .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+    {
+        return Ok(());
+    }
+    Err(WireError::Tls {
+        url: url.to_string(),
+        cause: TlsFailure::NotBuilt,
+    })
+}
+
 fn send_tcp(agent: &ureq::Agent, request: ClientRequest) -> Result<ClientResponse> {
+    no_tls_refusal(&request.url)?;
     let url = request.url.clone();
     let timeout = request.timeout;
     let outcome = if request.method == "GET" {
@@ -408,7 +468,22 @@ fn send_tcp(agent: &ureq::Agent, request: ClientRequest) -> Result<ClientRespons
 /// are not an HTTP/1.1 response are [`WireError::Protocol`].
 fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
     use std::io::ErrorKind;
+    #[cfg(feature = "tls")]
+    if let ureq::Error::Io(io) = &e
+        && let Some(failed) = io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<crate::wire::tls::client::Failed>())
+    {
+        return WireError::Tls {
+            url: url.to_string(),
+            cause: failed.0.clone(),
+        };
+    }
     match e {
+        ureq::Error::TlsRequired => WireError::Tls {
+            url: url.to_string(),
+            cause: TlsFailure::NotBuilt,
+        },
         ureq::Error::Timeout(_) => WireError::Timeout {
             url: url.to_string(),
             after: timeout,
@@ -527,7 +602,8 @@ impl HttpClient {
                     },
                 })
             }
-            Via::Tcp(agent) => {
+            Via::Tcp(agent, _) => {
+                no_tls_refusal(&request.url)?;
                 let url = request.url.clone();
                 let timeout = request.timeout;
                 let mut builder = agent.post(&request.url);

@@ -53,6 +53,7 @@ use super::log::{Entry, RequestLog};
 use super::write::{self, Framing};
 use super::{Body, BodyError, Handler, Limits, Notes, Request, Response};
 use crate::error::{Error, Result};
+use crate::wire::tls::ServerIdentity;
 use crate::wire::wirelog::{self, Capture, Direction, Side, WireLog};
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -90,6 +91,8 @@ struct Shared {
     request_log: Option<Arc<RequestLog>>,
     /// Every message in and out, byte for byte, when set.
     wire_log: Option<WireLog>,
+    /// Every connection speaks TLS with this identity, when set.
+    tls: Option<ServerIdentity>,
     stopping: AtomicBool,
     /// Connections open, counted against the cap.
     connections: Arc<AtomicUsize>,
@@ -106,6 +109,7 @@ pub struct Bound {
     limits: Limits,
     request_log: Option<Arc<RequestLog>>,
     wire_log: Option<WireLog>,
+    tls: Option<ServerIdentity>,
     connections: Arc<AtomicUsize>,
 }
 
@@ -133,6 +137,7 @@ pub fn bind(addr: &str, limits: Limits) -> Result<Bound> {
         limits,
         request_log: None,
         wire_log: None,
+        tls: None,
         connections: Arc::default(),
     })
 }
@@ -148,15 +153,28 @@ impl Bound {
         self.addr
     }
 
-    /// `http://<host>:<port>` for this socket, with a wildcard bind address (`0.0.0.0`, `::`)
-    /// replaced by loopback: a card must never advertise a wildcard.
+    /// `http://<host>:<port>` (`https://` with TLS) for this socket, with a wildcard bind
+    /// address (`0.0.0.0`, `::`) replaced by loopback: a card must never advertise a wildcard.
     pub fn default_public_url(&self) -> String {
+        let scheme = self.scheme();
         let ip = self.addr.ip();
         if ip.is_unspecified() {
-            format!("http://127.0.0.1:{}", self.addr.port())
+            format!("{scheme}://127.0.0.1:{}", self.addr.port())
         } else {
-            format!("http://{}", self.addr)
+            format!("{scheme}://{}", self.addr)
         }
+    }
+
+    /// `https` once [`Bound::with_tls`] is set, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
+    }
+
+    /// Serve every connection over TLS with `identity`: the handshake is bounded by the head
+    /// deadline and counted against the connection cap from its first byte.
+    pub fn with_tls(mut self, identity: ServerIdentity) -> Bound {
+        self.tls = Some(identity);
+        self
     }
 
     /// A handle on the count of connections this socket will have open once serving.
@@ -185,6 +203,7 @@ impl Bound {
             limits,
             request_log,
             wire_log,
+            tls,
             connections,
         } = self;
         let handle = listener
@@ -197,6 +216,7 @@ impl Bound {
             addr,
             request_log,
             wire_log,
+            tls,
             stopping: AtomicBool::new(false),
             connections,
             in_flight: Mutex::new(0),
@@ -225,9 +245,14 @@ impl Server {
         self.addr
     }
 
-    /// `http://<addr>`.
+    /// `http://<addr>`, or `https://<addr>` with TLS.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.shared.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Connections open now.
@@ -519,6 +544,21 @@ impl Drop for InFlight<'_> {
 /// response is small enough for the socket buffer, and what the client already sent is read
 /// so that closing does not reset the connection under the answer. Both logs record it.
 fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Shared) {
+    if shared.tls.is_some() {
+        // No thread, so no handshake: a fatal `internal_error` alert (RFC 8446 §6.2) tells a
+        // TLS client the server would not go on, where HTTP bytes would read as garbage.
+        let _ = stream.set_nonblocking(true);
+        let _ = stream.write_all(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 80]);
+        let _ = stream.shutdown(Shutdown::Both);
+        let obs = Observer::new(shared, &stream, Some(peer));
+        obs.request(|| Entry {
+            time_ns: crate::time::now_ns(),
+            status: 503,
+            note: Some(message.to_string()),
+            ..obs.unread()
+        });
+        return;
+    }
     let obs = Observer::new(shared, &stream, Some(peer));
     let started = Instant::now();
     let time_ns = crate::time::now_ns();
@@ -572,8 +612,8 @@ const CLOSE: Framing = Framing {
 
 /// Close after a refusal: stop sending, drain what the client still sends (bounded in bytes
 /// and time) so the refusal is not destroyed by a reset, then close.
-fn linger(mut stream: TcpStream) {
-    let _ = stream.shutdown(Shutdown::Write);
+fn linger(stream: Stream) {
+    let mut stream = stream.into_tcp();
     let until = Instant::now() + LINGER_TIME;
     let mut scratch = [0u8; 8192];
     let mut drained = 0;
@@ -591,6 +631,89 @@ fn linger(mut stream: TcpStream) {
     }
 }
 
+/// A connection's byte stream: the socket itself, or TLS over it.
+enum Stream {
+    Plain(TcpStream),
+    #[cfg(feature = "tls")]
+    Tls(Box<crate::wire::tls::server::TlsStream>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => &t.sock,
+        }
+    }
+
+    /// Bound the next read by `wait`: for TLS, across every socket read one record takes.
+    fn set_read_timeout(&mut self, wait: Duration) {
+        match self {
+            Stream::Plain(s) => {
+                let _ = s.set_read_timeout(Some(wait));
+            }
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => t.set_read_deadline(Some(Instant::now() + wait)),
+        }
+    }
+
+    /// Stop sending (after `close_notify`, for TLS); reads may go on.
+    fn shutdown_write(&mut self) {
+        #[cfg(feature = "tls")]
+        if let Stream::Tls(t) = self {
+            t.close();
+        }
+        let _ = self.tcp().shutdown(Shutdown::Write);
+    }
+
+    /// The socket, for what needs no more TLS (draining what the client still sends).
+    fn into_tcp(mut self) -> TcpStream {
+        self.shutdown_write();
+        match self {
+            Stream::Plain(s) => s,
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => t.sock,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => t.write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write_vectored(bufs),
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => t.write_vectored(bufs),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => t.flush(),
+        }
+    }
+}
+
 /// How a head read ended, other than with a head.
 enum NoHead {
     /// The peer closed, or idled out, with no request started: close quietly.
@@ -603,7 +726,7 @@ enum NoHead {
 
 /// One connection's socket and head buffer.
 struct Conn {
-    stream: TcpStream,
+    stream: Stream,
     /// The head buffer, [`Limits::max_header_bytes`] long; body bytes pass through it too.
     buf: Vec<u8>,
     /// Unconsumed bytes are `buf[start..end]`.
@@ -614,10 +737,20 @@ struct Conn {
 }
 
 impl Conn {
+    fn new(stream: Stream, limits: &Limits) -> Conn {
+        Conn {
+            stream,
+            buf: vec![0; limits.max_header_bytes.max(1)],
+            start: 0,
+            end: 0,
+            timeout: None,
+        }
+    }
+
     fn set_timeout(&mut self, wait: Duration) {
         let wait = wait.max(Duration::from_millis(1));
         if self.timeout != Some(wait) {
-            let _ = self.stream.set_read_timeout(Some(wait));
+            self.stream.set_read_timeout(wait);
             self.timeout = Some(wait);
         }
     }
@@ -939,13 +1072,25 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(limits.write_timeout));
     let obs = Observer::new(shared, &stream, Some(peer));
-    let mut conn = Conn {
-        stream,
-        buf: vec![0; limits.max_header_bytes.max(1)],
-        start: 0,
-        end: 0,
-        timeout: None,
+    let stream = match &shared.tls {
+        None => Stream::Plain(stream),
+        #[cfg(feature = "tls")]
+        Some(identity) => {
+            match start_tls(
+                stream,
+                identity,
+                accepted + limits.head_timeout,
+                &obs,
+                limits,
+            ) {
+                Some(tls) => tls,
+                None => return,
+            }
+        }
+        #[cfg(not(feature = "tls"))]
+        Some(_) => return,
     };
+    let mut conn = Conn::new(stream, limits);
     let mut deadline = Some(accepted + limits.head_timeout);
     loop {
         let head = match conn.read_head(deadline.take(), limits) {
@@ -960,7 +1105,8 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
                     limits.head_timeout.as_secs_f64()
                 );
                 refused_before_head(&mut conn, &obs, 408, &message);
-                let _ = conn.stream.shutdown(Shutdown::Both);
+                conn.stream.shutdown_write();
+                let _ = conn.stream.tcp().shutdown(Shutdown::Both);
                 return;
             }
             Err(NoHead::Refused(e)) => {
@@ -1094,11 +1240,54 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
             if refused_body || conn.start < conn.end {
                 linger(conn.stream);
             } else {
-                let _ = conn.stream.shutdown(Shutdown::Write);
+                conn.stream.shutdown_write();
             }
             return;
         }
     }
+}
+
+/// Finish the TLS handshake on a new connection by `deadline`. `None` when the connection
+/// is done with: a plain HTTP request answered 400 in plain HTTP, or a handshake that failed
+/// or timed out; each is logged.
+#[cfg(feature = "tls")]
+fn start_tls(
+    sock: TcpStream,
+    identity: &ServerIdentity,
+    deadline: Instant,
+    obs: &Observer<'_>,
+    limits: &Limits,
+) -> Option<Stream> {
+    use crate::wire::tls::server::{Refusal, TlsStream};
+    let started = Instant::now();
+    let time_ns = crate::time::now_ns();
+    let (sock, refusal) = match TlsStream::accept(&identity.inner, sock, deadline) {
+        Ok(tls) => return Some(Stream::Tls(Box::new(tls))),
+        Err(refused) => refused,
+    };
+    let (status, note) = match refusal {
+        Refusal::PlainHttp(bytes) => {
+            let mut conn = Conn::new(Stream::Plain(sock), limits);
+            let n = bytes.len().min(conn.buf.len());
+            conn.buf[..n].copy_from_slice(&bytes[..n]);
+            conn.end = n;
+            let message = "this port speaks TLS: call it with https://, not http://";
+            refused_before_head(&mut conn, obs, 400, message);
+            linger(conn.stream);
+            return None;
+        }
+        Refusal::TimedOut => (408, "the TLS handshake did not finish in time".to_string()),
+        Refusal::Failed(why) => (400, format!("TLS handshake failed: {why}")),
+    };
+    let _ = sock.shutdown(Shutdown::Both);
+    obs.request(|| Entry {
+        time_ns,
+        status,
+        duration: started.elapsed(),
+        note: Some(note),
+        ..obs.unread()
+    });
+    None
 }
 
 /// Answer a request refused before its head was read (too slow, too large, malformed), and

@@ -14,8 +14,10 @@
 //! | resource | | `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` (`k=v,…`, values percent-decoded) | |
 //! | off | | `OTEL_TRACES_EXPORTER=none` turns off export configured by variables | |
 //!
-//! Left out, and said so when set: gRPC (`grpc` is refused: OTLP/HTTP only), `https` (this
-//! build's HTTP client has no TLS: send to a local collector over `http`), and compression
+//! An `https` endpoint is called over TLS with the process's trust (`--ca-file`, see
+//! `wire::tls`), and refused in a build without the `tls` feature.
+//!
+//! Left out, and said so when set: gRPC (`grpc` is refused: OTLP/HTTP only), and compression
 //! (`OTEL_EXPORTER_OTLP_COMPRESSION=gzip` is noted, and the body sent uncompressed, which every
 //! receiver accepts).
 
@@ -269,27 +271,28 @@ pub fn new_instance_id() -> String {
     )
 }
 
-/// Check an endpoint URL: `http://host[:port][/path]`. `https` is refused (no TLS in this
-/// build), and so is anything that is not an absolute `http` URL with a host.
+/// Check an endpoint URL: `http(s)://host[:port][/path]` (`https` only in a build with TLS),
+/// refusing anything that is not an absolute URL with a host.
 fn checked_url(url: &str, setting: &str) -> Result<String, OtlpError> {
     let bad = |reason: &str| OtlpError::Config {
         setting: setting.into(),
         value: url.into(),
         reason: reason.into(),
     };
-    if url
+    let https = url
         .get(..8)
-        .is_some_and(|p| p.eq_ignore_ascii_case("https://"))
-    {
-        return Err(bad(
-            "https needs TLS, which this build's HTTP client leaves out; send to a collector over http (for example one on localhost)",
-        ));
+        .is_some_and(|p| p.eq_ignore_ascii_case("https://"));
+    if https && !cfg!(feature = "tls") {
+        return Err(bad(crate::wire::tls::NOT_BUILT));
     }
-    let rest = url
-        .get(..7)
-        .filter(|s| s.eq_ignore_ascii_case("http://"))
-        .map(|_| &url[7..])
-        .ok_or_else(|| bad("expected an http:// URL"))?;
+    let rest = if https {
+        &url[8..]
+    } else {
+        url.get(..7)
+            .filter(|s| s.eq_ignore_ascii_case("http://"))
+            .map(|_| &url[7..])
+            .ok_or_else(|| bad("expected an http:// or https:// URL"))?
+    };
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     if host.is_empty() || host.starts_with(':') {
         return Err(bad("the URL has no host"));
@@ -534,11 +537,9 @@ mod tests {
             };
             resolve(&flags, &[]).unwrap_err().to_string()
         };
-        assert!(
-            url("https://c/v1/traces").contains("TLS"),
-            "{}",
-            url("https://c/v1/traces")
-        );
+        if !cfg!(feature = "tls") {
+            assert!(url("https://c/v1/traces").contains("no TLS"));
+        }
         assert!(url("c:4318").contains("http://"));
         assert!(url("http:///v1/traces").contains("no host"));
         assert!(url("http://c/a b").contains("spaces"));
