@@ -52,6 +52,7 @@ fn harness_over(urls: &[String], authenticator: Authenticator) -> Served {
             name: None,
             timeout: Some(T),
             key_file: None,
+            tls_client: None,
         })
         .collect();
     let client = A2aClient::default();

@@ -185,7 +185,15 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
         sent: Vec::new(),
     };
     let mut results = Vec::new();
-    for probe in PROBES.iter().filter(|p| p.scope == Scope::Card) {
+    let https = options
+        .url
+        .get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"));
+    // The handshake probe is listed only where there is a handshake to make.
+    let card_probes = PROBES
+        .iter()
+        .filter(|p| p.scope == Scope::Card && (https || p.id != probes::TLS_PROBE));
+    for probe in card_probes {
         if ctx.tls_failed {
             let why = Outcome::Skip("the TLS handshake failed".into());
             results.push(result_of(probe, None, why, Duration::ZERO, options.strict));

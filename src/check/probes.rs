@@ -78,7 +78,7 @@ pub(crate) struct Ctx {
     pub card: Option<Card>,
     /// Set by `card.fetch` when nothing answered at all: the check stops (exit 2).
     pub unreachable: Option<WireError>,
-    /// Set by `tls` when the handshake failed: every other probe is skipped (exit 1).
+    /// Set by `tls.handshake` when the handshake failed: every other probe is skipped (exit 1).
     pub tls_failed: bool,
     /// The client verifies no certificate (`--insecure`).
     pub insecure: bool,
@@ -106,9 +106,9 @@ impl Ctx {
 /// Every probe, in the order they run (card probes first, then each binding's).
 pub(crate) const PROBES: &[Probe] = &[
     Probe {
-        id: "tls",
+        id: TLS_PROBE,
         level: Level::Must,
-        spec: "A2A 0.3 §4.1; A2A 1.0 §7.1; RFC 8446",
+        spec: "A2A 0.3 §4.1; RFC 8446; RFC 9525",
         title: "an https:// endpoint completes a TLS handshake with a certificate valid for its host",
         scope: Scope::Card,
         run: tls,
@@ -350,6 +350,9 @@ fn id_kind(v: &Value) -> &'static str {
 
 // ---------------------------------------------------------------------------------------
 // Transport security
+
+/// The probe `run` lists only for an `https://` URL.
+pub(crate) const TLS_PROBE: &str = "tls.handshake";
 
 fn tls(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
     let base = ctx.base.trim_end_matches('/');
@@ -1371,7 +1374,9 @@ mod tests {
                 .iter()
                 .all(|p| p.scope == Scope::Binding)
         );
-        assert_eq!(PROBES[0].id, "card.fetch");
+        // The handshake first: no byte of the card can be read without it.
+        assert_eq!(PROBES[0].id, TLS_PROBE);
+        assert_eq!(PROBES[1].id, "card.fetch");
     }
 
     #[test]

@@ -73,6 +73,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             name: Some(name.to_string()),
             timeout: Some(Duration::from_secs(timeout)),
             key_file: None,
+            tls_client: None,
         });
         servers.push(s);
     }

@@ -20,6 +20,7 @@ use crate::json::python::str_repr;
 use crate::wire::a2a::card;
 use crate::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT, Target};
 use crate::wire::sign::Key;
+use crate::wire::tls::KeyPair;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,6 +53,9 @@ pub struct AgentEntry {
     pub timeout: Option<Duration>,
     /// The file holding the secret shared with this agent; `None`: calls are not signed.
     pub key_file: Option<PathBuf>,
+    /// The client certificate presented to this agent (`tls_client_cert`, `tls_client_key`),
+    /// instead of the harness's own.
+    pub tls_client: Option<KeyPair>,
 }
 
 /// Read an agents configuration file; a relative `key_file` is read from the file's folder.
@@ -67,10 +71,14 @@ pub fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
     let mut entries = parse_config(&bytes, &path.display().to_string())?;
     let folder = path.parent().unwrap_or(Path::new(""));
     for entry in &mut entries {
-        if let Some(key_file) = &mut entry.key_file
-            && key_file.is_relative()
-        {
-            *key_file = folder.join(&*key_file);
+        let files = entry.key_file.iter_mut().chain(
+            entry
+                .tls_client
+                .iter_mut()
+                .flat_map(|p| [&mut p.cert, &mut p.key]),
+        );
+        for file in files.filter(|f| f.is_relative()) {
+            *file = folder.join(&*file);
         }
     }
     Ok(entries)
@@ -116,11 +124,32 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
                     ));
                 }
             };
+            let file = |name: &str| match e.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(f)) if !f.is_empty() => Ok(Some(PathBuf::from(f))),
+                Some(_) => Err(Error::config(
+                    at,
+                    format!("{at}: agents[{i}].{name} must be the path of a PEM file"),
+                )),
+            };
+            let tls_client = match (file("tls_client_cert")?, file("tls_client_key")?) {
+                (Some(cert), Some(key)) => Some(KeyPair { cert, key }),
+                (None, None) => None,
+                _ => {
+                    return Err(Error::config(
+                        at,
+                        format!(
+                            "{at}: agents[{i}] needs both tls_client_cert and tls_client_key, or neither"
+                        ),
+                    ));
+                }
+            };
             Ok(AgentEntry {
                 url: url.to_string(),
                 name: e.get("name").and_then(Value::as_str).map(str::to_string),
                 timeout,
                 key_file,
+                tls_client,
             })
         })
         .collect()
@@ -142,6 +171,9 @@ pub struct RemoteAgent {
     /// The secret shared with the agent, under its `agent_id`: calls to it are signed, and its
     /// delegation callbacks must be.
     pub key: Option<Key>,
+    /// The client calls to this agent go through, when it is not the harness's own (the
+    /// agent's entry names a client certificate of its own).
+    pub client: Option<A2aClient>,
 }
 
 impl RemoteAgent {
@@ -157,6 +189,7 @@ impl RemoteAgent {
             card,
             timeout,
             key: None,
+            client: None,
         })
     }
 
@@ -225,6 +258,8 @@ struct Source {
     entry: AgentEntry,
     name: String,
     key: Option<Key>,
+    /// A client of the agent's own (its own client certificate), when the entry names one.
+    client: Option<A2aClient>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -311,6 +346,7 @@ pub(crate) fn missing_extension_reason(url: &str) -> String {
 /// Read the card at `entry`'s URL and judge it.
 fn admit(client: &A2aClient, source: &Source, timeout: Duration) -> Admission {
     let url = &source.entry.url;
+    let client = source.client.as_ref().unwrap_or(client);
     let card = match client.fetch_card(url, timeout) {
         Ok(card) => card,
         // The reference's words for an agent whose card cannot be fetched.
@@ -337,6 +373,7 @@ fn judge(card: Value, source: &Source) -> Admission {
                 card,
                 timeout,
                 key: None,
+                client: source.client.clone(),
             })
         })
         .and_then(|agent| match &source.key {
@@ -370,10 +407,23 @@ impl Registry {
                     )
                 })?),
             };
+            let own = match &entry.tls_client {
+                None => None,
+                Some(pair) => Some(A2aClient {
+                    http: client.http.with_client_cert(pair.clone()).map_err(|e| {
+                        Error::config(
+                            pair.cert.display().to_string(),
+                            format!("the client certificate of agent {name}: {e}"),
+                        )
+                    })?,
+                    ..client.clone()
+                }),
+            };
             sources.push(Source {
                 entry: entry.clone(),
                 name,
                 key,
+                client: own,
             });
         }
         let registry = Registry {
@@ -720,6 +770,7 @@ mod tests {
                 name: Some("a".into()),
                 timeout: Some(Duration::from_secs(120)),
                 key_file: None,
+                tls_client: None,
             }]
         );
     }

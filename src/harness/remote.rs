@@ -64,6 +64,7 @@ pub(crate) fn call(
     metadata: Map<String, Value>,
 ) -> Result<Received, Failure> {
     let id = &agent.spec.agent_id;
+    let client = agent.client.as_ref().unwrap_or(client);
     let signed;
     let client = match &agent.key {
         Some(key) => {

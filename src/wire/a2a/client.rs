@@ -51,6 +51,15 @@ pub struct A2aClient {
     pub signer: Option<Signer>,
 }
 
+impl std::fmt::Debug for A2aClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aClient")
+            .field("timeout", &self.timeout)
+            .field("signed", &self.signer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for A2aClient {
     fn default() -> Self {
         A2aClient::new(HttpClient::tcp())

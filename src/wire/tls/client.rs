@@ -333,6 +333,13 @@ fn handshake_io(e: &io::Error, host: &str) -> TlsFailure {
     {
         return classify(tls, host);
     }
+    // ureq's own deadline, as its transport adapter hands it to rustls.
+    if let Some(ureq::Error::Timeout(_)) = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+    {
+        return TlsFailure::HandshakeTimeout;
+    }
     match e.kind() {
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => TlsFailure::HandshakeTimeout,
         io::ErrorKind::UnexpectedEof
