@@ -218,9 +218,15 @@ fn export_refuses_what_it_cannot_do_with_exit_code_2_and_a_reason() {
                 runs,
                 "--otlp-endpoint",
                 "https://collector:4318",
+                "--ca-file",
+                "/nonexistent/ca.pem",
             ],
             &[],
-            "TLS",
+            if cfg!(feature = "tls") {
+                "cannot read /nonexistent/ca.pem"
+            } else {
+                "no TLS"
+            },
         ),
         (
             &["export", "--all", "--runs", runs],

@@ -189,17 +189,17 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
         .url
         .get(..8)
         .is_some_and(|s| s.eq_ignore_ascii_case("https://"));
-    // The handshake probe is listed only where there is a handshake to make.
-    let card_probes = PROBES
-        .iter()
-        .filter(|p| p.scope == Scope::Card && (https || p.id != probes::TLS_PROBE));
-    for probe in card_probes {
+    for probe in PROBES.iter().filter(|p| p.scope == Scope::Card) {
         if ctx.tls_failed {
             let why = Outcome::Skip("the TLS handshake failed".into());
             results.push(result_of(probe, None, why, Duration::ZERO, options.strict));
             continue;
         }
-        results.push(run_probe(probe, &mut ctx, None, options.strict));
+        let result = run_probe(probe, &mut ctx, None, options.strict);
+        // The handshake probe is listed for an http:// URL only when it found TLS there.
+        if https || probe.id != probes::TLS_PROBE || result.status != Status::Skip {
+            results.push(result);
+        }
         if let Some(cause) = ctx.unreachable.take() {
             return Err(CheckError::Unreachable {
                 url: options.url.clone(),

@@ -351,22 +351,23 @@ fn id_kind(v: &Value) -> &'static str {
 // ---------------------------------------------------------------------------------------
 // Transport security
 
-/// The probe `run` lists only for an `https://` URL.
+/// The handshake probe. For an `http://` URL it fails only when the port turns out to speak
+/// TLS; otherwise `run` leaves it out of the report (its outcome is a skip).
 pub(crate) const TLS_PROBE: &str = "tls.handshake";
 
 fn tls(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
     let base = ctx.base.trim_end_matches('/');
-    if !base
-        .get(..8)
-        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-    {
-        return Outcome::Skip("an http:// URL: nothing is encrypted".into());
-    }
     let url = if base.ends_with(CARD_PATH) || base.ends_with(LEGACY_CARD_PATH) {
         base.to_string()
     } else {
         format!("{base}{CARD_PATH}")
     };
+    if !base
+        .get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+    {
+        return plain_to_tls(ctx, &url);
+    }
     match ctx.wire.get(&url) {
         Err(WireError::Tls { cause, .. }) => {
             ctx.tls_failed = true;
@@ -382,6 +383,49 @@ fn tls(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
         _ => Outcome::Pass(Some(
             "handshake completed; the certificate chains to a trusted CA and names the host".into(),
         )),
+    }
+}
+
+/// An `http://` URL: if the plain request is cut off or refused as not TLS, and the same
+/// port completes a TLS handshake, the URL should say `https://`.
+fn plain_to_tls(ctx: &mut Ctx, url: &str) -> Outcome {
+    let no_tls = Outcome::Skip("an http:// URL: nothing is encrypted".into());
+    let suspicious = match ctx.wire.get(url) {
+        // ddwire's and nginx's answers to plain HTTP on a TLS port.
+        Ok(answer) => {
+            answer.status == 400 && {
+                let body = String::from_utf8_lossy(&answer.body).to_ascii_lowercase();
+                body.contains("speaks tls") || body.contains("https port")
+            }
+        }
+        // Most TLS servers close on bytes that are not a hello, or answer with an alert.
+        Err(WireError::Disconnected { .. } | WireError::Protocol { .. }) => true,
+        Err(_) => false,
+    };
+    if !suspicious {
+        return no_tls;
+    }
+    let https = format!("https://{}", &url["http://".len()..]);
+    let anyone = crate::wire::tls::ClientTrust {
+        insecure: true,
+        ..Default::default()
+    };
+    let Ok(client) = crate::wire::http::client::HttpClient::tcp_trusting(&anyone) else {
+        return no_tls;
+    };
+    let request = crate::wire::http::client::ClientRequest::get(&https, ctx.wire.timeout);
+    match client.send(request) {
+        Ok(_)
+        | Err(WireError::Tls {
+            cause: crate::wire::tls::TlsFailure::ClientCertificateRefused { .. },
+            ..
+        }) => {
+            ctx.tls_failed = true;
+            Outcome::Violation(format!(
+                "plain HTTP spoken to a TLS port: {url} answers a TLS handshake; call it with https://"
+            ))
+        }
+        Err(_) => no_tls,
     }
 }
 

@@ -61,7 +61,7 @@ pub struct PeerSpec {
     /// The id callers name it by (message metadata `agent.target`, `/peers/{id}/a2a`): 1 to 64
     /// characters of `A-Z a-z 0-9 . _ -`.
     pub id: String,
-    /// Its base URL, `http://host:port[/path]`: its card is at
+    /// Its base URL, `http(s)://host:port[/path]`: its card is at
     /// `<url>/.well-known/agent-card.json`.
     pub url: String,
     /// Its role in a star topology.
@@ -69,16 +69,27 @@ pub struct PeerSpec {
 }
 
 impl PeerSpec {
-    /// A peer, checked: a well-formed id and an `http://` URL.
+    /// A peer, checked: a well-formed id and an `http://` or `https://` URL (`https` only in
+    /// a build with TLS).
     pub fn new(id: &str, url: &str, role: Role) -> Result<PeerSpec, RelayError> {
         check_id(id).map_err(|reason| RelayError::peer(id, reason))?;
         let url = url.trim().trim_end_matches('/');
-        let rest = url.strip_prefix("http://").ok_or_else(|| {
-            RelayError::peer(
-                id,
-                format!("url {url:?} is not an http:// URL (the relay speaks plain HTTP; put TLS in front)"),
-            )
-        })?;
+        let rest = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+            (Some(rest), _) => rest,
+            (None, Some(_)) if !cfg!(feature = "tls") => {
+                return Err(RelayError::peer(
+                    id,
+                    format!("url {url:?}: {}", crate::wire::tls::NOT_BUILT),
+                ));
+            }
+            (None, Some(rest)) => rest,
+            (None, None) => {
+                return Err(RelayError::peer(
+                    id,
+                    format!("url {url:?} is not an http:// or https:// URL"),
+                ));
+            }
+        };
         if rest.is_empty() || rest.starts_with('/') || url.chars().any(char::is_whitespace) {
             return Err(RelayError::peer(id, format!("url {url:?} names no host")));
         }
@@ -509,8 +520,8 @@ mod tests {
             ),
             (br#"[{"id": "a/b", "url": "http://a"}]"#, "may hold only"),
             (
-                br#"[{"id": "a", "url": "https://a"}]"#,
-                "not an http:// URL",
+                br#"[{"id": "a", "url": "ftp://a"}]"#,
+                "not an http:// or https:// URL",
             ),
             (
                 br#"[{"id": "a", "url": "http://a", "role": "boss"}]"#,
