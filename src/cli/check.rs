@@ -89,6 +89,13 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let [url] = args.positionals.as_slice() else {
         return Err("expects one URL: the agent's base URL or its card's URL".into());
     };
+    if !cfg!(feature = "tls")
+        && url
+            .get(..8)
+            .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+    {
+        return Err(format!("{url}: {}", ddwire::wire::tls::NOT_BUILT));
+    }
     let bindings = match args.value("binding").unwrap_or("auto") {
         "auto" => Bindings::Auto,
         "0.3" => Bindings::V03,

@@ -126,13 +126,7 @@ fn system_roots() -> &'static RootCertStore {
             }
         }
         if file.is_none() && dirs.is_none() {
-            files.extend(
-                BUNDLES
-                    .iter()
-                    .map(PathBuf::from)
-                    .find(|p| p.is_file())
-                    .into_iter(),
-            );
+            files.extend(BUNDLES.iter().map(PathBuf::from).find(|p| p.is_file()));
         }
         let mut roots = RootCertStore::empty();
         for path in files.iter().filter(|p| p.is_file()) {
