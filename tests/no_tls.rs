@@ -93,7 +93,12 @@ fn every_tls_flag_and_https_url_on_the_command_line_is_one_line_naming_the_rebui
             "--tls-key".into(),
             format!("{fixtures}/server.key"),
         ],
-        vec!["send".into(), "https://127.0.0.1:9".into()],
+        vec![
+            "send".into(),
+            "https://127.0.0.1:9".into(),
+            "--data".into(),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/examples/messages/hello.json").into(),
+        ],
     ];
     for args in cases {
         let out = Command::new(exe).args(&args).output().unwrap();
