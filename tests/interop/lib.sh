@@ -8,7 +8,10 @@
 # Provided: $REPO, $INTEROP (tests/interop), $SUITE, $LOGS, $DDWIRE (the ddwire binary),
 #   free_ports N          print N distinct free loopback ports, one a line
 #   start_server NAME CMD...   start CMD in the background (log: $LOGS/NAME.log)
-#   wait_ready NAME URL [SECONDS]   poll URL until HTTP 200 (fails early if the server died)
+#   wait_ready NAME URL [SECONDS [CA_FILE [CERT KEY]]]   poll URL until HTTP 200 (fails early if the
+#                         server died); an https URL is verified with CA_FILE's CA (and presents
+#                         the client certificate CERT/KEY) when given; CA_FILE `-` verifies
+#                         nothing (for servers whose certificate is bad on purpose)
 #   run_test NAME CMD...  run a test program; pass its PASS/FAIL lines on, prefixed with $SUITE/
 #   pass NAME / fail NAME REASON   print a result line yourself
 #   finish                exit 1 if any test of this suite failed, else 0
@@ -69,9 +72,17 @@ start_server() {
 
 wait_ready() {
     local name="$1" url="$2" seconds="${3:-60}"
-    if python3 - "$url" "${_pids[$name]}" "$seconds" <<'EOF'
-import os, sys, time, urllib.request
+    if python3 - "$url" "${_pids[$name]}" "$seconds" "${@:4}" <<'EOF'
+import os, ssl, sys, time, urllib.request
 url, pid, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+context = None
+if len(sys.argv) > 4:  # CA_FILE [CERT KEY]
+    if sys.argv[4] == "-":
+        context = ssl._create_unverified_context()
+    else:
+        context = ssl.create_default_context(cafile=sys.argv[4])
+    if len(sys.argv) > 6:
+        context.load_cert_chain(sys.argv[5], sys.argv[6])
 deadline = time.monotonic() + seconds
 while time.monotonic() < deadline:
     try:  # a server that exited is gone or a zombie (its parent, the suite, has not waited yet)
@@ -81,7 +92,7 @@ while time.monotonic() < deadline:
     if not alive:
         sys.exit("the server exited before it was ready")
     try:
-        with urllib.request.urlopen(url, timeout=2) as r:
+        with urllib.request.urlopen(url, timeout=2, context=context) as r:
             if r.status == 200:
                 sys.exit(0)
     except OSError:

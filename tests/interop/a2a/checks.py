@@ -1,7 +1,8 @@
 """Shared helpers for the A2A interop scripts (standard library only, so every venv can use it).
 
 - `run(tests)` runs named test functions and prints one line each, `PASS name` or
-  `FAIL name: reason`, and returns the exit status (1 if any failed).
+  `FAIL name: reason`, and returns the exit status (1 if any failed); with the environment
+  variable INTEROP_TEST_PREFIX set (say `agent-hello/`), every name is printed after it.
 - `check_agent_result(data, trace_id, span_id)` asserts what a ddwire agent puts in its
   `agent-result` artifact: `{"result": <AgentResult>, "spans": ["<ReadableSpan.to_json JSON>", ...]}`,
   with every span under the caller's traceparent.
@@ -9,6 +10,7 @@
 """
 
 import json
+import os
 import traceback
 
 # The keys of opentelemetry-sdk 1.45.2 `ReadableSpan.to_json()`, in order (shared/spec/wire.md §2(c)).
@@ -96,7 +98,9 @@ def check_agent_result(data, trace_id_hex, span_id_hex, trace_state=None):
 def run(tests):
     """Run `[(name, fn), ...]`; print PASS/FAIL lines; return 0 if all passed, else 1."""
     failed = 0
+    prefix = os.environ.get("INTEROP_TEST_PREFIX", "")
     for name, fn in tests:
+        name = prefix + name
         try:
             fn()
         except Exception as e:  # noqa: BLE001 - every failure becomes one FAIL line

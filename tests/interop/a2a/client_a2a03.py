@@ -1,6 +1,9 @@
 """a2a-sdk 0.3.26 (A2A v0.3) client -> a ddwire agent (`ddwire agent hello`).
 
-Usage: python client_a2a03.py BASE_URL      (in the venv of requirements-a2a03.txt)
+Usage: python client_a2a03.py BASE_URL [--ca FILE]      (in the venv of requirements-a2a03.txt)
+
+With `--ca FILE` (an https BASE_URL) every httpx client is made with `verify=` an SSLContext
+trusting FILE's CA (tls_options.py); the tests are the same.
 
 Proves that the v0.3 Python SDK, used the ordinary way, works with a ddwire agent:
 - `A2ACardResolver` fetches and validates ddwire's card (the pydantic v0.3 `AgentCard`) at
@@ -40,9 +43,12 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+import tls_options
 from checks import ARTIFACT_NAME, check_agent_result, expect, invocation, run
 
-BASE = sys.argv[1].rstrip("/")
+_ARGS, _TLS = tls_options.split(sys.argv[1:], ("--ca",))
+BASE = _ARGS[0].rstrip("/")
+VERIFY = tls_options.verify(_TLS)
 TRACER = TracerProvider(resource=Resource({"service.name": "a2a03-interop"})).get_tracer(__name__)
 
 
@@ -53,7 +59,7 @@ def message(parts, metadata=None):
 
 async def send(parts, metadata=None, headers=None):
     """Resolve the card, make a non-streaming client, send one message, return the Task."""
-    async with httpx.AsyncClient(timeout=30, headers=headers) as http:
+    async with httpx.AsyncClient(timeout=30, headers=headers, verify=VERIFY) as http:
         card = await A2ACardResolver(http, BASE).get_agent_card()
         client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
         events = [ev async for ev in client.send_message(message(parts, metadata))]
@@ -65,7 +71,7 @@ async def send(parts, metadata=None, headers=None):
 
 def test_card():
     async def go():
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30, verify=VERIFY) as http:
             card = await A2ACardResolver(http, BASE).get_agent_card()
             old = await A2ACardResolver(http, BASE, agent_card_path="/.well-known/agent.json").get_agent_card()
         expect(card.name == "hello.world", f"card name {card.name!r}")
@@ -145,7 +151,7 @@ def test_malformed_text_only():
 
 def test_get_and_cancel_task():
     async def go():
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30, verify=VERIFY) as http:
             card = await A2ACardResolver(http, BASE).get_agent_card()
             client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
             sent = [ev async for ev in client.send_message(message([Part(root=DataPart(data=invocation()))]))]

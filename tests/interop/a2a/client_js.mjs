@@ -13,6 +13,8 @@
  * - 1.0: the SDK's default `ClientFactory().createFromUrl(base)` reads ddwire's card, picks the
  *   JSON-RPC 1.0 interface and sends `SendMessage` with `A2A-Version: 1.0`; same assertions.
  * Requests are recorded by wrapping `fetch`, to show which binding was used.
+ * An https BASE_URL works when node trusts its CA (NODE_EXTRA_CA_CERTS=ca.pem, as the tls suite
+ * runs it); INTEROP_TEST_PREFIX, when set, is printed before every test name.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { ClientFactory } from "@a2a-js/sdk/client";
@@ -122,12 +124,14 @@ async function testDefaultV10() {
   expect(p.headers.get("a2a-version") === "1.0", `A2A-Version ${p.headers.get("a2a-version")}`);
 }
 
+const PREFIX = process.env.INTEROP_TEST_PREFIX || "";
 let failed = 0;
-for (const [name, fn] of [
+for (const [bare, fn] of [
   ["js-client/legacy-v0.3-send", testLegacyV03],
   ["js-client/legacy-v0.3-malformed", testLegacyV03Malformed],
   ["js-client/default-v1.0-send", testDefaultV10],
 ]) {
+  const name = PREFIX + bare;
   try {
     await fn();
     console.log(`PASS ${name}`);

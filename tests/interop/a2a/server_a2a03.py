@@ -1,6 +1,7 @@
 """A minimal a2a-sdk 0.3.26 (A2A v0.3) echo agent, for `ddwire send` to call.
 
-Usage: python server_a2a03.py PORT      (in the venv of requirements-a2a03.txt; loopback only)
+Usage: python server_a2a03.py PORT [--tls-cert F --tls-key F [--tls-client-ca F]]
+       (in the venv of requirements-a2a03.txt; loopback only; TLS flags: see tls_options.py)
 
 Built the ordinary way: `A2AStarletteApplication` + `DefaultRequestHandler` + `InMemoryTaskStore`
 and an `AgentExecutor`, served by uvicorn. The card (v0.3: `url`, `protocolVersion` 0.3.0,
@@ -24,6 +25,7 @@ from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill, DataPart, Part
 from a2a.utils import new_agent_parts_message, new_task
 
+import tls_options
 import wiretap
 
 
@@ -51,11 +53,12 @@ class EchoExecutor(AgentExecutor):
 
 
 def main():
-    port = int(sys.argv[1])
+    args, tls = tls_options.split(sys.argv[1:])
+    port = int(args[0])
     card = AgentCard(
         name="echo-a2a03",
         description="a2a-sdk 0.3.26 echo agent for ddwire interop tests",
-        url=f"http://127.0.0.1:{port}/",
+        url=f"{tls_options.scheme(tls)}://127.0.0.1:{port}/",
         version="0.0.1",
         capabilities=AgentCapabilities(streaming=False),
         default_input_modes=["application/json"],
@@ -64,7 +67,8 @@ def main():
     )
     handler = DefaultRequestHandler(agent_executor=EchoExecutor(), task_store=InMemoryTaskStore())
     app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
-    uvicorn.run(wiretap.WireTap(app), host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(wiretap.WireTap(app), host="127.0.0.1", port=port, log_level="warning",
+                **tls_options.uvicorn_kwargs(tls))
 
 
 if __name__ == "__main__":

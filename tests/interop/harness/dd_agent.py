@@ -2,6 +2,7 @@
 
 Usage: python dd_agent.py PORT SCHEMAS_FROM_URL [--agent-id ID] [--overreach | --broken]
                           [--key-file F [--record FILE]]
+                          [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca F]
        (in the venv of requirements-a2a1.txt: a2a-sdk 1.3.0, opentelemetry-sdk 1.45.2)
 
 What it reproduces of the reference's agent server (contract.md §5), written anew here:
@@ -37,6 +38,11 @@ stripped; the key id is the agent id; a call that is unsigned, stale, replayed o
 HTTP 401 with a JSON-RPC error (code -32040, `data.reason`), before a2a-sdk sees it. The card
 stays readable. `--record FILE` writes the last call it accepted (method, target, headers, body)
 to FILE, so a test can replay it.
+
+`--tls-cert F --tls-key F` serve over TLS (uvicorn's `ssl_certfile`/`ssl_keyfile`, what its
+`--ssl-certfile`/`--ssl-keyfile` flags set; the card's interface says https); `--tls-client-ca F`
+also requires a client certificate signed by F (`ssl_cert_reqs=CERT_REQUIRED`). `--ca F` trusts
+F's CA when reading SCHEMAS_FROM_URL over https.
 """
 
 import argparse
@@ -45,6 +51,7 @@ import base64
 import hashlib
 import json
 import os
+import ssl
 import urllib.request
 
 import dd_signing
@@ -79,9 +86,11 @@ def schema_digest(schema):
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def schemas_from(base_url):
+def schemas_from(base_url, ca=None):
     """`Message` and `Reply` (json_schema + digest) from a ddwire agent's card, digests checked."""
-    with urllib.request.urlopen(base_url.rstrip("/") + "/.well-known/agent-card.json", timeout=10) as r:
+    context = ssl.create_default_context(cafile=ca) if ca else None
+    with urllib.request.urlopen(base_url.rstrip("/") + "/.well-known/agent-card.json", timeout=10,
+                                context=context) as r:
         card = json.load(r)
     ext = next(e for e in card["capabilities"]["extensions"] if e["uri"] == EXTENSION_URI)
     out = {}
@@ -264,9 +273,13 @@ def main():
     ap.add_argument("--broken", action="store_true")
     ap.add_argument("--key-file")
     ap.add_argument("--record")
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
+    ap.add_argument("--tls-client-ca")
+    ap.add_argument("--ca")
     args = ap.parse_args()
-    base = f"http://127.0.0.1:{args.port}"
-    desc = description(args.agent_id, schemas_from(args.schemas_from))
+    base = f"{'https' if args.tls_cert else 'http'}://127.0.0.1:{args.port}"
+    desc = description(args.agent_id, schemas_from(args.schemas_from, args.ca))
     card = agent_card(desc, base)
     handler = DefaultRequestHandler(agent_executor=DDAgentExecutor(args.agent_id, args.overreach, args.broken),
                                     task_store=InMemoryTaskStore(), agent_card=card)
@@ -274,7 +287,12 @@ def main():
     if args.key_file:
         with open(args.key_file, "rb") as f:
             app = SignedCalls(app, f.read().strip(), args.agent_id, args.record)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    tls = {}
+    if args.tls_cert:
+        tls = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
+        if args.tls_client_ca:
+            tls.update(ssl_cert_reqs=ssl.CERT_REQUIRED, ssl_ca_certs=args.tls_client_ca)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", **tls)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 """a2a-sdk 0.3.26 (A2A v0.3) client -> ddwire's harness (`ddwire serve`).
 
-Usage: python harness_a2a03.py HARNESS_BASE_URL      (in the venv of requirements-a2a03.txt)
+Usage: python harness_a2a03.py HARNESS_BASE_URL [--ca FILE]      (in the venv of requirements-a2a03.txt)
+
+With `--ca FILE` (an https harness) httpx gets `verify=` an SSLContext trusting FILE's CA, and
+urllib that context (../a2a/tls_options.py); the tests are the same.
 
 Test `a2a03-client/message-send`: `A2ACardResolver` validates the harness's card as a v0.3
 `AgentCard`; `ClientFactory(ClientConfig(streaming=False))` sends `message/send` (checked on the
@@ -28,9 +31,13 @@ import httpx  # noqa: E402
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory  # noqa: E402
 from a2a.types import DataPart, Message, Part, Role, Task, TaskState  # noqa: E402
 
+import tls_options  # noqa: E402
 from checks import expect, run  # noqa: E402
 
-BASE = sys.argv[1].rstrip("/")
+_ARGS, _TLS = tls_options.split(sys.argv[1:], ("--ca",))
+BASE = _ARGS[0].rstrip("/")
+VERIFY = tls_options.verify(_TLS)
+CONTEXT = tls_options.urlopen_context(_TLS)
 
 
 def send(parts, headers=None, responses=None):
@@ -47,7 +54,7 @@ def send(parts, headers=None, responses=None):
     hooks = {"request": [record], "response": [answered]}
 
     async def go():
-        async with httpx.AsyncClient(timeout=60, event_hooks=hooks, headers=headers or {}) as http:
+        async with httpx.AsyncClient(timeout=60, event_hooks=hooks, headers=headers or {}, verify=VERIFY) as http:
             card = await A2ACardResolver(http, BASE).get_agent_card()
             expect(card.protocol_version.startswith("0.3") and card.url == BASE + "/a2a",
                    f"card protocolVersion {card.protocol_version!r}, url {card.url!r}")
@@ -78,7 +85,7 @@ def test_message_send():
     env = parts[0].root.data
     expect(env["outcome"]["status"] == "succeeded", f"outcome {env['outcome']}")
     expect(env["payload"]["reply_text"] == f"Python heard: {text}", f"payload {env['payload']!s:.300}")
-    with urllib.request.urlopen(f"{BASE}/runs/{env['invocation_id']}", timeout=10) as r:
+    with urllib.request.urlopen(f"{BASE}/runs/{env['invocation_id']}", timeout=10, context=CONTEXT) as r:
         stored = json.load(r)
     expect(stored == env, "GET /runs/{id} differs from the envelope in the task")
 
@@ -98,7 +105,7 @@ def test_trace():
     expect(trace_id != CALLER_TRACE, "the run joined the caller's trace instead of keeping its own")
     expect((task.metadata or {}).get("dd.trace_id") == trace_id,
            f"task metadata {task.metadata!r} does not name the run's trace {trace_id}")
-    with urllib.request.urlopen(f"{BASE}/runs/{env['invocation_id']}/spans", timeout=10) as r:
+    with urllib.request.urlopen(f"{BASE}/runs/{env['invocation_id']}/spans", timeout=10, context=CONTEXT) as r:
         spans = [json.loads(line) for line in r.read().decode().splitlines() if line.strip()]
     roots = [s for s in spans if s["parent_id"] is None]
     expect(len(roots) == 1 and roots[0]["name"] == "invoke_agent", f"roots {[s['name'] for s in roots]}")

@@ -2,7 +2,10 @@
 """Export a delegated run and its child to Arize Phoenix with `ddwire export`, and check that
 Phoenix's REST API returns both traces, span for span.
 
-    check_phoenix.py PREFIX PHOENIX_URL RUNS_DIR DDWIRE
+    check_phoenix.py PREFIX PHOENIX_URL RUNS_DIR DDWIRE [--ca FILE]
+
+With --ca FILE (Phoenix serving https, PHOENIX_TLS_ENABLED), the REST API is read trusting FILE's
+CA and `ddwire export` is given `--ca-file FILE`; the tests are the same.
 
 Tests (each printed as `PASS PREFIX/<name>` or `FAIL PREFIX/<name>: reason`):
 
@@ -20,6 +23,7 @@ from __future__ import annotations
 import calendar
 import json
 import os
+import ssl
 import subprocess
 import sys
 import time
@@ -39,8 +43,11 @@ def phoenix_micros(text: str) -> int:
     return calendar.timegm(t.utctimetuple()) * 1_000_000 + t.microsecond
 
 
+CONTEXT = None  # with --ca: an SSLContext trusting that CA
+
+
 def get(url: str):
-    with urllib.request.urlopen(url, timeout=10) as r:
+    with urllib.request.urlopen(url, timeout=10, context=CONTEXT) as r:
         return json.load(r)
 
 
@@ -61,7 +68,12 @@ def phoenix_spans(base: str) -> list[dict]:
 
 
 def main() -> int:
+    global CONTEXT
     prefix, base, runs, ddwire = sys.argv[1:5]
+    trust = []
+    if sys.argv[5:6] == ["--ca"]:
+        CONTEXT = ssl.create_default_context(cafile=sys.argv[6])
+        trust = ["--ca-file", sys.argv[6]]
     failures = 0
     # The delegated run: a stored parent whose envelope lists a delegation, and its child.
     parent = child = None
@@ -76,7 +88,7 @@ def main() -> int:
         print(f"FAIL {prefix}/delegated-run: no delegated run under {runs}")
         return 1
 
-    cmd = [ddwire, "export", parent, child, "--runs", runs, "--otlp-endpoint", base]
+    cmd = [ddwire, "export", parent, child, "--runs", runs, "--otlp-endpoint", base, *trust]
     print("$", " ".join(cmd), flush=True)
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     print(done.stdout, flush=True)
@@ -133,7 +145,7 @@ def main() -> int:
                 f"delegated child's trace returned by GET /v1/projects/default/spans)"
             )
 
-    cmd = [ddwire, "export", parent, "--runs", runs, "--otlp-endpoint", base, "--otlp-protocol", "http/json"]
+    cmd = [ddwire, "export", parent, "--runs", runs, "--otlp-endpoint", base, "--otlp-protocol", "http/json", *trust]
     print("$", " ".join(cmd), flush=True)
     done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
     print(done.stdout, flush=True)

@@ -3,7 +3,7 @@
 stored span back, field by field, as the sink (sink.py) decoded it from what rotel forwarded.
 
     check_received.py TEST RUNS_DIR SINK_FILE [--live] [--service-name NAME] [--common K=V]...
-                      [--post-file FILE URL] -- CMD...
+                      [--post-file FILE URL] [--tls-client-cn CN] -- CMD...
 
 Runs CMD (its output goes to this program's log), then waits (at most 60 s) until SINK_FILE,
 read from where it ended before CMD ran, holds every span stored under RUNS_DIR (each run's
@@ -23,6 +23,9 @@ spans.jsonl, the span JSON OpenTelemetry Python's to_json writes), and compares 
 With --post-file, CMD writes OTLP/JSON lines to FILE (ddwire export --otlp-file), and this
 program POSTs each line to URL as application/json before waiting: the file-exporter format,
 accepted by a real receiver.
+
+With --tls-client-cn (sink.py serving TLS, CMD exporting to it directly), every span must have
+arrived on a connection whose client certificate's common name is CN.
 
 Prints `PASS TEST` or `FAIL TEST: reason`; exits 1 on failure.
 """
@@ -151,7 +154,7 @@ def main() -> int:
     cut = args.index("--")
     opts, cmd = args[:cut], args[cut + 1:]
     test, runs, sink = opts[0], opts[1], opts[2]
-    common, post, live, service = [], None, False, None
+    common, post, live, service, client_cn = [], None, False, None, None
     i = 3
     while i < len(opts):
         if opts[i] == "--live":
@@ -162,6 +165,9 @@ def main() -> int:
             i += 2
         elif opts[i] == "--common":
             common.append(opts[i + 1].split("=", 1))
+            i += 2
+        elif opts[i] == "--tls-client-cn":
+            client_cn = opts[i + 1]
             i += 2
         elif opts[i] == "--post-file":
             post = (opts[i + 1], opts[i + 2])
@@ -215,6 +221,9 @@ def main() -> int:
     problems = []
     for key, span in wanted.items():
         problems += [f"{span['name']} {key[1]}: {p}" for p in compare(span, received[key], common, live, service)]
+        if client_cn is not None and received[key].get("tls_client_cn") != client_cn:
+            problems.append(f"{span['name']} {key[1]}: arrived with client certificate "
+                            f"{received[key].get('tls_client_cn')!r}, not {client_cn!r}")
     if extra:
         problems.append(f"{len(extra)} spans arrived that are not stored, e.g. {extra[0]}")
     if problems:

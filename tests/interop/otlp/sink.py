@@ -2,7 +2,7 @@
 """An OTLP/HTTP protobuf sink: decodes each ExportTraceServiceRequest with the official
 opentelemetry-proto classes and appends one JSON line per span to OUT.
 
-    sink.py PORT OUT
+    sink.py PORT OUT [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]
 
 Each line: {"resource": {...}, "resource_schema_url", "scope": {"name", "version"},
 "trace_id", "span_id", "parent_span_id" (hex, "" for none), "trace_state", "flags", "name",
@@ -13,12 +13,18 @@ are Python values: str, bool, int, float, list, {"kvlist": [[k, v], ...]} for a 
 order), None for an empty AnyValue. A gzip body (rotel compresses what it forwards) is
 decompressed. Answers 200 with an empty ExportTraceServiceResponse.
 Only for loopback tests; binds 127.0.0.1.
+
+With --tls-cert/--tls-key it serves HTTPS (Python's ssl module, TLS 1.2 and 1.3; each handshake
+in the connection's own thread), and each line also has "tls_client_cn": the common name of
+the client certificate presented, or null; with --tls-client-ca a client certificate signed by
+that CA is required. A failed handshake is logged on stderr and nothing is written.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import ssl
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -47,6 +53,15 @@ def key_values(kvs):
 
 class Handler(BaseHTTPRequestHandler):
     out = None
+    tls = False
+
+    def client_cn(self):
+        cert = self.connection.getpeercert() if Handler.tls else None
+        for rdn in (cert or {}).get("subject", ()):
+            for key, value in rdn:
+                if key == "commonName":
+                    return value
+        return None
 
     def do_POST(self):  # noqa: N802 (http.server's name)
         body = self.rfile.read(int(self.headers.get("content-length", "0")))
@@ -98,6 +113,8 @@ class Handler(BaseHTTPRequestHandler):
                             "path": self.path,
                         }
                     )
+                    if Handler.tls:
+                        lines[-1]["tls_client_cn"] = self.client_cn()
         with open(Handler.out, "a", encoding="utf-8") as f:
             for line in lines:
                 f.write(json.dumps(line) + "\n")
@@ -118,11 +135,49 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+class TLSServer(ThreadingHTTPServer):
+    """HTTPS: each accepted connection is wrapped, and its handshake done in its own thread."""
+
+    context: ssl.SSLContext
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        return self.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), addr
+
+    def finish_request(self, request, client_address):
+        try:
+            request.settimeout(10)
+            request.do_handshake()
+        except (ssl.SSLError, OSError) as e:
+            print(f"sink: TLS handshake with {client_address} failed: {e}", file=sys.stderr, flush=True)
+            return
+        super().finish_request(request, client_address)
+
+
 def main() -> None:
-    port, out = int(sys.argv[1]), sys.argv[2]
+    args, opts, i = [], {}, 1
+    while i < len(sys.argv):
+        if sys.argv[i] in ("--tls-cert", "--tls-key", "--tls-client-ca"):
+            opts[sys.argv[i]] = sys.argv[i + 1]
+            i += 2
+        else:
+            args.append(sys.argv[i])
+            i += 1
+    port, out = int(args[0]), args[1]
     Handler.out = out
     open(out, "a").close()
-    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+    if "--tls-cert" not in opts:
+        ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+        return
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(opts["--tls-cert"], opts["--tls-key"])
+    if "--tls-client-ca" in opts:
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(opts["--tls-client-ca"])
+    Handler.tls = True
+    server = TLSServer(("127.0.0.1", port), Handler)
+    server.context = context
+    server.serve_forever()
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The a2a suite's echo agents (server_a2a03.py, server_a2a1.py), served with a card saying
 `streaming: true`, so that `message/stream` / `SendStreamingMessage` reach their executor.
 
-Usage: python server_stream.py 03|1 PORT      (in the venv of requirements-a2a03.txt / -a2a1.txt)
+Usage: python server_stream.py 03|1 PORT [--tls-cert F --tls-key F [--tls-client-ca F]]
+       (in the venv of requirements-a2a03.txt / -a2a1.txt; TLS flags: see ../a2a/tls_options.py)
 
 The executor streams what the echo executor enqueues: the task (submitted), an artifact update
 "echo", and the final status update (completed).
@@ -14,10 +15,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import uvicorn  # noqa: E402
 
+import tls_options  # noqa: E402
 import wiretap  # noqa: E402
 
 
-def serve03(port):
+def serve03(port, tls):
     from a2a.server.apps import A2AStarletteApplication
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.tasks import InMemoryTaskStore
@@ -25,17 +27,18 @@ def serve03(port):
     from server_a2a03 import EchoExecutor
 
     card = AgentCard(
-        name="stream-a2a03", description="a2a-sdk 0.3.26 streaming echo agent", url=f"http://127.0.0.1:{port}/",
+        name="stream-a2a03", description="a2a-sdk 0.3.26 streaming echo agent", url=f"{tls_options.scheme(tls)}://127.0.0.1:{port}/",
         version="0.0.1", capabilities=AgentCapabilities(streaming=True),
         default_input_modes=["application/json"], default_output_modes=["application/json"],
         skills=[AgentSkill(id="echo", name="Echo", description="echoes data parts", tags=["echo"])],
     )
     handler = DefaultRequestHandler(agent_executor=EchoExecutor(), task_store=InMemoryTaskStore())
     app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()
-    uvicorn.run(wiretap.WireTap(app), host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(wiretap.WireTap(app), host="127.0.0.1", port=port, log_level="warning",
+                **tls_options.uvicorn_kwargs(tls))
 
 
-def serve1(port):
+def serve1(port, tls):
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
     from a2a.server.tasks import InMemoryTaskStore
@@ -43,7 +46,7 @@ def serve1(port):
     from server_a2a1 import EchoExecutor
     from starlette.applications import Starlette
 
-    url = f"http://127.0.0.1:{port}/"
+    url = f"{tls_options.scheme(tls)}://127.0.0.1:{port}/"
     card = AgentCard(
         name="stream-a2a1", description="a2a-sdk 1.3.0 streaming echo agent",
         supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")],
@@ -53,8 +56,10 @@ def serve1(port):
     )
     handler = DefaultRequestHandler(agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, "/")
-    uvicorn.run(wiretap.WireTap(Starlette(routes=routes)), host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(wiretap.WireTap(Starlette(routes=routes)), host="127.0.0.1", port=port, log_level="warning",
+                **tls_options.uvicorn_kwargs(tls))
 
 
 if __name__ == "__main__":
-    {"03": serve03, "1": serve1}[sys.argv[1]](int(sys.argv[2]))
+    args, tls = tls_options.split(sys.argv[1:])
+    {"03": serve03, "1": serve1}[args[0]](int(args[1]), tls)
