@@ -12,7 +12,7 @@ mod common;
 
 use common::{TempDir, bare_conductor, message, request};
 use ddwire::agent::Agent;
-use ddwire::agent::builtin::{Director, Hello};
+use ddwire::agent::builtin::{Confirm, Director, Hello};
 use ddwire::harness::identity::{Authenticator, Role, Token, token_digest};
 use ddwire::harness::server::{self as harness_server, Harness};
 use ddwire::harness::testkit::HARNESS_URL;
@@ -45,7 +45,11 @@ struct Served {
 
 fn served(policy: Option<BrowserPolicy>) -> Served {
     let runs = TempDir::new("harness-trust");
-    let agents: Vec<Arc<dyn Agent>> = vec![Arc::new(Director::new()), Arc::new(Hello::new())];
+    let agents: Vec<Arc<dyn Agent>> = vec![
+        Arc::new(Director::new()),
+        Arc::new(Hello::new()),
+        Arc::new(Confirm::new()),
+    ];
     let (conductor, net) = bare_conductor(agents, runs.path());
     let mut auditor = Token::new(
         token_digest("auditor-token"),
@@ -321,6 +325,95 @@ fn another_principals_run_is_answered_as_not_found() {
     assert_eq!(mine["result"]["id"], task, "{mine}");
     let theirs = task_call(s.addr, "tasks/get", task, Some("Bearer bob-token"));
     assert_eq!(theirs["error"]["code"], -32001, "{theirs}");
+}
+
+/// Every A2A method that names a task, in both bindings, streamed or not: `(binding version,
+/// method, params)` for the task `id`. A send naming the task continues it (a resumption).
+fn task_methods(id: &str) -> Vec<(Option<&'static str>, &'static str, Value)> {
+    let v03 = |m: &'static str| (None, m, json!({"id": id}));
+    let v10 = |m: &'static str| (Some("1.0"), m, json!({"id": id}));
+    let v03_send = |m: &'static str| {
+        let message = json!({"kind": "message", "messageId": new_uuid7(), "role": "user",
+                             "taskId": id, "parts": [{"kind": "data", "data": {"confirm": true}}]});
+        (None, m, json!({"message": message}))
+    };
+    let v10_send = |m: &'static str| {
+        let message = json!({"messageId": new_uuid7(), "role": "ROLE_USER", "taskId": id,
+                             "parts": [{"data": {"confirm": true}}]});
+        (Some("1.0"), m, json!({"message": message}))
+    };
+    vec![
+        v03("tasks/get"),
+        v03("tasks/resubscribe"),
+        v03_send("message/send"),
+        v03_send("message/stream"),
+        v10("GetTask"),
+        v10("SubscribeToTask"),
+        v10_send("SendMessage"),
+        v10_send("SendStreamingMessage"),
+        // Last: a cancel ends a suspended task.
+        v03("tasks/cancel"),
+        v10("CancelTask"),
+    ]
+}
+
+/// One JSON-RPC call on `/a2a` as `auth` (a whole header value, or none): status and body, with
+/// `id` written as `<id>` so that answers about two tasks can be compared.
+fn rpc_answer(
+    addr: SocketAddr,
+    version: Option<&str>,
+    method: &str,
+    params: &Value,
+    auth: Option<&str>,
+    id: &str,
+) -> (u16, String) {
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
+    let mut headers = vec![("Content-Type", "application/json")];
+    if let Some(v) = version {
+        headers.push(("A2A-Version", v));
+    }
+    if let Some(a) = auth {
+        headers.push(("Authorization", a));
+    }
+    let answer = http(addr, "POST", "/a2a", &headers, &body.to_string());
+    (answer.status, answer.body.replace(id, "<id>"))
+}
+
+#[test]
+fn every_method_that_names_a_task_answers_another_principal_as_for_an_unknown_task() {
+    let s = served(None);
+    // Alice's finished run, and her run suspended waiting for her confirmation.
+    let finished = run_as(s.addr, "alice-token");
+    let confirm = json!({"agent_id": "demo.confirm", "invocation_id": new_uuid7(),
+                         "input": {"schema_class": "Message", "message_text": "delete it"}});
+    let reply = send(s.addr, "alice-token", confirm);
+    assert_eq!(
+        reply["result"]["status"]["state"], "input-required",
+        "{reply}"
+    );
+    let suspended = reply["result"]["id"].as_str().unwrap().to_string();
+    for alices in [&finished, &suspended] {
+        let unknown = new_uuid7();
+        for (version, method, params) in task_methods(alices) {
+            let theirs = |auth| rpc_answer(s.addr, version, method, &params, auth, alices);
+            let (_, _, none_params) = task_methods(&unknown)
+                .into_iter()
+                .find(|(v, m, _)| *v == version && *m == method)
+                .unwrap();
+            let none = |auth| rpc_answer(s.addr, version, method, &none_params, auth, &unknown);
+            for auth in [Some("Bearer bob-token"), None] {
+                let (status, body) = theirs(auth);
+                assert_eq!((status, body.clone()), none(auth), "{method} as {auth:?}");
+                assert!(
+                    !body.contains("Alice") && !body.contains("delete it"),
+                    "{method} as {auth:?} shows Alice's task: {body}"
+                );
+            }
+        }
+    }
+    // Alice still sees both, and her suspended task is still hers to resume.
+    let own = task_call(s.addr, "tasks/get", &suspended, Some("Bearer alice-token"));
+    assert_eq!(own["result"]["id"], suspended.as_str(), "{own}");
 }
 
 #[test]

@@ -424,12 +424,22 @@ impl Endpoint {
         let binding = Binding::of_method(method).unwrap_or(Binding::V03);
         check_version(binding, version, method)?;
         let invalid = |e: DecodeError| A2aError::invalid("", e.to_string());
+        let ctx = CallContext {
+            headers: Arc::from(request.headers.as_slice()),
+            signed_by,
+            // A stream's head is sent before its run is made: no field can name the run.
+            reply_headers: ReplyHeaders::default(),
+            streaming: true,
+        };
         if method == v03::RESUBSCRIBE || method == v10::SUBSCRIBE {
             let id = match binding {
                 Binding::V03 => v03::decode_task_id(&call.params),
                 Binding::V10 => v10::decode_task_id(&call.params),
             }
             .map_err(invalid)?;
+            // The same rule as GetTask: another principal's task, running or ended, is not
+            // found (so "terminal" can never tell that it exists).
+            self.check_visible(&id, &ctx)?;
             let (task, events) = match self.tasks.subscribe(&id) {
                 Err(A2aError::TaskNotFound { .. }) => {
                     // A task the store forgot (a stored run) has ended.
@@ -445,13 +455,6 @@ impl Endpoint {
             };
             return Ok((StreamEvent::Task(Arc::unwrap_or_clone(task)), Some(events)));
         }
-        let ctx = CallContext {
-            headers: Arc::from(request.headers.as_slice()),
-            signed_by,
-            // A stream's head is sent before its run is made: no field can name the run.
-            reply_headers: ReplyHeaders::default(),
-            streaming: true,
-        };
         let (params, options) = match binding {
             Binding::V03 => (
                 v03::decode_send_params(call.params.clone()).map_err(invalid)?,
@@ -671,6 +674,8 @@ impl Endpoint {
         let continued = match message.task_id.clone() {
             None => None,
             Some(id) => {
+                // Continuing a task reveals its state: the same rule as GetTask first.
+                self.check_visible(&id, &ctx)?;
                 let task = self.find(&id)?;
                 let state = task.status.state;
                 if state.is_terminal() {
