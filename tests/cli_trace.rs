@@ -209,3 +209,40 @@ fn demo_draws_each_run_as_a_waterfall_with_the_delegated_run_nested() {
     assert_eq!(root.chars().filter(|c| *c == '█').count(), 32, "{out}");
     assert!(!out.contains('\x1b'), "no colour into a pipe");
 }
+
+/// An agent's statement, span names, attributes and events go to a terminal: an escape
+/// sequence in any of them (a window title, a cleared screen) is shown, never acted on, with
+/// colours on or off; the waterfall's own colours stay.
+#[test]
+fn a_peers_escape_sequences_are_shown_escaped_never_sent_to_the_terminal() {
+    use ddwire::trace::AttrValue;
+    use ddwire::trace::waterfall::{Options, render};
+    let attack = "\u{1b}]0;PWNED\u{7}\u{1b}[2J";
+    let reader = ddwire::harness::store::RunReader::open(demo_store()).unwrap();
+    let mut view = ddwire::harness::view::load(&reader, &run_of("hello.world"))
+        .unwrap()
+        .unwrap();
+    view.envelope["outcome"]["statement"] = Value::String(format!("hi{attack}"));
+    view.grounding = Some(format!("grounding: passed\n{attack}"));
+    let span = &mut view.spans[0];
+    span.name = format!("invoke_agent{attack}");
+    span.attributes
+        .set("dd.agent_id", AttrValue::String(format!("a{attack}")));
+    for color in [false, true] {
+        let out = render(
+            &view,
+            &Options {
+                color,
+                ..Options::default()
+            },
+        );
+        assert!(!out.contains("\u{7}") && !out.contains("\u{1b}]"), "{out}");
+        assert!(!out.contains("\u{1b}[2J"), "{out}");
+        assert!(out.contains("\\u{1b}]0;PWNED\\u{7}"), "{out}");
+        assert_eq!(
+            out.contains('\u{1b}'),
+            color,
+            "only the waterfall's own colours"
+        );
+    }
+}

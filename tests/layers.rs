@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// Each layer, and the layers it must never reach.
 const FORBIDDEN: &[(&str, &[&str])] = &[
-    // The bottom: JSON, ids, time know nothing above them.
+    // The bottom: JSON, ids, time, text know nothing above them.
     (
         "json",
         &[
@@ -22,6 +22,12 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ),
     (
         "time",
+        &[
+            "contract", "trace", "wire", "agent", "harness", "relay", "check",
+        ],
+    ),
+    (
+        "text",
         &[
             "contract", "trace", "wire", "agent", "harness", "relay", "check",
         ],

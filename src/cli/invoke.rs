@@ -106,6 +106,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
 
 /// A hint for an agent id the harness does not know: the built-in agent's id when a short name
 /// (`hello`) was given for it, or the nearest built-in id.
+/// A peer's text as a terminal may show it (see [`ddwire::text`]).
+fn safe(text: &str) -> std::borrow::Cow<'_, str> {
+    ddwire::text::escape_str(text, false)
+}
+
 fn agent_hint(error: &str, agent_id: &str) -> String {
     if !error.contains("no agent registered") && !error.contains("unknown agent") {
         return String::new();
@@ -142,7 +147,8 @@ fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result
             );
             eprintln!(
                 "outcome: {} ({})",
-                run.envelope.outcome.status, run.envelope.outcome.statement
+                run.envelope.outcome.status,
+                safe(&run.envelope.outcome.statement)
             );
             eprintln!("{}", run.report.summary());
             eprintln!("run directory: {}", run.run_dir.display());
@@ -178,7 +184,8 @@ fn remote(
     if task.status.state != TaskState::Completed {
         let detail = task.failure_detail().unwrap_or_default();
         eprintln!(
-            "ddwire invoke: refused, no run was made: {detail}{}",
+            "ddwire invoke: refused, no run was made: {}{}",
+            safe(&detail),
             agent_hint(&detail, &request.agent_id)
         );
         return Ok(1);
@@ -203,8 +210,8 @@ fn remote(
     let outcome = &envelope["outcome"];
     eprintln!(
         "outcome: {} ({})",
-        outcome["status"].as_str().unwrap_or("?"),
-        outcome["statement"].as_str().unwrap_or("")
+        safe(outcome["status"].as_str().unwrap_or("?")),
+        safe(outcome["statement"].as_str().unwrap_or(""))
     );
     eprintln!(
         "run {} stored by the harness at {url}",

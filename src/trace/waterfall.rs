@@ -136,6 +136,8 @@ const HARNESS_SERVICE: &str = "ddwire-harness";
 /// The run drawn as text: the envelope summarised (with [`Options::summary`]), then the
 /// waterfall, child runs nested under their `delegate` spans.
 pub fn render(run: &RunView, options: &Options) -> String {
+    // Every string came from an agent or the store: none reaches the terminal unescaped.
+    let run = &terminal_safe(run);
     let paint = Paint(options.color);
     let mut out = String::new();
     if options.summary {
@@ -641,6 +643,58 @@ fn run_line(child: &RunView, paint: &Paint) -> String {
         line.push_str(&paint.dim(&format!("  own trace {trace}")));
     }
     line
+}
+
+/// A copy of `run` whose every string shows control characters as escapes (see
+/// `crate::text`), so an agent's statement or span name cannot drive the terminal; the
+/// waterfall's own colours are added afterwards.
+fn terminal_safe(run: &RunView) -> RunView {
+    fn s(text: &mut String, lines: bool) {
+        if let std::borrow::Cow::Owned(safe) = crate::text::escape_str(text, lines) {
+            *text = safe;
+        }
+    }
+    fn json(v: &mut Value) {
+        match v {
+            Value::String(text) => s(text, false),
+            Value::Array(items) => items.iter_mut().for_each(json),
+            Value::Object(map) => map.values_mut().for_each(json),
+            _ => {}
+        }
+    }
+    fn attributes(a: &mut crate::trace::record::Attributes) {
+        for (k, v) in &mut a.0 {
+            s(k, false);
+            match v {
+                AttrValue::String(text) => s(text, false),
+                AttrValue::StringArray(items) => items.iter_mut().for_each(|t| s(t, false)),
+                _ => {}
+            }
+        }
+    }
+    let mut safe = run.clone();
+    json(&mut safe.envelope);
+    if let Some(g) = &mut safe.grounding {
+        s(g, true);
+    }
+    for span in &mut safe.spans {
+        s(&mut span.name, false);
+        attributes(&mut span.attributes);
+        attributes(&mut span.resource.attributes);
+        if let Some(d) = &mut span.status.description {
+            s(d, false);
+        }
+        for event in &mut span.events {
+            s(&mut event.name, false);
+            attributes(&mut event.attributes);
+        }
+    }
+    for (id, why) in &mut safe.missing {
+        s(id, false);
+        s(why, false);
+    }
+    safe.children = run.children.iter().map(terminal_safe).collect();
+    safe
 }
 
 /// The envelope, summarised.

@@ -109,18 +109,23 @@ impl fmt::Display for WireError {
                 "{url} did not answer within {:.1} s (timeout)",
                 after.as_secs_f64()
             ),
+            // A peer's words are escaped: they end up on terminals and in log lines.
             WireError::HttpStatus { url, status, body } => {
                 let excerpt: String = body.chars().take(200).collect();
+                let excerpt = crate::text::escape_str(&excerpt, false);
                 write!(f, "{url} answered HTTP {status}: {excerpt}")
             }
             WireError::JsonRpc { code, message, .. } => {
+                let message = crate::text::escape_str(message, false);
                 write!(f, "JSON-RPC error {code}: {message}")
             }
             WireError::Protocol {
                 url: Some(url),
                 reason,
-            } => write!(f, "{url}: {reason}"),
-            WireError::Protocol { url: None, reason } => f.write_str(reason),
+            } => write!(f, "{url}: {}", crate::text::escape_str(reason, false)),
+            WireError::Protocol { url: None, reason } => {
+                f.write_str(&crate::text::escape_str(reason, false))
+            }
             WireError::Tls { url, cause } => write!(f, "TLS with {url} failed: {cause}"),
             WireError::Sign { url, source } => write!(f, "{url}: {source}"),
         }
@@ -132,6 +137,38 @@ impl std::error::Error for WireError {
         match self {
             WireError::Sign { source, .. } => Some(source),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peers_words_in_an_error_cannot_forge_a_log_line_or_drive_a_terminal() {
+        let forged = "bad\n2026-01-01 INFO forged line \u{1b}[2J";
+        let errors = [
+            WireError::HttpStatus {
+                url: "http://p".into(),
+                status: 400,
+                body: forged.into(),
+            },
+            WireError::JsonRpc {
+                code: -32000,
+                message: forged.into(),
+                data: None,
+            },
+            WireError::protocol(Some("http://p"), forged),
+            WireError::protocol(None, forged),
+        ];
+        for e in errors {
+            let shown = e.to_string();
+            assert!(
+                !shown.contains('\n') && !shown.contains('\u{1b}'),
+                "{shown}"
+            );
+            assert!(shown.contains("\\u{a}2026-01-01 INFO forged"), "{shown}");
         }
     }
 }

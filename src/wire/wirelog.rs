@@ -25,6 +25,7 @@
 //!   soon as it can, and [`WireLog::close`] ends the file with an `end` line of the totals.
 
 use crate::error::Error;
+use crate::text::escape;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use serde_json::{Value, json};
 use std::fmt;
@@ -568,28 +569,6 @@ pub fn readable(line: &str) -> Option<String> {
         )),
         _ => None,
     }
-}
-
-/// Bytes as text a terminal shows as they are: printable characters kept (and line ends, with
-/// `lines`), everything else as `\xNN` (a byte that is not UTF-8) or `\u{…}` (a control
-/// character).
-fn escape(bytes: &[u8], lines: bool) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '\n' if lines => out.push('\n'),
-                '\r' if lines => {}
-                '\t' => out.push('\t'),
-                c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
 }
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -188,9 +188,11 @@ pub(crate) fn send_body(
 }
 
 /// The start of a refusal's body, as text, for the log.
+/// The start of a receiver's answer, as a log line may quote it: escaped, so a line break or
+/// an escape sequence in it cannot forge a line or drive a terminal.
 fn excerpt(body: &[u8]) -> String {
     let text: String = String::from_utf8_lossy(body).chars().take(300).collect();
-    text.trim().to_string()
+    crate::text::escape_str(text.trim(), false).into_owned()
 }
 
 /// `Retry-After` (RFC 9110 §10.2.3): delay-seconds, or an HTTP-date (its IMF-fixdate form,
@@ -338,6 +340,17 @@ fn skip<'a>(bytes: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_receivers_answer_is_quoted_escaped_in_the_log() {
+        let body = b"nope\n2026-01-01 ddwire serve: forged \x1b]0;PWNED\x07";
+        let shown = excerpt(body);
+        assert!(
+            !shown.contains('\n') && !shown.contains('\u{1b}'),
+            "{shown}"
+        );
+        assert!(shown.starts_with("nope\\u{a}2026"), "{shown}");
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_an_imf_fixdate_and_ignores_the_rest() {
