@@ -503,6 +503,43 @@ fn over_loopback_a_signed_call_is_answered_once_and_its_replay_refused() {
     assert!(message.contains("replayed request is refused"), "{message}");
 }
 
+/// A verifier keeps its nonces in memory; so that a restart does not reopen the replay window,
+/// a request signed before the verifier started is refused by its time. (The target, not the
+/// host, is signed, so the restarted agent may listen elsewhere.)
+#[test]
+fn a_call_captured_before_the_agent_restarted_is_refused_after_the_restart() {
+    let key = random_key("hello.world");
+    let serve = || {
+        agent_server::serve_signed(
+            Arc::new(Hello::new()),
+            "127.0.0.1:0",
+            None,
+            &key,
+            Duration::from_secs(300),
+        )
+        .expect("a keyed agent serves on loopback")
+    };
+    let http = HttpClient::tcp();
+    let first = serve();
+    let url = format!("{}/a2a", first.base_url());
+    let body = send_body(hello_request(), Map::new());
+    let headers = signed(&key, Direction::ToAgent, &url, &body);
+    let task = task_of(&post(&http, &url, &body, &headers));
+    assert_eq!(task.status.state, TaskState::Completed);
+    first.shutdown();
+    // Timestamps are whole seconds: the restart comes in a later one than the signature.
+    std::thread::sleep(Duration::from_millis(1100));
+    let restarted = serve();
+    let again = format!("{}/a2a", restarted.base_url());
+    let (reason, message) = refusal(&post(&http, &again, &body, &headers));
+    assert_eq!(reason, "stale", "{message}");
+    assert!(message.contains("before this server started"), "{message}");
+    // A call signed now is answered.
+    let fresh = signed(&key, Direction::ToAgent, &again, &body);
+    let task = task_of(&post(&http, &again, &body, &fresh));
+    assert_eq!(task.status.state, TaskState::Completed);
+}
+
 #[test]
 fn over_loopback_an_altered_body_target_or_method_is_refused() {
     let agent = Loopback::start();
@@ -715,11 +752,16 @@ mod processes {
             "harness on ",
         );
 
+        // Three debug-built processes, a delegation and its signed callback: on a loaded
+        // 2-core machine one run has taken more than the 10 s other tests allow a call (it
+        // failed once as "the harness answers"). The agents' own timeout is 30 s; allow twice
+        // that, so only a real hang fails.
+        let patient = Duration::from_secs(60);
         let client = A2aClient::default();
-        let target = Target::from_card(&client.fetch_card(&harness_url, T).unwrap()).unwrap();
+        let target = Target::from_card(&client.fetch_card(&harness_url, patient).unwrap()).unwrap();
         let ask = |doc: Value| {
             let task = client
-                .send_for_task(&target, a2a_message(vec![doc], None), &[], T)
+                .send_for_task(&target, a2a_message(vec![doc], None), &[], patient)
                 .expect("the harness answers");
             envelope_of(&task)
         };

@@ -553,6 +553,14 @@ pub enum VerifyError {
         /// The newest timestamp the cache forgot.
         floor: u64,
     },
+    /// The request was signed before this verifier started: a verifier keeps its nonces in
+    /// memory, so one a restart forgot is refused by its time instead.
+    BeforeStart {
+        /// The request's timestamp.
+        timestamp: u64,
+        /// When the verifier started.
+        started: u64,
+    },
     /// The nonce was already accepted.
     Replayed {
         /// The nonce sent again.
@@ -572,7 +580,9 @@ impl VerifyError {
             VerifyError::Missing { .. } => "missing",
             VerifyError::Malformed { .. } => "malformed",
             VerifyError::UnknownKey { .. } => "unknown-key",
-            VerifyError::Stale { .. } | VerifyError::Forgotten { .. } => "stale",
+            VerifyError::Stale { .. }
+            | VerifyError::Forgotten { .. }
+            | VerifyError::BeforeStart { .. } => "stale",
             VerifyError::Replayed { .. } => "replayed",
             VerifyError::BadSignature { .. } => "bad-signature",
         }
@@ -608,6 +618,11 @@ impl fmt::Display for VerifyError {
                 "the request was signed at {timestamp}, no later than {floor}, the newest \
                  request the full replay cache has forgotten; sign it again"
             ),
+            VerifyError::BeforeStart { timestamp, started } => write!(
+                f,
+                "the request was signed at {timestamp}, before this server started ({started}); \
+                 a request from before a restart could be a replay: sign it again"
+            ),
             VerifyError::Replayed { nonce } => write!(
                 f,
                 "the nonce {nonce} was already used: a replayed request is refused"
@@ -631,6 +646,9 @@ pub struct Verifier {
     keys: HashMap<String, Key>,
     window_secs: u64,
     nonces: Mutex<NonceCache>,
+    /// When this verifier was made (Unix seconds): it never saw the nonces of requests signed
+    /// before, so it refuses them rather than let a restart reopen the replay window.
+    started: u64,
 }
 
 impl fmt::Debug for Verifier {
@@ -654,7 +672,15 @@ impl Verifier {
             keys: keys.into_iter().map(|k| (k.id.clone(), k)).collect(),
             window_secs: DEFAULT_WINDOW.as_secs(),
             nonces: Mutex::new(NonceCache::new(DEFAULT_NONCE_CAPACITY)),
+            started: unix_now(),
         }
+    }
+
+    /// Refuse requests signed before `secs` (Unix seconds) instead of before this verifier
+    /// was made: for a verifier that takes over from another, or a test's clock.
+    pub fn started_at(mut self, secs: u64) -> Verifier {
+        self.started = secs;
+        self
     }
 
     /// Accept timestamps up to `window` from this clock, either way (whole seconds).
@@ -755,6 +781,14 @@ impl Verifier {
                 timestamp,
                 now,
                 window_secs: self.window_secs,
+            });
+        }
+        // Signed before this verifier started (judged on a clock that has reached the start):
+        // its nonce may have been spent with the process that came before.
+        if timestamp < self.started && now >= self.started {
+            return Err(VerifyError::BeforeStart {
+                timestamp,
+                started: self.started,
             });
         }
         // A method or target outside the grammar was never signed by a conforming signer.
