@@ -397,3 +397,113 @@ fn sigterm_drains_the_relay_a_forward_in_flight_is_answered_and_it_exits_0() {
     assert_eq!(status.code(), Some(0), "{}", relay.stderr.lock().unwrap());
     relay.line_with("drained in");
 }
+
+/// The writer files a run store keeps while a process writes to it (`writer-*.wal`,
+/// `writer-*.lock`): none may be left after a clean drain, or the next start reports a
+/// recovery an operator reads as a crash.
+fn writer_files(runs: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(runs.join(".ddwire"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("writer-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_blocking_send_still_running_at_the_drain_deadline_is_answered_shutting_down_and_stored() {
+    let dir = TempDir::new("drain-blocking");
+    let (mut agent, mut serve, harness) = echo_behind_a_harness(&dir, "60", Some("1"), "0.5");
+    let runs = dir.path().join("runs");
+    let client = A2aClient::default();
+    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
+    let doc = request("echo.wire", json!({"schema_class": "Echo", "value": 3}));
+    let id = doc["invocation_id"].as_str().unwrap().to_string();
+    let call = std::thread::spawn(move || {
+        client.send_for_task(
+            &target,
+            a2a_message(vec![doc], None),
+            &[],
+            Duration::from_secs(60),
+        )
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while get_json(&format!("{harness}/healthz")).1["runs_in_flight"] != 1 {
+        assert!(Instant::now() < deadline, "the run never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    serve.signal("TERM");
+    match call.join().unwrap() {
+        Err(ddwire::wire::WireError::JsonRpc { code, message, .. }) => {
+            assert_eq!(code, -32042, "{message}");
+            assert!(message.starts_with("shutting_down"), "{message}");
+        }
+        other => panic!("expected a shutting_down error, got {other:?}"),
+    }
+    assert_eq!(serve.exit_within(Duration::from_secs(30)).code(), Some(0));
+    // Nothing lost: the run is stored, failed as canceled, and the store closed cleanly.
+    let stored = stored_envelope(&runs, &id);
+    assert_eq!(stored["outcome"]["status"], "failed", "{stored}");
+    assert!(writer_files(&runs).is_empty(), "{:?}", writer_files(&runs));
+    agent.signal("TERM");
+    assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
+}
+
+#[test]
+fn a_clean_drain_after_a_delegation_leaves_no_writer_for_the_next_start() {
+    let dir = TempDir::new("drain-delegation");
+    let mut director = Spawned::start(&["agent", "director", "--port", "0", "--quiet"]);
+    let mut hello = Spawned::start(&["agent", "hello", "--port", "0", "--quiet"]);
+    let director_url = url_after(&director.line_with("listening on"), "listening on http://");
+    let hello_url = url_after(&hello.line_with("listening on"), "listening on http://");
+    let agents = dir.path().join("agents.json");
+    std::fs::write(
+        &agents,
+        json!({"agents": [{"url": director_url, "timeout_s": 60}, {"url": hello_url}]}).to_string(),
+    )
+    .unwrap();
+    let runs = dir.path().join("runs");
+    let mut serve = Spawned::start(&[
+        "serve",
+        "--port",
+        "0",
+        "--agents",
+        agents.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+        "--acting-for-id",
+        "urn:test:operator",
+        "--acting-for-name",
+        "Op",
+        "--quiet",
+    ]);
+    let harness = url_after(&serve.line_with("harness on"), "harness on http://");
+    let client = A2aClient::default();
+    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
+    let doc = request("director.route", message("hello there"));
+    let task = client
+        .send_for_task(
+            &target,
+            a2a_message(vec![doc], None),
+            &[],
+            Duration::from_secs(60),
+        )
+        .expect("the harness answers");
+    let envelope = envelope_of(&task);
+    assert_eq!(
+        envelope["delegations"].as_array().map(Vec::len),
+        Some(1),
+        "{envelope}"
+    );
+    // The director's kept-alive callback connection is still open to the harness.
+    serve.signal("TERM");
+    assert_eq!(serve.exit_within(Duration::from_secs(30)).code(), Some(0));
+    assert!(writer_files(&runs).is_empty(), "{:?}", writer_files(&runs));
+    for agent in [&mut director, &mut hello] {
+        agent.signal("TERM");
+        assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
+    }
+}

@@ -46,7 +46,9 @@ pub static COMMAND: Command = Command {
               incompatible, with what to add (vendor-notes/a2a.md).\n\n\
               SIGTERM or SIGINT drains: /healthz answers 503, new connections are refused, runs\n\
               in flight get --drain-timeout seconds to finish and be stored, AG-UI streams still\n\
-              open then end with RUN_ERROR shutting_down, the OTLP queue is flushed, and the\n\
+              open then end with RUN_ERROR shutting_down, runs still waiting on an agent are\n\
+              canceled and stored (a blocking A2A call gets -32042 shutting_down), the run\n\
+              store is closed, the OTLP queue is flushed, and the\n\
               process exits 0. A second signal exits at once, with status 1.\n\n\
               Several harnesses may share one --runs store. With --read-only the store is\n\
               never written (it may be on a read-only file system): stored runs are served,\n\
@@ -275,7 +277,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         );
     }
     let busy = || harness.conductor.running();
-    Ok(drain::serve_until_signal(
+    let code = drain::serve_until_signal(
         signals,
         drain::Draining {
             who: "serve",
@@ -286,5 +288,9 @@ fn run(args: &Parsed) -> Result<i32, String> {
             otlp,
             tls,
         },
-    ))
+    );
+    // Idle kept-alive connections (a delegation agent's above all) still hold the harness, so
+    // the store would never be dropped: close it here, leaving no writer for the next start.
+    harness.conductor.store.close();
+    Ok(code)
 }

@@ -269,6 +269,12 @@ pub fn handler(harness: Arc<Harness>) -> Handler {
     endpoint.streaming = true;
     endpoint.keep_alive = harness.keep_alive;
     endpoint.drain = Some(harness.drain.clone());
+    // Past the drain deadline, runs still waiting on their agent are canceled (and stored as
+    // such), so every blocking call gets an answer before the process exits.
+    let tasks = endpoint.tasks.clone();
+    harness.drain.on_cut(move || {
+        tasks.cancel_running();
+    });
     endpoint.lookup = {
         let harness = Arc::clone(&harness);
         Some(Arc::new(move |id: &str| {

@@ -127,6 +127,8 @@ struct Queue {
     waiting: Vec<Job>,
     /// Whether a caller is leading a commit (and holds the committer).
     leading: bool,
+    /// Set by [`RunStore::close`]: every later commit is refused.
+    closed: bool,
     /// The journal and its state, held by the leader while it commits; `None` if a leader
     /// panicked with it.
     committer: Option<Committer>,
@@ -272,6 +274,7 @@ impl RunStore {
                     queue: Mutex::new(Queue {
                         waiting: Vec::new(),
                         leading: false,
+                        closed: false,
                         committer: Some(committer),
                         done: HashMap::new(),
                         next_ticket: 0,
@@ -341,6 +344,17 @@ impl RunStore {
         self.writer
             .as_ref()
             .ok_or(Error::Store(StoreError::ReadOnly))
+    }
+
+    /// Close the store for writing now, as dropping it would, even while other handles still
+    /// share it (a drained process exits with idle connection threads holding the harness):
+    /// a commit in progress finishes, the journal is checkpointed, and this writer's lock and
+    /// journal files are removed, so the next start has nothing to recover. Appends after
+    /// this fail. A read-only store has nothing to close.
+    pub fn close(&self) {
+        if let Some(writer) = &self.writer {
+            writer.close();
+        }
     }
 
     /// Store one run, once. Returns its directory.
@@ -447,6 +461,13 @@ impl Commits {
             if let Some(result) = queue.done.remove(&ticket) {
                 return result;
             }
+            if queue.closed {
+                queue.waiting.retain(|j| j.ticket != ticket);
+                return Err(StoreError::failed(
+                    "the run store is closed: the process is shutting down; nothing was stored",
+                )
+                .into());
+            }
             if queue.leading {
                 queue = self.turn.wait(queue).unwrap_or_else(|p| p.into_inner());
                 continue;
@@ -487,6 +508,29 @@ impl Drop for Leading<'_> {
         let mut queue = self.0.queue.lock().unwrap_or_else(|p| p.into_inner());
         queue.leading = false;
         self.0.turn.notify_all();
+    }
+}
+
+impl Writer {
+    /// What dropping the writer does, while others may still hold the store: wait for a
+    /// commit in progress, checkpoint the journal, and remove this writer's lock file.
+    fn close(&self) {
+        let mut queue = self.commits.queue.lock().unwrap_or_else(|p| p.into_inner());
+        while queue.leading {
+            queue = self
+                .commits
+                .turn
+                .wait(queue)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+        queue.closed = true;
+        let committer = queue.committer.take();
+        self.commits.turn.notify_all();
+        drop(queue);
+        if let Some(committer) = committer {
+            committer.finish();
+        }
+        let _ = fs::remove_file(&self.lock_path);
     }
 }
 

@@ -21,6 +21,10 @@ pub(crate) const ERROR_DOMAIN: &str = "a2a-protocol.org";
 /// -32001 to -32009 that A2A assigns.
 pub(crate) const BACKGROUND_FULL: i64 = -32041;
 
+/// The JSON-RPC code of a blocking call still running when the server's drain deadline passed:
+/// its task was canceled and answered with this server error, rather than a closed connection.
+pub(crate) const SHUTTING_DOWN: i64 = -32042;
+
 /// Why a binding's JSON does not decode into the model: the location (`params.message.role`)
 /// and what is wrong there. Written as `<at> <reason>`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +89,9 @@ pub(crate) enum A2aError {
     /// A non-blocking send when the endpoint already runs `limit` tasks in the background.
     /// [`BACKGROUND_FULL`].
     BackgroundFull { limit: usize },
+    /// The server's drain deadline passed while the call's task ran: the task was canceled.
+    /// [`SHUTTING_DOWN`].
+    ShuttingDown { id: String },
     /// Something on this side failed; the text says what. -32603.
     Internal { what: String },
 }
@@ -115,6 +122,7 @@ impl A2aError {
             A2aError::MethodNotFound { .. } => jsonrpc::METHOD_NOT_FOUND,
             A2aError::Unauthenticated { .. } => jsonrpc::INVALID_REQUEST,
             A2aError::BackgroundFull { .. } => BACKGROUND_FULL,
+            A2aError::ShuttingDown { .. } => SHUTTING_DOWN,
             A2aError::Internal { .. } => jsonrpc::INTERNAL_ERROR,
         }
     }
@@ -133,6 +141,7 @@ impl A2aError {
             jsonrpc::METHOD_NOT_FOUND => "METHOD_NOT_FOUND",
             jsonrpc::INVALID_REQUEST => "INVALID_REQUEST",
             BACKGROUND_FULL => "RESOURCE_EXHAUSTED",
+            SHUTTING_DOWN => "UNAVAILABLE",
             _ => "INTERNAL_ERROR",
         }
     }
@@ -235,6 +244,12 @@ impl fmt::Display for A2aError {
                 f,
                 "This server already runs {limit} tasks in the background, its limit: send \
                  blocking, or again once one has finished"
+            ),
+            A2aError::ShuttingDown { id } => write!(
+                f,
+                "shutting_down: the server reached its drain deadline while task {id} ran; the \
+                 task was canceled (GetTask shows it where the server keeps its tasks); send \
+                 the message again once a server is up"
             ),
             A2aError::Internal { what } => write!(f, "Internal error: {what}"),
         }

@@ -478,6 +478,23 @@ impl TaskStore {
         Ok(task)
     }
 
+    /// Cancel every task whose work is running (a drain past its deadline): each is told, as
+    /// [`TaskStore::cancel`] tells it. The ids canceled.
+    pub(crate) fn cancel_running(&self) -> Vec<String> {
+        let ids: Vec<String> = {
+            let guard = self.lock();
+            guard
+                .by_id
+                .iter()
+                .filter(|(_, e)| e.running.is_some() && !e.task.status.state.is_terminal())
+                .map(|(id, _)| id.clone())
+                .collect()
+        };
+        ids.into_iter()
+            .filter(|id| self.cancel(id).is_ok())
+            .collect()
+    }
+
     /// One page of the tasks `query` selects among those `owner` may see (every task when
     /// `owner` is `None`, else those stored for that owner), newest change first.
     pub(crate) fn list(

@@ -5,7 +5,9 @@
 //! load balancer stops sending work; the listener is closed by [`super::server::Server`]. When
 //! the drain deadline passes with streams still open, [`Drain::cut`] ends each stream guarded
 //! by [`Drain::guard`] with the terminal event its protocol defines, rather than leaving the
-//! client with a connection that simply closes.
+//! client with a connection that simply closes, and runs the hooks given to [`Drain::on_cut`]
+//! (the A2A endpoint cancels its running tasks, so a blocking call is answered with an error
+//! rather than a closed connection).
 
 use super::{Handler, Request, Response};
 use crossbeam_channel::{Receiver, Sender, select};
@@ -23,6 +25,8 @@ struct Inner {
     /// Dropped by [`Drain::cut`]: every guard's `select` then sees its channel disconnect.
     cut_tx: Mutex<Option<Sender<()>>>,
     cut_rx: Receiver<()>,
+    /// Run once, by the first [`Drain::cut`].
+    on_cut: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
 }
 
 impl Default for Drain {
@@ -33,6 +37,7 @@ impl Default for Drain {
                 started: AtomicBool::new(false),
                 cut_tx: Mutex::new(Some(cut_tx)),
                 cut_rx,
+                on_cut: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -62,7 +67,7 @@ impl Drain {
         self.inner.started.load(Ordering::SeqCst)
     }
 
-    /// End every guarded stream now, each with its terminal event.
+    /// End every guarded stream now, each with its terminal event, and run the cut hooks.
     pub fn cut(&self) {
         self.start();
         self.inner
@@ -70,6 +75,33 @@ impl Drain {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
+        let hooks =
+            std::mem::take(&mut *self.inner.on_cut.lock().unwrap_or_else(|p| p.into_inner()));
+        for hook in hooks {
+            hook();
+        }
+    }
+
+    /// Whether the drain has been cut.
+    pub fn is_cut(&self) -> bool {
+        self.inner
+            .cut_tx
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+    }
+
+    /// Run `hook` when the drain is cut (at once, if it already is).
+    pub fn on_cut(&self, hook: impl FnOnce() + Send + 'static) {
+        if self.is_cut() {
+            hook();
+            return;
+        }
+        self.inner
+            .on_cut
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Box::new(hook));
     }
 
     /// `handler`, except that `GET /healthz` answers 503 `{"status": "draining"}` once the
