@@ -673,6 +673,71 @@ fn a_non_blocking_send_beyond_the_background_limit_is_refused() {
     }
 }
 
+#[test]
+fn one_principal_holding_its_share_of_background_tasks_leaves_the_rest_to_others() {
+    let net = MemoryNet::new();
+    let (release, hold) = crossbeam_channel::unbounded::<()>();
+    // The owner is the caller the X-Who header names (as the harness's principal would be).
+    let execute: Execute = Arc::new(move |_: &Message, _: Option<&Task>, ctx: &CallContext| {
+        let hold = hold.clone();
+        let who = ctx
+            .headers
+            .iter()
+            .find(|(k, _)| k == "x-who")
+            .map(|(_, v)| v.clone());
+        let mut plan = TaskPlan::run(move |task: &Progress| {
+            task.working();
+            let _ = hold.recv_timeout(Duration::from_secs(20));
+            Reply::completed(Vec::new())
+        });
+        plan.owner = who;
+        Plan::Task(plan)
+    });
+    let mut endpoint = Endpoint::new(execute);
+    endpoint.max_background = 4;
+    endpoint.max_background_per_owner = 2;
+    let url = serve_endpoint(&net, "shared.test", endpoint);
+    let rpc = Rpc::memory(HttpClient::memory(net), &url);
+    let b = B::V10;
+    let as_ = |who: &str| rpc.with_header("X-Who", who);
+    let params = |id: &str| json!({"message": b.text(id, "x"), "configuration": b.non_blocking()});
+    let (alice, bob) = (as_("alice"), as_("bob"));
+    let mut held = Vec::new();
+    for i in 0..2 {
+        let task = b.sent_task(&alice.call(b, b.send(), params(&format!("m-a-{i}"))));
+        assert_eq!(task["status"]["state"], b.state("submitted"));
+        held.push(task);
+    }
+    let error = alice.err(b, b.send(), params("m-a-3"));
+    assert_eq!(error["code"], BACKGROUND_FULL, "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("one principal's share"),
+        "{error}"
+    );
+    // Bob still gets his share, and the endpoint's limit still holds for all.
+    for i in 0..2 {
+        let task = b.sent_task(&bob.call(b, b.send(), params(&format!("m-b-{i}"))));
+        assert_eq!(task["status"]["state"], b.state("submitted"));
+        held.push(task);
+    }
+    let error = as_("carol").err(b, b.send(), params("m-c-1"));
+    assert_eq!(error["code"], BACKGROUND_FULL, "{error}");
+    for _ in &held {
+        release.send(()).unwrap();
+    }
+    for task in &held {
+        rpc.wait_for(b, &id_of(task), "completed");
+    }
+    // Shares are given back when the tasks end.
+    let again = b.sent_task(&alice.call(b, b.send(), params("m-a-4")));
+    assert_eq!(again["status"]["state"], b.state("submitted"));
+    release.send(()).unwrap();
+    rpc.wait_for(b, &id_of(&again), "completed");
+}
+
 // --- The echo agent as a conformance subject --------------------------------------------------
 
 #[test]

@@ -66,6 +66,7 @@ use crate::wire::http::{Request, Response};
 use crate::wire::jsonrpc::{self, Call, Incoming, RpcError};
 use crate::wire::sign::{SCHEME, VerifyError};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -200,6 +201,10 @@ pub(crate) type Visible =
 /// those threads.
 pub(crate) const BACKGROUND_TASKS: usize = 64;
 
+/// The most of those one principal (a task's owner) may hold at once, so that one caller
+/// holding streams open cannot take every slot from the others.
+pub(crate) const BACKGROUND_PER_OWNER: usize = 16;
+
 /// How often a stream with nothing to say sends a comment line, so that proxies and clients
 /// with idle timeouts keep it open (the AG-UI routes use the same period).
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -219,6 +224,8 @@ pub(crate) struct Endpoint {
     pub batch_deadline: Duration,
     /// The most tasks run in the background at once ([`BACKGROUND_TASKS`] by default).
     pub max_background: usize,
+    /// The most of those one owner may hold ([`BACKGROUND_PER_OWNER`] by default).
+    pub max_background_per_owner: usize,
     /// Answer the streaming methods (the card must then say `streaming: true`); off by
     /// default, when they are refused with -32004.
     pub streaming: bool,
@@ -228,6 +235,8 @@ pub(crate) struct Endpoint {
     /// update (`dd.error: shutting_down`) rather than a bare close.
     pub drain: Option<crate::wire::http::drain::Drain>,
     background: Arc<AtomicUsize>,
+    /// Background slots held, by owner.
+    background_owners: Arc<Mutex<HashMap<String, usize>>>,
 }
 
 /// What a call answers, before it is written in its binding.
@@ -267,10 +276,12 @@ impl Endpoint {
             max_depth: crate::json::Limits::DEFAULT.max_depth,
             batch_deadline: jsonrpc::BATCH_DEADLINE,
             max_background: BACKGROUND_TASKS,
+            max_background_per_owner: BACKGROUND_PER_OWNER,
             streaming: false,
             keep_alive: KEEP_ALIVE,
             drain: None,
             background: Arc::default(),
+            background_owners: Arc::default(),
         }
     }
 
@@ -713,7 +724,11 @@ impl Endpoint {
             (streamed || options.return_immediately) && matches!(plan.work, Work::Run(_));
         // A slot for the background thread is taken before anything is stored.
         let slot = if background {
-            Some(self.take_background_slot()?)
+            let owner = plan.owner.clone().or_else(|| {
+                let id = continued.as_ref()?.id.as_str();
+                self.tasks.get_owned(id).and_then(|(_, owner)| owner)
+            });
+            Some(self.take_background_slot(owner)?)
         } else {
             None
         };
@@ -868,14 +883,32 @@ impl Endpoint {
         }
     }
 
-    fn take_background_slot(&self) -> Result<Slot, A2aError> {
+    fn take_background_slot(&self, owner: Option<String>) -> Result<Slot, A2aError> {
         let limit = self.max_background;
         self.background
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
                 (n < limit).then_some(n + 1)
             })
             .map_err(|_| A2aError::BackgroundFull { limit })?;
-        Ok(Slot(Arc::clone(&self.background)))
+        let mut slot = Slot {
+            count: Arc::clone(&self.background),
+            owner: None,
+        };
+        let Some(owner) = owner else {
+            return Ok(slot);
+        };
+        let share = self.max_background_per_owner;
+        let mut owners = self
+            .background_owners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let held = owners.entry(owner.clone()).or_insert(0);
+        if *held >= share {
+            return Err(A2aError::BackgroundShareFull { share, limit });
+        }
+        *held += 1;
+        slot.owner = Some((Arc::clone(&self.background_owners), owner));
+        Ok(slot)
     }
 }
 
@@ -898,12 +931,25 @@ impl Held {
     }
 }
 
-/// One of the endpoint's background slots, given back when dropped.
-struct Slot(Arc<AtomicUsize>);
+/// One of the endpoint's background slots, given back (to the endpoint and its owner's share)
+/// when dropped.
+struct Slot {
+    count: Arc<AtomicUsize>,
+    owner: Option<(Arc<Mutex<HashMap<String, usize>>>, String)>,
+}
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.count.fetch_sub(1, Ordering::SeqCst);
+        if let Some((owners, owner)) = &self.owner {
+            let mut owners = owners.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(held) = owners.get_mut(owner) {
+                *held -= 1;
+                if *held == 0 {
+                    owners.remove(owner);
+                }
+            }
+        }
     }
 }
 

@@ -89,6 +89,9 @@ pub(crate) enum A2aError {
     /// A non-blocking send when the endpoint already runs `limit` tasks in the background.
     /// [`BACKGROUND_FULL`].
     BackgroundFull { limit: usize },
+    /// A non-blocking send or stream by an owner already holding `share` of the endpoint's
+    /// `limit` background slots. [`BACKGROUND_FULL`].
+    BackgroundShareFull { share: usize, limit: usize },
     /// The server's drain deadline passed while the call's task ran: the task was canceled.
     /// [`SHUTTING_DOWN`].
     ShuttingDown { id: String },
@@ -121,7 +124,9 @@ impl A2aError {
             A2aError::VersionNotSupported { .. } => jsonrpc::VERSION_NOT_SUPPORTED,
             A2aError::MethodNotFound { .. } => jsonrpc::METHOD_NOT_FOUND,
             A2aError::Unauthenticated { .. } => jsonrpc::INVALID_REQUEST,
-            A2aError::BackgroundFull { .. } => BACKGROUND_FULL,
+            A2aError::BackgroundFull { .. } | A2aError::BackgroundShareFull { .. } => {
+                BACKGROUND_FULL
+            }
             A2aError::ShuttingDown { .. } => SHUTTING_DOWN,
             A2aError::Internal { .. } => jsonrpc::INTERNAL_ERROR,
         }
@@ -244,6 +249,11 @@ impl fmt::Display for A2aError {
                 f,
                 "This server already runs {limit} tasks in the background, its limit: send \
                  blocking, or again once one has finished"
+            ),
+            A2aError::BackgroundShareFull { share, limit } => write!(
+                f,
+                "You already run {share} tasks in the background, one principal's share of \
+                 this server's {limit}: send blocking, or again once one of yours has finished"
             ),
             A2aError::ShuttingDown { id } => write!(
                 f,
