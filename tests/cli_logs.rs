@@ -223,6 +223,17 @@ fn serve_and_send_write_wire_logs_that_wirelog_prints() {
         "a failed task: {}",
         text(&out.stderr)
     );
+    // The server logs each message once it has written it, on its log's own thread: wait for
+    // the four (at most 10 s) before stopping it, or a loaded machine kills it mid-write.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&served)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+        < 4
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     drop(harness);
 
     // `send` closed its log: every message, then the totals.

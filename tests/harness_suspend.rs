@@ -199,13 +199,15 @@ fn a_resumption_from_another_principal_is_refused_and_the_run_stays_suspended() 
             binding.send(),
             json!({"message": resumption(binding, &task, json!({"confirm": true}))}),
         );
-        assert_eq!(refused["code"], -32600, "{refused}");
-        assert!(
-            refused["message"]
-                .as_str()
-                .unwrap()
-                .contains("another principal")
+        // Answered as an unknown task is: another principal's task is never revealed (the
+        // Guard issue's one access rule, which GetTask already followed).
+        assert_eq!(refused["code"], -32001, "{refused}");
+        let unknown = s.rpc(GRACE).err(
+            binding,
+            binding.send(),
+            json!({"message": resumption(binding, &json!({"id": new_uuid7(), "contextId": task["contextId"]}), json!({"confirm": true}))}),
         );
+        assert_eq!(refused["message"], unknown["message"], "{unknown}");
         let id = task["id"].as_str().unwrap();
         let still = s.rpc(ADA).get(binding, id);
         assert_eq!(still["status"]["state"], binding.state("input-required"));

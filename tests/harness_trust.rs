@@ -785,3 +785,107 @@ fn an_agent_server_refuses_text_plain_and_foreign_origins_but_answers_any_host()
     assert_eq!(answered.status, 200, "{}", answered.body);
     assert_eq!(answered.json()["result"]["status"]["state"], "completed");
 }
+
+/// A2A 1.0 §3.4.3: a client may start a new task in a context it already has by sending the
+/// `contextId` without a `taskId`. The harness's context is the contract's conversation: the
+/// first task starts one under its own id, and the second turn joins it, so the agent is given
+/// the same conversation_id both times, and the conversation lists both. Another principal's
+/// context is refused.
+#[test]
+fn a_second_turn_naming_the_first_tasks_context_joins_its_conversation_in_both_bindings() {
+    let s = served(None);
+    for (version, send, shape) in [
+        (
+            None,
+            "message/send",
+            json!({"kind": "message", "role": "user", "parts": []}),
+        ),
+        (
+            Some("1.0"),
+            "SendMessage",
+            json!({"role": "ROLE_USER", "parts": []}),
+        ),
+    ] {
+        let turn = |token: &str, context: Option<&str>| {
+            let mut m = shape.clone();
+            m["messageId"] = json!(new_uuid7());
+            let part = match version {
+                None => json!({"kind": "data", "data": request("hello.world", message("hi"))}),
+                Some(_) => json!({"data": request("hello.world", message("hi"))}),
+            };
+            m["parts"] = json!([part]);
+            if let Some(c) = context {
+                m["contextId"] = json!(c);
+            }
+            let body = json!({"jsonrpc": "2.0", "id": 1, "method": send, "params": {"message": m}});
+            let auth = bearer(token);
+            let mut headers = vec![
+                ("Content-Type", "application/json"),
+                ("Authorization", auth.as_str()),
+            ];
+            if let Some(v) = version {
+                headers.push(("A2A-Version", v));
+            }
+            let reply = http(s.addr, "POST", "/a2a", &headers, &body.to_string()).json();
+            if version.is_some() {
+                let mut r = reply.clone();
+                if let Some(task) = reply["result"].get("task") {
+                    r["result"] = task.clone();
+                }
+                r
+            } else {
+                reply
+            }
+        };
+        let first = turn("alice-token", None);
+        let context = first["result"]["contextId"].as_str().unwrap().to_string();
+        assert_eq!(first["result"]["id"], context.as_str(), "{first}");
+        let second = turn("alice-token", Some(&context));
+        assert_eq!(second["result"]["contextId"], context.as_str(), "{second}");
+        assert_ne!(second["result"]["id"], first["result"]["id"]);
+        let states: Vec<&Value> = [&first, &second]
+            .iter()
+            .map(|r| &r["result"]["status"]["state"])
+            .collect();
+        assert!(
+            states
+                .iter()
+                .all(|s| s.as_str().unwrap().to_lowercase().contains("completed")),
+            "{states:?}"
+        );
+        // Both runs are one conversation, the agent given its id both times.
+        let runs = get(
+            s.addr,
+            &format!("/conversations/{context}"),
+            Some("alice-token"),
+        );
+        assert_eq!(runs.status, 200, "{}", runs.body);
+        let ids: Vec<String> = runs.json()["runs"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{}", runs.body))
+            .iter()
+            .map(|r| r["invocation_id"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(ids.len(), 2, "{}", runs.body);
+        for id in &ids {
+            let envelope = get(s.addr, &format!("/runs/{id}"), Some("alice-token")).json();
+            assert_eq!(
+                envelope["envelope"]["conversation_id"]
+                    .as_str()
+                    .or(envelope["conversation_id"].as_str()),
+                Some(context.as_str()),
+                "{envelope}"
+            );
+        }
+        // Bob cannot start a task in Alice's context.
+        let theirs = turn("bob-token", Some(&context));
+        assert_eq!(theirs["error"]["code"], -32602, "{theirs}");
+        assert!(
+            theirs["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no context"),
+            "{theirs}"
+        );
+    }
+}

@@ -768,7 +768,7 @@ pub(crate) fn plan(
             data.len()
         ));
     }
-    let request = match InvocationRequest::from_value(data[0]) {
+    let mut request = match InvocationRequest::from_value(data[0]) {
         Ok(r) => r,
         Err(e) => return failed(e.to_string()),
     };
@@ -798,19 +798,31 @@ pub(crate) fn plan(
                     }
                 },
             };
-            let context_id = super::tasks::context_of(&id, request.conversation_id.as_deref());
-            if let Some(asked) = &message.context_id
-                && *asked != context_id
-            {
+            // A2A's context is the contract's conversation (as AG-UI's thread is): a task
+            // outside one starts one of its own, and a message naming a context without a task
+            // starts a new task in it (A2A 1.0 §3.4.3), as an explicit conversation_id would.
+            let context_id = match (&message.context_id, request.conversation_id.as_deref()) {
+                (Some(asked), Some(conversation)) if asked != conversation => {
+                    return Plan::Refuse(A2aError::invalid(
+                        "params.message.contextId",
+                        format!(
+                            "{asked:?} contradicts the request's conversation_id \
+                             {conversation:?}: a harness task's context is its conversation"
+                        ),
+                    ));
+                }
+                (Some(asked), None) => asked.clone(),
+                (_, Some(conversation)) => conversation.to_string(),
+                (None, None) => id.clone(),
+            };
+            let named = message.context_id.is_some() || request.conversation_id.is_some();
+            if named && context_of_another(harness, &context_id, ctx) {
                 return Plan::Refuse(A2aError::invalid(
                     "params.message.contextId",
-                    format!(
-                        "{asked:?} is not this request's context {context_id:?}: a harness task's \
-                         context is its request's conversation_id, or the task's own id outside \
-                         a conversation"
-                    ),
+                    format!("no context {context_id:?} is known to this caller"),
                 ));
             }
+            request.conversation_id = Some(context_id.clone());
             (Some(principal), Some(context_id))
         }
     };
@@ -890,6 +902,34 @@ fn run_trace(message: &Message, ctx: &CallContext) -> RunTrace {
         }
         None => RunTrace::for_caller(ctx.header("traceparent"), ctx.header("tracestate")),
     }
+}
+
+/// Whether `context` is a conversation whose stored runs the caller may not see, while
+/// someone's are stored: another principal's context answers as unknown, like their task. A
+/// context nothing is stored under yet (a first turn still running) is the caller's to use.
+fn context_of_another(harness: &Harness, context: &str, ctx: &CallContext) -> bool {
+    let Some(auth) = &harness.authenticator else {
+        return false;
+    };
+    let Ok(access) = auth.access_for(Some(&ctx.headers)) else {
+        return true;
+    };
+    if access == Access::All {
+        return false;
+    }
+    let store = &harness.conductor.store;
+    // A conversation a task started on its own is named by that task's run: one read.
+    if let Ok(Some(first)) = store.envelope(context) {
+        return !access.sees_envelope(&first);
+    }
+    // A conversation named by its callers: the index is read (one pass per such message).
+    let seen = |access: &Access| {
+        super::conversations::runs_of(store, context, access)
+            .ok()
+            .flatten()
+            .is_some()
+    };
+    !seen(&access) && seen(&Access::All)
 }
 
 /// Plan a message that continues a suspended run's task (`input-required`): one data part,
