@@ -425,3 +425,32 @@ fn a_refused_or_missing_run_is_reported_and_exits_1() {
     assert_eq!(seen.lock().unwrap().len(), 1, "a 400 is not retried");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// `ddwire export --all --otlp-file - | head -1`: the reader stopping is no error; the command
+/// ends quietly with 0, as every other command does on a closed pipe.
+#[test]
+fn export_to_stdout_ends_quietly_when_the_reader_stops() {
+    let (dir, ids) = store();
+    assert!(ids.len() > 1, "the store holds several runs");
+    let mut child = ddwire()
+        .args([
+            "export",
+            "--all",
+            "--runs",
+            dir.to_str().unwrap(),
+            "--otlp-file",
+            "-",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader is gone before the first line is written (it reads the store first), so
+    // every write finds the pipe closed.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

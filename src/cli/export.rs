@@ -317,9 +317,11 @@ impl Output {
                 let mut line = Encoding::Json.encode(spans, resource, &Scope::ddwire());
                 line.push(b'\n');
                 let result = match file {
+                    // A reader that stopped (`| head -1`) has all it wanted: end quietly, as
+                    // every command does on a closed pipe.
                     FileOut::Stdout => {
-                        let mut stdout = std::io::stdout().lock();
-                        stdout.write_all(&line).and_then(|_| stdout.flush())
+                        super::write_stdout(format_args!("{}", String::from_utf8_lossy(&line)));
+                        Ok(())
                     }
                     FileOut::Path(_, f) => f.write_all(&line),
                 };
