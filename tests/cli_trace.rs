@@ -246,3 +246,20 @@ fn a_peers_escape_sequences_are_shown_escaped_never_sent_to_the_terminal() {
         );
     }
 }
+
+/// A run whose agent raised is linted over its spans (grounding.txt keeps the reference's
+/// words), but `show` tells a reader there was no output to check, never "passed".
+#[test]
+fn show_says_no_output_to_check_where_the_agent_gave_no_result() {
+    let failing = run_of("demo.failing");
+    let text = show(&["show", &failing]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("grounding"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.contains("no output to check"), "{line}");
+    let stored = demo_store().join(&failing).join("grounding.txt");
+    if let Ok(stored) = std::fs::read_to_string(stored) {
+        assert!(stored.starts_with("grounding: "), "unchanged: {stored}");
+    }
+}

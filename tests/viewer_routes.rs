@@ -82,3 +82,30 @@ fn a_runs_grounding_report_is_served_as_data() {
     let (status, _) = get(&th, "/runs/01a22d2a-0000-7000-8000-000000000000/grounding");
     assert_eq!(status, 404);
 }
+
+/// One report shape for HTTP and `ddwire lint --json`: the linter run again over the stored
+/// files, so a failed run's counts are numbers, as lint gives them, not `null`; and the stored
+/// verdict beside it.
+#[test]
+fn the_grounding_route_answers_what_lint_json_prints_for_a_failed_run_too() {
+    let th = TestHarness::new(vec![Arc::new(ddwire::agent::builtin::Failing::new())]);
+    let failed = th
+        .invoke(&request("demo.failing", message("boom")))
+        .unwrap()
+        .envelope;
+    let id = failed.invocation_id;
+    let (status, report) = get(&th, &format!("/runs/{id}/grounding"));
+    assert_eq!(status, 200, "{report}");
+    let lint = std::process::Command::new(env!("CARGO_BIN_EXE_ddwire"))
+        .args(["lint", &id, "--json", "--runs"])
+        .arg(&th.runs)
+        .output()
+        .unwrap();
+    let lint: serde_json::Value = serde_json::from_slice(&lint.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&lint.stderr));
+    });
+    assert_eq!(report, lint);
+    assert!(report["retrieval_count"].is_number(), "{report}");
+    assert!(report["chat_count"].is_number(), "{report}");
+    assert_eq!(report["agrees"], true, "{report}");
+}

@@ -150,7 +150,15 @@ fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result
                 run.envelope.outcome.status,
                 safe(&run.envelope.outcome.statement)
             );
-            eprintln!("{}", run.report.summary());
+            let envelope = run.envelope.to_document();
+            if ddwire::trace::waterfall::no_output(&envelope) {
+                eprintln!(
+                    "grounding: no output to check: the agent gave no result (grounding.txt: {})",
+                    run.report.summary().lines().next().unwrap_or("")
+                );
+            } else {
+                eprintln!("{}", run.report.summary());
+            }
             eprintln!("run directory: {}", run.run_dir.display());
             Ok(0)
         }

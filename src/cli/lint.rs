@@ -50,22 +50,9 @@ pub static COMMAND: Command = Command {
     run,
 };
 
-/// A report as `--json` prints it.
+/// A report as `--json` prints it (the shape `GET /runs/{id}/grounding` answers too).
 fn report_json(id: Option<&str>, report: &GroundingReport, stored: Option<&str>) -> String {
-    let summary = report.summary();
-    serde_json::json!({
-        "invocation_id": id,
-        "summary": summary,
-        "passed": report.passed,
-        "not_run": report.not_run,
-        "mode": report.mode,
-        "violations": report.violations,
-        "retrieval_count": report.retrieval_count,
-        "chat_count": report.chat_count,
-        "stored": stored.map(str::trim_end),
-        "agrees": stored.map(|s| s.trim_end() == summary),
-    })
-    .to_string()
+    report.to_json(id, stored).to_string()
 }
 
 /// The exit status of a report that says the linter did not run.
@@ -96,16 +83,9 @@ fn run(args: &Parsed) -> Result<i32, String> {
 
 /// A stored run's report, from its files.
 fn relint(reader: &RunReader, id: &str) -> Result<GroundingReport, String> {
-    let envelope = reader
-        .envelope(id)
+    grounding::relint(reader, id)
         .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("{id} holds no {ENVELOPE_FILE}"))?;
-    let records = reader
-        .span_records(id)
-        .map_err(|e| e.to_string())?
-        .unwrap_or_default();
-    let reply = reader.agent_reply(id).map_err(|e| e.to_string())?;
-    Ok(grounding::lint_stored(&records, &envelope, reply.as_ref()))
+        .ok_or_else(|| format!("{id} holds no {ENVELOPE_FILE}"))
 }
 
 /// `lint --all`: every run of the store, each against its `grounding.txt`.

@@ -94,6 +94,26 @@ impl GroundingReport {
         }
     }
 
+    /// The report as data, one shape for `ddwire lint --json` and `GET /runs/{id}/grounding`:
+    /// `{"invocation_id", "summary", "passed", "not_run", "mode", "violations",
+    /// "retrieval_count", "chat_count", "stored", "agrees"}`, where `stored` is the run's
+    /// `grounding.txt` (if given) and `agrees` whether this report reads the same.
+    pub fn to_json(&self, invocation_id: Option<&str>, stored: Option<&str>) -> Value {
+        let summary = self.summary();
+        serde_json::json!({
+            "invocation_id": invocation_id,
+            "summary": summary,
+            "passed": self.passed,
+            "not_run": self.not_run,
+            "mode": self.mode,
+            "violations": self.violations,
+            "retrieval_count": self.retrieval_count,
+            "chat_count": self.chat_count,
+            "stored": stored.map(str::trim_end),
+            "agrees": stored.map(|s| s.trim_end() == summary),
+        })
+    }
+
     /// The ids of the rules that failed (`G0`, `R2`...), each once, in the order the checks
     /// found them: each violation's text up to its first `:`.
     pub fn rules(&self) -> Vec<String> {
@@ -226,6 +246,21 @@ pub fn lint_stored(
         _ => envelope.clone(),
     };
     lint_run(records, &linted)
+}
+
+/// Lint stored run `id` again from its files (envelope, spans, the agent's reply): what
+/// `ddwire lint RUN` and `GET /runs/{id}/grounding` report. `None` if the store holds no such
+/// run.
+pub fn relint(
+    reader: &super::store::RunReader,
+    id: &str,
+) -> crate::Result<Option<GroundingReport>> {
+    let Some(envelope) = reader.envelope(id)? else {
+        return Ok(None);
+    };
+    let records = reader.span_records(id)?.unwrap_or_default();
+    let reply = reader.agent_reply(id)?;
+    Ok(Some(lint_stored(&records, &envelope, reply.as_ref())))
 }
 
 /// Whether the stored `envelope` is a withheld result (see [`lint_stored`]).

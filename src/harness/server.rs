@@ -455,7 +455,12 @@ fn read_route(
                 return Ok(None);
             }
             Ok(Some(match store.grounding(id)? {
-                Some(text) => Response::json(200, &super::viewer::grounding_json(id, &text)),
+                // The linter run again over the stored files, as `ddwire lint --json` does: one
+                // report shape, with the stored verdict beside it.
+                Some(text) => match super::grounding::relint(store, id) {
+                    Ok(Some(report)) => Response::json(200, &report.to_json(Some(id), Some(&text))),
+                    _ => Response::json(200, &super::viewer::grounding_json(id, &text)),
+                },
                 None => Response::error(404, &format!("run {id} keeps no grounding report")),
             }))
         }),

@@ -697,6 +697,15 @@ fn terminal_safe(run: &RunView) -> RunView {
     safe
 }
 
+/// Whether the run ended with the agent giving no result (it raised, could not be reached,
+/// or refused the call): not succeeded, with an `agent-error` problem. Its grounding verdict
+/// checked nothing.
+pub fn no_output(envelope: &Value) -> bool {
+    text(envelope, &["outcome", "status"]) != Some("succeeded")
+        && text(envelope, &["problem", "type"])
+            .is_some_and(|t| t.rsplit('/').next() == Some("agent-error"))
+}
+
 /// The envelope, summarised.
 fn summary(run: &RunView, paint: &Paint, out: &mut String) {
     let env = &run.envelope;
@@ -740,6 +749,19 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
         );
     }
     match &run.grounding {
+        // The linter ran over the spans (grounding.txt says so, as the reference writes it),
+        // but the agent gave no result to check: a reader is told that, not "passed".
+        Some(g) if no_output(env) => {
+            let first = g.lines().next().unwrap_or("");
+            let first = first.strip_prefix("grounding: ").unwrap_or(first);
+            field(
+                "grounding",
+                &paint.dim(&format!(
+                    "no output to check: the agent gave no result (grounding.txt: {first})"
+                )),
+                out,
+            );
+        }
         Some(g) => {
             let mut lines = g.lines();
             let first = lines.next().unwrap_or("");
