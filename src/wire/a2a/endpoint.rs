@@ -236,7 +236,7 @@ pub(crate) struct Endpoint {
     pub drain: Option<crate::wire::http::drain::Drain>,
     background: Arc<AtomicUsize>,
     /// Background slots held, by owner.
-    background_owners: Arc<Mutex<HashMap<String, usize>>>,
+    background_owners: Shares,
 }
 
 /// What a call answers, before it is written in its binding.
@@ -931,11 +931,14 @@ impl Held {
     }
 }
 
+/// Background slots held, by owner.
+type Shares = Arc<Mutex<HashMap<String, usize>>>;
+
 /// One of the endpoint's background slots, given back (to the endpoint and its owner's share)
 /// when dropped.
 struct Slot {
     count: Arc<AtomicUsize>,
-    owner: Option<(Arc<Mutex<HashMap<String, usize>>>, String)>,
+    owner: Option<(Shares, String)>,
 }
 
 impl Drop for Slot {
