@@ -339,3 +339,24 @@ fn check_exits_2_for_bad_usage_or_nothing_answering() {
         );
     }
 }
+
+/// A filter that could match nothing for a typo is refused, naming the values it takes.
+#[test]
+fn runs_refuses_an_unknown_status_and_lists_the_valid_ones() {
+    let dir = temp_dir("runs-status");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = run(&["runs", "--status", "bogus", "--runs", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    for status in ["succeeded", "abstained", "referred", "failed", "suspended"] {
+        assert!(said.contains(status), "{said}");
+    }
+    let ok = run(&[
+        "runs",
+        "--status",
+        "failed",
+        "--runs",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+}

@@ -109,3 +109,22 @@ fn the_grounding_route_answers_what_lint_json_prints_for_a_failed_run_too() {
     assert!(report["chat_count"].is_number(), "{report}");
     assert_eq!(report["agrees"], true, "{report}");
 }
+
+#[test]
+fn the_runs_route_refuses_an_unknown_status_with_400_naming_the_valid_ones() {
+    let th = harness();
+    let r = th
+        .client
+        .http
+        .send(ClientRequest::get(
+            format!("{HARNESS_URL}/runs?status=bogus"),
+            T,
+        ))
+        .unwrap();
+    assert_eq!(r.status, 400);
+    let body = String::from_utf8_lossy(&r.body);
+    assert!(
+        body.contains("succeeded") && body.contains("suspended"),
+        "{body}"
+    );
+}

@@ -177,7 +177,14 @@ fn runs(args: &Parsed) -> Result<i32, String> {
             .transpose()?,
         at: None,
         agent_id: args.value("agent").map(str::to_string),
-        status: args.value("status").map(str::to_string),
+        status: args
+            .value("status")
+            .map(|s| {
+                ddwire::contract::OutcomeStatus::parse_or_list(s)
+                    .map(|o| o.as_str().to_string())
+                    .map_err(|e| format!("--status {e}"))
+            })
+            .transpose()?,
         principal: args.value("principal").map(str::to_string),
         principal_id: None,
         conversation_id: args.value("conversation").map(str::to_string),

@@ -95,6 +95,17 @@ macro_rules! wire_names {
     };
 }
 
+impl OutcomeStatus {
+    /// `s` as an outcome, or a message naming every one (for a filter that would otherwise
+    /// silently match nothing).
+    pub fn parse_or_list(s: &str) -> Result<OutcomeStatus, String> {
+        OutcomeStatus::parse(s).ok_or_else(|| {
+            let all: Vec<&str> = OutcomeStatus::ALL.iter().map(|o| o.as_str()).collect();
+            format!("{s:?} is not an outcome status: one of {}", all.join(", "))
+        })
+    }
+}
+
 wire_names!(OutcomeStatus {
     Succeeded => "succeeded", Abstained => "abstained", Referred => "referred",
     Failed => "failed", Suspended => "suspended",

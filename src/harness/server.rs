@@ -213,6 +213,18 @@ fn build(conductor: &Conductor, public_url: &str, window: Option<Duration>) -> B
     }
 }
 
+/// A caller refused for its credentials, as A2A answers it: the reason once (the error's own
+/// text starts "unauthenticated: ", which the A2A error's text already says).
+fn refused(e: Error) -> A2aError {
+    let reason = e.to_string();
+    A2aError::Unauthenticated {
+        reason: match reason.strip_prefix("unauthenticated: ") {
+            Some(rest) => rest.to_string(),
+            None => reason,
+        },
+    }
+}
+
 /// HTTP 401 with the challenge RFC 6750 §3 asks for: `error="invalid_token"` when a
 /// credential was presented and refused, a bare challenge when none was.
 pub(crate) fn unauthorized(reason: &str, presented: bool) -> Response {
@@ -292,11 +304,7 @@ pub fn handler(harness: Arc<Harness>) -> Handler {
                             .into(),
                     });
                 }
-                Some(auth) => auth.principal_for(Some(&ctx.headers)).map_err(|e| {
-                    A2aError::Unauthenticated {
-                        reason: e.to_string(),
-                    }
-                })?,
+                Some(auth) => auth.principal_for(Some(&ctx.headers)).map_err(refused)?,
             };
             // An auditor's token lists every principal's tasks; anyone else lists its own.
             let auditor = harness.authenticator.as_ref().is_some_and(|auth| {
@@ -313,12 +321,7 @@ pub fn handler(harness: Arc<Harness>) -> Handler {
         let visible: Visible = Arc::new(move |id, held, ctx: &CallContext| {
             let access = match &harness.authenticator {
                 None => return Ok(true),
-                Some(auth) => {
-                    auth.access_for(Some(&ctx.headers))
-                        .map_err(|e| A2aError::Unauthenticated {
-                            reason: e.to_string(),
-                        })?
-                }
+                Some(auth) => auth.access_for(Some(&ctx.headers)).map_err(refused)?,
             };
             Ok(match held {
                 // A task the endpoint holds: its owner, or (a delegated child, owned by no
@@ -689,7 +692,11 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
             }
             "at" => query.at = value.parse().ok(),
             "agent" | "agent_id" => query.agent_id = Some(value),
-            "status" => query.status = Some(value),
+            "status" => {
+                crate::contract::OutcomeStatus::parse_or_list(&value)
+                    .map_err(|e| format!("status: {e}"))?;
+                query.status = Some(value);
+            }
             "principal" => query.principal = Some(value),
             "conversation" | "conversation_id" => query.conversation_id = Some(value),
             "since" => query.since = Some(time(&value)?),
@@ -956,11 +963,7 @@ fn resume_plan(harness: &Arc<Harness>, message: &Message, task: &Task, ctx: &Cal
     let principal = match &harness.authenticator {
         Some(auth) => match auth.principal_for(Some(&ctx.headers)) {
             Ok(p) => p,
-            Err(e) => {
-                return Plan::Refuse(A2aError::Unauthenticated {
-                    reason: e.to_string(),
-                });
-            }
+            Err(e) => return Plan::Refuse(refused(e)),
         },
         None => {
             return Plan::Refuse(A2aError::Unauthenticated {
