@@ -5,8 +5,8 @@
 //! retrieved, and chat only after retrieving.
 //!
 //! ```text
-//! cargo run --example glossary_agent -- 127.0.0.1:8110
-//! ddwire invoke --agents examples/agents-with-glossary.json --profile examples/profile.json \
+//! cargo run --example glossary_agent -- 127.0.0.1:8112
+//! ddwire invoke --agents examples/agents.json --profile examples/profile.json \
 //!     --acting-for-id https://orcid.org/0000-0002-1825-0097 --acting-for-name "Josiah Carberry" \
 //!     --agent example.glossary --input examples/messages/glossary.json
 //! ```
@@ -148,7 +148,7 @@ impl Agent for Glossary {
 fn main() {
     let addr = std::env::args()
         .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:8110".into());
+        .unwrap_or_else(|| "127.0.0.1:8112".into());
     let served = match server::serve(Arc::new(Glossary::new()), &addr, None) {
         Ok(s) => s,
         Err(e) => {

@@ -360,3 +360,40 @@ fn runs_refuses_an_unknown_status_and_lists_the_valid_ones() {
     ]);
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
 }
+
+/// Every flag a command's option list names is in its usage line too, so neither can drift
+/// from the other.
+#[test]
+fn every_commands_usage_line_names_every_flag_it_lists() {
+    let help = text(&run(&["--help"]).stdout);
+    let commands: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    assert!(commands.len() > 10, "{help}");
+    for command in commands {
+        let page = text(&run(&[&command, "--help"]).stdout);
+        let usage: String = page
+            .lines()
+            .skip_while(|l| !l.starts_with("Usage:"))
+            .take_while(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let listed = page
+            .lines()
+            .filter_map(|l| l.strip_prefix("  --"))
+            .filter_map(|l| l.split_whitespace().next());
+        for flag in listed {
+            let named = usage.match_indices(&format!("--{flag}")).any(|(i, m)| {
+                !usage[i + m.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+            });
+            assert!(
+                named,
+                "`ddwire {command}`: --{flag} is listed but not in {usage}"
+            );
+        }
+    }
+}

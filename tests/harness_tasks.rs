@@ -412,10 +412,12 @@ fn list_tasks_is_refused_to_a_caller_without_credentials() {
     anonymous.headers.clear();
     let error = anonymous.err(B::V10, "ListTasks", json!({}));
     assert_eq!(error["code"], -32600, "{error}");
+    // "Unauthenticated: send Authorization: …", the word said once.
     assert!(
         error["message"]
             .as_str()
             .unwrap()
+            .to_lowercase()
             .contains("unauthenticated")
     );
     assert_eq!(error_reason(&error), Some("INVALID_REQUEST"));

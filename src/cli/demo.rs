@@ -32,7 +32,7 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "demo",
     summary: "Run the built-in agents and a harness on loopback and show seven invocations",
-    usage: "demo [--runs DIR] [--quiet] [--otlp-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...]",
+    usage: "demo [--runs DIR] [--quiet] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...]",
     details: "Needs nothing installed and no network beyond loopback. Acts for the demo principal\n\
               (urn:ddwire:demo:operator), under the shipped default profile. Inspect the runs\n\
               afterwards with `ddwire runs` and `ddwire show RUN_ID`. With --otlp-endpoint (or\n\

@@ -12,7 +12,8 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "invoke",
     summary: "Run one invocation and print its envelope",
-    usage: "invoke --agent ID --input FILE|- [--requirement R]... [--conversation ID] [--harness URL [--token T]] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [config flags]",
+    usage: "invoke --agent ID --input FILE|- [--requirement R]... [--conversation ID] [--harness URL [--token T]] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]\n       \
+            [--agents F] [--profile F] [--runs DIR] [--acting-for-id IRI --acting-for-name NAME]",
     details: "Builds an InvocationRequest for agent ID with the input document FILE, runs it\n\
               through the conductor against the configured agents (or sends it to the harness at\n\
               URL over A2A), prints the envelope on stdout and the outcome, grounding summary and\n\

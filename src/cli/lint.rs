@@ -13,7 +13,7 @@ use std::path::Path;
 pub static COMMAND: Command = Command {
     name: "lint",
     summary: "Reproduce a run's grounding verdict offline, from the run store or from files",
-    usage: "lint RUN [--runs DIR]\n       ddwire lint --all [--runs DIR]\n       ddwire lint SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]",
+    usage: "lint RUN [--runs DIR] [--json]\n       ddwire lint --all [--runs DIR] [--json]\n       ddwire lint SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]",
     details: "RUN is a run id, a unique prefix of one, or a run directory (runs/<id>, or any\n\
               folder holding a run's files, like fixtures/runs/retrieval-passed). The linter\n\
               reads the run's spans.jsonl, envelope.json and agent-result.json (the agent's reply\n\

@@ -37,7 +37,8 @@ pub const DEFAULT_AGENTS_CONFIG: &str = r#"{
     {"name": "director", "url": "http://127.0.0.1:8106", "timeout_s": 120},
     {"name": "echo", "url": "http://127.0.0.1:8107"},
     {"name": "ungrounded", "url": "http://127.0.0.1:8108"},
-    {"name": "failing", "url": "http://127.0.0.1:8109"}
+    {"name": "failing", "url": "http://127.0.0.1:8109"},
+    {"name": "confirm", "url": "http://127.0.0.1:8110"}
   ]
 }
 "#;

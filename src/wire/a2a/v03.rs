@@ -342,15 +342,20 @@ fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, DecodeErro
         .collect()
 }
 
-/// Read a v0.3 part; `kind` decides, else the shape does (as the 0.3.26 server reads it).
+/// Read a v0.3 part: `kind`, its discriminator in the 0.3 schema, decides, and a part without
+/// one is refused (the TCK's optional `test_missing_kind` expects -32602; every SDK writes it).
 pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
     let mut obj = object(v, at)?;
     let metadata = opt_meta(&mut obj, "metadata", at)?;
-    let kind = match obj.get("kind").and_then(Value::as_str) {
-        Some(k) => k.to_string(),
-        None if obj.contains_key("text") => "text".into(),
-        None if obj.contains_key("data") => "data".into(),
-        None => "file".into(),
+    let kind = match obj.get("kind") {
+        Some(Value::String(k)) => k.clone(),
+        Some(_) => return Err(DecodeError::new(format!("{at}.kind"), "must be a string")),
+        None => {
+            return Err(DecodeError::new(
+                format!("{at}.kind"),
+                "is required: an A2A v0.3 part says what it is (text, data or file)",
+            ));
+        }
     };
     match kind.as_str() {
         "text" => Ok(Part::Text {
@@ -607,4 +612,28 @@ pub(crate) fn decode_send_options(configuration: Option<&Value>) -> Result<SendO
             "params.configuration.historyLength",
         )?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_part_without_its_kind_is_refused_naming_the_field() {
+        for part in [
+            json!({"type": "x", "text": "hello"}),
+            json!({"text": "hello"}),
+            json!({"data": {"a": 1}}),
+            json!({"kind": 7, "text": "hello"}),
+        ] {
+            let message = json!({"kind": "message", "messageId": "m", "role": "user",
+                                 "parts": [part]});
+            let e = decode_send_params(json!({"message": message})).unwrap_err();
+            assert_eq!(e.at, "params.message.parts[0].kind", "{e:?}");
+        }
+        let fine = json!({"kind": "message", "messageId": "m", "role": "user",
+                          "parts": [{"kind": "text", "text": "hello"}]});
+        assert!(decode_send_params(json!({"message": fine})).is_ok());
+    }
 }
