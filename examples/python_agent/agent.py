@@ -10,7 +10,8 @@ A plain a2a-sdk agent is registered by `ddwire serve` as "incompatible" until it
 2. It answers each InvocationRequest (one data part) with a completed task holding one artifact
    named "agent-result": {"result": <AgentResult>, "spans": [<OpenTelemetry span JSON>, ...]}.
 3. Its result cites what it rests on; here, its input: metadata["dd.input_ref"] and
-   metadata["dd.input_hash"]. Its spans join the caller's trace (metadata["traceparent"]).
+   metadata["dd.input_hash"] (worked out the same way when it is called directly, with no harness
+   in front). Its spans join the caller's trace (metadata["traceparent"]).
 The class schemas are read from this repository (src/contract/schemas/); a copy elsewhere can
 read them off any ddwire agent's card instead (params.schemas of the extension).
 """
@@ -55,7 +56,12 @@ def decide(request, meta, tracer):  # the agent itself; (3) it cites its input
         for key, value in {"dd.operation": "chat", "dd.model_id": "word-counter",
                            "dd.input_tokens": len(text.split()), "dd.output_tokens": 4}.items():
             span.set_attribute(key, value)
-    cite = {"source_id": meta["dd.input_ref"], "content_hash": meta["dd.input_hash"]}
+    # The harness names the input it checked; called directly (ddwire send, ddwire check --dd)
+    # there is no harness, so the agent names it the same way itself.
+    input_ref = meta.get("dd.input_ref") or f"input:{request.get('invocation_id', '')}"
+    input_hash = meta.get("dd.input_hash") or hashlib.sha256(json.dumps(
+        request["input"], sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+    cite = {"source_id": input_ref, "content_hash": input_hash}
     return {"outcome": {"status": "succeeded", "statement": "Counted the words."},
             "payload": {"schema_class": "Reply", "reply_text": f"{len(text.split())} words.",
                         "reply_derivation": "lexical", "grounded_on": [cite]},

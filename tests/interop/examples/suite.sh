@@ -68,6 +68,24 @@ else
     fail python-agent/invoke "exit $status: $check"
 fi
 
+# direct: called with no harness in front (ddwire check --dd, ddwire send), the agent names
+# its input itself instead of failing on the harness's metadata it was not given.
+status=0
+"$DDWIRE" check "$(url "$p_py")" --dd --format json --out "$LOGS/check-direct.json" \
+    2>"$LOGS/check-direct.log" || status=$?
+direct="$(python3 - "$LOGS/check-direct.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+bad = [p for p in report["probes"] if p["status"] == "fail"]
+print("ok" if not bad else "; ".join(f"{p['id']}: {p.get('detail')}" for p in bad))
+PY
+)" || direct="no report (see $LOGS/check-direct.log)"
+if [[ $status -eq 0 && "$direct" == ok ]]; then
+    pass python-agent/called-directly
+else
+    fail python-agent/called-directly "check --dd exit $status: $direct"
+fi
+
 # lint: the stored verdict, reproduced offline, names the agent's chat span.
 id="${check##* }"
 status=0
