@@ -397,3 +397,68 @@ fn every_commands_usage_line_names_every_flag_it_lists() {
         }
     }
 }
+
+/// `serve --read-only` runs nothing, so it needs no principal to act for: it serves the stored
+/// runs to whoever may read them (every run, without --tokens), refuses every invocation, and
+/// its viewer offers no form (the page reads `/healthz`'s `store.read_only`).
+#[test]
+fn serve_read_only_needs_no_principal_and_serves_the_stored_runs() {
+    use std::io::{BufRead, BufReader};
+    let dir = temp_dir("read-only");
+    let runs = dir.join("runs");
+    let made = run(&["demo", "--quiet", "--runs", runs.to_str().unwrap()]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+    let agents = dir.join("agents.json");
+    std::fs::write(&agents, r#"{"agents": []}"#).unwrap();
+    let mut child = ddwire()
+        .args(["serve", "--read-only", "--port", "0", "--quiet", "--runs"])
+        .arg(&runs)
+        .arg("--agents")
+        .arg(&agents)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = Vec::new();
+    let mut url = None;
+    for line in stderr.lines().map_while(Result::ok) {
+        if let Some(rest) = line.split_once("harness on ").map(|(_, r)| r) {
+            url = rest.split_whitespace().next().map(str::to_string);
+            break;
+        }
+        said.push(line);
+    }
+    /// Killed however the test ends.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _child = Killed(child);
+    let url = url.unwrap_or_else(|| panic!("serve --read-only did not start: {said:?}"));
+    let http = ddwire::wire::http::client::HttpClient::tcp();
+    let get = |path: &str| {
+        http.send(ddwire::wire::http::client::ClientRequest::get(
+            format!("{url}{path}"),
+            std::time::Duration::from_secs(10),
+        ))
+        .unwrap()
+    };
+    let listed = get("/runs");
+    assert_eq!(listed.status, 200);
+    let rows: serde_json::Value = serde_json::from_slice(&listed.body).unwrap();
+    // The demo's seven invocations, and the run its director delegated.
+    assert_eq!(rows.as_array().map(Vec::len), Some(8), "the demo's runs");
+    let health: serde_json::Value = serde_json::from_slice(&get("/healthz").body).unwrap();
+    assert_eq!(health["store"]["read_only"], true, "{health}");
+    let page = String::from_utf8(get("/viewer").body).unwrap();
+    assert!(
+        page.contains("health.store.read_only"),
+        "the page hides its form"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -3,6 +3,7 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::{drain, export, setup};
+use ddwire::harness::identity::{self, Authenticator};
 use ddwire::harness::registry;
 use ddwire::harness::server::{self, Harness};
 use ddwire::wire::a2a::client::A2aClient;
@@ -56,7 +57,8 @@ pub static COMMAND: Command = Command {
               Whom runs act for comes from credentials, never from a request: with --tokens,\n\
               each caller presents Authorization: Bearer <token>; without, every run acts for\n\
               the operator's principal (DD_PRINCIPAL_ID / DD_PRINCIPAL_NAME or the flags), and\n\
-              serve refuses to start without one. Bound beyond loopback without --tokens, it warns.\n\
+              serve refuses to start without one (but with --read-only, which runs nothing).\n\
+              Bound beyond loopback without --tokens, it warns.\n\
               With --tokens, reading runs needs a token too (401 without): /runs, /runs/{id}/...,\n\
               /agui/runs/{id}, /conversations and GetTask/CancelTask show a caller its own runs\n\
               (and runs delegated on its behalf); another principal's run is not found. A token\n\
@@ -150,7 +152,21 @@ fn run(args: &Parsed) -> Result<i32, String> {
     if !args.positionals.is_empty() {
         return Err(format!("takes no arguments, got {:?}", args.positionals));
     }
-    let authenticator = setup::authenticator(args)?;
+    // A read-only harness makes no run, so whom runs act for need not be configured: without
+    // --tokens it reads as an operator would (every stored run).
+    let authenticator = match setup::authenticator(args) {
+        Err(_) if args.switch("read-only") && args.value("tokens").is_none() => {
+            Authenticator::Operator(
+                identity::configured_principal(
+                    Some("urn:ddwire:read-only"),
+                    Some("read-only viewer"),
+                    Some("accountable_role"),
+                )
+                .map_err(|e| e.to_string())?,
+            )
+        }
+        other => other?,
+    };
     let host = args.value("host").unwrap_or("127.0.0.1");
     let port: u16 = args.number("port")?.unwrap_or(8000);
     let request_log = setup::request_log(args)?;
