@@ -39,8 +39,15 @@ use std::time::Duration;
 
 /// The most bytes of a peer's whole (non-stream) answer to a stream call the relay reads.
 const MAX_WHOLE_REPLY: usize = 4 << 20;
-/// Events buffered between the peer's stream and the caller's.
-const EVENTS_BUFFERED: usize = 16;
+/// Events buffered between the peer's stream and the caller's. With the drain guard's one
+/// and the connection's one being written, a caller that stops reading holds at most this
+/// many plus two events in the relay; then the relay stops reading the peer (back-pressure
+/// through TCP) until the server's no-progress write limit ends the caller's connection.
+const EVENTS_BUFFERED: usize = 4;
+/// The longest line or event the relay reads from a peer's stream (a longer one ends the
+/// stream as `peer_invalid_reply`): with [`EVENTS_BUFFERED`], what bounds a stalled stream's
+/// memory.
+const MAX_EVENT_BYTES: usize = 1 << 20;
 
 /// Forward the stream call `inbound` (which has an id): the relay's answer, a stream or a whole
 /// reply. The hop runs on a thread of its own, which holds its spans until the stream ends.
@@ -283,10 +290,13 @@ impl Hop<'_, '_> {
         };
         let id = self.inbound.call.id.clone().unwrap_or(Value::Null);
         let read_error = Rc::new(RefCell::new(None));
-        let mut reader = sse::Reader::new(PeerBody {
-            body,
-            error: read_error.clone(),
-        });
+        let mut reader = sse::Reader::with_limit(
+            PeerBody {
+                body,
+                error: read_error.clone(),
+            },
+            MAX_EVENT_BYTES,
+        );
         let mut seq: u64 = 0;
         loop {
             let item =
