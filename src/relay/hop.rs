@@ -75,7 +75,7 @@ pub(crate) fn route_call(
     server.set(n::PEER_ROLE, peer.spec.role.as_str());
     topology::check(relay.topology, &relay.registry, inbound.sender(), &target)
         .map_err(Failure::Topology)?;
-    let endpoint = endpoint_of(relay, &peer, inbound.binding, inbound.kind)?;
+    let endpoint = endpoint_of(relay, &peer, inbound)?;
     Ok((peer, endpoint))
 }
 
@@ -367,22 +367,30 @@ pub(crate) fn outgoing<'a>(
 /// Where to call `peer` for a call of `kind` in `binding`: its card's interface of that binding,
 /// else its preferred one when the relay translates `kind` (the card fetched now if none is
 /// held). A card that cannot be had fails the call as its fetch failed.
-fn endpoint_of(
-    relay: &Relay,
-    peer: &Peer,
-    binding: Binding,
-    kind: Kind,
-) -> Result<Target, Failure> {
+fn endpoint_of(relay: &Relay, peer: &Peer, inbound: &Inbound) -> Result<Target, Failure> {
+    let (binding, kind) = (inbound.binding, inbound.kind);
     let mut endpoints = peer.endpoints.clone();
     if endpoints == Endpoints::Unknown {
         let started = std::time::Instant::now();
-        let fetched = relay.fetch_card_of(&peer.spec.url);
+        let fetched = relay.fetch_card_of(&peer.spec.url, &inbound.via());
         let ms = started.elapsed().as_millis() as u64;
         relay
             .registry
             .record_card(&peer.spec.id, &peer.spec.url, &fetched, ms);
         match fetched {
             Err(WireError::HttpStatus { status: 404, .. }) | Ok(_) => {}
+            // 508 Loop Detected (RFC 5842 §7.2): the card request came back to a relay it
+            // had passed, this one or another.
+            Err(WireError::HttpStatus {
+                status: 508, url, ..
+            }) => {
+                return Err(Failure::Loop {
+                    reason: format!(
+                        "peer {:?}'s card ({url}) leads back to a relay the call has passed",
+                        peer.spec.id
+                    ),
+                });
+            }
             Err(error) => {
                 return Err(Failure::Peer {
                     peer: peer.spec.id.clone(),

@@ -248,27 +248,41 @@ impl Relay {
         for chunk in peers.chunks(HEALTH_CONCURRENCY) {
             std::thread::scope(|scope| {
                 for peer in chunk {
-                    scope.spawn(move || self.fetch_card(&peer.spec.id, &peer.spec.url));
+                    scope.spawn(move || {
+                        self.fetch_card(&peer.spec.id, &peer.spec.url, "");
+                    });
                 }
             });
         }
     }
 
-    /// Fetch one peer's card and record what it gave.
-    pub(crate) fn fetch_card(&self, id: &str, url: &str) {
+    /// Fetch one peer's card and record what it gave (`via_in`: the `Via` of the request
+    /// that asked for it, if one did).
+    /// Whether the fetch was answered 508 Loop Detected (RFC 5842 §7.2) is returned.
+    pub(crate) fn fetch_card(&self, id: &str, url: &str, via_in: &str) -> bool {
         let started = std::time::Instant::now();
-        let fetched = self.fetch_card_of(url);
+        let fetched = self.fetch_card_of(url, via_in);
         let ms = started.elapsed().as_millis() as u64;
         self.registry.record_card(id, url, &fetched, ms);
+        matches!(
+            fetched,
+            Err(crate::wire::WireError::HttpStatus { status: 508, .. })
+        )
     }
 
-    /// Fetch a card at `url`, carrying the relay's `Via`, so that a peer URL leading back to
-    /// the relay is refused at the first repeat.
+    /// Fetch a card at `url`, carrying the `Via` of the request that asked for it (`via_in`,
+    /// empty if none) with the relay's own appended, so that a peer URL leading back to the
+    /// relay, directly or through other relays, is refused at the first repeat.
     pub(crate) fn fetch_card_of(
         &self,
         url: &str,
+        via_in: &str,
     ) -> Result<serde_json::Value, crate::wire::WireError> {
-        let via = format!("1.1 {}", self.via_name);
+        let via = if via_in.trim().is_empty() {
+            format!("1.1 {}", self.via_name)
+        } else {
+            format!("{via_in}, 1.1 {}", self.via_name)
+        };
         self.client
             .fetch_card_with(url, CARD_TIMEOUT.min(self.timeout), &[("Via", &via)])
     }

@@ -211,7 +211,7 @@ fn add_peer(relay: &Relay, request: &Request) -> Response {
         Ok(Registered::Replaced) => 200,
         Err(e) => return Response::error(409, &e.to_string()),
     };
-    relay.fetch_card(&id, &url);
+    let _ = relay.fetch_card(&id, &url, "");
     match relay.registry.get(&id) {
         Some(peer) => Response::json(status, &peer.view(&relay.public_url())),
         None => Response::error(409, &format!("peer {id:?} was removed meanwhile")),
@@ -228,7 +228,8 @@ fn peer_card(relay: &Relay, request: &Request, id: &str) -> Response {
         .filter(|(k, _)| k.eq_ignore_ascii_case("via"))
         .map(|(_, v)| v.as_str())
         .collect();
-    if hop::via_names(&via.join(", "), &relay.via_name) {
+    let via = via.join(", ");
+    if hop::via_names(&via, &relay.via_name) {
         return Response::error(
             508,
             &format!(
@@ -236,11 +237,26 @@ fn peer_card(relay: &Relay, request: &Request, id: &str) -> Response {
             ),
         );
     }
+    let hops = via.split(',').filter(|e| !e.trim().is_empty()).count();
+    if hops >= relay.max_hops as usize {
+        return Response::error(
+            508,
+            &format!(
+                "the card request has passed {hops} relays, the most this relay carries on is {}",
+                relay.max_hops
+            ),
+        );
+    }
     let Some(mut peer) = relay.registry.get(id) else {
         return Response::error(404, &format!("no peer is registered as {id:?}"));
     };
     if peer.card.is_none() {
-        relay.fetch_card(id, &peer.spec.url);
+        if relay.fetch_card(id, &peer.spec.url, &via) {
+            return Response::error(
+                508,
+                &format!("peer {id:?}'s card leads back to a relay this request has passed"),
+            );
+        }
         match relay.registry.get(id) {
             Some(p) => peer = p,
             None => return Response::error(404, &format!("no peer is registered as {id:?}")),
