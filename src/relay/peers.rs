@@ -644,7 +644,7 @@ mod tests {
             ("http://a.test:x", "port"),
             ("http://a b", "space"),
             ("http://[::1", "malformed"),
-            ("http://", "no host"),
+            ("http://", "URL"),
         ] {
             let err = PeerSpec::new("a", bad, Role::Leaf).unwrap_err().to_string();
             assert!(err.contains(why), "{bad}: {err}");
