@@ -360,6 +360,8 @@ fn sigterm_drains_the_relay_a_forward_in_flight_is_answered_and_it_exits_0() {
         "0",
         "--peers",
         peers.to_str().unwrap(),
+        "--peer-allow",
+        "127.0.0.1/32",
         "--drain-timeout",
         "30",
         "--quiet",

@@ -5,6 +5,7 @@
 use ddwire::agent::builtin::Echo;
 use ddwire::relay::{self, PeerSpec, Relay, RelayConfig, Role, Topology};
 use ddwire::wire::http::client::{ClientRequest, HttpClient};
+use ddwire::wire::http::egress::Egress;
 use ddwire::wire::http::{self, Limits};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
@@ -66,6 +67,9 @@ fn relay_over(
     config.topology = topology;
     config.timeout = timeout;
     config.traces_dir = Some(traces.clone());
+    // The peers here are loopback servers, which a relay refuses unless told otherwise.
+    config.egress = Egress::allowing(["127.0.0.1/32"]).unwrap();
+    config.allow_registration = true;
     let relay = Arc::new(Relay::new(config).unwrap());
     let server = http::server::serve(
         "127.0.0.1:0",
@@ -328,13 +332,19 @@ fn sse_reply(mode: &str, id: &Value) -> String {
             json!({"jsonrpc": "2.0", "id": id, "result": result})
         )
     };
+    // Each peer its own task id: a relay refuses a peer answering for another peer's task.
+    let task = if mode == "ok" {
+        "st-1".to_string()
+    } else {
+        format!("st-1-{mode}")
+    };
     let status = |state: &str, last: bool| {
-        json!({"kind": "status-update", "taskId": "st-1", "contextId": "ctx-stream",
+        json!({"kind": "status-update", "taskId": task, "contextId": "ctx-stream",
                "status": {"state": state}, "final": last})
     };
     let mut events = vec![
         frame(
-            json!({"kind": "task", "id": "st-1", "contextId": "ctx-stream", "status": {"state": "submitted"}}),
+            json!({"kind": "task", "id": task, "contextId": "ctx-stream", "status": {"state": "submitted"}}),
         ),
         if mode == "garbage" {
             "data: {not json\n\n".to_string()
@@ -343,7 +353,7 @@ fn sse_reply(mode: &str, id: &Value) -> String {
         },
         ": keep-alive\n\n".to_string(),
         frame(
-            json!({"kind": "artifact-update", "taskId": "st-1", "contextId": "ctx-stream",
+            json!({"kind": "artifact-update", "taskId": task, "contextId": "ctx-stream",
                      "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "done"}]}}),
         ),
         frame(status("completed", true)),
@@ -640,6 +650,8 @@ fn peers_are_added_listed_with_card_and_health_and_removed_and_health_follows_th
     assert_eq!(status, 400, "{refused}");
 
     drop(agent);
+    // Health is checked in the background, never by a request: run one check now.
+    setup.relay.check_peers();
     let (status, health) = get(&format!("{base}/healthz"));
     assert_eq!(
         (status, health["status"].as_str()),
@@ -810,6 +822,7 @@ fn a_hops_spans_are_exported_over_otlp_through_the_exporter() {
         "http://placeholder",
     );
     config.exporter = Some(exporter);
+    config.egress = Egress::allowing(["127.0.0.1/32"]).unwrap();
     let relay = Arc::new(Relay::new(config).unwrap());
     let server = http::server::serve(
         "127.0.0.1:0",
@@ -945,6 +958,9 @@ fn a_stream_open_when_the_drain_is_cut_ends_with_an_error_event() {
     );
     config.drain = Some(drain.clone());
     config.traces_dir = Some(traces.clone());
+    // The peers here are loopback servers, which a relay refuses unless told otherwise.
+    config.egress = Egress::allowing(["127.0.0.1/32"]).unwrap();
+    config.allow_registration = true;
     let relay = Arc::new(Relay::new(config).unwrap());
     let server = http::server::serve(
         "127.0.0.1:0",

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 /// The flags that may be given more than once, each value kept.
-pub const REPEATABLE: &[&str] = &["requirement", "otlp-header", "ca-file"];
+pub const REPEATABLE: &[&str] = &["requirement", "otlp-header", "ca-file", "peer-allow"];
 
 /// The known name nearest to `typed` (by edit distance, at most a third of its length and at
 /// least 1), or one that `typed` is a prefix of, for "did you mean".

@@ -6,13 +6,14 @@ use super::{drain, export, setup};
 use ddwire::relay::{self, PeerSpec, Relay, RelayConfig, Topology};
 use ddwire::wire::http;
 use ddwire::wire::http::drain::Drain;
+use ddwire::wire::http::egress::Egress;
 use std::sync::Arc;
 use std::time::Duration;
 
 pub static COMMAND: Command = Command {
     name: "relay",
     summary: "Relay A2A calls between peers, recording every hop as spans",
-    usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
+    usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--tokens FILE] [--allow-registration] [--peer-allow CIDR|HOST,...]... [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--health-interval SECS] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC in either A2A binding (v0.3 message/send, tasks/get,\n\
               tasks/cancel; 1.0 SendMessage, GetTask, CancelTask), forwarded to the peer the message\n\
               metadata \"agent.target\" names (\"agent.id\" names the sender), or for a call naming a\n\
@@ -33,8 +34,20 @@ pub static COMMAND: Command = Command {
               peer_invalid_reply (-32014), unknown_peer (-32015), or the peer's own error\n\
               (peer_jsonrpc_error). Streams (message/stream, SendStreamingMessage) are passed on event\n\
               by event, each a span event with its sequence number; a stream that breaks ends with\n\
-              an error event naming its class. The relay authenticates no one and forwards no\n\
-              credentials: keep it on loopback or behind a proxy that does (vendor-notes/relay.md).\n\n\
+              an error event naming its class, as are loop_detected (-32016: the call passed this\n\
+              relay already, per its Via, or 8 relays), destination_refused (-32017) and\n\
+              task_conflict (-32018: a peer answered with another peer's task id).\n\n\
+              Guard (vendor-notes/relay.md): with --tokens (the harness's tokens file) every route\n\
+              but /livez, /healthz and the peers' cards takes Authorization: Bearer (else 401);\n\
+              POST and DELETE /peers are off (403) unless --allow-registration, and then take a\n\
+              token whose entry says \"role\": \"admin\". Host, Origin and Content-Type follow\n\
+              serve's rules. A peer URL is scheme://host[:port][/path] only. Peers at loopback,\n\
+              link-local or metadata addresses (127/8, ::1, 169.254/16, fe80::/10, 0.0.0.0,\n\
+              100.100.100.200, fd00:ec2::254) are refused unless --peer-allow names them as a\n\
+              CIDR; with --peer-allow only what it names is reached (checked after DNS\n\
+              resolution). Card fetches follow no redirect; a peer's reply is read up to 4 MiB.\n\
+              Peers' health is checked every --health-interval seconds (default 30) in the\n\
+              background; GET /peers and /healthz show the last state seen.\n\n\
               SIGTERM or SIGINT drains: /healthz answers 503, new connections are refused, calls\n\
               and streams in flight get --drain-timeout seconds (default 10; a stream still open\n\
               then ends with an error event, -32000), the OTLP queue is flushed, and the process\n\
@@ -59,6 +72,24 @@ pub static COMMAND: Command = Command {
             name: "peers",
             value: Some("FILE"),
             help: "Peers to start with (JSON, see above)",
+        },
+        setup::TOKENS,
+        Flag {
+            name: "allow-registration",
+            value: None,
+            help: "Let POST and DELETE /peers change the peers (with --tokens: for admin tokens)",
+        },
+        Flag {
+            name: "peer-allow",
+            value: Some("CIDR|HOST,..."),
+            help: "Destinations peers may be at (CIDRs, addresses, host names, *.domain); repeatable",
+        },
+        setup::ALLOWED_HOSTS,
+        setup::CORS_ORIGIN,
+        Flag {
+            name: "health-interval",
+            value: Some("SECS"),
+            help: "How often peers' health is checked in the background (default 30)",
         },
         Flag {
             name: "star",
@@ -157,12 +188,31 @@ fn run(args: &Parsed) -> Result<i32, String> {
         config.relay_id = id.to_string();
     }
     config.http = http;
+    if let Some(path) = args.value("tokens") {
+        config.tokens = Some(
+            ddwire::contract::tokens::read_tokens_file(std::path::Path::new(path))
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    config.allow_registration = args.switch("allow-registration");
+    config.egress = Egress::allowing(args.values("peer-allow")).map_err(|e| e.to_string())?;
+    config.browser = setup::browser_policy(args, &public)?;
+    let health_every = match args.number::<f64>("health-interval")? {
+        Some(s) if (1.0..=86_400.0).contains(&s) => Duration::from_secs_f64(s),
+        Some(s) => {
+            return Err(format!("--health-interval {s}: must be 1 to 86400 seconds"));
+        }
+        None => relay::DEFAULT_HEALTH_INTERVAL,
+    };
+    let authenticated = config.tokens.is_some();
+    let registration = config.allow_registration;
     let topology = config.topology;
     let drain_timeout = drain::timeout(args)?;
     let drain = Drain::new();
     config.drain = Some(drain.clone());
     let relay = Arc::new(Relay::new(config).map_err(|e| e.to_string())?);
     relay.check_peers();
+    relay.watch_health(health_every);
     let addr = bound.local_addr();
     let signals = drain::install("relay");
     let server = bound
@@ -173,9 +223,14 @@ fn run(args: &Parsed) -> Result<i32, String> {
         relay.peer_ids(),
         topology.as_str()
     );
-    if !addr.ip().is_loopback() {
+    if !addr.ip().is_loopback() && !authenticated {
         eprintln!(
-            "ddwire relay: warning: bound beyond loopback ({addr}): anyone who reaches it may register peers (POST /peers) and relay through it"
+            "ddwire relay: warning: bound beyond loopback ({addr}) without --tokens: anyone who reaches it may relay through it{}",
+            if registration {
+                " and change its peers (--allow-registration)"
+            } else {
+                ""
+            }
         );
     }
     Ok(drain::serve_until_signal(

@@ -8,7 +8,6 @@ use ddwire::harness::registry;
 use ddwire::harness::server::{self, Harness};
 use ddwire::wire::a2a::client::A2aClient;
 use ddwire::wire::http;
-use ddwire::wire::http::browser::BrowserPolicy;
 use ddwire::wire::http::drain::Drain;
 use std::sync::Arc;
 
@@ -109,16 +108,8 @@ pub static COMMAND: Command = Command {
             help: "Open the run store read-only: serve stored runs, make none",
         },
         setup::TOKENS,
-        Flag {
-            name: "allowed-hosts",
-            value: Some("H,..."),
-            help: "Host names accepted besides IP addresses, localhost and the public URL's host (* for any)",
-        },
-        Flag {
-            name: "cors-origin",
-            value: Some("ORIGIN"),
-            help: "An origin (scheme://host[:port]) whose pages may call the harness; repeatable",
-        },
+        setup::ALLOWED_HOSTS,
+        setup::CORS_ORIGIN,
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
         setup::REPLAY_WINDOW,
@@ -226,14 +217,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let drain_timeout = drain::timeout(args)?;
     let otlp = conductor.otlp.clone();
     let drain = Drain::new();
-    let browser = BrowserPolicy::new(&public)
-        .allow_hosts(
-            args.values("allowed-hosts")
-                .iter()
-                .flat_map(|v| v.split(',')),
-        )
-        .allow_origins(args.values("cors-origin"))
-        .map_err(|e| e.to_string())?;
+    let browser = setup::browser_policy(args, &public)?;
     let harness = Arc::new(
         Harness::new(conductor, Some(authenticator), &public)
             .with_replay_window(window)

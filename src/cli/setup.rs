@@ -10,6 +10,7 @@ use ddwire::harness::registry::{self, Registry};
 use ddwire::harness::store::StoreError;
 use ddwire::harness::store::{RunReader, RunStore};
 use ddwire::wire::a2a::client::A2aClient;
+use ddwire::wire::http::browser::BrowserPolicy;
 use ddwire::wire::http::client::HttpClient;
 use ddwire::wire::tls::{ClientTrust, KeyPair, ServerIdentity, ServerTls, TlsError};
 use std::path::{Path, PathBuf};
@@ -34,6 +35,29 @@ pub const TOKENS: Flag = Flag {
     value: Some("FILE"),
     help: "Bearer tokens: JSON map of token SHA-256 digests to principals",
 };
+pub const ALLOWED_HOSTS: Flag = Flag {
+    name: "allowed-hosts",
+    value: Some("H,..."),
+    help: "Host names accepted besides IP addresses, localhost and the public URL's host (* for any)",
+};
+pub const CORS_ORIGIN: Flag = Flag {
+    name: "cors-origin",
+    value: Some("ORIGIN"),
+    help: "An origin (scheme://host[:port]) whose pages may call the server; repeatable",
+};
+
+/// The browser rules of a server at `public` (`--allowed-hosts`, `--cors-origin`), as `serve`
+/// and `relay` apply them.
+pub fn browser_policy(args: &Parsed, public: &str) -> Result<BrowserPolicy, String> {
+    BrowserPolicy::new(public)
+        .allow_hosts(
+            args.values("allowed-hosts")
+                .iter()
+                .flat_map(|v| v.split(',')),
+        )
+        .allow_origins(args.values("cors-origin"))
+        .map_err(|e| e.to_string())
+}
 pub const ACTING_FOR_ID: Flag = Flag {
     name: "acting-for-id",
     value: Some("IRI"),

@@ -23,6 +23,7 @@ mod request;
 mod result;
 pub(crate) mod schema;
 pub(crate) mod spec;
+pub mod tokens;
 pub(crate) mod validate;
 
 pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};

@@ -17,7 +17,8 @@
 //! principal, so they are its own too), and a token whose entry says `"role": "auditor"`
 //! reads every run. An operator-mode harness answers every reader, as before.
 
-use crate::contract::canonical::sha256_hex;
+pub use crate::contract::tokens::{Role, Token, token_digest};
+use crate::contract::tokens::{find_token, read_tokens_file};
 use crate::contract::{Principal, PrincipalKind};
 use crate::error::{Error, Result};
 use serde_json::Value;
@@ -30,37 +31,6 @@ pub enum Authenticator {
     Operator(Principal),
     /// Bearer tokens, each known by its SHA-256 digest.
     Bearer(Vec<Token>),
-}
-
-/// One entry of a tokens file: whom a token stands for, and what it may read.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Token {
-    /// SHA-256 of the token, 64 lowercase hex digits ([`token_digest`]).
-    pub digest: String,
-    /// The principal a caller presenting the token acts for.
-    pub principal: Principal,
-    /// What the token may read besides acting.
-    pub role: Role,
-}
-
-impl Token {
-    /// A token with no role beyond its own runs.
-    pub fn new(digest: impl Into<String>, principal: Principal) -> Token {
-        Token {
-            digest: digest.into(),
-            principal,
-            role: Role::Principal,
-        }
-    }
-}
-
-/// What a token may read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// Its principal's own runs (and the runs delegated on its behalf).
-    Principal,
-    /// Every run (`"role": "auditor"` in the tokens file).
-    Auditor,
 }
 
 /// Which stored runs a reader may see.
@@ -110,7 +80,9 @@ impl Authenticator {
                 let token = self.token_for(headers)?;
                 Ok(match token.role {
                     Role::Auditor => Access::All,
-                    Role::Principal => Access::Own(token.principal.principal_id.clone()),
+                    Role::Principal | Role::Admin => {
+                        Access::Own(token.principal.principal_id.clone())
+                    }
                 })
             }
         }
@@ -122,30 +94,7 @@ impl Authenticator {
             Authenticator::Operator(_) => Err(Error::unauthenticated(
                 "unauthenticated: this harness takes no bearer tokens",
             )),
-            Authenticator::Bearer(tokens) => {
-                let presented = headers
-                    .and_then(|h| {
-                        h.iter()
-                            .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-                    })
-                    .and_then(|(_, v)| bearer_token(v))
-                    .ok_or_else(|| {
-                        Error::unauthenticated(
-                            "unauthenticated: send Authorization: Bearer <token>",
-                        )
-                    })?;
-                let digest = sha256_hex(presented.as_bytes());
-                // Look at every entry whatever matches, so timing says nothing about the tokens.
-                let mut found = None;
-                for token in tokens {
-                    if constant_time_eq(token.digest.as_bytes(), digest.as_bytes()) {
-                        found = Some(token);
-                    }
-                }
-                found.ok_or_else(|| {
-                    Error::unauthenticated("unauthenticated: the bearer token is not known")
-                })
-            }
+            Authenticator::Bearer(tokens) => find_token(tokens, headers),
         }
     }
 
@@ -154,135 +103,11 @@ impl Authenticator {
         matches!(self, Authenticator::Bearer(_))
     }
 
-    /// Read a tokens file: a JSON object mapping each token's SHA-256 hex digest to its entry,
-    /// `{"principal_id", "name", "principal_kind"?, "role"?}` (`role`: `"auditor"` to read
-    /// every run). A file of another shape is refused with the field that is wrong and the
-    /// shape expected.
+    /// Read a tokens file (see [`read_tokens_file`]): bearer mode over its entries. An
+    /// `admin` entry (a relay's role) reads its own runs here.
     pub fn bearer_from_file(path: &Path) -> Result<Authenticator> {
-        let source = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| {
-            Error::config(&source, format!("cannot read tokens file {source}: {e}"))
-        })?;
-        let doc = crate::json::parse(&bytes, crate::json::Limits::DEFAULT)
-            .map_err(|e| Error::config(&source, format!("tokens file {source}: {e}")))?;
-        let Value::Object(map) = doc else {
-            return Err(Error::config(
-                &source,
-                format!(
-                    "tokens file {source}: the top level is {}; expected {TOKENS_SHAPE}",
-                    kind_of(&doc)
-                ),
-            ));
-        };
-        let mut tokens = Vec::new();
-        for (digest, entry) in map {
-            if !crate::contract::formats::is_sha256_hex(&digest) {
-                return Err(Error::config(
-                    &source,
-                    format!(
-                        "tokens file {source}: key {digest:?} is not a SHA-256 hex digest (store digests, never tokens); expected {TOKENS_SHAPE}"
-                    ),
-                ));
-            }
-            let wrong = |field: &str, what: String| {
-                Error::config(
-                    &source,
-                    format!(
-                        "tokens file {source}: entry {digest}: {field} {what}; expected {TOKENS_SHAPE} (see `ddwire token --help`)"
-                    ),
-                )
-            };
-            let Value::Object(mut fields) = entry else {
-                return Err(wrong("the entry", format!("is {}", kind_of(&entry))));
-            };
-            let role = match fields.remove("role") {
-                None => Role::Principal,
-                Some(Value::String(r)) if r == "auditor" => Role::Auditor,
-                Some(Value::String(r)) if r == "principal" => Role::Principal,
-                Some(other) => {
-                    return Err(wrong(
-                        "\"role\"",
-                        format!("is {other}, not \"auditor\" or \"principal\""),
-                    ));
-                }
-            };
-            for field in ["principal_id", "name"] {
-                match fields.get(field) {
-                    Some(Value::String(_)) => {}
-                    Some(other) => {
-                        return Err(wrong(
-                            &format!("{field:?}"),
-                            format!("is {}, not a string", kind_of(other)),
-                        ));
-                    }
-                    None => return Err(wrong(&format!("{field:?}"), "is missing".into())),
-                }
-            }
-            if let Some(unknown) = fields.keys().find(|k| {
-                !["principal_id", "name", "principal_kind", "assurance"].contains(&k.as_str())
-            }) {
-                return Err(wrong(
-                    &format!("{unknown:?}"),
-                    "is not a known field".into(),
-                ));
-            }
-            let p: Principal = serde_json::from_value(Value::Object(fields))
-                .map_err(|e| wrong("the principal", format!("is malformed: {e}")))?;
-            let problems = p.problems();
-            if !problems.is_empty() {
-                return Err(Error::config(
-                    &source,
-                    format!(
-                        "the configured principal is malformed: {}",
-                        problems.join("; ")
-                    ),
-                ));
-            }
-            tokens.push(Token {
-                digest,
-                principal: p,
-                role,
-            });
-        }
-        Ok(Authenticator::Bearer(tokens))
+        Ok(Authenticator::Bearer(read_tokens_file(path)?))
     }
-}
-
-/// The shape of a tokens file, for its errors.
-const TOKENS_SHAPE: &str = "{\"<sha256 hex of a token>\": {\"principal_id\": \"<IRI>\", \"name\": \"<name>\", \"principal_kind\": \"person\"|\"accountable_role\", \"role\": \"auditor\" (optional)}, ...}";
-
-/// What kind of JSON value `v` is, for an error message.
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// What a tokens file keys a principal by: the SHA-256 of the token, as 64 lowercase hex
-/// digits. A tokens file holds digests, never tokens.
-pub fn token_digest(token: &str) -> String {
-    sha256_hex(token.as_bytes())
-}
-
-/// The token of an `Authorization: Bearer <token>` value (RFC 6750 §2.1), or `None`. The
-/// scheme name is matched case-insensitively (RFC 9110 §11.1), and the token is read as bytes:
-/// whatever precedes the first space is the scheme, whatever follows it (trimmed) the token.
-fn bearer_token(value: &str) -> Option<&str> {
-    let (scheme, token) = value.trim_start().split_once(' ')?;
-    let token = token.trim();
-    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The operator's principal from `DD_PRINCIPAL_ID`, `DD_PRINCIPAL_NAME`, `DD_PRINCIPAL_KIND`,
@@ -349,6 +174,7 @@ pub fn demo_principal() -> Principal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::contract::canonical::sha256_hex;
 
     fn carberry() -> Principal {
         Principal::new(

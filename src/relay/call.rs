@@ -18,6 +18,9 @@ pub(crate) const META_TARGET: &str = "agent.target";
 pub(crate) const META_SENDER: &str = "agent.id";
 /// The header naming the sender, for methods whose params carry no metadata (`GetTask`).
 pub(crate) const SENDER_HEADER: &str = "x-agent-id";
+/// Message metadata counting the relays a message has passed (each relay writes its count
+/// plus one on the message it forwards), for a loop through relays that write no `Via`.
+pub(crate) const META_HOPS: &str = "relay.hops";
 
 /// What kind of A2A method a call is, whichever binding carried it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +95,32 @@ impl Inbound {
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    /// Every `Via` field of the call, joined as one list (RFC 9110 §5.3); empty if none.
+    pub(crate) fn via(&self) -> String {
+        let all: Vec<&str> = self
+            .headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("via"))
+            .map(|(_, v)| v.trim())
+            .filter(|v| !v.is_empty())
+            .collect();
+        all.join(", ")
+    }
+
+    /// How many relays the call has passed: its `Via` entries, or the message metadata
+    /// `relay.hops`, whichever says more.
+    pub(crate) fn hops(&self) -> u64 {
+        let via = self.via();
+        let entries = via.split(',').filter(|e| !e.trim().is_empty()).count() as u64;
+        let meta = self
+            .message()
+            .and_then(|m| m.get("metadata"))
+            .and_then(|m| m.get(META_HOPS))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        entries.max(meta)
     }
 
     /// The message a send or a stream carries.
@@ -200,6 +229,17 @@ pub(crate) fn inject_trace(params: &mut Value, context: &SpanContext) {
                 Value::String(context.trace_state.header()),
             );
         }
+    }
+}
+
+/// Write the hop count `hops` into the message metadata of `params` (`relay.hops`).
+pub(crate) fn inject_hops(params: &mut Value, hops: u64) {
+    if let Some(m) = params
+        .get_mut("message")
+        .and_then(|m| m.get_mut("metadata"))
+        .and_then(Value::as_object_mut)
+    {
+        m.insert(META_HOPS.into(), Value::from(hops));
     }
 }
 

@@ -13,6 +13,9 @@
 //! | `binding_unsupported` | the peer offers no interface in the caller's binding, and the method is not translated | -32009 |
 //! | `invalid_params` | the call's params cannot be read to translate them into the peer's binding | -32602 |
 //! | `unsupported_operation` | a stream sent as a notification (no id): nobody to stream to | -32004 |
+//! | `loop_detected` | the call has passed this relay already (its `Via`), or more relays than the hop limit | -32016 |
+//! | `destination_refused` | the peer's address is one the relay may not reach (`--peer-allow`) | -32017 |
+//! | `task_conflict` | the peer answered with a task id another peer owns: not passed on | -32018 |
 //!
 //! A relay-made error carries `data`: in the v0.3 binding `{"class", "peer"}`, in the 1.0
 //! binding a `google.rpc.ErrorInfo` (`reason` the class in capitals, `domain`
@@ -43,11 +46,14 @@ pub(crate) enum FailureClass {
     BindingUnsupported,
     UnsupportedOperation,
     InvalidParams,
+    LoopDetected,
+    DestinationRefused,
+    TaskConflict,
 }
 
 impl FailureClass {
     /// Every class, for counts that list each.
-    pub(crate) const ALL: [FailureClass; 10] = [
+    pub(crate) const ALL: [FailureClass; 13] = [
         FailureClass::TopologyViolation,
         FailureClass::Peer404,
         FailureClass::PeerTimeout,
@@ -58,6 +64,9 @@ impl FailureClass {
         FailureClass::BindingUnsupported,
         FailureClass::UnsupportedOperation,
         FailureClass::InvalidParams,
+        FailureClass::LoopDetected,
+        FailureClass::DestinationRefused,
+        FailureClass::TaskConflict,
     ];
 
     pub(crate) fn as_str(self) -> &'static str {
@@ -72,6 +81,9 @@ impl FailureClass {
             FailureClass::BindingUnsupported => "binding_unsupported",
             FailureClass::UnsupportedOperation => "unsupported_operation",
             FailureClass::InvalidParams => "invalid_params",
+            FailureClass::LoopDetected => "loop_detected",
+            FailureClass::DestinationRefused => "destination_refused",
+            FailureClass::TaskConflict => "task_conflict",
         }
     }
 
@@ -87,6 +99,9 @@ impl FailureClass {
             FailureClass::BindingUnsupported => Some(crate::wire::jsonrpc::VERSION_NOT_SUPPORTED),
             FailureClass::UnsupportedOperation => Some(crate::wire::jsonrpc::UNSUPPORTED_OPERATION),
             FailureClass::InvalidParams => Some(crate::wire::jsonrpc::INVALID_PARAMS),
+            FailureClass::LoopDetected => Some(-32016),
+            FailureClass::DestinationRefused => Some(-32017),
+            FailureClass::TaskConflict => Some(-32018),
             FailureClass::PeerJsonrpcError => None,
         }
     }
@@ -100,6 +115,7 @@ impl FailureClass {
                 FailureClass::PeerDisconnect
             }
             WireError::JsonRpc { .. } => FailureClass::PeerJsonrpcError,
+            WireError::Egress { .. } => FailureClass::DestinationRefused,
             // The relay's client signs nothing, so a signing error is never met; were it, the
             // call did not go out as the caller meant it.
             WireError::HttpStatus { .. } | WireError::Protocol { .. } | WireError::Sign { .. } => {
@@ -141,6 +157,14 @@ pub(crate) enum Failure {
     InvalidParams { binding: Binding, reason: String },
     /// A stream sent as a notification: its events would answer no call.
     StreamWithoutId { method: String },
+    /// The call came through this relay already, or through more relays than `limit`.
+    Loop { reason: String },
+    /// The peer answered for a task another peer owns.
+    TaskConflict {
+        peer: String,
+        task: String,
+        owner: String,
+    },
 }
 
 impl Failure {
@@ -155,6 +179,8 @@ impl Failure {
             Failure::BindingUnsupported { .. } => FailureClass::BindingUnsupported,
             Failure::StreamWithoutId { .. } => FailureClass::UnsupportedOperation,
             Failure::InvalidParams { .. } => FailureClass::InvalidParams,
+            Failure::Loop { .. } => FailureClass::LoopDetected,
+            Failure::TaskConflict { .. } => FailureClass::TaskConflict,
         }
     }
 
@@ -165,8 +191,10 @@ impl Failure {
             Failure::UnknownPeer { id, .. } => Some(id),
             Failure::Peer { peer, .. }
             | Failure::InvalidReply { peer, .. }
-            | Failure::BindingUnsupported { peer, .. } => Some(peer),
-            Failure::NoTarget { .. }
+            | Failure::BindingUnsupported { peer, .. }
+            | Failure::TaskConflict { peer, .. } => Some(peer),
+            Failure::Loop { .. }
+            | Failure::NoTarget { .. }
             | Failure::UnknownTask { .. }
             | Failure::StreamWithoutId { .. }
             | Failure::InvalidParams { .. } => None,
@@ -237,6 +265,10 @@ impl fmt::Display for Failure {
                 FailureClass::PeerDisconnect => {
                     write!(f, "relay: peer {peer:?} disconnected: {error}")
                 }
+                FailureClass::DestinationRefused => write!(
+                    f,
+                    "relay: peer {peer:?} is at a destination the relay may not reach: {error}"
+                ),
                 _ => write!(
                     f,
                     "relay: peer {peer:?} answered outside the protocol: {error}"
@@ -260,6 +292,11 @@ impl fmt::Display for Failure {
                 f,
                 "relay: the call's params are not A2A {} params, so they cannot be translated for the peer: {reason}",
                 binding.version()
+            ),
+            Failure::Loop { reason } => write!(f, "relay: loop refused: {reason}"),
+            Failure::TaskConflict { peer, task, owner } => write!(
+                f,
+                "relay: peer {peer:?} answered for task {task:?}, which peer {owner:?} owns: a peer cannot claim another's task, so nothing is passed on"
             ),
             Failure::StreamWithoutId { method } => write!(
                 f,

@@ -1,7 +1,7 @@
 //! One hop: a JSON-RPC call received, its target chosen, the star gate passed, the call
 //! forwarded, the answer checked and passed back, and the hop's spans kept.
 
-use super::call::{Inbound, Kind, inject_trace, state_name};
+use super::call::{Inbound, Kind, inject_hops, inject_trace, state_name};
 use super::failure::Failure;
 use super::peers::{Endpoints, Peer};
 use super::{Relay, SERVICE_NAME, topology, translate};
@@ -46,6 +46,7 @@ pub(crate) fn route_call(
     server: &ActiveSpan<'_>,
     session: &mut Option<String>,
 ) -> Result<(Peer, Target), Failure> {
+    check_loop(relay, inbound)?;
     let task = inbound.task_id();
     let owner = task.and_then(|t| relay.owners.get(t));
     let target = match (inbound.named_target(), &owner) {
@@ -74,7 +75,7 @@ pub(crate) fn route_call(
     server.set(n::PEER_ROLE, peer.spec.role.as_str());
     topology::check(relay.topology, &relay.registry, inbound.sender(), &target)
         .map_err(Failure::Topology)?;
-    let endpoint = endpoint_of(relay, &peer, inbound.binding, inbound.kind)?;
+    let endpoint = endpoint_of(relay, &peer, inbound)?;
     Ok((peer, endpoint))
 }
 
@@ -101,14 +102,67 @@ pub(crate) fn client_span<'t>(
         .start()
 }
 
-/// The header fields a forward carries: the forward's `traceparent` (and `tracestate`), and
-/// the caller's A2A extensions header as it declared it (the relay declares none of its own).
+/// Refuse a call that has come through this relay already (its pseudonym is in the call's
+/// `Via`), or through [`Relay::max_hops`] relays or more (the `Via` entries, or the message
+/// metadata `relay.hops` when a relay that writes no `Via` carried it): a relay that is its own
+/// peer, or two relays that are each other's, stop at the first repeat instead of recursing
+/// until the connection cap runs out.
+pub(crate) fn check_loop(relay: &Relay, inbound: &Inbound) -> Result<(), Failure> {
+    let via = inbound.via();
+    if via_names(&via, &relay.via_name) {
+        return Err(Failure::Loop {
+            reason: format!(
+                "the call has passed this relay already (Via: {via}): a peer leads back to it"
+            ),
+        });
+    }
+    let hops = inbound.hops();
+    if hops >= u64::from(relay.max_hops) {
+        return Err(Failure::Loop {
+            reason: format!(
+                "the call has passed {hops} relays, the most this relay carries on is {}",
+                relay.max_hops
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Whether a `Via` value (RFC 9110 §7.6.3: comma-separated `protocol received-by` entries)
+/// names `received_by`.
+pub(crate) fn via_names(via: &str, received_by: &str) -> bool {
+    via.split(',').any(|entry| {
+        entry
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|by| by == received_by)
+    })
+}
+
+/// The `Via` a forward carries: the caller's, with this relay appended (RFC 9110 §7.6.3).
+pub(crate) fn via_out(relay: &Relay, inbound: &Inbound) -> String {
+    let mine = format!("1.1 {}", relay.via_name);
+    let theirs = inbound.via();
+    if theirs.is_empty() {
+        mine
+    } else {
+        format!("{theirs}, {mine}")
+    }
+}
+
+/// The header fields a forward carries: the forward's `traceparent` (and `tracestate`), the
+/// caller's A2A extensions header as it declared it (the relay declares none of its own),
+/// and the `Via` that carries the hop count.
 pub(crate) fn forward_headers(
+    relay: &Relay,
     inbound: &Inbound,
     peer_binding: Binding,
     context: &SpanContext,
 ) -> Vec<(String, String)> {
-    let mut headers = vec![("traceparent".to_string(), context.traceparent())];
+    let mut headers = vec![
+        ("traceparent".to_string(), context.traceparent()),
+        ("Via".to_string(), via_out(relay, inbound)),
+    ];
     if !context.trace_state.is_empty() {
         headers.push(("tracestate".into(), context.trace_state.header()));
     }
@@ -212,6 +266,7 @@ fn forward(
     let mut params = inbound.call.params.clone();
     if inbound.kind.carries_message() {
         inject_trace(&mut params, &context);
+        inject_hops(&mut params, inbound.hops() + 1);
     }
     let (method, params) = match outgoing(inbound, &endpoint, params) {
         Ok(out) => out,
@@ -222,7 +277,7 @@ fn forward(
         }
     };
     client.set(n::RPC_METHOD, method);
-    let owned = forward_headers(inbound, endpoint.binding, &context);
+    let owned = forward_headers(relay, inbound, endpoint.binding, &context);
     let headers: Vec<(&str, &str)> = owned
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -268,12 +323,14 @@ fn forward(
                     peer: peer.spec.id.clone(),
                     reason,
                 })
+        })
+        .and_then(|result| {
+            note_task(relay, &peer.spec.id, &result, server, session).map(|()| result)
         });
     match &result {
-        Ok(value) => {
+        Ok(_) => {
             client.set(n::HTTP_STATUS, 200i64);
             client.set_status(StatusCode::Ok, None);
-            note_task(relay, &peer.spec.id, value, server, session);
         }
         Err(failure) => {
             client.set(n::FAILURE_CLASS, failure.class().as_str());
@@ -310,24 +367,30 @@ pub(crate) fn outgoing<'a>(
 /// Where to call `peer` for a call of `kind` in `binding`: its card's interface of that binding,
 /// else its preferred one when the relay translates `kind` (the card fetched now if none is
 /// held). A card that cannot be had fails the call as its fetch failed.
-fn endpoint_of(
-    relay: &Relay,
-    peer: &Peer,
-    binding: Binding,
-    kind: Kind,
-) -> Result<Target, Failure> {
+fn endpoint_of(relay: &Relay, peer: &Peer, inbound: &Inbound) -> Result<Target, Failure> {
+    let (binding, kind) = (inbound.binding, inbound.kind);
     let mut endpoints = peer.endpoints.clone();
     if endpoints == Endpoints::Unknown {
         let started = std::time::Instant::now();
-        let fetched = relay
-            .client
-            .fetch_card(&peer.spec.url, super::CARD_TIMEOUT.min(relay.timeout));
+        let fetched = relay.fetch_card_of(&peer.spec.url, &inbound.via());
         let ms = started.elapsed().as_millis() as u64;
         relay
             .registry
             .record_card(&peer.spec.id, &peer.spec.url, &fetched, ms);
         match fetched {
             Err(WireError::HttpStatus { status: 404, .. }) | Ok(_) => {}
+            // 508 Loop Detected (RFC 5842 §7.2): the card request came back to a relay it
+            // had passed, this one or another.
+            Err(WireError::HttpStatus {
+                status: 508, url, ..
+            }) => {
+                return Err(Failure::Loop {
+                    reason: format!(
+                        "peer {:?}'s card ({url}) leads back to a relay the call has passed",
+                        peer.spec.id
+                    ),
+                });
+            }
             Err(error) => {
                 return Err(Failure::Peer {
                     peer: peer.spec.id.clone(),
@@ -404,14 +467,15 @@ fn message_of(result: &Value) -> Option<&Map<String, Value>> {
     message.get("messageId")?.is_string().then_some(message)
 }
 
-/// Remember who owns the task an answer names, and record its state change on the span.
+/// Remember who owns the task an answer names, and record its state change on the span;
+/// `Err` when the task is another peer's (the answer is then not passed on).
 pub(crate) fn note_task(
     relay: &Relay,
     peer: &str,
     result: &Value,
     server: &ActiveSpan<'_>,
     session: &mut Option<String>,
-) {
+) -> Result<(), Failure> {
     let (task_id, context_id, state) = if let Some(task) = task_of(result) {
         (
             task.get("id").and_then(Value::as_str),
@@ -428,18 +492,26 @@ pub(crate) fn note_task(
             None,
         )
     } else {
-        return;
+        return Ok(());
     };
+    let Some(task_id) = task_id else {
+        if session.is_none() {
+            *session = context_id.map(str::to_string);
+        }
+        return Ok(());
+    };
+    let before = relay
+        .owners
+        .record(task_id, peer, context_id, state.as_deref())
+        .map_err(|owner| Failure::TaskConflict {
+            peer: peer.to_string(),
+            task: task_id.to_string(),
+            owner,
+        })?;
     if session.is_none() {
         *session = context_id.map(str::to_string);
     }
-    let Some(task_id) = task_id else {
-        return;
-    };
     server.set(n::TASK_ID, task_id);
-    let before = relay
-        .owners
-        .record(task_id, peer, context_id, state.as_deref());
     if let Some(to) = state {
         server.set(n::TASK_STATE, to.as_str());
         if before.as_deref() != Some(to.as_str()) {
@@ -452,6 +524,7 @@ pub(crate) fn note_task(
             server.add_event(n::EVENT_STATE_CHANGE, attributes);
         }
     }
+    Ok(())
 }
 
 /// The JSON-RPC answer for `inbound`, from what carrying it came to.

@@ -32,6 +32,19 @@
 //!   `SubscribeToTask`) pass the same gate, and the peer's events are passed on one by one,
 //!   each an `a2a.message.stream_chunk` span event with its sequence number (`stream.rs`).
 //!
+//! - **Guard** (`vendor-notes/relay.md` says what it trusts and why). With `tokens`, every
+//!   route but `/livez`, `/healthz` and the peers' cards takes `Authorization: Bearer` (401
+//!   otherwise), and changing the peers takes a token whose entry says `"role": "admin"`
+//!   (403); `POST` and `DELETE /peers` answer 403 unless registration is allowed at all. The
+//!   browser rules are `serve`'s ([`BrowserPolicy`]: `Host`, `Origin`, a JSON media type). A
+//!   peer URL is scheme, host, port and path only, and the relay calls peers through a client
+//!   that connects only where the [`Egress`] policy allows (checked after DNS resolution),
+//!   follows no redirect and reads at most [`MAX_REPLY_BYTES`] of a reply. Every forward and
+//!   card fetch carries `Via: 1.1 <the relay's pseudonym>` (and a message the metadata
+//!   `relay.hops`); a call that already passed this relay, or [`DEFAULT_MAX_HOPS`] relays, is
+//!   refused as `loop_detected`. Peers' health is checked in the background
+//!   ([`Relay::watch_health`]); `GET /peers` and `/healthz` show the last state seen.
+//!
 //! The relay knows no conductor: it imports `wire/` and `trace/`, never `harness/`.
 
 mod call;
@@ -49,16 +62,19 @@ pub use peers::{PeerSpec, Role};
 pub use routes::handler;
 pub use topology::Topology;
 
+use crate::contract::tokens::Token;
 use crate::wire::a2a::client::A2aClient;
+use crate::wire::http::browser::BrowserPolicy;
 use crate::wire::http::client::HttpClient;
 use crate::wire::http::drain::Drain;
+use crate::wire::http::egress::Egress;
 use crate::wire::otlp::Exporter;
 use failure::FailureClass;
 use owners::{TASK_OWNERS_KEPT, TaskOwners};
 use peers::Registry;
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use traces::TraceSink;
 
@@ -68,6 +84,18 @@ pub const SERVICE_NAME: &str = "ddwire.relay";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long fetching a peer's card may take (registration, health, first forward).
 pub(crate) const CARD_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most bytes of a peer's whole reply (or card) the relay reads: a larger one fails the
+/// call as `peer_invalid_reply`. The relay must read a reply whole to check it is an A2A
+/// answer, learn which task it names and translate it, so it cannot pipe it through; this
+/// bounds what one forward holds (the body, and the JSON read from it) to a few times
+/// 4 MiB, where the client's general limit, 32 MiB, let 16 forwards take 716 MB.
+pub const MAX_REPLY_BYTES: u64 = 4 << 20;
+/// How many relays a call may have passed before this one refuses it (`loop_detected`).
+pub const DEFAULT_MAX_HOPS: u32 = 8;
+/// How often the background health check runs by default.
+pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(30);
+/// How many peers' cards the health check fetches at once.
+const HEALTH_CONCURRENCY: usize = 16;
 
 /// How a relay is set up.
 pub struct RelayConfig {
@@ -90,6 +118,16 @@ pub struct RelayConfig {
     /// The process's drain: once it is cut, each open stream ends with an error event rather
     /// than a closed connection.
     pub drain: Option<Drain>,
+    /// The callers' bearer tokens (the harness's tokens file); `None` authenticates no one.
+    pub tokens: Option<Vec<Token>>,
+    /// Whether `POST` and `DELETE /peers` may change the peers (with `tokens`, for an admin).
+    pub allow_registration: bool,
+    /// The `Host`, `Origin` and media type rules, as `serve`'s.
+    pub browser: BrowserPolicy,
+    /// Where peers may be: the default refuses loopback, link-local and metadata addresses.
+    pub egress: Egress,
+    /// How many relays a call may have passed.
+    pub max_hops: u32,
 }
 
 impl RelayConfig {
@@ -105,6 +143,11 @@ impl RelayConfig {
             relay_id: SERVICE_NAME.to_string(),
             http: HttpClient::tcp(),
             drain: None,
+            tokens: None,
+            allow_registration: false,
+            browser: BrowserPolicy::new(public_url),
+            egress: Egress::default(),
+            max_hops: DEFAULT_MAX_HOPS,
         }
     }
 }
@@ -121,6 +164,14 @@ pub struct Relay {
     relay_id: String,
     counts: Mutex<Counts>,
     drain: Option<Drain>,
+    tokens: Option<Vec<Token>>,
+    allow_registration: bool,
+    browser: BrowserPolicy,
+    egress: Egress,
+    max_hops: u32,
+    /// This relay's `received-by` in `Via` (RFC 9110 §7.6.3): `ddwire-` and 64 random bits,
+    /// new each start, so two relays with the same `--id` do not take each other for itself.
+    via_name: String,
 }
 
 /// What the relay has done since it started (`GET /healthz` shows it).
@@ -134,8 +185,13 @@ impl Relay {
     /// A relay as `config` sets it up (the traces directory is created if missing).
     pub fn new(config: RelayConfig) -> Result<Relay, RelayError> {
         let sink = TraceSink::new(config.traces_dir, config.exporter)?;
-        let mut client = A2aClient::new(config.http);
+        for spec in &config.peers {
+            spec.check_destination(&config.egress)?;
+        }
+        let mut client =
+            A2aClient::new(config.http.guarded(config.egress.clone(), MAX_REPLY_BYTES));
         client.timeout = config.timeout;
+        let via_name = format!("ddwire-{:016x}", crate::ids::random_u64());
         Ok(Relay {
             registry: Registry::new(config.peers),
             owners: TaskOwners::new(TASK_OWNERS_KEPT),
@@ -147,7 +203,28 @@ impl Relay {
             relay_id: config.relay_id,
             counts: Mutex::default(),
             drain: config.drain,
+            tokens: config.tokens,
+            allow_registration: config.allow_registration,
+            browser: config.browser,
+            egress: config.egress,
+            max_hops: config.max_hops,
+            via_name,
         })
+    }
+
+    /// Check every peer's health every `every`, on a thread of its own, for as long as the
+    /// relay lives: requests never wait on a peer's card, they show the last state seen.
+    pub fn watch_health(self: &Arc<Self>, every: Duration) {
+        let relay = Arc::downgrade(self);
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(every);
+                match relay.upgrade() {
+                    Some(relay) => relay.check_peers(),
+                    None => return,
+                }
+            }
+        });
     }
 
     /// Set the base URL callers reach the relay at, once its port is known.
@@ -163,24 +240,68 @@ impl Relay {
             .clone()
     }
 
-    /// Fetch every peer's card now (a few at a time), recording its health.
+    /// Fetch every peer's card now ([`HEALTH_CONCURRENCY`] at a time, each within
+    /// [`CARD_TIMEOUT`]), recording its health. Called at start-up and by
+    /// [`Relay::watch_health`], never by a request.
     pub fn check_peers(&self) {
         let peers = self.registry.all();
-        for chunk in peers.chunks(8) {
+        for chunk in peers.chunks(HEALTH_CONCURRENCY) {
             std::thread::scope(|scope| {
                 for peer in chunk {
-                    scope.spawn(move || self.fetch_card(&peer.spec.id, &peer.spec.url));
+                    scope.spawn(move || {
+                        self.fetch_card(&peer.spec.id, &peer.spec.url, "");
+                    });
                 }
             });
         }
     }
 
-    /// Fetch one peer's card and record what it gave.
-    pub(crate) fn fetch_card(&self, id: &str, url: &str) {
+    /// Fetch one peer's card and record what it gave (`via_in`: the `Via` of the request
+    /// that asked for it, if one did).
+    /// Whether the fetch was answered 508 Loop Detected (RFC 5842 §7.2) is returned.
+    pub(crate) fn fetch_card(&self, id: &str, url: &str, via_in: &str) -> bool {
         let started = std::time::Instant::now();
-        let fetched = self.client.fetch_card(url, CARD_TIMEOUT.min(self.timeout));
+        let fetched = self.fetch_card_of(url, via_in);
         let ms = started.elapsed().as_millis() as u64;
         self.registry.record_card(id, url, &fetched, ms);
+        matches!(
+            fetched,
+            Err(crate::wire::WireError::HttpStatus { status: 508, .. })
+        )
+    }
+
+    /// Fetch a card at `url`, carrying the `Via` of the request that asked for it (`via_in`,
+    /// empty if none) with the relay's own appended, so that a peer URL leading back to the
+    /// relay, directly or through other relays, is refused at the first repeat.
+    pub(crate) fn fetch_card_of(
+        &self,
+        url: &str,
+        via_in: &str,
+    ) -> Result<serde_json::Value, crate::wire::WireError> {
+        let via = if via_in.trim().is_empty() {
+            format!("1.1 {}", self.via_name)
+        } else {
+            format!("{via_in}, 1.1 {}", self.via_name)
+        };
+        self.client
+            .fetch_card_with(url, CARD_TIMEOUT.min(self.timeout), &[("Via", &via)])
+    }
+
+    /// Refuse `spec` when its URL is the relay's own public URL's host and port: the relay
+    /// is not its own peer. (A name or address of the relay that differs is caught by `Via`
+    /// at the first forward or card fetch.)
+    pub(crate) fn refuse_itself(&self, spec: &PeerSpec) -> Result<(), RelayError> {
+        let own = PeerSpec::new("self", &self.public_url(), Role::Leaf).map(|s| s.host_port());
+        if own.is_ok_and(|own| own == spec.host_port()) {
+            return Err(RelayError::peer(
+                &spec.id,
+                format!(
+                    "url {:?} is this relay's own address: a relay is not its own peer",
+                    spec.url
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The peer ids registered.

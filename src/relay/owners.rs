@@ -2,6 +2,11 @@
 //! peer that answered, its context and its last state, so `tasks/get`, `tasks/cancel`, a
 //! resubscription and a message continuing the task go back to that peer. Bounded: the
 //! newest [`TASK_OWNERS_KEPT`] tasks are kept, and the oldest forgotten first.
+//!
+//! A task is owned by the first peer that answered for it, and only that peer's answers
+//! update it: a peer answering with the id of a task another peer owns is refused
+//! ([`TaskOwners::record`] says who owns it), so it cannot take over the task's later calls
+//! (`tasks/get`, `tasks/cancel`, a follow-up message), which would go to it otherwise.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -49,29 +54,32 @@ impl TaskOwners {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Remember that `peer` owns `task_id`, and what it said of it; the previous state, if the
-    /// task was known (to record the change).
+    /// Remember that `peer` owns `task_id`, and what it said of it: the previous state, if the
+    /// task was known (to record the change), or `Err` with the owner when another peer owns
+    /// the task (nothing is recorded then).
     pub(crate) fn record(
         &self,
         task_id: &str,
         peer: &str,
         context_id: Option<&str>,
         state: Option<&str>,
-    ) -> Option<String> {
+    ) -> Result<Option<String>, String> {
         if task_id.is_empty() || task_id.len() > MAX_TASK_ID_LEN {
-            return None;
+            return Ok(None);
         }
         let mut inner = self.lock();
         if let Some(owner) = inner.owners.get_mut(task_id) {
+            if owner.peer != peer {
+                return Err(owner.peer.clone());
+            }
             let before = owner.state.clone();
-            owner.peer = peer.to_string();
             if let Some(c) = context_id {
                 owner.context_id = Some(c.to_string());
             }
             if let Some(s) = state {
                 owner.state = Some(s.to_string());
             }
-            return before;
+            return Ok(before);
         }
         inner.owners.insert(
             task_id.to_string(),
@@ -87,7 +95,7 @@ impl TaskOwners {
                 inner.owners.remove(&old);
             }
         }
-        None
+        Ok(None)
     }
 
     /// The owner of `task_id`, if remembered.
@@ -108,14 +116,16 @@ mod tests {
     #[test]
     fn the_oldest_task_is_forgotten_first_beyond_the_bound() {
         let owners = TaskOwners::new(2);
-        owners.record("t1", "A", Some("c1"), Some("working"));
-        owners.record("t2", "B", None, None);
+        owners
+            .record("t1", "A", Some("c1"), Some("working"))
+            .unwrap();
+        owners.record("t2", "B", None, None).unwrap();
         // Seeing t1 again updates it, and does not make it younger.
         assert_eq!(
             owners.record("t1", "A", None, Some("completed")),
-            Some("working".into())
+            Ok(Some("working".into()))
         );
-        owners.record("t3", "C", None, None);
+        owners.record("t3", "C", None, None).unwrap();
         assert_eq!(owners.get("t1"), None);
         assert_eq!(owners.get("t2").unwrap().peer, "B");
         assert_eq!(owners.get("t3").unwrap().peer, "C");
@@ -125,8 +135,8 @@ mod tests {
     #[test]
     fn an_update_keeps_what_it_does_not_say() {
         let owners = TaskOwners::new(10);
-        owners.record("t", "A", Some("c"), Some("working"));
-        owners.record("t", "A", None, Some("completed"));
+        owners.record("t", "A", Some("c"), Some("working")).unwrap();
+        owners.record("t", "A", None, Some("completed")).unwrap();
         assert_eq!(
             owners.get("t").unwrap(),
             Owner {
@@ -135,7 +145,19 @@ mod tests {
                 state: Some("completed".into())
             }
         );
-        assert_eq!(owners.record("", "A", None, None), None);
+        assert_eq!(owners.record("", "A", None, None), Ok(None));
         assert_eq!(owners.len(), 1);
+    }
+
+    #[test]
+    fn a_task_stays_with_the_peer_that_first_answered_for_it() {
+        let owners = TaskOwners::new(10);
+        owners.record("t", "B", Some("c"), Some("working")).unwrap();
+        assert_eq!(
+            owners.record("t", "A", Some("evil"), Some("completed")),
+            Err("B".into())
+        );
+        assert_eq!(owners.get("t").unwrap().peer, "B");
+        assert_eq!(owners.get("t").unwrap().state.as_deref(), Some("working"));
     }
 }

@@ -70,7 +70,10 @@ pub struct PeerSpec {
 
 impl PeerSpec {
     /// A peer, checked: a well-formed id and an `http://` or `https://` URL (`https` only in
-    /// a build with TLS).
+    /// a build with TLS) of a scheme, a host, an optional port and an optional path, nothing
+    /// else (RFC 3986 §3): no credentials (`user:pass@`, which would be stored, listed and
+    /// sent), no query and no fragment (a query would swallow the card path the relay
+    /// appends: `…?x=/.well-known/agent-card.json`).
     pub fn new(id: &str, url: &str, role: Role) -> Result<PeerSpec, RelayError> {
         check_id(id).map_err(|reason| RelayError::peer(id, reason))?;
         let url = url.trim().trim_end_matches('/');
@@ -90,14 +93,72 @@ impl PeerSpec {
                 ));
             }
         };
-        if rest.is_empty() || rest.starts_with('/') || url.chars().any(char::is_whitespace) {
+        let bad = |why: &str| {
+            Err(RelayError::peer(
+                id,
+                format!("url {url:?} {why}: a peer URL is scheme://host[:port][/path] only"),
+            ))
+        };
+        if url
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '\\')
+        {
+            return bad("holds a space, a control character or a backslash");
+        }
+        if url.contains('?') || url.contains('#') {
+            return bad("has a query or a fragment");
+        }
+        let authority = rest.split('/').next().unwrap_or_default();
+        if authority.contains('@') {
+            return bad("carries credentials (user:password@)");
+        }
+        let Some((host, port)) = split_authority(authority) else {
+            return bad("names no host, or a malformed one");
+        };
+        if host.is_empty() || rest.starts_with('/') {
             return Err(RelayError::peer(id, format!("url {url:?} names no host")));
+        }
+        if port.is_some_and(|p| p.parse::<u16>().map_or(true, |p| p == 0)) {
+            return bad("has a port that is not 1 to 65535");
         }
         Ok(PeerSpec {
             id: id.to_string(),
             url: url.to_string(),
             role,
         })
+    }
+
+    /// The host of the peer's URL, without brackets, and its port (the scheme's default if
+    /// none is given).
+    pub(crate) fn host_port(&self) -> (String, u16) {
+        let (rest, default) = match self.url.strip_prefix("https://") {
+            Some(rest) => (rest, 443),
+            None => (self.url.strip_prefix("http://").unwrap_or(&self.url), 80),
+        };
+        let authority = rest.split('/').next().unwrap_or_default();
+        let (host, port) = split_authority(authority).unwrap_or((authority, None));
+        let port = port.and_then(|p| p.parse().ok()).unwrap_or(default);
+        (
+            host.trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_ascii_lowercase(),
+            port,
+        )
+    }
+
+    /// Refuse the peer now when its host is an address the `egress` policy refuses (a host
+    /// name is checked when it is resolved, at each connection).
+    pub(crate) fn check_destination(
+        &self,
+        egress: &crate::wire::http::egress::Egress,
+    ) -> Result<(), RelayError> {
+        let (host, _) = self.host_port();
+        match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => egress
+                .check(&host, ip)
+                .map_err(|why| RelayError::peer(&self.id, format!("url {:?}: {why}", self.url))),
+            Err(_) => Ok(()),
+        }
     }
 
     /// A peer from its JSON (`{"id", "url", "role"?}`), as the peers file and `POST /peers`
@@ -320,6 +381,27 @@ impl Peer {
     }
 }
 
+/// An authority's host (IPv6 in brackets) and port, or `None` when it is malformed.
+fn split_authority(authority: &str) -> Option<(&str, Option<&str>)> {
+    if authority.starts_with('[') {
+        let end = authority.find(']')?;
+        let host = &authority[..=end];
+        host[1..end].parse::<std::net::Ipv6Addr>().ok()?;
+        return match &authority[end + 1..] {
+            "" => Some((host, None)),
+            tail => Some((host, Some(tail.strip_prefix(':')?))),
+        };
+    }
+    let (host, port) = match authority.split_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (authority, None),
+    };
+    let valid = host
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~%".contains(&b));
+    valid.then_some((host, port))
+}
+
 /// The registry of peers: a map under a lock, each entry a cheap clone.
 #[derive(Debug, Default)]
 pub(crate) struct Registry {
@@ -538,6 +620,34 @@ mod tests {
                 .to_string();
             assert!(err.contains(expected), "{err}");
             assert!(err.contains("peers.json"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_peer_url_is_scheme_host_port_and_path_only() {
+        for ok in [
+            "http://127.0.0.1:8101",
+            "http://agent.example/base/",
+            "https://[::1]:8443/x",
+        ] {
+            if ok.starts_with("https") && !cfg!(feature = "tls") {
+                continue;
+            }
+            assert!(PeerSpec::new("a", ok, Role::Leaf).is_ok(), "{ok}");
+        }
+        for (bad, why) in [
+            ("http://127.0.0.1:1/m/secret?x=", "query"),
+            ("http://a.test/#frag", "fragment"),
+            ("http://user:pass@a.test", "credentials"),
+            ("http://a.test:0", "port"),
+            ("http://a.test:99999", "port"),
+            ("http://a.test:x", "port"),
+            ("http://a b", "space"),
+            ("http://[::1", "malformed"),
+            ("http://", "URL"),
+        ] {
+            let err = PeerSpec::new("a", bad, Role::Leaf).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
         }
     }
 

@@ -5,6 +5,7 @@ use super::call::{Inbound, Kind};
 use super::failure::FailureClass;
 use super::hop;
 use super::peers::{HealthState, PeerSpec, Registered};
+use crate::contract::tokens::{Role, find_token};
 use crate::wire::a2a::{Binding, CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH};
 use crate::wire::http::{Handler, Request, Response};
 use crate::wire::jsonrpc::{self, Incoming, RpcError};
@@ -19,17 +20,82 @@ pub fn handler(relay: Arc<Relay>) -> Handler {
     Arc::new(move |request: Request| route(&relay, &request))
 }
 
+/// What a route asks of its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Need {
+    /// Nothing: liveness, readiness, and the peers' cards (which A2A clients fetch before
+    /// they authenticate, as they do an agent's).
+    Nothing,
+    /// A known bearer token, when the relay has tokens.
+    Caller,
+    /// Registration allowed, and an admin token when the relay has tokens.
+    Admin,
+}
+
+fn need(method: &str, path: &str) -> Need {
+    match (method, path) {
+        ("GET", "/livez" | "/healthz") => Need::Nothing,
+        ("GET", p) if p.ends_with(CARD_PATH) || p.ends_with(LEGACY_CARD_PATH) => Need::Nothing,
+        ("POST", "/peers") => Need::Admin,
+        ("DELETE", p) if p.starts_with("/peers/") => Need::Admin,
+        _ => Need::Caller,
+    }
+}
+
+/// The browser rules (`serve`'s), then the caller's credentials, then the route.
 fn route(relay: &Arc<Relay>, request: &Request) -> Response {
+    let browser = &relay.browser;
+    if let Err(refused) = browser.admit(request) {
+        return browser.decorate(request, refused);
+    }
+    if request.method == "POST"
+        && let Err(refused) = browser.admit_body(request)
+    {
+        return browser.decorate(request, refused);
+    }
     let path = request.path.trim_end_matches('/');
+    let response = match authorize(relay, request, need(&request.method, path)) {
+        Ok(()) => route_to(relay, request, path),
+        Err(refused) => refused,
+    };
+    browser.decorate(request, response)
+}
+
+/// Whether the caller may use a route that needs `need`: `Err` is the 401 or 403.
+fn authorize(relay: &Relay, request: &Request, need: Need) -> Result<(), Response> {
+    if need == Need::Admin && !relay.allow_registration {
+        return Err(Response::error(
+            403,
+            "runtime registration is off: the relay's peers come from its --peers file; start it with --allow-registration (and --tokens with an admin entry) to change them over HTTP",
+        ));
+    }
+    let Some(tokens) = &relay.tokens else {
+        return Ok(());
+    };
+    if need == Need::Nothing {
+        return Ok(());
+    }
+    let token = find_token(tokens, Some(&request.headers)).map_err(|e| {
+        // RFC 6750 §3: a request without (valid) credentials is answered 401 with a challenge.
+        Response::error(401, &e.to_string())
+            .with_header("WWW-Authenticate", "Bearer realm=\"ddwire relay\"")
+    })?;
+    if need == Need::Admin && token.role != Role::Admin {
+        return Err(Response::error(
+            403,
+            "changing the relay's peers takes a token whose tokens-file entry says \"role\": \"admin\"",
+        ));
+    }
+    Ok(())
+}
+
+fn route_to(relay: &Arc<Relay>, request: &Request, path: &str) -> Response {
     let method = request.method.as_str();
     match (method, path) {
         ("POST", "" | JSONRPC_PATH) => rpc(relay, request, None),
         ("GET", "/livez") => Response::json(200, &json!({"status": "ok"})),
         ("GET", "/healthz") => healthz(relay),
-        ("GET", "/peers") => {
-            relay.check_peers();
-            list_peers(relay)
-        }
+        ("GET", "/peers") => list_peers(relay),
         ("POST", "/peers") => add_peer(relay, request),
         (_, "/peers" | "/healthz" | "/livez" | JSONRPC_PATH | "") => {
             Response::error(405, "method not allowed")
@@ -60,7 +126,7 @@ fn peer_route(relay: &Arc<Relay>, request: &Request, rest: &str) -> Response {
             Some(peer) => Response::json(200, &peer.view(&relay.public_url())),
             None => Response::error(404, &format!("no peer is registered as {id:?}")),
         },
-        ("GET", CARD_PATH | LEGACY_CARD_PATH) => peer_card(relay, id),
+        ("GET", CARD_PATH | LEGACY_CARD_PATH) => peer_card(relay, request, id),
         _ => Response::error(404, &format!("no route {}", request.path)),
     }
 }
@@ -120,7 +186,9 @@ fn list_peers(relay: &Relay) -> Response {
     Response::json(200, &json!({ "peers": peers }))
 }
 
-/// `POST /peers`: register (or replace) a peer, and fetch its card at once.
+/// `POST /peers`: register (or replace) a peer, and fetch its card at once (within
+/// [`super::CARD_TIMEOUT`], carrying the relay's `Via`). A peer that is the relay itself, or
+/// at an address the egress policy refuses, is refused with 400.
 fn add_peer(relay: &Relay, request: &Request) -> Response {
     if let Some(e) = &request.body_error {
         return Response::error(e.status(), &e.to_string());
@@ -129,7 +197,11 @@ fn add_peer(relay: &Relay, request: &Request) -> Response {
         Ok(doc) => doc,
         Err(e) => return Response::error(400, &format!("the body is not JSON: {e}")),
     };
-    let spec = match PeerSpec::from_json(&doc) {
+    let spec = match PeerSpec::from_json(&doc).and_then(|spec| {
+        spec.check_destination(&relay.egress)?;
+        relay.refuse_itself(&spec)?;
+        Ok(spec)
+    }) {
         Ok(spec) => spec,
         Err(e) => return Response::error(400, &e.to_string()),
     };
@@ -139,20 +211,52 @@ fn add_peer(relay: &Relay, request: &Request) -> Response {
         Ok(Registered::Replaced) => 200,
         Err(e) => return Response::error(409, &e.to_string()),
     };
-    relay.fetch_card(&id, &url);
+    let _ = relay.fetch_card(&id, &url, "");
     match relay.registry.get(&id) {
         Some(peer) => Response::json(status, &peer.view(&relay.public_url())),
         None => Response::error(409, &format!("peer {id:?} was removed meanwhile")),
     }
 }
 
-/// A peer's card, with every interface URL pointing at the relay's route for it.
-fn peer_card(relay: &Relay, id: &str) -> Response {
+/// A peer's card, with every interface URL pointing at the relay's route for it. A card
+/// request that has passed this relay already (its `Via`) is a peer URL leading back here:
+/// 508 Loop Detected (RFC 5842 §7.2) rather than another fetch.
+fn peer_card(relay: &Relay, request: &Request, id: &str) -> Response {
+    let via: Vec<&str> = request
+        .headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("via"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    let via = via.join(", ");
+    if hop::via_names(&via, &relay.via_name) {
+        return Response::error(
+            508,
+            &format!(
+                "peer {id:?} leads back to this relay (its card request carries this relay's Via): a relay is not its own peer"
+            ),
+        );
+    }
+    let hops = via.split(',').filter(|e| !e.trim().is_empty()).count();
+    if hops >= relay.max_hops as usize {
+        return Response::error(
+            508,
+            &format!(
+                "the card request has passed {hops} relays, the most this relay carries on is {}",
+                relay.max_hops
+            ),
+        );
+    }
     let Some(mut peer) = relay.registry.get(id) else {
         return Response::error(404, &format!("no peer is registered as {id:?}"));
     };
     if peer.card.is_none() {
-        relay.fetch_card(id, &peer.spec.url);
+        if relay.fetch_card(id, &peer.spec.url, &via) {
+            return Response::error(
+                508,
+                &format!("peer {id:?}'s card leads back to a relay this request has passed"),
+            );
+        }
         match relay.registry.get(id) {
             Some(p) => peer = p,
             None => return Response::error(404, &format!("no peer is registered as {id:?}")),
@@ -184,10 +288,10 @@ fn point_at(card: &Value, via: &str) -> Value {
     card
 }
 
-/// `GET /healthz`: readiness. Every peer's card is fetched now; 200 when every peer is up
-/// (or there is none), 200 `degraded` when some are, 503 when none is.
+/// `GET /healthz`: readiness, from the peers' last health check (the background one, or a
+/// forward's outcome): 200 when every peer is up (or there is none), 200 `degraded` when some
+/// are, 503 when none is.
 fn healthz(relay: &Relay) -> Response {
-    relay.check_peers();
     let peers = relay.registry.all();
     let up = peers
         .iter()

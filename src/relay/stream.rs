@@ -16,7 +16,7 @@
 //! servers end a stream that fails. A peer that answers a stream with a whole JSON reply (an
 //! error, say) has it passed on as the relay's whole reply.
 
-use super::call::{Inbound, inject_trace, state_name};
+use super::call::{Inbound, inject_hops, inject_trace, state_name};
 use super::failure::Failure;
 use super::hop::{client_span, finish, forward_headers, outgoing, route_call, server_span};
 use super::translate;
@@ -39,8 +39,15 @@ use std::time::Duration;
 
 /// The most bytes of a peer's whole (non-stream) answer to a stream call the relay reads.
 const MAX_WHOLE_REPLY: usize = 4 << 20;
-/// Events buffered between the peer's stream and the caller's.
-const EVENTS_BUFFERED: usize = 16;
+/// Events buffered between the peer's stream and the caller's. With the drain guard's one
+/// and the connection's one being written, a caller that stops reading holds at most this
+/// many plus two events in the relay; then the relay stops reading the peer (back-pressure
+/// through TCP) until the server's no-progress write limit ends the caller's connection.
+const EVENTS_BUFFERED: usize = 4;
+/// The longest line or event the relay reads from a peer's stream (a longer one ends the
+/// stream as `peer_invalid_reply`): with [`EVENTS_BUFFERED`], what bounds a stalled stream's
+/// memory.
+const MAX_EVENT_BYTES: usize = 1 << 20;
 
 /// Forward the stream call `inbound` (which has an id): the relay's answer, a stream or a whole
 /// reply. The hop runs on a thread of its own, which holds its spans until the stream ends.
@@ -85,6 +92,7 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
     let mut params = inbound.call.params.clone();
     if inbound.kind.carries_message() {
         inject_trace(&mut params, &context);
+        inject_hops(&mut params, inbound.hops() + 1);
     }
     let (method, params) = match outgoing(inbound, &endpoint, params) {
         Ok(out) => {
@@ -96,7 +104,7 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
             return refuse(server, session.as_deref(), failure);
         }
     };
-    let owned = forward_headers(inbound, endpoint.binding, &context);
+    let owned = forward_headers(relay, inbound, endpoint.binding, &context);
     let headers: Vec<(&str, &str)> = owned
         .iter()
         .map(|(k, v)| (k.as_str(), v.as_str()))
@@ -283,10 +291,13 @@ impl Hop<'_, '_> {
         };
         let id = self.inbound.call.id.clone().unwrap_or(Value::Null);
         let read_error = Rc::new(RefCell::new(None));
-        let mut reader = sse::Reader::new(PeerBody {
-            body,
-            error: read_error.clone(),
-        });
+        let mut reader = sse::Reader::with_limit(
+            PeerBody {
+                body,
+                error: read_error.clone(),
+            },
+            MAX_EVENT_BYTES,
+        );
         let mut seq: u64 = 0;
         loop {
             let item =
@@ -340,7 +351,9 @@ impl Hop<'_, '_> {
                 }
             };
             let last = decoded.is_last();
-            self.note_event(&result, &decoded, seq, session);
+            if let Err(failure) = self.note_event(&result, &decoded, seq, session) {
+                return (seq, Err(failure));
+            }
             let frame = if self.peer_binding == self.inbound.binding {
                 sse::event(&event.data)
             } else {
@@ -359,14 +372,15 @@ impl Hop<'_, '_> {
         }
     }
 
-    /// Record one event on the server span: a stream chunk, and the task's state change if any.
+    /// Record one event on the server span: a stream chunk, and the task's state change if any;
+    /// `Err` when the event names a task another peer owns.
     fn note_event(
         &self,
         result: &Value,
         decoded: &StreamEvent,
         seq: u64,
         session: &mut Option<String>,
-    ) {
+    ) -> Result<(), Failure> {
         let (relay, peer, server) = (self.relay, self.peer, self.server);
         // The event's object: v0.3 writes it as the result, 1.0 under its one member's name.
         let (kind, inner) = match self.peer_binding {
@@ -389,13 +403,12 @@ impl Hop<'_, '_> {
         chunk.set(n::KIND, kind);
         server.add_event(n::EVENT_STREAM_CHUNK, chunk);
         let context_id = inner.get("contextId").and_then(Value::as_str);
-        if session.is_none() {
-            *session = context_id.map(str::to_string);
-        }
         let Some(task_id) = decoded.task_id() else {
-            return;
+            if session.is_none() {
+                *session = context_id.map(str::to_string);
+            }
+            return Ok(());
         };
-        server.set(n::TASK_ID, task_id);
         let state = inner
             .get("status")
             .and_then(|s| s.get("state"))
@@ -403,7 +416,16 @@ impl Hop<'_, '_> {
             .map(state_name);
         let before = relay
             .owners
-            .record(task_id, peer, context_id, state.as_deref());
+            .record(task_id, peer, context_id, state.as_deref())
+            .map_err(|owner| Failure::TaskConflict {
+                peer: peer.to_string(),
+                task: task_id.to_string(),
+                owner,
+            })?;
+        if session.is_none() {
+            *session = context_id.map(str::to_string);
+        }
+        server.set(n::TASK_ID, task_id);
         if let Some(to) = state {
             server.set(n::TASK_STATE, to.as_str());
             if before.as_deref() != Some(to.as_str()) {
@@ -417,5 +439,6 @@ impl Hop<'_, '_> {
                 server.add_event(n::EVENT_STATE_CHANGE, change);
             }
         }
+        Ok(())
     }
 }

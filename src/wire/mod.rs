@@ -77,6 +77,14 @@ pub enum WireError {
         /// Why the handshake failed.
         cause: tls::TlsFailure,
     },
+    /// The destination is refused by the client's egress policy
+    /// ([`http::egress`](crate::wire::http::egress)): no connection was made.
+    Egress {
+        /// The URL called.
+        url: String,
+        /// Which address was refused, and why.
+        reason: String,
+    },
     /// The request could not be signed (a field breaks the signature's grammar).
     Sign {
         /// The URL to be called.
@@ -127,6 +135,9 @@ impl fmt::Display for WireError {
                 f.write_str(&crate::text::escape_str(reason, false))
             }
             WireError::Tls { url, cause } => write!(f, "TLS with {url} failed: {cause}"),
+            WireError::Egress { url, reason } => {
+                write!(f, "{url}: the destination is not allowed: {reason}")
+            }
             WireError::Sign { url, source } => write!(f, "{url}: {source}"),
         }
     }

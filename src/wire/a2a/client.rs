@@ -86,13 +86,26 @@ impl A2aClient {
 
     /// `GET <base>/.well-known/agent-card.json` (falling back to the pre-0.3 `agent.json`).
     pub fn fetch_card(&self, base_url: &str, timeout: Duration) -> Result<Value> {
+        self.fetch_card_with(base_url, timeout, &[])
+    }
+
+    /// [`A2aClient::fetch_card`], sending `headers` too (a relay's `Via`).
+    pub(crate) fn fetch_card_with(
+        &self,
+        base_url: &str,
+        timeout: Duration,
+        headers: &[(&str, &str)],
+    ) -> Result<Value> {
         let base = base_url.trim_end_matches('/');
         let mut last = None;
         for path in [CARD_PATH, LEGACY_CARD_PATH] {
             let url = format!("{base}{path}");
-            let response = self.http.send(
-                ClientRequest::get(&url, timeout).header("A2A-Version", v10::PROTOCOL_VERSION),
-            )?;
+            let mut request =
+                ClientRequest::get(&url, timeout).header("A2A-Version", v10::PROTOCOL_VERSION);
+            for (k, v) in headers {
+                request = request.header(k, v);
+            }
+            let response = self.http.send(request)?;
             if response.status == 200 {
                 return crate::json::parse(&response.body, crate::json::Limits::DEFAULT).map_err(
                     |e| {

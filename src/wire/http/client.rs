@@ -12,6 +12,7 @@
 //! and `Content-Length` for a body. A response body is logged as far as it was read (the
 //! whole of it, within [`MAX_RESPONSE_BYTES`]). The in-memory transport logs nothing.
 
+use super::egress::Egress;
 use super::memory::MemoryNet;
 use crate::wire::WireError;
 use crate::wire::tls::{ClientTls, ClientTrust, KeyPair, TlsError, TlsFailure};
@@ -65,6 +66,55 @@ impl Resolver for LiteralIpResolver {
                 Ok(addrs)
             }
             None => DefaultResolver::default().resolve(uri, config, timeout),
+        }
+    }
+}
+
+/// [`LiteralIpResolver`], then an [`Egress`] policy over every address it gave: the refused
+/// ones are dropped, and when none is left the call fails with [`WireError::Egress`] naming
+/// why, before any connection is made. The connector connects only to the addresses returned
+/// here, so what was checked is what is reached.
+#[derive(Debug)]
+struct GuardedResolver(Egress);
+
+/// Why a [`GuardedResolver`] refused a host: carried through ureq's I/O error to
+/// [`transport_error`].
+#[derive(Debug)]
+struct EgressRefused(String);
+
+impl std::fmt::Display for EgressRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for EgressRefused {}
+
+impl Resolver for GuardedResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> std::result::Result<ResolvedSocketAddrs, ureq::Error> {
+        let host = uri.host().unwrap_or_default();
+        let resolved = LiteralIpResolver.resolve(uri, config, timeout)?;
+        let mut kept = self.empty();
+        let mut refused = None;
+        for addr in resolved.iter().copied() {
+            match self.0.check(host, addr.ip()) {
+                Ok(()) => kept.push(addr),
+                Err(why) => {
+                    refused.get_or_insert(why);
+                }
+            }
+        }
+        match refused {
+            Some(why) if kept.is_empty() => Err(ureq::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                EgressRefused(why),
+            ))),
+            _ => Ok(kept),
         }
     }
 }
@@ -145,6 +195,8 @@ pub struct HttpClient {
     transport: Via,
     /// Where every message goes, byte for byte, when set (TCP only).
     wire_log: Option<WireLog>,
+    /// The largest response body [`HttpClient::send`] reads.
+    max_body: u64,
 }
 
 #[derive(Clone)]
@@ -207,23 +259,11 @@ impl HttpClient {
     }
 
     fn over(tls: ClientTls, log: Option<WireLog>) -> HttpClient {
-        use ureq::unversioned::transport::{ConnectProxyConnector, TcpConnector};
-        let connector = ().chain(ConnectProxyConnector::default()).chain(TcpConnector::default());
-        #[cfg(feature = "tls")]
-        let connector = connector.chain(crate::wire::tls::client::TlsConnector(Arc::clone(
-            &tls.config.rustls,
-        )));
-        let agent = match &log {
-            Some(_) => ureq::Agent::with_parts(
-                agent_config(),
-                connector.chain(Capturing),
-                LiteralIpResolver,
-            ),
-            None => ureq::Agent::with_parts(agent_config(), connector, LiteralIpResolver),
-        };
+        let agent = build_agent(&tls, log.is_some(), agent_config(), LiteralIpResolver);
         HttpClient {
             transport: Via::Tcp(agent, tls),
             wire_log: log,
+            max_body: MAX_RESPONSE_BYTES,
         }
     }
 
@@ -232,17 +272,46 @@ impl HttpClient {
         HttpClient {
             transport: Via::Memory(net),
             wire_log: None,
+            max_body: MAX_RESPONSE_BYTES,
         }
+    }
+
+    /// The same client (trust, client certificate, wire log) for calls to destinations an
+    /// untrusted party chose (a relay's peers): it connects only to addresses `egress`
+    /// allows, checked after DNS resolution (see [`super::egress`]); it follows no redirect
+    /// (a 3xx is the answer) and uses no proxy from the environment (a proxy would be what
+    /// is resolved and checked, not the destination); and it reads a response body of at
+    /// most `max_body` bytes. The in-memory transport resolves nothing: only the body limit
+    /// applies to it.
+    pub fn guarded(&self, egress: Egress, max_body: u64) -> HttpClient {
+        let mut guarded = match &self.transport {
+            Via::Tcp(_, tls) => {
+                let agent = build_agent(
+                    tls,
+                    self.wire_log.is_some(),
+                    agent_config_for(true),
+                    GuardedResolver(egress),
+                );
+                HttpClient {
+                    transport: Via::Tcp(agent, tls.clone()),
+                    wire_log: self.wire_log.clone(),
+                    max_body,
+                }
+            }
+            Via::Memory(_) => self.clone(),
+        };
+        guarded.max_body = max_body;
+        guarded
     }
 
     /// Send one request and read the whole response.
     pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
         match (&self.transport, &self.wire_log) {
             (Via::Memory(net), _) => net.send(request),
-            (Via::Tcp(agent, _), None) => send_tcp(agent, request),
+            (Via::Tcp(agent, _), None) => send_tcp(agent, request, self.max_body),
             (Via::Tcp(agent, _), Some(log)) => {
                 CAPTURE.with(|c| *c.borrow_mut() = Some(Exchange::default()));
-                let result = send_tcp(agent, request);
+                let result = send_tcp(agent, request, self.max_body);
                 let exchange = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
                 exchange.record(log, result.is_ok());
                 result
@@ -251,13 +320,45 @@ impl HttpClient {
     }
 }
 
+/// A ureq agent over TCP (and TLS), capturing for the wire log if `logged`.
+fn build_agent(
+    tls: &ClientTls,
+    logged: bool,
+    config: ureq::config::Config,
+    resolver: impl Resolver,
+) -> ureq::Agent {
+    use ureq::unversioned::transport::{ConnectProxyConnector, TcpConnector};
+    let connector = ().chain(ConnectProxyConnector::default()).chain(TcpConnector::default());
+    #[cfg(feature = "tls")]
+    let connector = connector.chain(crate::wire::tls::client::TlsConnector(Arc::clone(
+        &tls.config.rustls,
+    )));
+    #[cfg(not(feature = "tls"))]
+    let _ = tls;
+    if logged {
+        ureq::Agent::with_parts(config, connector.chain(Capturing), resolver)
+    } else {
+        ureq::Agent::with_parts(config, connector, resolver)
+    }
+}
+
 fn agent_config() -> ureq::config::Config {
-    ureq::Agent::config_builder()
+    agent_config_for(false)
+}
+
+/// The agent's configuration; a `guarded` one follows no redirect and takes no proxy from
+/// the environment.
+fn agent_config_for(guarded: bool) -> ureq::config::Config {
+    let builder = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_idle_connections_per_host(64)
         .max_idle_connections(256)
-        .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")))
-        .build()
+        .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")));
+    if guarded {
+        builder.max_redirects(0).proxy(None).build()
+    } else {
+        builder.build()
+    }
 }
 
 thread_local! {
@@ -412,7 +513,7 @@ fn no_tls_refusal(url: &str) -> Result<()> {
     })
 }
 
-fn send_tcp(agent: &ureq::Agent, request: ClientRequest) -> Result<ClientResponse> {
+fn send_tcp(agent: &ureq::Agent, request: ClientRequest, max_body: u64) -> Result<ClientResponse> {
     no_tls_refusal(&request.url)?;
     let url = request.url.clone();
     let timeout = request.timeout;
@@ -452,7 +553,7 @@ fn send_tcp(agent: &ureq::Agent, request: ClientRequest) -> Result<ClientRespons
     let body = response
         .body_mut()
         .with_config()
-        .limit(MAX_RESPONSE_BYTES)
+        .limit(max_body)
         .read_to_vec()
         .map_err(|e| transport_error(&url, timeout, e))?;
     Ok(ClientResponse {
@@ -477,6 +578,16 @@ fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
         return WireError::Tls {
             url: url.to_string(),
             cause: failed.0.clone(),
+        };
+    }
+    if let ureq::Error::Io(io) = &e
+        && let Some(refused) = io
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<EgressRefused>())
+    {
+        return WireError::Egress {
+            url: url.to_string(),
+            reason: refused.0.clone(),
         };
     }
     match e {

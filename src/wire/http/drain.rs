@@ -125,20 +125,35 @@ impl Drain {
 
     /// A stream that carries `chunks` until they end, or until the drain is cut; then it
     /// sends `terminal` and ends. One thread forwards for the stream's life.
+    ///
+    /// The forwarder holds at most one chunk, and the stream it returns at most one more: a
+    /// client that stops reading stops the forwarder, which stops taking from `chunks`, so the
+    /// producer feels the back-pressure instead of the process buffering the stream without
+    /// bound. A cut is still seen while the forwarder waits on a client that does not read.
     pub fn guard(&self, chunks: Receiver<Vec<u8>>, terminal: Vec<u8>) -> Receiver<Vec<u8>> {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crossbeam_channel::bounded(1);
         let cut = self.inner.cut_rx.clone();
         std::thread::spawn(move || {
+            let mut pending: Option<Vec<u8>> = None;
             loop {
-                select! {
-                    recv(chunks) -> chunk => match chunk {
-                        Ok(chunk) => if tx.send(chunk).is_err() { return },
-                        Err(_) => return,
+                match pending.take() {
+                    None => select! {
+                        recv(chunks) -> chunk => match chunk {
+                            Ok(chunk) => pending = Some(chunk),
+                            Err(_) => return,
+                        },
+                        recv(cut) -> _ => {
+                            let _ = tx.send(terminal);
+                            return;
+                        }
                     },
-                    recv(cut) -> _ => {
-                        let _ = tx.send(terminal);
-                        return;
-                    }
+                    Some(chunk) => select! {
+                        send(tx, chunk) -> sent => if sent.is_err() { return },
+                        recv(cut) -> _ => {
+                            let _ = tx.send(terminal);
+                            return;
+                        }
+                    },
                 }
             }
         });
@@ -166,6 +181,25 @@ mod tests {
         // The stream has ended although its producer still holds its sender.
         assert!(out.recv_timeout(wait).is_err());
         drop(tx);
+    }
+
+    #[test]
+    fn a_guarded_stream_whose_reader_stalls_holds_two_chunks_and_pushes_back() {
+        let drain = Drain::new();
+        let (tx, rx) = crossbeam_channel::bounded(0);
+        let out = drain.guard(rx, b"terminal".to_vec());
+        // One chunk waits in the stream, one in the forwarder; the third cannot be handed over.
+        let wait = Duration::from_millis(500);
+        tx.send_timeout(b"1".to_vec(), wait).unwrap();
+        tx.send_timeout(b"2".to_vec(), wait).unwrap();
+        assert!(tx.send_timeout(b"3".to_vec(), wait).is_err());
+        // A cut is seen while the reader still does not read.
+        drain.cut();
+        let wait = Duration::from_secs(10);
+        assert_eq!(out.recv_timeout(wait).unwrap(), b"1");
+        let rest: Vec<Vec<u8>> = out.iter().collect();
+        assert_eq!(rest.last().unwrap(), b"terminal");
+        assert!(rest.len() <= 2, "{rest:?}");
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub mod browser;
 pub mod chunked;
 pub mod client;
 pub mod drain;
+pub mod egress;
 pub mod head;
 pub mod log;
 pub mod memory;

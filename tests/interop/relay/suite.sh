@@ -52,7 +52,9 @@ wait_ready a2a1-server "$(url "$p_s1")$card" || ready=0
 wait_ready a2a1-compat-server "$(url "$p_s1c")$card" || ready=0
 wait_ready stream03-server "$(url "$p_st03")$card" || ready=0
 wait_ready stream1-server "$(url "$p_st1")$card" || ready=0
+# The peers are on loopback, which a relay refuses to reach unless --peer-allow names it.
 start_server relay "$DDWIRE" relay --port "$p_relay" --peers "$LOGS/peers.json" --star \
+    --peer-allow 127.0.0.1/32 \
     --traces "$LOGS/traces" --timeout 10
 wait_ready relay "$(url "$p_relay")/livez" 15 || ready=0
 

@@ -188,7 +188,8 @@ cat >"$LOGS/peers.json" <<JSON
 ]}
 JSON
 start_server relay "$DDWIRE" relay --port "$p_relay" "${server[@]}" --ca-file "$ca" "${client[@]}" \
-    --peers "$LOGS/peers.json" --traces "$LOGS/traces" --timeout 10 --otlp-endpoint "$(https "$p_rsink")"
+    --peers "$LOGS/peers.json" --peer-allow 127.0.0.1/32 --traces "$LOGS/traces" --timeout 10 \
+    --otlp-endpoint "$(https "$p_rsink")"
 
 # A second harness, plain HTTP, trusting the CA through DD_CA_FILE alone: it calls hello over
 # https and exports each run it stores to the TLS sink.

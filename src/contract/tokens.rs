@@ -1,0 +1,204 @@
+//! Bearer tokens and the tokens file: who a caller is, from `Authorization: Bearer <token>`
+//! (RFC 6750 §2.1), for every ddwire server that authenticates its callers (the harness's
+//! `serve --tokens`, the relay's `relay --tokens`). A tokens file holds SHA-256 digests of
+//! tokens, never tokens, each mapped to the principal it stands for and a role; a presented
+//! token is hashed and compared with every digest in constant time.
+//!
+//! The roles are the union of what each server grants: `principal` (the default: act, and
+//! read one's own runs), `auditor` (the harness: read every run), `admin` (the relay: change
+//! its peers). A server treats a role it does not know as `principal`.
+
+use crate::contract::Principal;
+use crate::contract::canonical::sha256_hex;
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::path::Path;
+
+/// One entry of a tokens file: whom a token stands for, and what it may do besides acting.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Token {
+    /// SHA-256 of the token, 64 lowercase hex digits ([`token_digest`]).
+    pub digest: String,
+    /// The principal a caller presenting the token acts for.
+    pub principal: Principal,
+    /// What the token may do besides acting for its principal.
+    pub role: Role,
+}
+
+impl Token {
+    /// A token with no role beyond its own runs.
+    pub fn new(digest: impl Into<String>, principal: Principal) -> Token {
+        Token {
+            digest: digest.into(),
+            principal,
+            role: Role::Principal,
+        }
+    }
+}
+
+/// What a token may do besides acting for its principal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Its principal's own runs (and the runs delegated on its behalf).
+    Principal,
+    /// Read every run of a harness (`"role": "auditor"`).
+    Auditor,
+    /// Change a relay's peers, `POST` and `DELETE /peers` (`"role": "admin"`).
+    Admin,
+}
+
+/// Read a tokens file: a JSON object mapping each token's SHA-256 hex digest to its entry,
+/// `{"principal_id", "name", "principal_kind"?, "role"?}` (`role`: `"auditor"`, `"admin"` or
+/// `"principal"`). A file of another shape is refused with the field that is wrong and the
+/// shape expected.
+pub fn read_tokens_file(path: &Path) -> Result<Vec<Token>> {
+    let source = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|e| Error::config(&source, format!("cannot read tokens file {source}: {e}")))?;
+    let doc = crate::json::parse(&bytes, crate::json::Limits::DEFAULT)
+        .map_err(|e| Error::config(&source, format!("tokens file {source}: {e}")))?;
+    let Value::Object(map) = doc else {
+        return Err(Error::config(
+            &source,
+            format!(
+                "tokens file {source}: the top level is {}; expected {TOKENS_SHAPE}",
+                kind_of(&doc)
+            ),
+        ));
+    };
+    let mut tokens = Vec::new();
+    for (digest, entry) in map {
+        if !crate::contract::formats::is_sha256_hex(&digest) {
+            return Err(Error::config(
+                &source,
+                format!(
+                    "tokens file {source}: key {digest:?} is not a SHA-256 hex digest (store digests, never tokens); expected {TOKENS_SHAPE}"
+                ),
+            ));
+        }
+        let wrong = |field: &str, what: String| {
+            Error::config(
+                &source,
+                format!(
+                    "tokens file {source}: entry {digest}: {field} {what}; expected {TOKENS_SHAPE} (see `ddwire token --help`)"
+                ),
+            )
+        };
+        let Value::Object(mut fields) = entry else {
+            return Err(wrong("the entry", format!("is {}", kind_of(&entry))));
+        };
+        let role = match fields.remove("role") {
+            None => Role::Principal,
+            Some(Value::String(r)) if r == "auditor" => Role::Auditor,
+            Some(Value::String(r)) if r == "admin" => Role::Admin,
+            Some(Value::String(r)) if r == "principal" => Role::Principal,
+            Some(other) => {
+                return Err(wrong(
+                    "\"role\"",
+                    format!("is {other}, not \"auditor\", \"admin\" or \"principal\""),
+                ));
+            }
+        };
+        for field in ["principal_id", "name"] {
+            match fields.get(field) {
+                Some(Value::String(_)) => {}
+                Some(other) => {
+                    return Err(wrong(
+                        &format!("{field:?}"),
+                        format!("is {}, not a string", kind_of(other)),
+                    ));
+                }
+                None => return Err(wrong(&format!("{field:?}"), "is missing".into())),
+            }
+        }
+        if let Some(unknown) = fields.keys().find(|k| {
+            !["principal_id", "name", "principal_kind", "assurance"].contains(&k.as_str())
+        }) {
+            return Err(wrong(
+                &format!("{unknown:?}"),
+                "is not a known field".into(),
+            ));
+        }
+        let p: Principal = serde_json::from_value(Value::Object(fields))
+            .map_err(|e| wrong("the principal", format!("is malformed: {e}")))?;
+        let problems = p.problems();
+        if !problems.is_empty() {
+            return Err(Error::config(
+                &source,
+                format!(
+                    "the configured principal is malformed: {}",
+                    problems.join("; ")
+                ),
+            ));
+        }
+        tokens.push(Token {
+            digest,
+            principal: p,
+            role,
+        });
+    }
+    Ok(tokens)
+}
+
+/// The entry of `tokens` whose token the `Authorization` field among `headers` presents, or
+/// an `unauthenticated` error saying what is missing. Every entry is compared, whatever
+/// matches, so timing says nothing about the tokens.
+pub fn find_token<'t>(
+    tokens: &'t [Token],
+    headers: Option<&[(String, String)]>,
+) -> Result<&'t Token> {
+    let presented = headers
+        .and_then(|h| {
+            h.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+        })
+        .and_then(|(_, v)| bearer_token(v))
+        .ok_or_else(|| {
+            Error::unauthenticated("unauthenticated: send Authorization: Bearer <token>")
+        })?;
+    let digest = sha256_hex(presented.as_bytes());
+    let mut found = None;
+    for token in tokens {
+        if constant_time_eq(token.digest.as_bytes(), digest.as_bytes()) {
+            found = Some(token);
+        }
+    }
+    found.ok_or_else(|| Error::unauthenticated("unauthenticated: the bearer token is not known"))
+}
+
+/// The shape of a tokens file, for its errors.
+const TOKENS_SHAPE: &str = "{\"<sha256 hex of a token>\": {\"principal_id\": \"<IRI>\", \"name\": \"<name>\", \"principal_kind\": \"person\"|\"accountable_role\", \"role\": \"auditor\" (optional)}, ...}";
+
+/// What kind of JSON value `v` is, for an error message.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What a tokens file keys a principal by: the SHA-256 of the token, as 64 lowercase hex
+/// digits. A tokens file holds digests, never tokens.
+pub fn token_digest(token: &str) -> String {
+    sha256_hex(token.as_bytes())
+}
+
+/// The token of an `Authorization: Bearer <token>` value (RFC 6750 §2.1), or `None`. The
+/// scheme name is matched case-insensitively (RFC 9110 §11.1), and the token is read as bytes:
+/// whatever precedes the first space is the scheme, whatever follows it (trimmed) the token.
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
