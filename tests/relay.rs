@@ -745,6 +745,20 @@ fn a_peers_stream_is_passed_on_event_by_event_each_a_span_event_with_its_sequenc
         .collect();
     assert_eq!(states, ["submitted", "working", "completed"]);
     assert_eq!(attr(server, "a2a.relay.mode").unwrap(), "forward-stream");
+    // A streamed hop's CLIENT span records what a blocking hop's does.
+    let client = spans
+        .iter()
+        .find(|s| s["kind"].as_str().is_some_and(|k| k.ends_with("CLIENT")))
+        .unwrap_or_else(|| panic!("no CLIENT span: {spans:?}"));
+    assert_eq!(
+        attr(client, "session.id").unwrap(),
+        "ctx-stream",
+        "{client}"
+    );
+    assert_eq!(
+        client["attributes"]["http.response.status_code"], 200,
+        "{client}"
+    );
 
     // The task's owner is known from the stream: a get with no target goes to the peer.
     // A stream cut short, or an event that is not JSON, ends with one error event.

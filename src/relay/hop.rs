@@ -327,21 +327,43 @@ fn forward(
         .and_then(|result| {
             note_task(relay, &peer.spec.id, &result, server, session).map(|()| result)
         });
-    match &result {
-        Ok(_) => {
-            client.set(n::HTTP_STATUS, 200i64);
-            client.set_status(StatusCode::Ok, None);
-        }
+    let status = result.is_ok().then_some(200);
+    end_client(
+        client,
+        result.as_ref().map(|_| ()),
+        status,
+        0,
+        session.as_deref(),
+    );
+    result
+}
+
+/// End a hop's CLIENT span, blocking or streamed alike: the peer's HTTP status when one came,
+/// the events a stream passed, the outcome (a failure's class), and the session.
+pub(crate) fn end_client(
+    client: ActiveSpan<'_>,
+    outcome: Result<(), &Failure>,
+    status: Option<u16>,
+    events: u64,
+    session: Option<&str>,
+) {
+    if let Some(status) = status {
+        client.set(n::HTTP_STATUS, i64::from(status));
+    }
+    if events > 0 {
+        client.set(n::STREAM_EVENTS, events as i64);
+    }
+    match outcome {
+        Ok(()) => client.set_status(StatusCode::Ok, None),
         Err(failure) => {
             client.set(n::FAILURE_CLASS, failure.class().as_str());
             client.set_status(StatusCode::Error, Some(&failure.to_string()));
         }
     }
-    if let Some(s) = session.as_deref() {
+    if let Some(s) = session {
         client.set(n::SESSION_ID, s);
     }
     client.end();
-    result
 }
 
 /// The method and params to send to `endpoint`: the caller's, or translated into the peer's

@@ -18,11 +18,13 @@
 
 use super::call::{Inbound, inject_hops, inject_trace, state_name};
 use super::failure::Failure;
-use super::hop::{client_span, finish, forward_headers, outgoing, route_call, server_span};
+use super::hop::{
+    client_span, end_client, finish, forward_headers, outgoing, route_call, server_span,
+};
 use super::translate;
 use super::{Relay, SERVICE_NAME};
 use crate::trace::names::relay as n;
-use crate::trace::{ActiveSpan, Attributes, StatusCode, Tracer};
+use crate::trace::{ActiveSpan, Attributes, Tracer};
 use crate::wire::WireError;
 use crate::wire::a2a::Binding;
 use crate::wire::a2a::stream::StreamEvent;
@@ -100,7 +102,7 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
             out
         }
         Err(failure) => {
-            end_client(client, Err(&failure), 0);
+            end_client(client, Err(&failure), None, 0, session.as_deref());
             return refuse(server, session.as_deref(), failure);
         }
     };
@@ -131,7 +133,7 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
         Err(error) => {
             relay.registry.record_forward(&peer.spec.id, Err(&error));
             let failure = peer_failure(error);
-            end_client(client, Err(&failure), 0);
+            end_client(client, Err(&failure), None, 0, session.as_deref());
             return refuse(server, session.as_deref(), failure);
         }
     };
@@ -155,7 +157,8 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
                 )
             })
             .map_err(peer_failure);
-        end_client(client, outcome.as_ref().map(|_| ()), 0);
+        let answered = outcome.as_ref().map(|_| ());
+        end_client(client, answered, Some(status), 0, session.as_deref());
         match outcome {
             Ok(result) => {
                 finish(
@@ -203,7 +206,8 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
         let _ = events.send(sse::event(&error));
     }
     drop(events);
-    end_client(client, ended.as_ref().map(|_| ()), count);
+    let ended_ok = ended.as_ref().map(|_| ());
+    end_client(client, ended_ok, Some(200), count, session.as_deref());
     finish(
         relay,
         &tracer,
@@ -223,20 +227,6 @@ struct Hop<'a, 't> {
     peer_binding: Binding,
     server: &'a ActiveSpan<'t>,
     caller: &'a Sender<Vec<u8>>,
-}
-
-fn end_client(client: ActiveSpan<'_>, outcome: Result<(), &Failure>, events: u64) {
-    if events > 0 {
-        client.set(n::STREAM_EVENTS, events as i64);
-    }
-    match outcome {
-        Ok(()) => client.set_status(StatusCode::Ok, None),
-        Err(failure) => {
-            client.set(n::FAILURE_CLASS, failure.class().as_str());
-            client.set_status(StatusCode::Error, Some(&failure.to_string()));
-        }
-    }
-    client.end();
 }
 
 /// Read a whole body of at most [`MAX_WHOLE_REPLY`] bytes.
