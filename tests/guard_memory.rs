@@ -4,11 +4,13 @@
 //! refusing an unauthenticated body before parsing it.
 
 use ddwire::agent::builtin::Hello;
-use ddwire::wire::http::Limits;
+use ddwire::wire::http::server::{self, Server};
+use ddwire::wire::http::{Handler, Limits, Request, Response};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(10);
@@ -129,4 +131,231 @@ fn a_json_rpc_body_over_the_element_budget_is_a_parse_error_naming_the_limit() {
     let words = vec!["\"a longer word\""; 120_000].join(",");
     let answer = post(addr, "/", &[], &send_body(&format!("[{words}]")));
     assert_ne!(answer.json()["error"]["code"], -32700, "{}", answer.text());
+}
+
+/// A server whose handler waits for `gate` to open on `/hold` (up to 10 s), and answers the
+/// body's length otherwise.
+fn gated_server(addr: &str, limits: Limits) -> (Server, Arc<AtomicBool>) {
+    let gate = Arc::new(AtomicBool::new(false));
+    let handler: Handler = {
+        let gate = Arc::clone(&gate);
+        Arc::new(move |r: Request| {
+            if r.path == "/hold" {
+                let until = Instant::now() + T;
+                while !gate.load(Ordering::SeqCst) && Instant::now() < until {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+            Response::bytes(200, "text/plain", r.body.len().to_string().into_bytes())
+        })
+    };
+    (server::serve(addr, handler, limits).unwrap(), gate)
+}
+
+/// Wait until `server` has `n` requests in flight.
+fn wait_in_flight(server: &Server, n: usize) {
+    let deadline = Instant::now() + T;
+    while server.in_flight() < n {
+        assert!(
+            Instant::now() < deadline,
+            "{} in flight",
+            server.in_flight()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Finding 5: bodies in flight are bounded across connections. With 1 MiB of budget, a second
+/// 600 KiB body waits while the first's handler holds its bytes: it is served if room is made
+/// within the wait, and answered 503 with `Retry-After` and the reason if not, and the budget
+/// is whole again once the handlers return.
+#[test]
+fn a_body_past_the_memory_budget_waits_briefly_then_is_503_with_retry_after_and_a_reason() {
+    let limits = Limits {
+        max_body_memory: 1 << 20,
+        ..Limits::DEFAULT
+    };
+    let (server, gate) = gated_server("127.0.0.1:0", limits);
+    let addr = server.local_addr();
+    let body = vec![b'x'; 600 << 10];
+    let holder = {
+        let body = body.clone();
+        std::thread::spawn(move || post(addr, "/hold", &[], &body))
+    };
+    wait_in_flight(&server, 1);
+    // No room within the wait: refused, with the reason and when to come back.
+    let started = Instant::now();
+    let refused = post(addr, "/", &[], &body);
+    let waited = started.elapsed();
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert!(
+        refused.head.contains("Retry-After: 1\r\n"),
+        "{}",
+        refused.head
+    );
+    assert!(
+        refused.head.contains("Connection: close\r\n"),
+        "{}",
+        refused.head
+    );
+    assert_eq!(
+        refused.json()["error"],
+        "the server holds its limit of 1048576 bytes of request bodies in flight; try again later"
+    );
+    assert!(waited >= Duration::from_millis(900), "{waited:?}");
+    // Room made within the wait: served.
+    let waiting = {
+        let body = body.clone();
+        std::thread::spawn(move || post(addr, "/", &[], &body))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    gate.store(true, Ordering::SeqCst);
+    assert_eq!(holder.join().unwrap().text(), (600 << 10).to_string());
+    let served = waiting.join().unwrap();
+    assert_eq!(
+        (served.status, served.text()),
+        (200, (600 << 10).to_string())
+    );
+    // Everything given back: two bodies that together fill the budget are served at once.
+    gate.store(false, Ordering::SeqCst);
+    let half = vec![b'y'; 500 << 10];
+    let first = {
+        let half = half.clone();
+        std::thread::spawn(move || post(addr, "/hold", &[], &half))
+    };
+    wait_in_flight(&server, 1);
+    assert_eq!(post(addr, "/", &[], &half).status, 200);
+    gate.store(true, Ordering::SeqCst);
+    assert_eq!(first.join().unwrap().status, 200);
+}
+
+/// Finding 5: a chunked body is counted as it grows, so it cannot pass the budget by declaring
+/// no length.
+#[test]
+fn a_chunked_body_is_counted_as_it_grows_and_refused_past_the_budget() {
+    let limits = Limits {
+        max_body_memory: 1 << 20,
+        ..Limits::DEFAULT
+    };
+    let (server, gate) = gated_server("127.0.0.1:0", limits);
+    let addr = server.local_addr();
+    let holder = std::thread::spawn(move || post(addr, "/hold", &[], &vec![b'x'; 700 << 10]));
+    wait_in_flight(&server, 1);
+    let mut s = connect(addr);
+    s.write_all(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .unwrap();
+    let chunk = format!("{:x}\r\n{}\r\n", 64 << 10, "z".repeat(64 << 10));
+    // 640 KiB in ten chunks: past the 324 KiB left, however it is cut.
+    for _ in 0..10 {
+        if s.write_all(chunk.as_bytes()).is_err() {
+            break;
+        }
+    }
+    let refused = read_answer(&mut s);
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert!(refused.text().contains("bytes of request bodies in flight"));
+    gate.store(true, Ordering::SeqCst);
+    assert_eq!(holder.join().unwrap().status, 200);
+}
+
+/// Finding 8: one client's connections are capped by its address, counted from the accept.
+/// Past its cap, a connection is answered 503 with the reason and closed; another client (here
+/// `::1` beside `127.0.0.1` on one dual-stack socket) is served meanwhile.
+#[test]
+fn past_its_per_client_cap_a_connection_gets_503_and_another_client_is_served() {
+    let limits = Limits {
+        max_connections_per_client: 4,
+        ..Limits::DEFAULT
+    };
+    let (server, _gate) = gated_server("[::]:0", limits);
+    let port = server.local_addr().port();
+    let v4: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let v6: SocketAddr = format!("[::1]:{port}").parse().unwrap();
+    let held: Vec<TcpStream> = (0..4).map(|_| connect(v4)).collect();
+    let deadline = Instant::now() + T;
+    while server.connections() < 4 {
+        assert!(Instant::now() < deadline, "never counted");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut fifth = connect(v4);
+    fifth
+        .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let refused = read_answer(&mut fifth);
+    assert_eq!(refused.status, 503);
+    assert!(refused.head.contains("Retry-After: 1\r\n"));
+    assert_eq!(
+        refused.json()["error"],
+        "this client (127.0.0.1) holds its limit of 4 connections; close one or try again later"
+    );
+    let mut rest = Vec::new();
+    assert_eq!(
+        fifth.read_to_end(&mut rest).unwrap_or(0),
+        0,
+        "closed after it"
+    );
+    // Another address is another client.
+    let mut other = connect(v6);
+    other
+        .write_all(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+        .unwrap();
+    assert_eq!(read_answer(&mut other).text(), "2");
+    // Once one of its connections closes, the first client is served again.
+    drop(held);
+    let deadline = Instant::now() + T;
+    while server.connections() > 1 {
+        assert!(Instant::now() < deadline, "never released");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut again = connect(v4);
+    again
+        .write_all(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nh")
+        .unwrap();
+    assert_eq!(read_answer(&mut again).text(), "1");
+}
+
+/// Finding 8 as reported, scaled to a test: one client holds many connections that drip
+/// their heads, past what the default per-client cap lets it keep, on a server whose global
+/// cap it would otherwise fill; every call of another client is served meanwhile.
+#[test]
+fn one_client_dripping_heads_on_many_connections_cannot_starve_another() {
+    let limits = Limits {
+        max_connections: 100,
+        ..Limits::DEFAULT
+    };
+    assert_eq!(limits.max_connections_per_client, 64);
+    let (server, _gate) = gated_server("[::]:0", limits);
+    let port = server.local_addr().port();
+    let v4: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let v6: SocketAddr = format!("[::1]:{port}").parse().unwrap();
+    let mut lorises: Vec<TcpStream> = Vec::new();
+    for _ in 0..150 {
+        let mut s = connect(v4);
+        let _ = s.write_all(b"GET / HTTP/1.1\r\n");
+        lorises.push(s);
+    }
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut served = 0;
+    let mut i = 0;
+    while Instant::now() < deadline {
+        for s in &mut lorises {
+            let _ = s.write_all(b"X");
+        }
+        let mut s = connect(v6);
+        s.write_all(
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc",
+        )
+        .unwrap();
+        let answer = read_answer(&mut s);
+        assert_eq!(
+            (answer.status, answer.text()),
+            (200, "3".to_string()),
+            "call {i}"
+        );
+        served += 1;
+        i += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(served >= 10, "{served}");
+    assert!(server.connections() <= 64 + 1, "{}", server.connections());
 }
