@@ -3,6 +3,8 @@
 //! per-client connection limit, the wire log's cap per message, and a `--tokens` harness
 //! refusing an unauthenticated body before parsing it.
 
+mod common;
+
 use ddwire::agent::builtin::Hello;
 use ddwire::wire::http::server::{self, Server};
 use ddwire::wire::http::{Handler, Limits, Request, Response};
@@ -358,4 +360,115 @@ fn one_client_dripping_heads_on_many_connections_cannot_starve_another() {
     }
     assert!(served >= 10, "{served}");
     assert!(server.connections() <= 64 + 1, "{}", server.connections());
+}
+
+/// The wire log's lines in `path`, as JSON.
+fn log_lines(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Finding 6: the wire log keeps at most 1 MiB of a message. A stream that does not end is
+/// written once it passes the cap, while it is still open (its first MiB, marked truncated),
+/// and its rest only counted, in a `truncated` line when it ends; a large request body the
+/// same. `ddwire wirelog`'s reader shows every line.
+#[test]
+fn the_wire_log_writes_the_first_mib_of_a_message_as_it_goes_and_counts_the_rest() {
+    use ddwire::wire::wirelog::{MESSAGE_CAP, WireLog, readable};
+    let dir = common::TempDir::new("guard-wirelog");
+    let path = dir.path().join("wire.jsonl");
+    let log = WireLog::create(&path).unwrap();
+    let handler: Handler = Arc::new(|r: Request| {
+        if r.path != "/stream" {
+            return Response::bytes(200, "text/plain", r.body.len().to_string().into_bytes());
+        }
+        let (tx, rx) = crossbeam_channel::bounded(4);
+        std::thread::spawn(move || {
+            let chunk = b"data: keep-alive\n\n".repeat(4096);
+            let until = Instant::now() + Duration::from_secs(20);
+            while Instant::now() < until && tx.send(chunk.clone()).is_ok() {}
+        });
+        Response::stream(200, "text/event-stream", rx)
+    });
+    let server = server::bind("127.0.0.1:0", Limits::DEFAULT)
+        .unwrap()
+        .with_wire_log(log.clone())
+        .serve(handler)
+        .unwrap();
+    let addr = server.local_addr();
+    // A body of 3 MiB: its first MiB logged, 2 MiB counted.
+    let body = vec![b'b'; 3 << 20];
+    assert_eq!(post(addr, "/", &[], &body).text(), (3 << 20).to_string());
+    // A stream read to 3 MiB: its first MiB is in the file while it is open.
+    let mut s = connect(addr);
+    s.write_all(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut read = 0;
+    let mut buf = vec![0; 64 << 10];
+    while read < 3 << 20 {
+        read += s.read(&mut buf).unwrap();
+    }
+    let deadline = Instant::now() + T;
+    let first = loop {
+        let lines = log_lines(&path);
+        if let Some(first) = lines
+            .iter()
+            .find(|l| l["direction"] == "out" && l["truncated"] == true)
+        {
+            break first.clone();
+        }
+        assert!(Instant::now() < deadline, "no first part while open: {lines:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let head = first["head"].as_str().unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+    assert_eq!(
+        head.len() + first["body_bytes"].as_u64().unwrap() as usize,
+        MESSAGE_CAP
+    );
+    assert_eq!(first["complete"], false);
+    drop(s);
+    let deadline = Instant::now() + T;
+    let lines = loop {
+        let lines = log_lines(&path);
+        if lines.iter().filter(|l| l["type"] == "truncated").count() == 2 {
+            break lines;
+        }
+        assert!(Instant::now() < deadline, "{lines:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    server.shutdown();
+    log.close(T);
+    let rests: Vec<&Value> = lines.iter().filter(|l| l["type"] == "truncated").collect();
+    // The body: complete, 3 MiB and its head, less the MiB logged.
+    let request = lines
+        .iter()
+        .find(|l| l["direction"] == "in" && l["truncated"] == true)
+        .unwrap();
+    let request_head = request["head"].as_str().unwrap().len() as u64;
+    assert_eq!(rests[0]["direction"], "in");
+    assert_eq!(rests[0]["complete"], true);
+    assert_eq!(
+        rests[0]["bytes_not_logged"].as_u64().unwrap(),
+        request_head + (3 << 20) - MESSAGE_CAP as u64
+    );
+    // The stream: cut short by the client, at least the 2 MiB read past the first.
+    assert_eq!(rests[1]["direction"], "out");
+    assert_eq!(rests[1]["complete"], false);
+    assert!(rests[1]["bytes_not_logged"].as_u64().unwrap() >= 2 << 20);
+    let longest = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::len)
+        .max()
+        .unwrap();
+    assert!(longest < 2 * MESSAGE_CAP, "a line of {longest} bytes");
+    for line in std::fs::read_to_string(&path).unwrap().lines() {
+        let shown = readable(line).unwrap_or_else(|| panic!("unreadable: {line:.200}"));
+        if line.contains("\"type\":\"truncated\"") {
+            assert!(shown.contains("bytes of this message, over the 1048576 logged, not logged"));
+        }
+    }
 }

@@ -61,7 +61,7 @@ use super::write::{self, Framing};
 use super::{Body, BodyError, Handler, Limits, Notes, Request, Response};
 use crate::error::{Error, Result};
 use crate::wire::tls::ServerIdentity;
-use crate::wire::wirelog::{self, Capture, Direction, Side, WireLog};
+use crate::wire::wirelog::{self, Direction, Origin, Recording, Side, WireLog};
 use std::collections::HashMap;
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -704,7 +704,7 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
     let time_ns = crate::time::now_ns();
     let _ = stream.set_nonblocking(true);
     let response = Response::error(503, message).with_header("Retry-After", "1");
-    let mut copy = obs.wire().then(Vec::new);
+    let mut copy = obs.recording(Direction::Out);
     let mut sent = 0;
     let written = write::write_counted(
         &mut Tee {
@@ -715,8 +715,8 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
         CLOSE,
         &mut sent,
     );
-    if let Some(bytes) = copy {
-        obs.message(Direction::Out, bytes, written.is_ok());
+    if let Some(copy) = copy {
+        copy.finish(written.is_ok());
     }
     let mut scratch = [0u8; 4096];
     let mut drained = obs.wire().then(Vec::new);
@@ -731,7 +731,7 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
         }
     }
     if let Some(bytes) = drained.filter(|d| !d.is_empty()) {
-        obs.message(Direction::In, bytes, false);
+        obs.message(Direction::In, &bytes, false);
     }
     let _ = stream.shutdown(Shutdown::Write);
     obs.request(|| Entry {
@@ -968,7 +968,7 @@ impl Conn {
         &mut self,
         head: &RequestHead,
         limits: &Limits,
-        mut raw: Option<&mut Vec<u8>>,
+        mut raw: Option<&mut Recording>,
         obs: &Observer<'_>,
         held: &mut Held<'_>,
     ) -> std::result::Result<Vec<u8>, BodyError> {
@@ -986,7 +986,7 @@ impl Conn {
         held.make_room(&mut body, self.end - self.start, most)?;
         let fed = reader.feed(&self.buf[self.start..self.end], &mut body)?;
         if let Some(raw) = raw.as_mut() {
-            raw.extend_from_slice(&self.buf[self.start..self.start + fed.consumed]);
+            raw.push(&self.buf[self.start..self.start + fed.consumed]);
         }
         self.start += fed.consumed;
         if fed.done {
@@ -1000,7 +1000,7 @@ impl Conn {
             const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
             let written = self.stream.write_all(CONTINUE);
             if obs.wire() {
-                obs.message(Direction::Out, CONTINUE.to_vec(), written.is_ok());
+                obs.message(Direction::Out, CONTINUE, written.is_ok());
             }
             written.map_err(|_| BodyError::Truncated)?;
         }
@@ -1022,7 +1022,7 @@ impl Conn {
                     held.make_room(&mut body, n, most)?;
                     let fed = reader.feed(&self.buf[..n], &mut body);
                     if let (Some(raw), Ok(fed)) = (raw.as_mut(), &fed) {
-                        raw.extend_from_slice(&self.buf[..fed.consumed]);
+                        raw.push(&self.buf[..fed.consumed]);
                     }
                     let fed = fed?;
                     if fed.done {
@@ -1040,7 +1040,7 @@ impl Conn {
     /// Write a response; a response the writer refuses (a bad header from the handler) is
     /// replaced by a 500 that closes the connection. The wire log gets what was written.
     fn respond(&mut self, response: Response, framing: Framing, obs: &Observer<'_>) -> Sent {
-        let mut copy = obs.wire().then(Vec::new);
+        let mut copy = obs.recording(Direction::Out);
         let mut status = response.status;
         let mut bytes = 0;
         let mut tee = Tee {
@@ -1065,7 +1065,7 @@ impl Conn {
             Err(_) => (false, false),
         };
         if let Some(copy) = copy {
-            obs.message(Direction::Out, copy, complete);
+            copy.finish(complete);
         }
         Sent {
             open,
@@ -1078,7 +1078,7 @@ impl Conn {
     /// What a refusal before a head leaves for the wire log: the bytes read, incomplete.
     fn unparsed(&self, obs: &Observer<'_>) {
         if obs.wire() && self.end > 0 {
-            obs.message(Direction::In, self.buf[..self.end].to_vec(), false);
+            obs.message(Direction::In, &self.buf[..self.end], false);
         }
     }
 }
@@ -1095,17 +1095,17 @@ struct Sent {
     complete: bool,
 }
 
-/// A writer that keeps a copy of what it wrote, when asked to, for the wire log.
+/// A writer that hands what it wrote to the wire log as it goes, when asked to.
 struct Tee<'a, W: Write> {
     inner: &'a mut W,
-    copy: Option<&'a mut Vec<u8>>,
+    copy: Option<&'a mut Recording>,
 }
 
 impl<W: Write> Write for Tee<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(buf)?;
         if let Some(copy) = self.copy.as_mut() {
-            copy.extend_from_slice(&buf[..n]);
+            copy.push(&buf[..n]);
         }
         Ok(n)
     }
@@ -1116,7 +1116,7 @@ impl<W: Write> Write for Tee<'_, W> {
             let mut left = n;
             for b in bufs {
                 let take = left.min(b.len());
-                copy.extend_from_slice(&b[..take]);
+                copy.push(&b[..take]);
                 left -= take;
                 if left == 0 {
                     break;
@@ -1169,18 +1169,28 @@ impl<'a> Observer<'a> {
             .is_some_and(|l| l.enabled(super::log::Level::Debug))
     }
 
-    fn message(&self, direction: Direction, bytes: Vec<u8>, complete: bool) {
-        if let Some(log) = &self.shared.wire_log {
-            log.record(Capture {
-                side: Side::Server,
-                direction,
-                connection: self.connection,
-                peer: self.peer.map_or_else(|| "-".into(), |p| p.to_string()),
-                local: self.local.map(|l| l.to_string()),
-                time_ns: crate::time::now_ns(),
-                bytes,
-                complete,
-            });
+    /// Who this connection's messages are from, going `direction`.
+    fn origin(&self, direction: Direction) -> Origin {
+        Origin {
+            side: Side::Server,
+            direction,
+            connection: self.connection,
+            peer: self.peer.map_or_else(|| "-".into(), |p| p.to_string()),
+            local: self.local.map(|l| l.to_string()),
+        }
+    }
+
+    /// A message to log as its bytes pass, when there is a wire log.
+    fn recording(&self, direction: Direction) -> Option<Recording> {
+        let log = self.shared.wire_log.as_ref()?;
+        Some(Recording::new(log, self.origin(direction)))
+    }
+
+    /// Log a message whose bytes are all at hand.
+    fn message(&self, direction: Direction, bytes: &[u8], complete: bool) {
+        if let Some(mut message) = self.recording(direction) {
+            message.push(bytes);
+            message.finish(complete);
         }
     }
 
@@ -1262,7 +1272,10 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
         };
         let started = Instant::now();
         let time_ns = crate::time::now_ns();
-        let mut raw = obs.wire().then(|| conn.buf[..head.len].to_vec());
+        let mut raw = obs.recording(Direction::In).map(|mut r| {
+            r.push(&conn.buf[..head.len]);
+            r
+        });
         let in_flight = InFlight::enter(shared);
         let http10 = head.version == head::Version::Http10;
         let head_only = head.method == "HEAD";
@@ -1305,7 +1318,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
         };
         if shared.stopping.load(Ordering::SeqCst) {
             if let Some(raw) = raw {
-                obs.message(Direction::In, raw, false);
+                raw.finish(false);
             }
             let framing = Framing {
                 http10,
@@ -1322,7 +1335,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
         let mut held = Held::new(&shared.bodies);
         let read = conn.read_body(&head, limits, raw.as_mut(), &obs, &mut held);
         if let Some(raw) = raw {
-            obs.message(Direction::In, raw, read.is_ok());
+            raw.finish(read.is_ok());
         }
         let (body, body_error) = match read {
             Ok(body) => (body, None),
