@@ -404,7 +404,8 @@ fn the_wire_log_writes_the_first_mib_of_a_message_as_it_goes_and_counts_the_rest
     assert_eq!(post(addr, "/", &[], &body).text(), (3 << 20).to_string());
     // A stream read to 3 MiB: its first MiB is in the file while it is open.
     let mut s = connect(addr);
-    s.write_all(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    s.write_all(b"GET /stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut read = 0;
     let mut buf = vec![0; 64 << 10];
     while read < 3 << 20 {
@@ -419,7 +420,10 @@ fn the_wire_log_writes_the_first_mib_of_a_message_as_it_goes_and_counts_the_rest
         {
             break first.clone();
         }
-        assert!(Instant::now() < deadline, "no first part while open: {lines:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no first part while open: {lines:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     let head = first["head"].as_str().unwrap();
@@ -471,4 +475,68 @@ fn the_wire_log_writes_the_first_mib_of_a_message_as_it_goes_and_counts_the_rest
             assert!(shown.contains("bytes of this message, over the 1048576 logged, not logged"));
         }
     }
+}
+
+/// Finding 5: a `--tokens` harness refuses a caller without a valid credential before it parses
+/// the body: a body that is not even JSON gets the 401 (with the challenge, and on A2A the
+/// JSON-RPC error), not the parse error a caller with a token gets for it.
+#[test]
+fn a_tokens_harness_refuses_an_unauthenticated_body_with_401_before_parsing_it() {
+    use ddwire::harness::identity::{Authenticator, Token, token_digest};
+    use ddwire::harness::server::{Harness, handler};
+    let runs = common::TempDir::new("guard-harness");
+    let (conductor, _net) = common::bare_conductor(vec![Arc::new(Hello::new())], runs.path());
+    let auth = Authenticator::Bearer(vec![Token::new(
+        token_digest("s3cret"),
+        ddwire::harness::testkit::test_principal(),
+    )]);
+    let harness = Arc::new(Harness::new(conductor, Some(auth), "http://127.0.0.1"));
+    let server = server::serve("127.0.0.1:0", handler(harness), Limits::DEFAULT).unwrap();
+    let addr = server.local_addr();
+    let garbage = vec![b'['; 1 << 20];
+    for path in ["/a2a", "/"] {
+        let refused = post(addr, path, &[], &garbage);
+        assert_eq!(refused.status, 401, "{path}: {}", refused.text());
+        assert!(
+            refused
+                .head
+                .contains("WWW-Authenticate: Bearer realm=\"ddwire\"\r\n"),
+            "{}",
+            refused.head
+        );
+        let reply = refused.json();
+        assert_eq!(
+            (reply["id"].clone(), reply["error"]["code"].clone()),
+            (Value::Null, (-32600).into())
+        );
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .unwrap()
+                .starts_with("Unauthenticated: ")
+        );
+    }
+    let wrong = post(addr, "/a2a", &[("Authorization", "Bearer guess")], &garbage);
+    assert_eq!(wrong.status, 401);
+    assert!(
+        wrong.head.contains("error=\"invalid_token\""),
+        "{}",
+        wrong.head
+    );
+    let agui = post(addr, "/agui", &[], &garbage);
+    assert_eq!(agui.status, 401);
+    assert!(agui.json()["error"].is_string());
+    // With the token, the same bytes are parsed, and refused as what they are.
+    let parsed = post(
+        addr,
+        "/a2a",
+        &[("Authorization", "Bearer s3cret")],
+        &garbage,
+    );
+    assert_eq!(parsed.json()["error"]["code"], -32700, "{}", parsed.text());
+    // What needs no credential is still served.
+    let mut s = connect(addr);
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    assert_ne!(read_answer(&mut s).status, 401);
 }
