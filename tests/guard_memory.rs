@@ -540,3 +540,28 @@ fn a_tokens_harness_refuses_an_unauthenticated_body_with_401_before_parsing_it()
         .unwrap();
     assert_ne!(read_answer(&mut s).status, 401);
 }
+
+/// The new limits are flags of `serve` and `agent` (shown on `agent`), each refused at start when it could not
+/// work (no room for one whole body, no connection at all).
+#[test]
+fn the_limit_flags_are_checked_at_start_with_a_reason() {
+    for (args, says) in [
+        (
+            &["agent", "hello", "--max-body-memory", "1"][..],
+            "--max-body-memory must be at least 4 (MiB): one whole request body",
+        ),
+        (
+            &["agent", "echo", "--max-connections-per-client", "0"][..],
+            "--max-connections-per-client must be at least 1",
+        ),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ddwire"))
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
