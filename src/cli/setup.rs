@@ -94,7 +94,7 @@ pub fn server_limits(args: &Parsed) -> Result<ddwire::wire::http::Limits, String
         limits.max_connections_per_client = n;
     }
     if let Some(mib) = args.number::<usize>("max-body-memory")? {
-        let bytes = mib.checked_mul(1024 * 1024).unwrap_or(usize::MAX);
+        let bytes = mib.saturating_mul(1024 * 1024);
         if bytes < limits.max_body_bytes {
             return Err(format!(
                 "--max-body-memory must be at least {} (MiB): one whole request body",
