@@ -13,6 +13,7 @@ use ddwire::contract::{Principal, PrincipalKind};
 use ddwire::harness::identity::{Authenticator, token_digest};
 use ddwire::harness::server::{self as harness_server, Harness};
 use ddwire::ids::new_uuid7;
+use ddwire::wire::http::client::ClientRequest;
 use ddwire::wire::http::{Limits, server::Server};
 use rpc::{B, BOTH, Rpc, T, error_reason};
 use serde_json::{Value, json};
@@ -410,7 +411,19 @@ fn list_tasks_is_refused_to_a_caller_without_credentials() {
     let s = Served::new(Duration::ZERO);
     let mut anonymous = s.rpc.clone();
     anonymous.headers.clear();
-    let error = anonymous.err(B::V10, "ListTasks", json!({}));
+    // Refused before the body is read: HTTP 401, and the JSON-RPC error names no id.
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": "ListTasks", "params": {}});
+    let request = ClientRequest::post_json(&anonymous.url, body.to_string().into_bytes(), T)
+        .header("A2A-Version", "1.0");
+    let response = anonymous.http.send(request).unwrap();
+    assert_eq!(response.status, 401);
+    assert_eq!(
+        response.header("www-authenticate"),
+        Some("Bearer realm=\"ddwire\"")
+    );
+    let reply: Value = serde_json::from_slice(&response.body).unwrap();
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    let error = &reply["error"];
     assert_eq!(error["code"], -32600, "{error}");
     // "Unauthenticated: send Authorization: …", the word said once.
     assert!(
@@ -420,5 +433,5 @@ fn list_tasks_is_refused_to_a_caller_without_credentials() {
             .to_lowercase()
             .contains("unauthenticated")
     );
-    assert_eq!(error_reason(&error), Some("INVALID_REQUEST"));
+    assert_eq!(error_reason(error), Some("INVALID_REQUEST"));
 }

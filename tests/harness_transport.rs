@@ -16,6 +16,7 @@ use ddwire::wire::a2a::card::MANIFEST_EXTENSION_URI;
 use ddwire::wire::a2a::client::Target;
 use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
 use ddwire::wire::a2a::{Binding, artifact};
+use ddwire::wire::http::client::ClientRequest;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -329,31 +330,56 @@ fn each_transport_records_the_principal_its_authenticator_names() {
 }
 
 /// Spec invariants 12, 15: under a bearer authenticator an unauthenticated caller is refused
-/// in the task (A2A) and with RUN_ERROR (AG-UI), and nothing runs; a caller presenting a known
-/// token acts for the principal the token names, whatever else it says.
+/// before its body is parsed, with HTTP 401 and a `Bearer` challenge (`invalid_token` when a
+/// token was presented), on A2A as a JSON-RPC error, and nothing runs; a caller presenting a
+/// known token acts for the principal the token names, whatever else it says.
 #[test]
 fn an_unauthenticated_caller_is_refused_by_both_transports() {
     let th = bearer_harness();
-    let task = send(&th, request("stub.abstain", message("hello")));
-    assert_eq!(task.status.state, TaskState::Failed);
-    assert!(
-        task.failure_detail().unwrap().contains("unauthenticated"),
-        "{task:?}"
-    );
-    let wrong = send_to(
-        &th,
-        &th.target(),
-        a2a_message(vec![request("stub.abstain", message("hello"))], None),
-        &[("Authorization", "Bearer guess")],
-    );
-    assert_eq!(wrong.status.state, TaskState::Failed);
-    let (status, _, stream) = post_agui(
-        &th,
+    let post = |path: &str, body: &Value, auth: Option<&str>| {
+        let mut req = ClientRequest::post_json(
+            format!("{HARNESS_URL}{path}"),
+            body.to_string().into_bytes(),
+            T,
+        );
+        if let Some(auth) = auth {
+            req = req.header("Authorization", auth);
+        }
+        th.client.http.send(req).unwrap()
+    };
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"kind": "message", "messageId": new_uuid7(), "role": "user",
+                    "parts": [{"kind": "data", "data": request("stub.abstain", message("hello"))}]}}});
+    for (auth, challenge) in [
+        (None, "Bearer realm=\"ddwire\""),
+        (
+            Some("Bearer guess"),
+            "Bearer realm=\"ddwire\", error=\"invalid_token\"",
+        ),
+    ] {
+        let answer = post("/a2a", &call, auth);
+        assert_eq!(answer.status, 401);
+        assert_eq!(answer.header("www-authenticate"), Some(challenge));
+        let reply: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(reply["id"], Value::Null, "{reply}");
+        assert_eq!(reply["error"]["code"], -32600, "{reply}");
+        let text = reply["error"]["message"].as_str().unwrap();
+        assert!(text.starts_with("Unauthenticated: "), "{text}");
+        assert!(
+            text.contains("unauthenticated") || text.contains("token"),
+            "{text}"
+        );
+    }
+    let agui = post(
+        "/agui",
         &agui_body(&request("stub.abstain", message("hello")), "t1"),
-        &[],
+        None,
     );
-    assert_eq!(status, 200);
-    assert!(run_error_message(&stream).contains("unauthenticated"));
+    assert_eq!(agui.status, 401);
+    assert_eq!(
+        agui.header("www-authenticate"),
+        Some("Bearer realm=\"ddwire\"")
+    );
     assert!(index_ids(&th.runs).is_empty());
 
     let ok = send_to(

@@ -13,7 +13,7 @@ use std::path::Path;
 pub static COMMAND: Command = Command {
     name: "agent",
     summary: "Serve a built-in agent over A2A",
-    usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N] [--delay D]\n       \
+    usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N] [--max-connections-per-client N] [--max-body-memory MIB] [--delay D]\n       \
             [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]\n       \
             [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Serves the agent's card at /.well-known/agent-card.json and JSON-RPC (A2A v0.3\n\
@@ -74,6 +74,8 @@ pub static COMMAND: Command = Command {
         setup::TLS_CLIENT_CERT,
         setup::TLS_CLIENT_KEY,
         setup::MAX_CONNECTIONS,
+        setup::MAX_CONNECTIONS_PER_CLIENT,
+        setup::MAX_BODY_MEMORY,
         drain::DRAIN_TIMEOUT,
         Flag {
             name: "delay",

@@ -13,7 +13,7 @@ use std::time::Duration;
 pub static COMMAND: Command = Command {
     name: "relay",
     summary: "Relay A2A calls between peers, recording every hop as spans",
-    usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--tokens FILE] [--allow-registration] [--peer-allow CIDR|HOST,...]... [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--health-interval SECS] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
+    usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--tokens FILE] [--allow-registration] [--peer-allow CIDR|HOST,...]... [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--health-interval SECS] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--max-connections-per-client N] [--max-body-memory MIB] [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC in either A2A binding (v0.3 message/send, tasks/get,\n\
               tasks/cancel; 1.0 SendMessage, GetTask, CancelTask), forwarded to the peer the message\n\
               metadata \"agent.target\" names (\"agent.id\" names the sender), or for a call naming a\n\
@@ -123,6 +123,8 @@ pub static COMMAND: Command = Command {
         setup::TLS_CLIENT_CERT,
         setup::TLS_CLIENT_KEY,
         setup::MAX_CONNECTIONS,
+        setup::MAX_CONNECTIONS_PER_CLIENT,
+        setup::MAX_BODY_MEMORY,
         drain::DRAIN_TIMEOUT,
         setup::LOG_FORMAT,
         setup::LOG_LEVEL,

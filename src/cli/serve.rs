@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
-    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--acting-for-id IRI --acting-for-name NAME] [--replay-window S] [--suspend-for S] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N]\n       \
+    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--acting-for-id IRI --acting-for-name NAME] [--replay-window S] [--suspend-for S] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--max-connections-per-client N] [--max-body-memory MIB]\n       \
             [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]\n       \
             [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage,\n\
@@ -130,6 +130,8 @@ pub static COMMAND: Command = Command {
         setup::TLS_CLIENT_CERT,
         setup::TLS_CLIENT_KEY,
         setup::MAX_CONNECTIONS,
+        setup::MAX_CONNECTIONS_PER_CLIENT,
+        setup::MAX_BODY_MEMORY,
         drain::DRAIN_TIMEOUT,
         setup::LOG_FORMAT,
         setup::LOG_LEVEL,

@@ -90,7 +90,19 @@ pub const MAX_CONNECTIONS: Flag = Flag {
     help: "Connections served at once; one more gets 503 (default 1024)",
 };
 
-/// The HTTP server's limits: the defaults, with `--max-connections` if given.
+pub const MAX_CONNECTIONS_PER_CLIENT: Flag = Flag {
+    name: "max-connections-per-client",
+    value: Some("N"),
+    help: "Connections one client address holds at once; one more gets 503 (default 64)",
+};
+pub const MAX_BODY_MEMORY: Flag = Flag {
+    name: "max-body-memory",
+    value: Some("MIB"),
+    help: "MiB of request bodies held at once; past it a body waits 1 s, then gets 503 (default 64)",
+};
+
+/// The HTTP server's limits: the defaults, with `--max-connections`,
+/// `--max-connections-per-client` and `--max-body-memory` if given.
 pub fn server_limits(args: &Parsed) -> Result<ddwire::wire::http::Limits, String> {
     let mut limits = ddwire::wire::http::Limits::DEFAULT;
     if let Some(n) = args.number::<usize>("max-connections")? {
@@ -98,6 +110,22 @@ pub fn server_limits(args: &Parsed) -> Result<ddwire::wire::http::Limits, String
             return Err("--max-connections must be at least 1".into());
         }
         limits.max_connections = n;
+    }
+    if let Some(n) = args.number::<usize>("max-connections-per-client")? {
+        if n == 0 {
+            return Err("--max-connections-per-client must be at least 1".into());
+        }
+        limits.max_connections_per_client = n;
+    }
+    if let Some(mib) = args.number::<usize>("max-body-memory")? {
+        let bytes = mib.saturating_mul(1024 * 1024);
+        if bytes < limits.max_body_bytes {
+            return Err(format!(
+                "--max-body-memory must be at least {} (MiB): one whole request body",
+                limits.max_body_bytes / (1024 * 1024)
+            ));
+        }
+        limits.max_body_memory = bytes;
     }
     Ok(limits)
 }

@@ -344,9 +344,70 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
     if state_changing && let Err(refused) = harness.browser.admit_body(request) {
         return harness.browser.decorate(request, refused);
     }
+    if state_changing && let Some(refused) = refuse_before_parsing(harness, request) {
+        return harness.browser.decorate(request, refused);
+    }
     let response = dispatch(harness, endpoint, request);
     harness.browser.decorate(request, response)
 }
+
+/// With bearer tokens (`--tokens`), a POST to `/a2a`, `/` or `/agui` from a caller without a
+/// valid credential is refused before its body is parsed: HTTP 401 with the RFC 6750 §3
+/// challenge, and on A2A the JSON-RPC error the endpoint gives an unauthenticated call
+/// (-32600, `Unauthenticated: …`, id `null` since the request was not read: JSON-RPC 2.0 §5).
+/// Parsing a 4 MiB body costs tens of megabytes, which no caller may spend without a
+/// credential.
+///
+/// Not refused here, since the credential is elsewhere: a signed request (its signature is
+/// verified over the bytes, before parsing too), and, while a delegation grant is live, a body
+/// that names a `"dd.delegation_token"` (an agent's callback carries its grant there; the
+/// conductor checks it after parsing). A body refused on the way in (413, 408) keeps its own
+/// answer.
+fn refuse_before_parsing(harness: &Harness, request: &Request) -> Option<Response> {
+    let auth = harness.authenticator.as_ref()?;
+    if !auth.requires_credentials()
+        || request.body_error.is_some()
+        || Verifier::is_signed(&request.headers)
+    {
+        return None;
+    }
+    let refused = auth.principal_for(Some(&request.headers)).err()?;
+    let callback = harness.conductor.live_grants() > 0
+        && request
+            .body
+            .windows(DELEGATION_TOKEN_MEMBER.len())
+            .any(|w| w == DELEGATION_TOKEN_MEMBER);
+    if callback {
+        return None;
+    }
+    let presented = request.header("authorization").is_some();
+    let reason = refused.to_string();
+    if request.path.trim_end_matches('/') == "/agui" {
+        return Some(unauthorized(&reason, presented));
+    }
+    let version = request
+        .header("a2a-version")
+        .map(str::to_string)
+        .or_else(|| crate::wire::a2a::endpoint::query_param(&request.query, "A2A-Version"));
+    let binding = match version.as_deref().map(str::trim) {
+        Some(v) if v.split('.').next() == Some("1") => crate::wire::a2a::Binding::V10,
+        _ => crate::wire::a2a::Binding::V03,
+    };
+    let error = A2aError::Unauthenticated { reason }.to_rpc(binding);
+    let body = crate::wire::jsonrpc::error(&Value::Null, &error);
+    let challenge = unauthorized("", presented);
+    let mut response = Response::json(401, &body);
+    response.headers.extend(
+        challenge
+            .headers
+            .into_iter()
+            .filter(|(k, _)| k == "WWW-Authenticate"),
+    );
+    Some(response)
+}
+
+/// The member an unsigned delegation callback carries its grant in, as its body spells it.
+const DELEGATION_TOKEN_MEMBER: &[u8] = b"\"dd.delegation_token\"";
 
 fn dispatch(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Response {
     let path = request.path.trim_end_matches('/');

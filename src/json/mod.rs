@@ -1,8 +1,9 @@
 //! JSON as Data Director's wire and hashes need it: bounded parsing, Python-identical
 //! output, and numbers that tolerate the float spelling protobuf gives integers.
 //!
-//! - [`parse`] reads untrusted bytes with explicit [`Limits`] (size and nesting depth), so a
-//!   hostile body is refused with a clear message before it can exhaust the stack or memory.
+//! - [`parse`] reads untrusted bytes with explicit [`Limits`] (size and nesting depth) and an
+//!   element budget proportional to the size ([`max_elements`]), so a hostile body is refused
+//!   with a clear message before it can exhaust the stack or memory.
 //! - `python` writes bytes identical to CPython's `json.dumps`, which defines every content
 //!   hash and the span JSON lines.
 //! - `lenient` holds serde helpers for integers that arrive as `3.0` (the a2a-sdk 1.x client
@@ -45,6 +46,14 @@ pub enum JsonError {
         /// The limit it broke.
         limit: usize,
     },
+    /// More array elements and object members than [`max_elements`] allows a document of its
+    /// size: refused by the pre-scan, before any tree is built.
+    TooManyElements {
+        /// The document's size in bytes.
+        bytes: usize,
+        /// The budget it broke.
+        limit: usize,
+    },
     /// A `\u` escape names a lone surrogate (U+D800 to U+DFFF without its pair), which is no
     /// Unicode character.
     LoneSurrogate {
@@ -72,6 +81,12 @@ impl fmt::Display for JsonError {
             JsonError::IntegerTooLong { digits, limit } => write!(
                 f,
                 "an integer of {digits} digits exceeds Python's limit of {limit}"
+            ),
+            JsonError::TooManyElements { bytes, limit } => write!(
+                f,
+                "more than {limit} array elements and object members in a document of {bytes} \
+                 bytes (the limit is {ELEMENTS_FLOOR}, or one per {BYTES_PER_ELEMENT} bytes in \
+                 a larger document)"
             ),
             JsonError::LoneSurrogate { source } => write!(
                 f,
@@ -127,7 +142,7 @@ pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value, JsonError> {
             limit: limits.max_bytes,
         });
     }
-    let longest_digit_run = scan(bytes, limits.max_depth)?;
+    let longest_digit_run = scan(bytes, limits.max_depth, max_elements(bytes.len()))?;
     // Text checked as UTF-8 once is parsed as a `str`, which serde_json does not check again
     // string by string; other bytes are parsed as bytes, for serde_json's own error.
     let parsed = match std::str::from_utf8(bytes) {
@@ -159,15 +174,42 @@ pub fn parse_str(text: &str) -> Result<Value, JsonError> {
 /// Brackets inside string literals do not count. The scan is lenient about everything else:
 /// the real parser reports grammar errors afterwards.
 pub(crate) fn check_depth(bytes: &[u8], max_depth: usize) -> Result<(), JsonError> {
-    scan(bytes, max_depth).map(|_| ())
+    scan(bytes, max_depth, usize::MAX).map(|_| ())
 }
 
-/// [`check_depth`], also measuring the longest run of ASCII digits outside string literals.
-fn scan(bytes: &[u8], max_depth: usize) -> Result<usize, JsonError> {
+/// The element budget of a document of any size: below it, [`parse`] never refuses a
+/// document for its element count.
+pub const ELEMENTS_FLOOR: usize = 100_000;
+/// Above [`ELEMENTS_FLOOR`], a document needs this many bytes of text per element on average.
+pub const BYTES_PER_ELEMENT: usize = 8;
+
+/// The most array elements and object members (counted together, at every depth) that
+/// [`parse`] accepts in a document of `bytes` bytes: [`ELEMENTS_FLOOR`], or one per
+/// [`BYTES_PER_ELEMENT`] bytes when that is more.
+///
+/// Why: a tree costs memory per element, not per byte. serde_json's `Value` is 32 bytes,
+/// and each number literal (kept as text) and each string is one more allocation, so
+/// `[1,1,…]` (2 bytes per element) builds a tree 17 to 25 times its size, where one element
+/// per 8 bytes bounds that part to about 5 times. It cannot bound an object's map node (a few
+/// hundred bytes however few its members), only how many there can be. Contract and A2A
+/// documents carry text (a message part, a key and its value) at tens of bytes per element,
+/// far inside the budget; a document of 100,000 elements or fewer is never refused for it.
+pub fn max_elements(bytes: usize) -> usize {
+    ELEMENTS_FLOOR.max(bytes / BYTES_PER_ELEMENT)
+}
+
+/// [`check_depth`], also refusing more than `max_elements` elements and members, and measuring
+/// the longest run of ASCII digits outside string literals. One pass, nothing allocated.
+fn scan(bytes: &[u8], max_depth: usize, max_elements: usize) -> Result<usize, JsonError> {
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
     let (mut run, mut longest) = (0usize, 0usize);
+    // Elements are the commas inside containers plus one per container that is not empty: a
+    // container just opened counts one when its next byte that is not white space does not
+    // close it.
+    let mut elements = 0usize;
+    let mut opened = false;
     for &b in bytes {
         if in_string {
             match (escaped, b) {
@@ -177,6 +219,12 @@ fn scan(bytes: &[u8], max_depth: usize) -> Result<usize, JsonError> {
                 _ => {}
             }
             continue;
+        }
+        if opened && !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            opened = false;
+            if !matches!(b, b']' | b'}') {
+                elements += 1;
+            }
         }
         if b.is_ascii_digit() {
             run += 1;
@@ -191,9 +239,17 @@ fn scan(bytes: &[u8], max_depth: usize) -> Result<usize, JsonError> {
                 if depth > max_depth {
                     return Err(JsonError::TooDeep { limit: max_depth });
                 }
+                opened = true;
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' => elements += 1,
             _ => {}
+        }
+        if elements > max_elements {
+            return Err(JsonError::TooManyElements {
+                bytes: bytes.len(),
+                limit: max_elements,
+            });
         }
     }
     Ok(longest)
@@ -410,6 +466,45 @@ mod tests {
     fn very_deep_input_is_refused_before_the_parser_recurses() {
         let deep = "[".repeat(100_000);
         assert!(parse(deep.as_bytes(), Limits::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn elements_over_the_budget_are_refused_by_the_scan_and_commas_in_strings_do_not_count() {
+        let array = |n: usize, item: &str| format!("[{}]", vec![item; n].join(","));
+        // The floor: exactly 100,000 elements pass however densely written; one more does not.
+        assert!(parse(array(ELEMENTS_FLOOR, "1").as_bytes(), Limits::DEFAULT).is_ok());
+        let over = array(ELEMENTS_FLOOR + 1, "1");
+        match parse(over.as_bytes(), Limits::DEFAULT) {
+            Err(JsonError::TooManyElements { bytes, limit }) => {
+                assert_eq!((bytes, limit), (over.len(), ELEMENTS_FLOOR));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Nesting does not escape the count: members and elements at every depth add up.
+        let nested = array(4, &array(30_000, "{\"k\":[]}"));
+        let err = parse(nested.as_bytes(), Limits::DEFAULT).unwrap_err();
+        let limit = nested.len() / BYTES_PER_ELEMENT;
+        assert!(limit > ELEMENTS_FLOOR);
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "invalid JSON: more than {limit} array elements and object members in a document \
+                 of {} bytes (the limit is 100000, or one per 8 bytes in a larger document)",
+                nested.len()
+            )
+        );
+        // Empty containers hold nothing; commas and brackets inside strings are text.
+        let text = array(ELEMENTS_FLOOR, "[ ]");
+        assert!(parse(text.as_bytes(), Limits::DEFAULT).is_ok());
+        let commas = format!("[\"{}\"]", ",".repeat(3 * ELEMENTS_FLOOR));
+        assert!(parse(commas.as_bytes(), Limits::DEFAULT).is_ok());
+        // A larger document gets one element per 8 bytes: text-sized elements pass.
+        let words = array(2 * ELEMENTS_FLOOR, "\"a word\"");
+        assert!(words.len() / BYTES_PER_ELEMENT >= 2 * ELEMENTS_FLOOR);
+        assert!(parse(words.as_bytes(), Limits::DEFAULT).is_ok());
+        assert_eq!(max_elements(4 << 20), 524_288);
+        // The depth check alone counts nothing.
+        assert!(check_depth(over.as_bytes(), 64).is_ok());
     }
 
     #[test]

@@ -19,6 +19,11 @@
 //!   differs from the bytes on the wire.
 //! - A streamed response (Server-Sent Events, a listing) is one message, logged when its last
 //!   chunk has been written; `complete` is `false` when the connection ended first.
+//! - At most [`MESSAGE_CAP`] bytes of one message are kept: a message that grows past it (a
+//!   large body, a stream that never ends) is written as soon as it does, as its first
+//!   [`MESSAGE_CAP`] bytes marked `"truncated": true`, and the rest is only counted, in a
+//!   `truncated` line written when the message ends. So the log holds at most that much of any
+//!   message in memory, and a stream shows in the file while it is open.
 //! - Logging never blocks a request: the bytes are handed to a writer thread through a queue
 //!   bounded in messages ([`QUEUE_MESSAGES`]) and bytes ([`QUEUE_BYTES`]). A message that does
 //!   not fit is dropped and counted; the writer records each run of drops as a `lost` line as
@@ -41,6 +46,9 @@ use std::time::Duration;
 pub const QUEUE_MESSAGES: usize = 4096;
 /// The most bytes of messages waiting for the writer.
 pub const QUEUE_BYTES: usize = 64 * 1024 * 1024;
+/// The most bytes of one message kept and written (head and body as framed, 1 MiB); past it,
+/// bytes are counted, not kept.
+pub const MESSAGE_CAP: usize = 1024 * 1024;
 
 /// The member of a message's metadata whose value is a bearer credential for delegation.
 const DELEGATION_TOKEN_KEY: &[u8] = b"\"dd.delegation_token\"";
@@ -90,21 +98,119 @@ impl Direction {
 /// One HTTP message as it crossed the wire.
 #[derive(Clone, Debug)]
 pub(crate) struct Capture {
-    pub side: Side,
-    pub direction: Direction,
+    pub(crate) side: Side,
+    pub(crate) direction: Direction,
     /// The connection, numbered in this process ([`connection_id`]).
-    pub connection: u64,
+    pub(crate) connection: u64,
     /// The other end: an address, or the URL's authority for a client.
-    pub peer: String,
+    pub(crate) peer: String,
     /// This end's address, when known.
-    pub local: Option<String>,
+    pub(crate) local: Option<String>,
     /// When the message's first byte was seen (received) or its last byte sent, in
     /// nanoseconds since the epoch.
     pub time_ns: u64,
     /// Head and body, as on the wire.
-    pub bytes: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
     /// `false` when the message was cut short (the peer went away, a limit was hit).
     pub complete: bool,
+    /// Which part of its message this is.
+    pub part: Part,
+}
+
+/// Which part of a message a [`Capture`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// All of it.
+    Whole,
+    /// Its first [`MESSAGE_CAP`] bytes: more followed.
+    First,
+    /// None of its bytes: how many followed its first [`MESSAGE_CAP`], not kept.
+    Rest(u64),
+}
+
+/// The first [`MESSAGE_CAP`] bytes of a message, and a count of the bytes after them.
+#[derive(Debug, Default)]
+pub(crate) struct Kept {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) beyond: u64,
+}
+
+impl Kept {
+    /// Keep what fits under the cap of `data`, count the rest.
+    pub(crate) fn push(&mut self, data: &[u8]) {
+        let take = MESSAGE_CAP.saturating_sub(self.bytes.len()).min(data.len());
+        self.bytes.extend_from_slice(&data[..take]);
+        self.beyond += (data.len() - take) as u64;
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.bytes.is_empty() && self.beyond == 0
+    }
+}
+
+/// Who sent a message, and to whom: what every line of it repeats.
+#[derive(Clone, Debug)]
+pub(crate) struct Origin {
+    pub side: Side,
+    pub direction: Direction,
+    pub connection: u64,
+    pub peer: String,
+    pub local: Option<String>,
+}
+
+impl Origin {
+    fn capture(&self, bytes: Vec<u8>, complete: bool, part: Part) -> Capture {
+        Capture {
+            side: self.side,
+            direction: self.direction,
+            connection: self.connection,
+            peer: self.peer.clone(),
+            local: self.local.clone(),
+            time_ns: crate::time::now_ns(),
+            bytes,
+            complete,
+            part,
+        }
+    }
+}
+
+/// One message being logged as its bytes pass: kept up to [`MESSAGE_CAP`], written as soon as
+/// it passes the cap (its first part), counted after that.
+pub(crate) struct Recording {
+    log: WireLog,
+    who: Origin,
+    kept: Kept,
+    /// The first part has been written.
+    cut: bool,
+}
+
+impl Recording {
+    pub(crate) fn new(log: &WireLog, who: Origin) -> Recording {
+        Recording {
+            log: log.clone(),
+            who,
+            kept: Kept::default(),
+            cut: false,
+        }
+    }
+
+    pub(crate) fn push(&mut self, data: &[u8]) {
+        if self.cut {
+            self.kept.beyond += data.len() as u64;
+            return;
+        }
+        self.kept.push(data);
+        if self.kept.beyond > 0 {
+            self.cut = true;
+            let first = std::mem::take(&mut self.kept.bytes);
+            self.log.record(self.who.capture(first, false, Part::First));
+        }
+    }
+
+    /// The message ended (`complete`: in full): write it, or the count of its rest.
+    pub(crate) fn finish(self, complete: bool) {
+        self.log.record_kept(&self.who, self.kept, complete, None);
+    }
 }
 
 /// What the writer has done so far.
@@ -280,6 +386,34 @@ impl WireLog {
         }
     }
 
+    /// Record a message kept whole or in part ([`Kept`]): the message, or its first part and
+    /// the count of its rest.
+    /// `time_ns` stands for now.
+    pub(crate) fn record_kept(
+        &self,
+        who: &Origin,
+        kept: Kept,
+        complete: bool,
+        time_ns: Option<u64>,
+    ) {
+        let at = |mut c: Capture| {
+            c.time_ns = time_ns.unwrap_or(c.time_ns);
+            c
+        };
+        if kept.beyond == 0 {
+            self.record(at(who.capture(kept.bytes, complete, Part::Whole)));
+            return;
+        }
+        if !kept.bytes.is_empty() {
+            self.record(at(who.capture(kept.bytes, false, Part::First)));
+        }
+        self.record(at(who.capture(
+            Vec::new(),
+            complete,
+            Part::Rest(kept.beyond),
+        )));
+    }
+
     /// Stop taking messages, let the writer write what is queued and an `end` line with the
     /// totals, and wait for it up to `timeout`. Returns the totals. Later messages are dropped.
     pub fn close(&self, timeout: Duration) -> WireStats {
@@ -361,8 +495,22 @@ fn write_loop(inner: &Inner, file: File, rx: Receiver<Capture>) {
     }
 }
 
-/// The JSON line of one message, secrets masked.
+/// The JSON line of one message, secrets masked; of the rest of a message past the cap, its
+/// count.
 fn message_line(c: &Capture) -> Value {
+    if let Part::Rest(bytes) = c.part {
+        return json!({
+            "type": "truncated",
+            "time": crate::time::rfc3339(c.time_ns as i128),
+            "side": c.side.as_str(),
+            "direction": c.direction.as_str(),
+            "connection": c.connection,
+            "peer": c.peer,
+            "complete": c.complete,
+            "logged_bytes": MESSAGE_CAP,
+            "bytes_not_logged": bytes,
+        });
+    }
     let mut bytes = c.bytes.clone();
     let split = head_end(&bytes).unwrap_or(bytes.len());
     let mut redacted: Vec<&str> = Vec::new();
@@ -373,7 +521,7 @@ fn message_line(c: &Capture) -> Value {
     }
     let (head_text, head_encoding) = encode(head);
     let (body_text, body_encoding) = encode(body);
-    json!({
+    let mut line = json!({
         "type": "message",
         "time": crate::time::rfc3339(c.time_ns as i128),
         "side": c.side.as_str(),
@@ -388,7 +536,11 @@ fn message_line(c: &Capture) -> Value {
         "body_encoding": body_encoding,
         "body_bytes": body.len(),
         "redacted": redacted,
-    })
+    });
+    if c.part == Part::First {
+        line["truncated"] = Value::Bool(true);
+    }
+    line
 }
 
 /// Where the head ends: just after the first empty line.
@@ -515,7 +667,9 @@ pub fn readable(line: &str) -> Option<String> {
                 text("side"),
                 escape(text("peer").as_bytes(), false),
             );
-            if doc.get("complete") == Some(&Value::Bool(false)) {
+            if doc.get("truncated") == Some(&Value::Bool(true)) {
+                rule.push_str("  (its first bytes only: see the truncated line)");
+            } else if doc.get("complete") == Some(&Value::Bool(false)) {
                 rule.push_str("  (incomplete)");
             }
             let masked: Vec<&str> = doc
@@ -554,6 +708,25 @@ pub fn readable(line: &str) -> Option<String> {
             }
             Some(out)
         }
+        "truncated" => Some(format!(
+            "── {}  conn {}  {} side  {} {}: {} more bytes of this message, over the {} logged, not logged{}\n",
+            text("time"),
+            number("connection"),
+            text("side"),
+            if text("direction") == "in" {
+                "← in from"
+            } else {
+                "→ out to"
+            },
+            escape(text("peer").as_bytes(), false),
+            number("bytes_not_logged"),
+            number("logged_bytes"),
+            if doc.get("complete") == Some(&Value::Bool(false)) {
+                "  (incomplete)"
+            } else {
+                ""
+            }
+        )),
         "lost" => Some(format!(
             "!! {}  {} message(s) lost: {}\n",
             text("time"),
@@ -629,6 +802,7 @@ mod tests {
             bytes: b"GET /x HTTP/1.1\r\nAuthorization: Bearer t0k\r\n\r\nhi \x1b[31mred\xff"
                 .to_vec(),
             complete: false,
+            part: Part::Whole,
         })
         .to_string();
         let text = readable(&line).unwrap();
@@ -705,6 +879,7 @@ mod tests {
             time_ns: 1_767_225_600_000_000_000,
             bytes: b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n\xff\x00".to_vec(),
             complete: true,
+            part: Part::Whole,
         });
         assert_eq!(line["head"], "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n");
         assert_eq!(line["head_encoding"], "utf-8");

@@ -16,7 +16,7 @@ use super::egress::Egress;
 use super::memory::MemoryNet;
 use crate::wire::WireError;
 use crate::wire::tls::{ClientTls, ClientTrust, KeyPair, TlsError, TlsFailure};
-use crate::wire::wirelog::{self, Capture, Direction, Side, WireLog};
+use crate::wire::wirelog::{self, Direction, Kept, Origin, Side, WireLog};
 use std::cell::RefCell;
 #[cfg(feature = "tls")]
 use std::sync::Arc;
@@ -371,9 +371,11 @@ thread_local! {
 #[derive(Default)]
 struct Exchange {
     connection: Option<(u64, String)>,
-    sent: Vec<u8>,
+    /// The request, up to the wire log's cap per message.
+    sent: Kept,
     sent_ns: u64,
-    received: Vec<u8>,
+    /// The response, up to the wire log's cap per message.
+    received: Kept,
     received_ns: u64,
 }
 
@@ -383,26 +385,23 @@ impl Exchange {
         let Some((connection, peer)) = self.connection else {
             return; // no connection was made: nothing crossed the wire
         };
-        let message = |direction, bytes: Vec<u8>, time_ns, complete| Capture {
+        let origin = |direction| Origin {
             side: Side::Client,
             direction,
             connection,
             peer: peer.clone(),
             local: None,
-            time_ns,
-            bytes,
-            complete,
         };
         if !self.sent.is_empty() {
-            log.record(message(Direction::Out, self.sent, self.sent_ns, true));
+            log.record_kept(&origin(Direction::Out), self.sent, true, Some(self.sent_ns));
         }
         if !self.received.is_empty() {
-            log.record(message(
-                Direction::In,
+            log.record_kept(
+                &origin(Direction::In),
                 self.received,
-                self.received_ns,
                 complete,
-            ));
+                Some(self.received_ns),
+            );
         }
     }
 }
@@ -467,7 +466,7 @@ impl Transport for CapturingTransport {
         let result = self.inner.transmit_output(amount, timeout);
         if result.is_ok() {
             self.capture(|x| {
-                x.sent.extend_from_slice(&sent);
+                x.sent.push(&sent);
                 x.sent_ns = crate::time::now_ns();
             });
         }
@@ -482,7 +481,7 @@ impl Transport for CapturingTransport {
         if input.len() > before {
             let new = input[before..].to_vec();
             self.capture(|x| {
-                x.received.extend_from_slice(&new);
+                x.received.push(&new);
                 x.received_ns = crate::time::now_ns();
             });
         }

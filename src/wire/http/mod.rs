@@ -111,6 +111,13 @@ pub enum BodyError {
     Truncated,
     /// The chunked framing was broken (HTTP 400).
     Chunked(chunked::ChunkedError),
+    /// Reading on would take the request bodies held by the server past
+    /// [`Limits::max_body_memory`], and no room was made within a second (HTTP 503 with
+    /// `Retry-After`, RFC 9110 §15.6.4 and §10.2.3). The server answers it itself.
+    Busy {
+        /// The budget in bytes.
+        budget: usize,
+    },
 }
 
 impl BodyError {
@@ -121,6 +128,7 @@ impl BodyError {
             BodyError::Timeout { .. } => 408,
             BodyError::Truncated => 400,
             BodyError::Chunked(e) => e.status(),
+            BodyError::Busy { .. } => 503,
         }
     }
 }
@@ -140,6 +148,11 @@ impl std::fmt::Display for BodyError {
                 f.write_str("the request body ended before the length its framing declared")
             }
             BodyError::Chunked(e) => write!(f, "malformed chunked request body: {e}"),
+            BodyError::Busy { budget } => write!(
+                f,
+                "the server holds its limit of {budget} bytes of request bodies in flight; try \
+                 again later"
+            ),
         }
     }
 }
@@ -288,6 +301,20 @@ pub struct Limits {
     pub write_timeout: Duration,
     /// Most connections served at once; one more is answered 503 and closed. Default 1,024.
     pub max_connections: usize,
+    /// Most connections one client (one peer IP address; an IPv4-mapped IPv6 address counts as
+    /// its IPv4 address) holds at once, counted from the accept; one more is answered 503 and
+    /// closed, so one client cannot take the whole of [`Limits::max_connections`]. Clients
+    /// behind one proxy or NAT share its address: raise this for them. Default 64.
+    pub max_connections_per_client: usize,
+    /// Most bytes of request bodies the server holds in memory at once, across every
+    /// connection: a body's buffer is counted as it grows (a declared `Content-Length` as its
+    /// bytes arrive, so a client that declares much and sends little holds only what it sent)
+    /// and given back when the handler returns. A body that would go past it waits up to a
+    /// second for room, then is answered 503 with `Retry-After` ([`BodyError::Busy`]). One
+    /// body larger than the whole budget is read only while no other is held. It bounds
+    /// request bodies, not what a handler builds from them (see [`crate::json::max_elements`]).
+    /// Default 64 MiB.
+    pub max_body_memory: usize,
 }
 
 impl Limits {
@@ -301,6 +328,8 @@ impl Limits {
         idle_timeout: Duration::from_secs(30),
         write_timeout: Duration::from_secs(30),
         max_connections: 1024,
+        max_connections_per_client: 64,
+        max_body_memory: 64 * 1024 * 1024,
     };
 }
 

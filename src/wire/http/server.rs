@@ -25,6 +25,13 @@
 //!   dripping one byte at a time (slowloris) is answered 408 and closed when it runs out.
 //! - The whole body must arrive within [`Limits::body_timeout`] (408), and be at most
 //!   [`Limits::max_body_bytes`] (413; refused before reading when its length is declared).
+//! - The bodies held at once, across connections, are at most [`Limits::max_body_memory`]: a
+//!   body's buffer is counted as it grows and given back when its handler returns; a body
+//!   that finds no room within [`BUDGET_WAIT`] is answered 503 with `Retry-After` and closed.
+//! - One client (one peer IP address) holds at most [`Limits::max_connections_per_client`]
+//!   connections, counted from the accept: one more is answered 503 and closed as the
+//!   connection cap's are, so one client dripping heads on many connections cannot take the
+//!   cap from every other.
 //! - A kept-alive connection idle for [`Limits::idle_timeout`] is closed; a write that makes
 //!   no progress for [`Limits::write_timeout`] ends the connection.
 //! - The accept loop survives running out of file descriptors (EMFILE, ENFILE) or memory for
@@ -54,9 +61,10 @@ use super::write::{self, Framing};
 use super::{Body, BodyError, Handler, Limits, Notes, Request, Response};
 use crate::error::{Error, Result};
 use crate::wire::tls::ServerIdentity;
-use crate::wire::wirelog::{self, Capture, Direction, Side, WireLog};
+use crate::wire::wirelog::{self, Direction, Origin, Recording, Side, WireLog};
+use std::collections::HashMap;
 use std::io::{self, IoSlice, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -69,6 +77,8 @@ pub(crate) const LINGER_TIME: Duration = Duration::from_secs(2);
 pub(crate) const LINGER_BYTES: usize = 8 * 1024 * 1024;
 /// The longest the accept loop waits between attempts while out of descriptors.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
+/// The longest a body waits for room in [`Limits::max_body_memory`] before it is refused.
+pub const BUDGET_WAIT: Duration = Duration::from_secs(1);
 
 /// A running server. Dropping it, or calling [`Server::shutdown`], stops accepting, lets the
 /// requests in flight finish, and returns once they have.
@@ -96,6 +106,10 @@ struct Shared {
     stopping: AtomicBool,
     /// Connections open, counted against the cap.
     connections: Arc<AtomicUsize>,
+    /// Connections open per client address, counted against the per-client cap.
+    clients: Mutex<HashMap<IpAddr, usize>>,
+    /// Request bodies held, counted against [`Limits::max_body_memory`].
+    bodies: BodyBudget,
     /// Requests between a complete head and a written response.
     in_flight: Mutex<usize>,
     drained: Condvar,
@@ -219,6 +233,12 @@ impl Bound {
             tls,
             stopping: AtomicBool::new(false),
             connections,
+            clients: Mutex::new(HashMap::new()),
+            bodies: BodyBudget {
+                used: Mutex::new(0),
+                freed: Condvar::new(),
+                limit: limits.max_body_memory,
+            },
             in_flight: Mutex::new(0),
             drained: Condvar::new(),
         });
@@ -481,11 +501,32 @@ fn is_exhaustion(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(24 | 23 | 105 | 12))
 }
 
-/// Take a new connection within the cap, on a thread of its own. `Err`: no thread could be
-/// started, and the connection was closed.
+/// Take a new connection within the caps (the client's, then the server's), on a thread of
+/// its own. `Err`: no thread could be started, and the connection was closed.
 fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> io::Result<()> {
+    let client = peer.ip().to_canonical();
     let open = shared.connections.fetch_add(1, Ordering::SeqCst) + 1;
-    let guard = Counted(Arc::clone(shared));
+    let held = {
+        let mut clients = lock(&shared.clients);
+        let n = clients.entry(client).or_insert(0);
+        *n += 1;
+        *n
+    };
+    let guard = Counted(Arc::clone(shared), client);
+    let per_client = shared.limits.max_connections_per_client;
+    if held > per_client {
+        drop(guard);
+        refuse(
+            stream,
+            peer,
+            &format!(
+                "this client ({client}) holds its limit of {per_client} connections; close one \
+                 or try again later"
+            ),
+            shared,
+        );
+        return Ok(());
+    }
     if open > shared.limits.max_connections {
         drop(guard);
         refuse(
@@ -511,12 +552,111 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> io::Resul
     spawned.map(drop)
 }
 
-/// A connection counted against the cap until dropped.
-struct Counted(Arc<Shared>);
+/// A connection counted against the cap and its client's until dropped.
+struct Counted(Arc<Shared>, IpAddr);
 
 impl Drop for Counted {
     fn drop(&mut self) {
         self.0.connections.fetch_sub(1, Ordering::SeqCst);
+        let mut clients = lock(&self.0.clients);
+        if let Some(n) = clients.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                clients.remove(&self.1);
+            }
+        }
+    }
+}
+
+/// The bytes of request bodies held now, against [`Limits::max_body_memory`].
+struct BodyBudget {
+    used: Mutex<usize>,
+    freed: Condvar,
+    limit: usize,
+}
+
+impl BodyBudget {
+    /// Take `n` bytes more, waiting for room until `until`; `false` if none was made. With
+    /// nothing held, any size is taken (a body larger than the budget is read alone).
+    fn take(&self, n: usize, until: Instant) -> bool {
+        let mut used = lock(&self.used);
+        loop {
+            if *used == 0 || used.saturating_add(n) <= self.limit {
+                *used += n;
+                return true;
+            }
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            used = self
+                .freed
+                .wait_timeout(used, left)
+                .map(|(guard, _)| guard)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+    }
+
+    fn give(&self, n: usize) {
+        if n > 0 {
+            *lock(&self.used) -= n;
+            self.freed.notify_all();
+        }
+    }
+}
+
+/// The part of the budget one request's body holds, given back when dropped.
+struct Held<'a> {
+    budget: &'a BodyBudget,
+    bytes: usize,
+    /// When waiting for room ends: [`BUDGET_WAIT`] after the first wait began.
+    until: Option<Instant>,
+}
+
+impl<'a> Held<'a> {
+    fn new(budget: &'a BodyBudget) -> Held<'a> {
+        Held {
+            budget,
+            bytes: 0,
+            until: None,
+        }
+    }
+
+    /// Make `body` able to hold `more` bytes beyond its length without growing on its own:
+    /// its capacity at least doubles (up to `most`, the most it will ever need), and the
+    /// budget is taken for what it grows by, first.
+    fn make_room(
+        &mut self,
+        body: &mut Vec<u8>,
+        more: usize,
+        most: usize,
+    ) -> std::result::Result<(), BodyError> {
+        // Bytes past `most` (a pipelined request after the body) are never body.
+        let need = body.len().saturating_add(more).min(most.max(body.len()));
+        if need <= body.capacity() {
+            return Ok(());
+        }
+        let cap = (body.capacity() * 2)
+            .max(64 * 1024)
+            .clamp(need, most.max(need));
+        let grow = cap - self.bytes.min(cap);
+        let until = *self
+            .until
+            .get_or_insert_with(|| Instant::now() + BUDGET_WAIT);
+        if !self.budget.take(grow, until) {
+            return Err(BodyError::Busy {
+                budget: self.budget.limit,
+            });
+        }
+        self.bytes += grow;
+        body.reserve_exact(cap - body.len());
+        Ok(())
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        self.budget.give(self.bytes);
     }
 }
 
@@ -564,7 +704,7 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
     let time_ns = crate::time::now_ns();
     let _ = stream.set_nonblocking(true);
     let response = Response::error(503, message).with_header("Retry-After", "1");
-    let mut copy = obs.wire().then(Vec::new);
+    let mut copy = obs.recording(Direction::Out);
     let mut sent = 0;
     let written = write::write_counted(
         &mut Tee {
@@ -575,8 +715,8 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
         CLOSE,
         &mut sent,
     );
-    if let Some(bytes) = copy {
-        obs.message(Direction::Out, bytes, written.is_ok());
+    if let Some(copy) = copy {
+        copy.finish(written.is_ok());
     }
     let mut scratch = [0u8; 4096];
     let mut drained = obs.wire().then(Vec::new);
@@ -591,7 +731,7 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
         }
     }
     if let Some(bytes) = drained.filter(|d| !d.is_empty()) {
-        obs.message(Direction::In, bytes, false);
+        obs.message(Direction::In, &bytes, false);
     }
     let _ = stream.shutdown(Shutdown::Write);
     obs.request(|| Entry {
@@ -828,21 +968,25 @@ impl Conn {
         &mut self,
         head: &RequestHead,
         limits: &Limits,
-        mut raw: Option<&mut Vec<u8>>,
+        mut raw: Option<&mut Recording>,
         obs: &Observer<'_>,
+        held: &mut Held<'_>,
     ) -> std::result::Result<Vec<u8>, BodyError> {
         let mut reader = BodyReader::new(head.framing, limits.max_body_bytes)?;
         if reader.is_done() {
             return Ok(Vec::new());
         }
-        let reserve = reader
+        // The most the body can need: its declared length, else the limit (a chunked body
+        // decodes to no more than it takes on the wire).
+        let most = reader
             .remaining()
-            .unwrap_or(0)
-            .min(limits.max_body_bytes as u64);
-        let mut body = Vec::with_capacity(reserve as usize);
+            .unwrap_or(u64::MAX)
+            .min(limits.max_body_bytes as u64) as usize;
+        let mut body = Vec::new();
+        held.make_room(&mut body, self.end - self.start, most)?;
         let fed = reader.feed(&self.buf[self.start..self.end], &mut body)?;
         if let Some(raw) = raw.as_mut() {
-            raw.extend_from_slice(&self.buf[self.start..self.start + fed.consumed]);
+            raw.push(&self.buf[self.start..self.start + fed.consumed]);
         }
         self.start += fed.consumed;
         if fed.done {
@@ -856,7 +1000,7 @@ impl Conn {
             const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
             let written = self.stream.write_all(CONTINUE);
             if obs.wire() {
-                obs.message(Direction::Out, CONTINUE.to_vec(), written.is_ok());
+                obs.message(Direction::Out, CONTINUE, written.is_ok());
             }
             written.map_err(|_| BodyError::Truncated)?;
         }
@@ -875,9 +1019,10 @@ impl Conn {
                     return Ok(body);
                 }
                 Ok(n) => {
+                    held.make_room(&mut body, n, most)?;
                     let fed = reader.feed(&self.buf[..n], &mut body);
                     if let (Some(raw), Ok(fed)) = (raw.as_mut(), &fed) {
-                        raw.extend_from_slice(&self.buf[..fed.consumed]);
+                        raw.push(&self.buf[..fed.consumed]);
                     }
                     let fed = fed?;
                     if fed.done {
@@ -895,7 +1040,7 @@ impl Conn {
     /// Write a response; a response the writer refuses (a bad header from the handler) is
     /// replaced by a 500 that closes the connection. The wire log gets what was written.
     fn respond(&mut self, response: Response, framing: Framing, obs: &Observer<'_>) -> Sent {
-        let mut copy = obs.wire().then(Vec::new);
+        let mut copy = obs.recording(Direction::Out);
         let mut status = response.status;
         let mut bytes = 0;
         let mut tee = Tee {
@@ -920,7 +1065,7 @@ impl Conn {
             Err(_) => (false, false),
         };
         if let Some(copy) = copy {
-            obs.message(Direction::Out, copy, complete);
+            copy.finish(complete);
         }
         Sent {
             open,
@@ -933,7 +1078,7 @@ impl Conn {
     /// What a refusal before a head leaves for the wire log: the bytes read, incomplete.
     fn unparsed(&self, obs: &Observer<'_>) {
         if obs.wire() && self.end > 0 {
-            obs.message(Direction::In, self.buf[..self.end].to_vec(), false);
+            obs.message(Direction::In, &self.buf[..self.end], false);
         }
     }
 }
@@ -950,17 +1095,17 @@ struct Sent {
     complete: bool,
 }
 
-/// A writer that keeps a copy of what it wrote, when asked to, for the wire log.
+/// A writer that hands what it wrote to the wire log as it goes, when asked to.
 struct Tee<'a, W: Write> {
     inner: &'a mut W,
-    copy: Option<&'a mut Vec<u8>>,
+    copy: Option<&'a mut Recording>,
 }
 
 impl<W: Write> Write for Tee<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(buf)?;
         if let Some(copy) = self.copy.as_mut() {
-            copy.extend_from_slice(&buf[..n]);
+            copy.push(&buf[..n]);
         }
         Ok(n)
     }
@@ -971,7 +1116,7 @@ impl<W: Write> Write for Tee<'_, W> {
             let mut left = n;
             for b in bufs {
                 let take = left.min(b.len());
-                copy.extend_from_slice(&b[..take]);
+                copy.push(&b[..take]);
                 left -= take;
                 if left == 0 {
                     break;
@@ -1024,18 +1169,28 @@ impl<'a> Observer<'a> {
             .is_some_and(|l| l.enabled(super::log::Level::Debug))
     }
 
-    fn message(&self, direction: Direction, bytes: Vec<u8>, complete: bool) {
-        if let Some(log) = &self.shared.wire_log {
-            log.record(Capture {
-                side: Side::Server,
-                direction,
-                connection: self.connection,
-                peer: self.peer.map_or_else(|| "-".into(), |p| p.to_string()),
-                local: self.local.map(|l| l.to_string()),
-                time_ns: crate::time::now_ns(),
-                bytes,
-                complete,
-            });
+    /// Who this connection's messages are from, going `direction`.
+    fn origin(&self, direction: Direction) -> Origin {
+        Origin {
+            side: Side::Server,
+            direction,
+            connection: self.connection,
+            peer: self.peer.map_or_else(|| "-".into(), |p| p.to_string()),
+            local: self.local.map(|l| l.to_string()),
+        }
+    }
+
+    /// A message to log as its bytes pass, when there is a wire log.
+    fn recording(&self, direction: Direction) -> Option<Recording> {
+        let log = self.shared.wire_log.as_ref()?;
+        Some(Recording::new(log, self.origin(direction)))
+    }
+
+    /// Log a message whose bytes are all at hand.
+    fn message(&self, direction: Direction, bytes: &[u8], complete: bool) {
+        if let Some(mut message) = self.recording(direction) {
+            message.push(bytes);
+            message.finish(complete);
         }
     }
 
@@ -1117,7 +1272,10 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
         };
         let started = Instant::now();
         let time_ns = crate::time::now_ns();
-        let mut raw = obs.wire().then(|| conn.buf[..head.len].to_vec());
+        let mut raw = obs.recording(Direction::In).map(|mut r| {
+            r.push(&conn.buf[..head.len]);
+            r
+        });
         let in_flight = InFlight::enter(shared);
         let http10 = head.version == head::Version::Http10;
         let head_only = head.method == "HEAD";
@@ -1160,7 +1318,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
         };
         if shared.stopping.load(Ordering::SeqCst) {
             if let Some(raw) = raw {
-                obs.message(Direction::In, raw, false);
+                raw.finish(false);
             }
             let framing = Framing {
                 http10,
@@ -1174,9 +1332,10 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
             linger(conn.stream);
             return;
         }
-        let read = conn.read_body(&head, limits, raw.as_mut(), &obs);
+        let mut held = Held::new(&shared.bodies);
+        let read = conn.read_body(&head, limits, raw.as_mut(), &obs, &mut held);
         if let Some(raw) = raw {
-            obs.message(Direction::In, raw, read.is_ok());
+            raw.finish(read.is_ok());
         }
         let (body, body_error) = match read {
             Ok(body) => (body, None),
@@ -1192,13 +1351,18 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
                 });
                 return;
             }
-            Err(e @ BodyError::Chunked(_)) => {
+            Err(e @ (BodyError::Chunked(_) | BodyError::Busy { .. })) => {
+                drop(held);
                 let framing = Framing {
                     http10,
                     keep_alive: false,
                     head_only,
                 };
-                let sent = conn.respond(Response::error(e.status(), &e.to_string()), framing, &obs);
+                let mut answer = Response::error(e.status(), &e.to_string());
+                if e.status() == 503 {
+                    answer = answer.with_header("Retry-After", "1");
+                }
+                let sent = conn.respond(answer, framing, &obs);
                 logged(&sent, Notes::default(), None, Some(&e.to_string()));
                 drop(in_flight);
                 linger(conn.stream);
@@ -1218,6 +1382,8 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
             remote_addr: Some(peer),
         };
         let mut response = call(&shared.handler, request);
+        // The body was the handler's to keep or drop: its bytes leave the budget now.
+        drop(held);
         let notes = std::mem::take(&mut response.notes);
         // An HTTP/1.0 stream ends by closing; a stopping server closes after what it holds.
         let close_delimited = http10 && matches!(response.body, Body::Stream(_));
