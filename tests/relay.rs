@@ -278,7 +278,11 @@ fn tasks_get_and_cancel_go_to_the_peer_that_owns_the_task() {
 
     // A task no peer is known to own is refused, naming why.
     let get = json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "nobody's"}});
-    let (_, reply) = post(&format!("{}/a2a", setup.url()), &get, &[]);
+    let (_, reply) = post(
+        &format!("{}/a2a", setup.url()),
+        &get,
+        &[("A2A-Version", "1.0")],
+    );
     assert_eq!(
         error_class(&reply),
         (-32015, "unknown_peer".into()),
@@ -993,4 +997,35 @@ fn a_stream_open_when_the_drain_is_cut_ends_with_an_error_event() {
     assert_eq!(events.len(), 2, "{text}");
     assert_eq!(events[0]["result"]["kind"], "task");
     assert_eq!(events[1]["error"]["code"], -32000, "{text}");
+}
+
+/// The relay answers for the protocol as a peer would: a version it cannot carry for the
+/// method is -32009 from the relay itself, on every route, before anything is forwarded.
+#[test]
+fn the_relay_refuses_a_version_it_cannot_carry_as_a_peer_would() {
+    let setup = relay_over(
+        "version",
+        vec![("A", raw_peer("a"), Role::Leaf)],
+        Topology::Open,
+        Duration::from_secs(5),
+        vec![],
+    );
+    let get = json!({"jsonrpc": "2.0", "id": 4, "method": "GetTask", "params": {"id": "t"}});
+    for url in [
+        format!("{}/a2a", setup.url()),
+        format!("{}/peers/A/a2a", setup.url()),
+    ] {
+        for version in [Some("9.9"), Some("0.3"), None] {
+            let headers: Vec<(&str, &str)> = version.iter().map(|v| ("A2A-Version", *v)).collect();
+            let (_, reply) = post(&url, &get, &headers);
+            assert_eq!(reply["error"]["code"], -32009, "{url} {version:?}: {reply}");
+        }
+    }
+    let send = json!({"jsonrpc": "2.0", "id": 5, "method": "message/send", "params": {}});
+    let (_, reply) = post(
+        &format!("{}/a2a", setup.url()),
+        &send,
+        &[("A2A-Version", "1.0")],
+    );
+    assert_eq!(reply["error"]["code"], -32009, "{reply}");
 }

@@ -159,6 +159,15 @@ fn rpc(relay: &Arc<Relay>, request: &Request, path_peer: Option<&str>) -> Respon
         );
         return Response::json(200, &jsonrpc::error(&id, &error));
     };
+    // The relay answers for the protocol as a peer would: a version it cannot carry for this
+    // method is -32009 here, never forwarded as if it had been 1.0.
+    let declared = crate::wire::a2a::endpoint::declared_version(request);
+    if let Err(e) =
+        crate::wire::a2a::endpoint::check_version(binding, declared.as_deref(), &call.method)
+    {
+        let id = call.id.clone().unwrap_or(Value::Null);
+        return Response::json(200, &jsonrpc::error(&id, &e.to_rpc(binding)));
+    }
     let inbound = Inbound {
         kind: Kind::of(&call.method),
         call,

@@ -302,11 +302,7 @@ impl Endpoint {
             );
             return Response::json(err.status(), &body);
         }
-        let version = request
-            .header("a2a-version")
-            .map(str::to_string)
-            .or_else(|| query_param(&request.query, "A2A-Version"))
-            .filter(|v| !v.trim().is_empty());
+        let version = declared_version(request);
         let requested: Vec<String> = ["x-a2a-extensions", "a2a-extensions"]
             .iter()
             .filter_map(|h| request.header_joined(h))
@@ -1077,7 +1073,11 @@ fn json_text<T: serde::Serialize>(value: &T) -> String {
 
 /// The version a request declares must be one the method's binding speaks (major version
 /// match, as a2a-sdk's `validate_version` does).
-fn check_version(binding: Binding, declared: Option<&str>, method: &str) -> Result<(), A2aError> {
+pub(crate) fn check_version(
+    binding: Binding,
+    declared: Option<&str>,
+    method: &str,
+) -> Result<(), A2aError> {
     let declared = declared.unwrap_or("0.3").trim();
     let major = declared.split('.').next().unwrap_or("");
     let ok = match binding {
@@ -1092,6 +1092,15 @@ fn check_version(binding: Binding, declared: Option<&str>, method: &str) -> Resu
         method: method.to_string(),
         expected: binding.version(),
     })
+}
+
+/// The A2A version a request declares: its `A2A-Version` header, else that query parameter.
+pub(crate) fn declared_version(request: &Request) -> Option<String> {
+    request
+        .header("a2a-version")
+        .map(str::to_string)
+        .or_else(|| query_param(&request.query, "A2A-Version"))
+        .filter(|v| !v.trim().is_empty())
 }
 
 /// A query parameter's value (no percent-decoding beyond `+`; versions need none).
