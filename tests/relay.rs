@@ -1029,3 +1029,38 @@ fn the_relay_refuses_a_version_it_cannot_carry_as_a_peer_would() {
     );
     assert_eq!(reply["error"]["code"], -32009, "{reply}");
 }
+
+/// The relay's root serves a card of its own, a skill per peer, so an A2A client that reads a
+/// card first (`ddwire send RELAY --metadata '{"agent.target": "echo"}'`) can call through it.
+#[test]
+fn the_relays_root_card_routes_by_agent_target_to_any_peer() {
+    let agent = echo_agent(None);
+    let setup = relay_over(
+        "root-card",
+        vec![("echo", agent.base_url(), Role::Leaf)],
+        Topology::Open,
+        Duration::from_secs(5),
+        vec![agent],
+    );
+    let client = ddwire::wire::a2a::client::A2aClient::default();
+    let card = client.fetch_card(&setup.url(), DEADLINE).unwrap();
+    assert_eq!(card["name"], "ddwire relay", "{card}");
+    assert_eq!(card["skills"][0]["id"], "echo", "{card}");
+    let target = ddwire::wire::a2a::client::Target::from_card(&card).unwrap();
+    assert!(target.url.ends_with("/a2a"), "{}", target.url);
+    let mut message = ddwire::wire::a2a::model::Message::new(
+        ddwire::wire::a2a::model::Role::User,
+        vec![ddwire::wire::a2a::model::Part::text("through the root")],
+    );
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("agent.target".into(), json!("echo"));
+    message.metadata = Some(metadata);
+    let task = client
+        .send_for_task(&target, message, &[], DEADLINE)
+        .expect("the relay forwards by agent.target");
+    assert_eq!(
+        task.status.state,
+        ddwire::wire::a2a::model::TaskState::Completed,
+        "{task:?}"
+    );
+}

@@ -97,6 +97,7 @@ fn route_to(relay: &Arc<Relay>, request: &Request, path: &str) -> Response {
         ("GET", "/healthz") => healthz(relay),
         ("GET", "/peers") => list_peers(relay),
         ("POST", "/peers") => add_peer(relay, request),
+        ("GET", CARD_PATH | LEGACY_CARD_PATH) => Response::json(200, &relay_card(relay)),
         (_, "/peers" | "/healthz" | "/livez" | JSONRPC_PATH | "") => {
             Response::error(405, "method not allowed")
         }
@@ -187,6 +188,40 @@ fn rpc(relay: &Arc<Relay>, request: &Request, path_peer: Option<&str>) -> Respon
         Some(text) => Response::bytes(200, "application/json", text.into_bytes()),
         None => Response::empty(204),
     }
+}
+
+/// The relay's own card, at its root: JSON-RPC at `/a2a` in both bindings, streaming, and a
+/// skill per peer naming the `agent.target` that routes to it, so any A2A client (`ddwire
+/// send URL --metadata '{"agent.target": "ID"}'`) can call through the relay's root.
+fn relay_card(relay: &Relay) -> Value {
+    let skills: Vec<Value> = relay
+        .registry
+        .all()
+        .iter()
+        .map(|p| {
+            let id = &p.spec.id;
+            json!({
+                "id": id,
+                "name": id,
+                "description": format!(
+                    "forwarded to peer {id}: send with message metadata \"agent.target\": \"{id}\", or to /peers/{id}/a2a"
+                ),
+                "tags": ["relay", "peer"],
+            })
+        })
+        .collect();
+    let mut card = crate::wire::a2a::card::base_card(
+        "ddwire relay",
+        "Relays A2A calls to the peer a message's metadata \"agent.target\" names (each peer is \
+         a skill below; /peers/{id}/a2a names one by path); a call naming none is refused \
+         with -32015, listing the peers.",
+        env!("CARGO_PKG_VERSION"),
+        &relay.public_url(),
+        Vec::new(),
+        skills,
+    );
+    card["capabilities"]["streaming"] = Value::Bool(true);
+    card
 }
 
 fn list_peers(relay: &Relay) -> Response {
