@@ -420,16 +420,18 @@ fn serve_read_only_needs_no_principal_and_serves_the_stored_runs() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
     let mut said = Vec::new();
     let mut url = None;
-    for line in stderr.lines().map_while(Result::ok) {
+    for line in stderr.by_ref().map_while(Result::ok) {
         if let Some(rest) = line.split_once("harness on ").map(|(_, r)| r) {
             url = rest.split_whitespace().next().map(str::to_string);
             break;
         }
         said.push(line);
     }
+    // Read the rest as it comes: a closed pipe would end serve at its next line to stderr.
+    std::thread::spawn(move || stderr.for_each(drop));
     /// Killed however the test ends.
     struct Killed(std::process::Child);
     impl Drop for Killed {
