@@ -165,18 +165,18 @@ fn echo_behind_a_harness(
     (agent, serve, harness)
 }
 
-#[test]
-fn sigterm_drains_a_run_in_flight_to_the_store_refuses_new_connections_and_exits_0() {
-    let dir = TempDir::new("drain");
-    // An echo agent that takes 3 s over each run: long enough to be caught in flight.
-    let (mut agent, mut serve, harness) = echo_behind_a_harness(&dir, "3", None, "30");
-    let runs = dir.path().join("runs");
-    assert_eq!(get_json(&format!("{harness}/healthz")).0, 200);
-
-    // A run in flight: the harness is waiting on the agent.
+/// A blocking send of an echo run to `harness`, on a thread of its own, once the harness says
+/// it is in flight: the run's id, and the call to join for its answer.
+fn run_in_flight(
+    harness: &str,
+    value: i64,
+) -> (
+    String,
+    std::thread::JoinHandle<Result<ddwire::wire::a2a::model::Task, ddwire::wire::WireError>>,
+) {
     let client = A2aClient::default();
-    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
-    let doc = request("echo.wire", json!({"schema_class": "Echo", "value": 7}));
+    let target = Target::from_card(&client.fetch_card(harness, T).unwrap()).unwrap();
+    let doc = request("echo.wire", json!({"schema_class": "Echo", "value": value}));
     let id = doc["invocation_id"].as_str().unwrap().to_string();
     let call = std::thread::spawn(move || {
         client.send_for_task(
@@ -191,6 +191,19 @@ fn sigterm_drains_a_run_in_flight_to_the_store_refuses_new_connections_and_exits
         assert!(Instant::now() < deadline, "the run never started");
         std::thread::sleep(Duration::from_millis(20));
     }
+    (id, call)
+}
+
+#[test]
+fn sigterm_drains_a_run_in_flight_to_the_store_refuses_new_connections_and_exits_0() {
+    let dir = TempDir::new("drain");
+    // An echo agent that takes 3 s over each run: long enough to be caught in flight.
+    let (mut agent, mut serve, harness) = echo_behind_a_harness(&dir, "3", None, "30");
+    let runs = dir.path().join("runs");
+    assert_eq!(get_json(&format!("{harness}/healthz")).0, 200);
+
+    // A run in flight: the harness is waiting on the agent.
+    let (id, call) = run_in_flight(&harness, 7);
 
     serve.signal("TERM");
     serve.line_with("SIGTERM: draining");
@@ -420,23 +433,7 @@ fn a_blocking_send_still_running_at_the_drain_deadline_is_answered_shutting_down
     let dir = TempDir::new("drain-blocking");
     let (mut agent, mut serve, harness) = echo_behind_a_harness(&dir, "60", Some("1"), "0.5");
     let runs = dir.path().join("runs");
-    let client = A2aClient::default();
-    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
-    let doc = request("echo.wire", json!({"schema_class": "Echo", "value": 3}));
-    let id = doc["invocation_id"].as_str().unwrap().to_string();
-    let call = std::thread::spawn(move || {
-        client.send_for_task(
-            &target,
-            a2a_message(vec![doc], None),
-            &[],
-            Duration::from_secs(60),
-        )
-    });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while get_json(&format!("{harness}/healthz")).1["runs_in_flight"] != 1 {
-        assert!(Instant::now() < deadline, "the run never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (id, call) = run_in_flight(&harness, 3);
     serve.signal("TERM");
     match call.join().unwrap() {
         Err(ddwire::wire::WireError::JsonRpc { code, message, .. }) => {

@@ -516,6 +516,25 @@ pub(crate) fn note_task(
     } else {
         return Ok(());
     };
+    record_task(
+        relay, peer, task_id, context_id, state, server, session, None,
+    )
+}
+
+/// What a peer's answer, or one event of its stream (`seq`), says of a task: its owner (a
+/// task another peer owns is refused), the session it belongs to, and a state change as a
+/// span event. Blocking and streamed hops both record through this.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn record_task(
+    relay: &Relay,
+    peer: &str,
+    task_id: Option<&str>,
+    context_id: Option<&str>,
+    state: Option<String>,
+    server: &ActiveSpan<'_>,
+    session: &mut Option<String>,
+    seq: Option<u64>,
+) -> Result<(), Failure> {
     let Some(task_id) = task_id else {
         if session.is_none() {
             *session = context_id.map(str::to_string);
@@ -537,13 +556,16 @@ pub(crate) fn note_task(
     if let Some(to) = state {
         server.set(n::TASK_STATE, to.as_str());
         if before.as_deref() != Some(to.as_str()) {
-            let mut attributes = Attributes::default();
+            let mut change = Attributes::default();
             if let Some(from) = before {
-                attributes.set(n::FROM, from);
+                change.set(n::FROM, from);
             }
-            attributes.set(n::TO, to);
-            attributes.set(n::TASK_ID, task_id);
-            server.add_event(n::EVENT_STATE_CHANGE, attributes);
+            change.set(n::TO, to);
+            change.set(n::TASK_ID, task_id);
+            if let Some(seq) = seq {
+                change.set(n::SEQ, seq as i64);
+            }
+            server.add_event(n::EVENT_STATE_CHANGE, change);
         }
     }
     Ok(())

@@ -393,42 +393,20 @@ impl Hop<'_, '_> {
         chunk.set(n::KIND, kind);
         server.add_event(n::EVENT_STREAM_CHUNK, chunk);
         let context_id = inner.get("contextId").and_then(Value::as_str);
-        let Some(task_id) = decoded.task_id() else {
-            if session.is_none() {
-                *session = context_id.map(str::to_string);
-            }
-            return Ok(());
-        };
         let state = inner
             .get("status")
             .and_then(|s| s.get("state"))
             .and_then(Value::as_str)
             .map(state_name);
-        let before = relay
-            .owners
-            .record(task_id, peer, context_id, state.as_deref())
-            .map_err(|owner| Failure::TaskConflict {
-                peer: peer.to_string(),
-                task: task_id.to_string(),
-                owner,
-            })?;
-        if session.is_none() {
-            *session = context_id.map(str::to_string);
-        }
-        server.set(n::TASK_ID, task_id);
-        if let Some(to) = state {
-            server.set(n::TASK_STATE, to.as_str());
-            if before.as_deref() != Some(to.as_str()) {
-                let mut change = Attributes::default();
-                if let Some(from) = before {
-                    change.set(n::FROM, from);
-                }
-                change.set(n::TO, to);
-                change.set(n::TASK_ID, task_id);
-                change.set(n::SEQ, seq as i64);
-                server.add_event(n::EVENT_STATE_CHANGE, change);
-            }
-        }
-        Ok(())
+        super::hop::record_task(
+            relay,
+            peer,
+            decoded.task_id(),
+            context_id,
+            state,
+            server,
+            session,
+            Some(seq),
+        )
     }
 }
