@@ -43,8 +43,8 @@ Tests (one PASS/FAIL line each):
   parent's `delegate` span carries dd.source_id invocation:<child> and that hash; the child's
   invoke_agent starts a new trace linked to that delegate span; `ddwire lint` of the parent is 0.
 - bearer/no-authorization, bearer/unknown-token: on a harness started with --tokens, a call
-  without Authorization, or with a token it does not know, gives a failed task mentioning
-  "unauthenticated", and nothing is stored.
+  without Authorization, or with a token it does not know, is refused with HTTP 401 before its
+  body is read (the client raises, naming 401), and nothing is stored.
 - bearer/known-token: with the right bearer token the call succeeds; the envelope's acting_for and
   GET /runs (read with that token) name the token's principal.
 - bearer/reads-need-a-token: GET /runs without a token is 401 with a Bearer challenge.
@@ -379,9 +379,12 @@ def test_reads_need_a_token():
 def refused_without(headers):
     before = get_json(TOKENS_HARNESS + "/runs", as_token_holder())
     files_before = store_listing(CFG["tokens_runs"])
-    task, _ = send(TOKENS_HARNESS, invocation("hello.world", "anyone there?"), headers=headers)
-    err = task_error(task)
-    expect("unauthenticated" in err, f"error {err!r}")
+    try:
+        task, _ = send(TOKENS_HARNESS, invocation("hello.world", "anyone there?"), headers=headers)
+    except Exception as e:  # the SDK client raises on the HTTP 401
+        expect("401" in str(e), f"error {e!r}")
+    else:
+        expect(False, f"an unauthenticated call was answered: {task}")
     expect(get_json(TOKENS_HARNESS + "/runs", as_token_holder()) == before,
            "GET /runs changed after an unauthenticated call")
     expect(store_listing(CFG["tokens_runs"]) == files_before, "the run store changed after an unauthenticated call")
