@@ -348,3 +348,42 @@ fn a_refresh_keeps_an_admitted_agent_whose_card_cannot_be_read_for_now() {
     assert_eq!(registry.ids(), ["hello.world"]);
     assert!(registry.unavailable().is_empty());
 }
+
+/// `POST /agents/refresh` and SIGHUP read the agents configuration file again: an agent added
+/// to it is admitted, one removed from it is dropped, without a restart; a file that no longer
+/// reads changes nothing.
+#[test]
+fn reloading_reads_the_agents_file_again_adding_and_dropping_agents() {
+    let hello = agent_server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
+    let echo = agent_server::serve(
+        Arc::new(ddwire::agent::builtin::Echo::new()),
+        "127.0.0.1:0",
+        None,
+    )
+    .unwrap();
+    let dir = TempDir::new("reload-agents");
+    let file = dir.path().join("agents.json");
+    let write = |urls: &[&str]| {
+        let agents: Vec<Value> = urls.iter().map(|u| json!({"url": u})).collect();
+        std::fs::write(&file, json!({ "agents": agents }).to_string()).unwrap();
+    };
+    write(&[&hello.base_url()]);
+    let registry = Registry::from_config_file(&A2aClient::default(), &file).unwrap();
+    assert_eq!(registry.ids(), ["hello.world"]);
+    write(&[&hello.base_url(), &echo.base_url()]);
+    let added = registry.reload().unwrap();
+    assert_eq!(added.added, ["echo.wire"], "{added:?}");
+    assert_eq!(registry.ids(), ["echo.wire", "hello.world"]);
+    write(&[&echo.base_url()]);
+    let removed = registry.reload().unwrap();
+    assert_eq!(removed.removed, ["hello.world"], "{removed:?}");
+    assert_eq!(registry.ids(), ["echo.wire"]);
+    assert_eq!(registry.configured(), 1);
+    std::fs::write(&file, "{ not json").unwrap();
+    assert!(registry.reload().is_err());
+    assert_eq!(
+        registry.ids(),
+        ["echo.wire"],
+        "a broken file changes nothing"
+    );
+}

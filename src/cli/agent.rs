@@ -197,6 +197,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             busy: &|| 0,
             otlp: None,
             tls,
+            on_hangup: None,
         },
     ))
 }

@@ -52,6 +52,8 @@ pub struct Draining<'a> {
     pub otlp: Option<Exporter>,
     /// The listener's certificate, reloaded on SIGHUP.
     pub tls: Option<ServerIdentity>,
+    /// What else SIGHUP reads again (`serve`: the agents configuration).
+    pub on_hangup: Option<&'a dyn Fn()>,
 }
 
 /// Install the signal handler. Call before serving, so that a signal arriving during
@@ -92,7 +94,12 @@ pub fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) ->
     let who = d.who;
     let signal = loop {
         match signals.wait() {
-            signals::Signal::Hangup => reload(who, d.tls.as_ref()),
+            signals::Signal::Hangup => {
+                reload(who, d.tls.as_ref());
+                if let Some(more) = d.on_hangup {
+                    more();
+                }
+            }
             stop => break stop,
         }
     };

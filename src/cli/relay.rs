@@ -245,6 +245,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             busy: &|| 0,
             otlp: relay.exporter().cloned(),
             tls,
+            on_hangup: None,
         },
     ))
 }

@@ -24,8 +24,8 @@ pub static COMMAND: Command = Command {
               &since=&until=; with limit, a Link: rel=\"next\" header), /runs/{id},\n\
               /runs/{id}/spans (JSON lines), /runs/{id}/grounding (the grounding report as JSON),\n\
               /runs/{id}/agent-result, /conversations, /conversations/{id}, /agents, /agents/{id};\n\
-              POST /agents/refresh (read every agent card again now; with --tokens it needs a\n\
-              bearer token, as an invocation does); GET /livez (200 while the process runs) and\n\
+              POST /agents/refresh (read the --agents file and every agent card again now, as\n\
+              SIGHUP does; with --tokens it needs a bearer token, as an invocation does); GET /livez (200 while the process runs) and\n\
               /healthz (readiness as JSON: store writable, agents available of configured, runs\n\
               in flight, open connections, export queue; 503 when not ready); GET /viewer, the\n\
               runs, their traces and a form that starts an invocation, in one self-contained page\n\
@@ -279,6 +279,19 @@ fn run(args: &Parsed) -> Result<i32, String> {
         );
     }
     let busy = || harness.conductor.running();
+    let reload_agents = || match harness.conductor.registry.reload() {
+        Ok(r) => eprintln!(
+            "ddwire serve: SIGHUP: agents configuration read again: {} added, {} changed, {} removed; {} unavailable, {} incompatible",
+            r.added.len(),
+            r.changed.len(),
+            r.removed.len(),
+            r.unavailable,
+            r.incompatible
+        ),
+        Err(e) => eprintln!(
+            "ddwire serve: SIGHUP: agents configuration not read again, nothing changed: {e}"
+        ),
+    };
     let code = drain::serve_until_signal(
         signals,
         drain::Draining {
@@ -289,6 +302,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             busy: &busy,
             otlp,
             tls,
+            on_hangup: Some(&reload_agents),
         },
     );
     // Idle kept-alive connections (a delegation agent's above all) still hold the harness, so

@@ -211,9 +211,13 @@ pub fn registry(args: &Parsed, client: &A2aClient) -> Result<Registry, String> {
         .map(str::to_string)
         .or_else(|| env("DD_AGENTS_CONFIG"))
     {
-        Some(path) => registry::load_config(Path::new(&path)).map_err(|e| {
-            format!("{e} (--agents FILE or DD_AGENTS_CONFIG; examples/agents.json shows the shape)")
-        })?,
+        Some(path) => {
+            return Registry::from_config_file(client, Path::new(&path)).map_err(|e| {
+                format!(
+                    "{e} (--agents FILE or DD_AGENTS_CONFIG; examples/agents.json shows the shape)"
+                )
+            });
+        }
         None => registry::parse_config(
             registry::DEFAULT_AGENTS_CONFIG.as_bytes(),
             "<built-in agents config>",

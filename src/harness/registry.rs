@@ -238,7 +238,10 @@ pub struct Registry {
 struct Shared {
     state: RwLock<State>,
     /// Where the agents come from: empty for a registry built by hand ([`Registry::add`]).
-    sources: Vec<Source>,
+    sources: RwLock<Arc<Vec<Source>>>,
+    /// The agents configuration file the sources were read from, read again by
+    /// [`Registry::reload`].
+    config_path: Option<PathBuf>,
     client: Option<A2aClient>,
     /// Held while a refresh runs.
     refreshing: Mutex<Clock>,
@@ -395,6 +398,110 @@ impl Registry {
     /// recorded, not fatal (a later [`refresh`](Registry::refresh) may admit it); two agents
     /// with one id, or a key file that cannot be read, is a configuration error.
     pub fn from_config(client: &A2aClient, entries: &[AgentEntry]) -> Result<Registry> {
+        Registry::configured_by(client, entries, None)
+    }
+
+    /// [`Registry::from_config`] of the agents configuration file at `path`, kept so that
+    /// [`Registry::reload`] (`POST /agents/refresh`, SIGHUP) reads it again.
+    pub fn from_config_file(client: &A2aClient, path: &Path) -> Result<Registry> {
+        Registry::configured_by(client, &load_config(path)?, Some(path.to_path_buf()))
+    }
+
+    fn configured_by(
+        client: &A2aClient,
+        entries: &[AgentEntry],
+        config_path: Option<PathBuf>,
+    ) -> Result<Registry> {
+        let sources = sources_of(client, entries)?;
+        let registry = Registry {
+            shared: Arc::new(Shared {
+                sources: RwLock::new(Arc::new(sources)),
+                config_path,
+                client: Some(client.clone()),
+                ..Shared::default()
+            }),
+        };
+        let (_, duplicates) = registry.refresh_now(false);
+        if let Some(id) = duplicates.first() {
+            return Err(Error::config(
+                "the agent registry",
+                format!("two agents registered as {}", str_repr(id)),
+            ));
+        }
+        Ok(registry)
+    }
+
+    /// Read the agents configuration file again (where the registry came from one), then
+    /// every card: an agent added to the file is admitted, one removed from it is dropped, and
+    /// one whose entry changed is read under its new entry. A file that cannot be read or
+    /// holds a bad entry changes nothing and is the error. Without a file, a plain refresh.
+    pub fn reload(&self) -> Result<Refreshed> {
+        let (Some(path), Some(client)) = (&self.shared.config_path, &self.shared.client) else {
+            return Ok(self.refresh());
+        };
+        let sources = sources_of(client, &load_config(path)?)?;
+        let dropped = {
+            // Under the refresh lock: no refresh runs over half-swapped sources.
+            let _clock = self
+                .shared
+                .refreshing
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let old = self.sources();
+            let mut state = self.write();
+            // What each source admitted, carried over by URL to its place in the new list;
+            // an agent whose source is gone leaves with it.
+            let mut admitted = BTreeMap::new();
+            for (j, source) in sources.iter().enumerate() {
+                let before = old
+                    .iter()
+                    .position(|o| o.entry.url == source.entry.url)
+                    .and_then(|i| state.admitted.get(&i).cloned());
+                if let Some(id) = before {
+                    admitted.insert(j, id);
+                }
+            }
+            let dropped: Vec<String> = state
+                .admitted
+                .values()
+                .filter(|id| !admitted.values().any(|kept| kept == *id))
+                .cloned()
+                .collect();
+            for id in &dropped {
+                state.agents.remove(id);
+            }
+            state.admitted = admitted;
+            state.unavailable.clear();
+            state.incompatible.clear();
+            *self
+                .shared
+                .sources
+                .write()
+                .unwrap_or_else(|p| p.into_inner()) = Arc::new(sources);
+            self.shared.generation.fetch_add(1, Ordering::SeqCst);
+            dropped
+        };
+        let mut refreshed = self.refresh_now(false).0;
+        refreshed.removed.extend(dropped);
+        refreshed.removed.sort();
+        refreshed.removed.dedup();
+        Ok(refreshed)
+    }
+
+    fn sources(&self) -> Arc<Vec<Source>> {
+        Arc::clone(
+            &self
+                .shared
+                .sources
+                .read()
+                .unwrap_or_else(|p| p.into_inner()),
+        )
+    }
+}
+
+/// The sources a configuration lists: each entry with its key and its own client, read now.
+fn sources_of(client: &A2aClient, entries: &[AgentEntry]) -> Result<Vec<Source>> {
+    {
         let mut sources = Vec::with_capacity(entries.len());
         for entry in entries {
             let name = entry.name.clone().unwrap_or_else(|| entry.url.clone());
@@ -427,23 +534,11 @@ impl Registry {
                 client: own,
             });
         }
-        let registry = Registry {
-            shared: Arc::new(Shared {
-                sources,
-                client: Some(client.clone()),
-                ..Shared::default()
-            }),
-        };
-        let (_, duplicates) = registry.refresh_now(false);
-        if let Some(id) = duplicates.first() {
-            return Err(Error::config(
-                "the agent registry",
-                format!("two agents registered as {}", str_repr(id)),
-            ));
-        }
-        Ok(registry)
+        Ok(sources)
     }
+}
 
+impl Registry {
     fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
         self.shared.state.read().unwrap_or_else(|p| p.into_inner())
     }
@@ -485,9 +580,8 @@ impl Registry {
         clock.started = Some(Instant::now());
         let before = self.read().clone();
         // Cards are read without holding the state: calls go on meanwhile.
-        let admissions: Vec<Admission> = self
-            .shared
-            .sources
+        let sources = self.sources();
+        let admissions: Vec<Admission> = sources
             .iter()
             .map(|source| {
                 let timeout = source
@@ -500,7 +594,7 @@ impl Registry {
             .collect();
         let mut next = State::default();
         let mut duplicates = Vec::new();
-        for (i, (source, admission)) in self.shared.sources.iter().zip(admissions).enumerate() {
+        for (i, (source, admission)) in sources.iter().zip(admissions).enumerate() {
             let kept = before.admitted.get(&i).and_then(|id| before.agents.get(id));
             let agent = match (admission, kept) {
                 (Admission::Agent(agent), _) => Arc::new(*agent),
@@ -579,7 +673,7 @@ impl Registry {
     /// every [`RECHECK_EVERY`]. Returns at once; a registry without configuration starts
     /// nothing. The thread ends at the first wake-up after the last handle is dropped.
     pub fn refresh_in_background(&self) {
-        if self.shared.sources.is_empty() {
+        if self.sources().is_empty() {
             return;
         }
         let weak = Arc::downgrade(&self.shared);
@@ -691,7 +785,7 @@ impl Registry {
 
     /// How many agents the configuration lists (0 for a registry built by hand).
     pub fn configured(&self) -> usize {
-        self.shared.sources.len()
+        self.sources().len()
     }
 
     /// Each agent's description, sorted by id: the manifest.

@@ -481,7 +481,17 @@ fn refresh_agents(harness: &Harness, request: &Request) -> Response {
             }
         }
     }
-    let refreshed = harness.conductor.registry.refresh();
+    // The agents configuration is read again too, so an agent added to it, or removed, is
+    // taken in without a restart.
+    let refreshed = match harness.conductor.registry.reload() {
+        Ok(r) => r,
+        Err(e) => {
+            return Response::error(
+                409,
+                &format!("the agents configuration was not read again, nothing changed: {e}"),
+            );
+        }
+    };
     let mut body = harness.conductor.registry.listing();
     if let Some(map) = body.as_object_mut() {
         map.insert(
