@@ -45,6 +45,9 @@ Tests (one PASS/FAIL line each):
 - bearer/no-authorization, bearer/unknown-token: on a harness started with --tokens, a call
   without Authorization, or with a token it does not know, is refused with HTTP 401 before its
   body is read (the client raises, naming 401), and nothing is stored.
+- contexts/second-turn-without-task-id: turn two sends turn one's contextId and no taskId (A2A
+  1.0 §3.4.3); it is a new task in that context, both envelopes carry it as conversation_id, and
+  GET /conversations/{context} lists both runs.
 - bearer/known-token: with the right bearer token the call succeeds; the envelope's acting_for and
   GET /runs (read with that token) name the token's principal.
 - bearer/reads-need-a-token: GET /runs without a token is 401 with a Bearer challenge.
@@ -94,8 +97,9 @@ def invocation(agent_id, text):
     return {"agent_id": agent_id, "input": {"schema_class": "Message", "message_text": text}}
 
 
-def send(base, doc, metadata=None, headers=None):
-    """One non-streaming message with one data part through the 1.3.0 client; (task, posts)."""
+def send(base, doc, metadata=None, headers=None, context_id=None):
+    """One non-streaming message with one data part through the 1.3.0 client, in `context_id`
+    when given (with no task id); (task, posts)."""
     posts = []
 
     async def record(req):
@@ -109,6 +113,8 @@ def send(base, doc, metadata=None, headers=None):
                           parts=[Part(data=ParseDict(doc, struct_pb2.Value()))])
             if metadata:
                 msg.metadata.update(metadata)
+            if context_id:
+                msg.context_id = context_id
             return [ev async for ev in client.send_message(SendMessageRequest(message=msg))]
 
     events = asyncio.run(go())
@@ -402,6 +408,29 @@ def test_known_token():
     expect(row and row["acting_for"] == CFG["principal_name"], f"GET /runs row {row}")
 
 
+def test_second_turn_in_the_first_turns_context():
+    """A2A 1.0 §3.4.3, as a mainstream framework's client does on every second turn: the
+    contextId of turn one, no taskId. Turn two is a new task in that context, and the agent was
+    given the same conversation both times."""
+    first, _ = send(HARNESS, invocation("hello.world", "turn one"))
+    context = first.context_id
+    expect(context, "turn one's task has no contextId")
+    second, posts = send(HARNESS, invocation("hello.world", "turn two"), context_id=context)
+    sent = posts[-1]["body"]["params"]["message"]
+    expect(sent.get("contextId") == context and "taskId" not in sent, f"the client sent {sent}")
+    expect(second.id != first.id, "turn two is a new task")
+    expect(second.context_id == context, f"turn two's context {second.context_id} != {context}")
+    for task in (first, second):
+        env = envelope_of(task)
+        expect(env.get("conversation_id") == context,
+               f"{env['invocation_id']}: conversation_id {env.get('conversation_id')} != {context}")
+    conversation = get_json(f"{HARNESS}/conversations/{context}")
+    runs = conversation["runs"] if isinstance(conversation, dict) else conversation
+    ids = {r["invocation_id"] for r in runs}
+    expect(ids >= {envelope_of(first)["invocation_id"], envelope_of(second)["invocation_id"]},
+           f"the conversation lists {sorted(ids)}")
+
+
 if __name__ == "__main__":
     sys.exit(run([
         ("registry", test_registry),
@@ -417,5 +446,6 @@ if __name__ == "__main__":
         ("bearer/no-authorization", lambda: refused_without(None)),
         ("bearer/unknown-token", lambda: refused_without({"Authorization": "Bearer not-a-token-it-knows"})),
         ("bearer/known-token", test_known_token),
+        ("contexts/second-turn-without-task-id", test_second_turn_in_the_first_turns_context),
         ("bearer/reads-need-a-token", test_reads_need_a_token),
     ]))
