@@ -17,6 +17,8 @@
  * - js-client/list: `listTasks` pages (pageSize 2, pageToken) through the caller's tasks, newest
  *   first, `totalSize` the count, every task above among them; `status` (as the SDK's enum
  *   number) selects the canceled one; `historyLength: 0` leaves history out.
+ * - js-client/second-turn-in-context: turn two names turn one's contextId and no taskId
+ *   (A2A 1.0 §3.4.3): a new task in that context; both envelopes carry it as conversation_id.
  * Every POST carries the caller's bearer token (added by wrapping `fetch`).
  */
 import { randomBytes, randomUUID } from "node:crypto";
@@ -165,12 +167,34 @@ async function testList() {
     "the status filter let another state through");
 }
 
+// A2A 1.0 §3.4.3: turn two sends turn one's contextId and no taskId; it is a new task in that
+// context, and both runs carry the context as their conversation_id.
+async function testSecondTurnInContext() {
+  const first = await client.sendMessage(request(echoRequest(), nonBlocking));
+  const context = first.contextId;
+  expect(context, "turn one has no contextId");
+  const second2 = request(echoRequest(), nonBlocking);
+  second2.message.contextId = context;
+  posts.length = 0;
+  const second = await client.sendMessage(second2);
+  const sent = posts.at(-1).body.params.message;
+  expect(sent.contextId === context && !sent.taskId, `sent ${JSON.stringify(sent).slice(0, 300)}`);
+  expect(second.id !== first.id && second.contextId === context,
+    `turn two ${second.id} in ${second.contextId}, turn one ${first.id} in ${context}`);
+  for (const id of [first.id, second.id]) {
+    const done = await waitFor(client, id, TaskState.TASK_STATE_COMPLETED);
+    expect(envelope(done).conversation_id === context,
+      `${id}: conversation_id ${envelope(done).conversation_id} != ${context}`);
+  }
+}
+
 let failed = 0;
 for (const [name, fn] of [
   ["js-client/send-non-blocking", testSendNonBlocking],
   ["js-client/get-progress", testGetProgress],
   ["js-client/cancel", testCancel],
   ["js-client/list", testList],
+  ["js-client/second-turn-in-context", testSecondTurnInContext],
 ]) {
   try {
     await fn();
