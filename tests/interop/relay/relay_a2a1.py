@@ -45,6 +45,39 @@ async def send(peer, parts, metadata):
     return client, events[0].task, context_id
 
 
+def test_two_turns_in_one_context_to_the_harness_behind_the_relay():
+    """A2A 1.0 §3.4.3 through the relay: turn two names turn one's contextId and no taskId; the
+    harness behind it starts a new task in that context, and both runs carry it as their
+    conversation_id."""
+    invocation = {"agent_id": "hello.world", "input": {"schema_class": "Message", "message_text": "hi"}}
+
+    async def go():
+        http = httpx.AsyncClient(timeout=30, headers={"X-Agent-Id": "ddecho"})
+        client = await create_client(f"{RELAY}/peers/dd", ClientConfig(streaming=False, httpx_client=http))
+
+        async def turn(context_id):
+            msg = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[data_part(invocation)])
+            if context_id:
+                msg.context_id = context_id
+            msg.metadata.update({"agent.id": "ddecho"})
+            events = [ev async for ev in client.send_message(SendMessageRequest(message=msg))]
+            expect(len(events) == 1 and events[0].HasField("task"), f"reply {events!r:.300}")
+            return events[0].task
+
+        first = await turn(None)
+        context = first.context_id
+        second = await turn(context)
+        expect(second.id != first.id and second.context_id == context,
+               f"turn two {second.id} in {second.context_id}; turn one {first.id} in {context}")
+        for task in (first, second):
+            expect(task.status.state == TaskState.TASK_STATE_COMPLETED, f"state {TaskState.Name(task.status.state)}")
+            envelope = MessageToDict(task.artifacts[0].parts[0].data)
+            expect(envelope.get("conversation_id") == context,
+                   f"conversation_id {envelope.get('conversation_id')} != {context}")
+
+    asyncio.run(go())
+
+
 def test_to_a2a1_agent_traced_then_get_and_cancel():
     tp, trace_id, span_id = new_traceparent()
 
@@ -113,6 +146,7 @@ if __name__ == "__main__":
     sys.exit(run([
         ("a2a1-client/to-a2a1-agent-traced-then-get-and-cancel", test_to_a2a1_agent_traced_then_get_and_cancel),
         ("a2a1-client/to-ddwire-agent", test_to_ddwire_agent),
+        ("a2a1-client/two-turns-in-one-context-to-the-harness", test_two_turns_in_one_context_to_the_harness_behind_the_relay),
         ("a2a1-client/star-refuses-leaf-to-leaf", test_star_refuses_leaf_to_leaf),
         ("a2a1-client/stream-from-a2a1-agent", test_stream_from_a2a1_agent),
     ]))

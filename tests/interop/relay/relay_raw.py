@@ -28,8 +28,9 @@ def test_peers_show_cards_and_health():
     status, body = get("/peers")
     expect(status == 200, f"GET /peers {status}")
     peers = {p["id"]: p for p in body["peers"]}
-    expect(set(peers) == {"ddecho", "py03", "py1", "py1c", "st03", "st1", "gone"}, f"peers {sorted(peers)}")
-    for pid, name in (("ddecho", "echo.wire"), ("py03", "echo-a2a03"), ("py1", "echo-a2a1"), ("py1c", "echo-a2a1-compat")):
+    expect(set(peers) == {"ddecho", "py03", "py1", "py1c", "st03", "st1", "dd", "gone"}, f"peers {sorted(peers)}")
+    for pid, name in (("ddecho", "echo.wire"), ("py03", "echo-a2a03"), ("py1", "echo-a2a1"), ("py1c", "echo-a2a1-compat"),
+                      ("dd", "ddwire harness")):
         expect(peers[pid]["health"]["state"] == "up", f"{pid} health {peers[pid]['health']}")
         expect(peers[pid]["card"]["name"] == name, f"{pid} card name {peers[pid]['card'].get('name')}")
     expect(peers["gone"]["health"]["state"] == "down", f"gone health {peers['gone']['health']}")
@@ -40,7 +41,7 @@ def test_peers_show_cards_and_health():
 def test_healthz_and_livez():
     status, body = get("/healthz")
     expect(status == 200 and body["status"] == "degraded", f"/healthz {status} {body.get('status')}")
-    expect(body["peers"]["up"] == 6 and body["topology"] == "star", f"{body['peers']} {body['topology']}")
+    expect(body["peers"]["up"] == 7 and body["topology"] == "star", f"{body['peers']} {body['topology']}")
     expect(get("/livez")[0] == 200, "/livez")
 
 

@@ -5,7 +5,8 @@
 #
 # Starts on free loopback ports: `ddwire agent echo` (peer "ddecho", the hub), the a2a suite's
 # a2a-sdk echo servers (0.3.26: "py03"; 1.3.0: "py1"; 1.3.0 with v0.3 compat: "py1c"), all leaves,
-# the same echo servers with cards saying streaming: true ("st03", "st1"), and a peer "gone" where
+# the same echo servers with cards saying streaming: true ("st03", "st1"), `ddwire serve` over
+# `ddwire agent hello` ("dd", a leaf: a harness behind the relay), and a peer "gone" where
 # nothing listens; `ddwire relay --star` over them, its spans in
 # $LOGS/traces; runs the programs in this folder (see README.md); kills every server on exit.
 set -euo pipefail
@@ -22,7 +23,7 @@ if wait $v1; then py1="$(cat "$LOGS/venv-a2a1.out")/bin/python"; else fail setup
 [[ -x "$DDWIRE" ]] || { fail setup/ddwire "no ddwire binary at $DDWIRE"; finish; exit; }
 [[ -n "$py03" && -n "$py1" ]] || { finish; exit; }
 
-read -r -d '' p_echo p_s03 p_s1 p_s1c p_gone p_relay p_st03 p_st1 < <(free_ports 8; printf '\0') || true
+read -r -d '' p_echo p_s03 p_s1 p_s1c p_gone p_relay p_st03 p_st1 p_hello p_dd < <(free_ports 10; printf '\0') || true
 url() { printf 'http://127.0.0.1:%s' "$1"; }
 
 cat >"$LOGS/peers.json" <<JSON
@@ -33,6 +34,7 @@ cat >"$LOGS/peers.json" <<JSON
   {"id": "py1c", "url": "$(url "$p_s1c")", "role": "leaf"},
   {"id": "st03", "url": "$(url "$p_st03")", "role": "leaf"},
   {"id": "st1", "url": "$(url "$p_st1")", "role": "leaf"},
+  {"id": "dd", "url": "$(url "$p_dd")", "role": "leaf"},
   {"id": "gone", "url": "$(url "$p_gone")", "role": "leaf"}
 ]}
 JSON
@@ -43,6 +45,10 @@ start_server a2a1-server "$py1" "$a2a/server_a2a1.py" "$p_s1"
 start_server a2a1-compat-server "$py1" "$a2a/server_a2a1.py" "$p_s1c" --v03-compat
 start_server stream03-server "$py03" "$here/server_stream.py" 03 "$p_st03"
 start_server stream1-server "$py1" "$here/server_stream.py" 1 "$p_st1"
+start_server ddwire-hello "$DDWIRE" agent hello --port "$p_hello"
+printf '{"agents": [{"url": "%s"}]}\n' "$(url "$p_hello")" >"$LOGS/agents.json"
+start_server ddwire-harness "$DDWIRE" serve --port "$p_dd" --agents "$LOGS/agents.json" \
+    --runs "$LOGS/runs" --acting-for-id urn:test:relay-suite --acting-for-name "Relay suite"
 
 card=/.well-known/agent-card.json
 ready=1
@@ -52,6 +58,8 @@ wait_ready a2a1-server "$(url "$p_s1")$card" || ready=0
 wait_ready a2a1-compat-server "$(url "$p_s1c")$card" || ready=0
 wait_ready stream03-server "$(url "$p_st03")$card" || ready=0
 wait_ready stream1-server "$(url "$p_st1")$card" || ready=0
+wait_ready ddwire-hello "$(url "$p_hello")$card" 15 || ready=0
+wait_ready ddwire-harness "$(url "$p_dd")/healthz" 15 || ready=0
 # The peers are on loopback, which a relay refuses to reach unless --peer-allow names it.
 start_server relay "$DDWIRE" relay --port "$p_relay" --peers "$LOGS/peers.json" --star \
     --peer-allow 127.0.0.1/32 \
