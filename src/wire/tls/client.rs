@@ -37,7 +37,7 @@ pub(crate) fn provider() -> Arc<CryptoProvider> {
     Arc::clone(PROVIDER.get_or_init(|| Arc::new(rustls::crypto::ring::default_provider())))
 }
 
-/// A client configuration and where its trust came from (for messages).
+/// The rustls client configuration one [`ClientTrust`] builds, shared by every connection.
 pub(crate) struct Config {
     pub(crate) rustls: Arc<ClientConfig>,
 }
