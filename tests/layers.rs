@@ -1,5 +1,5 @@
 //! The layers stay layers: no module reaches up into one above it. The arrows that must never
-//! appear (`/work/shared/design.md`, "Arrows that should never appear") are checked by reading
+//! appear (the project's design notes, "Arrows that should never appear") are checked by reading
 //! the source: a path through `crate::<layer>` in code (comments are skipped) from a layer
 //! that may not know that layer fails the test, naming the file, the line and the arrow.
 

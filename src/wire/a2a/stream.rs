@@ -15,8 +15,8 @@
 //! v0.3's `TaskStatusUpdateEvent` carries `final` (true on the last event of the stream); 1.0's
 //! has no such field: a 1.0 stream ends when the task reaches a terminal or interrupted state
 //! (1.0 §3.1.2), and the 1.0 codec reads `final` from the state. The codecs are in `super::v03`
-//! and `super::v10`, beside the rest of each binding; recordings of a2a-sdk 0.3.26 and 1.3.0
-//! streams (`/work/notes/tck.md` §5) are their test vectors.
+//! and `super::v10`, beside the rest of each binding; the stream events of a2a-sdk 0.3.26 and
+//! 1.3.0, as this module's tests write them out, are their test vectors.
 
 use super::Binding;
 use super::error::DecodeError;
