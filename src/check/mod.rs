@@ -185,10 +185,7 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
         sent: Vec::new(),
     };
     let mut results = Vec::new();
-    let https = options
-        .url
-        .get(..8)
-        .is_some_and(|s| s.eq_ignore_ascii_case("https://"));
+    let https = crate::wire::tls::is_https(&options.url);
     for probe in PROBES.iter().filter(|p| p.scope == Scope::Card) {
         if ctx.tls_failed {
             let why = Outcome::Skip("the TLS handshake failed".into());

@@ -362,10 +362,7 @@ fn tls(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
     } else {
         format!("{base}{CARD_PATH}")
     };
-    if !base
-        .get(..8)
-        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-    {
+    if !crate::wire::tls::is_https(base) {
         return plain_to_tls(ctx, &url);
     }
     match ctx.wire.get(&url) {

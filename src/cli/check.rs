@@ -89,11 +89,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let [url] = args.positionals.as_slice() else {
         return Err("expects one URL: the agent's base URL or its card's URL".into());
     };
-    if !cfg!(feature = "tls")
-        && url
-            .get(..8)
-            .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-    {
+    if !cfg!(feature = "tls") && ddwire::wire::tls::is_https(url) {
         return Err(format!("{url}: {}", ddwire::wire::tls::NOT_BUILT));
     }
     let bindings = match args.value("binding").unwrap_or("auto") {

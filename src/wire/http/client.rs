@@ -499,11 +499,7 @@ impl Transport for CapturingTransport {
 
 /// Without the `tls` feature, an `https://` URL is refused before any connection is made.
 fn no_tls_refusal(url: &str) -> Result<()> {
-    if cfg!(feature = "tls")
-        || !url
-            .get(..8)
-            .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
-    {
+    if cfg!(feature = "tls") || !crate::wire::tls::is_https(url) {
         return Ok(());
     }
     Err(WireError::Tls {

@@ -279,9 +279,7 @@ fn checked_url(url: &str, setting: &str) -> Result<String, OtlpError> {
         value: url.into(),
         reason: reason.into(),
     };
-    let https = url
-        .get(..8)
-        .is_some_and(|p| p.eq_ignore_ascii_case("https://"));
+    let https = crate::wire::tls::is_https(url);
     if https && !cfg!(feature = "tls") {
         return Err(bad(crate::wire::tls::NOT_BUILT));
     }

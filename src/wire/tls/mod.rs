@@ -25,6 +25,12 @@ use std::sync::Arc;
 pub const NOT_BUILT: &str =
     "this build of ddwire has no TLS; rebuild with default features (cargo build --release)";
 
+/// Whether `url` is an `https://` URL (the scheme compared without regard to case).
+pub fn is_https(url: &str) -> bool {
+    url.get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+}
+
 /// A certificate chain and its private key, as PEM files.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyPair {
