@@ -787,16 +787,19 @@ impl Endpoint {
                 // working changes it in place rather than copying it.
                 let held = Held::release(snapshot, &self.tasks);
                 let reply = run_work(work, &progress);
-                let id = held.id.clone();
                 let task = self.finish_held(held, reply);
                 // Canceled by the drain's cut: the caller is told why, not shown a cancel it
-                // never asked for.
-                let canceled = self
-                    .tasks
-                    .get(&id)
-                    .is_some_and(|t| t.status.state == TaskState::Canceled);
-                if canceled && self.drain.as_ref().is_some_and(|d| d.is_cut()) {
-                    return Err(A2aError::ShuttingDown { id });
+                // never asked for. (Asked only once the drain is cut: a blocking call's path
+                // pays nothing for it otherwise.)
+                if self.drain.as_ref().is_some_and(|d| d.is_cut())
+                    && self
+                        .tasks
+                        .get(&task.id)
+                        .is_some_and(|t| t.status.state == TaskState::Canceled)
+                {
+                    return Err(A2aError::ShuttingDown {
+                        id: task.id.clone(),
+                    });
                 }
                 Ok(Answer::Task(task, history))
             }

@@ -22,6 +22,8 @@ pub struct Drain {
 
 struct Inner {
     started: AtomicBool,
+    /// Set by [`Drain::cut`], read without a lock on every blocking call's way out.
+    cut: AtomicBool,
     /// Dropped by [`Drain::cut`]: every guard's `select` then sees its channel disconnect.
     cut_tx: Mutex<Option<Sender<()>>>,
     cut_rx: Receiver<()>,
@@ -35,6 +37,7 @@ impl Default for Drain {
         Drain {
             inner: Arc::new(Inner {
                 started: AtomicBool::new(false),
+                cut: AtomicBool::new(false),
                 cut_tx: Mutex::new(Some(cut_tx)),
                 cut_rx,
                 on_cut: Mutex::new(Vec::new()),
@@ -75,8 +78,13 @@ impl Drain {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
-        let hooks =
-            std::mem::take(&mut *self.inner.on_cut.lock().unwrap_or_else(|p| p.into_inner()));
+        // The flag is set under the hooks' lock, so a hook given meanwhile either is taken
+        // here or sees the cut and runs at once: never neither.
+        let hooks = {
+            let mut hooks = self.inner.on_cut.lock().unwrap_or_else(|p| p.into_inner());
+            self.inner.cut.store(true, Ordering::SeqCst);
+            std::mem::take(&mut *hooks)
+        };
         for hook in hooks {
             hook();
         }
@@ -84,24 +92,19 @@ impl Drain {
 
     /// Whether the drain has been cut.
     pub fn is_cut(&self) -> bool {
-        self.inner
-            .cut_tx
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_none()
+        self.inner.cut.load(Ordering::SeqCst)
     }
 
     /// Run `hook` when the drain is cut (at once, if it already is).
     pub fn on_cut(&self, hook: impl FnOnce() + Send + 'static) {
-        if self.is_cut() {
-            hook();
-            return;
+        {
+            let mut hooks = self.inner.on_cut.lock().unwrap_or_else(|p| p.into_inner());
+            if !self.is_cut() {
+                hooks.push(Box::new(hook));
+                return;
+            }
         }
-        self.inner
-            .on_cut
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(Box::new(hook));
+        hook();
     }
 
     /// `handler`, except that `GET /healthz` answers 503 `{"status": "draining"}` once the
