@@ -501,41 +501,39 @@ impl Registry {
 
 /// The sources a configuration lists: each entry with its key and its own client, read now.
 fn sources_of(client: &A2aClient, entries: &[AgentEntry]) -> Result<Vec<Source>> {
-    {
-        let mut sources = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let name = entry.name.clone().unwrap_or_else(|| entry.url.clone());
-            // Read before the card, so a bad key stops start-up even if the agent is down.
-            let key = match &entry.key_file {
-                None => None,
-                Some(path) => Some(Key::from_file("agent", path).map_err(|e| {
+    let mut sources = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let name = entry.name.clone().unwrap_or_else(|| entry.url.clone());
+        // Read before the card, so a bad key stops start-up even if the agent is down.
+        let key = match &entry.key_file {
+            None => None,
+            Some(path) => Some(Key::from_file("agent", path).map_err(|e| {
+                Error::config(
+                    path.display().to_string(),
+                    format!("the key of agent {name}: {e}"),
+                )
+            })?),
+        };
+        let own = match &entry.tls_client {
+            None => None,
+            Some(pair) => Some(A2aClient {
+                http: client.http.with_client_cert(pair.clone()).map_err(|e| {
                     Error::config(
-                        path.display().to_string(),
-                        format!("the key of agent {name}: {e}"),
+                        pair.cert.display().to_string(),
+                        format!("the client certificate of agent {name}: {e}"),
                     )
-                })?),
-            };
-            let own = match &entry.tls_client {
-                None => None,
-                Some(pair) => Some(A2aClient {
-                    http: client.http.with_client_cert(pair.clone()).map_err(|e| {
-                        Error::config(
-                            pair.cert.display().to_string(),
-                            format!("the client certificate of agent {name}: {e}"),
-                        )
-                    })?,
-                    ..client.clone()
-                }),
-            };
-            sources.push(Source {
-                entry: entry.clone(),
-                name,
-                key,
-                client: own,
-            });
-        }
-        Ok(sources)
+                })?,
+                ..client.clone()
+            }),
+        };
+        sources.push(Source {
+            entry: entry.clone(),
+            name,
+            key,
+            client: own,
+        });
     }
+    Ok(sources)
 }
 
 impl Registry {

@@ -672,7 +672,15 @@ fn terminal_safe(run: &RunView) -> RunView {
             }
         }
     }
-    let mut safe = run.clone();
+    // Every field but the delegated runs, which are made safe one by one below.
+    let mut safe = RunView {
+        envelope: run.envelope.clone(),
+        spans: run.spans.clone(),
+        grounding: run.grounding.clone(),
+        children: Vec::new(),
+        missing: run.missing.clone(),
+        unreadable_spans: run.unreadable_spans,
+    };
     json(&mut safe.envelope);
     if let Some(g) = &mut safe.grounding {
         s(g, true);
