@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(10);
@@ -135,16 +135,45 @@ fn a_json_rpc_body_over_the_element_budget_is_a_parse_error_naming_the_limit() {
     assert_ne!(answer.json()["error"]["code"], -32700, "{}", answer.text());
 }
 
+/// What a gated server's `/hold` handler waits on, and how many have reached it.
+#[derive(Default)]
+struct Gate {
+    open: AtomicBool,
+    /// `/hold` handlers entered: each holds its whole body from then until the gate opens.
+    held: AtomicUsize,
+}
+
+impl Gate {
+    fn store(&self, open: bool, order: Ordering) {
+        self.open.store(open, order);
+    }
+
+    /// Wait until `n` `/hold` handlers have been entered. A request in flight has not yet
+    /// read its body; a handler has, so the budget then holds it.
+    fn wait_held(&self, n: usize) {
+        let deadline = Instant::now() + T;
+        while self.held.load(Ordering::SeqCst) < n {
+            assert!(
+                Instant::now() < deadline,
+                "{} held",
+                self.held.load(Ordering::SeqCst)
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 /// A server whose handler waits for `gate` to open on `/hold` (up to 10 s), and answers the
 /// body's length otherwise.
-fn gated_server(addr: &str, limits: Limits) -> (Server, Arc<AtomicBool>) {
-    let gate = Arc::new(AtomicBool::new(false));
+fn gated_server(addr: &str, limits: Limits) -> (Server, Arc<Gate>) {
+    let gate = Arc::new(Gate::default());
     let handler: Handler = {
         let gate = Arc::clone(&gate);
         Arc::new(move |r: Request| {
             if r.path == "/hold" {
+                gate.held.fetch_add(1, Ordering::SeqCst);
                 let until = Instant::now() + T;
-                while !gate.load(Ordering::SeqCst) && Instant::now() < until {
+                while !gate.open.load(Ordering::SeqCst) && Instant::now() < until {
                     std::thread::sleep(Duration::from_millis(10));
                 }
             }
@@ -152,19 +181,6 @@ fn gated_server(addr: &str, limits: Limits) -> (Server, Arc<AtomicBool>) {
         })
     };
     (server::serve(addr, handler, limits).unwrap(), gate)
-}
-
-/// Wait until `server` has `n` requests in flight.
-fn wait_in_flight(server: &Server, n: usize) {
-    let deadline = Instant::now() + T;
-    while server.in_flight() < n {
-        assert!(
-            Instant::now() < deadline,
-            "{} in flight",
-            server.in_flight()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Finding 5: bodies in flight are bounded across connections. With 1 MiB of budget, a second
@@ -184,7 +200,7 @@ fn a_body_past_the_memory_budget_waits_briefly_then_is_503_with_retry_after_and_
         let body = body.clone();
         std::thread::spawn(move || post(addr, "/hold", &[], &body))
     };
-    wait_in_flight(&server, 1);
+    gate.wait_held(1);
     // No room within the wait: refused, with the reason and when to come back.
     let started = Instant::now();
     let refused = post(addr, "/", &[], &body);
@@ -225,7 +241,7 @@ fn a_body_past_the_memory_budget_waits_briefly_then_is_503_with_retry_after_and_
         let half = half.clone();
         std::thread::spawn(move || post(addr, "/hold", &[], &half))
     };
-    wait_in_flight(&server, 1);
+    gate.wait_held(2);
     assert_eq!(post(addr, "/", &[], &half).status, 200);
     gate.store(true, Ordering::SeqCst);
     assert_eq!(first.join().unwrap().status, 200);
@@ -242,7 +258,7 @@ fn a_chunked_body_is_counted_as_it_grows_and_refused_past_the_budget() {
     let (server, gate) = gated_server("127.0.0.1:0", limits);
     let addr = server.local_addr();
     let holder = std::thread::spawn(move || post(addr, "/hold", &[], &vec![b'x'; 700 << 10]));
-    wait_in_flight(&server, 1);
+    gate.wait_held(1);
     let mut s = connect(addr);
     s.write_all(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
         .unwrap();
