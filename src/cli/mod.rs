@@ -29,6 +29,7 @@ macro_rules! out {
 
 mod agent;
 mod agents;
+mod approve;
 mod args;
 mod check;
 mod completions;
@@ -71,6 +72,8 @@ fn commands() -> Vec<&'static Command> {
         &runs::SHOW,
         &runs::TRACE,
         &runs::REPLAY,
+        &approve::APPROVE,
+        &approve::DECLINE,
         &export::COMMAND,
         &lint::COMMAND,
         &profile::COMMAND,

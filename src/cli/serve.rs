@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
-    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--acting-for-id IRI --acting-for-name NAME] [--replay-window S] [--suspend-for S] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--max-connections-per-client N] [--max-body-memory MIB]\n       \
+    usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--acting-for-id IRI --acting-for-name NAME] [--replay-window S] [--suspend-for S] [--approval-for S] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--max-connections-per-client N] [--max-body-memory MIB]\n       \
             [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]\n       \
             [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
     details: "Routes: POST /a2a (and /) JSON-RPC, A2A v0.3 message/send and A2A 1.0 SendMessage,\n\
@@ -23,7 +23,9 @@ pub static COMMAND: Command = Command {
               (replay); GET /runs (?limit=&after=&agent=&status=&principal=&conversation=\n\
               &since=&until=; with limit, a Link: rel=\"next\" header), /runs/{id},\n\
               /runs/{id}/spans (JSON lines), /runs/{id}/grounding (the grounding report as JSON),\n\
-              /runs/{id}/agent-result, /conversations, /conversations/{id}, /agents, /agents/{id};\n\
+              /runs/{id}/agent-result, /runs/{id}/approval, /conversations, /conversations/{id},\n\
+              /agents, /agents/{id}; POST /runs/{id}/approve and /runs/{id}/decline (a data\n\
+              steward's decision on a referred run, below);\n\
               POST /agents/refresh (read the --agents file and every agent card again now, as\n\
               SIGHUP does; with --tokens it needs a bearer token, as an invocation does); GET /livez (200 while the process runs) and\n\
               /healthz (readiness as JSON: store writable, agents available of configured, runs\n\
@@ -62,6 +64,14 @@ pub static COMMAND: Command = Command {
               /agui/runs/{id}, /conversations and GetTask/CancelTask show a caller its own runs\n\
               (and runs delegated on its behalf); another principal's run is not found. A token\n\
               whose entry has \"role\": \"auditor\" reads every run.\n\n\
+              A run the profile refers to a data steward (actions_requiring_approval) waits for\n\
+              one: a token whose entry has \"role\": \"steward\" reads every run and may approve\n\
+              or decline it, once, within --approval-for seconds of the referral (default 86400),\n\
+              with POST /runs/{id}/approve or /decline (body empty or {\"reason\": \"...\"}),\n\
+              `ddwire approve`/`ddwire decline`, or the viewer. An approval runs the agent on the\n\
+              same input, for the same principal, as a new run linked to the referred one; it is\n\
+              refused if the profile, the agent's version or the input changed since. Only a\n\
+              steward may decide (403), and a decision is never taken twice (409).\n\n\
               Browsers: a POST must be application/json (or application/*+json), else 415; the\n\
               Host must be an IP address, localhost, the public URL's host or an --allowed-hosts\n\
               name, else 421; a request with an Origin other than the harness's own is refused\n\
@@ -117,6 +127,11 @@ pub static COMMAND: Command = Command {
             name: "suspend-for",
             value: Some("S"),
             help: "Seconds a suspended run (input-required) waits to be resumed (default 3600)",
+        },
+        Flag {
+            name: "approval-for",
+            value: Some("S"),
+            help: "Seconds after its referral a steward may approve a referred run (default 86400)",
         },
         export::OTLP_ENDPOINT,
         export::OTLP_TRACES_ENDPOINT,
@@ -175,6 +190,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
         None => {}
         Some(0) => return Err("--suspend-for must be at least 1 second".into()),
         Some(s) => conductor.suspend_for = std::time::Duration::from_secs(s),
+    }
+    match args.number::<u64>("approval-for")? {
+        None => {}
+        Some(0) => return Err("--approval-for must be at least 1 second".into()),
+        Some(s) => conductor.approve_for = std::time::Duration::from_secs(s),
     }
     conductor.otlp = export::start_exporter(args, "serve", http)?;
     let exporting = conductor

@@ -5,8 +5,9 @@
 //! token is hashed and compared with every digest in constant time.
 //!
 //! The roles are the union of what each server grants: `principal` (the default: act, and
-//! read one's own runs), `auditor` (the harness: read every run), `admin` (the relay: change
-//! its peers). A server treats a role it does not know as `principal`.
+//! read one's own runs), `auditor` (the harness: read every run), `steward` (the harness: read
+//! every run, and approve or decline a run the profile referred for approval), `admin` (the
+//! relay: change its peers). A server treats a role it does not know as `principal`.
 
 use crate::contract::Principal;
 use crate::contract::canonical::sha256_hex;
@@ -45,11 +46,14 @@ pub enum Role {
     Auditor,
     /// Change a relay's peers, `POST` and `DELETE /peers` (`"role": "admin"`).
     Admin,
+    /// Read every run of a harness, and approve or decline the runs its profile referred to
+    /// a data steward (`"role": "steward"`).
+    Steward,
 }
 
 /// Read a tokens file: a JSON object mapping each token's SHA-256 hex digest to its entry,
-/// `{"principal_id", "name", "principal_kind"?, "role"?}` (`role`: `"auditor"`, `"admin"` or
-/// `"principal"`). A file of another shape is refused with the field that is wrong and the
+/// `{"principal_id", "name", "principal_kind"?, "role"?}` (`role`: `"auditor"`, `"steward"`,
+/// `"admin"` or `"principal"`). A file of another shape is refused with the field that is wrong and the
 /// shape expected.
 pub fn read_tokens_file(path: &Path) -> Result<Vec<Token>> {
     let source = path.display().to_string();
@@ -91,11 +95,12 @@ pub fn read_tokens_file(path: &Path) -> Result<Vec<Token>> {
             None => Role::Principal,
             Some(Value::String(r)) if r == "auditor" => Role::Auditor,
             Some(Value::String(r)) if r == "admin" => Role::Admin,
+            Some(Value::String(r)) if r == "steward" => Role::Steward,
             Some(Value::String(r)) if r == "principal" => Role::Principal,
             Some(other) => {
                 return Err(wrong(
                     "\"role\"",
-                    format!("is {other}, not \"auditor\", \"admin\" or \"principal\""),
+                    format!("is {other}, not \"auditor\", \"steward\", \"admin\" or \"principal\""),
                 ));
             }
         };
@@ -167,7 +172,7 @@ pub fn find_token<'t>(
 }
 
 /// The shape of a tokens file, for its errors.
-const TOKENS_SHAPE: &str = "{\"<sha256 hex of a token>\": {\"principal_id\": \"<IRI>\", \"name\": \"<name>\", \"principal_kind\": \"person\"|\"accountable_role\", \"role\": \"auditor\" (optional)}, ...}";
+const TOKENS_SHAPE: &str = "{\"<sha256 hex of a token>\": {\"principal_id\": \"<IRI>\", \"name\": \"<name>\", \"principal_kind\": \"person\"|\"accountable_role\", \"role\": \"auditor\"|\"steward\"|\"admin\" (optional)}, ...}";
 
 /// What kind of JSON value `v` is, for an error message.
 fn kind_of(v: &Value) -> &'static str {

@@ -80,6 +80,7 @@
 //! panic anywhere else in the run is caught around it, and the run is stored as failed with
 //! a trace of its own root span, so the id is used up as for any finished run.
 
+use super::approval::{self, ApprovalError, Verdict};
 use super::call_threads::{self, CallThreads};
 use super::grounding::{self, GroundingReport};
 use super::policy::{self, Decision, Profile};
@@ -247,10 +248,13 @@ pub(crate) struct Waiting {
 }
 
 /// What one turn may end in: a stored run only, or also a suspension; and the suspended run
-/// it resumes, if any.
+/// it resumes, or the steward's approval it carries out, if any.
 enum Turning<'r> {
     /// The caller cannot resume: the turn ends in a stored run.
     Once,
+    /// A steward's approval of a referred run (its decision record, see `approval`): the
+    /// policy gate lets this run through where it would refer it; it ends in a stored run.
+    Approved(&'r Value),
     /// The caller can resume (an A2A task, AG-UI 1.0): the agent may suspend.
     MaySuspend,
     /// This turn resumes a suspended run (and may suspend it again).
@@ -376,6 +380,8 @@ pub struct Conductor {
     pub otlp: Option<crate::wire::otlp::Exporter>,
     /// How long a suspended run waits for its caller before it is stored as expired.
     pub suspend_for: std::time::Duration,
+    /// How long after its referral a steward may approve a referred run (see `approval`).
+    pub approve_for: std::time::Duration,
     running: Mutex<HashSet<String>>,
     /// Runs an agent suspended, by invocation id.
     suspended: Mutex<HashMap<String, Suspension>>,
@@ -403,6 +409,7 @@ impl Conductor {
             callback_url: None,
             otlp: None,
             suspend_for: SUSPEND_FOR,
+            approve_for: approval::APPROVE_FOR,
             running: Mutex::default(),
             suspended: Mutex::default(),
             grants: Mutex::default(),
@@ -445,7 +452,14 @@ impl Conductor {
                 "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
             ));
         }
-        self.guarded(request, acting_for, trace, observer, Some(task), true)
+        self.guarded(
+            request,
+            acting_for,
+            trace,
+            observer,
+            Some(task),
+            Turning::MaySuspend,
+        )
     }
 
     fn invoke_top(
@@ -461,7 +475,7 @@ impl Conductor {
                 "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
             ));
         }
-        done(self.guarded(request, acting_for, trace, observer, task, false))
+        done(self.guarded(request, acting_for, trace, observer, task, Turning::Once))
     }
 
     /// Resume the suspended run `invocation_id` with the caller's `resumption` (see the
@@ -533,6 +547,86 @@ impl Conductor {
         )?;
         self.drop_record(invocation_id);
         Ok(run)
+    }
+
+    /// A data steward's `verdict` on the referred run `referred_id` (see `approval`): the
+    /// decision is recorded once; an approval then runs the agent on the referred run's input,
+    /// for its principal, as a new run carrying the record (`Some` run). A decline runs
+    /// nothing. The caller has checked that `steward` holds the role.
+    pub(crate) fn decide(
+        &self,
+        referred_id: &str,
+        verdict: Verdict,
+        steward: &Principal,
+        reason: Option<&str>,
+    ) -> std::result::Result<(Value, Option<Run>), ApprovalError> {
+        if !self.store.is_writable() {
+            return Err(ApprovalError::NotApprovable(format!(
+                "{}: a decision is written to the store, so a read-only harness takes none",
+                StoreError::ReadOnly
+            )));
+        }
+        let referral = approval::referral(self.store.reader(), referred_id, self.approve_for)?;
+        let root = self.store.root();
+        if verdict == Verdict::Declined {
+            let record = approval::record(&referral, verdict, steward, reason, None);
+            approval::claim(root, &record)?;
+            return Ok((record, None));
+        }
+        if referral.policy_digest != self.profile.digest {
+            return Err(ApprovalError::Changed(format!(
+                "the harness's profile is not the one that referred run {referred_id} (policy                  digest {} then, {} now)",
+                referral.policy_digest, self.profile.digest
+            )));
+        }
+        let agent = self
+            .registry
+            .get_or_refresh(&referral.agent_id)
+            .ok_or_else(|| {
+                ApprovalError::Changed(format!(
+                    "agent {} is no longer registered",
+                    referral.agent_id
+                ))
+            })?;
+        if agent.spec.version != referral.agent_version {
+            return Err(ApprovalError::Changed(format!(
+                "agent {} is at version {} now, and was at {} when run {referred_id} was referred",
+                referral.agent_id, agent.spec.version, referral.agent_version
+            )));
+        }
+        let mut request = InvocationRequest::from_value(&referral.request)
+            .map_err(|e| ApprovalError::Failed(format!("run {referred_id}'s request: {e}")))?;
+        request.invocation_id = crate::ids::new_uuid7();
+        request.issued_at = crate::time::now_rfc3339();
+        let record = approval::record(
+            &referral,
+            verdict,
+            steward,
+            reason,
+            Some(&request.invocation_id),
+        );
+        approval::claim(root, &record)?;
+        let new_id = request.invocation_id.clone();
+        let outcome = self.guarded(
+            request,
+            &referral.acting_for,
+            RunTrace::new(None),
+            &|_, _| {},
+            None,
+            Turning::Approved(&record),
+        );
+        match done(outcome) {
+            Ok(run) => Ok((record, Some(run))),
+            Err(e) => {
+                // No run was made, so the approval is not spent (a stored run never errs here).
+                if !self.store.has(&new_id) {
+                    approval::release(root, referred_id);
+                }
+                Err(ApprovalError::Failed(format!(
+                    "the approved run of {referred_id} could not be made: {e}"
+                )))
+            }
+        }
     }
 
     /// Take the suspension of `invocation_id` for `principal`, after storing every expired
@@ -731,7 +825,8 @@ impl Conductor {
             .trace
             .cloned()
             .unwrap_or_else(|| RunTrace::new(None));
-        let outcome = done(self.guarded(child, &acting_for, trace, &|_, _| {}, None, false));
+        let outcome =
+            done(self.guarded(child, &acting_for, trace, &|_, _| {}, None, Turning::Once));
         if let Ok(run) = &outcome {
             in_flight.record(delegation_record(&run.envelope));
         }
@@ -773,7 +868,7 @@ impl Conductor {
         trace: RunTrace,
         observer: Observer<'_>,
         task: Option<&Progress>,
-        can_suspend: bool,
+        turning: Turning<'_>,
     ) -> Result<Turn> {
         self.expire_due();
         let request_doc = request.to_document();
@@ -791,18 +886,7 @@ impl Conductor {
         }
         let _running = self.admit(&request.invocation_id)?;
         let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.run(
-                &request,
-                acting_for,
-                &trace,
-                observer,
-                task,
-                if can_suspend {
-                    Turning::MaySuspend
-                } else {
-                    Turning::Once
-                },
-            )
+            self.run(&request, acting_for, &trace, observer, task, turning)
         }));
         match outcome {
             Ok(outcome) => outcome,
@@ -929,10 +1013,14 @@ impl Conductor {
         task: Option<&Progress>,
         turning: Turning<'_>,
     ) -> Result<Turn> {
-        let can_suspend = !matches!(turning, Turning::Once);
+        let can_suspend = matches!(turning, Turning::MaySuspend | Turning::Resuming(_));
+        let approval = match turning {
+            Turning::Approved(record) => Some(record),
+            _ => None,
+        };
         let resumed = match turning {
             Turning::Resuming(r) => Some(*r),
-            Turning::Once | Turning::MaySuspend => None,
+            Turning::Once | Turning::MaySuspend | Turning::Approved(_) => None,
         };
         // An agent that came up after the harness is admitted here, before refusing.
         let agent = self
@@ -948,7 +1036,7 @@ impl Conductor {
         let trace_id = root.context().trace_id;
 
         let gate = stage(observer, Stage::PolicyGate, || {
-            policy_gate(&self.profile, &agent.spec, &tracer, &root)
+            policy_gate(&self.profile, &agent.spec, &tracer, &root, approval)
         });
         let decided = match gate {
             Some(refused) => refused,
@@ -1005,10 +1093,14 @@ impl Conductor {
             ));
             turns_json(&s, Some(&r.resumed_by))
         });
-        let files: Vec<(&str, &str)> = turns
-            .as_deref()
-            .map(|t| vec![(TURNS_FILE, t)])
-            .unwrap_or_default();
+        let approval_text = approval.map(Value::to_string);
+        let mut files: Vec<(&str, &str)> = Vec::new();
+        if let Some(t) = turns.as_deref() {
+            files.push((TURNS_FILE, t));
+        }
+        if let Some(a) = approval_text.as_deref() {
+            files.push((approval::APPROVAL_FILE, a));
+        }
         stage(observer, Stage::Store, || {
             let beside = Beside {
                 agent_reply: decided.agent_reply.as_ref(),
@@ -1506,21 +1598,44 @@ fn stage<T>(observer: Observer<'_>, stage: Stage, step: impl FnOnce() -> T) -> T
 /// span: `None` when the agent may run; else the conductor's outcome. A refusal is `failed`
 /// with the profile's problem; a profile that requires approval refers the run to the data
 /// steward. Either statement ends "The agent was not run."
+/// Stage 1, the policy gate. A run carrying a steward's `approval` (its decision record) is
+/// let through where the profile would refer it, and its root records an `approved` event.
 fn policy_gate(
     profile: &Profile,
     spec: &AgentSpec,
     tracer: &Tracer,
     root: &ActiveSpan<'_>,
+    approval: Option<&Value>,
 ) -> Option<Decided> {
     let span = tracer.policy_gate(&spec.agent_id);
     let decision = policy::gate(profile, &spec.agent_id, &spec.action_class);
     span.end();
+    let approved = approval.filter(|_| matches!(decision, Decision::RequiresApproval { .. }));
     stage_event(
         root,
         Stage::PolicyGate,
         attr::STAGE_DECISION,
-        decision.name(),
+        if approved.is_some() {
+            approval::Verdict::Approved.as_str()
+        } else {
+            decision.name()
+        },
     );
+    if let Some(record) = approved {
+        let mut attributes = Attributes::default();
+        let text = |k: &str| record[k].as_str().unwrap_or("").to_string();
+        attributes.set(attr::APPROVAL_REFERRED, text("referred_invocation_id"));
+        attributes.set(
+            attr::APPROVAL_BY,
+            record
+                .pointer("/decided_by/principal_id")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        );
+        attributes.set(attr::APPROVAL_AT, text("decided_at"));
+        root.add_event(event::APPROVED, attributes);
+        return None;
+    }
     match &decision {
         Decision::Permitted => None,
         Decision::NotEnabled { reason } | Decision::ClassMismatch { reason, .. } => {
@@ -2137,7 +2252,7 @@ mod tests {
         let tracer = Tracer::new(SERVICE_NAME);
         let root = tracer.span(SpanName::InvokeAgent).start();
         let trace_id = root.context().trace_id;
-        let refused = policy_gate(&profile, &spec, &tracer, &root).expect("refused");
+        let refused = policy_gate(&profile, &spec, &tracer, &root, None).expect("refused");
         root.end();
         assert_eq!(refused.result.outcome.status, OutcomeStatus::Failed);
         assert!(refused.result.outcome.statement.ends_with(AGENT_NOT_RUN));
@@ -2161,7 +2276,7 @@ mod tests {
         let profile = Profile::from_bytes(approval.as_bytes(), "t").unwrap();
         let tracer = Tracer::new(SERVICE_NAME);
         let root = tracer.span(SpanName::InvokeAgent).start();
-        let referred = policy_gate(&profile, &spec, &tracer, &root).expect("referred");
+        let referred = policy_gate(&profile, &spec, &tracer, &root, None).expect("referred");
         assert_eq!(referred.result.outcome.status, OutcomeStatus::Referred);
         assert_eq!(
             referred.result.outcome.referred_to.as_deref(),
@@ -2170,7 +2285,7 @@ mod tests {
         assert!(referred.problem.is_none());
         let open = format!(r#"{{"profile_id": "open", "agents": {{"hello.world": "{class}"}}}}"#);
         let profile = Profile::from_bytes(open.as_bytes(), "t").unwrap();
-        assert!(policy_gate(&profile, &spec, &tracer, &root).is_none());
+        assert!(policy_gate(&profile, &spec, &tracer, &root, None).is_none());
         root.end();
     }
 

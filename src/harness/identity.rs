@@ -14,8 +14,9 @@
 //!
 //! What a caller may read follows the same credentials ([`Authenticator::access_for`]): with
 //! bearer tokens, a principal reads its own runs (delegated children run under the grant's
-//! principal, so they are its own too), and a token whose entry says `"role": "auditor"`
-//! reads every run. An operator-mode harness answers every reader, as before.
+//! principal, so they are its own too), and a token whose entry says `"role": "auditor"` or
+//! `"role": "steward"` reads every run; only a steward may decide a referred run (see
+//! `approval`). An operator-mode harness answers every reader, as before.
 
 pub use crate::contract::tokens::{Role, Token, token_digest};
 use crate::contract::tokens::{find_token, read_tokens_file};
@@ -79,7 +80,8 @@ impl Authenticator {
             Authenticator::Bearer(_) => {
                 let token = self.token_for(headers)?;
                 Ok(match token.role {
-                    Role::Auditor => Access::All,
+                    // A steward judges other principals' referred runs, so reads them all.
+                    Role::Auditor | Role::Steward => Access::All,
                     Role::Principal | Role::Admin => {
                         Access::Own(token.principal.principal_id.clone())
                     }
@@ -89,7 +91,7 @@ impl Authenticator {
     }
 
     /// The token entry a caller's `Authorization` header presents (bearer mode only).
-    fn token_for(&self, headers: Option<&[(String, String)]>) -> Result<&Token> {
+    pub(crate) fn token_for(&self, headers: Option<&[(String, String)]>) -> Result<&Token> {
         match self {
             Authenticator::Operator(_) => Err(Error::unauthenticated(
                 "unauthenticated: this harness takes no bearer tokens",

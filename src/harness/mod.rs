@@ -3,6 +3,7 @@
 //! the harness's own routes (A2A, AG-UI, JSON).
 
 pub mod agui;
+pub(crate) mod approval;
 pub(crate) mod call_threads;
 pub mod conductor;
 mod conversations;

@@ -27,8 +27,9 @@
 //! callback from a keyed agent to be signed by it. Unsigned callers (outside callers, agents
 //! without a key) are handled as before.
 
+use super::approval::{ApprovalError, Verdict};
 use super::conductor::{Callback, Conductor, Phase, RunTrace, Stage, Turn};
-use super::identity::{Access, Authenticator};
+use super::identity::{Access, Authenticator, Role as TokenRole};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::InvocationRequest;
 use crate::contract::formats::is_sha256_hex;
@@ -339,8 +340,11 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
     if let Err(refused) = harness.browser.admit(request) {
         return harness.browser.decorate(request, refused);
     }
+    let path = request.path.trim_end_matches('/');
     let state_changing = request.method == "POST"
-        && matches!(request.path.trim_end_matches('/'), "" | "/a2a" | "/agui");
+        && (matches!(path, "" | "/a2a" | "/agui")
+            || path.ends_with("/approve")
+            || path.ends_with("/decline"));
     if state_changing && let Err(refused) = harness.browser.admit_body(request) {
         return harness.browser.decorate(request, refused);
     }
@@ -456,6 +460,8 @@ fn dispatch(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> R
         ("GET" | "HEAD", ["livez"]) => Response::json(200, &json!({ "status": "live" })),
         ("GET" | "HEAD", ["healthz"]) => super::health::readiness(harness, &harness.connections),
         ("POST", ["agents", "refresh"]) => refresh_agents(harness, request),
+        ("POST", ["runs", id, "approve"]) => decide(harness, request, id, Verdict::Approved),
+        ("POST", ["runs", id, "decline"]) => decide(harness, request, id, Verdict::Declined),
         (_, _) => Response::error(
             404,
             &format!("no route {} {}", request.method, request.path),
@@ -502,6 +508,97 @@ fn refresh_agents(harness: &Harness, request: &Request) -> Response {
     Response::json(200, &body)
 }
 
+/// `POST /runs/{id}/approve` and `/decline`: a data steward decides a run the profile referred
+/// (see `approval`). Only a bearer token with the role `steward` may: 401 without a valid
+/// token, 403 for any other. The body is empty or `{"reason": "…"}`. An approval answers 200
+/// with the decision's record and the new run's envelope (`{"decision", "envelope"}`), a decline
+/// with the record alone; a refusal is the status [`ApprovalError::status`] names, with the
+/// earlier decision when there was one.
+fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdict) -> Response {
+    let token = match &harness.authenticator {
+        Some(auth @ Authenticator::Bearer(_)) => auth.token_for(Some(&request.headers)),
+        _ => {
+            let e = ApprovalError::NotSteward(
+                "this harness takes no bearer tokens, so no caller holds the role; start it \
+                 with --tokens FILE and give the steward's entry \"role\": \"steward\""
+                    .into(),
+            );
+            return Response::error(e.status(), &e.to_string());
+        }
+    };
+    let steward = match token {
+        Ok(token) if token.role == TokenRole::Steward => token.principal.clone(),
+        Ok(token) => {
+            let e = ApprovalError::NotSteward(format!(
+                "the token of {} has no \"role\": \"steward\" in the tokens file",
+                token.principal.principal_id
+            ));
+            return Response::error(e.status(), &e.to_string());
+        }
+        Err(e) => {
+            let presented = request.header("authorization").is_some();
+            return unauthorized(&e.to_string(), presented);
+        }
+    };
+    let reason = match decision_reason(&request.body) {
+        Ok(reason) => reason,
+        Err(why) => return Response::error(400, &why),
+    };
+    let id = match resolve_run(harness, reference, &Access::All) {
+        Ok(id) => id,
+        Err(response) => return response,
+    };
+    match harness
+        .conductor
+        .decide(&id, verdict, &steward, reason.as_deref())
+    {
+        Ok((record, Some(run))) => Response::json(
+            200,
+            &json!({ "decision": record, "envelope": run.envelope.to_document() }),
+        )
+        .noting_invocation(&run.envelope.invocation_id),
+        Ok((record, None)) => Response::json(200, &json!({ "decision": record })),
+        Err(e) => {
+            let mut body = json!({ "error": e.to_string() });
+            if let ApprovalError::AlreadyDecided(earlier) = &e {
+                body["decision"] = Value::clone(earlier);
+            }
+            Response::json(e.status(), &body)
+        }
+    }
+}
+
+/// The most characters a steward's reason may hold.
+const MAX_REASON_CHARS: usize = 2000;
+
+/// The reason a decision's body gives: none for an empty body; else a JSON object whose only
+/// member is an optional string `reason`.
+fn decision_reason(body: &[u8]) -> std::result::Result<Option<String>, String> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    const SHAPE: &str = "send no body, or {\"reason\": \"…\"}";
+    let doc = crate::json::parse(body, crate::json::Limits::DEFAULT)
+        .map_err(|e| format!("the body is not JSON ({e}); {SHAPE}"))?;
+    let Value::Object(mut map) = doc else {
+        return Err(format!("the body is not a JSON object; {SHAPE}"));
+    };
+    let reason = match map.remove("reason") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(r)) if r.chars().count() <= MAX_REASON_CHARS => Some(r),
+        Some(Value::String(_)) => {
+            return Err(format!(
+                "reason is longer than {MAX_REASON_CHARS} characters"
+            ));
+        }
+        Some(_) => return Err(format!("reason must be a string; {SHAPE}")),
+    };
+    if let Some(key) = map.keys().next() {
+        return Err(format!("unknown member {key:?}; {SHAPE}"));
+    }
+    Ok(reason)
+}
+
 /// The routes that read stored runs, for a caller who may see `access`. Another principal's
 /// run is answered as no run at all (404), never as forbidden, so a reader learns nothing of
 /// runs that are not its own.
@@ -536,6 +633,20 @@ fn read_route(
                     _ => Response::json(200, &super::viewer::grounding_json(id, &text)),
                 },
                 None => Response::error(404, &format!("run {id} keeps no grounding report")),
+            }))
+        }),
+        ["runs", id, "approval"] => with_run(harness, id, access, |store, id| {
+            if !store.has(id) {
+                return Ok(None);
+            }
+            Ok(Some(match super::approval::of_run(store, id)? {
+                Some(record) => Response::json(200, &record),
+                None => Response::error(
+                    404,
+                    &format!(
+                        "run {id} has no steward's decision: it was neither decided nor approved"
+                    ),
+                ),
             }))
         }),
         ["runs", id, "agent-result"] => with_run(harness, id, access, |store, id| {

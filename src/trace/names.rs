@@ -101,6 +101,15 @@ pub mod attr {
     /// Informational, not owned: on a [`WITHHELD`](super::event::WITHHELD) event, every
     /// violation as the envelope's statement lists it (a string array).
     pub const WITHHELD_VIOLATIONS: &str = "dd.withheld.violations";
+    /// Informational, not owned: on an [`APPROVED`](super::event::APPROVED) event, the
+    /// referred run the steward approved.
+    pub const APPROVAL_REFERRED: &str = "dd.approval.referred_invocation_id";
+    /// Informational, not owned: on an [`APPROVED`](super::event::APPROVED) event, the
+    /// steward's `principal_id`.
+    pub const APPROVAL_BY: &str = "dd.approval.by";
+    /// Informational, not owned: on an [`APPROVED`](super::event::APPROVED) event, when the
+    /// steward decided (RFC 3339).
+    pub const APPROVAL_AT: &str = "dd.approval.at";
 }
 
 /// The names of the span events the conductor records on the root `invoke_agent` span, beside
@@ -113,6 +122,10 @@ pub mod event {
     /// [`WITHHELD_RULES`](super::attr::WITHHELD_RULES) (grounding check only) and
     /// [`WITHHELD_VIOLATIONS`](super::attr::WITHHELD_VIOLATIONS).
     pub const WITHHELD: &str = "withheld";
+    /// A steward approved the referred run this run carries out, so the policy gate let it
+    /// through. Carries [`APPROVAL_REFERRED`](super::attr::APPROVAL_REFERRED),
+    /// [`APPROVAL_BY`](super::attr::APPROVAL_BY) and [`APPROVAL_AT`](super::attr::APPROVAL_AT).
+    pub const APPROVED: &str = "approved";
 }
 
 /// The ten owned attributes: the only ones the linter and the provenance writer read.

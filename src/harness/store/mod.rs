@@ -15,9 +15,12 @@
 //! <runs>/<invocation_id>/agent-result.json the agent's reply as received, before any withholding:
 //!                                          {"result": <AgentResult>, "spans": [<span JSON text>…]}
 //!                                          (ddwire's own; absent when the agent was not called)
+//! <runs>/<invocation_id>/turns.json        the turns of a run an agent suspended (ddwire's own)
+//! <runs>/<invocation_id>/approval.json     the steward's approval a run carried out (ddwire's own)
 //! <runs>/schemas/<digest>.json             each class schema checked against, json.dumps(schema, indent=2)
 //! <runs>/.ddwire/                          ddwire's own: the store lock, each writer's lock and journal,
-//!                                          and suspended/<id>.json, each run an agent suspended, until it is stored
+//!                                          suspended/<id>.json, each run an agent suspended, until it is stored,
+//!                                          and decisions/<id>.json, a steward's decision on a referred run
 //! ```
 //!
 //! JSON is written byte for byte as CPython's `json.dumps` writes it (`python::dumps`), so

@@ -349,6 +349,12 @@ impl RunReader {
         Ok(Some(spans))
     }
 
+    /// A JSON file the conductor kept beside the run's envelope (`turns.json`, `approval.json`),
+    /// or `None` if the run has none by that name.
+    pub(crate) fn beside(&self, invocation_id: &str, name: &str) -> Result<Option<Value>> {
+        read_json(&self.root, self.run_file(invocation_id, name))
+    }
+
     /// `<root>/<id>/<name>`, or `None` if `id` is not a UUIDv7 (and so could name a path
     /// outside the store).
     pub(crate) fn run_file(&self, invocation_id: &str, name: &str) -> Option<PathBuf> {
