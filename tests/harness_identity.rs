@@ -205,4 +205,21 @@ fn a_tokens_file_of_the_wrong_shape_names_the_field_and_the_shape_expected() {
     };
     assert_eq!(tokens[0].role, ddwire::harness::identity::Role::Auditor);
     assert_eq!(tokens[0].principal.principal_id, "urn:x:auditor");
+    std::fs::write(
+        &path,
+        json!({ &digest: {"principal_id": "urn:x:steward", "name": "Steward", "role": "steward"} })
+            .to_string(),
+    )
+    .unwrap();
+    let Authenticator::Bearer(tokens) = Authenticator::bearer_from_file(&path).unwrap() else {
+        panic!("a bearer authenticator");
+    };
+    assert_eq!(tokens[0].role, ddwire::harness::identity::Role::Steward);
+    // A steward reads every run, as it judges other principals' referred runs.
+    assert_eq!(
+        Authenticator::Bearer(tokens)
+            .access_for(Some(&[("Authorization".into(), "Bearer t".into())]))
+            .unwrap(),
+        ddwire::harness::identity::Access::All
+    );
 }

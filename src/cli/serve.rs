@@ -290,7 +290,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     );
     if bearer {
         eprintln!(
-            "ddwire serve: reads need a bearer token: each principal sees its own runs, an auditor all"
+            "ddwire serve: reads need a bearer token: each principal sees its own runs, an auditor or a steward all"
         );
     }
     if !addr.ip().is_loopback() && !bearer {

@@ -575,7 +575,7 @@ impl Conductor {
         }
         if referral.policy_digest != self.profile.digest {
             return Err(ApprovalError::Changed(format!(
-                "the harness's profile is not the one that referred run {referred_id} (policy                  digest {} then, {} now)",
+                "the harness's profile is not the one that referred run {referred_id} (policy digest {} then, {} now)",
                 referral.policy_digest, self.profile.digest
             )));
         }

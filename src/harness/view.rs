@@ -32,6 +32,7 @@ fn load_at(
     let mut view = RunView {
         envelope,
         grounding: reader.grounding(id)?,
+        decision: super::approval::of_run(reader, id)?,
         ..RunView::default()
     };
     if let Some(lines) = reader.spans(id)? {

@@ -52,6 +52,10 @@ pub struct RunView {
     pub missing: Vec<(String, String)>,
     /// Lines of `spans.jsonl` that were not span JSON, and so are not drawn.
     pub unreadable_spans: usize,
+    /// A data steward's decision this run takes part in, as the run store records it: on a
+    /// referred run, whether it was approved (and by which run) or declined; on an approved
+    /// run, the approval it carried out.
+    pub decision: Option<Value>,
 }
 
 impl RunView {
@@ -314,6 +318,7 @@ fn run_json(run: &RunView, axis: &Axis, depth: usize) -> Value {
         "children": children,
         "missing_children": missing,
         "unreadable_spans": run.unreadable_spans,
+        "decision": run.decision,
         "envelope": run.envelope,
     })
 }
@@ -680,8 +685,12 @@ fn terminal_safe(run: &RunView) -> RunView {
         children: Vec::new(),
         missing: run.missing.clone(),
         unreadable_spans: run.unreadable_spans,
+        decision: run.decision.clone(),
     };
     json(&mut safe.envelope);
+    if let Some(d) = &mut safe.decision {
+        json(d);
+    }
     if let Some(g) = &mut safe.grounding {
         s(g, true);
     }
@@ -712,6 +721,28 @@ pub fn no_output(envelope: &Value) -> bool {
     text(envelope, &["outcome", "status"]) != Some("succeeded")
         && text(envelope, &["problem", "type"])
             .is_some_and(|t| t.rsplit('/').next() == Some("agent-error"))
+}
+
+/// A steward's decision as `show` states it, from the side of the run `id`.
+fn decision_line(d: &Value, id: &str) -> String {
+    let s = |k: &[&str]| text(d, k).unwrap_or("?");
+    let by = format!(
+        "{} by {} at {}",
+        s(&["decision"]),
+        s(&["decided_by", "principal_id"]),
+        s(&["decided_at"])
+    );
+    let mut line = match text(d, &["invocation_id"]) {
+        Some(run) if run == id => {
+            format!("carries out run {}, {by}", s(&["referred_invocation_id"]))
+        }
+        Some(run) => format!("{by}: run {run} carried it out"),
+        None => format!("{by}: the agent was not run"),
+    };
+    if let Some(reason) = text(d, &["reason"]) {
+        line.push_str(&format!(" (reason: {reason})"));
+    }
+    line
 }
 
 /// The envelope, summarised.
@@ -804,6 +835,9 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
     }
     if let Some(parent) = text(env, &["parent_invocation_id"]) {
         field("parent", &format!("run {parent} delegated this run"), out);
+    }
+    if let Some(d) = &run.decision {
+        field("steward", &decision_line(d, run.invocation_id()), out);
     }
     let total = count(run);
     let axis = Axis::of(run);
@@ -1104,6 +1138,30 @@ impl Paint {
 mod tests {
     use super::*;
     use crate::trace::{Attributes, Event, Link, Resource, SpanKind, Status, TraceId, TraceState};
+
+    #[test]
+    fn a_stewards_decision_is_stated_from_the_side_of_each_run_it_links() {
+        let approved = json!({
+            "decision": "approved", "referred_invocation_id": "r1", "invocation_id": "n1",
+            "decided_by": {"principal_id": "urn:x:steward"}, "decided_at": "2026-12-01T00:00:00Z",
+        });
+        assert_eq!(
+            decision_line(&approved, "r1"),
+            "approved by urn:x:steward at 2026-12-01T00:00:00Z: run n1 carried it out"
+        );
+        assert_eq!(
+            decision_line(&approved, "n1"),
+            "carries out run r1, approved by urn:x:steward at 2026-12-01T00:00:00Z"
+        );
+        let declined = json!({
+            "decision": "declined", "referred_invocation_id": "r1", "reason": "no",
+            "decided_by": {"principal_id": "urn:x:steward"}, "decided_at": "2026-12-01T00:00:00Z",
+        });
+        assert_eq!(
+            decision_line(&declined, "r1"),
+            "declined by urn:x:steward at 2026-12-01T00:00:00Z: the agent was not run (reason: no)"
+        );
+    }
 
     const MS: u64 = 1_000_000;
     /// An arbitrary epoch for the fixed spans: 2026-01-01T00:00:00Z.
