@@ -179,10 +179,7 @@ fn check_agreement(runs: &Path, id: &str) -> (Told, SpanRecord) {
     let view = RunView {
         envelope: envelope.clone(),
         spans: spans.clone(),
-        grounding: None,
-        children: Vec::new(),
-        missing: Vec::new(),
-        unreadable_spans: 0,
+        ..RunView::default()
     };
     let withheld_told = matches!(told, Told::WithheldByGrounding | Told::WithheldByValidation);
     assert_eq!(view.withheld().is_some(), withheld_told, "{id}");
