@@ -8,7 +8,7 @@
 # the same echo servers with cards saying streaming: true ("st03", "st1"), `ddwire serve` over
 # `ddwire agent hello` ("dd", a leaf: a harness behind the relay), and a peer "gone" where
 # nothing listens; `ddwire relay --star` over them, its spans in
-# $LOGS/traces; runs the programs in this folder (see README.md); kills every server on exit.
+# $LOGS/traces; runs the programs in this folder (relay_js.mjs with @a2a-js/sdk 1.3.0) (see README.md); kills every server on exit.
 set -euo pipefail
 SUITE=relay
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -71,6 +71,11 @@ if [[ $ready -eq 1 ]]; then
     run_test a2a03-client "$py03" "$here/relay_a2a03.py" "$relay" "$LOGS/traces"
     run_test a2a1-client "$py1" "$here/relay_a2a1.py" "$relay" "$LOGS/traces"
     run_test raw python3 "$here/relay_raw.py" "$relay" "$LOGS/traces"
+    if bash "$INTEROP/npm.sh" >/dev/null 2>"$LOGS/npm.log"; then
+        run_test js-client node "$here/relay_js.mjs" "$relay" "$(url "$p_dd")"
+    else
+        fail setup/npm "npm ci failed (see $LOGS/npm.log)"
+    fi
 fi
 
 finish
