@@ -7,6 +7,19 @@ use ddwire::wire::http::client::{ClientRequest, HttpClient};
 use serde_json::{Value, json};
 use std::time::Duration;
 
+/// What `approve` and `decline` both say of who may decide, and of exit codes.
+macro_rules! decision_rules {
+    () => {
+        "Only a token whose entry in the harness's tokens file has \"role\": \"steward\" may\n\
+              decide (the harness answers 403 to any other), and only a run the profile referred\n\
+              (outcome referred, policy_requires_approval), once, within the harness's\n\
+              --approval-for of its referral. RUN is an invocation id or a unique prefix of one.\n\n\
+              Exit 0 when the decision was recorded, 1 when the harness refused it (the message\n\
+              says why: not a steward, no such run, not referred, decided already, expired, or the\n\
+              profile, agent or input changed since), 2 on bad usage."
+    };
+}
+
 const FLAGS: &[Flag] = &[
     Flag {
         name: "harness",
@@ -34,17 +47,13 @@ pub static APPROVE: Command = Command {
     name: "approve",
     summary: "Approve a referred run: the agent runs, as a new linked run",
     usage: "approve RUN --harness URL [--token T] [--reason TEXT] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]",
-    details: "Approves the run RUN the harness's profile referred to a data steward: the harness\n\
+    details: concat!(
+        "Approves the run RUN the harness's profile referred to a data steward: the harness\n\
               runs its agent on the same input, for the same principal, as a new run that records\n\
               the approval (approval.json beside it, an `approved` event on its root span). Prints\n\
-              the new run's envelope on stdout, and its outcome and id on stderr.\n\n\
-              Only a token whose entry in the harness's tokens file has \"role\": \"steward\" may\n\
-              decide (the harness answers 403 to any other), and only a run the profile referred\n\
-              (outcome referred, policy_requires_approval), once, within the harness's\n\
-              --approval-for of its referral. RUN is an invocation id or a unique prefix of one.\n\n\
-              Exit 0 when the decision was recorded, 1 when the harness refused it (the message\n\
-              says why: not a steward, no such run, not referred, decided already, expired, or the\n\
-              profile, agent or input changed since), 2 on bad usage.",
+              the new run's envelope on stdout, and its outcome and id on stderr.\n\n",
+        decision_rules!()
+    ),
     flags: FLAGS,
     run: approve,
 };
@@ -53,16 +62,12 @@ pub static DECLINE: Command = Command {
     name: "decline",
     summary: "Decline a referred run: nothing runs, the decision is recorded",
     usage: "decline RUN --harness URL [--token T] [--reason TEXT] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]",
-    details: "Declines the run RUN the harness's profile referred to a data steward: its agent is\n\
+    details: concat!(
+        "Declines the run RUN the harness's profile referred to a data steward: its agent is\n\
               not run, and the decision (who, when, why) is recorded with the run, for\n\
-              GET /runs/RUN/approval, `ddwire show` and the viewer. Prints the record on stdout.\n\n\
-              Only a token whose entry in the harness's tokens file has \"role\": \"steward\" may\n\
-              decide (the harness answers 403 to any other), and only a run the profile referred\n\
-              (outcome referred, policy_requires_approval), once, within the harness's\n\
-              --approval-for of its referral. RUN is an invocation id or a unique prefix of one.\n\n\
-              Exit 0 when the decision was recorded, 1 when the harness refused it (the message\n\
-              says why: not a steward, no such run, not referred, decided already, expired, or the\n\
-              profile, agent or input changed since), 2 on bad usage.",
+              GET /runs/RUN/approval, `ddwire show` and the viewer. Prints the record on stdout.\n\n",
+        decision_rules!()
+    ),
     flags: FLAGS,
     run: decline,
 };

@@ -20,6 +20,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { ClientFactory } from "@a2a-js/sdk/client";
 import { LegacyJsonRpcTransport } from "@a2a-js/sdk/compat/v0_3/client";
 import { Role, TaskState } from "@a2a-js/sdk";
+import { expect, runTests } from "../lib.mjs";
 
 const BASE = process.argv[2].replace(/\/+$/, "");
 const SPAN_KEYS = ["name", "context", "kind", "parent_id", "start_time", "end_time",
@@ -35,9 +36,6 @@ globalThis.fetch = async (input, init = {}) => {
   return realFetch(input, init);
 };
 
-function expect(cond, reason) {
-  if (!cond) throw new Error(reason);
-}
 
 function invocation() {
   return { agent_id: "hello.world", input: { schema_class: "Message", message_text: "hi from @a2a-js/sdk" } };
@@ -125,19 +123,8 @@ async function testDefaultV10() {
 }
 
 const PREFIX = process.env.INTEROP_TEST_PREFIX || "";
-let failed = 0;
-for (const [bare, fn] of [
+await runTests([
   ["js-client/legacy-v0.3-send", testLegacyV03],
   ["js-client/legacy-v0.3-malformed", testLegacyV03Malformed],
   ["js-client/default-v1.0-send", testDefaultV10],
-]) {
-  const name = PREFIX + bare;
-  try {
-    await fn();
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}: ${String(e?.stack || e).split("\n").slice(0, 3).join(" | ").slice(0, 600)}`);
-  }
-}
-process.exit(failed ? 1 : 0);
+], PREFIX);

@@ -32,6 +32,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { randomBytes, randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import { HttpAgent, runHttpRequest, transformHttpEventStream } from "@ag-ui/client";
+import { expect, runTests } from "../lib.mjs";
 
 const BASE = process.argv[2].replace(/\/+$/, "");
 const OUT = process.argv[3];
@@ -53,9 +54,6 @@ for (const level of ["warn", "error"]) {
   };
 }
 
-function expect(cond, reason) {
-  if (!cond) throw new Error(reason);
-}
 
 function short(v) {
   return JSON.stringify(v)?.slice(0, 400);
@@ -253,17 +251,9 @@ const tests = [
   ["policy-refused", testPolicyRefused],
 ];
 
-let failed = 0;
-for (const [name, fn] of tests) {
+// Every test also fails if the client warned while it ran.
+await runTests(tests.map(([name, fn]) => [name, async () => {
   warnings = [];
-  try {
-    await fn();
-    expect(warnings.length === 0, `the client warned: ${warnings.join(" | ").slice(0, 500)}`);
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failed += 1;
-    console.log(`FAIL ${name}: ${String(e.message ?? e).replace(/\s+/g, " ").slice(0, 600)}`);
-    console.log(e.stack);
-  }
-}
-process.exit(failed ? 1 : 0);
+  await fn();
+  expect(warnings.length === 0, `the client warned: ${warnings.join(" | ").slice(0, 500)}`);
+}]));

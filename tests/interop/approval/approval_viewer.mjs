@@ -15,47 +15,18 @@
  *   token is needed, and the run stays undecided.
  * Screenshots: OUT_DIR/approval-referred.png, approval-approved.png (`SCREENSHOT <path>` lines).
  */
-import { readFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { expect, finish, launchChromium, test } from "../lib.mjs";
 
 const BASE = process.argv[2].replace(/\/+$/, "");
 const RUNS = JSON.parse(readFileSync(process.argv[3], "utf8"));
 const OUT = process.argv[4];
 const CHROMIUM = process.argv[5] || "/usr/bin/chromium";
 
-function expect(cond, reason) {
-  if (!cond) throw new Error(reason);
-}
-
-let failures = 0;
-async function test(name, body) {
-  try {
-    await body();
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${String(e && e.message || e).split("\n")[0]}`);
-    console.error(e);
-  }
-}
-process.on("uncaughtException", e => {
-  console.log(`FAIL setup: ${String(e && e.message || e).split("\n")[0]}`);
-  console.error(e);
-  process.exit(1);
-});
-
-const profile = mkdtempSync(join(tmpdir(), "ddwire-approval-chromium-"));
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-dev-shm-usage", "--disable-crash-reporter", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1400, height: 900 },
-  timeout: 120000,
-});
+const browser = await launchChromium(chromium, CHROMIUM);
+const context = browser.context;
 
 /** A tab holding `token` (sessionStorage is per tab), on the runs list. */
 async function tabWith(token) {
@@ -65,7 +36,9 @@ async function tabWith(token) {
   await tab.waitForFunction(() => document.body.dataset.ready === "#/");
   await tab.evaluate(() => { document.body.dataset.ready = ""; });
   await tab.fill("#token", token);
-  await tab.dispatchEvent("#token", "change");
+  // Leaving the field is what fires its change (the page reads the token then); a field left
+  // focused would fire it again at the next click elsewhere, re-rendering the page under it.
+  await tab.locator("#token").blur();
   await tab.waitForFunction(() => document.body.dataset.ready === "#/");
   return tab;
 }
@@ -160,6 +133,5 @@ await test("not-a-steward", async () => {
   await alice.close();
 });
 
-await context.close();
-rmSync(profile, { recursive: true, force: true });
-process.exit(failures ? 1 : 0);
+await browser.close();
+finish();

@@ -15,6 +15,7 @@
 import { randomUUID } from "node:crypto";
 import { ClientFactory } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
+import { expect, runTests } from "../lib.mjs";
 
 const RELAY = process.argv[2].replace(/\/+$/, "");
 const HARNESS = process.argv[3].replace(/\/+$/, "");
@@ -30,9 +31,6 @@ globalThis.fetch = async (input, init = {}) => {
   return realFetch(input, { ...init, headers });
 };
 
-function expect(cond, reason) {
-  if (!cond) throw new Error(reason);
-}
 
 function turn(contextId) {
   const doc = { agent_id: "hello.world", input: { schema_class: "Message", message_text: "hi from @a2a-js/sdk" } };
@@ -81,14 +79,4 @@ async function testTwoTurns() {
     `the harness's conversation lists ${JSON.stringify(listed)}, not ${JSON.stringify(ids)}`);
 }
 
-let failed = 0;
-for (const [name, fn] of [["js-client/two-turns-in-one-context-to-the-harness", testTwoTurns]]) {
-  try {
-    await fn();
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}: ${String(e?.stack || e).split("\n").slice(0, 3).join(" | ").slice(0, 600)}`);
-  }
-}
-process.exit(failed ? 1 : 0);
+await runTests([["js-client/two-turns-in-one-context-to-the-harness", testTwoTurns]]);

@@ -8,7 +8,7 @@
 # the same echo servers with cards saying streaming: true ("st03", "st1"), `ddwire serve` over
 # `ddwire agent hello` ("dd", a leaf: a harness behind the relay), and a peer "gone" where
 # nothing listens; `ddwire relay --star` over them, its spans in
-# $LOGS/traces; runs the programs in this folder (relay_js.mjs with @a2a-js/sdk 1.3.0) (see README.md); kills every server on exit.
+# $LOGS/traces; runs the programs in this folder (see README.md); kills every server on exit.
 set -euo pipefail
 SUITE=relay
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"

@@ -20,6 +20,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ClientFactory } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
+import { expect, runTests } from "../lib.mjs";
 
 const CFG = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const BASE = CFG.harness.replace(/\/+$/, "");
@@ -37,9 +38,6 @@ globalThis.fetch = async (input, init = {}) => {
   return realFetch(input, { ...init, headers });
 };
 
-function expect(cond, reason) {
-  if (!cond) throw new Error(reason);
-}
 
 function uuid7() {
   const ms = BigInt(Date.now());
@@ -131,19 +129,8 @@ async function testResubscribe() {
   expect(events.some((e) => e.payload?.$case === "artifactUpdate"), "no envelope on the stream");
 }
 
-let failed = 0;
-for (const [name, fn] of [
+await runTests([
   ["js-client/stream-stages", testStreamStages],
   ["js-client/agent-fails", testAgentFails],
   ["js-client/resubscribe", testResubscribe],
-]) {
-  try {
-    await fn();
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failed += 1;
-    console.log(`FAIL ${name}: ${String(e.message || e).replace(/\s+/g, " ").slice(0, 600)}`);
-    console.error(e);
-  }
-}
-process.exit(failed ? 1 : 0);
+]);

@@ -25,6 +25,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ClientFactory } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
+import { expect, runTests } from "../lib.mjs";
 
 const CFG = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const BASE = CFG.harness.replace(/\/+$/, "");
@@ -40,9 +41,6 @@ globalThis.fetch = async (input, init = {}) => {
   return realFetch(input, { ...init, headers });
 };
 
-function expect(cond, reason) {
-  if (!cond) throw new Error(reason);
-}
 
 function uuid7() {
   const ms = BigInt(Date.now());
@@ -188,20 +186,10 @@ async function testSecondTurnInContext() {
   }
 }
 
-let failed = 0;
-for (const [name, fn] of [
+await runTests([
   ["js-client/send-non-blocking", testSendNonBlocking],
   ["js-client/get-progress", testGetProgress],
   ["js-client/cancel", testCancel],
   ["js-client/list", testList],
   ["js-client/second-turn-in-context", testSecondTurnInContext],
-]) {
-  try {
-    await fn();
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}: ${String(e?.stack || e).split("\n").slice(0, 3).join(" | ").slice(0, 600)}`);
-  }
-}
-process.exit(failed ? 1 : 0);
+]);

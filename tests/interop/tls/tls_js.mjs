@@ -22,6 +22,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ClientFactory } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
+import { expect, runTests } from "../lib.mjs";
 
 const CFG = JSON.parse(readFileSync(process.argv[2], "utf8"));
 
@@ -34,9 +35,6 @@ globalThis.fetch = async (input, init = {}) => {
   return realFetch(input, init);
 };
 
-function expect(cond, reason) {
-  if (!cond) throw new Error(reason);
-}
 
 // JSON with sorted keys, to compare values whatever their key order.
 function canonical(v) {
@@ -133,20 +131,10 @@ async function testWithoutExtraCa() {
   console.log(`without NODE_EXTRA_CA_CERTS: ${out}`);
 }
 
-let failed = 0;
-for (const [name, fn] of [
+await runTests([
   ["js/agent-echo/send-text", testEchoText],
   ["js/agent-echo/send-invocation", testEchoInvocation],
   ["js/harness/echo-behind-mtls", testHarnessEcho],
   ["js/harness/py-agent", testHarnessPy],
   ["js/without-extra-ca-refused", testWithoutExtraCa],
-]) {
-  try {
-    await fn();
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failed++;
-    console.log(`FAIL ${name}: ${String(e?.stack || e).split("\n").slice(0, 3).join(" | ").slice(0, 600)}`);
-  }
-}
-process.exit(failed ? 1 : 0);
+]);

@@ -29,10 +29,10 @@
  * Screenshots: OUT_DIR/viewer-runs.png, viewer-delegation.png, viewer-withheld.png and
  * viewer-live.png (each printed as a `SCREENSHOT <path>` line).
  */
-import { readFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
+import { expect, finish, launchChromium, test } from "../lib.mjs";
 
 const BASE = process.argv[2].replace(/\/+$/, "");
 const RUNS = JSON.parse(readFileSync(process.argv[3], "utf8"));
@@ -41,61 +41,8 @@ const CHROMIUM = process.argv[5] || "/usr/bin/chromium";
 const VIEWER = `${BASE}/viewer`;
 const TOKENS_BASE = (process.argv[6] || "").replace(/\/+$/, "");
 
-function expect(cond, reason) {
-  if (!cond) throw new Error(reason);
-}
-
-let failures = 0;
-async function test(name, body) {
-  try {
-    await body();
-    console.log(`PASS ${name}`);
-  } catch (e) {
-    failures += 1;
-    console.log(`FAIL ${name}: ${String(e && e.message || e).split("\n")[0]}`);
-    console.error(e);
-  }
-}
-
-// A failure outside the tests (the browser not starting, above all) still ends in one FAIL line
-// that says why, so a CI log shows the cause rather than only node's exit.
-process.on("uncaughtException", e => {
-  console.log(`FAIL setup: ${String(e && e.message || e).split("\n")[0]}`);
-  console.error(e);
-  process.exit(1);
-});
-
-const profile = mkdtempSync(join(tmpdir(), "ddwire-viewer-chromium-"));
-const LAUNCH = {
-  executablePath: CHROMIUM,
-  headless: true,
-  // --disable-dev-shm-usage: containers often give /dev/shm 64 MiB, too little for a renderer.
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-dev-shm-usage", "--disable-crash-reporter", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
-  viewport: { width: 1400, height: 900 },
-  timeout: 120000,
-};
-
-/**
- * Start Chromium, trying three times: on a freshly installed machine the first start also
- * builds the font cache and can lose a race with it. The last error is thrown, whole.
- */
-async function launch() {
-  let last;
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    try {
-      return await chromium.launchPersistentContext(profile, LAUNCH);
-    } catch (e) {
-      last = e;
-      console.error(`launch attempt ${attempt} failed: ${e && e.message || e}`);
-      await new Promise(r => setTimeout(r, 2000));
-    }
-  }
-  throw last;
-}
-
-const context = await launch();
+const browser = await launchChromium(chromium, CHROMIUM);
+const context = browser.context;
 const page = context.pages()[0] || await context.newPage();
 page.setDefaultTimeout(20000);
 const requests = [];
@@ -284,7 +231,9 @@ if (TOKENS_BASE) await test("tokens", async () => {
   expect(await tab.$$eval("#runs tr.run-row", rows => rows.length) === 0, "runs shown without a token");
   const type = async token => ready("#/", async () => {
     await tab.fill("#token", token);
-    await tab.dispatchEvent("#token", "change");
+    // Leaving the field is what fires its change (the page reads the token then); a field left
+  // focused would fire it again at the next click elsewhere, re-rendering the page under it.
+  await tab.locator("#token").blur();
   });
   await type("viewer-other-token");
   const others = await tab.$$eval("#runs tr.run-row", rows => rows.length);
@@ -307,6 +256,5 @@ if (TOKENS_BASE) await test("tokens", async () => {
   await tab.close();
 });
 
-await context.close();
-rmSync(profile, { recursive: true, force: true });
-process.exit(failures ? 1 : 0);
+await browser.close();
+finish();
