@@ -332,26 +332,21 @@ fn lint_all_of_a_traces_folder_checks_every_session_in_it() {
 #[test]
 fn lint_of_an_empty_or_truncated_relay_session_is_an_error_with_status_2() {
     let dir = temp_dir("relay-bad");
-    let empty = dir.join("empty.jsonl");
-    std::fs::write(&empty, b"").unwrap();
-    let out = run(&["lint", "--relay", empty.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("holds no span"),
-        "{}",
-        text(&out.stderr)
-    );
-
     let good = std::fs::read(relay_file("completed-send")).unwrap();
-    let cut = dir.join("cut.jsonl");
-    std::fs::write(&cut, &good[..good.len() - 30]).unwrap();
-    let out = run(&["lint", "--relay", cut.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("truncated"),
-        "{}",
-        text(&out.stderr)
-    );
+    for (name, bytes, says) in [
+        ("empty.jsonl", &b""[..], "holds no span"),
+        ("cut.jsonl", &good[..good.len() - 30], "truncated"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = run(&["lint", "--relay", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+    }
 
     // In a folder, an unreadable session is one line, and fails the walk.
     let out = run(&["lint", "--all", dir.to_str().unwrap()]);

@@ -153,34 +153,34 @@ fn a_stream_that_breaks_lints_clean_as_a_failed_hop_without_a_final_chunk() {
     assert_eq!(finals, 0);
 }
 
+/// The scenario lints clean, and its failed hop carries `class`; returns its spans.
+fn lints_clean_with_class(scenario: &str, class: &str) -> Vec<SpanRecord> {
+    let spans = lints_clean(scenario);
+    let classes: Vec<&str> = spans
+        .iter()
+        .filter_map(|s| str_attr(s, "a2a.relay.failure_class"))
+        .collect();
+    assert!(
+        !classes.is_empty() && classes.iter().all(|c| *c == class),
+        "{classes:?}"
+    );
+    spans
+}
+
 #[test]
 fn a_topology_refusal_lints_clean_as_one_server_span_with_its_class() {
-    let spans = lints_clean("topology-refusal");
+    let spans = lints_clean_with_class("topology-refusal", "topology_violation");
     assert_eq!(spans.len(), 1);
-    assert_eq!(
-        str_attr(&spans[0], "a2a.relay.failure_class"),
-        Some("topology_violation")
-    );
 }
 
 #[test]
 fn a_peer_404_lints_clean() {
-    let spans = lints_clean("peer-404");
-    assert!(
-        spans
-            .iter()
-            .any(|s| str_attr(s, "a2a.relay.failure_class") == Some("peer_404"))
-    );
+    lints_clean_with_class("peer-404", "peer_404");
 }
 
 #[test]
 fn a_peer_timeout_lints_clean() {
-    let spans = lints_clean("peer-timeout");
-    assert!(
-        spans
-            .iter()
-            .any(|s| str_attr(s, "a2a.relay.failure_class") == Some("peer_timeout"))
-    );
+    lints_clean_with_class("peer-timeout", "peer_timeout");
 }
 
 #[test]
@@ -260,14 +260,7 @@ fn derive(variant: &str) -> (String, Vec<SpanRecord>) {
         "dropped-chunk" => {
             let (name, mut spans) = session("long-stream");
             let server = stream_span(&mut spans);
-            let sixth = server
-                .events
-                .iter()
-                .enumerate()
-                .filter(|(_, e)| e.name == "a2a.message.stream_chunk")
-                .nth(5)
-                .unwrap()
-                .0;
+            let sixth = chunk_positions(server)[5];
             server.events.remove(sixth);
             (name, spans)
         }
@@ -412,16 +405,19 @@ fn a_transition_to_an_unknown_state_fails_the_task_states_check() {
     assert_eq!(checks, [Check::TaskStates]);
 }
 
+/// The positions of a stream's chunk events among its span's events.
+fn chunk_positions(server: &SpanRecord) -> Vec<usize> {
+    (0..server.events.len())
+        .filter(|&i| server.events[i].name == "a2a.message.stream_chunk")
+        .collect()
+}
+
 #[test]
 fn a_stream_with_two_final_chunks_fails_the_stream_chunks_check() {
     let checks = break_with("long-stream", |spans| {
         let server = stream_span(spans);
-        let e = server
-            .events
-            .iter_mut()
-            .find(|e| e.name == "a2a.message.stream_chunk")
-            .unwrap();
-        e.attributes.set("final", true);
+        let first = chunk_positions(server)[0];
+        server.events[first].attributes.set("final", true);
     });
     assert_eq!(checks, [Check::StreamChunks]);
 }
@@ -430,11 +426,7 @@ fn a_stream_with_two_final_chunks_fails_the_stream_chunks_check() {
 fn a_stream_that_ended_well_without_a_final_chunk_fails_the_stream_chunks_check() {
     let checks = break_with("long-stream", |spans| {
         let server = stream_span(spans);
-        let last = server
-            .events
-            .iter()
-            .rposition(|e| e.name == "a2a.message.stream_chunk")
-            .unwrap();
+        let last = *chunk_positions(server).last().unwrap();
         server.events.remove(last);
     });
     assert_eq!(checks, [Check::StreamChunks]);

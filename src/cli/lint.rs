@@ -159,11 +159,7 @@ fn relay_all(args: &Parsed, dir: &str) -> Result<i32, String> {
         match relay_report(&shown) {
             Err(e) => {
                 unreadable += 1;
-                if args.switch("json") {
-                    outln!("{}", serde_json::json!({"file": shown, "error": e}));
-                } else {
-                    outln!("{shown}  UNREADABLE: {e}");
-                }
+                print_unreadable(args, "file", &shown, &e);
             }
             Ok(report) => {
                 if report.passed() {
@@ -189,6 +185,16 @@ fn relay_all(args: &Parsed, dir: &str) -> Result<i32, String> {
     Ok(if failed + unreadable > 0 { 1 } else { 0 })
 }
 
+/// One `--all` line for something that could not be read: `{<key>: name, "error"}` with
+/// `--json`, else `<name>  UNREADABLE: <error>`.
+fn print_unreadable(args: &Parsed, key: &str, name: &str, error: &str) {
+    if args.switch("json") {
+        outln!("{}", serde_json::json!({key: name, "error": error}));
+    } else {
+        outln!("{name}  UNREADABLE: {error}");
+    }
+}
+
 /// A stored run's report, from its files.
 fn relint(reader: &RunReader, id: &str) -> Result<GroundingReport, String> {
     grounding::relint(reader, id)
@@ -206,11 +212,7 @@ fn all(args: &Parsed) -> Result<i32, String> {
             Ok(r) => r,
             Err(e) => {
                 unreadable += 1;
-                if args.switch("json") {
-                    outln!("{}", serde_json::json!({"invocation_id": id, "error": e}));
-                } else {
-                    outln!("{id}  UNREADABLE: {e}");
-                }
+                print_unreadable(args, "invocation_id", id, &e);
                 continue;
             }
         };
