@@ -12,7 +12,7 @@
 //! |---|---|
 //! | [`json`], [`ids`], [`text`] | bounded parsing of untrusted JSON; UUIDv7; a peer's text escaped for a terminal or a log |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
-//! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]), the waterfall view ([`trace::waterfall`]) |
+//! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]), the waterfall view ([`trace::waterfall`]), the relay session linter ([`trace::relay_lint`]) |
 //! | [`wire`] | HTTP (a sans-IO parser, a bounded server with a request log, a ureq client, in-memory), A2A (v0.3 and 1.0), AG-UI, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]), the byte-exact wire log ([`wire::wirelog`]) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, run store, routes |
@@ -33,8 +33,9 @@
 //!   ids documents carry; [`json::parse`] for untrusted bytes.
 //! - **The trace** ([`trace`]): [`trace::SpanRecord`] and its parts, [`trace::Tracer`], span JSON
 //!   ([`trace::to_json`], [`trace::from_json`]), trace context ([`trace::SpanContext`]),
-//!   the waterfall view of a run for people ([`trace::waterfall`]), and the OTLP encoders
-//!   ([`trace::otlp`]).
+//!   the waterfall view of a run for people ([`trace::waterfall`]), the OTLP encoders
+//!   ([`trace::otlp`]), and the linter of a relay session read back from its file
+//!   ([`trace::relay_lint::read_session`], [`trace::relay_lint::lint`]).
 //! - **The wire**: [`wire::a2a::client::A2aClient`] with the A2A model
 //!   ([`wire::a2a::model`]) and cards ([`wire::a2a::card`]); the request signature
 //!   ([`wire::sign`]: [`wire::sign::Signer`] and [`wire::sign::Verifier`] for agent authors);

@@ -229,3 +229,132 @@ fn lint_of_a_run_folder_outside_any_store_agrees_with_the_python_references_verd
     }
     assert!(seen >= 3, "the fixtures hold the reference's runs");
 }
+
+/// The recorded relay sessions (`fixtures/relay/`).
+fn relay_corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/relay")
+}
+
+/// The one session file of a corpus folder.
+fn relay_file(scenario: &str) -> PathBuf {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(relay_corpus().join(scenario))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    assert_eq!(files.len(), 1, "{scenario}");
+    files.remove(0)
+}
+
+#[test]
+fn lint_recognises_a_relay_session_file_and_names_every_check_with_its_verdict() {
+    let file = relay_file("chain");
+    let out = run(&["lint", file.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.starts_with("relay session: passed ["), "{stdout}");
+    for check in [
+        "parents",
+        "propagation",
+        "session",
+        "task-states",
+        "stream-chunks",
+        "failure-class",
+        "time-nesting",
+        "attribute-names",
+    ] {
+        assert!(
+            stdout.contains(&format!("  {check}: passed")),
+            "{check}: {stdout}"
+        );
+    }
+}
+
+#[test]
+fn lint_fails_a_broken_relay_session_with_status_1_naming_the_check() {
+    let file = relay_file("broken/dropped-chunk");
+    let out = run(&["lint", "--relay", file.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.starts_with("relay session: FAILED ["), "{stdout}");
+    assert!(
+        stdout.contains("  stream-chunks: FAILED\n    - "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("  parents: passed"), "{stdout}");
+}
+
+#[test]
+fn lint_json_of_a_relay_session_gives_each_check_its_verdict() {
+    let file = relay_file("broken/misparented-hop");
+    let out = run(&["lint", "--json", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["passed"], false);
+    let checks = report["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 8);
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|c| c["passed"] == false)
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["propagation"]);
+    assert!(
+        report["session"]
+            .as_str()
+            .is_some_and(|s| file.to_str().unwrap().contains(s))
+    );
+}
+
+#[test]
+fn lint_all_of_a_traces_folder_checks_every_session_in_it() {
+    let dir = relay_corpus().join("several-sessions");
+    let out = run(&["lint", "--all", dir.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    assert!(stdout.lines().all(|l| l.contains("  passed (")), "{stdout}");
+    assert!(text(&out.stderr).contains("3 relay sessions"));
+
+    // A folder with one broken session among good ones fails, naming the file and the check.
+    let mixed = temp_dir("relay-all");
+    for scenario in ["completed-send", "broken/illegal-transition"] {
+        let file = relay_file(scenario);
+        std::fs::copy(&file, mixed.join(file.file_name().unwrap())).unwrap();
+    }
+    let out = run(&["lint", "--all", mixed.to_str().unwrap()]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAILED: task-states"), "{stdout}");
+    assert!(stdout.contains("  passed ("), "{stdout}");
+}
+
+#[test]
+fn lint_of_an_empty_or_truncated_relay_session_is_an_error_with_status_2() {
+    let dir = temp_dir("relay-bad");
+    let good = std::fs::read(relay_file("completed-send")).unwrap();
+    for (name, bytes, says) in [
+        ("empty.jsonl", &b""[..], "holds no span"),
+        ("cut.jsonl", &good[..good.len() - 30], "truncated"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = run(&["lint", "--relay", path.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{name}: {}",
+            text(&out.stderr)
+        );
+    }
+
+    // In a folder, an unreadable session is one line, and fails the walk.
+    let out = run(&["lint", "--all", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout).matches("UNREADABLE").count(),
+        2,
+        "{}",
+        text(&out.stdout)
+    );
+}

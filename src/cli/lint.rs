@@ -1,4 +1,5 @@
-//! `ddwire lint`: the grounding linter, offline, over a stored run or over its files.
+//! `ddwire lint`: the grounding linter, offline, over a stored run or over its files; and the
+//! relay session linter over the files `ddwire relay --traces` writes.
 
 use super::args::{Flag, Parsed};
 use super::{Command, read_input, setup};
@@ -6,6 +7,7 @@ use ddwire::harness::grounding::{self, GroundingReport};
 use ddwire::harness::store::{
     AGENT_REPLY_FILE, ENVELOPE_FILE, GROUNDING_FILE, RunReader, SPANS_FILE,
 };
+use ddwire::trace::relay_lint::{self, RelayReport};
 use ddwire::trace::{self, SpanRecord};
 use serde_json::Value;
 use std::path::Path;
@@ -13,7 +15,7 @@ use std::path::Path;
 pub static COMMAND: Command = Command {
     name: "lint",
     summary: "Reproduce a run's grounding verdict offline, from the run store or from files",
-    usage: "lint RUN [--runs DIR] [--json]\n       ddwire lint --all [--runs DIR] [--json]\n       ddwire lint SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]",
+    usage: "lint RUN [--runs DIR] [--json]\n       ddwire lint --all [--runs DIR] [--json]\n       ddwire lint SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]\n       ddwire lint [--relay] SESSION.jsonl [--json]\n       ddwire lint --all TRACES_DIR [--relay] [--json]",
     details: "RUN is a run id, a unique prefix of one, or a run directory (runs/<id>, or any\n\
               folder holding a run's files, like fixtures/runs/retrieval-passed). The linter\n\
               reads the run's spans.jsonl, envelope.json and agent-result.json (the agent's reply\n\
@@ -28,17 +30,29 @@ pub static COMMAND: Command = Command {
               The file form reads span JSON lines (as ddwire or the Python reference writes them)\n\
               and an envelope; for a withheld envelope, name the agent's reply too (or keep\n\
               agent-result.json beside the envelope, where the run store puts it).\n\n\
+              A relay session (a file `ddwire relay --traces DIR` wrote, DIR/<contextId>.jsonl,\n\
+              recognised by its span names, or any span file with --relay) is checked against\n\
+              the eight assertions of a relay session's trace, each named with its verdict:\n\
+              parents, propagation, session, task-states, stream-chunks, failure-class,\n\
+              time-nesting, attribute-names. --all TRACES_DIR checks every *.jsonl in the\n\
+              folder, one line each, and exits 1 if any fails or cannot be read.\n\n\
               Exit status: 0 passed, 1 FAILED (or the verdict differs from grounding.txt),\n\
               2 bad usage or unreadable files, 3 the linter did not run (the agent never ran).\n\n\
               --json prints {\"invocation_id\", \"summary\", \"passed\", \"not_run\", \"mode\",\n\
               \"violations\", \"retrieval_count\", \"chat_count\", \"stored\", \"agrees\"}: stored is\n\
               the run's grounding.txt (null when there is none, or with files), agrees whether\n\
-              the two are the same.",
+              the two are the same. For a relay session: {\"file\", \"session\", \"spans\",\n\
+              \"passed\", \"checks\": [{\"check\", \"passed\", \"violations\"}]}.",
     flags: &[
         Flag {
             name: "all",
             value: None,
-            help: "Check every run in the store against its stored verdict",
+            help: "Check every run in the store against its stored verdict (with TRACES_DIR: every relay session in it)",
+        },
+        Flag {
+            name: "relay",
+            value: None,
+            help: "Read the file (or every *.jsonl of the folder) as relay sessions",
         },
         Flag {
             name: "json",
@@ -60,12 +74,20 @@ const NOT_RUN: i32 = 3;
 
 fn run(args: &Parsed) -> Result<i32, String> {
     if args.switch("all") {
-        if !args.positionals.is_empty() {
-            return Err("--all checks every run; give no RUN or files with it".into());
-        }
-        return all(args);
+        return match args.positionals.as_slice() {
+            [] if !args.switch("relay") => all(args),
+            [dir] => relay_all(args, dir),
+            _ => Err(
+                "--all checks every run of the store, or with TRACES_DIR every relay session \
+                 in it; give no other argument"
+                    .into(),
+            ),
+        };
     }
     match args.positionals.as_slice() {
+        [file] if args.switch("relay") => relay_file(args, file),
+        [file] if looks_like_relay_session(file) => relay_file(args, file),
+        [] if args.switch("relay") => Err("--relay expects a SESSION.jsonl file".into()),
         [reference] => stored(args, reference),
         [spans, envelope] => files(args, spans, envelope, None),
         [spans, envelope, reply] => files(args, spans, envelope, Some(reply)),
@@ -78,6 +100,98 @@ fn run(args: &Parsed) -> Result<i32, String> {
             "expects one RUN or two or three files, got {} arguments; see `ddwire lint --help`",
             more.len()
         )),
+    }
+}
+
+/// Whether `path` is a file whose first span is one a relay writes (read no further).
+fn looks_like_relay_session(path: &str) -> bool {
+    let given = Path::new(path);
+    if !given.is_file() || given.join(ENVELOPE_FILE).exists() {
+        return false;
+    }
+    let Ok(text) = std::fs::read(given) else {
+        return false;
+    };
+    let first = text.split(|&b| b == b'\n').find(|l| !l.is_empty());
+    first
+        .and_then(|l| std::str::from_utf8(l).ok())
+        .and_then(|l| trace::from_json(l).ok())
+        .is_some_and(|span| relay_lint::is_relay_session(std::slice::from_ref(&span)))
+}
+
+/// One relay session file's report.
+fn relay_report(path: &str) -> Result<RelayReport, String> {
+    let bytes = read_input(path)?;
+    let spans = relay_lint::read_session(&bytes).map_err(|e| format!("{path}: {e}"))?;
+    let name = Path::new(path)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|_| path != "-");
+    Ok(relay_lint::lint(&spans, name))
+}
+
+/// `lint [--relay] SESSION.jsonl`.
+fn relay_file(args: &Parsed, path: &str) -> Result<i32, String> {
+    let report = relay_report(path)?;
+    if args.switch("json") {
+        outln!("{}", report.to_json(Some(path)));
+    } else {
+        outln!("{}", report.summary());
+    }
+    Ok(if report.passed() { 0 } else { 1 })
+}
+
+/// `lint --all TRACES_DIR`: every `*.jsonl` of the folder, one line each.
+fn relay_all(args: &Parsed, dir: &str) -> Result<i32, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("reading {dir}: {e}"))?;
+    let mut files: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(format!("{dir} holds no *.jsonl relay session"));
+    }
+    let (mut passed, mut failed, mut unreadable) = (0usize, 0usize, 0usize);
+    for file in &files {
+        let shown = file.display().to_string();
+        match relay_report(&shown) {
+            Err(e) => {
+                unreadable += 1;
+                print_unreadable(args, "file", &shown, &e);
+            }
+            Ok(report) => {
+                if report.passed() {
+                    passed += 1;
+                } else {
+                    failed += 1;
+                }
+                if args.switch("json") {
+                    outln!("{}", report.to_json(Some(&shown)));
+                } else if report.passed() {
+                    outln!("{shown}  passed ({} spans)", report.spans);
+                } else {
+                    let names: Vec<&str> = report.failed().iter().map(|c| c.id()).collect();
+                    outln!("{shown}  FAILED: {}", names.join(", "));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "ddwire lint: {} relay sessions in {dir}: {passed} passed, {failed} failed, {unreadable} unreadable",
+        files.len()
+    );
+    Ok(if failed + unreadable > 0 { 1 } else { 0 })
+}
+
+/// One `--all` line for something that could not be read: `{<key>: name, "error"}` with
+/// `--json`, else `<name>  UNREADABLE: <error>`.
+fn print_unreadable(args: &Parsed, key: &str, name: &str, error: &str) {
+    if args.switch("json") {
+        outln!("{}", serde_json::json!({key: name, "error": error}));
+    } else {
+        outln!("{name}  UNREADABLE: {error}");
     }
 }
 
@@ -98,11 +212,7 @@ fn all(args: &Parsed) -> Result<i32, String> {
             Ok(r) => r,
             Err(e) => {
                 unreadable += 1;
-                if args.switch("json") {
-                    outln!("{}", serde_json::json!({"invocation_id": id, "error": e}));
-                } else {
-                    outln!("{id}  UNREADABLE: {e}");
-                }
+                print_unreadable(args, "invocation_id", id, &e);
                 continue;
             }
         };

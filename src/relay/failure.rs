@@ -69,22 +69,10 @@ impl FailureClass {
         FailureClass::TaskConflict,
     ];
 
+    /// The class as the `a2a.relay.failure_class` attribute spells it.
     pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            FailureClass::TopologyViolation => "topology_violation",
-            FailureClass::Peer404 => "peer_404",
-            FailureClass::PeerTimeout => "peer_timeout",
-            FailureClass::PeerDisconnect => "peer_disconnect",
-            FailureClass::PeerJsonrpcError => "peer_jsonrpc_error",
-            FailureClass::PeerInvalidReply => "peer_invalid_reply",
-            FailureClass::UnknownPeer => "unknown_peer",
-            FailureClass::BindingUnsupported => "binding_unsupported",
-            FailureClass::UnsupportedOperation => "unsupported_operation",
-            FailureClass::InvalidParams => "invalid_params",
-            FailureClass::LoopDetected => "loop_detected",
-            FailureClass::DestinationRefused => "destination_refused",
-            FailureClass::TaskConflict => "task_conflict",
-        }
+        // The discriminants run 0.. in the order of `ALL`, as `FAILURE_CLASSES` lists them.
+        crate::trace::names::relay::FAILURE_CLASSES[self as usize]
     }
 
     /// The JSON-RPC code the relay answers with; `None` for a peer's own error, passed on.
@@ -310,6 +298,14 @@ impl fmt::Display for Failure {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn each_class_is_spelled_by_its_own_entry_of_the_names_list() {
+        let spelled: Vec<&str> = FailureClass::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(spelled, crate::trace::names::relay::FAILURE_CLASSES);
+        assert_eq!(FailureClass::PeerTimeout.as_str(), "peer_timeout");
+        assert_eq!(FailureClass::TaskConflict.as_str(), "task_conflict");
+    }
 
     fn peer(error: WireError) -> Failure {
         Failure::Peer {

@@ -352,7 +352,7 @@ impl Hop<'_, '_> {
             };
             if self.caller.send(frame).is_err() {
                 // The caller went away: stop reading the peer.
-                self.server.set("a2a.relay.caller_gone", true);
+                self.server.set(n::CALLER_GONE, true);
                 return (seq + 1, Ok(()));
             }
             seq += 1;

@@ -16,14 +16,10 @@
 use super::RelayError;
 use crate::trace::SpanRecord;
 use crate::wire::otlp::Exporter;
-use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-
-/// The longest context id used as a file name as it is.
-const MAX_PLAIN_NAME: usize = 128;
 
 /// Where a relay's spans go.
 pub(crate) struct TraceSink {
@@ -112,23 +108,7 @@ impl TraceSink {
 
 /// The file a session's spans go to (see the module documentation).
 pub(crate) fn file_name(session: Option<&str>) -> String {
-    let Some(session) = session else {
-        return "no-session.jsonl".into();
-    };
-    let plain = !session.is_empty()
-        && session.len() <= MAX_PLAIN_NAME
-        && !session.starts_with('.')
-        && session
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        && session != "no-session"
-        && !session.starts_with("session-");
-    if plain {
-        format!("{session}.jsonl")
-    } else {
-        let digest = Sha256::digest(session.as_bytes());
-        format!("session-{}.jsonl", crate::ids::hex(&digest))
-    }
+    crate::trace::relay_lint::session_file_name(session)
 }
 
 #[cfg(test)]

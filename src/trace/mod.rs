@@ -1,5 +1,5 @@
-//! The trace as data: span names, span records, span JSON, the tracer, trace context, and the
-//! OTLP encodings of spans.
+//! The trace as data: span names, span records, span JSON, the tracer, trace context, the
+//! OTLP encodings of spans, and the linter of relay sessions read back ([`relay_lint`]).
 //!
 //! Knows no transport and no conductor. The layout follows OpenTelemetry's data model; the
 //! text follows OpenTelemetry Python's `ReadableSpan.to_json`, because that is the string an
@@ -9,6 +9,7 @@ pub(crate) mod context;
 pub(crate) mod names;
 pub mod otlp;
 pub(crate) mod record;
+pub mod relay_lint;
 pub(crate) mod span_json;
 pub(crate) mod tracer;
 pub mod waterfall;
@@ -32,6 +33,17 @@ pub enum TraceError {
         /// What is wrong (`trace_id "0x12" is not 32 hex digits`).
         reason: String,
     },
+    /// A relay session file holds no span at all.
+    EmptySession,
+    /// A line of a relay session file is not a span JSON document.
+    SessionLine {
+        /// The line, from 1.
+        line: usize,
+        /// The line is the file's last and has no newline: a write cut short.
+        truncated: bool,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 impl TraceError {
@@ -47,6 +59,19 @@ impl std::fmt::Display for TraceError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TraceError::SpanJson { reason, .. } => write!(f, "span JSON: {reason}"),
+            TraceError::EmptySession => f.write_str("the session file holds no span"),
+            TraceError::SessionLine {
+                line,
+                truncated,
+                reason,
+            } => {
+                let cut = if *truncated {
+                    " (the last line, cut short: the file is truncated)"
+                } else {
+                    ""
+                };
+                write!(f, "line {line}{cut}: {reason}")
+            }
         }
     }
 }

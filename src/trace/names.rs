@@ -225,6 +225,26 @@ pub(crate) mod relay {
     pub(crate) const FAILURE_CLASS: &str = "a2a.relay.failure_class";
     /// The events a stream passed on.
     pub(crate) const STREAM_EVENTS: &str = "a2a.relay.stream_events";
+    /// `true` when the caller of a stream went away before the peer's last event.
+    pub(crate) const CALLER_GONE: &str = "a2a.relay.caller_gone";
+
+    /// The values of [`FAILURE_CLASS`]: the relay's failure classes, in the order of
+    /// `relay::failure::FailureClass::ALL` (which spells each through this list).
+    pub(crate) const FAILURE_CLASSES: [&str; 13] = [
+        "topology_violation",
+        "peer_404",
+        "peer_timeout",
+        "peer_disconnect",
+        "peer_jsonrpc_error",
+        "peer_invalid_reply",
+        "unknown_peer",
+        "binding_unsupported",
+        "unsupported_operation",
+        "invalid_params",
+        "loop_detected",
+        "destination_refused",
+        "task_conflict",
+    ];
 
     /// OpenTelemetry semantic conventions (RPC, HTTP).
     pub(crate) const RPC_SYSTEM: &str = "rpc.system";
@@ -232,6 +252,54 @@ pub(crate) mod relay {
     pub(crate) const RPC_JSONRPC_ERROR_CODE: &str = "rpc.jsonrpc.error_code";
     pub(crate) const HTTP_STATUS: &str = "http.response.status_code";
     pub(crate) const URL_FULL: &str = "url.full";
+
+    /// Every span name above.
+    pub(crate) const SPAN_NAMES: [&str; 7] = [
+        SPAN_TASK,
+        SPAN_TASK_GET,
+        SPAN_TASK_CANCEL,
+        SPAN_TASK_SUBSCRIBE,
+        SPAN_TASKS_LIST,
+        SPAN_CALL,
+        SPAN_FORWARD,
+    ];
+
+    /// Every span attribute key above: the only keys a relay span carries.
+    pub(crate) const SPAN_KEYS: [&str; 27] = [
+        SESSION_ID,
+        USER_ID,
+        SPAN_KIND,
+        INPUT_VALUE,
+        INPUT_MIME_TYPE,
+        OUTPUT_VALUE,
+        OUTPUT_MIME_TYPE,
+        GRAPH_NODE_ID,
+        GRAPH_NODE_PARENT_ID,
+        AGENT_ID,
+        AGENT_NAME,
+        AGENT_ROLE,
+        TASK_ID,
+        TASK_STATE,
+        BINDING,
+        PEER_ID,
+        PEER_ROLE,
+        SENDER_ROLE,
+        MODE,
+        FAILURE_CLASS,
+        STREAM_EVENTS,
+        CALLER_GONE,
+        RPC_SYSTEM,
+        RPC_METHOD,
+        RPC_JSONRPC_ERROR_CODE,
+        HTTP_STATUS,
+        URL_FULL,
+    ];
+
+    /// Every span event name above.
+    pub(crate) const EVENT_NAMES: [&str; 2] = [EVENT_STATE_CHANGE, EVENT_STREAM_CHUNK];
+
+    /// Every key an event above carries.
+    pub(crate) const EVENT_KEYS: [&str; 6] = [FROM, TO, TASK_ID, SEQ, FINAL, KIND];
 }
 
 #[cfg(test)]

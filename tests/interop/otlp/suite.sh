@@ -7,7 +7,9 @@
 # flags, by OTEL_* variables and through an --otlp-file; it forwards what it received as
 # protobuf to sink.py, which decodes it with opentelemetry-proto, and check_received.py compares
 # every stored span with what arrived, field by field. Arize Phoenix receives a delegated run
-# (parent and child traces) and its REST API returns both (check_phoenix.py).
+# (parent and child traces) and its REST API returns both (check_phoenix.py); and a relay session
+# between two ddwire agents, which its REST API shows as one session with its hops
+# (check_phoenix_relay.py).
 #
 # Test names carry the receiver and its version (e.g. rotel-0.0.1a15/...).
 set -euo pipefail
@@ -162,6 +164,28 @@ if [[ -n "$venv_phx" ]]; then
     if wait_ready phoenix "http://127.0.0.1:$p_phx/healthz" 120; then
         run_test phoenix-checks "$venv_phx/bin/python" "$here/check_phoenix.py" \
             "phoenix-$phx_version" "http://127.0.0.1:$p_phx" "$LOGS/runs-pb" "$DDWIRE"
+        # A relay session between a ddwire agent (the hub) and a ddwire harness over `ddwire agent
+        # hello` (a leaf that streams), exported to Phoenix as it happens.
+        read -r -d '' p_hub p_hello p_leaf p_relay < <(free_ports 4; printf '\0') || true
+        printf '{"peers": [{"id": "hub", "url": "http://127.0.0.1:%s", "role": "hub"}, {"id": "leaf", "url": "http://127.0.0.1:%s", "role": "leaf"}]}\n' \
+            "$p_hub" "$p_leaf" >"$LOGS/relay-peers.json"
+        printf '{"agents": [{"url": "http://127.0.0.1:%s"}]}\n' "$p_hello" >"$LOGS/relay-agents.json"
+        start_server relay-hub "$DDWIRE" agent echo --port "$p_hub"
+        start_server relay-hello "$DDWIRE" agent hello --port "$p_hello"
+        start_server relay-leaf "$DDWIRE" serve --port "$p_leaf" --agents "$LOGS/relay-agents.json" \
+            --runs "$LOGS/relay-runs" --acting-for-id urn:test:otlp-suite --acting-for-name "OTLP suite"
+        relay_ready=1
+        wait_ready relay-hub "http://127.0.0.1:$p_hub/.well-known/agent-card.json" 15 || relay_ready=0
+        wait_ready relay-hello "http://127.0.0.1:$p_hello/.well-known/agent-card.json" 15 || relay_ready=0
+        wait_ready relay-leaf "http://127.0.0.1:$p_leaf/healthz" 15 || relay_ready=0
+        start_server relay "$DDWIRE" relay --port "$p_relay" --peers "$LOGS/relay-peers.json" --star \
+            --peer-allow 127.0.0.1/32 --traces "$LOGS/relay-traces" \
+            --otlp-endpoint "http://127.0.0.1:$p_phx"
+        wait_ready relay "http://127.0.0.1:$p_relay/livez" 15 || relay_ready=0
+        if [[ $relay_ready -eq 1 ]]; then
+            run_test phoenix-relay python3 "$here/check_phoenix_relay.py" "phoenix-$phx_version" \
+                "http://127.0.0.1:$p_phx" "http://127.0.0.1:$p_relay" "$LOGS/relay-traces" "$DDWIRE"
+        fi
     fi
 fi
 

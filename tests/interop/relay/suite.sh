@@ -8,7 +8,8 @@
 # the same echo servers with cards saying streaming: true ("st03", "st1"), `ddwire serve` over
 # `ddwire agent hello` ("dd", a leaf: a harness behind the relay), and a peer "gone" where
 # nothing listens; `ddwire relay --star` over them, its spans in
-# $LOGS/traces; runs the programs in this folder (see README.md); kills every server on exit.
+# $LOGS/traces; runs the programs in this folder (see README.md), then `ddwire lint` over every
+# session they drove (lint_sessions.py); kills every server on exit.
 set -euo pipefail
 SUITE=relay
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -76,6 +77,8 @@ if [[ $ready -eq 1 ]]; then
     else
         fail setup/npm "npm ci failed (see $LOGS/npm.log)"
     fi
+    # Last: every session the clients above drove must lint clean.
+    run_test lint python3 "$here/lint_sessions.py" "$DDWIRE" "$LOGS/traces"
 fi
 
 finish
