@@ -327,6 +327,10 @@ fn lint_all_of_a_traces_folder_checks_every_session_in_it() {
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(stdout.contains("FAILED: task-states"), "{stdout}");
     assert!(stdout.contains("  passed ("), "{stdout}");
+    // The folder alone (not a run directory) is read as --all would read it.
+    let alone = run(&["lint", mixed.to_str().unwrap()]);
+    assert_eq!(alone.status.code(), Some(1));
+    assert_eq!(text(&alone.stdout), stdout);
 }
 
 #[test]

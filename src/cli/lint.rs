@@ -34,8 +34,9 @@ pub static COMMAND: Command = Command {
               recognised by its span names, or any span file with --relay) is checked against\n\
               the eight assertions of a relay session's trace, each named with its verdict:\n\
               parents, propagation, session, task-states, stream-chunks, failure-class,\n\
-              time-nesting, attribute-names. --all TRACES_DIR checks every *.jsonl in the\n\
-              folder, one line each, and exits 1 if any fails or cannot be read.\n\n\
+              time-nesting, attribute-names. --all TRACES_DIR (or TRACES_DIR alone, a folder\n\
+              of *.jsonl that is not a run directory) checks every *.jsonl in the folder, one\n\
+              line each, and exits 1 if any fails or cannot be read.\n\n\
               Exit status: 0 passed, 1 FAILED (or the verdict differs from grounding.txt),\n\
               2 bad usage or unreadable files, 3 the linter did not run (the agent never ran).\n\n\
               --json prints {\"invocation_id\", \"summary\", \"passed\", \"not_run\", \"mode\",\n\
@@ -87,6 +88,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
     match args.positionals.as_slice() {
         [file] if args.switch("relay") => relay_file(args, file),
         [file] if looks_like_relay_session(file) => relay_file(args, file),
+        // A folder of relay sessions (not a run directory): every session in it, as --all.
+        [dir] if looks_like_traces_folder(dir) => relay_all(args, dir),
         [] if args.switch("relay") => Err("--relay expects a SESSION.jsonl file".into()),
         [reference] => stored(args, reference),
         [spans, envelope] => files(args, spans, envelope, None),
@@ -101,6 +104,18 @@ fn run(args: &Parsed) -> Result<i32, String> {
             more.len()
         )),
     }
+}
+
+/// Whether `path` is a folder of session files (`*.jsonl`) rather than a run directory.
+fn looks_like_traces_folder(path: &str) -> bool {
+    let given = Path::new(path);
+    given.is_dir()
+        && !given.join(ENVELOPE_FILE).exists()
+        && std::fs::read_dir(given).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        })
 }
 
 /// Whether `path` is a file whose first span is one a relay writes (read no further).
