@@ -62,13 +62,16 @@
 //! # Cancellation
 //!
 //! `Conductor::invoke_until` runs an invocation for an A2A task that may be canceled
-//! (`CancelTask`): the agent call then runs on a thread of its own (one kept from an earlier
-//! call when one is free, see `call_threads`), and once the task is canceled the conductor
-//! stops waiting for it. The run is stored as any failed agent call is,
-//! in the contract's closed vocabulary: outcome `failed`, problem `agent-error` with the detail
-//! `<agent_id>: Canceled: …` (`CANCELED`), and the statement `Canceled: …`. A task canceled
-//! before the agent was called does not call it. The agent's own call is not interrupted (A2A
-//! gives the harness no way to): it runs to its timeout, and its answer is dropped.
+//! (`CancelTask`, or a drain cut short): the agent call runs on the run's own thread, under the
+//! task's interrupt (`wire::http::client`'s "Interrupting a call"), so once the task is
+//! canceled the call gives up its wait for the agent's answer within `INTERRUPT_POLL` (25 ms)
+//! and the connection is closed; no second thread waits beside it. The run is stored as any
+//! failed agent call is, in the contract's closed vocabulary: outcome `failed`, problem
+//! `agent-error` with the detail `<agent_id>: Canceled: …` (`CANCELED`), and the statement
+//! `Canceled: …`. A task canceled before the agent was called does not call it. A2A gives the
+//! harness no way to cancel the agent's own work: the agent sees its connection closed, and
+//! whatever it answers after is not read. Connecting to the agent and sending it the request
+//! are not interrupted (each is bounded by the agent's timeout).
 //!
 //! # Panics
 //!
@@ -81,7 +84,6 @@
 //! a trace of its own root span, so the id is used up as for any finished run.
 
 use super::approval::{self, ApprovalError, Verdict};
-use super::call_threads::{self, CallThreads};
 use super::grounding::{self, GroundingReport};
 use super::policy::{self, Decision, Profile};
 use super::registry::{Registry, RemoteAgent};
@@ -103,6 +105,7 @@ use crate::trace::{
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::endpoint::Progress;
 use crate::wire::a2a::meta;
+use crate::wire::http::client::interruptible;
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -389,8 +392,6 @@ pub struct Conductor {
     /// lookup compares digests, so its timing says nothing usable about a token.
     grants: Mutex<HashMap<String, Grant>>,
     grants_changed: Condvar,
-    /// Where a task's agent call runs, so the conductor can stop waiting for it.
-    call_threads: CallThreads,
 }
 
 impl Conductor {
@@ -414,7 +415,6 @@ impl Conductor {
             suspended: Mutex::default(),
             grants: Mutex::default(),
             grants_changed: Condvar::new(),
-            call_threads: CallThreads::new("ddwire-agent-call", call_threads::KEEP_IDLE),
         }
     }
 
@@ -1195,14 +1195,9 @@ impl Conductor {
         let document = &invocation.document;
         let (received, canceled) = match task {
             // Work nothing can cancel (an AG-UI run) is called here, with no thread to wake.
-            Some(task) if task.can_be_canceled() => call_until(
-                &self.call_threads,
-                &self.client,
-                agent,
-                document,
-                metadata,
-                task,
-            ),
+            Some(task) if task.can_be_canceled() => {
+                call_until(&self.client, agent, document, metadata, task)
+            }
             _ => (call_caught(&self.client, agent, document, metadata), false),
         };
         // Recorded whatever the agent did: the children ran and are stored.
@@ -1875,89 +1870,39 @@ fn call_caught(
     })
 }
 
-/// Call the agent on a thread of its own and wait for its answer or for `task` to be
-/// canceled, whichever comes first; `true` beside the failure when it was the cancellation.
+/// Call the agent for `task`, on this thread, and give up once `task` is canceled: the call
+/// is made under the task's interrupt (see `wire::http::client`'s "Interrupting a call"), so
+/// its wait for the agent's answer ends within `INTERRUPT_POLL` of the cancellation. `true`
+/// beside the failure when the task was canceled, whatever the call came to.
 fn call_until(
-    threads: &CallThreads,
     client: &A2aClient,
-    agent: &Arc<RemoteAgent>,
-    request_doc: &Arc<Value>,
+    agent: &RemoteAgent,
+    request_doc: &Value,
     metadata: Map<String, Value>,
     task: &Progress,
 ) -> (std::result::Result<remote::Received, remote::Failure>, bool) {
-    let before = format!(
-        "the caller canceled task {} before {} was called; the agent was not run",
-        task.task_id(),
-        agent.spec.agent_id
-    );
     if task.is_canceled() {
+        let before = format!(
+            "the caller canceled task {} before {} was called; the agent was not run",
+            task.task_id(),
+            agent.spec.agent_id
+        );
         return (Err(before.into()), true);
     }
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let (client, remote, request) = (client.clone(), Arc::clone(agent), Arc::clone(request_doc));
-    let spawned = threads.run(move || {
-        let _ = tx.send(call_caught(&client, &remote, &request, metadata));
-    });
-    if spawned.is_err() {
-        // No thread to be had: the job was dropped unrun, so the agent was not called.
-        return (
-            Err(format!(
-                "{}: no thread could be started for the call",
-                agent.spec.agent_id
-            )
-            .into()),
-            false,
-        );
-    }
     let started = std::time::Instant::now();
-    let mut watching = true;
-    loop {
-        if watching {
-            crossbeam_channel::select! {
-                recv(rx) -> received => return answered(received, agent),
-                recv(task.cancellation()) -> _ => {
-                    if task.is_canceled() {
-                        return (
-                            Err(format!(
-                                "the caller canceled task {}; the harness stopped waiting for {} after {:.1} s",
-                                task.task_id(),
-                                agent.spec.agent_id,
-                                started.elapsed().as_secs_f64()
-                            )
-                            .into()),
-                            true,
-                        );
-                    }
-                    // Woken without a cancellation (the task was forgotten): wait for the
-                    // agent alone.
-                    watching = false;
-                }
-            }
-        } else {
-            return answered(rx.recv(), agent);
-        }
+    let received = interruptible(task.interrupt(), || {
+        call_caught(client, agent, request_doc, metadata)
+    });
+    if task.is_canceled() {
+        let canceled = format!(
+            "the caller canceled task {}; the harness stopped waiting for {} after {:.1} s",
+            task.task_id(),
+            agent.spec.agent_id,
+            started.elapsed().as_secs_f64()
+        );
+        return (Err(canceled.into()), true);
     }
-}
-
-/// What the call's thread sent, or why it sent nothing.
-fn answered(
-    received: std::result::Result<
-        std::result::Result<remote::Received, remote::Failure>,
-        crossbeam_channel::RecvError,
-    >,
-    agent: &RemoteAgent,
-) -> (std::result::Result<remote::Received, remote::Failure>, bool) {
-    match received {
-        Ok(received) => (received, false),
-        Err(_) => (
-            Err(format!(
-                "{}: the call's thread ended without an answer",
-                agent.spec.agent_id
-            )
-            .into()),
-            false,
-        ),
-    }
+    (received, false)
 }
 
 /// The text of a panic's payload (`panic!` with a literal or a format string), or a note that

@@ -4,7 +4,6 @@
 
 pub mod agui;
 pub(crate) mod approval;
-pub(crate) mod call_threads;
 pub mod conductor;
 mod conversations;
 pub mod grounding;

@@ -153,6 +153,15 @@ impl Progress {
         &self.wake
     }
 
+    /// What interrupts an HTTP call made for the task once it is canceled (see
+    /// [`crate::wire::http::client`]'s "Interrupting a call").
+    pub(crate) fn interrupt(&self) -> crate::wire::http::client::Interrupt {
+        crate::wire::http::client::Interrupt {
+            flag: Arc::clone(&self.canceled),
+            wake: self.wake.clone(),
+        }
+    }
+
     /// Whether anything can cancel the task: `false` for a [`Progress::detached`] handle, whose
     /// work need not be watched.
     pub(crate) fn can_be_canceled(&self) -> bool {

@@ -11,6 +11,16 @@
 //! `User-Agent: ddwire/<version>` (ddwire's setting), `Accept: */*` when no `Accept` is given,
 //! and `Content-Length` for a body. A response body is logged as far as it was read (the
 //! whole of it, within [`MAX_RESPONSE_BYTES`]). The in-memory transport logs nothing.
+//!
+//! # Interrupting a call
+//!
+//! [`interruptible`] runs calls on the calling thread so that another thread can make them
+//! give up: once the [`Interrupt`]'s flag is set, a call waiting for its response fails within
+//! [`INTERRUPT_POLL`] (an `Interrupted` I/O error), over TCP, TLS and the in-memory transport
+//! alike. The wait for a response is cut into slices of that length while an interrupt is in
+//! force, and the flag is read between them; nothing else changes, and a call made outside
+//! [`interruptible`] waits as it always did. Connecting and sending are not sliced: they are
+//! bounded by the call's own timeout.
 
 use super::egress::Egress;
 use super::memory::MemoryNet;
@@ -18,7 +28,6 @@ use crate::wire::WireError;
 use crate::wire::tls::{ClientTls, ClientTrust, KeyPair, TlsError, TlsFailure};
 use crate::wire::wirelog::{self, Direction, Kept, Origin, Side, WireLog};
 use std::cell::RefCell;
-#[cfg(feature = "tls")]
 use std::sync::Arc;
 
 type Result<T, E = WireError> = std::result::Result<T, E>;
@@ -336,9 +345,10 @@ fn build_agent(
     #[cfg(not(feature = "tls"))]
     let _ = tls;
     if logged {
-        ureq::Agent::with_parts(config, connector.chain(Capturing), resolver)
-    } else {
+        let connector = connector.chain(Capturing).chain(Interruptible);
         ureq::Agent::with_parts(config, connector, resolver)
+    } else {
+        ureq::Agent::with_parts(config, connector.chain(Interruptible), resolver)
     }
 }
 
@@ -361,7 +371,53 @@ fn agent_config_for(guarded: bool) -> ureq::config::Config {
     }
 }
 
+/// How soon an interrupted call notices, at most, while it waits for a response.
+pub(crate) const INTERRUPT_POLL: Duration = Duration::from_millis(25);
+
+/// What makes a call in flight give up: a flag another thread sets, and a channel that is
+/// disconnected when it does (the in-memory transport waits on it).
+#[derive(Clone)]
+pub(crate) struct Interrupt {
+    pub(crate) flag: Arc<std::sync::atomic::AtomicBool>,
+    pub(crate) wake: crossbeam_channel::Receiver<()>,
+}
+
+impl Interrupt {
+    fn is_set(&self) -> bool {
+        self.flag.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// Run `calls` with `interrupt` in force for every HTTP call they make on this thread (see
+/// the module's "Interrupting a call"). The interrupt is lifted when `calls` returns or
+/// unwinds.
+pub(crate) fn interruptible<T>(interrupt: Interrupt, calls: impl FnOnce() -> T) -> T {
+    struct Lift;
+    impl Drop for Lift {
+        fn drop(&mut self) {
+            INTERRUPT.with(|i| *i.borrow_mut() = None);
+        }
+    }
+    INTERRUPT.with(|i| *i.borrow_mut() = Some(interrupt));
+    let _lift = Lift;
+    calls()
+}
+
+/// The interrupt in force on this thread, if any.
+pub(crate) fn interrupt_in_force() -> Option<Interrupt> {
+    INTERRUPT.with(|i| i.borrow().clone())
+}
+
+fn interrupted() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::Interrupted,
+        "the call was interrupted: its caller stopped waiting for it",
+    )
+}
+
 thread_local! {
+    /// The interrupt the calls on this thread answer to ([`interruptible`]).
+    static INTERRUPT: RefCell<Option<Interrupt>> = const { RefCell::new(None) };
     /// The exchange a logged client is making on this thread. ureq does a call's I/O on the
     /// calling thread, so the transport finds it here whichever pooled connection it uses.
     static CAPTURE: RefCell<Option<Exchange>> = const { RefCell::new(None) };
@@ -494,6 +550,107 @@ impl Transport for CapturingTransport {
 
     fn is_tls(&self) -> bool {
         self.inner.is_tls()
+    }
+}
+
+/// A connector wrapping ureq's transport so that a call made under [`interruptible`] gives up
+/// its wait for a response once interrupted.
+#[derive(Debug)]
+struct Interruptible;
+
+impl<In: Transport> Connector<In> for Interruptible {
+    type Out = InterruptibleTransport;
+
+    fn connect(
+        &self,
+        _: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> std::result::Result<Option<InterruptibleTransport>, ureq::Error> {
+        Ok(chained.map(|inner| InterruptibleTransport {
+            inner: inner.boxed(),
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct InterruptibleTransport {
+    inner: Box<dyn Transport>,
+}
+
+impl Transport for InterruptibleTransport {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        self.inner.buffers()
+    }
+
+    fn transmit_output(
+        &mut self,
+        amount: usize,
+        timeout: NextTimeout,
+    ) -> std::result::Result<(), ureq::Error> {
+        self.inner.transmit_output(amount, timeout)
+    }
+
+    /// Without an interrupt in force, the inner transport's wait. With one, waits of at most
+    /// [`INTERRUPT_POLL`] until input arrives, the call's own time is up (the last wait is the
+    /// inner transport's, with its timeout error), or the interrupt is set.
+    fn await_input(&mut self, timeout: NextTimeout) -> std::result::Result<bool, ureq::Error> {
+        let Some(interrupt) = interrupt_in_force() else {
+            return self.inner.await_input(timeout);
+        };
+        let started = std::time::Instant::now();
+        loop {
+            if interrupt.is_set() {
+                return Err(ureq::Error::Io(interrupted()));
+            }
+            let left = match timeout.after {
+                ureq::unversioned::transport::time::Duration::Exact(d) => {
+                    Some(d.saturating_sub(started.elapsed()))
+                }
+                _ => None,
+            };
+            if left.is_some_and(|l| l <= INTERRUPT_POLL) {
+                let last = NextTimeout {
+                    after: left.unwrap_or_default().into(),
+                    ..timeout
+                };
+                return self.inner.await_input(last);
+            }
+            let slice = NextTimeout {
+                after: INTERRUPT_POLL.into(),
+                per_read: None,
+                ..timeout
+            };
+            match self.inner.await_input(slice) {
+                Err(e) if is_timeout(&e) => continue,
+                other => return other,
+            }
+        }
+    }
+
+    fn is_open(&mut self) -> bool {
+        self.inner.is_open()
+    }
+
+    fn is_tls(&self) -> bool {
+        self.inner.is_tls()
+    }
+}
+
+/// Whether `e` says a wait ran out of time: ureq's own timeout, a socket's, or ureq's timeout
+/// carried through an I/O error (as the TLS transport reads through ureq's adapter).
+fn is_timeout(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::Timeout(_) => true,
+        ureq::Error::Io(io) => {
+            matches!(
+                io.kind(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+            ) || io
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+                .is_some_and(is_timeout)
+        }
+        _ => false,
     }
 }
 
@@ -776,5 +933,184 @@ mod tests {
             let url = format!("http://[::1]:{}/", v6.local_addr().port());
             assert_eq!(get(url).unwrap(), 204);
         }
+    }
+
+    /// An interrupt whose flag `set` sets (and whose channel it disconnects), as a canceled
+    /// task's does.
+    fn interrupt() -> (Interrupt, impl FnOnce()) {
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (keep, wake) = crossbeam_channel::bounded::<()>(0);
+        let set = {
+            let flag = Arc::clone(&flag);
+            move || {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                drop(keep);
+            }
+        };
+        (Interrupt { flag, wake }, set)
+    }
+
+    /// A loopback listener that reads a request and never answers; sends what it read after the
+    /// client left (its read's end) down the channel.
+    fn silent_server() -> (u16, crossbeam_channel::Receiver<usize>) {
+        use std::io::Read;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            socket
+                .set_read_timeout(Some(Duration::from_secs(30)))
+                .unwrap();
+            let mut total = 0;
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = socket.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                total += n;
+            }
+            let _ = tx.send(total);
+        });
+        (port, rx)
+    }
+
+    #[test]
+    fn an_interrupted_call_over_tcp_gives_up_its_wait_and_closes_the_connection() {
+        let (port, closed) = silent_server();
+        let (interrupt, set) = interrupt();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            set();
+        });
+        let started = std::time::Instant::now();
+        let answer = interruptible(interrupt, || {
+            HttpClient::tcp().send(ClientRequest::post_json(
+                format!("http://127.0.0.1:{port}/"),
+                b"{}".to_vec(),
+                Duration::from_secs(30),
+            ))
+        });
+        setter.join().unwrap();
+        let error = answer
+            .expect_err("an interrupted call has no answer")
+            .to_string();
+        assert!(error.contains("interrupted"), "{error}");
+        // Long before the call's own 30 s.
+        assert!(started.elapsed() < Duration::from_secs(10));
+        // The server read the request, then saw the client leave.
+        let read = closed.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(read > 0);
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn an_interrupted_call_over_tls_gives_up_its_wait_as_over_tcp() {
+        use crate::wire::tls::{ServerIdentity, ServerTls};
+        use std::os::unix::fs::PermissionsExt;
+        // The test PKI, its key copied at mode 0600 (git keeps no modes; ddwire refuses a key
+        // others can read).
+        let pki = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
+        let dir =
+            std::env::temp_dir().join(format!("ddwire-interrupt-tls-{}", crate::ids::new_uuid7()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("server.key");
+        std::fs::copy(pki.join("server.key"), &key).unwrap();
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let identity = ServerIdentity::load(&ServerTls {
+            identity: KeyPair {
+                cert: pki.join("server.pem"),
+                key,
+            },
+            client_ca: None,
+        })
+        .unwrap();
+        let slow: Handler = Arc::new(|_| {
+            std::thread::sleep(Duration::from_secs(3));
+            Response::empty(204)
+        });
+        let served = server::bind("127.0.0.1:0", Limits::DEFAULT)
+            .unwrap()
+            .with_tls(identity)
+            .serve(slow)
+            .unwrap();
+        let client = HttpClient::tcp_trusting(&ClientTrust {
+            ca_files: vec![pki.join("ca.pem")],
+            ca_only: true,
+            ..ClientTrust::default()
+        })
+        .unwrap();
+        let url = format!("https://localhost:{}/", served.local_addr().port());
+        let (interrupt, set) = interrupt();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            set();
+        });
+        let started = std::time::Instant::now();
+        let answer = interruptible(interrupt, || {
+            client.send(ClientRequest::get(url, Duration::from_secs(30)))
+        });
+        setter.join().unwrap();
+        let error = answer
+            .expect_err("an interrupted call has no answer")
+            .to_string();
+        assert!(error.contains("interrupted"), "{error}");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_call_under_an_interrupt_never_set_waits_for_its_answer_as_any_call_does() {
+        let slow: Handler = Arc::new(|_| {
+            std::thread::sleep(Duration::from_millis(150));
+            Response::empty(204)
+        });
+        let served = server::serve("127.0.0.1:0", slow, Limits::DEFAULT).unwrap();
+        let url = format!("http://127.0.0.1:{}/", served.local_addr().port());
+        let (interrupt, _never) = interrupt();
+        let status = interruptible(interrupt, || {
+            HttpClient::tcp().send(ClientRequest::get(url, Duration::from_secs(10)))
+        })
+        .map(|r| r.status);
+        assert_eq!(status.unwrap(), 204);
+        // Lifted once the calls return: none is in force on this thread now.
+        assert!(interrupt_in_force().is_none());
+    }
+
+    #[test]
+    fn an_interrupted_call_in_memory_gives_up_as_over_tcp_and_a_forgotten_one_does_not() {
+        let net = MemoryNet::new();
+        let slow: Handler = Arc::new(|_| {
+            std::thread::sleep(Duration::from_millis(400));
+            Response::empty(204)
+        });
+        net.serve("slow.test", slow, Limits::DEFAULT);
+        let client = HttpClient::memory(net);
+        let call = || {
+            client.send(ClientRequest::get(
+                "http://slow.test/",
+                Duration::from_secs(10),
+            ))
+        };
+
+        let (interrupt, set) = interrupt();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            set();
+        });
+        let error = interruptible(interrupt, call).expect_err("interrupted");
+        setter.join().unwrap();
+        assert!(error.to_string().contains("interrupted"), "{error}");
+
+        // Its channel closed without the flag (a task forgotten): the answer is still waited for.
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (keep, wake) = crossbeam_channel::bounded::<()>(0);
+        drop(keep);
+        let status = interruptible(Interrupt { flag, wake }, call).map(|r| r.status);
+        assert_eq!(status.unwrap(), 204);
     }
 }

@@ -93,12 +93,36 @@ impl MemoryNet {
         std::thread::spawn(move || {
             let _ = tx.send(serve_bytes(&handler, &bytes, &limits));
         });
-        let response_bytes = rx
-            .recv_timeout(request.timeout)
-            .map_err(|_| WireError::Timeout {
-                url: request.url.clone(),
-                after: request.timeout,
-            })?;
+        let timed_out = || WireError::Timeout {
+            url: request.url.clone(),
+            after: request.timeout,
+        };
+        let response_bytes = match super::client::interrupt_in_force() {
+            None => rx.recv_timeout(request.timeout).map_err(|_| timed_out())?,
+            // Under `interruptible`, the wait ends when the interrupt is set, as a socket's does.
+            Some(interrupt) => {
+                let deadline = crossbeam_channel::after(request.timeout);
+                let woken = crossbeam_channel::select! {
+                    recv(rx) -> bytes => Some(bytes),
+                    recv(interrupt.wake) -> _ => None,
+                    recv(deadline) -> _ => return Err(timed_out()),
+                };
+                match woken {
+                    Some(bytes) => bytes.map_err(|_| timed_out())?,
+                    None if interrupt.flag.load(std::sync::atomic::Ordering::SeqCst) => {
+                        return Err(WireError::Connect {
+                            url: request.url.clone(),
+                            reason: "interrupted: the caller stopped waiting for the call".into(),
+                        });
+                    }
+                    // Woken without the flag (the task was forgotten): wait for the answer alone.
+                    None => crossbeam_channel::select! {
+                        recv(rx) -> bytes => bytes.map_err(|_| timed_out())?,
+                        recv(deadline) -> _ => return Err(timed_out()),
+                    },
+                }
+            }
+        };
         parse_response(&response_bytes, request.method).map_err(|e| match e {
             WireError::Protocol { url: None, reason } => WireError::Protocol {
                 url: Some(request.url.clone()),
