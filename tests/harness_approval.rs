@@ -221,6 +221,16 @@ fn a_stewards_approval_runs_the_agent_on_the_same_input_for_the_same_principal_a
     assert!(attr("dd.approval.referred_invocation_id").contains(&id));
     assert!(attr("dd.approval.by").contains(STEWARD));
     assert!(attr("dd.approval.at").contains(decision["decided_at"].as_str().unwrap()));
+    // Its root links to the referred run's root.
+    let referred_spans = stored_spans(runs.path(), &id);
+    let referred_root = only(&referred_spans, "invoke_agent");
+    assert!(
+        root.links
+            .iter()
+            .any(|l| l.trace_id == referred_root.trace_id && l.span_id == referred_root.span_id),
+        "{:?}",
+        root.links
+    );
 
     // The referred run is unchanged; both runs name the decision, so each links to the other.
     assert_eq!(

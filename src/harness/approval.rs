@@ -149,6 +149,8 @@ pub(crate) struct Referral {
     pub(crate) input_hash: String,
     pub(crate) policy_digest: String,
     pub(crate) approvable_until: String,
+    /// The referred run's root span: the approved run's root links to it.
+    pub(crate) root: crate::trace::SpanContext,
 }
 
 /// Read the stored run `id` and check that a steward may decide it now: referred by the policy
@@ -197,7 +199,7 @@ pub(crate) fn referral(
         .ok_or_else(|| ApprovalError::Failed(format!("run {id} keeps no request.json")))?;
     let acting_for = serde_json::from_value::<Principal>(envelope["acting_for"].clone())
         .map_err(|e| ApprovalError::Failed(format!("run {id}'s acting_for: {e}")))?;
-    let recorded_hash = reader
+    let (root, recorded_hash) = reader
         .spans(id)
         .map_err(failed)?
         .and_then(|lines| root_input_hash(&lines))
@@ -223,17 +225,18 @@ pub(crate) fn referral(
         input_hash,
         policy_digest: text("policy_digest"),
         approvable_until,
+        root,
     })
 }
 
-/// The `dd.input_hash` the run's root `invoke_agent` span recorded.
-fn root_input_hash(lines: &str) -> Option<String> {
+/// The run's root `invoke_agent` span, and the `dd.input_hash` it recorded.
+fn root_input_hash(lines: &str) -> Option<(crate::trace::SpanContext, String)> {
     lines
         .lines()
         .filter_map(|l| crate::trace::from_json(l).ok())
         .filter(|s| s.is(crate::trace::SpanName::InvokeAgent) && s.parent_id.is_none())
         .find_map(|root| match root.attributes.get(attr::INPUT_HASH) {
-            Some(crate::trace::AttrValue::String(h)) => Some(h.clone()),
+            Some(crate::trace::AttrValue::String(h)) => Some((root.context(), h.clone())),
             _ => None,
         })
 }

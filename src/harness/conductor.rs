@@ -610,7 +610,9 @@ impl Conductor {
         let outcome = self.guarded(
             request,
             &referral.acting_for,
-            RunTrace::new(None),
+            // Its root links to the referred run's root, so a trace backend shows the two as one
+            // story.
+            RunTrace::new(Some(referral.root.clone())),
             &|_, _| {},
             None,
             Turning::Approved(&record),
