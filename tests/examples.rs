@@ -295,6 +295,60 @@ fn every_example_file_runs_through_the_cli_as_documented() {
     covered.push("request.json".into());
 
     drop(_serve);
+
+    // A referred run and its steward, as the README's session has it.
+    let mut steward_serve = ddwire()
+        .args(["serve", "--port", "0", "--quiet", "--agents"])
+        .arg(&agents)
+        .args(["--profile", &example("profile-steward.json")])
+        .args(["--tokens", &example("tokens.json")])
+        .arg("--runs")
+        .arg(&runs)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = steward_serve.stderr.take().unwrap();
+    let _steward_serve = Running(steward_serve);
+    let harness = url_in(&line_with(stderr, "harness on http://"));
+    let out = run(&[
+        "invoke",
+        "--harness",
+        &harness,
+        "--token",
+        TOKEN,
+        "--agent",
+        "hello.world",
+        "--input",
+        &example("messages/hello.json"),
+    ]);
+    let referred: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(referred["outcome"]["status"], "referred", "{referred}");
+    assert_eq!(referred["outcome"]["referred_to"], "data_steward");
+    let id = referred["invocation_id"].as_str().unwrap();
+    let out = run(&[
+        "approve",
+        id,
+        "--harness",
+        &harness,
+        "--token",
+        "example-steward-token-do-not-deploy",
+        "--reason",
+        "checked",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let approved: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(approved["outcome"]["status"], "succeeded", "{approved}");
+    assert_eq!(approved["acting_for"]["name"], "Josiah Carberry");
+    let show = run(&["show", id, "--runs", runs.to_str().unwrap()]);
+    let shown = text(&show.stdout);
+    assert!(
+        shown.contains("approved by urn:example:role:data-steward")
+            && shown.contains(approved["invocation_id"].as_str().unwrap()),
+        "{shown}"
+    );
+    covered.push("profile-steward.json".into());
+    drop(_steward_serve);
+
     for s in servers {
         s.shutdown();
     }
