@@ -99,9 +99,11 @@ impl FailureClass {
         match e {
             WireError::HttpStatus { status: 404, .. } => FailureClass::Peer404,
             WireError::Timeout { .. } => FailureClass::PeerTimeout,
-            WireError::Connect { .. } | WireError::Disconnected { .. } | WireError::Tls { .. } => {
-                FailureClass::PeerDisconnect
-            }
+            // The relay interrupts none of its calls; were one, the peer's answer was not read.
+            WireError::Connect { .. }
+            | WireError::Disconnected { .. }
+            | WireError::Tls { .. }
+            | WireError::Interrupted { .. } => FailureClass::PeerDisconnect,
             WireError::JsonRpc { .. } => FailureClass::PeerJsonrpcError,
             WireError::Egress { .. } => FailureClass::DestinationRefused,
             // The relay's client signs nothing, so a signing error is never met; were it, the

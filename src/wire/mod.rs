@@ -85,6 +85,12 @@ pub enum WireError {
         /// Which address was refused, and why.
         reason: String,
     },
+    /// The call was given up because its caller stopped waiting for it (a canceled task's
+    /// call, see `http::client`'s "Interrupting a call"); the request may have reached the peer.
+    Interrupted {
+        /// The URL called.
+        url: String,
+    },
     /// The request could not be signed (a field breaks the signature's grammar).
     Sign {
         /// The URL to be called.
@@ -139,6 +145,12 @@ impl fmt::Display for WireError {
                 write!(f, "{url}: the destination is not allowed: {reason}")
             }
             WireError::Sign { url, source } => write!(f, "{url}: {source}"),
+            WireError::Interrupted { url } => {
+                write!(
+                    f,
+                    "the call to {url} was interrupted: its caller stopped waiting for it"
+                )
+            }
         }
     }
 }

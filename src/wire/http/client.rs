@@ -16,9 +16,11 @@
 //!
 //! [`interruptible`] runs calls on the calling thread so that another thread can make them
 //! give up: once the [`Interrupt`]'s flag is set, a call waiting for its response fails within
-//! [`INTERRUPT_POLL`] (an `Interrupted` I/O error), over TCP, TLS and the in-memory transport
-//! alike. The wait for a response is cut into slices of that length while an interrupt is in
-//! force, and the flag is read between them; nothing else changes, and a call made outside
+//! [`INTERRUPT_POLL`] with [`WireError::Interrupted`], over TCP, TLS and the in-memory
+//! transport alike, and its connection is closed (never pooled). The wait for a response, head
+//! or body, is cut into slices of that length while an interrupt is in force, and the flag is
+//! read between them: a call waiting on a slow agent makes one timed `read` (and, over TCP, a
+//! `setsockopt`) 40 times a second. Nothing else changes, and a call made outside
 //! [`interruptible`] waits as it always did. Connecting and sending are not sliced: they are
 //! bounded by the call's own timeout.
 
@@ -389,17 +391,17 @@ impl Interrupt {
 }
 
 /// Run `calls` with `interrupt` in force for every HTTP call they make on this thread (see
-/// the module's "Interrupting a call"). The interrupt is lifted when `calls` returns or
-/// unwinds.
+/// the module's "Interrupting a call"). When `calls` returns or unwinds, whatever was in force
+/// before is again.
 pub(crate) fn interruptible<T>(interrupt: Interrupt, calls: impl FnOnce() -> T) -> T {
-    struct Lift;
-    impl Drop for Lift {
+    struct Restore(Option<Interrupt>);
+    impl Drop for Restore {
         fn drop(&mut self) {
-            INTERRUPT.with(|i| *i.borrow_mut() = None);
+            let before = self.0.take();
+            INTERRUPT.with(|i| *i.borrow_mut() = before);
         }
     }
-    INTERRUPT.with(|i| *i.borrow_mut() = Some(interrupt));
-    let _lift = Lift;
+    let _restore = Restore(INTERRUPT.with(|i| i.borrow_mut().replace(interrupt)));
     calls()
 }
 
@@ -408,11 +410,23 @@ pub(crate) fn interrupt_in_force() -> Option<Interrupt> {
     INTERRUPT.with(|i| i.borrow().clone())
 }
 
+/// What an interrupted wait fails with, inside an I/O error of kind `Other`: not
+/// `Interrupted`, which `std::io::Read::read_to_end` retries (a body read would then spin until
+/// the call's timeout), and not a disconnection, which ends a close-delimited body as if whole.
+/// [`transport_error`] turns it into [`WireError::Interrupted`].
+#[derive(Debug)]
+struct InterruptedCall;
+
+impl std::fmt::Display for InterruptedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the call was interrupted: its caller stopped waiting for it")
+    }
+}
+
+impl std::error::Error for InterruptedCall {}
+
 fn interrupted() -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::Interrupted,
-        "the call was interrupted: its caller stopped waiting for it",
-    )
+    std::io::Error::other(InterruptedCall)
 }
 
 thread_local! {
@@ -591,12 +605,14 @@ impl Transport for InterruptibleTransport {
     }
 
     /// Without an interrupt in force, the inner transport's wait. With one, waits of at most
-    /// [`INTERRUPT_POLL`] until input arrives, the call's own time is up (the last wait is the
-    /// inner transport's, with its timeout error), or the interrupt is set.
+    /// [`INTERRUPT_POLL`] until input arrives, the wait's own time is up (the sooner of the
+    /// call's remaining time and its per-read limit; the last wait is the inner transport's,
+    /// with its timeout error and reason), or the interrupt is set.
     fn await_input(&mut self, timeout: NextTimeout) -> std::result::Result<bool, ureq::Error> {
         let Some(interrupt) = interrupt_in_force() else {
             return self.inner.await_input(timeout);
         };
+        let timeout = timeout.for_read();
         let started = std::time::Instant::now();
         loop {
             if interrupt.is_set() {
@@ -611,6 +627,7 @@ impl Transport for InterruptibleTransport {
             if left.is_some_and(|l| l <= INTERRUPT_POLL) {
                 let last = NextTimeout {
                     after: left.unwrap_or_default().into(),
+                    per_read: None,
                     ..timeout
                 };
                 return self.inner.await_input(last);
@@ -730,6 +747,15 @@ fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
         return WireError::Tls {
             url: url.to_string(),
             cause: failed.0.clone(),
+        };
+    }
+    if let ureq::Error::Io(io) = &e
+        && io
+            .get_ref()
+            .is_some_and(|inner| inner.is::<InterruptedCall>())
+    {
+        return WireError::Interrupted {
+            url: url.to_string(),
         };
     }
     if let ureq::Error::Io(io) = &e
@@ -1061,6 +1087,58 @@ mod tests {
             started.elapsed()
         );
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_call_interrupted_while_it_reads_the_body_ends_at_once_not_at_its_timeout() {
+        use std::io::{Read, Write};
+        // Headers and 5 of 100 body bytes, then nothing: the wait is in the body's read, which
+        // std retries on an `Interrupted` error (so the interrupt must not be one).
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = socket.read(&mut buf);
+            let _ = socket.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello");
+            std::thread::sleep(Duration::from_secs(10));
+        });
+        let (interrupt, set) = interrupt();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            set();
+        });
+        let started = std::time::Instant::now();
+        let answer = interruptible(interrupt, || {
+            HttpClient::tcp().send(ClientRequest::get(
+                format!("http://127.0.0.1:{port}/"),
+                Duration::from_secs(8),
+            ))
+        });
+        setter.join().unwrap();
+        assert!(
+            matches!(answer, Err(WireError::Interrupted { .. })),
+            "{:?}",
+            answer.map(|r| r.status)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn an_interrupt_in_force_is_restored_when_an_inner_one_is_lifted() {
+        let (outer, _keep_outer) = interrupt();
+        let (inner, _keep_inner) = interrupt();
+        let outer_flag = Arc::clone(&outer.flag);
+        interruptible(outer, || {
+            interruptible(inner, || {});
+            let now = interrupt_in_force().expect("the outer interrupt is in force again");
+            assert!(Arc::ptr_eq(&now.flag, &outer_flag));
+        });
+        assert!(interrupt_in_force().is_none());
     }
 
     #[test]

@@ -110,9 +110,8 @@ impl MemoryNet {
                 match woken {
                     Some(bytes) => bytes.map_err(|_| timed_out())?,
                     None if interrupt.flag.load(std::sync::atomic::Ordering::SeqCst) => {
-                        return Err(WireError::Connect {
+                        return Err(WireError::Interrupted {
                             url: request.url.clone(),
-                            reason: "interrupted: the caller stopped waiting for the call".into(),
                         });
                     }
                     // Woken without the flag (the task was forgotten): wait for the answer alone.
