@@ -16,6 +16,7 @@ use ddwire::harness::store::RunStore;
 use ddwire::harness::testkit::test_principal;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::http::client::{ClientRequest, HttpClient};
+use ddwire::wire::http::drain::Drain;
 use ddwire::wire::http::server::{self as http_server, Server};
 use ddwire::wire::http::{Limits, memory::MemoryNet};
 use serde_json::{Value, json};
@@ -78,6 +79,17 @@ impl Served {
 }
 
 fn harness(runs: &Path, profile: &str, approve_for: Duration, auth: Authenticator) -> Served {
+    harness_draining_with(runs, profile, approve_for, auth, Drain::new())
+}
+
+/// [`harness`], sharing `drain` with the test.
+fn harness_draining_with(
+    runs: &Path,
+    profile: &str,
+    approve_for: Duration,
+    auth: Authenticator,
+    drain: Drain,
+) -> Served {
     let agents: Vec<Arc<dyn Agent>> = vec![Arc::new(Hello::new())];
     let (conductor, net) = bare_conductor(agents, &runs.join("scratch"));
     let mut conductor = Conductor::new(
@@ -89,7 +101,7 @@ fn harness(runs: &Path, profile: &str, approve_for: Duration, auth: Authenticato
     conductor.approve_for = approve_for;
     let bound = http_server::bind("127.0.0.1:0", Limits::DEFAULT).unwrap();
     let public = bound.default_public_url();
-    let harness = Arc::new(Harness::new(conductor, Some(auth), &public));
+    let harness = Arc::new(Harness::new(conductor, Some(auth), &public).with_drain(drain));
     let server = bound.serve(harness_server::handler(harness)).unwrap();
     Served { server, _net: net }
 }
@@ -322,9 +334,14 @@ fn nobody_but_a_steward_decides_the_run_owner_another_principal_and_an_auditor_g
             );
         }
     }
-    let (status, challenge, _) = call(&served, "POST", &format!("/runs/{id}/approve"), None, "");
+    let (status, challenge, body) = call(&served, "POST", &format!("/runs/{id}/approve"), None, "");
     assert_eq!(status, 401);
     assert!(challenge.unwrap().starts_with("Bearer"));
+    // Plain JSON, as every route but the A2A endpoint answers: not a JSON-RPC error.
+    assert!(
+        body["error"].is_string() && body.get("jsonrpc").is_none(),
+        "{body}"
+    );
     let (status, _, _) = call(
         &served,
         "POST",
@@ -497,4 +514,66 @@ fn a_decision_body_other_than_empty_or_a_reason_is_refused_400() {
         assert_eq!(status, 400, "{body}: {answer}");
     }
     assert_eq!(approve(&served, &id, "steward-token").0, 200);
+}
+
+#[test]
+fn a_draining_harness_takes_no_decision() {
+    let runs = TempDir::new("approval-drain");
+    let drain = Drain::new();
+    let served = harness_draining_with(runs.path(), &careful(1), DAY, tokens(), drain.clone());
+    let id = referred(&served);
+    drain.start();
+    let (status, body) = approve(&served, &id, "steward-token");
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(
+        stored_envelope(runs.path(), &id)["outcome"]["status"],
+        "referred"
+    );
+    let (status, _, _) = call(
+        &served,
+        "GET",
+        &format!("/runs/{id}/approval"),
+        Some("alice-token"),
+        "",
+    );
+    assert_eq!(status, 404, "nothing was decided");
+}
+
+#[test]
+fn a_referred_run_another_run_delegated_is_not_decided_on_its_own() {
+    let runs = TempDir::new("approval-delegated");
+    let served = harness(runs.path(), &careful(1), DAY, tokens());
+    let id = referred(&served);
+    // As a delegated child's stored request reads: it names the run that delegated it.
+    let path = runs.path().join(&id).join("request.json");
+    let mut request: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    request["parent_invocation_id"] = json!(ddwire::ids::new_uuid7());
+    std::fs::write(&path, serde_json::to_vec_pretty(&request).unwrap()).unwrap();
+    let (status, body) = approve(&served, &id, "steward-token");
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("delegated"),
+        "{body}"
+    );
+}
+
+#[test]
+fn an_unreadable_decision_record_is_an_error_never_taken_for_no_decision() {
+    let runs = TempDir::new("approval-corrupt");
+    let served = harness(runs.path(), &careful(1), DAY, tokens());
+    let id = referred(&served);
+    let dir = runs.path().join(".ddwire/decisions");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{id}.json")), b"{not json").unwrap();
+    let (status, _, body) = call(
+        &served,
+        "GET",
+        &format!("/runs/{id}/approval"),
+        Some("alice-token"),
+        "",
+    );
+    assert_eq!(status, 500, "{body}");
+    // Nor does an approval go ahead over it.
+    let (status, body) = approve(&served, &id, "steward-token");
+    assert_ne!(status, 200, "{body}");
 }

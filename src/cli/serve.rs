@@ -11,6 +11,9 @@ use ddwire::wire::http;
 use ddwire::wire::http::drain::Drain;
 use std::sync::Arc;
 
+/// The longest `--approval-for` taken: ten years.
+const MAX_APPROVAL_FOR_S: u64 = 10 * 365 * 86_400;
+
 pub static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
@@ -194,6 +197,12 @@ fn run(args: &Parsed) -> Result<i32, String> {
     match args.number::<u64>("approval-for")? {
         None => {}
         Some(0) => return Err("--approval-for must be at least 1 second".into()),
+        Some(s) if s > MAX_APPROVAL_FOR_S => {
+            return Err(format!(
+                "--approval-for {s} is more than ten years ({MAX_APPROVAL_FOR_S} s); a referral \
+                 should not wait that long"
+            ));
+        }
         Some(s) => conductor.approve_for = std::time::Duration::from_secs(s),
     }
     conductor.otlp = export::start_exporter(args, "serve", http)?;

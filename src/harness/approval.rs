@@ -47,9 +47,7 @@ const DECISIONS_DIR: &str = "decisions";
 /// What a steward decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Verdict {
-    /// Run the agent.
     Approved,
-    /// Do not.
     Declined,
 }
 
@@ -179,7 +177,7 @@ pub(crate) fn referral(
              would only run the agent to refer it again"
         )));
     }
-    if let Some(record) = decision(reader.root(), id) {
+    if let Some(record) = decision(reader.root(), id).map_err(failed)? {
         return Err(ApprovalError::AlreadyDecided(Box::new(record)));
     }
     let referred_at = envelope["completed_at"]
@@ -216,6 +214,13 @@ pub(crate) fn referral(
         )));
     }
     let text = |k: &str| envelope[k].as_str().unwrap_or("").to_string();
+    if request["agent_id"].as_str() != Some(text("agent_id").as_str()) {
+        return Err(ApprovalError::Changed(format!(
+            "run {id}'s request.json names agent {}, its envelope {}",
+            request["agent_id"],
+            text("agent_id")
+        )));
+    }
     Ok(Referral {
         invocation_id: id.to_string(),
         request,
@@ -269,17 +274,29 @@ pub(crate) fn record(
     record
 }
 
+/// Where the decisions on referred runs are kept: `<runs>/.ddwire/decisions/`.
 fn decisions_dir(root: &Path) -> PathBuf {
     root.join(super::store::CONTROL_DIR).join(DECISIONS_DIR)
 }
 
-/// The decision recorded on the referred run `id`, if any.
-pub(crate) fn decision(root: &Path, id: &str) -> Option<Value> {
+/// The decision recorded on the referred run `id`, if any; a record that cannot be read is an
+/// error, never taken for no decision.
+pub(crate) fn decision(root: &Path, id: &str) -> crate::Result<Option<Value>> {
     if !crate::ids::is_uuid7(id) {
-        return None;
+        return Ok(None);
     }
-    let bytes = std::fs::read(decisions_dir(root).join(format!("{id}.json"))).ok()?;
-    serde_json::from_slice(&bytes).ok()
+    let path = decisions_dir(root).join(format!("{id}.json"));
+    let unreadable = |reason: String| super::store::StoreError::Unreadable {
+        file: format!(".ddwire/{DECISIONS_DIR}/{id}.json in the run store"),
+        reason,
+    };
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| unreadable(format!("is not JSON: {e}")).into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(unreadable(e.to_string()).into()),
+    }
 }
 
 /// Write `record` as the one decision on the run it names: whole (written aside and synced),
@@ -310,8 +327,10 @@ pub(crate) fn claim(root: &Path, record: &Value) -> Result<(), ApprovalError> {
             Ok(())
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let earlier =
-                decision(root, id).unwrap_or_else(|| json!({"referred_invocation_id": id}));
+            let earlier = decision(root, id)
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| json!({"referred_invocation_id": id}));
             Err(ApprovalError::AlreadyDecided(Box::new(earlier)))
         }
         Err(e) => Err(failed(e)),
@@ -321,9 +340,10 @@ pub(crate) fn claim(root: &Path, record: &Value) -> Result<(), ApprovalError> {
 /// The steward's decision a stored run takes part in: the record beside a run that carried out
 /// an approval, else the decision on a referred run; `None` if there is neither.
 pub(crate) fn of_run(reader: &RunReader, id: &str) -> crate::Result<Option<Value>> {
-    Ok(reader
-        .beside(id, APPROVAL_FILE)?
-        .or_else(|| decision(reader.root(), id)))
+    match reader.beside(id, APPROVAL_FILE)? {
+        Some(record) => Ok(Some(record)),
+        None => decision(reader.root(), id),
+    }
 }
 
 /// Take back a claimed approval whose run was never made, so the steward may decide again.

@@ -105,7 +105,7 @@ use crate::trace::{
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::endpoint::Progress;
 use crate::wire::a2a::meta;
-use crate::wire::http::client::interruptible;
+use crate::wire::http::client::{Interrupt, interruptible};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -552,13 +552,16 @@ impl Conductor {
     /// A data steward's `verdict` on the referred run `referred_id` (see `approval`): the
     /// decision is recorded once; an approval then runs the agent on the referred run's input,
     /// for its principal, as a new run carrying the record (`Some` run). A decline runs
-    /// nothing. The caller has checked that `steward` holds the role.
+    /// nothing. The caller has checked that `steward` holds the role. The approved run's HTTP
+    /// calls answer to `interrupt` (a drain cut short sets it), so it ends, and is stored,
+    /// rather than outlive the process.
     pub(crate) fn decide(
         &self,
         referred_id: &str,
         verdict: Verdict,
         steward: &Principal,
         reason: Option<&str>,
+        interrupt: Interrupt,
     ) -> std::result::Result<(Value, Option<Run>), ApprovalError> {
         if !self.store.is_writable() {
             return Err(ApprovalError::NotApprovable(format!(
@@ -596,6 +599,12 @@ impl Conductor {
         }
         let mut request = InvocationRequest::from_value(&referral.request)
             .map_err(|e| ApprovalError::Failed(format!("run {referred_id}'s request: {e}")))?;
+        if let Some(parent) = &request.parent_invocation_id {
+            return Err(ApprovalError::NotApprovable(format!(
+                "run {referred_id} was delegated by run {parent}, which has had its answer: a \
+                 delegated run is decided with its parent, so approve the parent's own run"
+            )));
+        }
         request.invocation_id = crate::ids::new_uuid7();
         request.issued_at = crate::time::now_rfc3339();
         let record = approval::record(
@@ -606,28 +615,37 @@ impl Conductor {
             Some(&request.invocation_id),
         );
         approval::claim(root, &record)?;
-        let new_id = request.invocation_id.clone();
-        let outcome = self.guarded(
-            request,
-            &referral.acting_for,
-            // Its root links to the referred run's root, so a trace backend shows the two as one
-            // story.
-            RunTrace::new(Some(referral.root.clone())),
-            &|_, _| {},
-            None,
-            Turning::Approved(&record),
-        );
+        // Whether the agent was called: only then is the approval spent, whatever followed.
+        let called = std::sync::atomic::AtomicBool::new(false);
+        let outcome = interruptible(interrupt, || {
+            self.guarded(
+                request,
+                &referral.acting_for,
+                // Its root links to the referred run's root, so a trace backend shows the two as
+                // one story.
+                RunTrace::new(Some(referral.root.clone())),
+                &|stage, _| {
+                    if stage == Stage::AgentCall {
+                        called.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                },
+                None,
+                Turning::Approved(&record),
+            )
+        });
         match done(outcome) {
             Ok(run) => Ok((record, Some(run))),
-            Err(e) => {
-                // No run was made, so the approval is not spent (a stored run never errs here).
-                if !self.store.has(&new_id) {
-                    approval::release(root, referred_id);
-                }
+            Err(e) if !called.load(std::sync::atomic::Ordering::SeqCst) => {
+                approval::release(root, referred_id);
                 Err(ApprovalError::Failed(format!(
-                    "the approved run of {referred_id} could not be made: {e}"
+                    "the approved run of {referred_id} could not start, so the approval is not \
+                     spent: {e}"
                 )))
             }
+            Err(e) => Err(ApprovalError::Failed(format!(
+                "the agent ran for the approval of {referred_id}, but its run could not be \
+                 stored: {e}; the approval is spent"
+            ))),
         }
     }
 
@@ -1037,6 +1055,14 @@ impl Conductor {
         let root = invocation.root_span(&tracer, trace);
         let trace_id = root.context().trace_id;
 
+        // Honoured only for what it was checked against: were the agent's version or the input
+        // to differ now (a card refreshed meanwhile), the profile decides alone.
+        let approval = approval.filter(|record| {
+            let field = |k: &str| record[k].as_str();
+            field("agent_id") == Some(agent.spec.agent_id.as_str())
+                && field("agent_version") == Some(agent.spec.version.as_str())
+                && field("input_hash") == Some(invocation.input_hash.as_str())
+        });
         let gate = stage(observer, Stage::PolicyGate, || {
             policy_gate(&self.profile, &agent.spec, &tracer, &root, approval)
         });
@@ -1594,9 +1620,9 @@ fn stage<T>(observer: Observer<'_>, stage: Stage, step: impl FnOnce() -> T) -> T
 /// Stage 1, the policy gate, against the deployment's profile, in its own `policy_gate`
 /// span: `None` when the agent may run; else the conductor's outcome. A refusal is `failed`
 /// with the profile's problem; a profile that requires approval refers the run to the data
-/// steward. Either statement ends "The agent was not run."
-/// Stage 1, the policy gate. A run carrying a steward's `approval` (its decision record) is
-/// let through where the profile would refer it, and its root records an `approved` event.
+/// steward. Either statement ends "The agent was not run." A run carrying a steward's
+/// `approval` (its decision record) is let through where the profile would refer it, and its
+/// root records an `approved` event.
 fn policy_gate(
     profile: &Profile,
     spec: &AgentSpec,

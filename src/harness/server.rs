@@ -71,6 +71,9 @@ pub struct Harness {
     browser: BrowserPolicy,
     /// How often an idle A2A stream sends a keep-alive comment.
     keep_alive: Duration,
+    /// Set when the drain is cut: what interrupts an approved run's agent call. Made, and hooked
+    /// to the drain, by the first decision.
+    cut_interrupt: std::sync::OnceLock<crate::wire::http::client::Interrupt>,
 }
 
 /// What the harness builds from its registry, rebuilt when the registry changes.
@@ -104,7 +107,26 @@ impl Harness {
             connections: None,
             drain: Drain::new(),
             keep_alive: crate::wire::a2a::endpoint::KEEP_ALIVE,
+            cut_interrupt: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The interrupt a cut drain sets (one hook on the drain, however many decisions).
+    fn cut_interrupt(&self) -> crate::wire::http::client::Interrupt {
+        self.cut_interrupt
+            .get_or_init(|| {
+                let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+                let (keep_open, wake) = crossbeam_channel::bounded::<()>(0);
+                self.drain.on_cut({
+                    let flag = Arc::clone(&flag);
+                    move || {
+                        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                        drop(keep_open);
+                    }
+                });
+                crate::wire::http::client::Interrupt { flag, wake }
+            })
+            .clone()
     }
 
     /// Send a keep-alive comment on an A2A stream after `every` without an event (default
@@ -341,10 +363,12 @@ fn route(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> Resp
         return harness.browser.decorate(request, refused);
     }
     let path = request.path.trim_end_matches('/');
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
     let state_changing = request.method == "POST"
-        && (matches!(path, "" | "/a2a" | "/agui")
-            || path.ends_with("/approve")
-            || path.ends_with("/decline"));
+        && matches!(
+            segments.as_slice(),
+            [] | ["a2a"] | ["agui"] | ["runs", _, "approve" | "decline"]
+        );
     if state_changing && let Err(refused) = harness.browser.admit_body(request) {
         return harness.browser.decorate(request, refused);
     }
@@ -386,7 +410,8 @@ fn refuse_before_parsing(harness: &Harness, request: &Request) -> Option<Respons
     }
     let presented = request.header("authorization").is_some();
     let reason = refused.to_string();
-    if request.path.trim_end_matches('/') == "/agui" {
+    // Only the A2A endpoint answers in JSON-RPC; AG-UI and a steward's decision in plain JSON.
+    if !matches!(request.path.trim_end_matches('/'), "" | "/a2a") {
         return Some(unauthorized(&reason, presented));
     }
     let version = request
@@ -540,6 +565,13 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
             return unauthorized(&e.to_string(), presented);
         }
     };
+    if harness.drain.is_started() {
+        return Response::error(
+            503,
+            "the harness is draining and takes no decision now; decide on the harness that serves next",
+        )
+        .with_header("Retry-After", "5");
+    }
     let reason = match decision_reason(&request.body) {
         Ok(reason) => reason,
         Err(why) => return Response::error(400, &why),
@@ -548,10 +580,15 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
         Ok(id) => id,
         Err(response) => return response,
     };
-    match harness
-        .conductor
-        .decide(&id, verdict, &steward, reason.as_deref())
-    {
+    // A drain cut short interrupts the approved run's agent call, so it is stored before the
+    // process exits.
+    match harness.conductor.decide(
+        &id,
+        verdict,
+        &steward,
+        reason.as_deref(),
+        harness.cut_interrupt(),
+    ) {
         Ok((record, Some(run))) => Response::json(
             200,
             &json!({ "decision": record, "envelope": run.envelope.to_document() }),
