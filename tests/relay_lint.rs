@@ -550,3 +550,36 @@ fn a_truncated_session_file_is_a_typed_error_that_says_so() {
     );
     assert!(error.to_string().contains("truncated"), "{error}");
 }
+
+#[test]
+fn one_caller_trace_making_two_calls_at_once_through_the_relay_lints_clean() {
+    // The same call twice, at the same time, from two spans of one caller trace: each SERVER
+    // span lies within the other's forward, and neither is that forward's peer.
+    let (name, mut spans) = session("completed-send");
+    let mut second = spans.clone();
+    let fresh = |id: ddwire::trace::SpanId| ddwire::trace::SpanId(id.0 ^ 0x5a5a_5a5a);
+    for s in &mut second {
+        s.span_id = fresh(s.span_id);
+        s.parent_id = match (s.kind, s.parent_id) {
+            // Another span of the caller, outside the file.
+            (SpanKind::Server, Some(p)) => Some(fresh(fresh(p))),
+            (_, p) => p.map(fresh),
+        };
+    }
+    spans.extend(second);
+    // (The copy repeats the first call's task ids, which task-states rightly refuses.)
+    let failed = failed(&lint(&name, &spans));
+    assert!(!failed.contains(&Check::Propagation), "{failed:?}");
+    assert!(!failed.contains(&Check::Parents), "{failed:?}");
+}
+
+#[test]
+fn a_session_file_cannot_drive_the_terminal_that_reads_its_report() {
+    let (name, mut spans) = session("completed-send");
+    for s in &mut spans {
+        s.attributes.set("session.id", "ctx\u{1b}[2J\nforged line");
+    }
+    let summary = lint(&name, &spans).summary();
+    assert!(!summary.contains('\u{1b}'), "{summary:?}");
+    assert!(!summary.contains("\nforged line"), "{summary:?}");
+}

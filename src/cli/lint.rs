@@ -184,7 +184,11 @@ fn relay_all(args: &Parsed, dir: &str) -> Result<i32, String> {
                 }
                 if args.switch("json") {
                     outln!("{}", report.to_json(Some(&shown)));
-                } else if report.passed() {
+                    continue;
+                }
+                // A file's name is the peer's contextId: escaped before a terminal sees it.
+                let shown = ddwire::text::escape_str(&shown, false);
+                if report.passed() {
                     outln!("{shown}  passed ({} spans)", report.spans);
                 } else {
                     let names: Vec<&str> = report.failed().iter().map(|c| c.id()).collect();
@@ -206,7 +210,11 @@ fn print_unreadable(args: &Parsed, key: &str, name: &str, error: &str) {
     if args.switch("json") {
         outln!("{}", serde_json::json!({key: name, "error": error}));
     } else {
-        outln!("{name}  UNREADABLE: {error}");
+        outln!(
+            "{}  UNREADABLE: {}",
+            ddwire::text::escape_str(name, false),
+            ddwire::text::escape_str(error, false)
+        );
     }
 }
 

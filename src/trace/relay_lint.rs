@@ -179,9 +179,11 @@ impl RelayReport {
 
     /// The report for people: `relay session: passed [<session>] (<n> spans)` or
     /// `relay session: FAILED [<session>] (<n> spans)`, then one line per check,
-    /// `  <check>: passed` or `  <check>: FAILED` followed by `    - <violation>` lines.
+    /// `  <check>: passed` or `  <check>: FAILED` followed by `    - <violation>` lines. What
+    /// the file says (ids, names) is escaped, so a file cannot drive a terminal.
     pub fn summary(&self) -> String {
-        let session = self.session.as_deref().unwrap_or("no session");
+        let safe = |t: &str| crate::text::escape_str(t, false).into_owned();
+        let session = safe(self.session.as_deref().unwrap_or("no session"));
         let head = if self.passed() { "passed" } else { "FAILED" };
         let mut out = format!("relay session: {head} [{session}] ({} spans)", self.spans);
         for (check, verdict) in &self.checks {
@@ -190,7 +192,7 @@ impl RelayReport {
                 Verdict::Failed(violations) => {
                     out.push_str(&format!("\n  {check}: FAILED"));
                     for v in violations {
-                        out.push_str(&format!("\n    - {v}"));
+                        out.push_str(&format!("\n    - {}", safe(v)));
                     }
                 }
             }
@@ -370,27 +372,23 @@ fn propagation(spans: &[SpanRecord], index: &Index<'_>) -> Vec<String> {
                 who(c)
             )),
         }
-        // The peer's side, where it is at hand: a SERVER span of the same trace that the
-        // forward was under way for.
-        for s in spans.iter().filter(|s| {
-            s.kind == SpanKind::Server
-                && s.trace_id == c.trace_id
-                && s.span_id != c.span_id
-                && Some(s.span_id) != c.parent_id
-                && s.start_ns >= c.start_ns
-                && s.end_ns <= c.end_ns
-        }) {
-            if s.parent_id != Some(c.span_id) {
-                let parent = s
-                    .parent_id
-                    .map_or_else(|| "none".to_string(), |p| format!("0x{p}"));
-                out.push(format!(
-                    "{} received the forward {} (same trace, within its time) but its parent \
-                     is {parent}: the traceparent the peer received is not the forward's",
-                    who(s),
-                    who(c)
-                ));
-            }
+    }
+    // The peer's side, where it is at hand (a relay's file joined in): a SERVER span whose
+    // parent is in the file received its traceparent from there, so that parent must be a
+    // forward (a CLIENT span) of its trace that was under way when it began. A SERVER span whose
+    // parent is elsewhere came from outside: a caller, which may make any number of calls.
+    for s in spans.iter().filter(|s| s.kind == SpanKind::Server) {
+        let Some(p) = index.parent(s) else {
+            continue;
+        };
+        let under_way = p.start_ns <= s.start_ns && s.start_ns <= p.end_ns;
+        if p.kind != SpanKind::Client || p.trace_id != s.trace_id || !under_way {
+            out.push(format!(
+                "{} received its call from {}, which is not a forward of its trace under way \
+                 then: the traceparent the peer received is not a forward's",
+                who(s),
+                who(p)
+            ));
         }
     }
     out
