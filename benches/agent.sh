@@ -512,9 +512,13 @@ EOF
 printf '\0') || true
 
 "$ddwire" agent echo --port "$p_ddwire" --quiet >"$work/ddwire.log" 2>&1 & pids+=($!)
+ddwire_pid=$!
 "$venv/bin/python" "$here/a2a03_echo_server.py" "$p_python" >"$work/python.log" 2>&1 & pids+=($!)
+python_pid=$!
+base_pid=""
 if [[ -n "$base" ]]; then
     "$base" agent echo --port "$p_base" --quiet >"$work/base.log" 2>&1 & pids+=($!)
+    base_pid=$!
 fi
 
 wait_http() {  # URL NAME LOG: poll until HTTP 200, 30 s at most
@@ -584,21 +588,36 @@ http {
 }
 EOF
 "$nginx_bin" -p "$work/nginx" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" >"$work/nginx.log" 2>&1 & pids+=($!)
+nginx_pid=$!
 wait_http "http://127.0.0.1:$p_nginx/echo.json" "nginx" "$work/nginx/error.log"
 n_bytes="$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -d "$request" "http://127.0.0.1:$p_nginx/a2a" | wc -c)"
 
-bench() {  # NAME CONNECTIONS ARGS...: one load-generator run; prints "rps p50 p99 requests errors"
-    local name="$1" conns="$2" line
-    shift 2
+cpu_ticks() {  # PID: user+system clock ticks of the process (all threads) and its children
+    local c s t=0
+    local -a f
+    for c in "$1" $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        s="$(cat "/proc/$c/stat" 2>/dev/null)" || continue
+        read -r -a f <<<"${s##*) }"
+        t=$((t + f[11] + f[12]))
+    done
+    echo "$t"
+}
+bench() {  # NAME CONNECTIONS PID ARGS...: one load-generator run; prints
+    # "rps p50 p99 requests errors server-ticks" (the server's CPU over the whole run, warm-up
+    # included: the generator counts its requests after the warm-up)
+    local name="$1" conns="$2" pid="$3" line t0 t1
+    shift 3
     say "measuring $name: $conns connection(s), ${bench_seconds}s (+1 s warm-up)..."
+    t0="$(cpu_ticks "$pid")"
     line="$("$load" agent --concurrency "$conns" --seconds "$bench_seconds" "$@" 2>/dev/null | tail -n 1)"
+    t1="$(cpu_ticks "$pid")"
     # "<url>  <rps> req/s  p50 <ms> ms  p99 <ms> ms  (<n> requests, <e> errors...)"
     local re='.* ([0-9]+) req/s +p50 +([0-9.]+) ms +p99 +([0-9.]+) ms +\(([0-9]+) requests, ([0-9]+) errors'
     if [[ ! "$line" =~ $re ]]; then
         say "the agent benchmark printed no result line for $name: ${line:-nothing}"
         exit 1
     fi
-    echo "${BASH_REMATCH[@]:1:5}"
+    echo "${BASH_REMATCH[@]:1:5} $((t1 - t0))"
 }
 # The servers take turns within each round, the order reversed every other round, so drift on
 # the machine (a build next door) falls on all of them alike; each is measured at CONCURRENCY
@@ -615,13 +634,13 @@ for round in $(seq "$rounds"); do
     for conns in "$concurrency" 1; do
         for server in "${order[@]}"; do
             case "$server" in
-                ddwire) args=(--url "http://127.0.0.1:$p_ddwire/a2a") ;;
-                base) args=(--url "http://127.0.0.1:$p_base/a2a") ;;
-                nginx-post) args=(--url "http://127.0.0.1:$p_nginx/a2a") ;;
-                nginx-static) args=(--get --url "http://127.0.0.1:$p_nginx/echo.json") ;;
-                a2a-sdk) args=(--url "http://127.0.0.1:$p_python/") ;;
+                ddwire) pid=$ddwire_pid args=(--url "http://127.0.0.1:$p_ddwire/a2a") ;;
+                base) pid=$base_pid args=(--url "http://127.0.0.1:$p_base/a2a") ;;
+                nginx-post) pid=$nginx_pid args=(--url "http://127.0.0.1:$p_nginx/a2a") ;;
+                nginx-static) pid=$nginx_pid args=(--get --url "http://127.0.0.1:$p_nginx/echo.json") ;;
+                a2a-sdk) pid=$python_pid args=(--url "http://127.0.0.1:$p_python/") ;;
             esac
-            r="$(bench "$server (round $round)" "$conns" "${args[@]}")"
+            r="$(bench "$server (round $round)" "$conns" "$pid" "${args[@]}")"
             echo "$server $conns $round $r" >>"$work/results"
         done
     done
@@ -641,25 +660,29 @@ echo "         nginx-post = nginx $nginx_version, 1 worker, return 200 to the sa
 echo "         nginx-static = the same nginx, GET of a 60-byte static JSON file"
 echo "         a2a-sdk = a2a-sdk $a2a_version, uvicorn $uvicorn_version (message/send)"
 echo
-python3 - "$work/results" "$concurrency" <<'EOF'
+python3 - "$work/results" "$concurrency" "$bench_seconds" "$(getconf CLK_TCK)" <<'EOF'
 import statistics, sys
-path, conc = sys.argv[1], sys.argv[2]
+path, conc, secs, tck = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 rows = [l.split() for l in open(path) if l.strip()]
-# server conns round rps p50_ms p99_ms requests errors
+# server conns round rps p50_ms p99_ms requests errors ticks
 runs = {}
 for r in rows:
+    rps, ticks = float(r[3]), int(r[8])
+    # The ticks cover the warm-up second too, at about the measured rate.
+    served = rps * (secs + 1.0)
     runs.setdefault((r[0], r[1]), []).append(dict(
-        round=int(r[2]), rps=float(r[3]), p50=float(r[4]), p99=float(r[5]), err=int(r[7])))
+        round=int(r[2]), rps=rps, p50=float(r[4]), p99=float(r[5]), err=int(r[7]),
+        cpu=ticks / tck / served * 1e6 if served else 0.0))
 servers = list(dict.fromkeys(r[0] for r in rows))
 def fmt(n): return f"{n:,.0f}"
-print(f"{'server':14} {'conns':>5} {'req/s median':>13}  {'rounds':<28} {'p50 ms':>7} {'p99 ms':>7} {'errors':>6}")
+print(f"{'server':14} {'conns':>5} {'req/s median':>13}  {'rounds':<28} {'p50 ms':>7} {'p99 ms':>7} {'CPU us/req':>10} {'errors':>6}")
 for conns in (conc, "1"):
     for s in servers:
         xs = runs[(s, conns)]
         rs = [x["rps"] for x in xs]
         print(f"{s:14} {conns:>5} {fmt(statistics.median(rs)):>13}  {' '.join(fmt(r) for r in rs):<28} "
               f"{statistics.median(x['p50'] for x in xs):>7.3f} {statistics.median(x['p99'] for x in xs):>7.3f} "
-              f"{sum(x['err'] for x in xs):>6}")
+              f"{statistics.median(x['cpu'] for x in xs):>10.1f} {sum(x['err'] for x in xs):>6}")
 print()
 def ratio(a, b, conns):
     # per round (the two measured in the same round), then the median over the rounds
@@ -678,7 +701,13 @@ for conns in (conc, "1"):
         m, lo, hi = ratio("ddwire", b, conns)
         show = (lambda v: f"{v:.1%}") if pct else (lambda v: f"{v:.2f}x")
         print(f"  {show(m):>8} {what}; rounds {show(lo)} to {show(hi)}")
+    if "base" in servers:
+        d = statistics.median(x["cpu"] for x in runs[("ddwire", conns)])
+        b = statistics.median(x["cpu"] for x in runs[("base", conns)])
+        print(f"  {d / b:>7.2f}x DDWIRE_BASE_BIN's server CPU per request ({d:.1f} against {b:.1f} us)")
 print()
+print("CPU us/req: the server process's own user+system time (all threads and children, from")
+print("/proc) per request; it moves less than req/s when other work shares the machine.")
 print("Each ratio is taken within a round (both servers measured minutes apart at most), and the")
 print("median over the rounds printed: on a loaded machine figures move from run to run, ratios less.")
 EOF
