@@ -14,6 +14,10 @@
 //!   not finished by then is answered with [`DEADLINE_EXCEEDED`]. Without it a batch of 32
 //!   calls to a hung agent would hold its connection for 32 agent timeouts.
 //! - Errors travel with HTTP 200, as the SDKs send them.
+//! - One method's calls in their plain shape may be read straight from the body into typed
+//!   params ([`parse_typed`], which the A2A endpoint uses for v0.3 `message/send`): no tree is
+//!   built for the envelope. It declines anything else, and [`parse`] then reads the body and
+//!   gives every error, so a body is refused with the same error either way.
 
 use super::WireError;
 use serde_json::{Value, json};
