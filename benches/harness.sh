@@ -161,6 +161,8 @@ measure() {  # LABEL DIR
     fi
     awk -v o="$overhead" -v b="$budget" -v f="$fsync_p50" \
         'BEGIN { printf "-- single-stream overhead p50 %s ms; budget one fsync round (p50 %s ms) + 0.5 ms = %s ms: %s\n", o, f, b, (o <= b ? "within" : "OVER") }'
+    # Where one run's time goes (the load generator's `stages` table for this store).
+    sed -n '/^single stream: stages of one run/,$p' <<<"$one" | sed 's/^single stream: /-- /'
     rm -rf "$dir/runs" "$dir/runs-otlp" "$dir/runs1" "$dir/runs1-stages" "$dir/pyruns" "$dir/probe"
 }
 
