@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# One A2A agent, three servers, one yardstick: requests/s and p50/p99 latency of
+# One A2A agent, its floors and its rival: requests/s and p50/p99 latency of
 #   - ddwire's echo agent (`ddwire agent echo`), answering A2A v0.3 message/send;
+#   - nginx (one worker, keep-alive without a request cap, no access log) answering the same
+#     POST with `return 200` and a JSON body as long as ddwire's reply (nginx-post), the floor of
+#     what an HTTP server on this machine can do for the same bytes in and out;
+#   - the same nginx serving a tiny static JSON file to GET (nginx-static);
 #   - the Python a2a-sdk 0.3.26 echo agent (a2a03_echo_server.py, uvicorn, one worker), answering
 #     the same message/send;
-#   - nginx (one worker) serving a tiny static JSON file to GET, the floor of what an HTTP server
-#     on this machine can do;
-# all measured by the load generator (`cargo bench --bench load -- agent`) (closed loop, keep-alive connections) with the same
-# concurrency and duration, one server at a time. See benches/README.md.
+#   - with DDWIRE_BASE_BIN, a second ddwire binary (main's, say), so a change is measured as a
+#     ratio in the same run;
+# all measured by the load generator (`cargo bench --bench load -- agent`) (closed loop,
+# keep-alive connections) at CONCURRENCY connections and at one, in ROUNDS rounds (default 3)
+# in which the servers take turns, the order reversed every other round, so drift on the machine
+# falls on all alike. Ratios (ddwire / nginx-post, / nginx-static, / a2a-sdk, / base) are taken
+# within each round and their median printed. See benches/README.md.
 #
-#   benches/agent.sh                       # CONCURRENCY=16 SECONDS=5
-#   CONCURRENCY=8 SECONDS=10 benches/agent.sh
+#   benches/agent.sh                       # CONCURRENCY=16 SECONDS=5 ROUNDS=3, about 4 min
+#   CONCURRENCY=8 SECONDS=10 ROUNDS=5 benches/agent.sh
 #   DDWIRE_BIN=/path/to/ddwire benches/agent.sh   # skip cargo build --release
+#   DDWIRE_BASE_BIN=/path/to/main/ddwire benches/agent.sh   # and measure main's alongside
 #   DDWIRE_LOAD_BIN=/path/to/load benches/agent.sh # skip cargo bench --bench load --no-run
 #
 # Needs cargo (unless DDWIRE_BIN), python3 3.11 (the pinned venv of tests/interop/venv.sh a2a03,
@@ -491,17 +499,67 @@ find_nginx
 
 say "preparing the a2a-sdk 0.3.26 venv (tests/interop/venv.sh a2a03)..."
 venv="$(bash "$repo/tests/interop/venv.sh" a2a03)"
+rounds="${ROUNDS:-3}"
+base="${DDWIRE_BASE_BIN:-}"
 
-read -r -d '' p_ddwire p_python p_nginx < <(python3 - <<'EOF'
+read -r -d '' p_ddwire p_python p_nginx p_base < <(python3 - <<'EOF'
 import socket
-socks = [socket.socket() for _ in range(3)]
+socks = [socket.socket() for _ in range(4)]
 for s in socks:
     s.bind(("127.0.0.1", 0))
 print("\n".join(str(s.getsockname()[1]) for s in socks))
 EOF
 printf '\0') || true
 
-# nginx: one worker, no access log, keep-alive without a request cap, a 60-byte JSON file.
+"$ddwire" agent echo --port "$p_ddwire" --quiet >"$work/ddwire.log" 2>&1 & pids+=($!)
+ddwire_pid=$!
+"$venv/bin/python" "$here/a2a03_echo_server.py" "$p_python" >"$work/python.log" 2>&1 & pids+=($!)
+python_pid=$!
+base_pid=""
+if [[ -n "$base" ]]; then
+    "$base" agent echo --port "$p_base" --quiet >"$work/base.log" 2>&1 & pids+=($!)
+    base_pid=$!
+fi
+
+wait_http() {  # URL NAME LOG: poll until HTTP 200, 30 s at most
+    local i
+    for i in $(seq 300); do
+        if curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; then return 0; fi
+        sleep 0.1
+    done
+    say "$2 did not come up at $1; its log:"
+    cat "$3" >&2
+    exit 1
+}
+wait_http "http://127.0.0.1:$p_ddwire/.well-known/agent-card.json" "ddwire agent echo" "$work/ddwire.log"
+wait_http "http://127.0.0.1:$p_python/.well-known/agent-card.json" "the a2a-sdk server" "$work/python.log"
+[[ -z "$base" ]] || wait_http "http://127.0.0.1:$p_base/.well-known/agent-card.json" "DDWIRE_BASE_BIN agent echo" "$work/base.log"
+
+# Each A2A server must answer the very request the load generator sends with a completed task;
+# a JSON-RPC error would also be an HTTP 200 and be counted as a success.
+check_a2a() {  # URL NAME: prints the reply
+    local reply
+    reply="$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -d "$request" "$1")"
+    if ! python3 -c 'import json,sys; r=json.loads(sys.argv[1])["result"]; sys.exit(r["status"]["state"] != "completed")' "$reply"; then
+        say "$2 did not answer message/send with a completed task: ${reply:0:400}"
+        exit 1
+    fi
+    printf '%s' "$reply"
+}
+reply="$(check_a2a "http://127.0.0.1:$p_ddwire/a2a" "ddwire agent echo")"
+check_a2a "http://127.0.0.1:$p_python/" "the a2a-sdk server" >/dev/null
+[[ -z "$base" ]] || check_a2a "http://127.0.0.1:$p_base/a2a" "DDWIRE_BASE_BIN agent echo" >/dev/null
+reply_bytes="$(printf '%s' "$reply" | wc -c)"
+# nginx's answer to the same POST: `return 200` with a JSON body exactly as long as ddwire's
+# reply, with nothing nginx would read as a variable, so both send the same number of bytes.
+nginx_body="$(python3 -c '
+import sys
+n = int(sys.argv[1])
+head, tail = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"kind\":\"task\",\"status\":{\"state\":\"completed\"},\"pad\":\"", "\"}}"
+print(head + "x" * max(0, n - len(head) - len(tail)) + tail)' "$reply_bytes")"
+
+# nginx: one worker, no access log, keep-alive without a request cap; POST /a2a answered with
+# `return 200` and the body above, GET /echo.json a 60-byte static JSON file.
 mkdir -p "$work/nginx/www" "$work/nginx/tmp"
 printf '{"jsonrpc":"2.0","id":1,"result":{"kind":"task","echo":true}}' >"$work/nginx/www/echo.json"
 chmod 755 "$work" "$work/nginx" "$work/nginx/www"   # the worker may run as nobody
@@ -525,86 +583,135 @@ http {
     server {
         listen 127.0.0.1:$p_nginx;
         root $work/nginx/www;
+        location = /a2a { return 200 '$nginx_body'; }
     }
 }
 EOF
-
-"$ddwire" agent echo --port "$p_ddwire" --quiet >"$work/ddwire.log" 2>&1 & pids+=($!)
-"$venv/bin/python" "$here/a2a03_echo_server.py" "$p_python" >"$work/python.log" 2>&1 & pids+=($!)
 "$nginx_bin" -p "$work/nginx" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" >"$work/nginx.log" 2>&1 & pids+=($!)
-
-wait_http() {  # URL NAME LOG: poll until HTTP 200, 30 s at most
-    local i
-    for i in $(seq 300); do
-        if curl -fsS -o /dev/null --max-time 2 "$1" 2>/dev/null; then return 0; fi
-        sleep 0.1
-    done
-    say "$2 did not come up at $1; its log:"
-    cat "$3" >&2
-    exit 1
-}
-wait_http "http://127.0.0.1:$p_ddwire/.well-known/agent-card.json" "ddwire agent echo" "$work/ddwire.log"
-wait_http "http://127.0.0.1:$p_python/.well-known/agent-card.json" "the a2a-sdk server" "$work/python.log"
+nginx_pid=$!
 wait_http "http://127.0.0.1:$p_nginx/echo.json" "nginx" "$work/nginx/error.log"
+n_bytes="$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -d "$request" "http://127.0.0.1:$p_nginx/a2a" | wc -c)"
 
-# Each A2A server must answer the very request the load generator sends with a completed task;
-# a JSON-RPC error would also be an HTTP 200 and be counted as a success.
-check_a2a() {  # URL NAME
-    local reply
-    reply="$(curl -fsS --max-time 10 -H 'Content-Type: application/json' -d "$request" "$1")"
-    if ! python3 -c 'import json,sys; r=json.loads(sys.argv[1])["result"]; sys.exit(r["status"]["state"] != "completed")' "$reply"; then
-        say "$2 did not answer message/send with a completed task: ${reply:0:400}"
-        exit 1
-    fi
+cpu_ticks() {  # PID: user+system clock ticks of the process (all threads) and its children
+    local c s t=0
+    local -a f
+    for c in "$1" $(ps -o pid= --ppid "$1" 2>/dev/null); do
+        s="$(cat "/proc/$c/stat" 2>/dev/null)" || continue
+        read -r -a f <<<"${s##*) }"
+        t=$((t + f[11] + f[12]))
+    done
+    echo "$t"
 }
-check_a2a "http://127.0.0.1:$p_ddwire/a2a" "ddwire agent echo"
-check_a2a "http://127.0.0.1:$p_python/" "the a2a-sdk server"
-
-bench() {  # NAME ARGS...: run the load generator's agent benchmark, keep its one result line
-    local name="$1" line
-    shift
-    say "measuring $name: $concurrency connections, ${bench_seconds}s (+1 s warm-up)..."
-    line="$("$load" agent --concurrency "$concurrency" --seconds "$bench_seconds" "$@" 2>/dev/null | tail -n 1)"
+bench() {  # NAME CONNECTIONS PID ARGS...: one load-generator run; prints
+    # "rps p50 p99 requests errors server-ticks" (the server's CPU over the whole run, warm-up
+    # included: the generator counts its requests after the warm-up)
+    local name="$1" conns="$2" pid="$3" line t0 t1
+    shift 3
+    say "measuring $name: $conns connection(s), ${bench_seconds}s (+1 s warm-up)..."
+    t0="$(cpu_ticks "$pid")"
+    line="$("$load" agent --concurrency "$conns" --seconds "$bench_seconds" "$@" 2>/dev/null | tail -n 1)"
+    t1="$(cpu_ticks "$pid")"
     # "<url>  <rps> req/s  p50 <ms> ms  p99 <ms> ms  (<n> requests, <e> errors...)"
     local re='.* ([0-9]+) req/s +p50 +([0-9.]+) ms +p99 +([0-9.]+) ms +\(([0-9]+) requests, ([0-9]+) errors'
     if [[ ! "$line" =~ $re ]]; then
         say "the agent benchmark printed no result line for $name: ${line:-nothing}"
-        return 1
+        exit 1
     fi
-    echo "${BASH_REMATCH[@]:1:5}"
+    echo "${BASH_REMATCH[@]:1:5} $((t1 - t0))"
 }
-r="$(bench "ddwire agent echo" --url "http://127.0.0.1:$p_ddwire/a2a")"
-read -r d_rps d_p50 d_p99 d_n d_err <<<"$r"
-r="$(bench "a2a-sdk 0.3.26" --url "http://127.0.0.1:$p_python/")"
-read -r y_rps y_p50 y_p99 y_n y_err <<<"$r"
-r="$(bench "nginx" --get --url "http://127.0.0.1:$p_nginx/echo.json")"
-read -r n_rps n_p50 n_p99 n_n n_err <<<"$r"
+# The servers take turns within each round, the order reversed every other round, so drift on
+# the machine (a build next door) falls on all of them alike; each is measured at CONCURRENCY
+# connections and at one.
+servers=(ddwire nginx-post nginx-static a2a-sdk)
+[[ -z "$base" ]] || servers=(ddwire base nginx-post nginx-static a2a-sdk)
+: >"$work/results"
+for round in $(seq "$rounds"); do
+    order=("${servers[@]}")
+    if ((round % 2 == 0)); then
+        order=()
+        for ((i = ${#servers[@]} - 1; i >= 0; i--)); do order+=("${servers[$i]}"); done
+    fi
+    for conns in "$concurrency" 1; do
+        for server in "${order[@]}"; do
+            case "$server" in
+                ddwire) pid=$ddwire_pid args=(--url "http://127.0.0.1:$p_ddwire/a2a") ;;
+                base) pid=$base_pid args=(--url "http://127.0.0.1:$p_base/a2a") ;;
+                nginx-post) pid=$nginx_pid args=(--url "http://127.0.0.1:$p_nginx/a2a") ;;
+                nginx-static) pid=$nginx_pid args=(--get --url "http://127.0.0.1:$p_nginx/echo.json") ;;
+                a2a-sdk) pid=$python_pid args=(--url "http://127.0.0.1:$p_python/") ;;
+            esac
+            r="$(bench "$server (round $round)" "$conns" "$pid" "${args[@]}")"
+            echo "$server $conns $round $r" >>"$work/results"
+        done
+    done
+done
 
 a2a_version="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("a2a-sdk"))')"
 uvicorn_version="$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("uvicorn"))')"
 nginx_version="$("$nginx_bin" -v 2>&1 | sed 's/.*nginx\///')"
 
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))," \
-     "Linux $(uname -r); load generator on the same machine"
-echo "load: cargo bench --bench load -- agent, $concurrency keep-alive connections, closed loop, ${bench_seconds}s after 1 s warm-up"
+     "Linux $(uname -r); load generator on the same machine; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load: cargo bench --bench load -- agent, keep-alive connections, closed loop, ${bench_seconds}s" \
+     "after 1 s warm-up, $rounds rounds alternating the order"
+echo "servers: ddwire = $("$ddwire" --version 2>/dev/null | head -n1) agent echo (message/send, $reply_bytes body bytes)"
+[[ -z "$base" ]] || echo "         base = $base agent echo (DDWIRE_BASE_BIN)"
+echo "         nginx-post = nginx $nginx_version, 1 worker, return 200 to the same POST ($n_bytes body bytes)"
+echo "         nginx-static = the same nginx, GET of a 60-byte static JSON file"
+echo "         a2a-sdk = a2a-sdk $a2a_version, uvicorn $uvicorn_version (message/send)"
 echo
-printf '%-44s %10s %9s %9s %10s %7s\n' "server" "req/s" "p50 ms" "p99 ms" "requests" "errors"
-printf '%-44s %10s %9s %9s %10s %7s\n' "$("$ddwire" --version 2>/dev/null | head -n1) agent echo (message/send)" \
-    "$d_rps" "$d_p50" "$d_p99" "$d_n" "$d_err"
-printf '%-44s %10s %9s %9s %10s %7s\n' "a2a-sdk $a2a_version, uvicorn $uvicorn_version (message/send)" \
-    "$y_rps" "$y_p50" "$y_p99" "$y_n" "$y_err"
-printf '%-44s %10s %9s %9s %10s %7s\n' "nginx $nginx_version, 1 worker (GET static JSON)" \
-    "$n_rps" "$n_p50" "$n_p99" "$n_n" "$n_err"
-echo
-ratio() { python3 -c 'import sys; a, b = map(float, sys.argv[1:]); print(f"{a / b:.2f}" if b else "n/a")' "$1" "$2"; }
-printf '%-44s %10s %9s %9s\n' "ratio" "req/s" "p50" "p99"
-printf '%-44s %10s %9s %9s\n' "ddwire / a2a-sdk" \
-    "$(ratio "$d_rps" "$y_rps")" "$(ratio "$d_p50" "$y_p50")" "$(ratio "$d_p99" "$y_p99")"
-printf '%-44s %10s %9s %9s\n' "ddwire / nginx" \
-    "$(ratio "$d_rps" "$n_rps")" "$(ratio "$d_p50" "$n_p50")" "$(ratio "$d_p99" "$n_p99")"
-echo "(req/s ratio above 1: ddwire serves more; latency ratio below 1: ddwire answers sooner;"
-echo " against nginx, 1.00 would be as fast as serving a static file)"
-if [[ $((d_err + y_err + n_err)) -ne 0 ]]; then
+python3 - "$work/results" "$concurrency" "$bench_seconds" "$(getconf CLK_TCK)" <<'EOF'
+import statistics, sys
+path, conc, secs, tck = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+rows = [l.split() for l in open(path) if l.strip()]
+# server conns round rps p50_ms p99_ms requests errors ticks
+runs = {}
+for r in rows:
+    rps, ticks = float(r[3]), int(r[8])
+    # The ticks cover the warm-up second too, at about the measured rate.
+    served = rps * (secs + 1.0)
+    runs.setdefault((r[0], r[1]), []).append(dict(
+        round=int(r[2]), rps=rps, p50=float(r[4]), p99=float(r[5]), err=int(r[7]),
+        cpu=ticks / tck / served * 1e6 if served else 0.0))
+servers = list(dict.fromkeys(r[0] for r in rows))
+def fmt(n): return f"{n:,.0f}"
+print(f"{'server':14} {'conns':>5} {'req/s median':>13}  {'rounds':<28} {'p50 ms':>7} {'p99 ms':>7} {'CPU us/req':>10} {'errors':>6}")
+for conns in (conc, "1"):
+    for s in servers:
+        xs = runs[(s, conns)]
+        rs = [x["rps"] for x in xs]
+        print(f"{s:14} {conns:>5} {fmt(statistics.median(rs)):>13}  {' '.join(fmt(r) for r in rs):<28} "
+              f"{statistics.median(x['p50'] for x in xs):>7.3f} {statistics.median(x['p99'] for x in xs):>7.3f} "
+              f"{statistics.median(x['cpu'] for x in xs):>10.1f} {sum(x['err'] for x in xs):>6}")
+print()
+def ratio(a, b, conns):
+    # per round (the two measured in the same round), then the median over the rounds
+    ra = {x["round"]: x["rps"] for x in runs[(a, conns)]}
+    rb = {x["round"]: x["rps"] for x in runs[(b, conns)]}
+    rs = sorted(ra[k] / rb[k] for k in ra if rb.get(k))
+    return statistics.median(rs), rs[0], rs[-1]
+pairs = [("nginx-post", "of nginx answering the same POST with return 200 (target: at least 40%)", True),
+         ("nginx-static", "of nginx serving the static file", True),
+         ("a2a-sdk", "a2a-sdk's requests/s (target: at least 40x)", False)]
+if "base" in servers:
+    pairs.insert(0, ("base", "DDWIRE_BASE_BIN's requests/s", False))
+for conns in (conc, "1"):
+    print(f"ddwire at {conns} connection(s):")
+    for b, what, pct in pairs:
+        m, lo, hi = ratio("ddwire", b, conns)
+        show = (lambda v: f"{v:.1%}") if pct else (lambda v: f"{v:.2f}x")
+        print(f"  {show(m):>8} {what}; rounds {show(lo)} to {show(hi)}")
+    if "base" in servers:
+        d = statistics.median(x["cpu"] for x in runs[("ddwire", conns)])
+        b = statistics.median(x["cpu"] for x in runs[("base", conns)])
+        print(f"  {d / b:>7.2f}x DDWIRE_BASE_BIN's server CPU per request ({d:.1f} against {b:.1f} us)")
+print()
+print("CPU us/req: the server process's own user+system time (all threads and children, from")
+print("/proc) per request; it moves less than req/s when other work shares the machine.")
+print("Each ratio is taken within a round (both servers measured minutes apart at most), and the")
+print("median over the rounds printed: on a loaded machine figures move from run to run, ratios less.")
+EOF
+if [[ "$(awk '{ e += $8 } END { print e + 0 }' "$work/results")" -ne 0 ]]; then
     say "some requests failed (errors column): the figures above are suspect"
     exit 1
 fi

@@ -10,7 +10,11 @@
 #      turns over one set of connections in WINDOWS half-second windows; the cost is given in
 #      throughput and in the process's CPU per run;
 #   3. the same at one connection: the harness's single-stream overhead over a direct call,
-#      set against the budget of one fsync round + 0.5 ms;
+#      set against the budget of one fsync round + 0.5 ms, and where one run's time goes: the
+#      median (and p99) of each stage of 2,000 invocations made one at a time straight into a
+#      conductor (policy gate, input check, agent call, grounding check, validation, store, and
+#      the gaps between them), and what the wire adds around them (HTTP, JSON-RPC, the A2A
+#      task, the agent call's hand-over);
 #   4. the Python reference path (benches/reference_path.py: an a2a-sdk 1.3.0 harness that
 #      forwards with the a2a-sdk client to an a2a-sdk + OpenTelemetry echo agent and writes the
 #      run's files as the reference's store does), driven by the same load generator with the
@@ -138,7 +142,7 @@ measure() {  # LABEL DIR
     local fsync many one py
     fsync="$("$load" fsync --runs "$dir/probe" --seconds 2 | tee >(cat >&2))"
     many="$("$load" harness --concurrency "$concurrency" --seconds "$bench_seconds" \
-        --count 0 --runs "$dir/runs" --otlp --windows "$windows" 2>/dev/null | tee >(cat >&2))"
+        --count 0 --stages 0 --runs "$dir/runs" --otlp --windows "$windows" 2>/dev/null | tee >(cat >&2))"
     one="$("$load" harness --concurrency 1 --seconds "$bench_seconds" \
         --count 0 --runs "$dir/runs1" 2>/dev/null | sed 's/^/single stream: /' | tee >(cat >&2))"
     py="$(python_path "$dir" 2> >(sed 's/^/python path:   /' >&2))"
@@ -157,7 +161,9 @@ measure() {  # LABEL DIR
     fi
     awk -v o="$overhead" -v b="$budget" -v f="$fsync_p50" \
         'BEGIN { printf "-- single-stream overhead p50 %s ms; budget one fsync round (p50 %s ms) + 0.5 ms = %s ms: %s\n", o, f, b, (o <= b ? "within" : "OVER") }'
-    rm -rf "$dir/runs" "$dir/runs-otlp" "$dir/runs1" "$dir/pyruns" "$dir/probe"
+    # Where one run's time goes (the load generator's `stages` table for this store).
+    sed -n '/^single stream: stages of one run/,$p' <<<"$one" | sed 's/^single stream: /-- /'
+    rm -rf "$dir/runs" "$dir/runs-otlp" "$dir/runs1" "$dir/runs1-stages" "$dir/pyruns" "$dir/probe"
 }
 
 measure "the repository's disk" "$disk"
@@ -173,7 +179,7 @@ fi
 if [[ "$count" -gt 0 ]]; then
     echo
     echo "== memory over $count runs (store on $(stat -f -c %T "$mem_dir"))"
-    "$load" harness --concurrency 8 --seconds 1 --count "$count" --runs "$mem_dir/mem" 2>/dev/null \
+    "$load" harness --concurrency 8 --seconds 1 --count "$count" --stages 0 --runs "$mem_dir/mem" 2>/dev/null \
         | grep -E '^(memory|resident)'
     rm -rf "$mem_dir/mem"
 fi
@@ -184,7 +190,7 @@ if [[ "${MASSIF:-0}" == 1 ]]; then
     echo
     echo "== valgrind massif over $massif_count runs (slow: valgrind runs everything about 20x slower)"
     valgrind --tool=massif --massif-out-file="$out" "$load" harness --concurrency 4 \
-        --seconds 1 --count "$massif_count" --runs "$mem_dir/massif" >/dev/null 2>&1
+        --seconds 1 --count "$massif_count" --stages 0 --runs "$mem_dir/massif" >/dev/null 2>&1
     rm -rf "$mem_dir/massif"
     awk -F= '/^mem_heap_B=/ { heap[n++] = $2 } /^mem_heap_extra_B=/ { extra[m++] = $2 }
         END {

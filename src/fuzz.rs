@@ -262,12 +262,15 @@ static ENDPOINT: LazyLock<Endpoint> = LazyLock::new(|| {
 
 /// JSON-RPC 2.0 (`wire::jsonrpc`) as a server reads a request and a client reads a response,
 /// and the A2A endpoint behind it in both bindings: every answer is JSON-RPC 2.0 (one reply
-/// object, or an array of them for a batch), or nothing for notifications.
+/// object, or an array of them for a batch), or nothing for notifications. And message/send's
+/// typed reader (`v03::SendFast`) takes only what the general reader (`jsonrpc::parse`, then
+/// `v03::decode_send_params`) reads without error, giving the same id and params.
 pub fn jsonrpc(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else {
         return;
     };
     let _ = crate::wire::jsonrpc::read_response(body, &json!(1));
+    typed_send_agrees(body);
     let mut headers = vec![("content-type".to_string(), "application/json".to_string())];
     if selector & 1 == 1 {
         headers.push(("a2a-version".into(), "1.0".into()));
@@ -307,6 +310,31 @@ pub fn jsonrpc(data: &[u8]) {
             );
         }
     }
+}
+
+/// Panic unless message/send's typed reader agrees with the general one on `body` (see
+/// [`jsonrpc`]).
+fn typed_send_agrees(body: &[u8]) {
+    use crate::wire::jsonrpc::{self, Incoming};
+    let depth = crate::json::Limits::DEFAULT.max_depth;
+    let Some((id, fast)) = jsonrpc::parse_typed::<v03::SendFast>(body, depth, v03::SEND) else {
+        return;
+    };
+    let Some(params) = fast.into_params() else {
+        return;
+    };
+    let Incoming::Single(Ok(call)) = jsonrpc::parse(body, depth) else {
+        panic!("the typed reader took a body the general reader refuses");
+    };
+    assert_eq!((call.id, call.method.as_str()), (id, v03::SEND));
+    let options = v03::decode_send_options(call.params.get("configuration")).ok();
+    let general = v03::decode_send_params(call.params)
+        .unwrap_or_else(|e| panic!("the typed reader took params the general reader refuses: {e}"));
+    assert_eq!(general, params);
+    assert_eq!(
+        options,
+        v03::decode_send_options(params.configuration.as_ref()).ok()
+    );
 }
 
 /// Which A2A document a codec target reads, chosen by the first byte.

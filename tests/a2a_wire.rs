@@ -918,3 +918,43 @@ fn a_peer_that_closes_mid_answer_is_a_disconnect_and_garbage_is_outside_the_prot
     let err = call(raw_tcp_peer(b"hello there\r\n\r\n")).unwrap_err();
     assert!(matches!(err, WireError::Protocol { .. }), "{err:?}");
 }
+
+/// message/send in its plain shape is read straight from the body (v0.3's typed reader); any
+/// other shape is read the general way. Over TCP, the same call in both shapes gets the same
+/// answer, and params the typed reader declines and the general reader refuses get the general
+/// reader's error.
+#[test]
+fn a_plain_message_send_and_the_same_call_in_a_shape_the_typed_reader_declines_answer_alike() {
+    let agent = server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
+    let url = format!("{}/a2a", agent.base_url());
+    let client = HttpClient::tcp();
+    let post = |body: String| -> Value {
+        let r = client
+            .send(ClientRequest::post_json(&url, body.into_bytes(), T))
+            .unwrap();
+        assert_eq!(r.status, 200);
+        serde_json::from_slice(&r.body).unwrap()
+    };
+    let plain = send_body("1", "message/send");
+    // A member the typed reader does not know, which the general reader ignores.
+    let declined = plain.replacen("{\"jsonrpc\"", "{\"x-extra\":true,\"jsonrpc\"", 1);
+    assert_ne!(plain, declined);
+    let (a, b) = (post(plain), post(declined));
+    for reply in [&a, &b] {
+        assert_eq!(reply["id"], 1, "{reply}");
+        assert_eq!(reply["result"]["status"]["state"], "completed", "{reply}");
+    }
+    let (a, b) = (&a["result"], &b["result"]);
+    for m in ["messageId", "role", "parts", "kind"] {
+        assert_eq!(a["history"][0][m], b["history"][0][m], "{m}");
+    }
+    let result = |t: &Value| t["artifacts"][0]["parts"][0]["data"]["result"]["outcome"].clone();
+    assert_eq!(result(a), result(b));
+    assert!(result(a)["status"].is_string(), "{a}");
+    // An array where the params object belongs: the general reader's -32602.
+    let array = r#"{"jsonrpc":"2.0","id":2,"method":"message/send","params":[{"kind":"message","messageId":"m","role":"user","parts":[]}]}"#;
+    let refused = post(array.to_string());
+    assert_eq!(refused["id"], 2, "{refused}");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    agent.shutdown();
+}

@@ -36,7 +36,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const USAGE: &str = "Usage: cargo bench --bench load -- agent [--url URL] [--get] [--concurrency N] [--seconds S] [--binding 0.3|1.0]\n       \
-            cargo bench --bench load -- harness [--concurrency N] [--seconds S] [--count N] [--runs DIR] [--signed] [--otlp [--windows N] [--window-ms M] [--settle-ms M]]\n       \
+            cargo bench --bench load -- harness [--concurrency N] [--seconds S] [--count N] [--stages N] [--runs DIR] [--signed] [--otlp [--windows N] [--window-ms M] [--settle-ms M]]\n       \
             cargo bench --bench load -- relay [--concurrency N] [--seconds S] [--binding 0.3|1.0] [--traces DIR]\n       \
             cargo bench --bench load -- sign [--count N]\n       \
             cargo bench --bench load -- fsync --runs DIR [--seconds S]";
@@ -60,7 +60,11 @@ const DETAILS: &str = "agent: drives an A2A echo agent with message/send (or Sen
               of --window-ms (default 500), A B B A, each window after a switch counted only\n\
               after --settle-ms (default 150, past the exporter's 50 ms linger). Printed: the\n\
               change in throughput, its spread over the 4-window cycles, and this process's\n\
-              CPU time per run (all its threads: generator, harnesses, agent, exporter, sink).\n\n\
+              CPU time per run (all its threads: generator, harnesses, agent, exporter, sink).\n\
+              Then, unless --stages 0, --stages invocations (default 2,000) one at a time\n\
+              straight into a conductor of the same kind (its store beside the first), timing\n\
+              each stage: where one run's time goes, and (at --concurrency 1) what the wire\n\
+              adds around it.\n\n\
               sign: the cost of the request signature alone, in this process: signing and\n\
               verifying (nonce cache included) --count times (default 20,000) for bodies of\n\
               1 KiB, 64 KiB and 1 MiB, in microseconds per call and MB/s.\n\n\
@@ -84,6 +88,7 @@ const VALUED: &[&str] = &[
     "windows",
     "window-ms",
     "settle-ms",
+    "stages",
 ];
 const SWITCHES: &[&str] = &["get", "signed", "otlp"];
 
@@ -357,6 +362,7 @@ fn harness(args: &Args) -> Result<i32, String> {
     .map_err(|e| e.to_string())?;
     let store = RunStore::open(&runs).map_err(|e| e.to_string())?;
     let conductor = Conductor::new(registry()?, profile.clone(), store, client.clone());
+    let profile_for_stages = profile.clone();
     let (harness_server, public) = serve_harness(conductor)?;
 
     // With --otlp: the same harness on its own store, exporting each run to an OTLP sink.
@@ -485,6 +491,23 @@ fn harness(args: &Args) -> Result<i32, String> {
         );
     }
 
+    let stage_runs = args.number::<usize>("stages")?.unwrap_or(2000);
+    if stage_runs > 0 {
+        let dir = runs.with_file_name(format!(
+            "{}-stages",
+            runs.file_name().and_then(|n| n.to_str()).unwrap_or("runs")
+        ));
+        let store = RunStore::open(&dir).map_err(|e| e.to_string())?;
+        let conductor = Conductor::new(registry()?, profile_for_stages, store, client.clone());
+        let wire_p50 = (through.concurrency == 1).then(|| h.percentile_us(0.5));
+        let measured = stages(&conductor, stage_runs, wire_p50);
+        drop(conductor);
+        if temporary {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        measured?;
+    }
+
     if count > 0 {
         memory(count, through);
     }
@@ -504,6 +527,118 @@ fn harness(args: &Args) -> Result<i32, String> {
         let _ = std::fs::remove_dir_all(&runs);
     }
     Ok(0)
+}
+
+/// Where one run's time goes: `runs` invocations one after another, straight into
+/// `conductor` (no HTTP, no JSON-RPC, no A2A task), each stage timed through the conductor's
+/// observer (`Conductor::invoke_observed`), and the gaps between stages named for what the
+/// conductor does there. Prints the median of each and, given the p50 of the same invocation
+/// through the harness over HTTP at one connection (`wire_p50_us`), what the wire adds: reading
+/// and decoding the request, the A2A task, the hand-over of the agent call, the reply written.
+fn stages(conductor: &Conductor, runs: usize, wire_p50_us: Option<u32>) -> Result<(), String> {
+    use ddwire::contract::InvocationRequest;
+    use ddwire::harness::conductor::{Phase, RunTrace, Stage};
+    use std::sync::Mutex;
+    use std::time::Instant;
+    // The marks of one run: (stage, phase, when).
+    let marks: Mutex<Vec<(Stage, Phase, Instant)>> = Mutex::new(Vec::with_capacity(16));
+    let observer = |stage: Stage, phase: Phase| {
+        marks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((stage, phase, Instant::now()));
+    };
+    let principal = demo_principal();
+    let document = echo_request();
+    // Columns: before the gate, each stage, the gaps between them, after the store, total.
+    const NAMES: [&str; 9] = [
+        "before the gate: registry, request document and input hash, tracer and root span",
+        "policy gate",
+        "input check (the input against its class schema)",
+        "agent call (A2A over loopback to the echo agent, reply decoded)",
+        "between: envelope, spans taken from the tracer",
+        "grounding check",
+        "between: validation of the envelope, root span ended",
+        "store (the run's files, journal commit with its fsync round)",
+        "after the store",
+    ];
+    let mut columns: Vec<Vec<u32>> = vec![Vec::with_capacity(runs); NAMES.len() + 1];
+    let us =
+        |a: Instant, b: Instant| b.duration_since(a).as_micros().min(u128::from(u32::MAX)) as u32;
+    eprintln!("bench harness: {runs} invocations one at a time, each stage timed...");
+    for _ in 0..runs {
+        let request = InvocationRequest::from_value(&document).map_err(|e| e.to_string())?;
+        marks.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        let start = Instant::now();
+        let run = conductor.invoke_observed(request, &principal, RunTrace::new(None), &observer);
+        let end = Instant::now();
+        run.map_err(|e| format!("an invocation failed: {e}"))?;
+        let marks = marks.lock().unwrap_or_else(|p| p.into_inner());
+        let at = |stage: Stage, phase: Phase| {
+            marks
+                .iter()
+                .find(|(s, p, _)| *s == stage && *p == phase)
+                .map(|m| m.2)
+                .ok_or_else(|| format!("stage {} did not report {phase:?}", stage.name()))
+        };
+        let points = [
+            start,
+            at(Stage::PolicyGate, Phase::Started)?,
+            at(Stage::PolicyGate, Phase::Finished)?,
+            at(Stage::InputCheck, Phase::Started)?,
+            at(Stage::InputCheck, Phase::Finished)?,
+            at(Stage::AgentCall, Phase::Started)?,
+            at(Stage::AgentCall, Phase::Finished)?,
+            at(Stage::GroundingCheck, Phase::Started)?,
+            at(Stage::GroundingCheck, Phase::Finished)?,
+            at(Stage::Store, Phase::Started)?,
+            at(Stage::Store, Phase::Finished)?,
+            end,
+        ];
+        // before gate | gate | (gate..input) + input | agent | agent..grounding | grounding |
+        // grounding..store | store | after
+        let spans = [
+            us(points[0], points[1]),
+            us(points[1], points[2]),
+            us(points[2], points[4]),
+            us(points[5], points[6]) + us(points[4], points[5]),
+            us(points[6], points[7]),
+            us(points[7], points[8]),
+            us(points[8], points[9]),
+            us(points[9], points[10]),
+            us(points[10], points[11]),
+        ];
+        for (column, value) in columns.iter_mut().zip(spans) {
+            column.push(value);
+        }
+        columns[NAMES.len()].push(us(start, end));
+    }
+    let median = |column: &mut Vec<u32>| {
+        column.sort_unstable();
+        f64::from(column[column.len() / 2]) / 1000.0
+    };
+    let p99 = |column: &Vec<u32>| f64::from(column[(column.len() - 1) * 99 / 100]) / 1000.0;
+    println!(
+        "stages of one run   ({runs} invocations one at a time, in process; median and p99, ms)"
+    );
+    for (name, column) in NAMES.iter().zip(columns.iter_mut()) {
+        let m = median(column);
+        println!("  {m:>8.3} {:>8.3}  {name}", p99(column));
+    }
+    let total = median(&mut columns[NAMES.len()]);
+    println!(
+        "  {total:>8.3} {:>8.3}  the invocation, in process (median of the totals)",
+        p99(&columns[NAMES.len()])
+    );
+    if let Some(wire) = wire_p50_us {
+        let wire = f64::from(wire) / 1000.0;
+        println!(
+            "  {:>8.3} {:>8}  the wire around it: p50 through the harness at one connection ({wire:.3}) minus the in-process median (HTTP and JSON-RPC in and out, the A2A task, the agent call's hand-over)",
+            wire - total,
+            "-"
+        );
+    }
+    Ok(())
 }
 
 /// `count` more runs through the harness, and the process's resident memory before and after.

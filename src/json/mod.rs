@@ -164,6 +164,52 @@ pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value, JsonError> {
     Ok(value)
 }
 
+/// The text of `bytes` if [`parse`] would take it as far as its limits go (size, depth,
+/// element budget, integer length) and it is UTF-8; `None` otherwise. For a typed reader that
+/// parses the text itself and leaves every refusal to [`parse`]: what it accepts then passed
+/// the same limits, and what `parse` would refuse it never reads.
+pub(crate) fn within_limits(bytes: &[u8], limits: Limits) -> Option<&str> {
+    if bytes.len() > limits.max_bytes {
+        return None;
+    }
+    let longest_digit_run = scan(bytes, limits.max_depth, max_elements(bytes.len())).ok()?;
+    if longest_digit_run > MAX_INTEGER_DIGITS {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()
+}
+
+/// A JSON object read as `T`, and only an object.
+///
+/// serde's derived readers also take a struct from an array of its fields in order
+/// (`["2.0", 1, "message/send", {…}]`), which no reader of a JSON-RPC or A2A document should
+/// accept: this reads `T` through [`deserialize_map`](serde::Deserializer::deserialize_map),
+/// so anything but an object is a type error.
+pub(crate) struct Obj<T>(pub T);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Obj<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize(MapOnly(d)).map(Obj)
+    }
+}
+
+/// A deserializer that reads every value as a map (see [`Obj`]).
+struct MapOnly<D>(D);
+
+impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for MapOnly<D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_map(v)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum
+        identifier ignored_any
+    }
+}
+
 /// Parse a `&str` with the default limits.
 pub fn parse_str(text: &str) -> Result<Value, JsonError> {
     parse(text.as_bytes(), Limits::DEFAULT)

@@ -14,6 +14,10 @@
 //!   not finished by then is answered with [`DEADLINE_EXCEEDED`]. Without it a batch of 32
 //!   calls to a hung agent would hold its connection for 32 agent timeouts.
 //! - Errors travel with HTTP 200, as the SDKs send them.
+//! - One method's calls in their plain shape may be read straight from the body into typed
+//!   params ([`parse_typed`], which the A2A endpoint uses for v0.3 `message/send`): no tree is
+//!   built for the envelope. It declines anything else, and [`parse`] then reads the body and
+//!   gives every error, so a body is refused with the same error either way.
 
 use super::WireError;
 use serde_json::{Value, json};
@@ -149,12 +153,7 @@ fn call(doc: Value) -> std::result::Result<Call, Value> {
         ));
     };
     let id = obj.remove("id");
-    let id_ok = match &id {
-        None | Some(Value::Null) | Some(Value::String(_)) => true,
-        Some(Value::Number(n)) => crate::json::type_name(&Value::Number(n.clone())) == "integer",
-        Some(_) => false,
-    };
-    if !id_ok {
+    if !id_is_valid(id.as_ref()) {
         return Err(error(
             &Value::Null,
             &RpcError::new(INVALID_REQUEST, "id must be a string, an integer or null"),
@@ -181,6 +180,60 @@ fn call(doc: Value) -> std::result::Result<Call, Value> {
         ));
     }
     Ok(Call { id, method, params })
+}
+
+/// Whether a request's `id` is one JSON-RPC 2.0 allows (§4: a string, a number, or null; a
+/// number here must be an integer, as the spec advises against fractions), or absent.
+fn id_is_valid(id: Option<&Value>) -> bool {
+    match id {
+        None | Some(Value::Null) | Some(Value::String(_)) => true,
+        Some(n @ Value::Number(_)) => crate::json::type_name(n) == "integer",
+        Some(_) => false,
+    }
+}
+
+/// A request object (JSON-RPC 2.0 §4) whose members are exactly these, read straight from the
+/// body's text: `params` typed by the method's reader, no intermediate tree. Read as an
+/// [`Obj`](crate::json::Obj), as `params` must be too.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Typed<'a, P> {
+    #[serde(borrow)]
+    jsonrpc: &'a str,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(borrow)]
+    method: &'a str,
+    params: crate::json::Obj<P>,
+}
+
+/// A member that is present, kept even when it is `null` (serde's `Option` would read `null`
+/// as absent); with `#[serde(default)]`, an absent one is `None`.
+pub(crate) fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+/// One call of `method` whose params `P` reads, decoded straight from `body` when the body is
+/// that call in its plain shape; `None` for anything else (a batch, another method, a member
+/// `P` does not know, a duplicate member, an escape in a borrowed string, a body over the
+/// limits or not JSON, a bad `jsonrpc` or `id`), which [`parse`] then reads and, if it is
+/// wrong, answers with its exact error. So this never refuses anything: it is the fast path
+/// of [`parse`] for one method, with the same limits, and gives the same call for what it
+/// takes. `P` must read what it accepts exactly as the general reader would.
+pub(crate) fn parse_typed<'a, P: serde::Deserialize<'a>>(
+    body: &'a [u8],
+    max_depth: usize,
+    method: &str,
+) -> Option<(Option<Value>, P)> {
+    let limits = crate::json::Limits {
+        max_bytes: usize::MAX,
+        max_depth,
+    };
+    let text = crate::json::within_limits(body, limits)?;
+    let crate::json::Obj(call) =
+        serde_json::from_str::<crate::json::Obj<Typed<'a, P>>>(text).ok()?;
+    (call.jsonrpc == "2.0" && call.method == method && id_is_valid(call.id.as_ref()))
+        .then_some((call.id, call.params.0))
 }
 
 /// Answers one call: its reply as JSON text, or `None` for a notification.

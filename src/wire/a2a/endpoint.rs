@@ -315,7 +315,22 @@ impl Endpoint {
             .collect();
         // Replies are JSON text, written straight from the model (no intermediate tree).
         let reply_headers = ReplyHeaders::default();
-        let parsed = jsonrpc::parse(&request.body, self.max_depth);
+        // message/send in its plain shape is read straight from the body into its params
+        // (v03::SendFast); any other body, or one it does not take, is read the general way,
+        // which gives every error.
+        let fast = jsonrpc::parse_typed::<v03::SendFast>(&request.body, self.max_depth, v03::SEND)
+            .and_then(|(id, fast)| Some((id, fast.into_params()?)));
+        let (parsed, mut read) = match fast {
+            Some((id, params)) => {
+                let call = Call {
+                    id,
+                    method: v03::SEND.to_string(),
+                    params: Value::Null,
+                };
+                (Incoming::Single(Ok(call)), Some(params))
+            }
+            None => (jsonrpc::parse(&request.body, self.max_depth), None),
+        };
         let parsed = match parsed {
             Incoming::Single(Ok(call)) if self.streaming && is_stream_method(&call.method) => {
                 let response = self.stream(call, request, version.as_deref(), signed_by);
@@ -327,6 +342,7 @@ impl Endpoint {
             Incoming::Single(Err(reply)) => Some(reply.to_string()),
             Incoming::Single(Ok(call)) => self.dispatch(
                 call,
+                read.take(),
                 request,
                 version.as_deref(),
                 signed_by.as_deref(),
@@ -351,6 +367,7 @@ impl Endpoint {
                     let dropped = ReplyHeaders::default();
                     endpoint.dispatch(
                         call,
+                        None,
                         &context,
                         version.as_deref(),
                         signed_by.as_deref(),
@@ -485,9 +502,12 @@ impl Endpoint {
     }
 
     /// Answer one call; `None` for a notification.
+    /// Answer one call; `read`: message/send's params when they were read straight from the
+    /// body (then `call.params` is null).
     fn dispatch(
         &self,
         call: Call,
+        read: Option<SendParams>,
         request: &Request,
         version: Option<&str>,
         signed_by: Option<&str>,
@@ -503,7 +523,7 @@ impl Endpoint {
                 Binding::V03
             },
         );
-        let reply = match self.answer(call, request, version, signed_by, reply_headers) {
+        let reply = match self.answer(call, read, request, version, signed_by, reply_headers) {
             Ok(result) => jsonrpc::success_text(&id, &result),
             Err(err) => jsonrpc::error(&id, &err.to_rpc(binding)).to_string(),
         };
@@ -513,6 +533,7 @@ impl Endpoint {
     fn answer(
         &self,
         call: Call,
+        read: Option<SendParams>,
         request: &Request,
         version: Option<&str>,
         signed_by: Option<&str>,
@@ -534,8 +555,17 @@ impl Endpoint {
         let method = call.method.as_str();
         let answer = match binding {
             Binding::V03 if method == v03::SEND => {
-                let options = v03::decode_send_options(call.params.get("configuration"))?;
-                let params = v03::decode_send_params(call.params).map_err(invalid)?;
+                let (options, params) = match read {
+                    // The same configuration the general reader would find in the params.
+                    Some(params) => (
+                        v03::decode_send_options(params.configuration.as_ref())?,
+                        params,
+                    ),
+                    None => (
+                        v03::decode_send_options(call.params.get("configuration"))?,
+                        v03::decode_send_params(call.params).map_err(invalid)?,
+                    ),
+                };
                 self.send(params, options, ctx, Mode::Once)?
             }
             Binding::V10 if method == v10::SEND => {

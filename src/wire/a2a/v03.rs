@@ -12,6 +12,7 @@ use super::model::{
 };
 use super::stream::{ArtifactUpdate, StatusUpdate, StreamEvent, ends_stream};
 use super::{count_param, list, object, strings, to_value};
+use crate::json::Obj;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 
@@ -436,6 +437,105 @@ pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, DecodeError> {
     })
 }
 
+/// `message/send` params in their plain shape, read straight from the request's text by
+/// [`jsonrpc::parse_typed`](crate::wire::jsonrpc::parse_typed): a message of text and data
+/// parts, and optional `configuration` and `metadata`. Every member it does not list (a file
+/// part, `referenceTaskIds`, `extensions`, anything unknown), a wrong type, or an escape in a
+/// string it only reads makes the typed read fail, and the request then takes the general
+/// reader ([`decode_send_params`]), which alone reports errors. It is read as an [`Obj`], and
+/// so are its message and parts, so no array stands for an object. What this accepts,
+/// [`SendFast::into_params`] turns into exactly what [`decode_send_params`] gives for it.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SendFast<'a> {
+    #[serde(borrow)]
+    message: Obj<MessageFast<'a>>,
+    #[serde(default, deserialize_with = "crate::wire::jsonrpc::present")]
+    configuration: Option<Value>,
+    // `null` and absent are both `None`, as `opt_meta` reads them; a non-object fails.
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MessageFast<'a> {
+    // Read, never kept: the general reader ignores it too.
+    #[serde(default)]
+    #[serde(rename = "kind")]
+    _kind: Option<serde::de::IgnoredAny>,
+    #[serde(borrow)]
+    role: &'a str,
+    #[serde(rename = "messageId")]
+    message_id: String,
+    #[serde(default, borrow)]
+    parts: Vec<Obj<PartFast<'a>>>,
+    // `null` is `None` here and in `opt_str`; another non-string fails here (`opt_str` would
+    // read it as `None`), which only sends the request the general way.
+    #[serde(rename = "contextId", default)]
+    context_id: Option<String>,
+    #[serde(rename = "taskId", default)]
+    task_id: Option<String>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PartFast<'a> {
+    #[serde(borrow)]
+    kind: &'a str,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    data: Option<Map<String, Value>>,
+    #[serde(default)]
+    metadata: Option<Map<String, Value>>,
+}
+
+impl SendFast<'_> {
+    /// The params [`decode_send_params`] reads from the same text, or `None` where the shape
+    /// needs its judgement (a role other than user or agent, a part that is not exactly one
+    /// text or one data object).
+    pub(crate) fn into_params(self) -> Option<SendParams> {
+        let Obj(m) = self.message;
+        let role = match m.role {
+            "user" => Role::User,
+            "agent" => Role::Agent,
+            _ => return None,
+        };
+        let parts = m
+            .parts
+            .into_iter()
+            .map(|Obj(p)| match (p.kind, p.text, p.data) {
+                ("text", Some(text), None) => Some(Part::Text {
+                    text,
+                    metadata: p.metadata,
+                }),
+                ("data", None, Some(data)) => Some(Part::Data {
+                    data: Value::Object(data),
+                    metadata: p.metadata,
+                }),
+                _ => None,
+            })
+            .collect::<Option<Vec<Part>>>()?;
+        Some(SendParams {
+            message: Message {
+                message_id: m.message_id,
+                role,
+                parts,
+                context_id: m.context_id,
+                task_id: m.task_id,
+                reference_task_ids: Vec::new(),
+                extensions: Vec::new(),
+                metadata: m.metadata,
+            },
+            configuration: self.configuration,
+            metadata: self.metadata,
+        })
+    }
+}
+
 fn decode_artifact(v: Value, at: &str) -> Result<Artifact, DecodeError> {
     let mut obj = object(v, at)?;
     Ok(Artifact {
@@ -618,6 +718,109 @@ pub(crate) fn decode_send_options(configuration: Option<&Value>) -> Result<SendO
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// message/send read by the typed reader: `None` when it declines.
+    fn typed(body: &str) -> Option<(Option<Value>, SendParams)> {
+        let (id, fast) = crate::wire::jsonrpc::parse_typed::<SendFast>(body.as_bytes(), 64, SEND)?;
+        Some((id, fast.into_params()?))
+    }
+
+    /// The same body read by the general reader: the id and the params, or the error.
+    fn general(body: &str) -> Result<(Option<Value>, SendParams), String> {
+        match crate::wire::jsonrpc::parse(body.as_bytes(), 64) {
+            crate::wire::jsonrpc::Incoming::Single(Ok(call)) => decode_send_params(call.params)
+                .map(|p| (call.id, p))
+                .map_err(|e| e.to_string()),
+            other => Err(format!("{other:?}")),
+        }
+    }
+
+    const MESSAGE: &str = r#"{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"data","data":{"agent_id":"echo.wire","input":{"schema_class":"Echo","value":{"n":1,"text":"ping"}}}}]}"#;
+
+    #[test]
+    fn message_send_in_its_plain_shape_is_read_by_the_typed_reader_as_the_general_reader_reads_it()
+    {
+        let bodies = [
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"message/send","params":{{"message":{MESSAGE}}}}}"#),
+            format!(r#"{{"method":"message/send","params":{{"message":{MESSAGE}}},"jsonrpc":"2.0","id":"a\u00e9"}}"#),
+            format!(r#"{{"jsonrpc":"2.0","id":null,"method":"message/send","params":{{"message":{MESSAGE},"configuration":null,"metadata":null}}}}"#),
+            format!(r#"{{"jsonrpc":"2.0","method":"message/send","params":{{"configuration":{{"blocking":true,"historyLength":2}},"metadata":{{"k":[1,2.5e3]}},"message":{MESSAGE}}}}}"#),
+            r#"{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"messageId":"m\n2","role":"agent","contextId":"c","taskId":null,"metadata":{},"parts":[{"kind":"text","text":"hi \u00e9","metadata":null},{"kind":"data","data":{"a":1,"a":2},"text":null}]}}}"#.to_string(),
+            r#" {"jsonrpc":"2.0","id":2,"method":"message/send","params":{"message":{"messageId":"m","role":"user"}}} "#.to_string(),
+        ];
+        for body in &bodies {
+            let typed = typed(body).unwrap_or_else(|| panic!("declined: {body}"));
+            assert_eq!(Ok(typed), general(body), "{body}");
+        }
+    }
+
+    #[test]
+    fn the_typed_reader_declines_every_body_it_cannot_read_exactly_as_the_general_reader() {
+        let wrap = |params: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"message/send","params":{params}}}"#)
+        };
+        let declined = [
+            // Not one plain message/send call.
+            format!("[{}]", wrap(&format!(r#"{{"message":{MESSAGE}}}"#))),
+            format!(r#"["2.0",1,"message/send",{{"message":{MESSAGE}}}]"#),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{{"message":{MESSAGE}}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"1.0","id":1,"method":"message/send","params":{{"message":{MESSAGE}}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1.5,"method":"message/send","params":{{"message":{MESSAGE}}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"id":2,"method":"message/send","params":{{"message":{MESSAGE}}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"message/send","params":{{"message":{MESSAGE}}},"extra":0}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"message\/send","params":{{"message":{MESSAGE}}}}}"#
+            ),
+            // Params and message in shapes the general reader judges.
+            wrap("null"),
+            wrap(&format!("[{MESSAGE}]")),
+            wrap(&format!(r#"{{"message":{MESSAGE},"metadata":[]}}"#)),
+            wrap(r#"{"message":["m","user",[]]}"#),
+            wrap(r#"{"message":{"messageId":"m","role":"robot","parts":[]}}"#),
+            wrap(
+                r#"{"message":{"messageId":"m","role":"user","parts":[{"kind":"file","file":{"uri":"u"}}]}}"#,
+            ),
+            wrap(
+                r#"{"message":{"messageId":"m","role":"user","parts":[{"kind":"data","data":[1]}]}}"#,
+            ),
+            wrap(r#"{"message":{"messageId":"m","role":"user","parts":[{"kind":"data"}]}}"#),
+            wrap(r#"{"message":{"messageId":"m","role":"user","parts":[["text","hi"]]}}"#),
+            wrap(r#"{"message":{"messageId":"m","role":"user","parts":[],"contextId":5}}"#),
+            wrap(r#"{"message":{"messageId":"m","role":"user","parts":[],"extensions":["x"]}}"#),
+            wrap(r#"{"message":{"messageId":"m","role":"user","parts":null}}"#),
+            wrap(
+                r#"{"message":{"messageId":"m","role":"user","parts":[{"kind":"data","data":{"n":1e999}}]}} x"#,
+            ),
+        ];
+        for body in &declined {
+            assert!(typed(body).is_none(), "taken: {body}");
+        }
+    }
+
+    #[test]
+    fn the_typed_reader_declines_a_body_over_the_general_readers_limits() {
+        let deep = format!("{}{}", "[".repeat(70), "]".repeat(70));
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"message/send","params":{{"message":{{"messageId":"m","role":"user","parts":[{{"kind":"data","data":{{"d":{deep}}}}}]}}}}}}"#
+        );
+        assert!(typed(&body).is_none());
+        let long = "1".repeat(crate::json::MAX_INTEGER_DIGITS + 1);
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"message/send","params":{{"message":{{"messageId":"m","role":"user","parts":[{{"kind":"data","data":{{"n":{long}}}}}]}}}}}}"#
+        );
+        assert!(typed(&body).is_none());
+        assert!(general(&body).is_err());
+    }
 
     #[test]
     fn a_part_without_its_kind_is_refused_naming_the_field() {

@@ -111,8 +111,7 @@ struct Shared {
     /// Request bodies held, counted against [`Limits::max_body_memory`].
     bodies: BodyBudget,
     /// Requests between a complete head and a written response.
-    in_flight: Mutex<usize>,
-    drained: Condvar,
+    in_flight: Count,
 }
 
 /// A bound socket not yet serving: its address is known, so a card can name it before the
@@ -235,12 +234,10 @@ impl Bound {
             connections,
             clients: Mutex::new(HashMap::new()),
             bodies: BodyBudget {
-                used: Mutex::new(0),
-                freed: Condvar::new(),
+                used: Count::default(),
                 limit: limits.max_body_memory,
             },
-            in_flight: Mutex::new(0),
-            drained: Condvar::new(),
+            in_flight: Count::default(),
         });
         let acceptor = {
             let shared = Arc::clone(&shared);
@@ -288,7 +285,7 @@ impl Server {
     /// Requests in flight now: between a complete head and a written response (a stream
     /// counts until its last byte is written).
     pub fn in_flight(&self) -> usize {
-        *lock(&self.shared.in_flight)
+        self.shared.in_flight.lock().n
     }
 
     /// Stop accepting: the listening socket is closed, so new connections are refused, and a
@@ -310,20 +307,15 @@ impl Server {
     /// process is about to exit).
     pub fn close_by(mut self, deadline: Instant) -> bool {
         self.stop_accepting();
-        let mut in_flight = lock(&self.shared.in_flight);
-        while *in_flight > 0 {
+        let mut in_flight = self.shared.in_flight.lock();
+        while in_flight.n > 0 {
             let now = Instant::now();
             if now >= deadline {
                 break;
             }
-            in_flight = self
-                .shared
-                .drained
-                .wait_timeout(in_flight, deadline - now)
-                .map(|(guard, _)| guard)
-                .unwrap_or_else(|p| p.into_inner().0);
+            in_flight = self.shared.in_flight.wait(in_flight, Some(deadline - now));
         }
-        let idle = *in_flight == 0;
+        let idle = in_flight.n == 0;
         drop(in_flight);
         self.abandon = true;
         idle
@@ -341,13 +333,9 @@ impl Server {
         if self.abandon {
             return;
         }
-        let mut in_flight = lock(&self.shared.in_flight);
-        while *in_flight > 0 {
-            in_flight = self
-                .shared
-                .drained
-                .wait(in_flight)
-                .unwrap_or_else(|p| p.into_inner());
+        let mut in_flight = self.shared.in_flight.lock();
+        while in_flight.n > 0 {
+            in_flight = self.shared.in_flight.wait(in_flight, None);
         }
     }
 }
@@ -568,10 +556,65 @@ impl Drop for Counted {
     }
 }
 
+/// A count that threads wait on until it changes, behind one lock.
+///
+/// `Condvar::notify_all` is a futex system call even when no thread waits, and the server's two
+/// counts (body bytes held, requests in flight) change twice on every request, where a waiter
+/// is rare (a request waiting for body memory, a drain): the change signals the condition
+/// variable only when the count says a thread waits. A waiter registers under the lock before
+/// it sleeps (`Condvar::wait` releases the lock atomically), so a change made under the lock
+/// either sees the waiter or comes before its check of the count.
+#[derive(Default)]
+struct Count {
+    state: Mutex<CountState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct CountState {
+    /// The count.
+    n: usize,
+    /// Threads asleep in [`Count::wait`].
+    waiters: usize,
+}
+
+impl Count {
+    fn lock(&self) -> std::sync::MutexGuard<'_, CountState> {
+        lock(&self.state)
+    }
+
+    /// Sleep until the count changes (or a spurious wake-up), at most `timeout` if given.
+    fn wait<'a>(
+        &'a self,
+        mut guard: std::sync::MutexGuard<'a, CountState>,
+        timeout: Option<Duration>,
+    ) -> std::sync::MutexGuard<'a, CountState> {
+        guard.waiters += 1;
+        let mut guard = match timeout {
+            Some(t) => self
+                .changed
+                .wait_timeout(guard, t)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0),
+            None => self.changed.wait(guard).unwrap_or_else(|p| p.into_inner()),
+        };
+        guard.waiters -= 1;
+        guard
+    }
+
+    /// Release the lock after a change, waking every waiter if there is one.
+    fn changed(&self, guard: std::sync::MutexGuard<'_, CountState>) {
+        let waiting = guard.waiters > 0;
+        drop(guard);
+        if waiting {
+            self.changed.notify_all();
+        }
+    }
+}
+
 /// The bytes of request bodies held now, against [`Limits::max_body_memory`].
 struct BodyBudget {
-    used: Mutex<usize>,
-    freed: Condvar,
+    used: Count,
     limit: usize,
 }
 
@@ -579,28 +622,25 @@ impl BodyBudget {
     /// Take `n` bytes more, waiting for room until `until`; `false` if none was made. With
     /// nothing held, any size is taken (a body larger than the budget is read alone).
     fn take(&self, n: usize, until: Instant) -> bool {
-        let mut used = lock(&self.used);
+        let mut used = self.used.lock();
         loop {
-            if *used == 0 || used.saturating_add(n) <= self.limit {
-                *used += n;
+            if used.n == 0 || used.n.saturating_add(n) <= self.limit {
+                used.n += n;
                 return true;
             }
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return false;
             }
-            used = self
-                .freed
-                .wait_timeout(used, left)
-                .map(|(guard, _)| guard)
-                .unwrap_or_else(|p| p.into_inner().0);
+            used = self.used.wait(used, Some(left));
         }
     }
 
     fn give(&self, n: usize) {
         if n > 0 {
-            *lock(&self.used) -= n;
-            self.freed.notify_all();
+            let mut used = self.used.lock();
+            used.n -= n;
+            self.used.changed(used);
         }
     }
 }
@@ -665,17 +705,17 @@ struct InFlight<'a>(&'a Shared);
 
 impl<'a> InFlight<'a> {
     fn enter(shared: &'a Shared) -> InFlight<'a> {
-        *lock(&shared.in_flight) += 1;
+        shared.in_flight.lock().n += 1;
         InFlight(shared)
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        let mut n = lock(&self.0.in_flight);
-        *n -= 1;
-        if *n == 0 {
-            self.0.drained.notify_all();
+        let mut in_flight = self.0.in_flight.lock();
+        in_flight.n -= 1;
+        if in_flight.n == 0 {
+            self.0.in_flight.changed(in_flight);
         }
     }
 }
