@@ -110,6 +110,24 @@ fn line_with(stream: impl std::io::Read + Send + 'static, marker: &'static str) 
     }
 }
 
+/// `ddwire serve` on the example agents config `agents`, the example profile `profile` and
+/// the example tokens, its runs in `runs`: the running server and its start-up line.
+fn serve_examples(agents: &Path, profile: &str, runs: &Path) -> (Running, String) {
+    let mut serve = ddwire()
+        .args(["serve", "--port", "0", "--quiet", "--agents"])
+        .arg(agents)
+        .args(["--profile", &example(profile)])
+        .args(["--tokens", &example("tokens.json")])
+        .arg("--runs")
+        .arg(runs)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = serve.stderr.take().unwrap();
+    let running = Running(serve);
+    (running, line_with(stderr, "harness on http://"))
+}
+
 fn url_in(line: &str) -> String {
     let start = line.find("http://").expect("a URL");
     line[start..]
@@ -202,19 +220,7 @@ fn every_example_file_runs_through_the_cli_as_documented() {
     covered.push("tokens.json".into());
 
     // A harness on the example configs.
-    let mut serve = ddwire()
-        .args(["serve", "--port", "0", "--quiet", "--agents"])
-        .arg(&agents)
-        .args(["--profile", &example("profile.json")])
-        .args(["--tokens", &example("tokens.json")])
-        .arg("--runs")
-        .arg(&runs)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = serve.stderr.take().unwrap();
-    let _serve = Running(serve);
-    let started = line_with(stderr, "harness on http://");
+    let (_serve, started) = serve_examples(&agents, "profile.json", &runs);
     assert!(
         started.contains("0 unavailable, 0 incompatible"),
         "{started}"
@@ -297,19 +303,8 @@ fn every_example_file_runs_through_the_cli_as_documented() {
     drop(_serve);
 
     // A referred run and its steward, as the README's session has it.
-    let mut steward_serve = ddwire()
-        .args(["serve", "--port", "0", "--quiet", "--agents"])
-        .arg(&agents)
-        .args(["--profile", &example("profile-steward.json")])
-        .args(["--tokens", &example("tokens.json")])
-        .arg("--runs")
-        .arg(&runs)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = steward_serve.stderr.take().unwrap();
-    let _steward_serve = Running(steward_serve);
-    let harness = url_in(&line_with(stderr, "harness on http://"));
+    let (_steward_serve, started) = serve_examples(&agents, "profile-steward.json", &runs);
+    let harness = url_in(&started);
     let out = run(&[
         "invoke",
         "--harness",

@@ -156,6 +156,17 @@ fn call(
     )
 }
 
+/// `GET /runs/{id}/approval` as Alice, whose run was referred.
+fn approval_as_alice(served: &Served, id: &str) -> (u16, Option<String>, Value) {
+    call(
+        served,
+        "GET",
+        &format!("/runs/{id}/approval"),
+        Some("alice-token"),
+        "",
+    )
+}
+
 fn approve(served: &Served, id: &str, token: &str) -> (u16, Value) {
     let (status, _, body) = call(
         served,
@@ -250,13 +261,7 @@ fn a_stewards_approval_runs_the_agent_on_the_same_input_for_the_same_principal_a
         referred_before
     );
     for run in [id.as_str(), new_id] {
-        let (status, _, record) = call(
-            &served,
-            "GET",
-            &format!("/runs/{run}/approval"),
-            Some("alice-token"),
-            "",
-        );
+        let (status, _, record) = approval_as_alice(&served, run);
         assert_eq!(status, 200, "{record}");
         assert_eq!(&record, decision);
     }
@@ -401,13 +406,7 @@ fn a_decline_is_recorded_once_runs_nothing_and_shuts_out_an_approval() {
         before,
         "a decline runs nothing"
     );
-    let (status, _, record) = call(
-        &served,
-        "GET",
-        &format!("/runs/{id}/approval"),
-        Some("alice-token"),
-        "",
-    );
+    let (status, _, record) = approval_as_alice(&served, &id);
     assert_eq!((status, &record), (200, decision));
     let (status, body) = approve(&served, &id, "steward-token");
     assert_eq!(status, 409, "{body}");
@@ -483,13 +482,7 @@ fn only_a_run_the_profile_referred_can_be_decided() {
     );
     let missing = ddwire::ids::new_uuid7();
     assert_eq!(approve(&served, &missing, "steward-token").0, 404);
-    let (status, _, body) = call(
-        &served,
-        "GET",
-        &format!("/runs/{id}/approval"),
-        Some("alice-token"),
-        "",
-    );
+    let (status, _, body) = approval_as_alice(&served, &id);
     assert_eq!(status, 404, "{body}");
 }
 
@@ -529,13 +522,7 @@ fn a_draining_harness_takes_no_decision() {
         stored_envelope(runs.path(), &id)["outcome"]["status"],
         "referred"
     );
-    let (status, _, _) = call(
-        &served,
-        "GET",
-        &format!("/runs/{id}/approval"),
-        Some("alice-token"),
-        "",
-    );
+    let (status, _, _) = approval_as_alice(&served, &id);
     assert_eq!(status, 404, "nothing was decided");
 }
 
@@ -565,13 +552,7 @@ fn an_unreadable_decision_record_is_an_error_never_taken_for_no_decision() {
     let dir = runs.path().join(".ddwire/decisions");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(format!("{id}.json")), b"{not json").unwrap();
-    let (status, _, body) = call(
-        &served,
-        "GET",
-        &format!("/runs/{id}/approval"),
-        Some("alice-token"),
-        "",
-    );
+    let (status, _, body) = approval_as_alice(&served, &id);
     assert_eq!(status, 500, "{body}");
     // Nor does an approval go ahead over it.
     let (status, body) = approve(&served, &id, "steward-token");
