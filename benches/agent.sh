@@ -47,6 +47,29 @@
 # generator, python's venv or the a2a-sdk server.
 set -euo pipefail
 
+# The nginx configuration both floors share, up to the server blocks (which follow it and close
+# the http block): one worker, no access log, keep-alive without a request cap, every temporary
+# path under $work.
+nginx_http_head() {
+    cat <<EOF
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 10000000;
+    keepalive_timeout 65s;
+    default_type application/json;
+    client_body_temp_path $work/nginx/tmp/body;
+    proxy_temp_path $work/nginx/tmp/proxy;
+    fastcgi_temp_path $work/nginx/tmp/fastcgi;
+    uwsgi_temp_path $work/nginx/tmp/uwsgi;
+    scgi_temp_path $work/nginx/tmp/scgi;
+EOF
+}
+
 mode=plain
 case "${1:-}" in
     "") ;;
@@ -173,22 +196,7 @@ print(head + "x" * max(0, n - len(head) - len(tail)) + tail)' "$reply_bytes")"
         printf '    server {\n        listen 127.0.0.1:%s ssl;\n%s        location = /a2a { return 200 '"'"'%s'"'"'; }\n    }\n' \
             "$1" "$2" "$nginx_body"
     }
-    cat >"$work/nginx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    keepalive_requests 10000000;
-    keepalive_timeout 65s;
-    default_type application/json;
-    client_body_temp_path $work/nginx/tmp/body;
-    proxy_temp_path $work/nginx/tmp/proxy;
-    fastcgi_temp_path $work/nginx/tmp/fastcgi;
-    uwsgi_temp_path $work/nginx/tmp/uwsgi;
-    scgi_temp_path $work/nginx/tmp/scgi;
+    { nginx_http_head; cat <<EOF
     ssl_protocols TLSv1.2 TLSv1.3;
     ssl_certificate $work/tls/server.pem;
     ssl_certificate_key $work/tls/server.key;
@@ -201,6 +209,7 @@ $(nginx_site "$p_probe" "        access_log $work/nginx/resumed.log resumed;
 ")
 }
 EOF
+} >"$work/nginx/nginx.conf"
     "$nginx_bin" -p "$work/nginx" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" >"$work/nginx.log" 2>&1 &
     pids+=($!)
     nginx_pid=$!
@@ -564,22 +573,7 @@ mkdir -p "$work/nginx/www" "$work/nginx/tmp"
 printf '{"jsonrpc":"2.0","id":1,"result":{"kind":"task","echo":true}}' >"$work/nginx/www/echo.json"
 chmod 755 "$work" "$work/nginx" "$work/nginx/www"   # the worker may run as nobody
 chmod 644 "$work/nginx/www/echo.json"
-cat >"$work/nginx/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    keepalive_requests 10000000;
-    keepalive_timeout 65s;
-    default_type application/json;
-    client_body_temp_path $work/nginx/tmp/body;
-    proxy_temp_path $work/nginx/tmp/proxy;
-    fastcgi_temp_path $work/nginx/tmp/fastcgi;
-    uwsgi_temp_path $work/nginx/tmp/uwsgi;
-    scgi_temp_path $work/nginx/tmp/scgi;
+{ nginx_http_head; cat <<EOF
     server {
         listen 127.0.0.1:$p_nginx;
         root $work/nginx/www;
@@ -587,6 +581,7 @@ http {
     }
 }
 EOF
+} >"$work/nginx/nginx.conf"
 "$nginx_bin" -p "$work/nginx" -e "$work/nginx/error.log" -c "$work/nginx/nginx.conf" >"$work/nginx.log" 2>&1 & pids+=($!)
 nginx_pid=$!
 wait_http "http://127.0.0.1:$p_nginx/echo.json" "nginx" "$work/nginx/error.log"

@@ -4,6 +4,7 @@
 //! refusing an unauthenticated body before parsing it.
 
 mod common;
+mod raw_http;
 
 use ddwire::agent::builtin::Hello;
 use ddwire::wire::http::server::{self, Server};
@@ -44,28 +45,7 @@ impl Answer {
 
 /// Read exactly one response with a `Content-Length` body.
 fn read_answer(s: &mut TcpStream) -> Answer {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        let n = s
-            .read(&mut byte)
-            .expect("a response head before the timeout");
-        assert_eq!(
-            n,
-            1,
-            "EOF inside a head: {:?}",
-            String::from_utf8_lossy(&buf)
-        );
-        buf.push(byte[0]);
-    }
-    let head = String::from_utf8(buf).unwrap();
-    let status = head[9..12].parse().unwrap();
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("Content-Length: "))
-        .map_or(0, |v| v.trim().parse().unwrap());
-    let mut body = vec![0; length];
-    s.read_exact(&mut body).unwrap();
+    let (status, head, body) = raw_http::read_response(s);
     Answer { status, head, body }
 }
 

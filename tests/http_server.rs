@@ -8,9 +8,12 @@
 //! hundreds of hostile connections, a 10 s deadline against what a per-read timeout would
 //! allow (forever).
 
+mod raw_http;
+
 use ddwire::agent::builtin::Hello;
 use ddwire::wire::http::server::{self, Server};
 use ddwire::wire::http::{Handler, Limits, Request, Response};
+use raw_http::read_response;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -150,33 +153,6 @@ fn exchange(addr: SocketAddr, bytes: &[u8]) -> Reply {
     let mut s = connect(addr);
     s.write_all(bytes).unwrap();
     read_reply(&mut s, Duration::from_secs(5))
-}
-
-/// Read exactly one response with a `Content-Length` body: (status, head, body).
-fn read_response(s: &mut TcpStream) -> (u16, String, Vec<u8>) {
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    while !buf.ends_with(b"\r\n\r\n") {
-        let n = s
-            .read(&mut byte)
-            .expect("a response head before the timeout");
-        assert_eq!(
-            n,
-            1,
-            "EOF inside a response head: {:?}",
-            String::from_utf8_lossy(&buf)
-        );
-        buf.push(byte[0]);
-    }
-    let head = String::from_utf8(buf).unwrap();
-    let status = head[9..12].parse().unwrap();
-    let length: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("Content-Length: "))
-        .map_or(0, |v| v.trim().parse().unwrap());
-    let mut body = vec![0; length];
-    s.read_exact(&mut body).unwrap();
-    (status, head, body)
 }
 
 /// A fresh connection's GET, timed: (status, how long it took).
