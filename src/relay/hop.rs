@@ -541,7 +541,7 @@ pub(crate) fn record_task(
         }
         return Ok(());
     };
-    let before = relay
+    let seen = relay
         .owners
         .record(task_id, peer, context_id, state.as_deref())
         .map_err(|owner| Failure::TaskConflict {
@@ -555,9 +555,11 @@ pub(crate) fn record_task(
     server.set(n::TASK_ID, task_id);
     if let Some(to) = state {
         server.set(n::TASK_STATE, to.as_str());
-        if before.as_deref() != Some(to.as_str()) {
+        // A task the relay does not remember has no known state to change from: its states
+        // are on the span, and no change event would be true.
+        if seen.tracked && seen.before.as_deref() != Some(to.as_str()) {
             let mut change = Attributes::default();
-            if let Some(from) = before {
+            if let Some(from) = seen.before {
                 change.set(n::FROM, from);
             }
             change.set(n::TO, to);
@@ -565,7 +567,7 @@ pub(crate) fn record_task(
             if let Some(seq) = seq {
                 change.set(n::SEQ, seq as i64);
             }
-            server.add_event(n::EVENT_STATE_CHANGE, change);
+            server.add_event_at(n::EVENT_STATE_CHANGE, change, seen.at_ns);
         }
     }
     Ok(())

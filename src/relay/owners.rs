@@ -42,6 +42,18 @@ struct Inner {
     order: VecDeque<String>,
 }
 
+/// What [`TaskOwners::record`] saw of a task.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Seen {
+    /// Whether the task is remembered: an empty id, or one longer than `MAX_TASK_ID_LEN`, is
+    /// not, so nothing of its states is known.
+    pub(crate) tracked: bool,
+    /// Its state before this record, if it was known.
+    pub(crate) before: Option<String>,
+    /// When the record was made, taken while no other record of it could be made.
+    pub(crate) at_ns: u64,
+}
+
 impl TaskOwners {
     pub(crate) fn new(capacity: usize) -> TaskOwners {
         TaskOwners {
@@ -54,20 +66,26 @@ impl TaskOwners {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Remember that `peer` owns `task_id`, and what it said of it: the previous state, if the
-    /// task was known (to record the change), or `Err` with the owner when another peer owns
-    /// the task (nothing is recorded then).
+    /// Remember that `peer` owns `task_id`, and what it said of it: what was known of the task
+    /// before (to record the change), or `Err` with the owner when another peer owns the task
+    /// (nothing is recorded then).
     pub(crate) fn record(
         &self,
         task_id: &str,
         peer: &str,
         context_id: Option<&str>,
         state: Option<&str>,
-    ) -> Result<Option<String>, String> {
+    ) -> Result<Seen, String> {
         if task_id.is_empty() || task_id.len() > MAX_TASK_ID_LEN {
-            return Ok(None);
+            return Ok(Seen {
+                tracked: false,
+                before: None,
+                at_ns: crate::time::now_ns(),
+            });
         }
         let mut inner = self.lock();
+        // Taken under the lock: two records of one task are in the order of their times.
+        let at_ns = crate::time::now_ns();
         if let Some(owner) = inner.owners.get_mut(task_id) {
             if owner.peer != peer {
                 return Err(owner.peer.clone());
@@ -79,7 +97,11 @@ impl TaskOwners {
             if let Some(s) = state {
                 owner.state = Some(s.to_string());
             }
-            return Ok(before);
+            return Ok(Seen {
+                tracked: true,
+                before,
+                at_ns,
+            });
         }
         inner.owners.insert(
             task_id.to_string(),
@@ -95,7 +117,11 @@ impl TaskOwners {
                 inner.owners.remove(&old);
             }
         }
-        Ok(None)
+        Ok(Seen {
+            tracked: true,
+            before: None,
+            at_ns,
+        })
     }
 
     /// The owner of `task_id`, if remembered.
@@ -122,7 +148,9 @@ mod tests {
         owners.record("t2", "B", None, None).unwrap();
         // Seeing t1 again updates it, and does not make it younger.
         assert_eq!(
-            owners.record("t1", "A", None, Some("completed")),
+            owners
+                .record("t1", "A", None, Some("completed"))
+                .map(|seen| seen.before),
             Ok(Some("working".into()))
         );
         owners.record("t3", "C", None, None).unwrap();
@@ -145,8 +173,29 @@ mod tests {
                 state: Some("completed".into())
             }
         );
-        assert_eq!(owners.record("", "A", None, None), Ok(None));
+        assert!(!owners.record("", "A", None, None).unwrap().tracked);
         assert_eq!(owners.len(), 1);
+    }
+
+    #[test]
+    fn a_task_id_too_long_to_remember_is_seen_untracked_so_no_change_is_claimed_for_it() {
+        let owners = TaskOwners::new(10);
+        let long = "t".repeat(MAX_TASK_ID_LEN + 1);
+        for state in ["working", "completed"] {
+            let seen = owners.record(&long, "A", None, Some(state)).unwrap();
+            assert!(!seen.tracked);
+            assert_eq!(seen.before, None);
+        }
+        assert_eq!(owners.len(), 0);
+    }
+
+    #[test]
+    fn records_of_one_task_are_timed_in_the_order_they_were_made() {
+        let owners = TaskOwners::new(10);
+        let first = owners.record("t", "A", None, Some("working")).unwrap();
+        let second = owners.record("t", "A", None, Some("completed")).unwrap();
+        assert!(first.at_ns <= second.at_ns);
+        assert_eq!(second.before.as_deref(), Some("working"));
     }
 
     #[test]
@@ -154,7 +203,9 @@ mod tests {
         let owners = TaskOwners::new(10);
         owners.record("t", "B", Some("c"), Some("working")).unwrap();
         assert_eq!(
-            owners.record("t", "A", Some("evil"), Some("completed")),
+            owners
+                .record("t", "A", Some("evil"), Some("completed"))
+                .map(|seen| seen.before),
             Err("B".into())
         );
         assert_eq!(owners.get("t").unwrap().peer, "B");

@@ -350,9 +350,15 @@ impl ActiveSpan<'_> {
 
     /// Add a timed event, now.
     pub fn add_event(&self, name: &str, attributes: Attributes) {
+        self.add_event_at(name, attributes, crate::time::now_ns());
+    }
+
+    /// Add an event at `time_ns` (nanoseconds since the epoch), taken by the caller where the
+    /// order of events matters more than the moment of adding them.
+    pub(crate) fn add_event_at(&self, name: &str, attributes: Attributes, time_ns: u64) {
         let event = Event {
             name: name.to_string(),
-            time_ns: crate::time::now_ns(),
+            time_ns,
             attributes,
         };
         self.with(|s| {
