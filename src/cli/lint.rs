@@ -118,20 +118,30 @@ fn looks_like_traces_folder(path: &str) -> bool {
         })
 }
 
+/// How much of a file is read to find its first span.
+const FIRST_SPAN_MAX: u64 = 1 << 20;
+
 /// Whether `path` is a file whose first span is one a relay writes (read no further).
 fn looks_like_relay_session(path: &str) -> bool {
     let given = Path::new(path);
     if !given.is_file() || given.join(ENVELOPE_FILE).exists() {
         return false;
     }
-    let Ok(text) = std::fs::read(given) else {
+    // The first span only, read within a bound, however large the file.
+    use std::io::{BufRead, Read};
+    let Ok(file) = std::fs::File::open(given) else {
         return false;
     };
-    let first = text.split(|&b| b == b'\n').find(|l| !l.is_empty());
-    first
-        .and_then(|l| std::str::from_utf8(l).ok())
-        .and_then(|l| trace::from_json(l).ok())
-        .is_some_and(|span| relay_lint::is_relay_session(std::slice::from_ref(&span)))
+    let mut first = String::new();
+    let mut lines = std::io::BufReader::new(file.take(FIRST_SPAN_MAX));
+    while first.trim().is_empty() {
+        first.clear();
+        if !matches!(lines.read_line(&mut first), Ok(n) if n > 0) {
+            return false;
+        }
+    }
+    trace::from_json(first.trim_end())
+        .is_ok_and(|span| relay_lint::is_relay_session(std::slice::from_ref(&span)))
 }
 
 /// One relay session file's report.
