@@ -272,6 +272,11 @@ pub fn lint(spans: &[SpanRecord], file_name: Option<&str>) -> RelayReport {
     }
 }
 
+/// How many parents a span's ancestry is followed through: far more than any relay chain has
+/// (each hop is a SERVER and a CLIENT span, and a relay refuses a call that has crossed 8
+/// relays already).
+const MAX_ANCESTORS: usize = 256;
+
 /// The spans by id (the first of a repeated id).
 struct Index<'a> {
     by_id: HashMap<SpanId, &'a SpanRecord>,
@@ -286,12 +291,14 @@ impl<'a> Index<'a> {
         Index { by_id }
     }
 
-    /// How many SERVER spans of the file `span` descends from (a cycle of parents ends it).
+    /// How many SERVER spans of the file `span` descends from, counted up to
+    /// [`MAX_ANCESTORS`] parents (a cycle of parents, or a hostile file's chain of a million,
+    /// ends the walk there, so linting stays linear in the file).
     fn servers_above(&self, span: &SpanRecord) -> usize {
         let (mut count, mut at, mut steps) = (0, self.parent(span), 0);
         while let Some(p) = at {
             steps += 1;
-            if steps > self.by_id.len() {
+            if steps > MAX_ANCESTORS.min(self.by_id.len()) {
                 break;
             }
             if p.kind == SpanKind::Server {
