@@ -110,6 +110,22 @@ fn line_with(stream: impl std::io::Read + Send + 'static, marker: &'static str) 
     }
 }
 
+/// `ddwire invoke` of `agent` on the example input `input` (a path under examples/), through the
+/// harness at `harness`, as the example token's principal.
+fn invoke_as_carberry(harness: &str, agent: &str, input: &str) -> Output {
+    run(&[
+        "invoke",
+        "--harness",
+        harness,
+        "--token",
+        TOKEN,
+        "--agent",
+        agent,
+        "--input",
+        &example(input),
+    ])
+}
+
 /// `ddwire serve` on the example agents config `agents`, the example profile `profile` and
 /// the example tokens, its runs in `runs`: the running server and its start-up line.
 fn serve_examples(agents: &Path, profile: &str, runs: &Path) -> (Running, String) {
@@ -255,17 +271,7 @@ fn every_example_file_runs_through_the_cli_as_documented() {
         let agent = agent_ids
             .get(name)
             .unwrap_or_else(|| panic!("messages/{file} names no agent this test knows"));
-        let out = run(&[
-            "invoke",
-            "--harness",
-            &harness,
-            "--token",
-            TOKEN,
-            "--agent",
-            agent,
-            "--input",
-            &example(&format!("messages/{file}")),
-        ]);
+        let out = invoke_as_carberry(&harness, agent, &format!("messages/{file}"));
         assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
         let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(
@@ -305,17 +311,7 @@ fn every_example_file_runs_through_the_cli_as_documented() {
     // A referred run and its steward, as the README's session has it.
     let (_steward_serve, started) = serve_examples(&agents, "profile-steward.json", &runs);
     let harness = url_in(&started);
-    let out = run(&[
-        "invoke",
-        "--harness",
-        &harness,
-        "--token",
-        TOKEN,
-        "--agent",
-        "hello.world",
-        "--input",
-        &example("messages/hello.json"),
-    ]);
+    let out = invoke_as_carberry(&harness, "hello.world", "messages/hello.json");
     let referred: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(referred["outcome"]["status"], "referred", "{referred}");
     assert_eq!(referred["outcome"]["referred_to"], "data_steward");

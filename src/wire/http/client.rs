@@ -385,7 +385,7 @@ pub(crate) struct Interrupt {
 }
 
 impl Interrupt {
-    fn is_set(&self) -> bool {
+    pub(crate) fn is_set(&self) -> bool {
         self.flag.load(std::sync::atomic::Ordering::SeqCst)
     }
 }

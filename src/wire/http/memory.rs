@@ -109,7 +109,7 @@ impl MemoryNet {
                 };
                 match woken {
                     Some(bytes) => bytes.map_err(|_| timed_out())?,
-                    None if interrupt.flag.load(std::sync::atomic::Ordering::SeqCst) => {
+                    None if interrupt.is_set() => {
                         return Err(WireError::Interrupted {
                             url: request.url.clone(),
                         });
