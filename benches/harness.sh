@@ -133,6 +133,21 @@ python_path() {  # DIR: the reference path's req/s at $concurrency connections, 
     fi
     kill "$agent_pid" "$harness_pid" 2>/dev/null || true
     wait "$agent_pid" "$harness_pid" 2>/dev/null || true
+    # As for ddwire's harness: 200 of its stored runs, spread evenly, must be whole and succeeded.
+    python3 - "$1/pyruns" <<'EOF' >&2
+import json, os, sys
+root = sys.argv[1]
+ids = sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, "envelope.json")))
+take = min(200, len(ids))
+good = 0
+for i in range(take):
+    try:
+        with open(os.path.join(root, ids[i * len(ids) // take], "envelope.json"), encoding="utf-8") as f:
+            good += json.load(f)["outcome"]["status"] == "succeeded"
+    except (OSError, ValueError, KeyError):
+        pass
+print(f"sampled runs {good}/{take} stored and succeeded ({len(ids)} runs on disk)")
+EOF
 }
 
 measure() {  # LABEL DIR
@@ -152,6 +167,7 @@ measure() {  # LABEL DIR
     overhead="$(field "single stream: harness overhead" 6 <<<"$one")"
     budget="$(awk -v f="$fsync_p50" 'BEGIN { printf "%.3f", f + 0.5 }')"
     echo "-- $label: $harness_rps invocations/s through the harness at $concurrency connections"
+    echo "-- ddwire's $(grep '^sampled runs' <<<"$many" | tr -s ' ')"
     local export_cost
     export_cost="$(grep '^OTLP export cost' <<<"$many" | sed 's/^OTLP export cost *//')"
     [[ -z "$export_cost" ]] || echo "-- OTLP export: $export_cost"

@@ -435,6 +435,7 @@ fn harness(args: &Args) -> Result<i32, String> {
         overhead(0.5),
         overhead(0.99)
     );
+    sample_runs(&runs, SAMPLED_RUNS, h.requests)?;
     if let Some((_, url, _, exporter, _)) = &otlp {
         let (addr, host, _) = generator::parse_url(url).map_err(|e| e.to_string())?;
         let exporting = load(
@@ -637,6 +638,49 @@ fn stages(conductor: &Conductor, runs: usize, wire_p50_us: Option<u32>) -> Resul
             wire - total,
             "-"
         );
+    }
+    Ok(())
+}
+
+/// How many stored runs the harness benchmark reads back after its measured phase.
+const SAMPLED_RUNS: usize = 200;
+
+/// Read back `want` runs spread evenly over the store at `runs` (oldest first) and check each
+/// was stored whole and succeeded: throughput counts only answers, so this shows the answers
+/// were runs. Prints the tally; an error if any sampled run is missing, unreadable or not
+/// succeeded, or if the store holds fewer runs than requests were answered.
+fn sample_runs(runs: &std::path::Path, want: usize, answered: u64) -> Result<(), String> {
+    let reader = ddwire::harness::store::RunReader::open(runs).map_err(|e| e.to_string())?;
+    let ids = reader.run_ids(None).map_err(|e| e.to_string())?;
+    let take = want.min(ids.len());
+    let mut bad = Vec::new();
+    for i in 0..take {
+        let id = &ids[i * ids.len() / take.max(1)];
+        let status = match reader.envelope(id) {
+            Ok(Some(envelope)) => envelope
+                .pointer("/outcome/status")
+                .and_then(Value::as_str)
+                .unwrap_or("<no outcome.status>")
+                .to_string(),
+            Ok(None) => "<no envelope>".to_string(),
+            Err(e) => format!("<unreadable: {e}>"),
+        };
+        if status != "succeeded" {
+            bad.push(format!("{id}: {status}"));
+        }
+    }
+    println!(
+        "sampled runs        {}/{} stored and succeeded ({} runs on disk; {} answered in the measured phase)",
+        take - bad.len(),
+        take,
+        ids.len(),
+        answered
+    );
+    if !bad.is_empty() || (ids.len() as u64) < answered || take < want.min(answered as usize) {
+        return Err(format!(
+            "the harness answered runs it did not store whole and succeeded: {}",
+            bad.join("; ")
+        ));
     }
     Ok(())
 }
