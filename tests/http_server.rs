@@ -1,5 +1,5 @@
 //! ddwire's HTTP/1.1 server over loopback TCP, probed as an attacker would: every probe that
-//! broke the tiny_http server (the Server issue), every limit in the README's table, and the
+//! broke the tiny_http server (the Server issue), every limit in `docs/limits.md`, and the
 //! framing rules of RFC 9112 that keep a request from being smuggled.
 //!
 //! Each test starts its own server on a free port, talks raw bytes to it with a read timeout
@@ -726,7 +726,7 @@ fn a_client_that_never_reads_is_dropped_at_the_write_timeout_and_frees_its_slot(
 
 #[test]
 fn a_legitimate_client_is_served_within_1s_during_300_slowloris_connections() {
-    // Default limits (the 10 s head deadline is the one the README states), but for the
+    // Default limits (the 10 s head deadline is the one `docs/limits.md` states), but for the
     // per-client cap: every connection here comes from 127.0.0.1, standing for 300 clients.
     // (One client holding many is `tests/guard_memory.rs`.)
     let probe = Probe::new(Limits {

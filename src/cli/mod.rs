@@ -1,4 +1,11 @@
-//! The `ddwire` command line: argument parsing and commands, no logic of its own.
+//! The `ddwire` command line: argument parsing, configuration from flags and the environment
+//! (`setup`), and one module per command that builds what the library offers and prints what
+//! it returns. The wire, the trace, the store and their rules live in the library; what the
+//! commands add is presentation and selection, some of it substantial: `runs` turns flags into
+//! a store query and prints pages as a table or JSON; `lint` tells a run, its files, a relay
+//! session and a traces folder apart and compares each fresh verdict with the stored one;
+//! `export` picks stored runs by id or time and sends them to an OTLP receiver or writes the
+//! collector's file format; `demo` scripts its seven invocations.
 //!
 //! Exit codes ([`EXIT_CODES`], printed by `ddwire --help`): 0 success, 1 the command ran and
 //! reports failure (a lint that failed, a refused invocation; an envelope that did not succeed
@@ -86,7 +93,7 @@ fn commands() -> Vec<&'static Command> {
     ]
 }
 
-/// What each exit status means, for `ddwire --help` and the README.
+/// What each exit status means, for `ddwire --help` and `docs/commands.md`.
 pub const EXIT_CODES: &str = "\
 Exit status:
   0  the command did what was asked (an invocation that made an envelope, whatever its

@@ -15,8 +15,9 @@
 //! # Stages
 //!
 //! One invocation is a short sequence of named stages (`Conductor::run`), each a function a
-//! reader can test alone, in the order and with the names of the specification's
-//! "Where the conductor produces outcomes" (contract.md §3):
+//! reader can test alone, in the order of the reference conductor (Data Director's
+//! `Conductor._run`, which produces every outcome in five steps: policy gate, input check,
+//! agent call, linter, validation) and with its names:
 //!
 //! 1. `policy_gate`: the deployment's profile refuses the agent, refers the run to a data
 //!    steward, or lets it run;
@@ -1021,8 +1022,8 @@ impl Conductor {
         self.store_run(&invocation, envelope, &document, records, report, beside)
     }
 
-    /// One invocation, admitted: the conductor's stages in the order the specification gives
-    /// them (contract.md §3, "Where the conductor produces outcomes"), each a function below.
+    /// One invocation, admitted: the conductor's stages in the order the reference conductor
+    /// runs them (see the module documentation, "Stages"), each a function below.
     /// A stage that decides the outcome itself (a refusal, a referral) skips the agent call.
     fn run(
         &self,

@@ -1,5 +1,6 @@
 //! `ddwire relay`: forwards A2A calls between registered peers and records every hop as spans
-//! (the job of otel-a2a-relay, the seed `002`, in one binary and without an SDK).
+//! (the job of otel-a2a-relay, "the seed" in these modules' comments, in one binary and
+//! without an SDK; `vendor-notes/relay.md` compares the two).
 //!
 //! ```text
 //! caller ──POST /a2a (agent.target = B)──▶ relay ──POST <B's JSON-RPC url>──▶ peer B

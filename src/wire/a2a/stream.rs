@@ -170,7 +170,8 @@ mod tests {
         }
     }
 
-    // Verbatim `result`s from an a2a-sdk 0.3.26 server's `message/stream` (tck.md §5.3).
+    // Verbatim `result`s from an a2a-sdk 0.3.26 server's `message/stream`, recorded as the A2A
+    // TCK's `tck-stream-001` ran against it (`vendor-notes/a2a.md`, "Conformance: the A2A TCK").
     const V03_TASK: &str = r#"{"contextId":"27d9bb78-087b-406d-9039-9e9e07dca1d8","history":[{"contextId":"27d9bb78-087b-406d-9039-9e9e07dca1d8","kind":"message","messageId":"tck-stream-001-2cf1dd93","parts":[{"kind":"text","text":"hello"}],"role":"user","taskId":"9faa3388-c798-4f17-b713-6e9f3c6a3fdd"}],"id":"9faa3388-c798-4f17-b713-6e9f3c6a3fdd","kind":"task","status":{"state":"submitted"}}"#;
     const V03_WORKING: &str = r#"{"contextId":"27d9bb78-087b-406d-9039-9e9e07dca1d8","final":false,"kind":"status-update","status":{"state":"working","timestamp":"2026-11-30T14:08:21.973244+00:00"},"taskId":"9faa3388-c798-4f17-b713-6e9f3c6a3fdd"}"#;
     const V03_ARTIFACT: &str = r#"{"artifact":{"artifactId":"1532a9d8-37c3-432a-ad8b-5945b2e325d1","parts":[{"kind":"text","text":"Stream hello from TCK"}]},"contextId":"27d9bb78-087b-406d-9039-9e9e07dca1d8","kind":"artifact-update","taskId":"9faa3388-c798-4f17-b713-6e9f3c6a3fdd"}"#;
@@ -178,7 +179,8 @@ mod tests {
     // a2a-sdk 1.3.0 on its 0.3 compat path spells out `append` and `lastChunk`.
     const V03_COMPAT_ARTIFACT: &str = r#"{"append":false,"artifact":{"artifactId":"061156ff-8092-4cd1-81b3-acc32f775ab2","parts":[{"kind":"text","text":"Stream hello from TCK"}]},"contextId":"cebea7a3-138c-4fcf-ba38-9c76c8747f06","kind":"artifact-update","lastChunk":false,"taskId":"b38a4d65-42ee-4e54-b4dc-af96d0191ebf"}"#;
 
-    // Verbatim `result`s from an a2a-sdk 1.3.0 server's `SendStreamingMessage` (tck.md §5.2).
+    // Verbatim `result`s from an a2a-sdk 1.3.0 server's `SendStreamingMessage`, recorded the
+    // same way.
     const V10_TASK: &str = r#"{"task": {"id": "a8477293-7d04-4304-a724-561891a1b14f", "contextId": "ea6e8c00-9ffd-409c-81f6-97ad055704d3", "status": {"state": "TASK_STATE_SUBMITTED"}, "history": [{"messageId": "tck-stream-001-79084e05", "contextId": "ea6e8c00-9ffd-409c-81f6-97ad055704d3", "taskId": "a8477293-7d04-4304-a724-561891a1b14f", "role": "ROLE_USER", "parts": [{"text": "hello"}]}]}}"#;
     const V10_WORKING: &str = r#"{"statusUpdate": {"taskId": "a8477293-7d04-4304-a724-561891a1b14f", "contextId": "ea6e8c00-9ffd-409c-81f6-97ad055704d3", "status": {"state": "TASK_STATE_WORKING", "timestamp": "2026-11-30T14:07:50.338768Z"}}}"#;
     const V10_ARTIFACT: &str = r#"{"artifactUpdate": {"taskId": "a8477293-7d04-4304-a724-561891a1b14f", "contextId": "ea6e8c00-9ffd-409c-81f6-97ad055704d3", "artifact": {"artifactId": "93b6a43c-33f7-4cf9-930a-36e495703002", "parts": [{"text": "Stream hello from TCK"}]}}}"#;

@@ -12,7 +12,8 @@
 //!   (`exporter`).
 //!
 //! Follows opentelemetry-proto v1.11.0 `docs/specification.md` §"OTLP/HTTP" and the
-//! OpenTelemetry specification's `protocol/exporter.md`. Not covered: gRPC, TLS (`https`), gzip.
+//! OpenTelemetry specification's `protocol/exporter.md`. Not covered: gRPC and gzip. An `https`
+//! endpoint is called over TLS through [`crate::wire::tls`] (`config` says with what trust).
 //!
 //! ```
 //! use ddwire::trace::{otlp::Encoding, Tracer};

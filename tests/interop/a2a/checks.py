@@ -13,7 +13,7 @@ import json
 import os
 import traceback
 
-# The keys of opentelemetry-sdk 1.45.2 `ReadableSpan.to_json()`, in order (shared/spec/wire.md §2(c)).
+# The keys of opentelemetry-sdk 1.45.2 `ReadableSpan.to_json()`, in order (fixtures/spans/README.md).
 SPAN_KEYS = [
     "name", "context", "kind", "parent_id", "start_time", "end_time",
     "status", "attributes", "events", "links", "resource",

@@ -6,7 +6,7 @@ Usage: python validate_agui.py LABEL FILE.sse...     (in the venv of requirement
 For each file (one response body as @ag-ui/client read it, saved by client_agui.mjs), one test
 `LABEL/<file stem>` asserts:
 - framing: the body is a sequence of `data: <one line of JSON>\\n\\n` frames, LF only (no CR),
-  nothing else (shared/spec/wire.md §0.5);
+  nothing else (@ag-ui/client splits events on `\\n\\n` alone; vendor-notes/sse.md);
 - every event validates with `pydantic.TypeAdapter(ag_ui.core.Event)` (the discriminated union of
   every event class, chosen by `type`), the class matching the `type`, and leaves nothing in
   `model_extra` (no field the models do not know: they allow extras, so validation alone would

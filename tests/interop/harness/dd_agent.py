@@ -5,7 +5,8 @@ Usage: python dd_agent.py PORT SCHEMAS_FROM_URL [--agent-id ID] [--overreach | -
                           [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca F]
        (in the venv of requirements-a2a1.txt: a2a-sdk 1.3.0, opentelemetry-sdk 1.45.2)
 
-What it reproduces of the reference's agent server (contract.md §5), written anew here:
+What it reproduces of the reference's agent server (Data Director's `dd_sdk.serve` and its A2A
+wire, as vendor-notes/a2a.md describes them), written anew here:
 - a2a-sdk 1.3.0 server: `create_agent_card_routes(card)` and `create_jsonrpc_routes(handler,
   "/a2a")` on Starlette, `enable_v0_3_compat` left off (A2A 1.0 `SendMessage` only), uvicorn;
 - the card names the agent, carries the Data Director extension
@@ -104,7 +105,7 @@ def schemas_from(base_url, ca=None):
 
 
 def description(agent_id, schemas):
-    """`describe(spec)`: every DESCRIPTION_KEY (contract.md §5)."""
+    """`describe(spec)`: every key of the reference's DESCRIPTION_KEYS."""
     return {
         "agent_id": agent_id,
         "version": "0.1.0",
