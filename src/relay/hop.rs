@@ -393,13 +393,7 @@ fn endpoint_of(relay: &Relay, peer: &Peer, inbound: &Inbound) -> Result<Target, 
     let (binding, kind) = (inbound.binding, inbound.kind);
     let mut endpoints = peer.endpoints.clone();
     if endpoints == Endpoints::Unknown {
-        let started = std::time::Instant::now();
-        let fetched = relay.fetch_card_of(&peer.spec.url, &inbound.via());
-        let ms = started.elapsed().as_millis() as u64;
-        relay
-            .registry
-            .record_card(&peer.spec.id, &peer.spec.url, &fetched, ms);
-        match fetched {
+        match relay.fetch_card(&peer.spec.id, &peer.spec.url, &inbound.via()) {
             Err(WireError::HttpStatus { status: 404, .. }) | Ok(_) => {}
             // 508 Loop Detected (RFC 5842 §7.2): the card request came back to a relay it
             // had passed, this one or another.
