@@ -19,11 +19,11 @@ pub(crate) const AT_ONCE: usize = 16;
 pub(crate) struct CardCheck {
     /// The card, or why it could not be had (a 404 at both well-known paths is
     /// [`WireError::HttpStatus`]).
-    pub card: Result<Value, WireError>,
+    pub(crate) card: Result<Value, WireError>,
     /// When the reading ended (RFC 3339).
-    pub checked_at: String,
+    pub(crate) checked_at: String,
     /// How long it took, in milliseconds.
-    pub latency_ms: u64,
+    pub(crate) latency_ms: u64,
 }
 
 impl A2aClient {
