@@ -428,49 +428,19 @@ fn v10_task(task: &crate::wire::a2a::model::Task) -> Value {
     serde_json::to_value(v10::Json(task)).expect("a task always serialises")
 }
 
-/// One Server-Sent Events stream as a client reads it (WHATWG HTML §9.2.6): the data of each
-/// event dispatched, and the number of comment lines.
+/// One Server-Sent Events stream as a client reads it, by the wire's reader (WHATWG HTML
+/// §9.2.6): the data of each event dispatched, and the number of comment lines.
 fn read_sse(stream: &[u8]) -> (Vec<String>, usize) {
-    let text = String::from_utf8_lossy(stream);
-    let (mut events, mut comments, mut data, mut has_data) = (Vec::new(), 0, String::new(), false);
-    let mut rest: &str = &text;
-    while !rest.is_empty() {
-        let end = rest.find(['\r', '\n']).unwrap_or(rest.len());
-        // `end` is at an ASCII byte (or the end), so both halves are whole characters.
-        let (line, after) = rest.split_at(end);
-        rest = if let Some(next) = after.strip_prefix("\r\n") {
-            next
-        } else if after.is_empty() {
-            // An unterminated last line is never dispatched (§9.2.6: "at the end of the
-            // stream, discard any pending event").
-            break;
-        } else {
-            after.get(1..).unwrap_or_default()
-        };
-        if line.is_empty() {
-            if has_data {
-                events.push(std::mem::take(&mut data));
-                has_data = false;
-            }
-            continue;
-        }
-        if line.starts_with(':') {
-            comments += 1;
-            continue;
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line, ""),
-        };
-        if field == "data" {
-            if has_data {
-                data.push('\n');
-            }
-            data.push_str(value);
-            has_data = true;
+    let mut reader = crate::wire::sse::Reader::new(stream);
+    let (mut events, mut comments) = (Vec::new(), 0);
+    loop {
+        match reader.next_item() {
+            Ok(Some(crate::wire::sse::Item::Event(event))) => events.push(event.data),
+            Ok(Some(crate::wire::sse::Item::Comment(_))) => comments += 1,
+            Ok(None) => return (events, comments),
+            Err(e) => panic!("the SSE ddwire wrote cannot be read back: {e}"),
         }
     }
-    (events, comments)
 }
 
 /// The SSE writer (`wire::sse`) and the AG-UI events written with it: any JSON value is one

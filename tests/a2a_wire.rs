@@ -482,6 +482,33 @@ fn the_card_serves_both_bindings_and_never_a_wildcard_address() {
     server.shutdown();
 }
 
+/// A2A 1.0 §8.3.2: a client selects the first supported entry of `supportedInterfaces`; a card
+/// with none is a v0.3 card, called at its `url` when `preferredTransport` is JSON-RPC, else at
+/// a JSON-RPC `additionalInterfaces` entry (0.3 §5.6.3).
+#[test]
+fn a_card_is_called_at_its_first_json_rpc_interface_in_the_cards_order() {
+    let target = |card: Value| Target::from_card(&card).map(|t| (t.binding, t.url));
+    let listed = |first: &str, second: &str| {
+        json!({"url": "http://h/legacy", "protocolVersion": "0.3", "supportedInterfaces": [
+            {"url": "http://h/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+            {"url": format!("http://h/{first}"), "protocolBinding": "JSONRPC", "protocolVersion": first},
+            {"url": format!("http://h/{second}"), "protocolBinding": "JSONRPC", "protocolVersion": second}]})
+    };
+    assert_eq!(
+        target(listed("1.0", "0.3")).unwrap(),
+        (Binding::V10, "http://h/1.0".into())
+    );
+    assert_eq!(
+        target(listed("0.3", "1.0")).unwrap(),
+        (Binding::V03, "http://h/0.3".into())
+    );
+    let v03 = json!({"url": "http://h/grpc", "preferredTransport": "GRPC",
+        "additionalInterfaces": [{"url": "http://h/rpc", "transport": "JSONRPC"}]});
+    assert_eq!(target(v03).unwrap(), (Binding::V03, "http://h/rpc".into()));
+    let none = json!({"url": "http://h/grpc", "preferredTransport": "GRPC"});
+    assert!(matches!(target(none), Err(WireError::Protocol { .. })));
+}
+
 #[test]
 fn a_spec_round_trips_through_its_card() {
     let hello = Hello::new();

@@ -813,6 +813,47 @@ fn a_stream_to_a_peer_that_does_not_stream_gets_the_peers_own_error() {
     );
 }
 
+/// The streamed hop ends its CLIENT span as the blocking hop does: a peer's JSON-RPC error
+/// is named on it by its code, whichever way the call went.
+#[test]
+fn a_peers_error_code_is_on_the_client_span_of_a_streamed_hop_as_of_a_blocking_one() {
+    let a = echo_agent(None);
+    let setup = relay_over(
+        "errcode",
+        vec![("A", a.base_url(), Role::Leaf)],
+        Topology::Open,
+        DEADLINE,
+        vec![a],
+    );
+    // A task the peer does not know names no session: its spans are the relay's no-session.
+    for (method, session) in [("message/stream", "c-stream"), ("tasks/get", "no-session")] {
+        let mut call = send_v03("s", session, json!({"agent.target": "A"}));
+        call["method"] = json!(method);
+        if method == "tasks/get" {
+            call["params"] = json!({"id": "no-such-task"});
+        }
+        let (_, reply) = post(&format!("{}/peers/A/a2a", setup.url()), &call, &[]);
+        let code = reply["error"]["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{reply}"));
+        let spans = spans_at_least(&setup, session, 2);
+        let client = spans
+            .iter()
+            .find(|s| s["kind"].as_str().is_some_and(|k| k.ends_with("CLIENT")))
+            .unwrap_or_else(|| panic!("{method}: no CLIENT span: {spans:?}"));
+        assert_eq!(
+            attr(client, "rpc.jsonrpc.error_code"),
+            Some(&json!(code)),
+            "{method}: {client}"
+        );
+        assert_eq!(
+            attr(client, "a2a.relay.failure_class").unwrap(),
+            "peer_jsonrpc_error",
+            "{method}: {client}"
+        );
+    }
+}
+
 #[test]
 fn a_hops_spans_are_exported_over_otlp_through_the_exporter() {
     use ddwire::trace::otlp::Encoding;

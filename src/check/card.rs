@@ -5,7 +5,9 @@
 
 use super::CheckError;
 use crate::contract::spec::AgentSpec;
-use crate::wire::a2a::card::{EXTENSION_URI, MANIFEST_EXTENSION_URI, extension_params};
+use crate::wire::a2a::card::{
+    EXTENSION_URI, MANIFEST_EXTENSION_URI, extension_params, jsonrpc_interfaces,
+};
 use crate::wire::a2a::model::{Message, Part, Role};
 use crate::wire::a2a::{Binding, v03, v10};
 use serde_json::{Map, Value, json};
@@ -24,68 +26,19 @@ fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key).and_then(Value::as_str)
 }
 
-/// The major version of an interface's `protocolVersion` (`"1.0"` → `"1"`).
-fn major(version: &str) -> &str {
-    version.split('.').next().unwrap_or("")
-}
-
-/// The `supportedInterfaces` entries that are JSON-RPC, in the card's order, with the binding
-/// their `protocolVersion` names (a 1.0 interface entry always carries one; without, 1.0).
-fn jsonrpc_interfaces(card: &Value) -> Vec<(Binding, String)> {
-    let Some(list) = card.get("supportedInterfaces").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    list.iter()
-        .filter_map(|i| {
-            let binding = text(i, "protocolBinding")?;
-            let url = text(i, "url")?;
-            if !binding.eq_ignore_ascii_case("JSONRPC") {
-                return None;
-            }
-            match major(text(i, "protocolVersion").unwrap_or("1.0")) {
-                "1" => Some((Binding::V10, url.to_string())),
-                "0" => Some((Binding::V03, url.to_string())),
-                _ => None,
-            }
-        })
-        .collect()
-}
-
-/// Where the card serves JSON-RPC in `binding`, if it declares that binding at all: a
-/// `supportedInterfaces` entry (1.0 §8.3.1), else for 0.3 the main `url` with
-/// `preferredTransport` JSONRPC or an `additionalInterfaces` entry (0.3 §5.6).
+/// Where the card serves JSON-RPC in `binding`, if it declares that binding at all: the first
+/// such interface by the one rule clients follow ([`jsonrpc_interfaces`]: 1.0 §8.3, else 0.3
+/// §5.6).
 pub(crate) fn jsonrpc_url(card: &Value, binding: Binding) -> Option<String> {
-    if let Some((_, url)) = jsonrpc_interfaces(card)
+    jsonrpc_interfaces(card)
         .into_iter()
-        .find(|(b, _)| *b == binding)
-    {
-        return Some(url);
-    }
-    if binding == Binding::V10 {
-        return None;
-    }
-    let is_v03 = text(card, "protocolVersion").is_none_or(|v| major(v) == "0");
-    let transport = text(card, "preferredTransport").unwrap_or("JSONRPC");
-    match text(card, "url") {
-        Some(url) if is_v03 && transport.eq_ignore_ascii_case("JSONRPC") => Some(url.to_string()),
-        _ if is_v03 => card
-            .get("additionalInterfaces")
-            .and_then(Value::as_array)?
-            .iter()
-            .find(|i| text(i, "transport").is_some_and(|t| t.eq_ignore_ascii_case("JSONRPC")))
-            .and_then(|i| text(i, "url"))
-            .map(str::to_string),
-        _ => None,
-    }
+        .find_map(|(b, url)| (b == binding).then_some(url))
 }
 
-/// The binding the card prefers: the first JSON-RPC entry of `supportedInterfaces` (1.0
-/// §8.3.1: "the first entry … represents the preferred interface"), else v0.3 at `url`.
+/// The binding the card prefers: that of its first JSON-RPC interface (1.0 §8.3.1: "the first
+/// entry … represents the preferred interface"), else v0.3 at `url`.
 pub(crate) fn preferred(card: &Value) -> Option<Binding> {
-    jsonrpc_interfaces(card)
-        .first()
-        .map(|(b, _)| *b)
-        .or_else(|| jsonrpc_url(card, Binding::V03).map(|_| Binding::V03))
+    jsonrpc_interfaces(card).first().map(|(b, _)| *b)
 }
 
 /// Every URL the card advertises for an interface, with where it says so.

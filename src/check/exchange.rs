@@ -7,6 +7,7 @@
 use crate::wire::WireError;
 use crate::wire::a2a::{Binding, v10};
 use crate::wire::http::client::{ClientRequest, HttpClient};
+use crate::wire::sse;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -168,37 +169,18 @@ pub(crate) fn fresh_id() -> Value {
     Value::String(format!("ddwire-check-{}", crate::ids::new_uuid7()))
 }
 
-/// The `data:` payloads of a server-sent event stream (WHATWG HTML §9.2.6): events end at a
-/// blank line, `data:` lines of one event join with `\n`, other fields and comments are
-/// ignored. CR LF and CR line ends are read as LF.
+/// The `data:` payloads of a server-sent event stream read whole, by the wire's reader
+/// ([`sse::Reader`], WHATWG HTML §9.2.6). A probe is lenient where a browser is not: bytes
+/// that are not UTF-8 are read lossily, and the body is ended with a blank line, so that the
+/// last event counts even when the server closed before ending it.
 pub(crate) fn sse_data(body: &[u8]) -> Vec<String> {
-    let text = String::from_utf8_lossy(body)
-        .replace("\r\n", "\n")
-        .replace('\r', "\n");
-    let mut events = Vec::new();
-    let mut data: Option<String> = None;
-    for line in text.split('\n') {
-        if line.is_empty() {
-            events.extend(data.take());
-            continue;
-        }
-        let (field, value) = match line.split_once(':') {
-            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-            None => (line, ""),
-        };
-        if field == "data" {
-            match &mut data {
-                Some(d) => {
-                    d.push('\n');
-                    d.push_str(value);
-                }
-                None => data = Some(value.to_string()),
-            }
-        }
-    }
-    // A stream that ends without a blank line still delivered its last event's data.
-    events.extend(data);
-    events
+    let mut text = String::from_utf8_lossy(body).into_owned();
+    text.push_str("\n\n");
+    // No line of the text is longer than the text: the limit never refuses it.
+    let mut reader = sse::Reader::with_limit(text.as_bytes(), text.len());
+    std::iter::from_fn(|| reader.next_event().ok().flatten())
+        .map(|event| event.data)
+        .collect()
 }
 
 #[cfg(test)]

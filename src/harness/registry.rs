@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::json::python::str_repr;
 use crate::wire::a2a::card;
 use crate::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT, Target};
+use crate::wire::a2a::health;
 use crate::wire::sign::Key;
 use crate::wire::tls::KeyPair;
 use serde_json::{Value, json};
@@ -546,7 +547,8 @@ impl Registry {
     }
 
     /// Read every configured card again, now (waiting for a refresh already running, then
-    /// running its own). A registry built by hand has nothing to refresh.
+    /// running its own), several at once, so that one silent agent holds the refresh for one
+    /// card timeout, not one per agent. A registry built by hand has nothing to refresh.
     pub fn refresh(&self) -> Refreshed {
         self.refresh_now(false).0
     }
@@ -579,17 +581,14 @@ impl Registry {
         let before = self.read().clone();
         // Cards are read without holding the state: calls go on meanwhile.
         let sources = self.sources();
-        let admissions: Vec<Admission> = sources
-            .iter()
-            .map(|source| {
-                let timeout = source
-                    .entry
-                    .timeout
-                    .unwrap_or(DEFAULT_TIMEOUT)
-                    .min(CARD_TIMEOUT);
-                admit(client, source, timeout)
-            })
-            .collect();
+        let admissions: Vec<Admission> = health::check_all(&sources, |source| {
+            let timeout = source
+                .entry
+                .timeout
+                .unwrap_or(DEFAULT_TIMEOUT)
+                .min(CARD_TIMEOUT);
+            admit(client, source, timeout)
+        });
         let mut next = State::default();
         let mut duplicates = Vec::new();
         for (i, (source, admission)) in sources.iter().zip(admissions).enumerate() {
@@ -674,48 +673,41 @@ impl Registry {
         if self.sources().is_empty() {
             return;
         }
-        let weak = Arc::downgrade(&self.shared);
-        let spawned = std::thread::Builder::new()
-            .name("ddwire-registry".into())
-            .spawn(move || {
-                let mut attempt = 0u32;
-                loop {
-                    let pending = match weak.upgrade() {
-                        Some(shared) => {
-                            let state = shared.state.read().unwrap_or_else(|p| p.into_inner());
-                            !state.unavailable.is_empty()
-                        }
-                        None => return,
-                    };
-                    let wait = if pending {
-                        let wait = retry_wait(attempt);
-                        attempt = attempt.saturating_add(1);
-                        wait
-                    } else {
-                        attempt = 0;
-                        RECHECK_EVERY
-                    };
-                    std::thread::sleep(wait);
-                    match weak.upgrade() {
-                        Some(shared) => {
-                            let refreshed = Registry { shared }.refresh_now(false).0;
-                            for id in &refreshed.added {
-                                eprintln!("ddwire: registry: agent {id} admitted");
-                            }
-                            for id in &refreshed.changed {
-                                eprintln!(
-                                    "ddwire: registry: agent {id}'s card changed; checked again"
-                                );
-                            }
-                            for id in &refreshed.removed {
-                                eprintln!("ddwire: registry: agent {id} no longer admitted");
-                            }
-                        }
-                        None => return,
-                    }
-                }
-            });
-        if let Err(e) = spawned {
+        let mut attempt = 0u32;
+        let wait = move |shared: &Shared| {
+            let pending = !shared
+                .state
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .unavailable
+                .is_empty();
+            if pending {
+                let wait = retry_wait(attempt);
+                attempt = attempt.saturating_add(1);
+                wait
+            } else {
+                attempt = 0;
+                RECHECK_EVERY
+            }
+        };
+        let round = |shared: &Arc<Shared>| {
+            let refreshed = Registry {
+                shared: Arc::clone(shared),
+            }
+            .refresh_now(false)
+            .0;
+            for id in &refreshed.added {
+                eprintln!("ddwire: registry: agent {id} admitted");
+            }
+            for id in &refreshed.changed {
+                eprintln!("ddwire: registry: agent {id}'s card changed; checked again");
+            }
+            for id in &refreshed.removed {
+                eprintln!("ddwire: registry: agent {id} no longer admitted");
+            }
+        };
+        let watched = health::watch(Arc::downgrade(&self.shared), "ddwire-registry", wait, round);
+        if let Err(e) = watched {
             eprintln!(
                 "ddwire: registry: cannot start the refresh thread ({e}); use POST /agents/refresh"
             );

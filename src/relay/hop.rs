@@ -79,29 +79,6 @@ pub(crate) fn route_call(
     Ok((peer, endpoint))
 }
 
-/// The CLIENT span of a forward to `peer` at `endpoint`.
-pub(crate) fn client_span<'t>(
-    relay: &Relay,
-    tracer: &'t Tracer,
-    inbound: &Inbound,
-    peer: &Peer,
-    endpoint: &Target,
-) -> ActiveSpan<'t> {
-    tracer
-        .informational_span(n::SPAN_FORWARD)
-        .kind(SpanKind::Client)
-        .attribute(n::RPC_SYSTEM, "jsonrpc")
-        .attribute(n::RPC_METHOD, inbound.call.method.as_str())
-        .attribute(n::BINDING, endpoint.binding.version())
-        .attribute(n::PEER_ID, peer.spec.id.as_str())
-        .attribute(n::PEER_ROLE, peer.spec.role.as_str())
-        .attribute(n::URL_FULL, endpoint.url.as_str())
-        .attribute(n::SPAN_KIND, "AGENT")
-        .attribute(n::GRAPH_NODE_ID, peer.spec.id.as_str())
-        .attribute(n::GRAPH_NODE_PARENT_ID, relay.relay_id.as_str())
-        .start()
-}
-
 /// Refuse a call that has come through this relay already (its pseudonym is in the call's
 /// `Via`), or through [`Relay::max_hops`] relays or more (the `Via` entries, or the message
 /// metadata `relay.hops` when a relay that writes no `Via` carried it): a relay that is its own
@@ -153,7 +130,7 @@ pub(crate) fn via_out(relay: &Relay, inbound: &Inbound) -> String {
 /// The header fields a forward carries: the forward's `traceparent` (and `tracestate`), the
 /// caller's A2A extensions header as it declared it (the relay declares none of its own),
 /// and the `Via` that carries the hop count.
-pub(crate) fn forward_headers(
+fn forward_headers(
     relay: &Relay,
     inbound: &Inbound,
     peer_binding: Binding,
@@ -252,56 +229,29 @@ fn forward(
     server: &ActiveSpan<'_>,
     session: &mut Option<String>,
 ) -> Outcome {
-    let (peer, endpoint) = route_call(relay, inbound, server, session)?;
+    let routed = route_call(relay, inbound, server, session)?;
     if inbound.kind.streams() {
         // Reached only by a stream the caller sent as a notification (no id to answer).
         return Err(Failure::StreamWithoutId {
             method: inbound.call.method.clone(),
         });
     }
-    server.set(n::MODE, "forward");
-
-    let client = client_span(relay, tracer, inbound, &peer, &endpoint);
-    let context = client.context();
-    let mut params = inbound.call.params.clone();
-    if inbound.kind.carries_message() {
-        inject_trace(&mut params, &context);
-        inject_hops(&mut params, inbound.hops() + 1);
-    }
-    let (method, params) = match outgoing(inbound, &endpoint, params) {
-        Ok(out) => out,
-        Err(failure) => {
-            client.set(n::FAILURE_CLASS, failure.class().as_str());
-            client.set_status(StatusCode::Error, Some(&failure.to_string()));
-            return Err(failure);
-        }
-    };
-    client.set(n::RPC_METHOD, method);
-    let owned = forward_headers(relay, inbound, endpoint.binding, &context);
-    let headers: Vec<(&str, &str)> = owned
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let answered =
-        relay
-            .client
-            .call_announcing(&endpoint, method, params, &headers, relay.timeout, false);
-    relay
-        .registry
-        .record_forward(&peer.spec.id, answered.as_ref().map(|_| ()));
+    let (peer, endpoint) = &routed;
+    let (client, answered) = send_forward(
+        relay,
+        tracer,
+        inbound,
+        server,
+        "forward",
+        &routed,
+        |method, params, headers| {
+            let timeout = relay.timeout;
+            relay
+                .client
+                .call_announcing(endpoint, method, params, headers, timeout, false)
+        },
+    );
     let result = answered
-        .map_err(|error| {
-            if let WireError::HttpStatus { status, .. } = &error {
-                client.set(n::HTTP_STATUS, i64::from(*status));
-            }
-            if let WireError::JsonRpc { code, .. } = &error {
-                client.set(n::RPC_JSONRPC_ERROR_CODE, *code);
-            }
-            Failure::Peer {
-                peer: peer.spec.id.clone(),
-                error,
-            }
-        })
         .and_then(|result| {
             if endpoint.binding == inbound.binding {
                 return Ok(result);
@@ -328,18 +278,69 @@ fn forward(
             note_task(relay, &peer.spec.id, &result, server, session).map(|()| result)
         });
     let status = result.is_ok().then_some(200);
-    end_client(
-        client,
-        result.as_ref().map(|_| ()),
-        status,
-        0,
-        session.as_deref(),
-    );
+    let outcome = result.as_ref().map(|_| ());
+    end_client(client, outcome, status, 0, session.as_deref());
     result
 }
 
-/// End a hop's CLIENT span, blocking or streamed alike: the peer's HTTP status when one came,
-/// the events a stream passed, the outcome (a failure's class), and the session.
+/// What a blocking and a streamed hop do alike once the call is `routed` to a peer: set the
+/// server span's `mode`, open the CLIENT span (`a2a.relay.forward`), put its trace context and the hop count in the
+/// params, translate them into the peer's binding, and `send` them with the header fields a
+/// forward carries; then record the peer's health by how the sending went. The CLIENT span
+/// is left open, for the caller to end with what the answer comes to.
+pub(crate) fn send_forward<'t, R>(
+    relay: &Relay,
+    tracer: &'t Tracer,
+    inbound: &Inbound,
+    server: &ActiveSpan<'_>,
+    mode: &str,
+    (peer, endpoint): &(Peer, Target),
+    send: impl FnOnce(&str, Value, &[(&str, &str)]) -> Result<R, WireError>,
+) -> (ActiveSpan<'t>, Result<R, Failure>) {
+    server.set(n::MODE, mode);
+    let client = tracer
+        .informational_span(n::SPAN_FORWARD)
+        .kind(SpanKind::Client)
+        .attribute(n::RPC_SYSTEM, "jsonrpc")
+        .attribute(n::RPC_METHOD, inbound.call.method.as_str())
+        .attribute(n::BINDING, endpoint.binding.version())
+        .attribute(n::PEER_ID, peer.spec.id.as_str())
+        .attribute(n::PEER_ROLE, peer.spec.role.as_str())
+        .attribute(n::URL_FULL, endpoint.url.as_str())
+        .attribute(n::SPAN_KIND, "AGENT")
+        .attribute(n::GRAPH_NODE_ID, peer.spec.id.as_str())
+        .attribute(n::GRAPH_NODE_PARENT_ID, relay.relay_id.as_str())
+        .start();
+    let context = client.context();
+    let mut params = inbound.call.params.clone();
+    if inbound.kind.carries_message() {
+        inject_trace(&mut params, &context);
+        inject_hops(&mut params, inbound.hops() + 1);
+    }
+    let (method, params) = match outgoing(inbound, endpoint, params) {
+        Ok(out) => out,
+        Err(failure) => return (client, Err(failure)),
+    };
+    client.set(n::RPC_METHOD, method);
+    let owned = forward_headers(relay, inbound, endpoint.binding, &context);
+    let headers: Vec<(&str, &str)> = owned
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let sent = send(method, params, &headers);
+    relay
+        .registry
+        .record_forward(&peer.spec.id, sent.as_ref().map(|_| ()));
+    let sent = sent.map_err(|error| Failure::Peer {
+        peer: peer.spec.id.clone(),
+        error,
+    });
+    (client, sent)
+}
+
+/// End a hop's CLIENT span, blocking or streamed alike: the peer's HTTP status when one came
+/// (with its answer, or in the error it failed with), the JSON-RPC error code of a peer's
+/// error, the events a stream passed, the outcome (a failure's class), and the session.
 pub(crate) fn end_client(
     client: ActiveSpan<'_>,
     outcome: Result<(), &Failure>,
@@ -347,8 +348,19 @@ pub(crate) fn end_client(
     events: u64,
     session: Option<&str>,
 ) {
+    let peer_error = match outcome {
+        Err(Failure::Peer { error, .. }) => Some(error),
+        _ => None,
+    };
+    let status = match peer_error {
+        Some(WireError::HttpStatus { status, .. }) => Some(*status),
+        _ => status,
+    };
     if let Some(status) = status {
         client.set(n::HTTP_STATUS, i64::from(status));
+    }
+    if let Some(WireError::JsonRpc { code, .. }) = peer_error {
+        client.set(n::RPC_JSONRPC_ERROR_CODE, *code);
     }
     if events > 0 {
         client.set(n::STREAM_EVENTS, events as i64);
@@ -368,7 +380,7 @@ pub(crate) fn end_client(
 
 /// The method and params to send to `endpoint`: the caller's, or translated into the peer's
 /// binding.
-pub(crate) fn outgoing<'a>(
+fn outgoing<'a>(
     inbound: &'a Inbound,
     endpoint: &Target,
     params: Value,
@@ -393,13 +405,7 @@ fn endpoint_of(relay: &Relay, peer: &Peer, inbound: &Inbound) -> Result<Target, 
     let (binding, kind) = (inbound.binding, inbound.kind);
     let mut endpoints = peer.endpoints.clone();
     if endpoints == Endpoints::Unknown {
-        let started = std::time::Instant::now();
-        let fetched = relay.fetch_card_of(&peer.spec.url, &inbound.via());
-        let ms = started.elapsed().as_millis() as u64;
-        relay
-            .registry
-            .record_card(&peer.spec.id, &peer.spec.url, &fetched, ms);
-        match fetched {
+        match relay.fetch_card(&peer.spec.id, &peer.spec.url, &inbound.via()) {
             Err(WireError::HttpStatus { status: 404, .. }) | Ok(_) => {}
             // 508 Loop Detected (RFC 5842 §7.2): the card request came back to a relay it
             // had passed, this one or another.

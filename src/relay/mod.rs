@@ -65,6 +65,7 @@ pub use topology::Topology;
 
 use crate::contract::tokens::Token;
 use crate::wire::a2a::client::A2aClient;
+use crate::wire::a2a::health;
 use crate::wire::http::browser::BrowserPolicy;
 use crate::wire::http::client::HttpClient;
 use crate::wire::http::drain::Drain;
@@ -95,8 +96,6 @@ pub const MAX_REPLY_BYTES: u64 = 4 << 20;
 pub const DEFAULT_MAX_HOPS: u32 = 8;
 /// How often the background health check runs by default.
 pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(30);
-/// How many peers' cards the health check fetches at once.
-const HEALTH_CONCURRENCY: usize = 16;
 
 /// How a relay is set up.
 pub struct RelayConfig {
@@ -216,16 +215,15 @@ impl Relay {
     /// Check every peer's health every `every`, on a thread of its own, for as long as the
     /// relay lives: requests never wait on a peer's card, they show the last state seen.
     pub fn watch_health(self: &Arc<Self>, every: Duration) {
-        let relay = Arc::downgrade(self);
-        std::thread::spawn(move || {
-            loop {
-                std::thread::sleep(every);
-                match relay.upgrade() {
-                    Some(relay) => relay.check_peers(),
-                    None => return,
-                }
-            }
-        });
+        let watched = health::watch(
+            Arc::downgrade(self),
+            "ddwire-relay-health",
+            move |_| every,
+            |relay| relay.check_peers(),
+        );
+        if let Err(e) = watched {
+            eprintln!("ddwire relay: cannot start the health check thread ({e})");
+        }
     }
 
     /// Set the base URL callers reach the relay at, once its port is known.
@@ -241,41 +239,23 @@ impl Relay {
             .clone()
     }
 
-    /// Fetch every peer's card now ([`HEALTH_CONCURRENCY`] at a time, each within
+    /// Fetch every peer's card now ([`health::AT_ONCE`] at a time, each within
     /// [`CARD_TIMEOUT`]), recording its health. Called at start-up and by
     /// [`Relay::watch_health`], never by a request.
     pub fn check_peers(&self) {
-        let peers = self.registry.all();
-        for chunk in peers.chunks(HEALTH_CONCURRENCY) {
-            std::thread::scope(|scope| {
-                for peer in chunk {
-                    scope.spawn(move || {
-                        self.fetch_card(&peer.spec.id, &peer.spec.url, "");
-                    });
-                }
-            });
-        }
+        // Each reading is recorded as the peer's health; nothing else is wanted of it here.
+        health::check_all(&self.registry.all(), |peer| {
+            let _ = self.fetch_card(&peer.spec.id, &peer.spec.url, "");
+        });
     }
 
     /// Fetch one peer's card and record what it gave (`via_in`: the `Via` of the request
-    /// that asked for it, if one did).
-    /// Whether the fetch was answered 508 Loop Detected (RFC 5842 §7.2) is returned.
-    pub(crate) fn fetch_card(&self, id: &str, url: &str, via_in: &str) -> bool {
-        let started = std::time::Instant::now();
-        let fetched = self.fetch_card_of(url, via_in);
-        let ms = started.elapsed().as_millis() as u64;
-        self.registry.record_card(id, url, &fetched, ms);
-        matches!(
-            fetched,
-            Err(crate::wire::WireError::HttpStatus { status: 508, .. })
-        )
-    }
-
-    /// Fetch a card at `url`, carrying the `Via` of the request that asked for it (`via_in`,
-    /// empty if none) with the relay's own appended, so that a peer URL leading back to the
-    /// relay, directly or through other relays, is refused at the first repeat.
-    pub(crate) fn fetch_card_of(
+    /// that asked for it, empty if none), carrying that `Via` with the relay's own appended,
+    /// so that a peer URL leading back to the relay, directly or through other relays, is
+    /// refused at the first repeat. The card, or why there is none, is returned.
+    pub(crate) fn fetch_card(
         &self,
+        id: &str,
         url: &str,
         via_in: &str,
     ) -> Result<serde_json::Value, crate::wire::WireError> {
@@ -284,8 +264,11 @@ impl Relay {
         } else {
             format!("{via_in}, 1.1 {}", self.via_name)
         };
-        self.client
-            .fetch_card_with(url, CARD_TIMEOUT.min(self.timeout), &[("Via", &via)])
+        let check = self
+            .client
+            .check_card(url, CARD_TIMEOUT.min(self.timeout), &[("Via", &via)]);
+        self.registry.record_card(id, url, &check);
+        check.card
     }
 
     /// Refuse `spec` when its URL is the relay's own public URL's host and port: the relay

@@ -16,6 +16,7 @@ use super::RelayError;
 use crate::wire::WireError;
 use crate::wire::a2a::Binding;
 use crate::wire::a2a::card::jsonrpc_interfaces;
+use crate::wire::a2a::health::CardCheck;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -494,23 +495,16 @@ impl Registry {
         self.read().get(id).map(|p| p.spec.role)
     }
 
-    /// Record what fetching `url`'s card gave (for the peer still registered at that URL):
+    /// Record what reading `url`'s card gave (for the peer still registered at that URL):
     /// the card and its interfaces, no card at all (404s), or why it failed.
-    pub(crate) fn record_card(
-        &self,
-        id: &str,
-        url: &str,
-        fetched: &Result<Value, WireError>,
-        latency_ms: u64,
-    ) {
+    pub(crate) fn record_card(&self, id: &str, url: &str, check: &CardCheck) {
         let mut peers = self.write();
         let Some(peer) = peers.get_mut(id).filter(|p| p.spec.url == url) else {
             return;
         };
-        let now = Some(crate::time::now_rfc3339());
-        peer.health.checked_at = now;
-        peer.health.latency_ms = Some(latency_ms);
-        match fetched {
+        peer.health.checked_at = Some(check.checked_at.clone());
+        peer.health.latency_ms = Some(check.latency_ms);
+        match &check.card {
             Ok(card) => {
                 let interfaces = jsonrpc_interfaces(card);
                 if interfaces.is_empty() {
@@ -664,12 +658,16 @@ mod tests {
                 .pick(Binding::V10, "http://a.test"),
             None
         );
-        let missing = Err(WireError::HttpStatus {
-            url: "http://a.test/.well-known/agent.json".into(),
-            status: 404,
-            body: String::new(),
-        });
-        registry.record_card("a", "http://a.test", &missing, 1);
+        let missing = CardCheck {
+            card: Err(WireError::HttpStatus {
+                url: "http://a.test/.well-known/agent.json".into(),
+                status: 404,
+                body: String::new(),
+            }),
+            checked_at: crate::time::now_rfc3339(),
+            latency_ms: 1,
+        };
+        registry.record_card("a", "http://a.test", &missing);
         let peer = registry.get("a").unwrap();
         assert_eq!(peer.health.state, HealthState::Up);
         assert_eq!(

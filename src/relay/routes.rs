@@ -6,6 +6,7 @@ use super::failure::FailureClass;
 use super::hop;
 use super::peers::{HealthState, PeerSpec, Registered};
 use crate::contract::tokens::{Role, find_token};
+use crate::wire::WireError;
 use crate::wire::a2a::{Binding, CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH};
 use crate::wire::http::{Handler, Request, Response};
 use crate::wire::jsonrpc::{self, Incoming, RpcError};
@@ -295,7 +296,9 @@ fn peer_card(relay: &Relay, request: &Request, id: &str) -> Response {
         return Response::error(404, &format!("no peer is registered as {id:?}"));
     };
     if peer.card.is_none() {
-        if relay.fetch_card(id, &peer.spec.url, &via) {
+        let fetched = relay.fetch_card(id, &peer.spec.url, &via);
+        // 508 Loop Detected (RFC 5842 §7.2): the fetch came back to a relay it had passed.
+        if matches!(fetched, Err(WireError::HttpStatus { status: 508, .. })) {
             return Response::error(
                 508,
                 &format!("peer {id:?}'s card leads back to a relay this request has passed"),

@@ -16,17 +16,16 @@
 //! servers end a stream that fails. A peer that answers a stream with a whole JSON reply (an
 //! error, say) has it passed on as the relay's whole reply.
 
-use super::call::{Inbound, inject_hops, inject_trace, state_name};
+use super::call::{Inbound, state_name};
 use super::failure::Failure;
-use super::hop::{
-    client_span, end_client, finish, forward_headers, outgoing, route_call, server_span,
-};
+use super::hop::{answer, end_client, finish, route_call, send_forward, server_span};
 use super::translate;
 use super::{Relay, SERVICE_NAME};
 use crate::trace::names::relay as n;
 use crate::trace::{ActiveSpan, Attributes, Tracer};
 use crate::wire::WireError;
 use crate::wire::a2a::Binding;
+use crate::wire::a2a::client::read_reply;
 use crate::wire::a2a::stream::StreamEvent;
 use crate::wire::http::Response;
 use crate::wire::http::client::BodyStream;
@@ -67,114 +66,134 @@ pub(crate) fn carry_stream(relay: Arc<Relay>, inbound: Inbound) -> Response {
     })
 }
 
+/// The hop of a stream call, from its routing to the end of its spans; the caller's answer
+/// (a stream, or a whole reply) goes through `decided` as soon as it is known.
 fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
     let tracer = Tracer::new(SERVICE_NAME).with_remote_parent(inbound.trace_parent());
     let server = server_span(relay, &tracer, inbound);
     let mut session = inbound.context_id().map(str::to_string);
+    let outcome = match open(relay, &tracer, inbound, &server, &mut session) {
+        Ok(Opened::Stream(stream)) => {
+            return pass_stream(relay, inbound, &tracer, server, session, stream, decided);
+        }
+        Ok(Opened::Whole(result)) => Ok(result),
+        Err(failure) => Err(failure),
+    };
+    // A refusal, or the peer's whole reply: the spans are kept, then the caller answered.
+    finish(
+        relay,
+        &tracer,
+        inbound,
+        server,
+        session.as_deref(),
+        outcome.as_ref().map(Some),
+    );
+    let text = answer(inbound, &outcome).unwrap_or_default();
+    let _ = decided.send(Response::bytes(200, "application/json", text.into_bytes()));
+}
+
+/// What the peer answered a stream call with.
+enum Opened<'t> {
+    /// An event stream, to pass on.
+    Stream(PeerStream<'t>),
+    /// A whole JSON-RPC result (the hop's CLIENT span ended).
+    Whole(Value),
+}
+
+/// A peer's event stream, in the peer's `binding`, and the CLIENT span of the forward it
+/// answers.
+struct PeerStream<'t> {
+    client: ActiveSpan<'t>,
+    peer: String,
+    binding: Binding,
+    body: BodyStream,
+}
+
+/// Route the stream call and send it: the peer's event stream, or its whole reply read and
+/// classed as a blocking hop's is (an error, most often). A failure has ended the CLIENT span.
+fn open<'t>(
+    relay: &Relay,
+    tracer: &'t Tracer,
+    inbound: &Inbound,
+    server: &ActiveSpan<'_>,
+    session: &mut Option<String>,
+) -> Result<Opened<'t>, Failure> {
+    let routed = route_call(relay, inbound, server, session)?;
+    let (peer, endpoint) = &routed;
+    let session = session.as_deref();
     let id = inbound.call.id.clone().unwrap_or(Value::Null);
-    let whole = |outcome: Result<&Value, &Failure>| {
-        let text = match outcome {
-            Ok(result) => jsonrpc::success_text(&id, &result.to_string()),
-            Err(failure) => jsonrpc::error(&id, &failure.to_rpc(inbound.binding)).to_string(),
-        };
-        Response::bytes(200, "application/json", text.into_bytes())
-    };
-    // A refusal before any forward: the spans are kept, then the caller answered.
-    let refuse = |server: ActiveSpan<'_>, session: Option<&str>, failure: Failure| {
-        finish(relay, &tracer, inbound, server, session, Err(&failure));
-        let _ = decided.send(whole(Err(&failure)));
-    };
-    let (peer, endpoint) = match route_call(relay, inbound, &server, &mut session) {
-        Ok(routed) => routed,
-        Err(failure) => return refuse(server, session.as_deref(), failure),
-    };
-    server.set(n::MODE, "forward-stream");
-    let client = client_span(relay, &tracer, inbound, &peer, &endpoint);
-    let context = client.context();
-    let mut params = inbound.call.params.clone();
-    if inbound.kind.carries_message() {
-        inject_trace(&mut params, &context);
-        inject_hops(&mut params, inbound.hops() + 1);
-    }
-    let (method, params) = match outgoing(inbound, &endpoint, params) {
-        Ok(out) => {
-            client.set(n::RPC_METHOD, out.0);
-            out
-        }
-        Err(failure) => {
-            end_client(client, Err(&failure), None, 0, session.as_deref());
-            return refuse(server, session.as_deref(), failure);
-        }
-    };
-    let owned = forward_headers(relay, inbound, endpoint.binding, &context);
-    let headers: Vec<(&str, &str)> = owned
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let opened = relay
-        .client
-        .request(
-            &endpoint,
-            &id,
-            method,
-            params,
-            &headers,
-            relay.timeout,
-            false,
-            "text/event-stream",
-        )
-        .and_then(|request| relay.client.http.send_streaming(request, relay.timeout));
-    let peer_failure = |error: WireError| Failure::Peer {
-        peer: peer.spec.id.clone(),
-        error,
-    };
+    let (client, opened) = send_forward(
+        relay,
+        tracer,
+        inbound,
+        server,
+        "forward-stream",
+        &routed,
+        |method, params, headers| {
+            let accept = sse::CONTENT_TYPE;
+            let timeout = relay.timeout;
+            relay
+                .client
+                .request(
+                    endpoint, &id, method, params, headers, timeout, false, accept,
+                )
+                .and_then(|request| relay.client.http.send_streaming(request, timeout))
+        },
+    );
     let mut response = match opened {
         Ok(response) => response,
-        Err(error) => {
-            relay.registry.record_forward(&peer.spec.id, Err(&error));
-            let failure = peer_failure(error);
-            end_client(client, Err(&failure), None, 0, session.as_deref());
-            return refuse(server, session.as_deref(), failure);
+        Err(failure) => {
+            end_client(client, Err(&failure), None, 0, session);
+            return Err(failure);
         }
     };
-    relay.registry.record_forward(&peer.spec.id, Ok(()));
-    let is_stream = response.status == 200
-        && response
-            .header("content-type")
-            .is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
-    if !is_stream {
-        // A whole reply: an error, most often. Read it, and class it as a whole reply is.
-        let status = response.status;
-        let content_type = response.header("content-type").map(str::to_string);
-        let outcome = read_whole(&mut response.body)
-            .and_then(|body| {
-                crate::wire::a2a::client::read_reply(
-                    &endpoint.url,
-                    status,
-                    content_type.as_deref(),
-                    &body,
-                    &id,
-                )
-            })
-            .map_err(peer_failure);
-        let answered = outcome.as_ref().map(|_| ());
-        end_client(client, answered, Some(status), 0, session.as_deref());
-        match outcome {
-            Ok(result) => {
-                finish(
-                    relay,
-                    &tracer,
-                    inbound,
-                    server,
-                    session.as_deref(),
-                    Ok(Some(&result)),
-                );
-                let _ = decided.send(whole(Ok(&result)));
-            }
-            Err(failure) => refuse(server, session.as_deref(), failure),
-        }
-        return;
+    let content_type = response.header("content-type").map(str::to_string);
+    let is_stream = content_type
+        .as_deref()
+        .is_some_and(|c| c.to_ascii_lowercase().starts_with(sse::CONTENT_TYPE));
+    if response.status == 200 && is_stream {
+        return Ok(Opened::Stream(PeerStream {
+            client,
+            peer: peer.spec.id.clone(),
+            binding: endpoint.binding,
+            body: response.body,
+        }));
     }
+    let status = response.status;
+    let outcome = read_whole(&mut response.body)
+        .and_then(|body| read_reply(&endpoint.url, status, content_type.as_deref(), &body, &id))
+        .map_err(|error| Failure::Peer {
+            peer: peer.spec.id.clone(),
+            error,
+        });
+    end_client(
+        client,
+        outcome.as_ref().map(|_| ()),
+        Some(status),
+        0,
+        session,
+    );
+    outcome.map(Opened::Whole)
+}
+
+/// Answer the caller with a stream and pass the peer's events on to it, then end the hop's
+/// spans. A stream that fails ends with one error event saying why.
+fn pass_stream(
+    relay: &Relay,
+    inbound: &Inbound,
+    tracer: &Tracer,
+    server: ActiveSpan<'_>,
+    mut session: Option<String>,
+    stream: PeerStream<'_>,
+    decided: Sender<Response>,
+) {
+    let PeerStream {
+        client,
+        peer,
+        binding,
+        body,
+    } = stream;
+    let id = inbound.call.id.clone().unwrap_or(Value::Null);
     let (events, caller) = bounded::<Vec<u8>>(EVENTS_BUFFERED);
     let caller = match &relay.drain {
         // Cut at the drain's deadline, the caller's stream ends with an error event.
@@ -188,17 +207,18 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
         None => caller,
     };
     let _ = decided.send(
-        Response::stream(200, "text/event-stream", caller).with_header("Cache-Control", "no-cache"),
+        Response::stream(200, sse::CONTENT_TYPE, caller).with_header("Cache-Control", "no-cache"),
     );
     let hop = Hop {
         relay,
         inbound,
-        peer: &peer.spec.id,
-        peer_binding: endpoint.binding,
+        peer: &peer,
+        peer_binding: binding,
         server: &server,
         caller: &events,
     };
-    let (count, ended) = hop.pass_events(response.body, &mut session);
+    let mut count = 0;
+    let ended = hop.pass_events(body, &mut session, &mut count);
     server.set(n::STREAM_EVENTS, count as i64);
     if let Err(failure) = &ended {
         // The caller learns why its stream ended.
@@ -210,7 +230,7 @@ fn pump(relay: &Relay, inbound: &Inbound, decided: Sender<Response>) {
     end_client(client, ended_ok, Some(200), count, session.as_deref());
     finish(
         relay,
-        &tracer,
+        tracer,
         inbound,
         server,
         session.as_deref(),
@@ -263,13 +283,14 @@ impl std::io::Read for PeerBody {
 }
 
 impl Hop<'_, '_> {
-    /// Pass the peer's events on until its last one; how many were passed on, and why the
-    /// stream failed, if it did.
+    /// Pass the peer's events on until its last one, counting in `seq` those passed on; why
+    /// the stream failed, if it did.
     fn pass_events(
         &self,
         body: BodyStream,
         session: &mut Option<String>,
-    ) -> (u64, Result<(), Failure>) {
+        seq: &mut u64,
+    ) -> Result<(), Failure> {
         let peer = self.peer;
         let failed = |error: WireError| Failure::Peer {
             peer: peer.to_string(),
@@ -278,6 +299,12 @@ impl Hop<'_, '_> {
         let invalid = |reason: String| Failure::InvalidReply {
             peer: peer.to_string(),
             reason,
+        };
+        let disconnected = |reason: &str| {
+            failed(WireError::Disconnected {
+                url: peer.to_string(),
+                reason: reason.into(),
+            })
         };
         let id = self.inbound.call.id.clone().unwrap_or(Value::Null);
         let read_error = Rc::new(RefCell::new(None));
@@ -288,76 +315,53 @@ impl Hop<'_, '_> {
             },
             MAX_EVENT_BYTES,
         );
-        let mut seq: u64 = 0;
         loop {
-            let item =
-                match reader.next_item() {
-                    Ok(Some(item)) => item,
-                    Ok(None) => {
-                        return (
-                            seq,
-                            Err(failed(WireError::Disconnected {
-                                url: peer.to_string(),
-                                reason: "the peer ended the stream before its last event".into(),
-                            })),
-                        );
-                    }
-                    Err(sse::SseError::Io(_)) => {
-                        let error = read_error.borrow_mut().take().unwrap_or_else(|| {
-                            WireError::Disconnected {
-                                url: peer.to_string(),
-                                reason: "the stream could not be read".into(),
-                            }
-                        });
-                        return (seq, Err(failed(error)));
-                    }
-                    Err(e) => return (seq, Err(invalid(e.to_string()))),
-                };
-            let event = match item {
-                sse::Item::Comment(text) => {
+            let event = match reader.next_item() {
+                Ok(Some(sse::Item::Event(event))) => event,
+                Ok(Some(sse::Item::Comment(text))) => {
                     if self.caller.send(sse::comment(&text)).is_err() {
-                        return (seq, Ok(()));
+                        return Ok(());
                     }
                     continue;
                 }
-                sse::Item::Event(event) => event,
+                Ok(None) => {
+                    return Err(disconnected(
+                        "the peer ended the stream before its last event",
+                    ));
+                }
+                Err(sse::SseError::Io(_)) => {
+                    return Err(match read_error.borrow_mut().take() {
+                        Some(error) => failed(error),
+                        None => disconnected("the stream could not be read"),
+                    });
+                }
+                Err(e) => return Err(invalid(e.to_string())),
             };
-            let result = match jsonrpc::read_response(event.data.as_bytes(), &id) {
-                Ok(result) => result,
-                Err(error @ WireError::JsonRpc { .. }) => {
+            let result =
+                jsonrpc::read_response(event.data.as_bytes(), &id).map_err(|e| match e {
                     // The peer ended its stream with an error: the caller gets it from
-                    // `pump`, as the relay writes errors, after this returns.
-                    return (seq, Err(failed(error)));
-                }
-                Err(e) => return (seq, Err(invalid(format!("event {seq}: {e}")))),
-            };
-            let decoded = match StreamEvent::from_json(result.clone(), self.peer_binding) {
-                Ok(decoded) => decoded,
-                Err(e) => {
-                    return (
-                        seq,
-                        Err(invalid(format!("event {seq} is no A2A stream event: {e}"))),
-                    );
-                }
-            };
-            let last = decoded.is_last();
-            if let Err(failure) = self.note_event(&result, &decoded, seq, session) {
-                return (seq, Err(failure));
-            }
+                    // `pass_stream`, as the relay writes errors, after this returns.
+                    error @ WireError::JsonRpc { .. } => failed(error),
+                    e => invalid(format!("event {seq}: {e}")),
+                })?;
+            let decoded = StreamEvent::from_json(result.clone(), self.peer_binding)
+                .map_err(|e| invalid(format!("event {seq} is no A2A stream event: {e}")))?;
+            self.note_event(&result, &decoded, *seq, session)?;
             let frame = if self.peer_binding == self.inbound.binding {
                 sse::event(&event.data)
             } else {
                 let text = translate::event(&decoded, self.inbound.binding);
                 sse::event(&jsonrpc::success_text(&id, &text))
             };
-            if self.caller.send(frame).is_err() {
+            let sent = self.caller.send(frame);
+            *seq += 1;
+            if sent.is_err() {
                 // The caller went away: stop reading the peer.
                 self.server.set(n::CALLER_GONE, true);
-                return (seq + 1, Ok(()));
+                return Ok(());
             }
-            seq += 1;
-            if last {
-                return (seq, Ok(()));
+            if decoded.is_last() {
+                return Ok(());
             }
         }
     }

@@ -3,8 +3,9 @@
 //! One card serves both SDK generations: it carries the 1.0 `supportedInterfaces` (a JSON-RPC
 //! interface at version 1.0 and one at 0.3, both on the same endpoint) and the v0.3 fields
 //! `url`, `protocolVersion` and `preferredTransport`, as a2a-sdk 1.3.0 itself merges them. A
-//! 1.x client then picks 1.0, a 0.3 client reads `url`. The Data Director extension carries the
-//! agent's description and is marked required.
+//! 1.x client then picks 1.0, the first interface listed (A2A 1.0 §8.3.2), and a 0.3 client
+//! reads `url`. The Data Director extension carries the agent's description and is marked
+//! required.
 
 use super::{Binding, JSONRPC_PATH};
 use crate::contract::ContractError;
@@ -113,109 +114,66 @@ pub(crate) fn extension_params<'a>(card: &'a Value, uri: &str) -> Option<&'a Val
         .get("params")
 }
 
-/// Where to send JSON-RPC and in which binding, as the card prefers: A2A 1.0 when a JSON-RPC
-/// interface at major version 1 is offered, else v0.3 (the card's `url`, or a 0.x interface).
+/// Where to send JSON-RPC and in which binding, as the card prefers: the first of its
+/// [`jsonrpc_interfaces`].
 pub(crate) fn pick_binding(card: &Value) -> Result<(Binding, String), WireError> {
-    let interfaces = card
-        .get("supportedInterfaces")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let jsonrpc = |major: &str| {
-        interfaces.iter().find_map(|i| {
-            let binding = i.get("protocolBinding").and_then(Value::as_str)?;
-            let version = i
-                .get("protocolVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("1.0");
-            let url = i.get("url").and_then(Value::as_str)?;
-            (binding.eq_ignore_ascii_case("JSONRPC") && version.split('.').next() == Some(major))
-                .then(|| url.to_string())
-        })
-    };
-    if let Some(url) = jsonrpc("1") {
-        return Ok((Binding::V10, url));
-    }
-    if let Some(url) = jsonrpc("0") {
-        return Ok((Binding::V03, url));
-    }
-    let transport = card
-        .get("preferredTransport")
-        .and_then(Value::as_str)
-        .unwrap_or("JSONRPC");
-    match card.get("url").and_then(Value::as_str) {
-        Some(url) if transport.eq_ignore_ascii_case("JSONRPC") => {
-            Ok((Binding::V03, url.to_string()))
-        }
-        _ => Err(WireError::protocol(
-            None,
-            "the agent card offers no JSON-RPC interface",
-        )),
-    }
+    jsonrpc_interfaces(card)
+        .into_iter()
+        .next()
+        .ok_or_else(|| WireError::protocol(None, "the agent card offers no JSON-RPC interface"))
 }
 
-/// Every JSON-RPC interface a card offers, in its order of preference: the 1.0
-/// `supportedInterfaces` entries whose `protocolBinding` is JSONRPC (major version 1 is
-/// A2A 1.0, 0 is v0.3; an entry without a version is 1.0); a card without such entries is a
-/// v0.3 card, offering its `url` (when `preferredTransport` is JSONRPC or absent) and its
-/// JSONRPC `additionalInterfaces`. A 1.x card's merged legacy `url` is not read, since
-/// a2a-sdk 1.3.0 writes it without serving v0.3 there.
+/// Every JSON-RPC interface a card offers, in its order of preference: the one rule by which
+/// the client, the harness, the relay and `ddwire check` choose where to call.
+///
+/// A2A 1.0 §8.3.1 lists `supportedInterfaces` "in preference order" ("the first entry …
+/// represents the preferred interface"), and §8.3.2 has a client "select the first supported
+/// transport", preferring earlier entries: so the entries whose `protocolBinding` is JSONRPC,
+/// in the card's order (major version 1 is A2A 1.0, 0 is v0.3; an entry without a version is
+/// 1.0). A card without such entries is a v0.3 card (0.3 §5.6.3): its main `url` first, when
+/// `preferredTransport` is JSONRPC or absent, then its JSONRPC `additionalInterfaces`. A 1.x
+/// card's merged legacy `url` is not read, since a2a-sdk 1.3.0 writes it without serving v0.3
+/// there.
 pub(crate) fn jsonrpc_interfaces(card: &Value) -> Vec<(Binding, String)> {
-    fn add(out: &mut Vec<(Binding, String)>, binding: Binding, url: &str) {
-        if !out.iter().any(|(b, u)| *b == binding && u == url) {
-            out.push((binding, url.to_string()));
-        }
+    fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+        v.get(key).and_then(Value::as_str)
+    }
+    let list = |key: &str| {
+        card.get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+    };
+    let jsonrpc =
+        |protocol: Option<&str>| protocol.is_some_and(|p| p.eq_ignore_ascii_case("JSONRPC"));
+    let mut offered: Vec<(Binding, &str)> = list("supportedInterfaces")
+        .filter(|i| jsonrpc(text(i, "protocolBinding")))
+        .filter_map(|i| {
+            let version = text(i, "protocolVersion").unwrap_or("1.0");
+            let binding = match version.trim().split('.').next() {
+                Some("1") => Binding::V10,
+                Some("0") => Binding::V03,
+                _ => return None,
+            };
+            Some((binding, text(i, "url")?))
+        })
+        .collect();
+    if offered.is_empty() {
+        let transport = text(card, "preferredTransport").unwrap_or("JSONRPC");
+        let main = text(card, "url").filter(|_| jsonrpc(Some(transport)));
+        let additional = list("additionalInterfaces")
+            .filter(|i| jsonrpc(text(i, "transport")))
+            .filter_map(|i| text(i, "url"));
+        offered = main
+            .into_iter()
+            .chain(additional)
+            .map(|url| (Binding::V03, url))
+            .collect();
     }
     let mut out: Vec<(Binding, String)> = Vec::new();
-    for i in card
-        .get("supportedInterfaces")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let (Some(protocol), Some(url)) = (
-            i.get("protocolBinding").and_then(Value::as_str),
-            i.get("url").and_then(Value::as_str),
-        ) else {
-            continue;
-        };
-        if !protocol.eq_ignore_ascii_case("JSONRPC") {
-            continue;
-        }
-        let version = i
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("1.0");
-        match version.trim().split('.').next() {
-            Some("1") => add(&mut out, Binding::V10, url),
-            Some("0") => add(&mut out, Binding::V03, url),
-            _ => {}
-        }
-    }
-    if !out.is_empty() {
-        return out;
-    }
-    let transport = card
-        .get("preferredTransport")
-        .and_then(Value::as_str)
-        .unwrap_or("JSONRPC");
-    if let Some(url) = card.get("url").and_then(Value::as_str)
-        && transport.eq_ignore_ascii_case("JSONRPC")
-    {
-        add(&mut out, Binding::V03, url);
-    }
-    for i in card
-        .get("additionalInterfaces")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let (Some(url), Some(transport)) = (
-            i.get("url").and_then(Value::as_str),
-            i.get("transport").and_then(Value::as_str),
-        ) && transport.eq_ignore_ascii_case("JSONRPC")
-        {
-            add(&mut out, Binding::V03, url);
+    for (binding, url) in offered {
+        if !out.iter().any(|(b, u)| *b == binding && u == url) {
+            out.push((binding, url.to_string()));
         }
     }
     out

@@ -33,7 +33,8 @@ pub struct Target {
 }
 
 impl Target {
-    /// The target a card prefers (see `super::card::pick_binding`).
+    /// The target a card prefers: its first JSON-RPC interface in `supportedInterfaces` (A2A
+    /// 1.0 §8.3.2: the earlier entry wins), else a v0.3 card's `url` (0.3 §5.6.3).
     pub fn from_card(card: &Value) -> Result<Target> {
         let (binding, url) = super::card::pick_binding(card)?;
         Ok(Target { binding, url })

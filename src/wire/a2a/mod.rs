@@ -10,11 +10,14 @@
 //!   `tasks/resubscribe`, `SubscribeToTask`), each written and read in both bindings.
 //! - `error`: why a call is refused, as each binding writes it.
 //! - [`client`]: the calling side, over TCP or the in-memory transport.
+//! - `health`: the cards of the peers a registry keeps (the harness's agents, the relay's
+//!   peers), read timed, many at once, and again in the background.
 
 pub mod card;
 pub mod client;
 pub(crate) mod endpoint;
 pub(crate) mod error;
+pub(crate) mod health;
 pub mod model;
 pub(crate) mod stream;
 pub(crate) mod tasks;
