@@ -225,6 +225,7 @@ fn read_routes(id: &str) -> Vec<String> {
         format!("/runs/{id}/spans"),
         format!("/runs/{id}/grounding"),
         format!("/runs/{id}/agent-result"),
+        format!("/runs/{id}/waterfall"),
         format!("/agui/runs/{id}"),
         "/conversations".into(),
         format!("/conversations/{}", new_uuid7()),

@@ -1,13 +1,18 @@
-//! The routes the browser view reads: `GET /viewer` and `GET /runs/{id}/grounding`, through the
-//! harness's handler on the in-memory transport (real HTTP/1.1 bytes).
+//! The routes the browser view reads: `GET /viewer`, `GET /runs/{id}/grounding` and
+//! `GET /runs/{id}/waterfall`, through the harness's handler on the in-memory transport (real
+//! HTTP/1.1 bytes) and on loopback TCP.
 
 mod common;
 
 use common::*;
-use ddwire::agent::builtin::{Hello, Ungrounded};
+use ddwire::agent::builtin::{Director, Hello, Ungrounded};
+use ddwire::harness::server as harness_server;
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness};
-use ddwire::wire::http::client::ClientRequest;
-use serde_json::json;
+use ddwire::harness::view;
+use ddwire::trace::waterfall;
+use ddwire::wire::http::Limits;
+use ddwire::wire::http::client::{ClientRequest, HttpClient};
+use serde_json::{Value, json};
 use std::sync::Arc;
 
 fn harness() -> TestHarness {
@@ -127,4 +132,139 @@ fn the_runs_route_refuses_an_unknown_status_with_400_naming_the_valid_ones() {
         body.contains("succeeded") && body.contains("suspended"),
         "{body}"
     );
+}
+
+/// The viewer draws what the harness computes once: `GET /runs/{id}/waterfall`, over loopback
+/// TCP, is what `ddwire show --json` prints for the same stored run and what
+/// `trace::waterfall::to_json` gives for it: for a run that succeeded, one whose result was
+/// withheld (its root marked) and one that delegated (its child nested under the `delegate`
+/// span), each named by a unique prefix too.
+#[test]
+fn the_waterfall_route_serves_what_ddwire_show_json_prints() {
+    let th = TestHarness::new(vec![
+        Arc::new(Director::new()),
+        Arc::new(Hello::new()),
+        Arc::new(Ungrounded::new()),
+    ]);
+    let id_of = |agent: &str, text: &str| {
+        th.invoke(&request(agent, message(text)))
+            .unwrap()
+            .envelope
+            .invocation_id
+    };
+    let passed = id_of("hello.world", "hi");
+    let withheld = id_of("demo.ungrounded", "Atlantis?");
+    let parent = id_of("director.route", "say hello for me");
+    let server = ddwire::wire::http::server::serve(
+        "127.0.0.1:0",
+        harness_server::handler(Arc::clone(&th.harness)),
+        Limits::DEFAULT,
+    )
+    .unwrap();
+    let client = HttpClient::default();
+    let served = |reference: &str| -> Value {
+        let url = format!("{}/runs/{reference}/waterfall", server.base_url());
+        let r = client.send(ClientRequest::get(url, T)).unwrap();
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        serde_json::from_slice(&r.body).unwrap()
+    };
+    let mut views = Vec::new();
+    for id in [&passed, &withheld, &parent] {
+        let doc = served(id);
+        let show = std::process::Command::new(env!("CARGO_BIN_EXE_ddwire"))
+            .args(["show", id, "--json", "--runs"])
+            .arg(&th.runs)
+            .output()
+            .unwrap();
+        let shown: Value = serde_json::from_slice(&show.stdout).unwrap_or_else(|e| {
+            panic!("{e}: {}", String::from_utf8_lossy(&show.stderr));
+        });
+        assert_eq!(
+            doc, shown,
+            "the route and ddwire show --json differ for {id}"
+        );
+        let stored = view::load(th.harness.conductor.store.reader(), id)
+            .unwrap()
+            .unwrap();
+        assert_eq!(doc, waterfall::to_json(&stored));
+        assert_eq!(served(&id[..23]), doc, "a unique prefix names the run");
+        views.push(doc);
+    }
+    let spans = |doc: &Value| doc["spans"].as_array().unwrap().clone();
+
+    // Every span in start order, with its depth in the run's tree and what `show` writes.
+    let ok = &views[0];
+    assert_eq!(ok["withheld"], false);
+    assert!(spans(ok).iter().all(|s| s["withheld"] == false));
+    let starts: Vec<u64> = spans(ok)
+        .iter()
+        .map(|s| s["start_ns"].as_u64().unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{starts:?}");
+    let root = &spans(ok)[0];
+    assert_eq!(
+        (&root["name"], &root["depth"]),
+        (&json!("invoke_agent"), &json!(0))
+    );
+    assert_eq!(root["offset_ns"], 0);
+    let chat = spans(ok).into_iter().find(|s| s["name"] == "chat").unwrap();
+    assert_eq!(chat["depth"], 1);
+    assert!(chat["attributes"]["dd.model_id"].is_string(), "{chat}");
+    assert!(
+        chat["keys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k.as_str().unwrap().starts_with("model ")),
+        "{chat}"
+    );
+
+    // The withheld run: why, on the run, and its root and the agent's spans marked.
+    let held = &views[1];
+    assert_eq!(held["withheld"], true);
+    assert_eq!(
+        held["withheld_reason"],
+        "Output failed the grounding linter"
+    );
+    let marked: Vec<Value> = spans(held)
+        .into_iter()
+        .filter(|s| s["withheld"] == true)
+        .map(|s| s["name"].clone())
+        .collect();
+    // The ungrounded agent records no span of its own: the root is marked, and the gate the
+    // conductor recorded is not.
+    assert_eq!(marked, [json!("invoke_agent")]);
+    assert!(
+        spans(held)
+            .iter()
+            .any(|s| s["name"] == "policy_gate" && s["withheld"] == false),
+        "{held}"
+    );
+
+    // The delegation: the child named by the delegate span and the envelope, nested, and its
+    // own view names its parent.
+    let director = &views[2];
+    let delegate = spans(director)
+        .into_iter()
+        .find(|s| s["name"] == "delegate")
+        .unwrap();
+    let child = delegate["delegated_invocation_id"].as_str().unwrap();
+    assert_eq!(director["delegated_invocation_ids"], json!([child]));
+    assert_eq!(director["children"][0]["invocation_id"], child);
+    assert_eq!(director["children"][0]["agent_id"], "hello.world");
+    let own = served(child);
+    assert_eq!(own["parent_invocation_id"], parent.as_str());
+    assert_eq!(own["spans"][0]["depth"], 0, "the child's root is a root");
+    assert_eq!(
+        spans(&own).len(),
+        spans(&director["children"][0]).len(),
+        "the child's own view holds the spans nested in its parent's"
+    );
+    let url = format!(
+        "{}/runs/{}/waterfall",
+        server.base_url(),
+        ddwire::ids::new_uuid7()
+    );
+    assert_eq!(client.send(ClientRequest::get(url, T)).unwrap().status, 404);
 }

@@ -26,6 +26,8 @@ pub static COMMAND: Command = Command {
               (replay); GET /runs (?limit=&after=&agent=&status=&principal=&conversation=\n\
               &since=&until=; with limit, a Link: rel=\"next\" header), /runs/{id},\n\
               /runs/{id}/spans (JSON lines), /runs/{id}/grounding (the grounding report as JSON),\n\
+              /runs/{id}/waterfall (the run and its delegated runs as ddwire show --json gives\n\
+              them, which the viewer draws),\n\
               /runs/{id}/agent-result, /runs/{id}/approval, /conversations, /conversations/{id},\n\
               /agents, /agents/{id}; POST /runs/{id}/approve and /runs/{id}/decline (a data\n\
               steward's decision on a referred run, below);\n\

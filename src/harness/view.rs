@@ -11,6 +11,9 @@ use crate::error::Result;
 use crate::trace::waterfall::{MAX_DEPTH, RunView};
 use std::collections::HashSet;
 
+/// Why a delegated run is missing when the store holds no such run.
+pub(crate) const NO_SUCH_RUN: &str = "the run store holds no such run";
+
 /// The run `invocation_id` with its delegated runs, or `None` if the store holds no such run.
 /// Span lines that are not span JSON are skipped and counted in
 /// [`RunView::unreadable_spans`].
@@ -52,9 +55,7 @@ fn load_at(
         }
         match load_at(reader, &child, depth + 1, seen) {
             Ok(Some(c)) => view.children.push(c),
-            Ok(None) => view
-                .missing
-                .push((child, "the run store holds no such run".into())),
+            Ok(None) => view.missing.push((child, NO_SUCH_RUN.into())),
             Err(e) => view.missing.push((child, e.to_string())),
         }
     }

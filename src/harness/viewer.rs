@@ -2,12 +2,19 @@
 //!
 //! The page (`viewer.html`, compiled into the binary) holds its HTML, CSS and JavaScript
 //! inline: no external asset, no build step, so it works air-gapped. It reads the JSON routes
-//! (`GET /runs` with its filters and `Link` paging, `/runs/{id}`, `/runs/{id}/spans`,
-//! `/runs/{id}/grounding`, `/agents`) and starts an invocation over `POST /agui`, following
-//! its events live. It is served with a Content-Security-Policy that allows exactly its own
+//! (`GET /runs` with its filters and `Link` paging, `/runs/{id}/waterfall`,
+//! `/runs/{id}/grounding`, `/runs/{id}/spans` as stored, `/agents`) and starts an invocation
+//! over `POST /agui`, following its events live. It derives nothing: a run's waterfall (span
+//! order, depth, offsets, the withheld marks, the delegated runs) is [`waterfall::to_json`],
+//! computed here once, the view `ddwire show --json` prints. It is served with a Content-Security-Policy that allows exactly its own
 //! inline script and style (by SHA-256, CSP Level 3 §7.1) and requests to this origin, so
 //! nothing a run holds can load or run anything else.
 
+use super::identity::Access;
+use super::store::RunReader;
+use super::view::NO_SUCH_RUN;
+use crate::error::Result;
+use crate::trace::waterfall::{self, RunView};
 use crate::wire::http::Response;
 use crate::wire::wirelog::base64;
 use serde_json::{Value, json};
@@ -39,6 +46,39 @@ pub(crate) fn page() -> Response {
         .with_header("X-Content-Type-Options", "nosniff")
         .with_header("Referrer-Policy", "no-referrer")
         .with_header("Cache-Control", "no-cache")
+}
+
+/// `GET /runs/{id}/waterfall`: the stored run `id` with its delegated runs as
+/// [`waterfall::to_json`] gives it (`ddwire show --json`), or `None` if the store holds no
+/// such run. A delegated run `access` may not read is left out and listed as missing with the
+/// words of a run the store does not hold, as the run routes answer it (404, never 403).
+pub(crate) fn waterfall_json(
+    store: &RunReader,
+    id: &str,
+    access: &Access,
+) -> Result<Option<Response>> {
+    let Some(mut view) = super::view::load(store, id)? else {
+        return Ok(None);
+    };
+    if *access != Access::All {
+        hide_unseen(&mut view, access);
+    }
+    Ok(Some(Response::json(200, &waterfall::to_json(&view))))
+}
+
+/// Move every delegated run below `view` that `access` may not see into `missing`.
+fn hide_unseen(view: &mut RunView, access: &Access) {
+    let (mut seen, hidden): (Vec<RunView>, Vec<RunView>) = std::mem::take(&mut view.children)
+        .into_iter()
+        .partition(|child| access.sees_envelope(&child.envelope));
+    for child in hidden {
+        view.missing
+            .push((child.invocation_id().to_string(), NO_SUCH_RUN.to_string()));
+    }
+    for child in &mut seen {
+        hide_unseen(child, access);
+    }
+    view.children = seen;
 }
 
 /// `GET /runs/{id}/grounding`: the run's grounding summary (`grounding.txt`) as data:
@@ -156,6 +196,47 @@ mod tests {
         let odd = grounding_json("r3", "something else");
         assert_eq!(odd["passed"], Value::Null);
         assert_eq!(odd["summary"], "something else");
+    }
+
+    /// A reader who sees only its own runs is told of another principal's delegated run (its
+    /// id is in the parent, which the reader may read) only that the store holds no such run,
+    /// and nothing below it.
+    #[test]
+    fn a_delegated_run_the_reader_may_not_see_is_missing_from_its_waterfall() {
+        let run = |id: &str, principal: &str, children: Vec<RunView>| RunView {
+            envelope: json!({"invocation_id": id, "acting_for": {"principal_id": principal}}),
+            children,
+            ..RunView::default()
+        };
+        let theirs = run("c2", "urn:bob", vec![run("g1", "urn:alice", vec![])]);
+        let mut view = run(
+            "p",
+            "urn:alice",
+            vec![
+                run("c1", "urn:alice", vec![run("g2", "urn:bob", vec![])]),
+                theirs,
+            ],
+        );
+        let all = view.clone();
+        hide_unseen(&mut view, &Access::Own("urn:alice".into()));
+        let ids = |v: &RunView| -> Vec<String> {
+            v.children
+                .iter()
+                .map(|c| c.invocation_id().to_string())
+                .collect()
+        };
+        assert_eq!(ids(&view), ["c1"]);
+        assert_eq!(view.missing, [("c2".to_string(), NO_SUCH_RUN.to_string())]);
+        assert!(
+            ids(&view.children[0]).is_empty(),
+            "a grandchild is hidden too"
+        );
+        assert_eq!(view.children[0].missing[0].0, "g2");
+        let json = waterfall::to_json(&view).to_string();
+        assert!(!json.contains("urn:bob") && !json.contains("g1"), "{json}");
+        let mut auditor = all.clone();
+        hide_unseen(&mut auditor, &Access::All);
+        assert_eq!(ids(&auditor), ["c1", "c2"]);
     }
 
     #[test]

@@ -32,7 +32,7 @@
 use super::SpanId;
 use super::names::{SpanName, attr};
 use super::record::{AttrValue, SpanRecord, StatusCode};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
@@ -225,8 +225,10 @@ pub fn render(run: &RunView, options: &Options) -> String {
 }
 
 /// The same view as data: the run's summary, every span with its offset from the start of the
-/// whole view (delegated runs included) and the owned attributes, events and links, and the
-/// child runs, nested as drawn.
+/// whole view (delegated runs included), its depth in its run's tree, the words the waterfall
+/// writes after its name (`keys`), whether it is marked withheld, its attributes, events and
+/// links, and the child runs, nested as drawn. `ddwire show --json` prints it, and the harness
+/// serves it as `GET /runs/{id}/waterfall` for the viewer page, so the two cannot disagree.
 pub fn to_json(run: &RunView) -> Value {
     let axis = Axis::of(run);
     run_json(run, &axis, 0)
@@ -235,55 +237,16 @@ pub fn to_json(run: &RunView) -> Value {
 fn run_json(run: &RunView, axis: &Axis, depth: usize) -> Value {
     let withheld = run.withheld();
     let root_service = root(run).and_then(service);
+    let depths = depths(&run.spans);
     let mut spans: Vec<&SpanRecord> = run.spans.iter().collect();
     spans.sort_by_key(|s| (s.start_ns, s.span_id));
     let spans: Vec<Value> = spans
         .into_iter()
         .map(|s| {
-            let marked = withheld.is_some() && marks_withheld(s, run, root_service);
-            let mut owned = Map::new();
-            for (k, v) in s.attributes.iter() {
-                if s.owned(k).is_some() || k == attr::TOOL_NAME {
-                    owned.insert(k.to_string(), attr_json(v));
-                }
-            }
-            let events: Vec<Value> = s
-                .events
-                .iter()
-                .map(|e| {
-                    json!({
-                        "name": e.name,
-                        "offset_ns": axis.offset(e.time_ns),
-                        "time_ns": e.time_ns,
-                        "attributes": attrs_json(e.attributes.iter()),
-                    })
-                })
-                .collect();
-            let links: Vec<Value> = s
-                .links
-                .iter()
-                .map(|l| json!({"trace_id": l.trace_id.to_string(), "span_id": l.span_id.to_string()}))
-                .collect();
-            json!({
-                "name": s.name,
-                "trace_id": s.trace_id.to_string(),
-                "span_id": s.span_id.to_string(),
-                "parent_id": s.parent_id.map(|p| p.to_string()),
-                "kind": s.kind.name(),
-                "start_ns": s.start_ns,
-                "end_ns": s.end_ns,
-                "offset_ns": axis.offset(s.start_ns),
-                "duration_ns": s.end_ns.saturating_sub(s.start_ns),
-                "status": {
-                    "code": s.status.code.name(),
-                    "description": s.status.description,
-                },
-                "attributes": owned,
-                "events": events,
-                "links": links,
-                "withheld": marked,
-                "delegated_invocation_id": delegated_id(s),
-            })
+            let mut doc = span_json(s, axis);
+            doc["depth"] = json!(depths.get(&s.span_id).copied().unwrap_or(0));
+            doc["withheld"] = json!(withheld.is_some() && marks_withheld(s, run, root_service));
+            doc
         })
         .collect();
     let children: Vec<Value> = if depth < MAX_DEPTH {
@@ -312,6 +275,7 @@ fn run_json(run: &RunView, axis: &Axis, depth: usize) -> Value {
         "withheld_reason": withheld,
         "trace_id": text(env, &["telemetry", "trace_id"]),
         "parent_invocation_id": text(env, &["parent_invocation_id"]),
+        "delegated_invocation_ids": run.child_ids(),
         "start_ns": axis.start,
         "duration_ns": axis.total(),
         "spans": spans,
@@ -321,6 +285,84 @@ fn run_json(run: &RunView, axis: &Axis, depth: usize) -> Value {
         "decision": run.decision,
         "envelope": run.envelope,
     })
+}
+
+/// One span as data, on the view's time axis; [`run_json`] adds what depends on its run.
+fn span_json(s: &SpanRecord, axis: &Axis) -> Value {
+    let events: Vec<Value> = s
+        .events
+        .iter()
+        .map(|e| {
+            json!({
+                "name": e.name,
+                "offset_ns": axis.offset(e.time_ns),
+                "time_ns": e.time_ns,
+                "attributes": attrs_json(e.attributes.iter()),
+            })
+        })
+        .collect();
+    let links: Vec<Value> = s
+        .links
+        .iter()
+        .map(|l| json!({"trace_id": l.trace_id.to_string(), "span_id": l.span_id.to_string()}))
+        .collect();
+    json!({
+        "name": s.name,
+        "trace_id": s.trace_id.to_string(),
+        "span_id": s.span_id.to_string(),
+        "parent_id": s.parent_id.map(|p| p.to_string()),
+        "kind": s.kind.name(),
+        "service": service(s),
+        "start_ns": s.start_ns,
+        "end_ns": s.end_ns,
+        "offset_ns": axis.offset(s.start_ns),
+        "duration_ns": s.end_ns.saturating_sub(s.start_ns),
+        "status": {
+            "code": s.status.code.name(),
+            "description": s.status.description,
+        },
+        "keys": keys(s),
+        "attributes": attrs_json(s.attributes.iter()),
+        "events": events,
+        "links": links,
+        "delegated_invocation_id": delegated_id(s),
+    })
+}
+
+/// Each span's depth in its run's tree: how many ancestors the run holds above it. A parent
+/// the run does not hold, or the span itself, ends the chain (the span is drawn as a root), and
+/// so does a cycle. Each span is measured once, so a long chain costs no more than a short one.
+fn depths(spans: &[SpanRecord]) -> HashMap<SpanId, usize> {
+    let ids: HashSet<SpanId> = spans.iter().map(|s| s.span_id).collect();
+    let parent: HashMap<SpanId, SpanId> = spans
+        .iter()
+        .filter_map(|s| {
+            let p = s.parent_id.filter(|p| ids.contains(p) && *p != s.span_id)?;
+            Some((s.span_id, p))
+        })
+        .collect();
+    let mut known: HashMap<SpanId, usize> = HashMap::new();
+    for s in spans {
+        // Up from the span to a root, a span already measured, or back into the chain.
+        let mut chain = vec![s.span_id];
+        let mut on_chain = HashSet::from([s.span_id]);
+        let mut next = loop {
+            let last = chain[chain.len() - 1];
+            if let Some(d) = known.get(&last) {
+                chain.pop();
+                break d + 1;
+            }
+            match parent.get(&last) {
+                Some(p) if on_chain.insert(*p) => chain.push(*p),
+                _ => break 0,
+            }
+        };
+        for id in chain.into_iter().rev() {
+            known.insert(id, next);
+            next += 1;
+        }
+    }
+    known
 }
 
 /// One line of the waterfall, in the order drawn.
@@ -566,10 +608,11 @@ fn details(span: &SpanRecord, ctx: &Walk<'_, '_>) -> Vec<String> {
     out
 }
 
-/// A span's line: name, agent, the owned attributes a reader looks for, status and marks.
-fn label(span: &SpanRecord, withheld: bool, paint: &Paint) -> String {
+/// What a span's line says between its name and its status: the agent (`→ agent` on a
+/// `delegate` span), then the owned attributes a reader looks for.
+fn keys(span: &SpanRecord) -> Vec<String> {
     let own = |k: &str| span.owned(k).map(value);
-    let mut parts = vec![paint.bold(&span.name)];
+    let mut parts = Vec::new();
     match SpanName::parse(&span.name) {
         Some(SpanName::Delegate) => {
             if let Some(agent) = own(attr::AGENT_ID) {
@@ -608,6 +651,13 @@ fn label(span: &SpanRecord, withheld: bool, paint: &Paint) -> String {
     if let Some(AttrValue::String(tool)) = span.attributes.get(attr::TOOL_NAME) {
         parts.push(format!("tool {tool}"));
     }
+    parts
+}
+
+/// A span's line: name, agent, the owned attributes a reader looks for, status and marks.
+fn label(span: &SpanRecord, withheld: bool, paint: &Paint) -> String {
+    let mut parts = vec![paint.bold(&span.name)];
+    parts.extend(keys(span));
     let is_root = span.parent_id.is_none() && span.is(SpanName::InvokeAgent);
     match span.status.code {
         StatusCode::Error => parts.push(paint.red("ERROR")),
@@ -1613,6 +1663,53 @@ start   duration  timeline, 0 to 40.000 ms  span
             "one axis for the whole view"
         );
         assert_eq!(child["spans"][0]["links"][0]["span_id"], "000000000000000c");
+    }
+
+    #[test]
+    fn the_json_view_gives_each_span_its_depth_its_keys_and_every_attribute() {
+        let mut run = hello();
+        // A span whose parent the run does not hold is a root; so is a span in a cycle's
+        // first place, and a chain as long as the run is measured in one pass.
+        run.spans.push(span("retrieval", 20, Some(0x77), 3, 4));
+        run.spans.push(span("retrieval", 21, Some(22), 3, 4));
+        run.spans.push(span("retrieval", 22, Some(21), 3, 4));
+        let chat = run
+            .spans
+            .iter_mut()
+            .find(|s| s.span_id == SpanId(3))
+            .unwrap();
+        chat.attributes.set("gen_ai.system", "none");
+        let json = to_json(&run);
+        let by_id = |id: &str| {
+            json["spans"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["span_id"] == id)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(by_id("0000000000000001")["depth"], 0);
+        assert_eq!(by_id("0000000000000003")["depth"], 1);
+        assert_eq!(by_id("0000000000000014")["depth"], 0);
+        let cycle = [by_id("0000000000000015"), by_id("0000000000000016")];
+        let mut in_cycle: Vec<u64> = cycle.iter().map(|s| s["depth"].as_u64().unwrap()).collect();
+        in_cycle.sort();
+        assert_eq!(in_cycle, [0, 1]);
+        let chat = by_id("0000000000000003");
+        assert_eq!(chat["keys"], json!(["model m1", "tokens 4 in / 7 out"]));
+        assert_eq!(chat["attributes"]["gen_ai.system"], "none", "{chat}");
+        assert_eq!(chat["service"], "hello.world");
+        assert_eq!(
+            by_id("0000000000000001")["keys"],
+            json!(["hello.world", "input_only → succeeded"])
+        );
+        let long: Vec<SpanRecord> = (1..=5000u64)
+            .map(|i| span("chat", i, (i > 1).then(|| i - 1), 1, 2))
+            .collect();
+        let measured = depths(&long);
+        assert_eq!(measured[&SpanId(5000)], 4999);
+        assert_eq!(measured.len(), 5000);
     }
 
     #[test]
