@@ -1,20 +1,19 @@
 //! SIGTERM and SIGINT, received as messages: what `serve` and `agent` drain on; SIGHUP, on
 //! which they reload their TLS certificate.
 //!
-//! Standard Rust has no signal API, and ddwire adds no crate for one (see
-//! `vendor-notes/signals.md` for the choice). This module is the crate's only `unsafe` code:
-//! it declares libc's `sigaction` (POSIX.1-2017, `signal.h`) and `write` through `extern "C"`,
-//! and installs one handler for both signals. The handler does only what POSIX lists as
-//! async-signal-safe: it stores the signal number in an atomic and writes one byte to a
-//! self-pipe (a non-blocking Unix socket pair made by std). Everything else (logging, the
-//! drain itself) happens on an ordinary thread that reads the other end ([`Signals::wait`]).
+//! Standard Rust has no signal API (see `vendor-notes/signals.md` for the choice). This module
+//! is the crate's only `unsafe` code: it calls `sigaction` (POSIX.1-2017, `signal.h`) and
+//! `write` as the `libc` crate declares them, and installs one handler for the three signals.
+//! The handler does only what POSIX lists as async-signal-safe: it stores the signal number in
+//! an atomic and writes one byte to a self-pipe (a non-blocking Unix socket pair made by std).
+//! Everything else (logging, the drain itself) happens on an ordinary thread that reads the
+//! other end ([`Signals::wait`]).
 //!
 //! The handler is installed with `SA_RESTART`, so a system call in progress elsewhere in the
-//! process is restarted rather than failed with `EINTR`. On Linux the `struct sigaction`
-//! layout is declared here (it is the same for glibc and musl on every 64- and 32-bit target
-//! Rust supports); on other Unix systems the plain `signal` function is used instead, whose
-//! layout-free signature is the same everywhere. Elsewhere [`install`] reports that signals
-//! are not supported, and the caller serves without a drain.
+//! process is restarted rather than failed with `EINTR`. `struct sigaction`, the signal numbers
+//! and `SA_RESTART` are libc's own declarations for the target, so their layout and values are
+//! right on every Unix target libc supports (glibc's layout differs on MIPS, for one). Elsewhere
+//! [`install`] reports that signals are not supported, and the caller serves without a drain.
 
 use std::io::{self, Read};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -51,8 +50,13 @@ impl Signal {
     }
 }
 
+#[cfg(unix)]
+use libc::{SIGHUP, SIGINT, SIGTERM};
+#[cfg(not(unix))]
 const SIGHUP: i32 = 1;
+#[cfg(not(unix))]
 const SIGINT: i32 = 2;
+#[cfg(not(unix))]
 const SIGTERM: i32 = 15;
 
 /// The write end of the self-pipe, for the handler; -1 until installed.
@@ -137,68 +141,29 @@ extern "C" fn on_signal(signal: std::ffi::c_int) {
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 mod sys {
-    use std::ffi::{c_int, c_ulong, c_void};
+    use std::ffi::c_int;
     use std::io;
 
-    /// `SA_RESTART` (`asm-generic/signal-defs.h`).
-    const SA_RESTART: c_int = 0x1000_0000;
-
-    /// glibc's and musl's `struct sigaction` on Linux: the handler, a 1024-bit `sigset_t`,
-    /// the flags and the restorer (which the C library fills in itself).
-    #[repr(C)]
-    struct SigAction {
-        sa_handler: usize,
-        sa_mask: [c_ulong; 128 / std::mem::size_of::<c_ulong>()],
-        sa_flags: c_int,
-        sa_restorer: usize,
-    }
-
-    unsafe extern "C" {
-        fn sigaction(signum: c_int, act: *const SigAction, oldact: *mut SigAction) -> c_int;
-        pub(super) fn write(fd: c_int, buf: *const c_void, count: usize) -> isize;
-    }
+    pub(super) use libc::write;
 
     pub(super) fn install(signal: c_int) -> io::Result<()> {
-        let action = SigAction {
-            sa_handler: super::on_signal as extern "C" fn(c_int) as usize,
-            sa_mask: [0; 128 / std::mem::size_of::<c_ulong>()],
-            sa_flags: SA_RESTART,
-            sa_restorer: 0,
+        // SAFETY: `struct sigaction` is plain data (a handler address, a signal set, flags and,
+        // on some targets, a restorer the C library fills in), for which all zeroes is a valid
+        // value; the mask is then emptied by `sigemptyset` as POSIX asks, a null `oldact` is
+        // allowed, and the handler is async-signal-safe.
+        let rc = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = super::on_signal as extern "C" fn(c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut())
         };
-        // SAFETY: `action` is a valid, fully initialised `struct sigaction` for this
-        // platform's C library; a null `oldact` is allowed; the handler is async-signal-safe.
-        let rc = unsafe { sigaction(signal, &action, std::ptr::null_mut()) };
         if rc == 0 {
             Ok(())
         } else {
             Err(io::Error::last_os_error())
-        }
-    }
-}
-
-#[cfg(all(unix, not(target_os = "linux")))]
-mod sys {
-    use std::ffi::{c_int, c_void};
-    use std::io;
-
-    unsafe extern "C" {
-        fn signal(signum: c_int, handler: usize) -> usize;
-        pub(super) fn write(fd: c_int, buf: *const c_void, count: usize) -> isize;
-    }
-
-    /// `SIG_ERR`: `(void (*)(int)) -1`.
-    const SIG_ERR: usize = usize::MAX;
-
-    pub(super) fn install(signum: c_int) -> io::Result<()> {
-        // SAFETY: the handler is async-signal-safe; BSD `signal` keeps it installed and
-        // restarts interrupted system calls.
-        let previous = unsafe { signal(signum, super::on_signal as extern "C" fn(c_int) as usize) };
-        if previous == SIG_ERR {
-            Err(io::Error::last_os_error())
-        } else {
-            Ok(())
         }
     }
 }
