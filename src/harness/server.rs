@@ -177,9 +177,7 @@ impl Harness {
             return Ok(Access::All);
         };
         auth.access_for(Some(headers)).map_err(|e| {
-            let presented = headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+            let presented = crate::wire::http::header(headers, "authorization").is_some();
             unauthorized(&e.to_string(), presented)
         })
     }

@@ -91,19 +91,13 @@ pub(crate) struct Inbound {
 impl Inbound {
     /// A header value.
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::wire::http::header(&self.headers, name)
     }
 
     /// Every `Via` field of the call, joined as one list (RFC 9110 §5.3); empty if none.
     pub(crate) fn via(&self) -> String {
-        let all: Vec<&str> = self
-            .headers
-            .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case("via"))
-            .map(|(_, v)| v.trim())
+        let all: Vec<&str> = crate::wire::http::header_values(&self.headers, "via")
+            .map(str::trim)
             .filter(|v| !v.is_empty())
             .collect();
         all.join(", ")

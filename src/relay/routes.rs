@@ -267,13 +267,7 @@ fn add_peer(relay: &Relay, request: &Request) -> Response {
 /// request that has passed this relay already (its `Via`) is a peer URL leading back here:
 /// 508 Loop Detected (RFC 5842 §7.2) rather than another fetch.
 fn peer_card(relay: &Relay, request: &Request, id: &str) -> Response {
-    let via: Vec<&str> = request
-        .headers
-        .iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case("via"))
-        .map(|(_, v)| v.as_str())
-        .collect();
-    let via = via.join(", ");
+    let via = request.header_joined("via").unwrap_or_default();
     if hop::via_names(&via, &relay.via_name) {
         return Response::error(
             508,

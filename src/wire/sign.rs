@@ -708,9 +708,9 @@ impl Verifier {
     /// Whether `headers` carry any of the scheme's headers (a request that does is verified,
     /// even where signing is optional).
     pub fn is_signed(headers: &[(String, String)]) -> bool {
-        headers
+        HEADERS
             .iter()
-            .any(|(name, _)| HEADERS.iter().any(|h| h.eq_ignore_ascii_case(name)))
+            .any(|name| super::http::header(headers, name).is_some())
     }
 
     /// Verify a request now: the key id that signed it, or why it is refused.
@@ -899,10 +899,7 @@ fn one_header<'h>(
     headers: &'h [(String, String)],
     name: &'static str,
 ) -> Result<&'h str, VerifyError> {
-    let mut values = headers
-        .iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str());
+    let mut values = super::http::header_values(headers, name);
     let first = values.next().ok_or(VerifyError::Missing { header: name })?;
     if values.next().is_some() {
         return Err(VerifyError::Malformed {

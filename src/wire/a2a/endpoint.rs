@@ -114,10 +114,7 @@ impl ReplyHeaders {
 impl CallContext {
     /// A header value by case-insensitive name.
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::wire::http::header(&self.headers, name)
     }
 }
 

@@ -189,10 +189,7 @@ pub struct ClientResponse {
 impl ClientResponse {
     /// The first value of a header.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        super::header(&self.headers, name)
     }
 }
 
@@ -836,10 +833,7 @@ pub(crate) struct StreamingResponse {
 impl StreamingResponse {
     /// The first value of a header.
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        super::header(&self.headers, name)
     }
 }
 

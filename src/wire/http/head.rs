@@ -542,7 +542,7 @@ fn valid_host(value: &str) -> bool {
 /// The framing a `Transfer-Encoding` gives, over every field line of it (RFC 9112 §6.1).
 fn transfer_coding(headers: &[(String, String)]) -> Result<Framing, HeadError> {
     let mut codings: Vec<&str> = Vec::new();
-    for (_, value) in headers.iter().filter(|(n, _)| n == "transfer-encoding") {
+    for value in super::header_values(headers, "transfer-encoding") {
         // Empty list elements are allowed and ignored (RFC 9110 §5.6.1).
         codings.extend(
             value
@@ -553,10 +553,7 @@ fn transfer_coding(headers: &[(String, String)]) -> Result<Framing, HeadError> {
     }
     let joined = || {
         clip(
-            &headers
-                .iter()
-                .filter(|(n, _)| n == "transfer-encoding")
-                .map(|(_, v)| v.as_str())
+            &super::header_values(headers, "transfer-encoding")
                 .collect::<Vec<_>>()
                 .join(", "),
             64,
@@ -594,10 +591,8 @@ fn content_length(value: &str) -> Result<u64, HeadError> {
 /// `Connection: close`; HTTP/1.0 only with `Connection: keep-alive`.
 fn keep_alive(version: Version, headers: &[(String, String)]) -> bool {
     let has = |token: &str| {
-        headers
-            .iter()
-            .filter(|(n, _)| n == "connection")
-            .flat_map(|(_, v)| v.split(','))
+        super::header_values(headers, "connection")
+            .flat_map(|v| v.split(','))
             .any(|t| t.trim_matches([' ', '\t']).eq_ignore_ascii_case(token))
     };
     match version {
@@ -711,16 +706,7 @@ pub fn parse_response(
             )
         })
         .collect();
-    fn values<'a>(
-        headers: &'a [(String, String)],
-        name: &'a str,
-    ) -> impl Iterator<Item = &'a str> + 'a {
-        headers
-            .iter()
-            .filter(move |(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-    let values = |name: &'static str| values(&headers, name);
+    let values = |name: &'static str| super::header_values(&headers, name);
     let framing =
         if method == "HEAD" || (100..200).contains(&status) || status == 204 || status == 304 {
             Framing::Empty

@@ -72,23 +72,33 @@ pub struct Request {
     pub remote_addr: Option<SocketAddr>,
 }
 
+/// Every value of the field `name` among `fields`, in the order they came. Field names are
+/// case-insensitive (RFC 9110 §5.1): every header lookup in ddwire, of a request or a
+/// response, server or client, goes through here.
+pub(crate) fn header_values<'a>(
+    fields: &'a [(String, String)],
+    name: &str,
+) -> impl Iterator<Item = &'a str> {
+    fields
+        .iter()
+        .filter(move |(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The first value of the field `name` among `fields` (see [`header_values`]).
+pub(crate) fn header<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    header_values(fields, name).next()
+}
+
 impl Request {
     /// The first value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        header(&self.headers, name)
     }
 
     /// Every value of a header, joined with `", "` as RFC 9110 §5.3 combines repeated fields.
     pub fn header_joined(&self, name: &str) -> Option<String> {
-        let values: Vec<&str> = self
-            .headers
-            .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-            .collect();
+        let values: Vec<&str> = header_values(&self.headers, name).collect();
         (!values.is_empty()).then(|| values.join(", "))
     }
 }

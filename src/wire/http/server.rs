@@ -1332,12 +1332,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
             connection: obs.connection,
             user_agent: obs
                 .debug()
-                .then(|| {
-                    head.headers
-                        .iter()
-                        .find(|(k, _)| k == "user-agent")
-                        .map(|(_, v)| v.clone())
-                })
+                .then(|| super::header(&head.headers, "user-agent").map(str::to_string))
                 .flatten(),
             ..Entry::default()
         });
