@@ -2,7 +2,7 @@
 
 use super::Command;
 use super::args::Parsed;
-use ddwire::harness::identity::token_digest;
+use ddwire::harness::identity::{new_token, token_digest};
 
 pub static COMMAND: Command = Command {
     name: "token",
@@ -30,9 +30,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .as_slice()
     {
         ["new"] => {
-            let mut bytes = [0u8; 32];
-            getrandom::fill(&mut bytes).map_err(|e| format!("no randomness: {e}"))?;
-            let token = base64url(&bytes);
+            let token = new_token();
             outln!("{token}");
             eprintln!("digest for the tokens file: {}", token_digest(&token));
             Ok(0)
@@ -59,43 +57,4 @@ fn hash(token: &str) -> Result<i32, String> {
     }
     outln!("{}", token_digest(token));
     Ok(0)
-}
-
-/// RFC 4648 §5 base64url without padding.
-fn base64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::base64url;
-
-    #[test]
-    fn base64url_follows_rfc_4648_test_vectors_without_padding() {
-        // RFC 4648 §10, padding dropped.
-        for (input, want) in [
-            ("", ""),
-            ("f", "Zg"),
-            ("fo", "Zm8"),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg"),
-            ("fooba", "Zm9vYmE"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64url(input.as_bytes()), want, "{input:?}");
-        }
-        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
-    }
 }

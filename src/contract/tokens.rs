@@ -186,6 +186,15 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
+/// A fresh bearer token: 32 bytes from the operating system's generator in URL-safe base64
+/// without padding (RFC 4648 §5; 43 characters), as Python's `secrets.token_urlsafe(32)`.
+/// `ddwire token new` prints one for a tokens file; a delegation grant is one.
+pub fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    crate::ids::secret_bytes(&mut bytes);
+    crate::text::base64(&bytes, crate::text::Base64::UrlSafe)
+}
+
 /// What a tokens file keys a principal by: the SHA-256 of the token, as 64 lowercase hex
 /// digits. A tokens file holds digests, never tokens.
 pub fn token_digest(token: &str) -> String {

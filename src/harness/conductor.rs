@@ -1404,9 +1404,7 @@ impl Conductor {
         {
             return None;
         }
-        let mut bytes = [0u8; 32];
-        crate::ids::secret_bytes(&mut bytes);
-        let token = base64url(&bytes);
+        let token = crate::contract::tokens::new_token();
         let grant = Grant {
             parent_invocation_id: request.invocation_id.clone(),
             parent_agent_id: request.agent_id.clone(),
@@ -2030,36 +2028,9 @@ fn grant_key(token: &str) -> String {
     canonical::sha256_hex(token.as_bytes())
 }
 
-/// URL-safe base64 without padding (RFC 4648 §5), as Python's `secrets.token_urlsafe`.
-pub(crate) fn base64url(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        let chars = chunk.len() + 1;
-        for i in 0..chars {
-            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64url_matches_rfc_4648_without_padding() {
-        assert_eq!(base64url(b""), "");
-        assert_eq!(base64url(b"f"), "Zg");
-        assert_eq!(base64url(b"fo"), "Zm8");
-        assert_eq!(base64url(b"foo"), "Zm9v");
-        assert_eq!(base64url(&[0xfb, 0xff]), "-_8");
-        assert_eq!(base64url(&[0u8; 32]).len(), 43);
-    }
 
     #[test]
     fn stage_names_are_the_step_names_an_agui_client_shows() {

@@ -941,10 +941,8 @@ fn is_truthy(v: &Value) -> bool {
 }
 
 /// `hash[:12]`: the first twelve characters (code points, as Python slices).
-fn short(hash: &str) -> &str {
-    hash.char_indices()
-        .nth(12)
-        .map_or(hash, |(i, _)| &hash[..i])
+fn short(hash: &str) -> std::borrow::Cow<'_, str> {
+    crate::text::truncate(hash, crate::text::Keep::Chars(12), "")
 }
 
 /// Python's `repr()` of an attribute as the reference's records hold it (span JSON read by

@@ -18,7 +18,7 @@
 //! `"role": "steward"` reads every run; only a steward may decide a referred run (see
 //! `approval`). An operator-mode harness answers every reader, as before.
 
-pub use crate::contract::tokens::{Role, Token, token_digest};
+pub use crate::contract::tokens::{Role, Token, new_token, token_digest};
 use crate::contract::tokens::{find_token, read_tokens_file};
 use crate::contract::{Principal, PrincipalKind};
 use crate::error::{Error, Result};

@@ -14,9 +14,9 @@ use super::identity::Access;
 use super::store::RunReader;
 use super::view::NO_SUCH_RUN;
 use crate::error::Result;
+use crate::text::{Base64, base64};
 use crate::trace::waterfall::{self, RunView};
 use crate::wire::http::Response;
-use crate::wire::wirelog::base64;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::sync::OnceLock;
@@ -33,7 +33,7 @@ pub(crate) fn page() -> Response {
                 .split_once(open)
                 .and_then(|(_, rest)| rest.split_once(close))
                 .map_or("", |(body, _)| body);
-            format!("'sha256-{}'", base64(&Sha256::digest(body.as_bytes())))
+            format!("'sha256-{}'", base64(&Sha256::digest(body.as_bytes()), Base64::Standard))
         };
         format!(
             "default-src 'none'; script-src {}; style-src {}; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -255,7 +255,7 @@ mod tests {
             .split_once("</script>")
             .unwrap()
             .0;
-        let digest = base64(&Sha256::digest(script.as_bytes()));
+        let digest = base64(&Sha256::digest(script.as_bytes()), Base64::Standard);
         assert!(
             policy.contains(&format!("script-src 'sha256-{digest}'")),
             "{policy}"

@@ -5,6 +5,7 @@ use super::call::{Inbound, Kind, inject_hops, inject_trace, state_name};
 use super::failure::Failure;
 use super::peers::{Endpoints, Peer};
 use super::{Relay, SERVICE_NAME, topology, translate};
+use crate::text::{Keep, truncate};
 use crate::trace::names::relay as n;
 use crate::trace::{ActiveSpan, Attributes, SpanContext, SpanKind, StatusCode, Tracer};
 use crate::wire::WireError;
@@ -612,20 +613,12 @@ fn input_of(inbound: &Inbound) -> Value {
 
 /// `text` cut to [`MAX_VALUE_CHARS`] characters (on a character boundary), marked when cut.
 fn clip(text: &str) -> String {
-    match text.char_indices().nth(MAX_VALUE_CHARS) {
-        None => text.to_string(),
-        Some((at, _)) => format!("{}…[cut]", &text[..at]),
-    }
+    truncate(text, Keep::Chars(MAX_VALUE_CHARS), "…[cut]").into_owned()
 }
 
+/// The start of a reply, for a failure's detail.
 fn excerpt(v: &Value) -> String {
-    let text = v.to_string();
-    let cut: String = text.chars().take(120).collect();
-    if cut.len() < text.len() {
-        format!("{cut}…")
-    } else {
-        cut
-    }
+    truncate(&v.to_string(), Keep::Chars(120), "…").into_owned()
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@
 use super::SpanId;
 use super::names::{SpanName, attr};
 use super::record::{AttrValue, SpanRecord, StatusCode};
+use crate::text::{Keep, truncate};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -637,7 +638,7 @@ fn keys(span: &SpanRecord) -> Vec<String> {
         parts.push(source);
     }
     if let Some(hash) = own(attr::CONTENT_HASH) {
-        parts.push(format!("#{}", short(&hash, 12)));
+        parts.push(format!("#{}", truncate(&hash, Keep::Chars(12), "…")));
     }
     if let Some(model) = own(attr::MODEL_ID) {
         parts.push(format!("model {model}"));
@@ -1030,17 +1031,6 @@ fn attr_json(v: &AttrValue) -> Value {
 
 fn attrs_json<'a>(attrs: impl Iterator<Item = (&'a str, &'a AttrValue)>) -> Value {
     Value::Object(attrs.map(|(k, v)| (k.to_string(), attr_json(v))).collect())
-}
-
-/// The first `n` characters of `s`, and `…` if there were more.
-fn short(s: &str, n: usize) -> String {
-    let mut chars = s.chars();
-    let head: String = chars.by_ref().take(n).collect();
-    if chars.next().is_some() {
-        format!("{head}…")
-    } else {
-        head
-    }
 }
 
 fn status_paint(status: &str, paint: &Paint) -> String {

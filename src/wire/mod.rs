@@ -125,7 +125,7 @@ impl fmt::Display for WireError {
             ),
             // A peer's words are escaped: they end up on terminals and in log lines.
             WireError::HttpStatus { url, status, body } => {
-                let excerpt: String = body.chars().take(200).collect();
+                let excerpt = crate::text::truncate(body, crate::text::Keep::Chars(200), "");
                 let excerpt = crate::text::escape_str(&excerpt, false);
                 write!(f, "{url} answered HTTP {status}: {excerpt}")
             }

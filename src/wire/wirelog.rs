@@ -30,7 +30,7 @@
 //!   soon as it can, and [`WireLog::close`] ends the file with an `end` line of the totals.
 
 use crate::error::Error;
-use crate::text::escape;
+use crate::text::{Base64, base64, base64_decode, escape};
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use serde_json::{Value, json};
 use std::fmt;
@@ -555,7 +555,7 @@ fn head_end(bytes: &[u8]) -> Option<usize> {
 fn encode(bytes: &[u8]) -> (String, &'static str) {
     match std::str::from_utf8(bytes) {
         Ok(text) => (text.to_string(), "utf-8"),
-        Err(_) => (base64(bytes), "base64"),
+        Err(_) => (base64(bytes, Base64::Standard), "base64"),
     }
 }
 
@@ -744,48 +744,6 @@ pub fn readable(line: &str) -> Option<String> {
     }
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 with padding (RFC 4648 §4).
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(B64[((n >> shift) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Decode standard base64 (RFC 4648 §4, padding optional); `None` if it is not base64.
-pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let digits: Vec<u8> = text.bytes().take_while(|&b| b != b'=').collect();
-    if text.len() - digits.len() > 2 || digits.len() % 4 == 1 {
-        return None;
-    }
-    let value = |c: u8| B64.iter().position(|&x| x == c).map(|v| v as u32);
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for chunk in digits.chunks(4) {
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= value(c)? << (18 - 6 * i);
-        }
-        let bytes = n.to_be_bytes();
-        out.extend_from_slice(&bytes[1..chunk.len()]);
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -815,25 +773,6 @@ mod tests {
         );
         assert_eq!(readable("{\"type\":\"other\"}"), None);
         assert_eq!(readable("not json"), None);
-    }
-
-    #[test]
-    fn base64_follows_rfc_4648_test_vectors_both_ways() {
-        // RFC 4648 §10.
-        for (plain, coded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), coded);
-            assert_eq!(base64_decode(coded).unwrap(), plain.as_bytes());
-        }
-        assert_eq!(base64_decode("Zm9v!"), None);
-        assert_eq!(base64_decode("Z"), None);
     }
 
     #[test]

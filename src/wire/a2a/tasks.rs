@@ -734,7 +734,7 @@ pub(crate) fn decode_token(token: &str) -> Option<String> {
 
 /// The refusal of a page token this server did not issue.
 pub(crate) fn invalid_token(token: &str) -> A2aError {
-    let shown: String = token.chars().take(64).collect();
+    let shown = crate::text::truncate(token, crate::text::Keep::Chars(64), "");
     A2aError::invalid(
         "params.pageToken",
         format!("{shown:?} is not a page token this server issued"),

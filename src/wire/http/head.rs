@@ -603,11 +603,7 @@ fn keep_alive(version: Version, headers: &[(String, String)]) -> bool {
 
 /// At most `max` bytes of `s`, cut at a character boundary, for an error message.
 fn clip(s: &str, max: usize) -> String {
-    let mut end = s.len().min(max);
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_string()
+    crate::text::truncate(s, crate::text::Keep::Bytes(max), "").into_owned()
 }
 
 /// A complete response head, as a client reads it.

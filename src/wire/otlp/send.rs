@@ -11,6 +11,7 @@
 //! - A body larger than [`MAX_REQUEST_BYTES`] is not sent (§"OTLP/HTTP Request": 64 MiB).
 
 use super::{OtlpConfig, OtlpError};
+use crate::text::{Keep, truncate};
 use crate::trace::otlp::Encoding;
 use crate::trace::record::SpanRecord;
 use crate::wire::WireError;
@@ -191,7 +192,8 @@ pub(crate) fn send_body(
 /// The start of a receiver's answer, as a log line may quote it: escaped, so a line break or
 /// an escape sequence in it cannot forge a line or drive a terminal.
 fn excerpt(body: &[u8]) -> String {
-    let text: String = String::from_utf8_lossy(body).chars().take(300).collect();
+    let text = String::from_utf8_lossy(body);
+    let text = truncate(&text, Keep::Chars(300), "");
     crate::text::escape_str(text.trim(), false).into_owned()
 }
 
