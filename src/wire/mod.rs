@@ -13,6 +13,7 @@ pub mod sign;
 pub(crate) mod sse;
 pub mod tls;
 pub mod wirelog;
+pub(crate) mod worker;
 
 use std::fmt;
 use std::time::Duration;

@@ -25,21 +25,21 @@
 //!   `truncated` line written when the message ends. So the log holds at most that much of any
 //!   message in memory, and a stream shows in the file while it is open.
 //! - Logging never blocks a request: the bytes are handed to a writer thread through a queue
-//!   bounded in messages ([`QUEUE_MESSAGES`]) and bytes ([`QUEUE_BYTES`]). A message that does
-//!   not fit is dropped and counted; the writer records each run of drops as a `lost` line as
-//!   soon as it can, and [`WireLog::close`] ends the file with an `end` line of the totals.
+//!   bounded in messages ([`QUEUE_MESSAGES`]) and bytes ([`QUEUE_BYTES`]) (the crate's one
+//!   background worker, `wire::worker`). A message that does not fit is dropped and counted;
+//!   the writer records each run of drops as a `lost` line as soon as it can, and
+//!   [`WireLog::close`] ends the file with an `end` line of the totals.
 
 use crate::error::Error;
 use crate::text::{Base64, base64, base64_decode, escape};
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crate::wire::worker::{self, Jobs, Worker};
 use serde_json::{Value, json};
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The most messages waiting for the writer.
@@ -288,13 +288,10 @@ impl fmt::Debug for WireLog {
 
 struct Inner {
     path: PathBuf,
-    queue_bytes: usize,
-    tx: Mutex<Option<Sender<Capture>>>,
-    queued_bytes: AtomicUsize,
+    queue: Worker<Capture>,
     written: AtomicU64,
     dropped: AtomicU64,
     failed: AtomicU64,
-    writer: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// Connections are numbered once per process, whichever side opened them, so the ids in one
@@ -328,25 +325,19 @@ impl WireLog {
             path: path.clone(),
             error,
         })?;
-        let (tx, rx) = crossbeam_channel::bounded(messages.max(1));
+        let (queue, jobs) = worker::queue(messages, bytes);
         let inner = Arc::new(Inner {
             path,
-            queue_bytes: bytes,
-            tx: Mutex::new(Some(tx)),
-            queued_bytes: AtomicUsize::new(0),
+            queue,
             written: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             failed: AtomicU64::new(0),
-            writer: Mutex::new(None),
         });
-        let writer = {
-            let inner = Arc::clone(&inner);
-            std::thread::Builder::new()
-                .name("ddwire-wire-log".into())
-                .spawn(move || write_loop(&inner, file, rx))
-                .map_err(WireLogError::Thread)?
-        };
-        *lock(&inner.writer) = Some(writer);
+        let writer = Arc::clone(&inner);
+        inner
+            .queue
+            .start("ddwire-wire-log", move || write_loop(&writer, file, &jobs))
+            .map_err(WireLogError::Thread)?;
         Ok(WireLog { inner })
     }
 
@@ -368,20 +359,7 @@ impl WireLog {
     /// counted.
     pub(crate) fn record(&self, capture: Capture) {
         let len = capture.bytes.len();
-        let queued = self.inner.queued_bytes.fetch_add(len, Ordering::SeqCst);
-        if queued.saturating_add(len) > self.inner.queue_bytes && queued > 0 {
-            self.inner.queued_bytes.fetch_sub(len, Ordering::SeqCst);
-            self.inner.dropped.fetch_add(1, Ordering::SeqCst);
-            return;
-        }
-        let sent = match lock(&self.inner.tx).as_ref() {
-            Some(tx) => tx.try_send(capture).map_err(|e| match e {
-                TrySendError::Full(_) | TrySendError::Disconnected(_) => (),
-            }),
-            None => Err(()),
-        };
-        if sent.is_err() {
-            self.inner.queued_bytes.fetch_sub(len, Ordering::SeqCst);
+        if self.inner.queue.offer(capture, len).is_err() {
             self.inner.dropped.fetch_add(1, Ordering::SeqCst);
         }
     }
@@ -417,27 +395,14 @@ impl WireLog {
     /// Stop taking messages, let the writer write what is queued and an `end` line with the
     /// totals, and wait for it up to `timeout`. Returns the totals. Later messages are dropped.
     pub fn close(&self, timeout: Duration) -> WireStats {
-        lock(&self.inner.tx).take();
-        if let Some(writer) = lock(&self.inner.writer).take() {
-            let deadline = std::time::Instant::now() + timeout;
-            while !writer.is_finished() && std::time::Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            if writer.is_finished() {
-                let _ = writer.join();
-            }
-        }
+        self.inner.queue.close(timeout);
         self.stats()
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The writer: one line per message; a `lost` line whenever messages were dropped since the
 /// last one; an `end` line once every sender is gone. Flushes whenever the queue is empty.
-fn write_loop(inner: &Inner, file: File, rx: Receiver<Capture>) {
+fn write_loop(inner: &Inner, file: File, jobs: &Jobs<Capture>) {
     let mut out = BufWriter::with_capacity(64 * 1024, file);
     let mut reported = 0u64;
     let put = |line: &Value, out: &mut BufWriter<File>| -> bool {
@@ -446,13 +411,13 @@ fn write_loop(inner: &Inner, file: File, rx: Receiver<Capture>) {
         out.write_all(&bytes).is_ok()
     };
     loop {
-        let capture = match rx.try_recv() {
+        let capture = match jobs.try_next() {
             Ok(c) => Some(c),
             Err(crossbeam_channel::TryRecvError::Empty) => {
                 if out.flush().is_err() {
                     inner.failed.fetch_add(1, Ordering::SeqCst);
                 }
-                rx.recv().ok()
+                jobs.next()
             }
             Err(crossbeam_channel::TryRecvError::Disconnected) => None,
         };
@@ -469,9 +434,6 @@ fn write_loop(inner: &Inner, file: File, rx: Receiver<Capture>) {
             }
         }
         let Some(capture) = capture else { break };
-        inner
-            .queued_bytes
-            .fetch_sub(capture.bytes.len(), Ordering::SeqCst);
         if put(&message_line(&capture), &mut out) {
             inner.written.fetch_add(1, Ordering::SeqCst);
         } else {

@@ -1,4 +1,5 @@
-//! The background exporter: a bounded queue and one thread that encodes and sends.
+//! The background exporter: a bounded queue and one thread that encodes and sends (the
+//! crate's one background worker, `wire::worker`).
 //!
 //! [`Exporter::export`] never blocks and never fails: it hands the batch to the queue, or, when
 //! the queue is full, drops it and counts the drop. The exporter's own thread takes batches in
@@ -11,9 +12,9 @@ use super::send::{RetryPolicy, send_body};
 use super::{OtlpConfig, OtlpError};
 use crate::trace::record::SpanRecord;
 use crate::wire::http::client::HttpClient;
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crate::wire::worker::{self, Jobs, Worker};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Called with each batch that could not be delivered (and, sparingly, with queue overflows).
@@ -71,7 +72,7 @@ pub struct ExportStats {
 /// handle is dropped and the queue is drained.
 #[derive(Clone)]
 pub struct Exporter {
-    tx: Sender<Batch>,
+    queue: Arc<Worker<Batch>>,
     shared: Arc<Shared>,
 }
 
@@ -96,12 +97,6 @@ struct Shared {
     retries: AtomicU64,
     rejected_spans: AtomicU64,
     malformed_spans: AtomicU64,
-    /// Batches accepted into the queue and batches finished with (sent, failed or dropped), so
-    /// [`Exporter::flush`] can wait for the difference to reach zero.
-    progress: Mutex<(u64, u64)>,
-    settled: Condvar,
-    /// Callers waiting in [`Exporter::flush`]: while there are any, nothing lingers.
-    flushing: AtomicU64,
 }
 
 impl Exporter {
@@ -114,7 +109,7 @@ impl Exporter {
         on_error: Option<ErrorHook>,
     ) -> Result<Exporter, OtlpError> {
         let capacity = options.queue.max(1);
-        let (tx, rx) = crossbeam_channel::bounded(capacity);
+        let (queue, jobs) = worker::queue(capacity, usize::MAX);
         let shared = Arc::new(Shared {
             config,
             capacity,
@@ -127,16 +122,17 @@ impl Exporter {
             retries: AtomicU64::new(0),
             rejected_spans: AtomicU64::new(0),
             malformed_spans: AtomicU64::new(0),
-            progress: Mutex::new((0, 0)),
-            settled: Condvar::new(),
-            flushing: AtomicU64::new(0),
         });
         let worker = Arc::clone(&shared);
-        std::thread::Builder::new()
-            .name("otlp-export".into())
-            .spawn(move || run(worker, rx, client, options.retry, options.linger))
+        queue
+            .start("otlp-export", move || {
+                run(&worker, &jobs, &client, &options.retry, options.linger)
+            })
             .map_err(|error| OtlpError::Start { error })?;
-        Ok(Exporter { tx, shared })
+        Ok(Exporter {
+            queue: Arc::new(queue),
+            shared,
+        })
     }
 
     /// Queue `spans` for export as one request. Never blocks: when the queue is full the batch
@@ -166,19 +162,14 @@ impl Exporter {
     }
 
     fn enqueue(&self, batch: Batch) {
-        let mut progress = self.shared.lock_progress();
-        match self.tx.try_send(batch) {
-            Ok(()) => progress.0 += 1,
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                drop(progress);
-                let dropped = self.shared.dropped_batches.fetch_add(1, Ordering::Relaxed) + 1;
-                // Report the 1st, 2nd, 4th, 8th... drop: a flood of them stays a few lines.
-                if dropped.is_power_of_two() {
-                    self.shared.report(&OtlpError::QueueFull {
-                        capacity: self.shared.capacity,
-                        dropped,
-                    });
-                }
+        if self.queue.offer(batch, 0).is_err() {
+            let dropped = self.shared.dropped_batches.fetch_add(1, Ordering::Relaxed) + 1;
+            // Report the 1st, 2nd, 4th, 8th... drop: a flood of them stays a few lines.
+            if dropped.is_power_of_two() {
+                self.shared.report(&OtlpError::QueueFull {
+                    capacity: self.shared.capacity,
+                    dropped,
+                });
             }
         }
     }
@@ -188,7 +179,7 @@ impl Exporter {
         let s = &self.shared;
         let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         ExportStats {
-            queued: self.tx.len() as u64,
+            queued: self.queue.len() as u64,
             exported_batches: load(&s.exported_batches),
             exported_spans: load(&s.exported_spans),
             requests: load(&s.requests),
@@ -203,28 +194,7 @@ impl Exporter {
     /// Wait until every batch queued so far has been sent or given up on, or `timeout` passes;
     /// `true` if everything settled.
     pub fn flush(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        self.shared.flushing.fetch_add(1, Ordering::SeqCst);
-        let settled = self.wait_settled(deadline);
-        self.shared.flushing.fetch_sub(1, Ordering::SeqCst);
-        settled
-    }
-
-    fn wait_settled(&self, deadline: Instant) -> bool {
-        let mut progress = self.shared.lock_progress();
-        while progress.1 < progress.0 {
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            progress = self
-                .shared
-                .settled
-                .wait_timeout(progress, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
-        true
+        self.queue.flush(timeout)
     }
 
     /// Where and how this exporter sends.
@@ -234,19 +204,10 @@ impl Exporter {
 }
 
 impl Shared {
-    fn lock_progress(&self) -> std::sync::MutexGuard<'_, (u64, u64)> {
-        self.progress.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     fn report(&self, error: &OtlpError) {
         if let Some(hook) = &self.on_error {
             hook(error);
         }
-    }
-
-    fn settle(&self, batches: u64) {
-        self.lock_progress().1 += batches;
-        self.settled.notify_all();
     }
 }
 
@@ -272,20 +233,17 @@ pub const LINGER: Duration = Duration::from_millis(50);
 /// run. The thread sleeps while it lingers rather than waiting on the queue, so queuing a run
 /// never wakes it.
 fn run(
-    shared: Arc<Shared>,
-    rx: Receiver<Batch>,
-    client: HttpClient,
-    retry: RetryPolicy,
+    shared: &Shared,
+    jobs: &Jobs<Batch>,
+    client: &HttpClient,
+    retry: &RetryPolicy,
     linger: Duration,
 ) {
-    while let Ok(first) = rx.recv() {
+    while let Some(first) = jobs.next() {
         let until = Instant::now() + linger;
         loop {
             let now = Instant::now();
-            if now >= until
-                || rx.len() + 1 >= MAX_RUNS_PER_REQUEST
-                || shared.flushing.load(Ordering::SeqCst) > 0
-            {
+            if now >= until || jobs.len() + 1 >= MAX_RUNS_PER_REQUEST || jobs.flushing() {
                 break;
             }
             std::thread::sleep((until - now).min(Duration::from_millis(5)));
@@ -312,13 +270,13 @@ fn run(
                 }
             }
             if runs < MAX_RUNS_PER_REQUEST && spans.len() < MAX_SPANS_PER_REQUEST {
-                next = rx.try_recv().ok();
+                next = jobs.try_next().ok();
             }
         }
         if !spans.is_empty() {
-            deliver(&shared, &client, &retry, &spans, runs as u64);
+            deliver(shared, client, retry, &spans, runs as u64);
         }
-        shared.settle(runs as u64);
+        jobs.settle(runs as u64);
     }
 }
 
