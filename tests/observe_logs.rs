@@ -639,3 +639,226 @@ fn an_agents_request_log_names_the_invocation_it_ran() {
         .unwrap();
     assert_eq!(card["invocation_id"], Value::Null);
 }
+
+/// A peer whose card names `/a2a` and whose `message/stream` answer is an event stream of four
+/// events for the call's id (the task, working, an artifact, completed), chunked as ddwire's
+/// server writes it; served on loopback, writing to `wire`.
+fn streaming_peer(wire: &WireLog) -> Server {
+    let bound = server::bind("127.0.0.1:0", Limits::DEFAULT)
+        .unwrap()
+        .with_wire_log(wire.clone());
+    let base = bound.default_public_url();
+    let card = json!({"name": "streamer", "url": format!("{base}/a2a"),
+        "preferredTransport": "JSONRPC", "protocolVersion": "0.3.0", "version": "1",
+        "description": "streams", "capabilities": {"streaming": true}, "skills": [],
+        "defaultInputModes": [], "defaultOutputModes": []});
+    let handler: Handler = Arc::new(move |request: ddwire::wire::http::Request| {
+        if request.method == "GET" {
+            return Response::json(200, &card);
+        }
+        let id = serde_json::from_slice::<Value>(&request.body).unwrap()["id"].clone();
+        let status = |state: &str, last: bool| {
+            json!({"kind": "status-update", "taskId": "t-1", "contextId": "ctx-log",
+                   "status": {"state": state}, "final": last})
+        };
+        let results = [
+            json!({"kind": "task", "id": "t-1", "contextId": "ctx-log",
+                   "status": {"state": "submitted"}}),
+            status("working", false),
+            json!({"kind": "artifact-update", "taskId": "t-1", "contextId": "ctx-log",
+                   "artifact": {"artifactId": "a", "parts": [{"kind": "text", "text": "done"}]}}),
+            status("completed", true),
+        ];
+        let (tx, rx) = crossbeam_channel::bounded(8);
+        for result in results {
+            let event = json!({"jsonrpc": "2.0", "id": id, "result": result});
+            tx.send(format!("data: {event}\n\n").into_bytes()).unwrap();
+        }
+        Response::stream(200, "text/event-stream", rx)
+    });
+    bound.serve(handler).unwrap()
+}
+
+/// A stream the relay forwards passes through its client's side of the wire log as a blocking
+/// call does: the request it sent, and the event stream as it read it, byte for byte what the
+/// peer's server wrote, logged whole once the stream ended.
+#[test]
+fn a_stream_the_relay_forwards_is_in_the_wire_log_on_its_client_side_byte_for_byte() {
+    use ddwire::relay::{self, PeerSpec, Relay, RelayConfig, Role};
+    let dir = TempDir::new("relay-stream-log");
+    let path = dir.path().join("wire.jsonl");
+    let wire = WireLog::create(&path).unwrap();
+    let peer = streaming_peer(&wire);
+    let peer_addr = peer.local_addr().to_string();
+    let spec = PeerSpec::new("streamer", &peer.base_url(), Role::Leaf).unwrap();
+    let mut config = RelayConfig::new(vec![spec], "http://placeholder");
+    config.http = HttpClient::tcp_logged(wire.clone());
+    config.egress = ddwire::wire::http::egress::Egress::allowing(["127.0.0.1/32"]).unwrap();
+    let relay = Arc::new(Relay::new(config).unwrap());
+    let served = server::serve(
+        "127.0.0.1:0",
+        relay::handler(relay.clone()),
+        Limits::DEFAULT,
+    )
+    .unwrap();
+    relay.set_public_url(&served.base_url());
+
+    let call = json!({"jsonrpc": "2.0", "id": "s-1", "method": "message/stream", "params": {
+        "message": {"kind": "message", "role": "user", "messageId": ddwire::ids::new_uuid7(),
+                    "contextId": "ctx-log", "parts": [{"kind": "text", "text": "stream me"}],
+                    "metadata": {"agent.target": "streamer"}}}});
+    let request = ClientRequest::post_json(
+        format!("{}/a2a", served.base_url()),
+        call.to_string().into_bytes(),
+        T,
+    )
+    .header("Accept", "text/event-stream");
+    let answer = HttpClient::tcp().send(request).unwrap();
+    let text = String::from_utf8(answer.body).unwrap();
+    assert!(text.contains(r#""state":"completed""#), "{text}");
+
+    // The relay's forward ends on its own thread just after the last event is passed on.
+    let is_stream = |m: &Value| {
+        m["type"] == "message"
+            && m["direction"] == "in"
+            && m["head"]
+                .as_str()
+                .is_some_and(|h| h.to_ascii_lowercase().contains("text/event-stream"))
+    };
+    let deadline = Instant::now() + T;
+    while !read_log(&path)
+        .iter()
+        .any(|m| m["side"] == "client" && is_stream(m))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no client-side stream in the log"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(served);
+    drop(peer);
+    let stats = wire.close(T);
+    assert_eq!((stats.dropped, stats.failed), (0, 0));
+
+    let lines = read_log(&path);
+    let read = lines
+        .iter()
+        .find(|m| m["side"] == "client" && is_stream(m))
+        .unwrap();
+    assert_eq!(read["complete"], true, "{read}");
+    assert_eq!(read["peer"], peer_addr);
+    let body = String::from_utf8(bytes_of(read)).unwrap();
+    for state in ["submitted", "working", "completed"] {
+        assert!(body.contains(state), "{state} missing from {body}");
+    }
+    let written = lines
+        .iter()
+        .find(|m| {
+            m["side"] == "server"
+                && m["direction"] == "out"
+                && m["head"]
+                    .as_str()
+                    .is_some_and(|h| h.contains("text/event-stream"))
+        })
+        .expect("the peer's server logged the stream it wrote");
+    assert_eq!(
+        bytes_of(read),
+        bytes_of(written),
+        "what the relay read is what the peer wrote"
+    );
+    let forwarded = lines
+        .iter()
+        .find(|m| {
+            m["side"] == "client"
+                && m["direction"] == "out"
+                && m["connection"] == read["connection"]
+                && m["head"]
+                    .as_str()
+                    .is_some_and(|h| h.starts_with("POST /a2a"))
+        })
+        .expect("the forwarded call, on the same connection");
+    assert!(
+        String::from_utf8(bytes_of(forwarded))
+            .unwrap()
+            .contains("message/stream"),
+        "{forwarded}"
+    );
+    assert!(
+        lines.iter().any(|m| m["side"] == "server"
+            && m["direction"] == "in"
+            && bytes_of(m) == bytes_of(forwarded)),
+        "the peer received what the relay sent"
+    );
+}
+
+/// A loopback server that answers one request on each connection with `answer`, then closes.
+fn answering_once(answer: &'static [u8]) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let mut got = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                    _ => break,
+                }
+            }
+            let _ = stream.write_all(answer);
+        }
+    });
+    base
+}
+
+/// Where a logged client's message ends is read from the message itself: a body delimited by
+/// the connection's close is whole when the peer closes, one shorter than its
+/// `Content-Length` is logged as cut short; the in-memory transport logs the same way.
+#[test]
+fn a_logged_clients_responses_end_where_their_framing_says_whole_or_cut_short() {
+    let dir = TempDir::new("client-framing-log");
+    let path = dir.path().join("wire.jsonl");
+    let wire = WireLog::create(&path).unwrap();
+    let client = HttpClient::tcp_logged(wire.clone());
+    let until_close = answering_once(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it");
+    let r = client.send(ClientRequest::get(until_close, T)).unwrap();
+    assert_eq!(r.body, b"all of it");
+    let cut = answering_once(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello");
+    assert!(client.send(ClientRequest::get(cut, T)).is_err());
+    let net = ddwire::wire::http::memory::MemoryNet::new();
+    let ok: Handler = Arc::new(|_| Response::bytes(200, "text/plain", b"in memory".to_vec()));
+    let base = net.serve("memory.test", ok, Limits::DEFAULT);
+    let in_memory = HttpClient::memory(net).logged(wire.clone());
+    assert_eq!(
+        in_memory.send(ClientRequest::get(base, T)).unwrap().status,
+        200
+    );
+    drop(client);
+    wire.close(T);
+
+    let lines = read_log(&path);
+    let response = |body: &str| {
+        lines
+            .iter()
+            .find(|m| m["direction"] == "in" && m["body"] == body)
+            .unwrap_or_else(|| panic!("no response {body:?} in {lines:?}"))
+    };
+    assert_eq!(response("all of it")["complete"], true);
+    assert_eq!(response("hello")["complete"], false);
+    let memory = response("in memory");
+    assert_eq!(
+        (&memory["complete"], &memory["side"]),
+        (&json!(true), &json!("client"))
+    );
+    assert_eq!(memory["peer"], "memory.test");
+    let requests = lines
+        .iter()
+        .filter(|m| m["direction"] == "out" && m["complete"] == true)
+        .count();
+    assert_eq!(
+        requests, 3,
+        "each request, whole, as soon as it was sent: {lines:?}"
+    );
+}

@@ -8,6 +8,10 @@
 //!  "body":"{\"jsonrpc\":\"2.0\",…}","body_encoding":"utf-8","body_bytes":412,"redacted":[]}
 //! ```
 //!
+//! - Every logged byte passes one seam, a `Tap` per connection: the server's connections,
+//!   the client's (TCP or TLS, blocking calls and streams alike; where a client's message
+//!   ends is read from its own framing) and the in-memory transport's client all hand it what
+//!   they read and write.
 //! - A message is its head (start line and header fields, up to and including the empty line)
 //!   and its body exactly as framed on the wire (a chunked body with its chunk sizes). Text that
 //!   is valid UTF-8 is written as a JSON string; anything else as standard base64 (RFC 4648
@@ -106,8 +110,8 @@ pub(crate) struct Capture {
     pub(crate) peer: String,
     /// This end's address, when known.
     pub(crate) local: Option<String>,
-    /// When the message's first byte was seen (received) or its last byte sent, in
-    /// nanoseconds since the epoch.
+    /// When the message's last byte (or, for its first part, the byte that passed the cap)
+    /// was read or written, in nanoseconds since the epoch.
     pub time_ns: u64,
     /// Head and body, as on the wire.
     pub(crate) bytes: Vec<u8>,
@@ -128,45 +132,137 @@ pub(crate) enum Part {
     Rest(u64),
 }
 
-/// The first [`MESSAGE_CAP`] bytes of a message, and a count of the bytes after them.
-#[derive(Debug, Default)]
-pub(crate) struct Kept {
-    pub(crate) bytes: Vec<u8>,
-    pub(crate) beyond: u64,
+/// One connection as the wire log sees it: the one seam every logged byte passes through, on
+/// both sides. The server's connections ([`super::http::server`]) hand it what they read and
+/// write; the client's ([`super::http::client`]) what ureq's transport sends and receives, over
+/// TCP or TLS, for blocking and streamed calls alike, and what the in-memory transport carries.
+///
+/// It holds the message coming in and the one going out while their bytes pass, each kept up
+/// to [`MESSAGE_CAP`] (written as its first part as soon as it passes the cap, counted after
+/// that), and writes a message when its side says it has ended ([`Tap::end`]); one still open
+/// when the tap is dropped is written as incomplete. A tap with no log ([`Tap::off`]) does
+/// nothing, so a connection need not ask whether it is logged.
+pub(crate) struct Tap {
+    log: Option<WireLog>,
+    side: Side,
+    connection: u64,
+    peer: String,
+    local: Option<String>,
+    /// The message coming in, and the one going out, while open.
+    open: [Option<Recording>; 2],
 }
 
-impl Kept {
-    /// Keep what fits under the cap of `data`, count the rest.
-    pub(crate) fn push(&mut self, data: &[u8]) {
-        let take = MESSAGE_CAP.saturating_sub(self.bytes.len()).min(data.len());
-        self.bytes.extend_from_slice(&data[..take]);
-        self.beyond += (data.len() - take) as u64;
+/// A message whose bytes are passing: its first [`MESSAGE_CAP`] bytes (none once they have
+/// been written as its first part), the count of the bytes after them, and when the last
+/// byte passed.
+#[derive(Default)]
+struct Recording {
+    bytes: Vec<u8>,
+    beyond: u64,
+    last_ns: u64,
+}
+
+impl Tap {
+    /// A tap for a connection that is not logged.
+    pub(crate) fn off() -> Tap {
+        Tap {
+            log: None,
+            side: Side::Server,
+            connection: 0,
+            peer: String::new(),
+            local: None,
+            open: [None, None],
+        }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.bytes.is_empty() && self.beyond == 0
+    /// A tap writing to `log` what `side` of connection `connection` (see [`connection_id`])
+    /// reads and writes; `peer` is the other end (an address, or a URL's authority), `local`
+    /// this end's address when known.
+    pub(crate) fn new(
+        log: &WireLog,
+        side: Side,
+        connection: u64,
+        peer: String,
+        local: Option<String>,
+    ) -> Tap {
+        Tap {
+            log: Some(log.clone()),
+            side,
+            connection,
+            peer,
+            local,
+            open: [None, None],
+        }
     }
-}
 
-/// Who sent a message, and to whom: what every line of it repeats.
-#[derive(Clone, Debug)]
-pub(crate) struct Origin {
-    pub side: Side,
-    pub direction: Direction,
-    pub connection: u64,
-    pub peer: String,
-    pub local: Option<String>,
-}
+    /// Bytes read, part of the message coming in (one is begun if none is open).
+    pub(crate) fn received(&mut self, bytes: &[u8]) {
+        self.push(Direction::In, bytes);
+    }
 
-impl Origin {
-    fn capture(&self, bytes: Vec<u8>, complete: bool, part: Part) -> Capture {
+    /// Bytes written, part of the message going out (one is begun if none is open).
+    pub(crate) fn sent(&mut self, bytes: &[u8]) {
+        self.push(Direction::Out, bytes);
+    }
+
+    /// A message whose bytes are all at hand, going `direction`.
+    pub(crate) fn message(&mut self, direction: Direction, bytes: &[u8], complete: bool) {
+        self.push(direction, bytes);
+        self.end(direction, complete);
+    }
+
+    fn push(&mut self, direction: Direction, data: &[u8]) {
+        let Some(log) = &self.log else { return };
+        if data.is_empty() {
+            return;
+        }
+        let now = crate::time::now_ns();
+        let open = self.open[direction as usize].get_or_insert_with(Recording::default);
+        open.last_ns = now;
+        if open.beyond > 0 {
+            open.beyond += data.len() as u64;
+            return;
+        }
+        let take = MESSAGE_CAP.saturating_sub(open.bytes.len()).min(data.len());
+        open.bytes.extend_from_slice(&data[..take]);
+        open.beyond = (data.len() - take) as u64;
+        if open.beyond > 0 {
+            let first = std::mem::take(&mut open.bytes);
+            log.record(self.capture(direction, first, false, Part::First, now));
+        }
+    }
+
+    /// The message going `direction` has ended (`complete`: in full): write it, or, if its
+    /// first part was written, the count of its rest. Nothing if none is open.
+    pub(crate) fn end(&mut self, direction: Direction, complete: bool) {
+        let Some(open) = self.open[direction as usize].take() else {
+            return;
+        };
+        let Some(log) = &self.log else { return };
+        let capture = if open.beyond == 0 {
+            self.capture(direction, open.bytes, complete, Part::Whole, open.last_ns)
+        } else {
+            let rest = Part::Rest(open.beyond);
+            self.capture(direction, Vec::new(), complete, rest, open.last_ns)
+        };
+        log.record(capture);
+    }
+
+    fn capture(
+        &self,
+        direction: Direction,
+        bytes: Vec<u8>,
+        complete: bool,
+        part: Part,
+        time_ns: u64,
+    ) -> Capture {
         Capture {
             side: self.side,
-            direction: self.direction,
+            direction,
             connection: self.connection,
             peer: self.peer.clone(),
             local: self.local.clone(),
-            time_ns: crate::time::now_ns(),
+            time_ns,
             bytes,
             complete,
             part,
@@ -174,42 +270,11 @@ impl Origin {
     }
 }
 
-/// One message being logged as its bytes pass: kept up to [`MESSAGE_CAP`], written as soon as
-/// it passes the cap (its first part), counted after that.
-pub(crate) struct Recording {
-    log: WireLog,
-    who: Origin,
-    kept: Kept,
-    /// The first part has been written.
-    cut: bool,
-}
-
-impl Recording {
-    pub(crate) fn new(log: &WireLog, who: Origin) -> Recording {
-        Recording {
-            log: log.clone(),
-            who,
-            kept: Kept::default(),
-            cut: false,
-        }
-    }
-
-    pub(crate) fn push(&mut self, data: &[u8]) {
-        if self.cut {
-            self.kept.beyond += data.len() as u64;
-            return;
-        }
-        self.kept.push(data);
-        if self.kept.beyond > 0 {
-            self.cut = true;
-            let first = std::mem::take(&mut self.kept.bytes);
-            self.log.record(self.who.capture(first, false, Part::First));
-        }
-    }
-
-    /// The message ended (`complete`: in full): write it, or the count of its rest.
-    pub(crate) fn finish(self, complete: bool) {
-        self.log.record_kept(&self.who, self.kept, complete, None);
+impl Drop for Tap {
+    /// A message still open when its connection is done with was cut short.
+    fn drop(&mut self) {
+        self.end(Direction::In, false);
+        self.end(Direction::Out, false);
     }
 }
 
@@ -362,34 +427,6 @@ impl WireLog {
         if self.inner.queue.offer(capture, len).is_err() {
             self.inner.dropped.fetch_add(1, Ordering::SeqCst);
         }
-    }
-
-    /// Record a message kept whole or in part ([`Kept`]): the message, or its first part and
-    /// the count of its rest.
-    /// `time_ns` stands for now.
-    pub(crate) fn record_kept(
-        &self,
-        who: &Origin,
-        kept: Kept,
-        complete: bool,
-        time_ns: Option<u64>,
-    ) {
-        let at = |mut c: Capture| {
-            c.time_ns = time_ns.unwrap_or(c.time_ns);
-            c
-        };
-        if kept.beyond == 0 {
-            self.record(at(who.capture(kept.bytes, complete, Part::Whole)));
-            return;
-        }
-        if !kept.bytes.is_empty() {
-            self.record(at(who.capture(kept.bytes, false, Part::First)));
-        }
-        self.record(at(who.capture(
-            Vec::new(),
-            complete,
-            Part::Rest(kept.beyond),
-        )));
     }
 
     /// Stop taking messages, let the writer write what is queued and an `end` line with the

@@ -6,11 +6,17 @@
 //!
 //! A client made with [`HttpClient::tcp_logged`] writes each request it sends and each
 //! response it reads to a [`WireLog`], byte for byte as they crossed the socket: the bytes are
-//! taken from ureq's transport (a connector wrapping ureq's own), below every
-//! choice ureq makes. So the log shows what ureq adds to the fields ddwire sets: `Host`,
-//! `User-Agent: ddwire/<version>` (ddwire's setting), `Accept: */*` when no `Accept` is given,
-//! and `Content-Length` for a body. A response body is logged as far as it was read (the
-//! whole of it, within [`MAX_RESPONSE_BYTES`]). The in-memory transport logs nothing.
+//! taken from ureq's transport (a connector wrapping ureq's own, over TCP or TLS), below every
+//! choice ureq makes, and handed to the connection's `wirelog::Tap`, the wire log's one seam. So the
+//! log shows what ureq adds to the fields ddwire sets: `Host`, `User-Agent: ddwire/<version>`
+//! (ddwire's setting), `Accept: */*` when no `Accept` is given, and `Content-Length` for a
+//! body. Where each message ends is read from its own bytes, as the server's parser reads a
+//! request: its head, then its body by the framing the head gives (RFC 9112 §6), so a
+//! blocking call and a streamed one (an event stream the relay forwards) are logged alike, each
+//! message as soon as its last byte has passed. A message the connection ended first (a body
+//! over [`MAX_RESPONSE_BYTES`], a stream its reader dropped before its end, a timeout) is
+//! logged incomplete when ureq lets the connection go. A logged client over the in-memory
+//! transport logs the bytes it carries the same way.
 //!
 //! # Interrupting a call
 //!
@@ -24,11 +30,14 @@
 //! [`interruptible`] waits as it always did. Connecting and sending are not sliced: they are
 //! bounded by the call's own timeout.
 
+use super::Limits;
+use super::body::BodyReader;
 use super::egress::Egress;
+use super::head::{self, Framing};
 use super::memory::MemoryNet;
 use crate::wire::WireError;
 use crate::wire::tls::{ClientTls, ClientTrust, KeyPair, TlsError, TlsFailure};
-use crate::wire::wirelog::{self, Direction, Kept, Origin, Side, WireLog};
+use crate::wire::wirelog::{self, Direction, Side, Tap, WireLog};
 use std::cell::RefCell;
 use std::sync::Arc;
 
@@ -201,7 +210,7 @@ pub const MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
 #[derive(Clone)]
 pub struct HttpClient {
     transport: Via,
-    /// Where every message goes, byte for byte, when set (TCP only).
+    /// Where every message goes, byte for byte, when set.
     wire_log: Option<WireLog>,
     /// The largest response body [`HttpClient::send`] reads.
     max_body: u64,
@@ -244,7 +253,10 @@ impl HttpClient {
     pub fn logged(&self, log: WireLog) -> HttpClient {
         match &self.transport {
             Via::Tcp(_, tls) => HttpClient::over(tls.clone(), Some(log)),
-            Via::Memory(_) => self.clone(),
+            Via::Memory(_) => HttpClient {
+                wire_log: Some(log),
+                ..self.clone()
+            },
         }
     }
 
@@ -267,7 +279,7 @@ impl HttpClient {
     }
 
     fn over(tls: ClientTls, log: Option<WireLog>) -> HttpClient {
-        let agent = build_agent(&tls, log.is_some(), agent_config(), LiteralIpResolver);
+        let agent = build_agent(&tls, log.as_ref(), agent_config(), LiteralIpResolver);
         HttpClient {
             transport: Via::Tcp(agent, tls),
             wire_log: log,
@@ -296,7 +308,7 @@ impl HttpClient {
             Via::Tcp(_, tls) => {
                 let agent = build_agent(
                     tls,
-                    self.wire_log.is_some(),
+                    self.wire_log.as_ref(),
                     agent_config_for(true),
                     GuardedResolver(egress),
                 );
@@ -314,24 +326,17 @@ impl HttpClient {
 
     /// Send one request and read the whole response.
     pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
-        match (&self.transport, &self.wire_log) {
-            (Via::Memory(net), _) => net.send(request),
-            (Via::Tcp(agent, _), None) => send_tcp(agent, request, self.max_body),
-            (Via::Tcp(agent, _), Some(log)) => {
-                CAPTURE.with(|c| *c.borrow_mut() = Some(Exchange::default()));
-                let result = send_tcp(agent, request, self.max_body);
-                let exchange = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
-                exchange.record(log, result.is_ok());
-                result
-            }
+        match &self.transport {
+            Via::Memory(net) => net.exchange(request, self.wire_log.as_ref()),
+            Via::Tcp(agent, _) => send_tcp(agent, request, self.max_body),
         }
     }
 }
 
-/// A ureq agent over TCP (and TLS), capturing for the wire log if `logged`.
+/// A ureq agent over TCP (and TLS), its connections tapped for `log` when there is one.
 fn build_agent(
     tls: &ClientTls,
-    logged: bool,
+    log: Option<&WireLog>,
     config: ureq::config::Config,
     resolver: impl Resolver,
 ) -> ureq::Agent {
@@ -343,8 +348,8 @@ fn build_agent(
     )));
     #[cfg(not(feature = "tls"))]
     let _ = tls;
-    if logged {
-        let connector = connector.chain(Capturing).chain(Interruptible);
+    if let Some(log) = log {
+        let connector = connector.chain(Capturing(log.clone())).chain(Interruptible);
         ureq::Agent::with_parts(config, connector, resolver)
     } else {
         ureq::Agent::with_parts(config, connector.chain(Interruptible), resolver)
@@ -429,54 +434,12 @@ fn interrupted() -> std::io::Error {
 thread_local! {
     /// The interrupt the calls on this thread answer to ([`interruptible`]).
     static INTERRUPT: RefCell<Option<Interrupt>> = const { RefCell::new(None) };
-    /// The exchange a logged client is making on this thread. ureq does a call's I/O on the
-    /// calling thread, so the transport finds it here whichever pooled connection it uses.
-    static CAPTURE: RefCell<Option<Exchange>> = const { RefCell::new(None) };
-}
-
-/// What one call sent and read, and on which connection.
-#[derive(Default)]
-struct Exchange {
-    connection: Option<(u64, String)>,
-    /// The request, up to the wire log's cap per message.
-    sent: Kept,
-    sent_ns: u64,
-    /// The response, up to the wire log's cap per message.
-    received: Kept,
-    received_ns: u64,
-}
-
-impl Exchange {
-    /// Log the request, and the response if one arrived (`complete`: read in full).
-    fn record(self, log: &WireLog, complete: bool) {
-        let Some((connection, peer)) = self.connection else {
-            return; // no connection was made: nothing crossed the wire
-        };
-        let origin = |direction| Origin {
-            side: Side::Client,
-            direction,
-            connection,
-            peer: peer.clone(),
-            local: None,
-        };
-        if !self.sent.is_empty() {
-            log.record_kept(&origin(Direction::Out), self.sent, true, Some(self.sent_ns));
-        }
-        if !self.received.is_empty() {
-            log.record_kept(
-                &origin(Direction::In),
-                self.received,
-                complete,
-                Some(self.received_ns),
-            );
-        }
-    }
 }
 
 /// A connector wrapping ureq's transport so that what a logged client sends and reads is
-/// captured (see the module's docs).
+/// handed to the connection's tap (see the module's docs).
 #[derive(Debug)]
-struct Capturing;
+struct Capturing(WireLog);
 
 impl<In: Transport> Connector<In> for Capturing {
     type Out = CapturingTransport;
@@ -492,29 +455,178 @@ impl<In: Transport> Connector<In> for Capturing {
             .map_or_else(|| "-".to_string(), |a| a.as_str().to_string());
         Ok(chained.map(|inner| CapturingTransport {
             inner: inner.boxed(),
-            connection: wirelog::connection_id(),
-            peer,
+            tap: Tap::new(&self.0, Side::Client, wirelog::connection_id(), peer, None),
+            request: Delimiter::default(),
+            response: Delimiter::default(),
+            method: "GET",
+            scratch: Vec::new(),
         }))
     }
 }
 
-#[derive(Debug)]
+/// A logged client's connection: ureq's transport, the tap its bytes go to, and where the
+/// request going out and the response coming in end.
 struct CapturingTransport {
     inner: Box<dyn Transport>,
-    connection: u64,
-    peer: String,
+    tap: Tap,
+    request: Delimiter,
+    response: Delimiter,
+    /// `HEAD` after a `HEAD` request, whose response has no body whatever its head says
+    /// (RFC 9112 §6.3), else `GET`, standing for every method whose response is framed by
+    /// its head (`CONNECT`, the other exception, is spoken below this transport, by ureq's
+    /// proxy connector).
+    method: &'static str,
+    /// Where a body is decoded to find its end (and dropped).
+    scratch: Vec<u8>,
+}
+
+impl std::fmt::Debug for CapturingTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CapturingTransport")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The most bytes of a message's head looked at to find where it ends: the server's default
+/// head limit. A head not parsed within it leaves the message to end with the connection.
+const MAX_HEAD: usize = Limits::DEFAULT.max_header_bytes;
+/// What a request head sent is read within: [`MAX_HEAD`], and as many fields as the parser
+/// takes.
+const REQUEST_HEAD: Limits = Limits {
+    max_header_bytes: MAX_HEAD,
+    max_headers: head::MAX_FIELDS,
+    ..Limits::DEFAULT
+};
+
+/// Where one HTTP message ends, read from its bytes as they pass (RFC 9112 §6): its head, then
+/// its body by the framing the head gives.
+enum Delimiter {
+    /// The head so far.
+    Head(Vec<u8>),
+    /// The body.
+    Body(BodyReader),
+    /// Bytes that do not read as HTTP: the message ends with the connection.
+    Unframed,
+}
+
+impl Default for Delimiter {
+    fn default() -> Self {
+        Delimiter::Head(Vec::new())
+    }
+}
+
+/// Which message a [`Delimiter`] reads: a request, or the response to a request made with a
+/// method (`HEAD`'s response has no body, whatever its head says: RFC 9112 §6.3).
+#[derive(Clone, Copy)]
+enum Message {
+    Request,
+    Response { method: &'static str },
+}
+
+impl Message {
+    /// The length of the complete head at the start of `window` and the framing of the body
+    /// after it; `Ok(None)` if the head is not complete yet, `Err` if it is not a head.
+    fn head(self, window: &[u8]) -> Result<Option<(usize, Framing)>, ()> {
+        match self {
+            Message::Request => match head::parse_request(window, &REQUEST_HEAD) {
+                Ok(head) => Ok(head.map(|h| (h.len, h.framing))),
+                Err(_) => Err(()),
+            },
+            Message::Response { method } => match head::parse_response(window, method, MAX_HEAD) {
+                Ok(head) => Ok(head.map(|h| (h.len, h.framing))),
+                Err(_) => Err(()),
+            },
+        }
+    }
+}
+
+impl Delimiter {
+    /// How many of `bytes` belong to the `message` being read, and whether it ends with them.
+    fn take(&mut self, bytes: &[u8], scratch: &mut Vec<u8>, message: Message) -> (usize, bool) {
+        match self {
+            Delimiter::Head(head) => {
+                let before = head.len();
+                head.extend_from_slice(&bytes[..bytes.len().min(MAX_HEAD - before)]);
+                match message.head(head) {
+                    Ok(Some((len, framing))) => {
+                        let in_head = len - before;
+                        match BodyReader::new(framing, usize::MAX) {
+                            Ok(body) if body.is_done() => return (in_head, true),
+                            Ok(body) => *self = Delimiter::Body(body),
+                            Err(_) => *self = Delimiter::Unframed,
+                        }
+                        let (in_body, done) = self.take(&bytes[in_head..], scratch, message);
+                        (in_head + in_body, done)
+                    }
+                    Ok(None) if head.len() < MAX_HEAD => (bytes.len(), false),
+                    _ => {
+                        *self = Delimiter::Unframed;
+                        (bytes.len(), false)
+                    }
+                }
+            }
+            Delimiter::Body(body) => {
+                let fed = body.feed(bytes, scratch);
+                scratch.clear();
+                match fed {
+                    Ok(fed) => (fed.consumed, fed.done),
+                    Err(_) => {
+                        *self = Delimiter::Unframed;
+                        (bytes.len(), false)
+                    }
+                }
+            }
+            Delimiter::Unframed => (bytes.len(), false),
+        }
+    }
+
+    /// The connection ended: whether the message being read ended whole (a body delimited by
+    /// the close; or no message at all).
+    fn closed(&mut self) -> bool {
+        match std::mem::take(self) {
+            Delimiter::Head(head) => head.is_empty(),
+            Delimiter::Body(mut body) => body.end_of_input().is_ok(),
+            Delimiter::Unframed => false,
+        }
+    }
 }
 
 impl CapturingTransport {
-    fn capture(&self, f: impl FnOnce(&mut Exchange)) {
-        CAPTURE.with(|c| {
-            if let Some(exchange) = c.borrow_mut().as_mut() {
-                exchange
-                    .connection
-                    .get_or_insert_with(|| (self.connection, self.peer.clone()));
-                f(exchange);
+    /// Hand `bytes`, going `direction`, to the tap, ending each message where its framing
+    /// says.
+    fn pass(&mut self, direction: Direction, mut bytes: &[u8]) {
+        if direction == Direction::Out
+            && matches!(&self.request, Delimiter::Head(h) if h.is_empty())
+        {
+            self.method = if bytes.starts_with(b"HEAD ") {
+                "HEAD"
+            } else {
+                "GET"
+            };
+        }
+        while !bytes.is_empty() {
+            let (delimiter, message) = match direction {
+                Direction::Out => (&mut self.request, Message::Request),
+                Direction::In => (
+                    &mut self.response,
+                    Message::Response {
+                        method: self.method,
+                    },
+                ),
+            };
+            let (n, ended) = delimiter.take(bytes, &mut self.scratch, message);
+            let n = if n == 0 && !ended { bytes.len() } else { n };
+            match direction {
+                Direction::Out => self.tap.sent(&bytes[..n]),
+                Direction::In => self.tap.received(&bytes[..n]),
             }
-        });
+            if ended {
+                *delimiter = Delimiter::default();
+                self.tap.end(direction, true);
+            }
+            bytes = &bytes[n..];
+        }
     }
 }
 
@@ -532,10 +644,7 @@ impl Transport for CapturingTransport {
         let sent = output.get(..amount).unwrap_or(output).to_vec();
         let result = self.inner.transmit_output(amount, timeout);
         if result.is_ok() {
-            self.capture(|x| {
-                x.sent.push(&sent);
-                x.sent_ns = crate::time::now_ns();
-            });
+            self.pass(Direction::Out, &sent);
         }
         result
     }
@@ -547,10 +656,11 @@ impl Transport for CapturingTransport {
         let input = self.inner.buffers().input();
         if input.len() > before {
             let new = input[before..].to_vec();
-            self.capture(|x| {
-                x.received.push(&new);
-                x.received_ns = crate::time::now_ns();
-            });
+            self.pass(Direction::In, &new);
+        } else if matches!(result, Ok(false)) {
+            // The peer closed the connection: a body delimited by the close ends whole.
+            let whole = self.response.closed();
+            self.tap.end(Direction::In, whole);
         }
         result
     }
@@ -874,7 +984,7 @@ impl HttpClient {
             // The in-memory transport holds whole responses: its body is read from memory.
             Via::Memory(net) => {
                 let url = request.url.clone();
-                let response = net.send(request)?;
+                let response = net.exchange(request, self.wire_log.as_ref())?;
                 Ok(StreamingResponse {
                     status: response.status,
                     headers: response.headers,

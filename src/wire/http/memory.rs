@@ -6,12 +6,15 @@
 //! writes the response with the same `write_response`, and parses those bytes back with the
 //! client half of the same parser. Tests
 //! therefore exercise the real wire, framing and limits included, with no network; a
-//! per-call timeout is enforced as on TCP.
+//! per-call timeout is enforced as on TCP. A logged client ([`super::client::HttpClient::logged`])
+//! hands the request and response bytes to the wire log's tap as a TCP client's connection
+//! does.
 
 use super::client::{ClientRequest, ClientResponse, MAX_RESPONSE_BYTES};
 use super::write::{self, Framing};
 use super::{BodyError, Handler, Limits, Request, Response, body, head, write_response};
 use crate::wire::WireError;
+use crate::wire::wirelog::{self, Direction, Side, Tap, WireLog};
 
 type Result<T, E = WireError> = std::result::Result<T, E>;
 use std::collections::HashMap;
@@ -63,6 +66,16 @@ impl MemoryNet {
 
     /// Send a request to a host on this network.
     pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
+        self.exchange(request, None)
+    }
+
+    /// [`MemoryNet::send`], writing the request and the response to `log` as a client's
+    /// messages, when there is one.
+    pub(crate) fn exchange(
+        &self,
+        request: ClientRequest,
+        log: Option<&WireLog>,
+    ) -> Result<ClientResponse> {
         let (host, target) = split_url(&request.url).ok_or_else(|| WireError::Connect {
             url: request.url.clone(),
             reason: "not an http:// URL".into(),
@@ -89,6 +102,11 @@ impl MemoryNet {
             });
         };
         let bytes = request_bytes(&request, &host, &target);
+        let mut tap = match log {
+            Some(log) => Tap::new(log, Side::Client, wirelog::connection_id(), host, None),
+            None => Tap::off(),
+        };
+        tap.message(Direction::Out, &bytes, true);
         let (tx, rx) = crossbeam_channel::bounded(1);
         std::thread::spawn(move || {
             let _ = tx.send(serve_bytes(&handler, &bytes, &limits));
@@ -122,7 +140,9 @@ impl MemoryNet {
                 }
             }
         };
-        parse_response(&response_bytes, request.method).map_err(|e| match e {
+        let response = parse_response(&response_bytes, request.method);
+        tap.message(Direction::In, &response_bytes, response.is_ok());
+        response.map_err(|e| match e {
             WireError::Protocol { url: None, reason } => WireError::Protocol {
                 url: Some(request.url.clone()),
                 reason,

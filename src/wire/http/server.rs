@@ -61,7 +61,7 @@ use super::write::{self, Framing};
 use super::{Body, BodyError, Handler, Limits, Notes, Request, Response};
 use crate::error::{Error, Result};
 use crate::wire::tls::ServerIdentity;
-use crate::wire::wirelog::{self, Direction, Origin, Recording, Side, WireLog};
+use crate::wire::wirelog::{self, Direction, Side, Tap, WireLog};
 use std::collections::HashMap;
 use std::io::{self, IoSlice, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -740,39 +740,26 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
         return;
     }
     let obs = Observer::new(shared, &stream, Some(peer));
+    let mut tap = obs.tap();
     let started = Instant::now();
     let time_ns = crate::time::now_ns();
     let _ = stream.set_nonblocking(true);
     let response = Response::error(503, message).with_header("Retry-After", "1");
-    let mut copy = obs.recording(Direction::Out);
     let mut sent = 0;
-    let written = write::write_counted(
-        &mut Tee {
-            inner: &mut stream,
-            copy: copy.as_mut(),
-        },
-        response,
-        CLOSE,
-        &mut sent,
-    );
-    if let Some(copy) = copy {
-        copy.finish(written.is_ok());
-    }
+    let mut tee = Tee {
+        inner: &mut stream,
+        tap: &mut tap,
+    };
+    let written = write::write_counted(&mut tee, response, CLOSE, &mut sent);
+    tap.end(Direction::Out, written.is_ok());
     let mut scratch = [0u8; 4096];
-    let mut drained = obs.wire().then(Vec::new);
     for _ in 0..16 {
         match stream.read(&mut scratch) {
-            Ok(n) if n > 0 => {
-                if let Some(d) = drained.as_mut() {
-                    d.extend_from_slice(&scratch[..n]);
-                }
-            }
+            Ok(n) if n > 0 => tap.received(&scratch[..n]),
             _ => break,
         }
     }
-    if let Some(bytes) = drained.filter(|d| !d.is_empty()) {
-        obs.message(Direction::In, &bytes, false);
-    }
+    tap.end(Direction::In, false);
     let _ = stream.shutdown(Shutdown::Write);
     obs.request(|| Entry {
         time_ns,
@@ -904,9 +891,12 @@ enum NoHead {
     Refused(HeadError),
 }
 
-/// One connection's socket and head buffer.
+/// One connection's socket, head buffer, and wire log tap.
 struct Conn {
     stream: Stream,
+    /// What the wire log is handed: each request's head and body as consumed from the
+    /// buffer (so a pipelined request is a message of its own), each response as written.
+    tap: Tap,
     /// The head buffer, [`Limits::max_header_bytes`] long; body bytes pass through it too.
     buf: Vec<u8>,
     /// Unconsumed bytes are `buf[start..end]`.
@@ -917,9 +907,10 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(stream: Stream, limits: &Limits) -> Conn {
+    fn new(stream: Stream, limits: &Limits, tap: Tap) -> Conn {
         Conn {
             stream,
+            tap,
             buf: vec![0; limits.max_header_bytes.max(1)],
             start: 0,
             end: 0,
@@ -1002,14 +993,12 @@ impl Conn {
     }
 
     /// Read the body the head announces, within the limit and the body deadline. Sends
-    /// `100 Continue` when the client waits for it. With `raw`, the body's bytes as framed on
-    /// the wire are appended to it (for the wire log).
+    /// `100 Continue` when the client waits for it. The body's bytes as framed on the wire go
+    /// to the tap as they are consumed.
     fn read_body(
         &mut self,
         head: &RequestHead,
         limits: &Limits,
-        mut raw: Option<&mut Recording>,
-        obs: &Observer<'_>,
         held: &mut Held<'_>,
     ) -> std::result::Result<Vec<u8>, BodyError> {
         let mut reader = BodyReader::new(head.framing, limits.max_body_bytes)?;
@@ -1025,9 +1014,8 @@ impl Conn {
         let mut body = Vec::new();
         held.make_room(&mut body, self.end - self.start, most)?;
         let fed = reader.feed(&self.buf[self.start..self.end], &mut body)?;
-        if let Some(raw) = raw.as_mut() {
-            raw.push(&self.buf[self.start..self.start + fed.consumed]);
-        }
+        self.tap
+            .received(&self.buf[self.start..self.start + fed.consumed]);
         self.start += fed.consumed;
         if fed.done {
             return Ok(body);
@@ -1039,9 +1027,7 @@ impl Conn {
         if head.expect_continue && nothing_yet {
             const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
             let written = self.stream.write_all(CONTINUE);
-            if obs.wire() {
-                obs.message(Direction::Out, CONTINUE, written.is_ok());
-            }
+            self.tap.message(Direction::Out, CONTINUE, written.is_ok());
             written.map_err(|_| BodyError::Truncated)?;
         }
         let deadline = Instant::now() + limits.body_timeout;
@@ -1061,8 +1047,8 @@ impl Conn {
                 Ok(n) => {
                     held.make_room(&mut body, n, most)?;
                     let fed = reader.feed(&self.buf[..n], &mut body);
-                    if let (Some(raw), Ok(fed)) = (raw.as_mut(), &fed) {
-                        raw.push(&self.buf[..fed.consumed]);
+                    if let Ok(fed) = &fed {
+                        self.tap.received(&self.buf[..fed.consumed]);
                     }
                     let fed = fed?;
                     if fed.done {
@@ -1079,13 +1065,12 @@ impl Conn {
 
     /// Write a response; a response the writer refuses (a bad header from the handler) is
     /// replaced by a 500 that closes the connection. The wire log gets what was written.
-    fn respond(&mut self, response: Response, framing: Framing, obs: &Observer<'_>) -> Sent {
-        let mut copy = obs.recording(Direction::Out);
+    fn respond(&mut self, response: Response, framing: Framing) -> Sent {
         let mut status = response.status;
         let mut bytes = 0;
         let mut tee = Tee {
             inner: &mut self.stream,
-            copy: copy.as_mut(),
+            tap: &mut self.tap,
         };
         let (open, complete) = match write::write_counted(&mut tee, response, framing, &mut bytes) {
             Ok(()) => (framing.keep_alive, true),
@@ -1104,9 +1089,7 @@ impl Conn {
             }
             Err(_) => (false, false),
         };
-        if let Some(copy) = copy {
-            copy.finish(complete);
-        }
+        self.tap.end(Direction::Out, complete);
         Sent {
             open,
             status,
@@ -1116,10 +1099,9 @@ impl Conn {
     }
 
     /// What a refusal before a head leaves for the wire log: the bytes read, incomplete.
-    fn unparsed(&self, obs: &Observer<'_>) {
-        if obs.wire() && self.end > 0 {
-            obs.message(Direction::In, &self.buf[..self.end], false);
-        }
+    fn unparsed(&mut self) {
+        self.tap
+            .message(Direction::In, &self.buf[..self.end], false);
     }
 }
 
@@ -1135,33 +1117,29 @@ struct Sent {
     complete: bool,
 }
 
-/// A writer that hands what it wrote to the wire log as it goes, when asked to.
+/// A writer that hands what it wrote to the wire log's tap as it goes.
 struct Tee<'a, W: Write> {
     inner: &'a mut W,
-    copy: Option<&'a mut Recording>,
+    tap: &'a mut Tap,
 }
 
 impl<W: Write> Write for Tee<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(buf)?;
-        if let Some(copy) = self.copy.as_mut() {
-            copy.push(&buf[..n]);
-        }
+        self.tap.sent(&buf[..n]);
         Ok(n)
     }
 
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
         let n = self.inner.write_vectored(bufs)?;
-        if let Some(copy) = self.copy.as_mut() {
-            let mut left = n;
-            for b in bufs {
-                let take = left.min(b.len());
-                copy.push(&b[..take]);
-                left -= take;
-                if left == 0 {
-                    break;
-                }
+        let mut left = n;
+        for b in bufs {
+            if left == 0 {
+                break;
             }
+            let take = left.min(b.len());
+            self.tap.sent(&b[..take]);
+            left -= take;
         }
         Ok(n)
     }
@@ -1194,10 +1172,6 @@ impl<'a> Observer<'a> {
         }
     }
 
-    fn wire(&self) -> bool {
-        self.shared.wire_log.is_some()
-    }
-
     fn logs_requests(&self) -> bool {
         self.shared.request_log.is_some()
     }
@@ -1209,28 +1183,17 @@ impl<'a> Observer<'a> {
             .is_some_and(|l| l.enabled(super::log::Level::Debug))
     }
 
-    /// Who this connection's messages are from, going `direction`.
-    fn origin(&self, direction: Direction) -> Origin {
-        Origin {
-            side: Side::Server,
-            direction,
-            connection: self.connection,
-            peer: self.peer.map_or_else(|| "-".into(), |p| p.to_string()),
-            local: self.local.map(|l| l.to_string()),
-        }
-    }
-
-    /// A message to log as its bytes pass, when there is a wire log.
-    fn recording(&self, direction: Direction) -> Option<Recording> {
-        let log = self.shared.wire_log.as_ref()?;
-        Some(Recording::new(log, self.origin(direction)))
-    }
-
-    /// Log a message whose bytes are all at hand.
-    fn message(&self, direction: Direction, bytes: &[u8], complete: bool) {
-        if let Some(mut message) = self.recording(direction) {
-            message.push(bytes);
-            message.finish(complete);
+    /// This connection's tap on the wire log (one that does nothing without a log).
+    fn tap(&self) -> Tap {
+        match &self.shared.wire_log {
+            None => Tap::off(),
+            Some(log) => Tap::new(
+                log,
+                Side::Server,
+                self.connection,
+                self.peer.map_or_else(|| "-".into(), |p| p.to_string()),
+                self.local.map(|l| l.to_string()),
+            ),
         }
     }
 
@@ -1260,66 +1223,196 @@ fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
-/// Serve one connection until it closes.
+/// What becomes of a connection after a request, or after a head that did not come.
+enum Then {
+    /// Read the next request.
+    Next,
+    /// Stop sending, and drain what the client still sends before closing ([`linger`]).
+    Linger,
+    /// Stop sending, and close.
+    Close,
+    /// Stop sending and receiving at once (a client that did not send its head in time).
+    Reset,
+    /// Close without another word: the peer is gone.
+    Drop,
+}
+
+/// Serve one connection until it closes: its TLS handshake if the server speaks TLS, then its
+/// requests in turn while it is kept alive.
 fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shared: &Shared) {
     let limits = &shared.limits;
     // Small responses go out at once rather than waiting on Nagle's algorithm.
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(limits.write_timeout));
     let obs = Observer::new(shared, &stream, Some(peer));
-    let stream = match &shared.tls {
-        None => Stream::Plain(stream),
-        #[cfg(feature = "tls")]
-        Some(identity) => {
-            match start_tls(
-                stream,
-                identity,
-                accepted + limits.head_timeout,
-                &obs,
-                limits,
-            ) {
-                Some(tls) => tls,
-                None => return,
-            }
-        }
-        #[cfg(not(feature = "tls"))]
-        Some(_) => return,
+    let Some(stream) = open_stream(stream, accepted + limits.head_timeout, &obs) else {
+        return;
     };
-    let mut conn = Conn::new(stream, limits);
+    let mut conn = Conn::new(stream, limits, obs.tap());
     let mut deadline = Some(accepted + limits.head_timeout);
     loop {
-        let head = match conn.read_head(deadline.take(), limits) {
-            Ok(head) => head,
-            Err(NoHead::Closed) => {
-                conn.unparsed(&obs);
-                return;
-            }
-            Err(NoHead::TimedOut) => {
-                let message = format!(
-                    "the request head did not arrive within {} s",
-                    limits.head_timeout.as_secs_f64()
-                );
-                refused_before_head(&mut conn, &obs, 408, &message);
+        let then = match next_head(&mut conn, &obs, deadline.take()) {
+            Ok(head) => serve_request(&mut conn, head, &obs),
+            Err(then) => then,
+        };
+        match then {
+            Then::Next => continue,
+            Then::Linger => linger(conn.stream),
+            Then::Close => conn.stream.shutdown_write(),
+            Then::Reset => {
                 conn.stream.shutdown_write();
                 let _ = conn.stream.tcp().shutdown(Shutdown::Both);
-                return;
             }
-            Err(NoHead::Refused(e)) => {
-                refused_before_head(&mut conn, &obs, e.status(), &e.to_string());
-                linger(conn.stream);
-                return;
+            Then::Drop => {}
+        }
+        return;
+    }
+}
+
+/// The connection's byte stream: the socket itself, or TLS over it once the handshake is done
+/// by `deadline`. `None` when the connection is done with (see [`start_tls`]).
+fn open_stream(stream: TcpStream, deadline: Instant, obs: &Observer<'_>) -> Option<Stream> {
+    match &obs.shared.tls {
+        None => Some(Stream::Plain(stream)),
+        #[cfg(feature = "tls")]
+        Some(identity) => start_tls(stream, identity, deadline, obs, &obs.shared.limits),
+        #[cfg(not(feature = "tls"))]
+        Some(_) => {
+            let _ = deadline;
+            None
+        }
+    }
+}
+
+/// The next request's head; or, when none comes, what becomes of the connection: closed
+/// quietly (the client left or idled out), or refused and logged (408 for a head too slow,
+/// the parser's status for one malformed or too large).
+fn next_head(
+    conn: &mut Conn,
+    obs: &Observer<'_>,
+    deadline: Option<Instant>,
+) -> std::result::Result<RequestHead, Then> {
+    let limits = &obs.shared.limits;
+    match conn.read_head(deadline, limits) {
+        Ok(head) => Ok(head),
+        Err(NoHead::Closed) => {
+            conn.unparsed();
+            Err(Then::Drop)
+        }
+        Err(NoHead::TimedOut) => {
+            let message = format!(
+                "the request head did not arrive within {} s",
+                limits.head_timeout.as_secs_f64()
+            );
+            refused_before_head(conn, obs, 408, &message);
+            Err(Then::Reset)
+        }
+        Err(NoHead::Refused(e)) => {
+            refused_before_head(conn, obs, e.status(), &e.to_string());
+            Err(Then::Linger)
+        }
+    }
+}
+
+/// Answer one request whose head has been read: read its body within the limits, call the
+/// handler, write the response, log both ways; then what becomes of the connection. A server
+/// that is stopping answers 503; a body refused by its framing or the memory budget is
+/// answered by the server itself; one over its limit or too slow reaches the handler as
+/// [`Request::body_error`].
+fn serve_request(conn: &mut Conn, head: RequestHead, obs: &Observer<'_>) -> Then {
+    let shared = obs.shared;
+    let line = RequestLine::begin(obs, &head);
+    conn.tap.received(&conn.buf[..head.len]);
+    let in_flight = InFlight::enter(shared);
+    let http10 = head.version == head::Version::Http10;
+    let head_only = head.method == "HEAD";
+    let closing = Framing {
+        http10,
+        keep_alive: false,
+        head_only,
+    };
+    if shared.stopping.load(Ordering::SeqCst) {
+        conn.tap.end(Direction::In, false);
+        let message = "the server is shutting down";
+        let sent = conn.respond(Response::error(503, message), closing);
+        line.answered(obs, &sent, Notes::default(), None, Some(message));
+        return Then::Linger;
+    }
+    let mut held = Held::new(&shared.bodies);
+    let read = conn.read_body(&head, &shared.limits, &mut held);
+    conn.tap.end(Direction::In, read.is_ok());
+    let (body, body_error) = match read {
+        Ok(body) => (body, None),
+        Err(e @ (BodyError::TooLarge { .. } | BodyError::Timeout { .. })) => (Vec::new(), Some(e)),
+        // The peer is gone: there is no one to answer.
+        Err(BodyError::Truncated) => {
+            line.abandoned(obs, BodyError::Truncated.to_string());
+            return Then::Drop;
+        }
+        Err(e @ (BodyError::Chunked(_) | BodyError::Busy { .. })) => {
+            drop(held);
+            let mut answer = Response::error(e.status(), &e.to_string());
+            if e.status() == 503 {
+                answer = answer.with_header("Retry-After", "1");
             }
-        };
+            let sent = conn.respond(answer, closing);
+            line.answered(obs, &sent, Notes::default(), None, Some(&e.to_string()));
+            return Then::Linger;
+        }
+    };
+    let request_bytes = Some(body.len() as u64);
+    // What is left of a body that was not read cannot be skipped safely.
+    let refused_body = body_error.is_some();
+    let request = Request {
+        method: if head_only { "GET" } else { head.method }.to_string(),
+        path: head.path,
+        query: head.query,
+        headers: head.headers,
+        body,
+        body_error,
+        remote_addr: obs.peer,
+    };
+    let mut response = call(&shared.handler, request);
+    // The body was the handler's to keep or drop: its bytes leave the budget now.
+    drop(held);
+    let notes = std::mem::take(&mut response.notes);
+    // An HTTP/1.0 stream ends by closing; a stopping server closes after what it holds.
+    let close_delimited = http10 && matches!(response.body, Body::Stream(_));
+    let keep_alive = head.keep_alive
+        && !refused_body
+        && !close_delimited
+        && !write::asks_to_close(&response)
+        && !shared.stopping.load(Ordering::SeqCst);
+    let framing = Framing {
+        keep_alive,
+        ..closing
+    };
+    let sent = conn.respond(response, framing);
+    line.answered(obs, &sent, notes, request_bytes, None);
+    drop(in_flight);
+    if sent.open {
+        Then::Next
+    } else if refused_body || conn.start < conn.end {
+        // Bytes the client sent after this request (pipelined, or the unread rest of a
+        // refused body) would turn the close into a reset that can destroy the answer.
+        Then::Linger
+    } else {
+        Then::Close
+    }
+}
+
+/// One request as the request log records it: its line (method, target, peer, and at debug
+/// the user agent), taken from the head before the head is given to the handler, and when
+/// the head was read.
+struct RequestLine {
+    started: Instant,
+    line: Option<Entry>,
+}
+
+impl RequestLine {
+    fn begin(obs: &Observer<'_>, head: &RequestHead) -> RequestLine {
         let started = Instant::now();
         let time_ns = crate::time::now_ns();
-        let mut raw = obs.recording(Direction::In).map(|mut r| {
-            r.push(&conn.buf[..head.len]);
-            r
-        });
-        let in_flight = InFlight::enter(shared);
-        let http10 = head.version == head::Version::Http10;
-        let head_only = head.method == "HEAD";
-        // The request line as the request log shows it, taken before the head is given away.
         let line = obs.logs_requests().then(|| Entry {
             time_ns,
             method: head.method.to_string(),
@@ -1328,7 +1421,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
             } else {
                 format!("{}?{}", head.path, head.query)
             },
-            peer: Some(peer),
+            peer: obs.peer,
             connection: obs.connection,
             user_agent: obs
                 .debug()
@@ -1336,115 +1429,40 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
                 .flatten(),
             ..Entry::default()
         });
-        let logged = |sent: &Sent, notes: Notes, request_bytes: Option<u64>, note: Option<&str>| {
-            obs.request(|| Entry {
-                status: sent.status,
-                bytes: sent.bytes,
-                duration: started.elapsed(),
-                invocation_id: notes.invocation_id,
-                principal: notes.principal,
-                note: note.map(str::to_string).or_else(|| {
-                    (!sent.complete)
-                        .then(|| "the response was cut short: the connection ended".into())
-                }),
-                request_bytes,
-                ..line.clone().unwrap_or_default()
-            });
-        };
-        if shared.stopping.load(Ordering::SeqCst) {
-            if let Some(raw) = raw {
-                raw.finish(false);
-            }
-            let framing = Framing {
-                http10,
-                keep_alive: false,
-                head_only,
-            };
-            let message = "the server is shutting down";
-            let sent = conn.respond(Response::error(503, message), framing, &obs);
-            logged(&sent, Notes::default(), None, Some(message));
-            drop(in_flight);
-            linger(conn.stream);
-            return;
-        }
-        let mut held = Held::new(&shared.bodies);
-        let read = conn.read_body(&head, limits, raw.as_mut(), &obs, &mut held);
-        if let Some(raw) = raw {
-            raw.finish(read.is_ok());
-        }
-        let (body, body_error) = match read {
-            Ok(body) => (body, None),
-            Err(e @ (BodyError::TooLarge { .. } | BodyError::Timeout { .. })) => {
-                (Vec::new(), Some(e))
-            }
-            // The peer is gone: there is no one to answer.
-            Err(BodyError::Truncated) => {
-                obs.request(|| Entry {
-                    duration: started.elapsed(),
-                    note: Some(BodyError::Truncated.to_string()),
-                    ..line.clone().unwrap_or_default()
-                });
-                return;
-            }
-            Err(e @ (BodyError::Chunked(_) | BodyError::Busy { .. })) => {
-                drop(held);
-                let framing = Framing {
-                    http10,
-                    keep_alive: false,
-                    head_only,
-                };
-                let mut answer = Response::error(e.status(), &e.to_string());
-                if e.status() == 503 {
-                    answer = answer.with_header("Retry-After", "1");
-                }
-                let sent = conn.respond(answer, framing, &obs);
-                logged(&sent, Notes::default(), None, Some(&e.to_string()));
-                drop(in_flight);
-                linger(conn.stream);
-                return;
-            }
-        };
-        let request_bytes = Some(body.len() as u64);
-        // What is left of a body that was not read cannot be skipped safely.
-        let refused_body = body_error.is_some();
-        let request = Request {
-            method: if head_only { "GET" } else { head.method }.to_string(),
-            path: head.path,
-            query: head.query,
-            headers: head.headers,
-            body,
-            body_error,
-            remote_addr: Some(peer),
-        };
-        let mut response = call(&shared.handler, request);
-        // The body was the handler's to keep or drop: its bytes leave the budget now.
-        drop(held);
-        let notes = std::mem::take(&mut response.notes);
-        // An HTTP/1.0 stream ends by closing; a stopping server closes after what it holds.
-        let close_delimited = http10 && matches!(response.body, Body::Stream(_));
-        let keep_alive = head.keep_alive
-            && !refused_body
-            && !close_delimited
-            && !write::asks_to_close(&response)
-            && !shared.stopping.load(Ordering::SeqCst);
-        let framing = Framing {
-            http10,
-            keep_alive,
-            head_only,
-        };
-        let sent = conn.respond(response, framing, &obs);
-        logged(&sent, notes, request_bytes, None);
-        drop(in_flight);
-        if !sent.open {
-            // Bytes the client sent after this request (pipelined, or the unread rest of a
-            // refused body) would turn the close into a reset that can destroy the answer.
-            if refused_body || conn.start < conn.end {
-                linger(conn.stream);
-            } else {
-                conn.stream.shutdown_write();
-            }
-            return;
-        }
+        RequestLine { started, line }
+    }
+
+    /// Log the answer `sent`, with what the handler noted, the request body's size and a note
+    /// (by default, that the response was cut short if it was).
+    fn answered(
+        &self,
+        obs: &Observer<'_>,
+        sent: &Sent,
+        notes: Notes,
+        request_bytes: Option<u64>,
+        note: Option<&str>,
+    ) {
+        obs.request(|| Entry {
+            status: sent.status,
+            bytes: sent.bytes,
+            duration: self.started.elapsed(),
+            invocation_id: notes.invocation_id,
+            principal: notes.principal,
+            note: note.map(str::to_string).or_else(|| {
+                (!sent.complete).then(|| "the response was cut short: the connection ended".into())
+            }),
+            request_bytes,
+            ..self.line.clone().unwrap_or_default()
+        });
+    }
+
+    /// Log a request that was never answered, saying why.
+    fn abandoned(&self, obs: &Observer<'_>, note: String) {
+        obs.request(|| Entry {
+            duration: self.started.elapsed(),
+            note: Some(note),
+            ..self.line.clone().unwrap_or_default()
+        });
     }
 }
 
@@ -1468,7 +1486,7 @@ fn start_tls(
     };
     let (status, note) = match refusal {
         Refusal::PlainHttp(bytes) => {
-            let mut conn = Conn::new(Stream::Plain(sock), limits);
+            let mut conn = Conn::new(Stream::Plain(sock), limits, obs.tap());
             let n = bytes.len().min(conn.buf.len());
             conn.buf[..n].copy_from_slice(&bytes[..n]);
             conn.end = n;
@@ -1496,8 +1514,8 @@ fn start_tls(
 fn refused_before_head(conn: &mut Conn, obs: &Observer<'_>, status: u16, message: &str) {
     let started = Instant::now();
     let time_ns = crate::time::now_ns();
-    conn.unparsed(obs);
-    let sent = conn.respond(Response::error(status, message), CLOSE, obs);
+    conn.unparsed();
+    let sent = conn.respond(Response::error(status, message), CLOSE);
     obs.request(|| Entry {
         time_ns,
         status: sent.status,
