@@ -2,6 +2,7 @@
 
 use super::pattern::PatternError;
 use super::schema::SchemaError;
+use super::tokens::TokenError;
 use std::fmt;
 
 /// A document, agent description, principal or canonicalisation outside the contract.
@@ -50,6 +51,8 @@ pub enum ContractError {
     Schema(SchemaError),
     /// A `pattern` the contract's regex subset cannot compile or match within its budget.
     Pattern(PatternError),
+    /// A tokens file that cannot be used, or credentials that name no token in it.
+    Tokens(TokenError),
 }
 
 impl ContractError {
@@ -115,6 +118,7 @@ impl fmt::Display for ContractError {
             ContractError::Principal { problems } => f.write_str(&problems.join("; ")),
             ContractError::Schema(e) => e.fmt(f),
             ContractError::Pattern(e) => e.fmt(f),
+            ContractError::Tokens(e) => e.fmt(f),
         }
     }
 }
@@ -124,6 +128,7 @@ impl std::error::Error for ContractError {
         match self {
             ContractError::Schema(e) => Some(e),
             ContractError::Pattern(e) => Some(e),
+            ContractError::Tokens(e) => Some(e),
             _ => None,
         }
     }
@@ -138,5 +143,11 @@ impl From<SchemaError> for ContractError {
 impl From<PatternError> for ContractError {
     fn from(e: PatternError) -> ContractError {
         ContractError::Pattern(e)
+    }
+}
+
+impl From<TokenError> for ContractError {
+    fn from(e: TokenError) -> ContractError {
+        ContractError::Tokens(e)
     }
 }

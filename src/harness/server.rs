@@ -37,7 +37,7 @@ use super::identity::{Access, Authenticator, Role as TokenRole};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::InvocationRequest;
 use crate::contract::formats::is_sha256_hex;
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use crate::wire::a2a::card::ServedCard;
 use crate::wire::a2a::endpoint::{
     A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, TaskPlan, Visible, Work,
@@ -242,7 +242,7 @@ fn build(conductor: &Conductor, public_url: &str, window: Option<Duration>) -> B
 
 /// A caller refused for its credentials, as A2A answers it: the reason once (the error's own
 /// text starts "unauthenticated: ", which the A2A error's text already says).
-fn refused(e: Error) -> A2aError {
+fn refused(e: HarnessError) -> A2aError {
     let reason = e.to_string();
     A2aError::Unauthenticated {
         reason: match reason.strip_prefix("unauthenticated: ") {
@@ -737,7 +737,7 @@ pub(crate) fn resolve_run(
     match harness.conductor.store.resolve(reference) {
         Ok(id) if harness.sees_run(access, &id) => Ok(id),
         Ok(_) => Err(not_found()),
-        Err(Error::Store(StoreError::AmbiguousRun {
+        Err(HarnessError::Store(StoreError::AmbiguousRun {
             candidates, total, ..
         })) if *access != Access::All => {
             // Only the reader's own runs count: a prefix shared with another principal's run
@@ -758,10 +758,12 @@ pub(crate) fn resolve_run(
                 )),
             }
         }
-        Err(Error::Store(StoreError::NoSuchRun { .. })) => Err(not_found()),
-        Err(e @ Error::Store(StoreError::AmbiguousRun { .. })) => {
+        Err(HarnessError::Store(StoreError::NoSuchRun { .. })) => Err(not_found()),
+        Err(e @ HarnessError::Store(StoreError::AmbiguousRun { .. })) => {
             let candidates = match &e {
-                Error::Store(StoreError::AmbiguousRun { candidates, .. }) => candidates.clone(),
+                HarnessError::Store(StoreError::AmbiguousRun { candidates, .. }) => {
+                    candidates.clone()
+                }
                 _ => Vec::new(),
             };
             Err(Response::json(
@@ -817,7 +819,7 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
     // Opened here, so a broken store is a 500 and an unknown `after` a 400 before any row.
     let listing = match store.listing(&query) {
         Ok(listing) => listing,
-        Err(Error::Store(StoreError::NoSuchRun { reference, .. })) => {
+        Err(HarnessError::Store(StoreError::NoSuchRun { reference, .. })) => {
             return Response::error(
                 400,
                 &format!("after={reference}: the run index names no such run"),
@@ -909,7 +911,7 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
             "after" => {
                 query.after = Some(match store.map(|s| s.resolve(&value)) {
                     Some(Ok(id)) => id,
-                    Some(Err(e @ Error::Store(StoreError::AmbiguousRun { .. }))) => {
+                    Some(Err(e @ HarnessError::Store(StoreError::AmbiguousRun { .. }))) => {
                         return Err(e.to_string());
                     }
                     // A run listed but since removed still marks a place in the index.
@@ -1022,7 +1024,7 @@ pub(crate) fn plan(
         None => {
             let principal = match &harness.authenticator {
                 None => {
-                    let e = Error::unauthenticated(
+                    let e = HarnessError::unauthenticated(
                         "this harness accepts only delegation callbacks under a live grant",
                     );
                     let reply = caller_error(e.to_string(), super::agui::code_of(&e));
@@ -1111,7 +1113,7 @@ pub(crate) fn plan(
                     .conductor
                     .invoke_until(request, principal, trace, &observer, progress)
             }
-            (None, None) => Err(Error::unauthenticated("no principal")),
+            (None, None) => Err(HarnessError::unauthenticated("no principal")),
         };
         if outcome.is_err() {
             // No run was made: a blocking send's reply names no trace.
@@ -1289,7 +1291,7 @@ fn caller_error(error: String, code: &str, streaming: bool) -> Reply {
 /// condition of a suspended one, or the caller's error when no run was made.
 fn turn_reply(
     harness: &Harness,
-    outcome: crate::error::Result<Turn>,
+    outcome: crate::harness::Result<Turn>,
     streaming: bool,
     delegated: bool,
 ) -> Reply {
