@@ -1,5 +1,6 @@
 //! What can be wrong with a document, a description or a name under the contract.
 
+use super::OutcomeStatus;
 use super::pattern::PatternError;
 use super::schema::SchemaError;
 use super::tokens::TokenError;
@@ -53,6 +54,11 @@ pub enum ContractError {
     Pattern(PatternError),
     /// A tokens file that cannot be used, or credentials that name no token in it.
     Tokens(TokenError),
+    /// A name that is no outcome status (a filter's, say).
+    UnknownOutcome {
+        /// The name given.
+        given: String,
+    },
 }
 
 impl ContractError {
@@ -119,6 +125,14 @@ impl fmt::Display for ContractError {
             ContractError::Schema(e) => e.fmt(f),
             ContractError::Pattern(e) => e.fmt(f),
             ContractError::Tokens(e) => e.fmt(f),
+            ContractError::UnknownOutcome { given } => {
+                let all: Vec<&str> = OutcomeStatus::ALL.iter().map(|o| o.as_str()).collect();
+                write!(
+                    f,
+                    "{given:?} is not an outcome status: one of {}",
+                    all.join(", ")
+                )
+            }
         }
     }
 }
