@@ -83,7 +83,7 @@ pub enum WireError {
         /// The URL called.
         url: String,
         /// Which address was refused, and why.
-        reason: String,
+        reason: http::egress::EgressError,
     },
     /// The call was given up because its caller stopped waiting for it (a canceled task's
     /// call, see `http::client`'s "Interrupting a call"); the request may have reached the peer.
