@@ -6,7 +6,8 @@
 //! governs every run (policy gate, input check, grounding linter, crash-safe run store).
 //!
 //! The layers, each a module, each knowing only those listed before it (JSON, time, ids and
-//! the error type sit at the bottom):
+//! text sit at the bottom; [`Error`], which every layer's error converts into, sits at the top,
+//! and no layer names it; `tests/layers.rs` checks every arrow):
 //!
 //! | module | holds |
 //! |---|---|
@@ -59,7 +60,8 @@
 //!   the star gate, forwarding and translating between bindings, spans per hop.
 //! - **Errors**: [`Error`] and each layer's own ([`json::JsonError`],
 //!   [`contract::ContractError`], [`trace::TraceError`], [`wire::WireError`],
-//!   [`harness::store::StoreError`]).
+//!   [`agent::server::ServeError`], [`harness::HarnessError`] (with the run store's
+//!   [`harness::store::StoreError`]), [`check::CheckError`], [`relay::RelayError`]).
 //!
 //! With the `testkit` feature (which `cargo test` turns on for this crate's own tests),
 //! `harness::testkit` serves a whole harness and its agents in memory, for the tests of
@@ -169,9 +171,11 @@
 //! ## Errors
 //!
 //! Each layer returns its own typed error, whose variants hold what went wrong in fields, and
-//! each converts into [`Error`] with `?`. [`Error`] is `#[non_exhaustive]`; every `Display` is
-//! a sentence fit for a log line, a JSON-RPC error or a failed envelope's detail, and keeps the
-//! reference implementation's words where it has them.
+//! each converts into [`Error`] with `?`; a lower layer's failure passed up through a higher
+//! one keeps its own variant ([`Error::Wire`], whichever layer saw it). [`Error`] is
+//! `#[non_exhaustive]`; every `Display` is a sentence fit for a log line, a JSON-RPC error or
+//! a failed envelope's detail, and keeps the reference implementation's words where it has
+//! them. The command line alone speaks in messages.
 
 // The one exception is `signals`, which installs the SIGTERM/SIGINT handler through libc
 // (vendor-notes/signals.md); `forbid` would not let that one module opt out.

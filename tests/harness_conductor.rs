@@ -5,11 +5,11 @@
 mod common;
 
 use common::*;
-use ddwire::Error;
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Hello, Stub};
 use ddwire::contract::validate_envelope;
 use ddwire::contract::{AgentResult, GroundingMode, Outcome, OutcomeStatus, input_hash};
+use ddwire::harness::HarnessError;
 use ddwire::harness::store::{NewRun, RunStore};
 use ddwire::harness::testkit::{TestHarness, test_principal};
 use ddwire::trace::attr;
@@ -388,7 +388,7 @@ fn a_result_that_breaks_the_contract_is_a_stored_failed_outcome() {
 fn unknown_agent_is_a_caller_error() {
     let th = TestHarness::new(vec![Arc::new(Stub::new())]);
     let err = th.invoke(&request("nope", message("hello"))).unwrap_err();
-    assert!(matches!(err, Error::UnknownAgent { .. }), "{err}");
+    assert!(matches!(err, HarnessError::UnknownAgent { .. }), "{err}");
     let text = err.to_string();
     assert!(
         text.contains("'nope'") && text.contains("'stub.abstain'"),
@@ -403,10 +403,13 @@ fn a_malformed_request_is_a_caller_error() {
     let th = TestHarness::new(vec![Arc::new(Stub::new())]);
     let mut bad = request("stub.abstain", message("hello"));
     bad["invocation_id"] = json!("not-a-uuid");
-    assert!(matches!(th.invoke(&bad), Err(Error::Contract(_))));
+    assert!(matches!(th.invoke(&bad), Err(HarnessError::Contract(_))));
     let mut no_class = request("stub.abstain", json!({"message_text": "hi"}));
     no_class["agent_id"] = json!("stub.abstain");
-    assert!(matches!(th.invoke(&no_class), Err(Error::Contract(_))));
+    assert!(matches!(
+        th.invoke(&no_class),
+        Err(HarnessError::Contract(_))
+    ));
     assert!(index_ids(&th.runs).is_empty());
 }
 
@@ -686,7 +689,10 @@ fn a_reused_invocation_id_is_refused_and_the_stored_run_kept() {
     let stored = std::fs::read(&path).unwrap();
 
     let err = th.invoke(&req).unwrap_err();
-    assert!(matches!(err, Error::DuplicateInvocation { .. }), "{err}");
+    assert!(
+        matches!(err, HarnessError::DuplicateInvocation { .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains(&id), "{err}");
     assert_eq!(std::fs::read(&path).unwrap(), stored);
     assert_eq!(index_ids(&th.runs), [id]);
@@ -713,7 +719,10 @@ fn the_store_never_overwrites_a_run() {
             agent_reply: None,
         })
         .unwrap_err();
-    assert!(matches!(err, Error::DuplicateInvocation { .. }), "{err}");
+    assert!(
+        matches!(err, HarnessError::DuplicateInvocation { .. }),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read(th.runs.join(&id).join("envelope.json")).unwrap(),
         before

@@ -5,13 +5,13 @@
 mod common;
 
 use common::*;
-use ddwire::Error;
 use ddwire::agent::AgentError;
 use ddwire::agent::builtin::{Director, Hello};
 use ddwire::agent::delegate::Delegated;
 use ddwire::contract::{
     AgentResult, GroundingMode, InvocationRequest, Outcome, OutcomeStatus, envelope_hash,
 };
+use ddwire::harness::HarnessError;
 use ddwire::harness::conductor::Callback;
 use ddwire::harness::identity::{Authenticator, token_digest};
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness, test_principal};
@@ -209,7 +209,8 @@ fn a_caller_may_not_set_lineage_or_use_an_unknown_or_expired_token() {
     forged["parent_invocation_id"] = json!(new_uuid7());
     let err = th.invoke(&forged).unwrap_err();
     assert!(
-        matches!(err, Error::Delegation { .. }) && err.to_string().contains("set by the conductor"),
+        matches!(err, HarnessError::Delegation { .. })
+            && err.to_string().contains("set by the conductor"),
         "{err}"
     );
     let child = || InvocationRequest::from_value(&request("fake.none", record())).unwrap();
@@ -765,8 +766,10 @@ fn a_child_that_finishes_after_its_parent_is_still_recorded() {
                     .conductor
                     .invoke_delegated(probe, &callback(&token))
                 {
-                    Err(Error::UnknownAgent { .. }) => std::thread::yield_now(),
-                    Err(Error::Delegation { reason }) if reason.contains("unknown or expired") => {
+                    Err(HarnessError::UnknownAgent { .. }) => std::thread::yield_now(),
+                    Err(HarnessError::Delegation { reason })
+                        if reason.contains("unknown or expired") =>
+                    {
                         break;
                     }
                     other => panic!("unexpected probe result: {other:?}"),

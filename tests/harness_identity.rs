@@ -5,9 +5,9 @@
 mod common;
 
 use common::*;
-use ddwire::Error;
 use ddwire::agent::builtin::Stub;
 use ddwire::contract::{Assurance, ContractError, InvocationRequest, PrincipalKind};
+use ddwire::harness::HarnessError;
 use ddwire::harness::identity::{Authenticator, configured_principal, token_digest};
 use ddwire::harness::testkit::{TestHarness, test_principal};
 use ddwire::wire::a2a::model::TaskState;
@@ -77,7 +77,7 @@ fn a_malformed_principal_is_a_configuration_error() {
     ] {
         let err = configured_principal(Some(id), Some(name), Some(kind)).unwrap_err();
         assert!(
-            matches!(err, Error::Config { .. }) && err.to_string().contains("malformed"),
+            matches!(err, HarnessError::Config { .. }) && err.to_string().contains("malformed"),
             "{id} {name} {kind}: {err}"
         );
     }

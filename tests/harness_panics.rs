@@ -7,9 +7,9 @@
 mod common;
 
 use common::*;
-use ddwire::Error;
 use ddwire::agent::builtin::{Director, Hello};
 use ddwire::contract::{GroundingMode, InvocationRequest, OutcomeStatus, ProblemType};
+use ddwire::harness::HarnessError;
 use ddwire::harness::conductor::{Phase, Run, RunTrace, Stage};
 use ddwire::harness::testkit::{TestHarness, test_principal};
 use ddwire::wire::a2a::model::TaskState;
@@ -74,7 +74,7 @@ fn a_panic_in_an_agent_call_is_a_failed_stored_run_and_frees_its_id() {
     same["invocation_id"] = json!(id);
     assert!(matches!(
         th.invoke(&same),
-        Err(Error::DuplicateInvocation { .. })
+        Err(HarnessError::DuplicateInvocation { .. })
     ));
     th.panic_in_calls_to(None);
     assert_eq!(

@@ -4,10 +4,10 @@
 mod common;
 
 use common::*;
-use ddwire::Error;
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Echo, Hello, Stub};
 use ddwire::contract::{CONTRACT_VERSION, GroundingMode, InvocationRequest};
+use ddwire::harness::HarnessError;
 use ddwire::harness::conductor::Conductor;
 use ddwire::harness::policy::Profile;
 use ddwire::harness::registry::{AgentEntry, Registry, load_config, parse_config};
@@ -237,7 +237,7 @@ fn a_card_built_against_another_contract_is_incompatible_not_unavailable() {
     );
     let request = InvocationRequest::from_value(&request("fake.none", message("hi"))).unwrap();
     let err = conductor.invoke(request, &test_principal()).unwrap_err();
-    assert!(matches!(err, Error::UnknownAgent { .. }), "{err}");
+    assert!(matches!(err, HarnessError::UnknownAgent { .. }), "{err}");
     let unknown = err.to_string();
     assert!(unknown.contains("old incompatible: "), "{unknown}");
 }
@@ -248,7 +248,7 @@ fn a_missing_or_malformed_config_is_a_registry_error() {
     let dir = TempDir::new("registry-bad-config");
     let err = load_config(&dir.path().join("absent.json")).unwrap_err();
     assert!(
-        matches!(err, Error::Config { .. }) && err.to_string().contains("not found"),
+        matches!(err, HarnessError::Config { .. }) && err.to_string().contains("not found"),
         "{err}"
     );
     let bad = dir.path().join("bad.json");
@@ -258,7 +258,7 @@ fn a_missing_or_malformed_config_is_a_registry_error() {
     std::fs::write(&bad, "agents:\n  - url: http://x\n").unwrap();
     assert!(matches!(
         load_config(&bad).unwrap_err(),
-        Error::Config { .. }
+        HarnessError::Config { .. }
     ));
     std::fs::write(
         &bad,
@@ -282,7 +282,7 @@ fn duplicate_agent_id_is_a_registry_error() {
     let client = A2aClient::new(HttpClient::memory(net));
     let err = Registry::from_config(&client, &entries(&[&a, &b], json!([]))).unwrap_err();
     assert!(
-        matches!(err, Error::Config { .. }) && err.to_string().contains("two agents"),
+        matches!(err, HarnessError::Config { .. }) && err.to_string().contains("two agents"),
         "{err}"
     );
 }

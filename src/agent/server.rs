@@ -29,8 +29,8 @@
 use super::delegate::Delegate;
 use super::{Agent, AgentError, Conversation, RunContext};
 use crate::contract::InvocationRequest;
-use crate::error::Result;
 use crate::trace::{SpanContext, Tracer};
+use crate::wire::WireError;
 use crate::wire::a2a::card::ServedCard;
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::endpoint::{
@@ -41,10 +41,49 @@ use crate::wire::a2a::{CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH, artifact, card
 use crate::wire::http::browser::BrowserPolicy;
 use crate::wire::http::drain::Drain;
 use crate::wire::http::{self, Handler, Limits, Request, Response};
-use crate::wire::sign::{Direction, Key, Signer, Verifier};
+use crate::wire::sign::{Direction, Key, KeyError, Signer, Verifier};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// Why an agent could not be served.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// Its socket could not be bound or served.
+    Wire(WireError),
+    /// Its `agent_id` cannot be the id of the key it signs and verifies with.
+    KeyId {
+        /// The agent's id.
+        agent_id: String,
+        /// Why a key cannot carry it.
+        source: KeyError,
+    },
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Wire(e) => e.fmt(f),
+            ServeError::KeyId { source, .. } => write!(f, "agent {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServeError::Wire(e) => Some(e),
+            ServeError::KeyId { source, .. } => Some(source),
+        }
+    }
+}
+
+impl From<WireError> for ServeError {
+    fn from(e: WireError) -> ServeError {
+        ServeError::Wire(e)
+    }
+}
 
 /// The request handler of an agent served at `public_url`: its card and its A2A endpoint.
 pub fn handler(agent: Arc<dyn Agent>, public_url: &str) -> Handler {
@@ -70,10 +109,13 @@ pub(crate) fn handler_signed(
     client: A2aClient,
     key: &Key,
     window: Duration,
-) -> Result<Handler> {
+) -> Result<Handler, ServeError> {
     let key = key
         .with_id(&agent.spec().agent_id)
-        .map_err(|e| crate::Error::config(&agent.spec().agent_id, format!("agent {e}")))?;
+        .map_err(|source| ServeError::KeyId {
+            agent_id: agent.spec().agent_id.clone(),
+            source,
+        })?;
     let verifier = Verifier::new(Direction::ToAgent, [key.clone()]).with_window(window);
     let client = client.signed(Signer::new(key, Direction::ToHarness));
     Ok(build(agent, public_url, client, Some(verifier)))
@@ -167,7 +209,7 @@ pub fn serve(
     agent: Arc<dyn Agent>,
     addr: &str,
     public_url: Option<&str>,
-) -> Result<http::server::Server> {
+) -> Result<http::server::Server, ServeError> {
     serve_within(agent, addr, public_url, Limits::DEFAULT)
 }
 
@@ -177,7 +219,7 @@ pub fn serve_within(
     addr: &str,
     public_url: Option<&str>,
     limits: Limits,
-) -> Result<http::server::Server> {
+) -> Result<http::server::Server, ServeError> {
     let bound = http::server::bind(addr, limits)?;
     serve_on(bound, agent, public_url, A2aClient::default(), None)
 }
@@ -189,7 +231,7 @@ pub fn serve_signed(
     public_url: Option<&str>,
     key: &Key,
     window: Duration,
-) -> Result<http::server::Server> {
+) -> Result<http::server::Server, ServeError> {
     serve_signed_within(agent, addr, public_url, key, window, Limits::DEFAULT)
 }
 
@@ -201,7 +243,7 @@ pub fn serve_signed_within(
     key: &Key,
     window: Duration,
     limits: Limits,
-) -> Result<http::server::Server> {
+) -> Result<http::server::Server, ServeError> {
     let bound = http::server::bind(addr, limits)?;
     serve_on(
         bound,
@@ -223,7 +265,7 @@ pub fn serve_on(
     public_url: Option<&str>,
     client: A2aClient,
     signed: Option<(&Key, Duration)>,
-) -> Result<http::server::Server> {
+) -> Result<http::server::Server, ServeError> {
     serve_draining(bound, agent, public_url, client, signed, &Drain::new())
 }
 
@@ -235,7 +277,7 @@ pub fn serve_draining(
     client: A2aClient,
     signed: Option<(&Key, Duration)>,
     drain: &Drain,
-) -> Result<http::server::Server> {
+) -> Result<http::server::Server, ServeError> {
     let public = public_url
         .map(str::to_string)
         .unwrap_or_else(|| bound.default_public_url());
@@ -243,7 +285,7 @@ pub fn serve_draining(
         Some((key, window)) => handler_signed(agent, &public, client, key, window)?,
         None => handler_with_client(agent, &public, client),
     };
-    bound.serve(drain.gate(handler))
+    Ok(bound.serve(drain.gate(handler))?)
 }
 
 /// Serve `agent` on the in-memory network at `http://<agent_id>.agents.test` (the test kit:
@@ -265,7 +307,7 @@ pub fn serve_in_memory_signed(
     net: &http::memory::MemoryNet,
     agent: Arc<dyn Agent>,
     key: &Key,
-) -> Result<String> {
+) -> Result<String, ServeError> {
     let host = format!("{}.agents.test", agent.spec().agent_id);
     let base = format!("http://{host}");
     let client = A2aClient::new(http::client::HttpClient::memory(net.clone()));

@@ -64,25 +64,46 @@ pub(crate) fn interface_urls(card: &Value) -> Vec<(String, String)> {
 }
 
 /// The host of an absolute URL (brackets of an IPv6 literal removed), or why there is none.
-pub(crate) fn host_of(url: &str) -> Result<&str, &'static str> {
+pub(crate) fn host_of(url: &str) -> Result<&str, NoHost> {
     let rest = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))
         .or_else(|| url.split_once("://").map(|(_, r)| r))
-        .ok_or("not an absolute URL")?;
+        .ok_or(NoHost::NotAbsolute)?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = if let Some(v6) = hostport.strip_prefix('[') {
         v6.split_once(']')
             .map(|(h, _)| h)
-            .ok_or("an unclosed IPv6 literal")?
+            .ok_or(NoHost::UnclosedIpv6)?
     } else {
         hostport.split(':').next().unwrap_or("")
     };
     if host.is_empty() {
-        Err("no host")
+        Err(NoHost::Empty)
     } else {
         Ok(host)
+    }
+}
+
+/// Why a URL names no host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NoHost {
+    /// It has no scheme: it is relative.
+    NotAbsolute,
+    /// A `[` opens an IPv6 literal that no `]` closes.
+    UnclosedIpv6,
+    /// Its authority is empty (`http://:80/`).
+    Empty,
+}
+
+impl std::fmt::Display for NoHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoHost::NotAbsolute => "not an absolute URL",
+            NoHost::UnclosedIpv6 => "an unclosed IPv6 literal",
+            NoHost::Empty => "no host",
+        })
     }
 }
 

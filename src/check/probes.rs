@@ -1093,18 +1093,16 @@ fn version(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     )
 }
 
-/// The JSON-RPC responses an answer holds: the events of a stream, or the one body.
-fn responses(answer: &Answer) -> Vec<Result<Value, String>> {
+/// The JSON-RPC responses an answer holds: the events of a stream, or the one body; `None`
+/// for one that is not JSON.
+fn responses(answer: &Answer) -> Vec<Option<Value>> {
     if answer.is_event_stream() {
         sse_data(&answer.body)
             .into_iter()
-            .map(|d| {
-                crate::json::parse(d.as_bytes(), crate::json::Limits::DEFAULT)
-                    .map_err(|_| d.clone())
-            })
+            .map(|d| crate::json::parse(d.as_bytes(), crate::json::Limits::DEFAULT).ok())
             .collect()
     } else {
-        vec![answer.json().ok_or_else(|| quote(&answer.body))]
+        vec![answer.json()]
     }
 }
 
@@ -1132,10 +1130,7 @@ fn streaming(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
         Err(e) => return no_answer(&e),
     };
     let events = responses(&answer);
-    let refusal = events
-        .iter()
-        .filter_map(|e| e.as_ref().ok())
-        .find_map(rpc_error_of);
+    let refusal = events.iter().flatten().find_map(rpc_error_of);
     if declared {
         if let Some((code, message)) = refusal {
             return Outcome::Violation(format!(
@@ -1152,7 +1147,7 @@ fn streaming(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
         }
         let good = events.iter().all(|e| {
             e.as_ref()
-                .is_ok_and(|v| v.get("id") == Some(&id) && v.get("result").is_some())
+                .is_some_and(|v| v.get("id") == Some(&id) && v.get("result").is_some())
         });
         return if !events.is_empty() && good {
             Outcome::Pass(Some(format!("{} events", events.len())))

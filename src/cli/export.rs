@@ -175,7 +175,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
                     .iter()
                     .map(|r| match store.resolve(r) {
                         Ok(id) => id,
-                        Err(e @ ddwire::Error::Store(StoreError::AmbiguousRun { .. })) => {
+                        Err(
+                            e @ ddwire::harness::HarnessError::Store(StoreError::AmbiguousRun {
+                                ..
+                            }),
+                        ) => {
                             eprintln!("ddwire export: {e}");
                             r.clone()
                         }

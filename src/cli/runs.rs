@@ -231,7 +231,7 @@ fn runs(args: &Parsed) -> Result<i32, String> {
             }
         })
         .map_err(|e| match e {
-            ddwire::Error::Store(StoreError::NoSuchRun { reference, store }) => format!(
+            ddwire::harness::HarnessError::Store(StoreError::NoSuchRun { reference, store }) => format!(
                 "--after {reference}: the index of {} does not list that run (a harness opening the store indexes every stored run)",
                 store.display()
             ),

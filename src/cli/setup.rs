@@ -185,7 +185,9 @@ pub fn reader(args: &Parsed) -> Result<RunReader, String> {
 /// The id of the stored run `reference` names (a whole id or a unique prefix).
 pub fn resolve(store: &RunReader, reference: &str) -> Result<String, String> {
     store.resolve(reference).map_err(|e| match e {
-        ddwire::Error::Store(StoreError::NoSuchRun { .. }) => format!("{e}; {RUNS_HINT}"),
+        ddwire::harness::HarnessError::Store(StoreError::NoSuchRun { .. }) => {
+            format!("{e}; {RUNS_HINT}")
+        }
         other => other.to_string(),
     })
 }

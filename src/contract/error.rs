@@ -1,7 +1,9 @@
 //! What can be wrong with a document, a description or a name under the contract.
 
+use super::OutcomeStatus;
 use super::pattern::PatternError;
 use super::schema::SchemaError;
+use super::tokens::TokenError;
 use std::fmt;
 
 /// A document, agent description, principal or canonicalisation outside the contract.
@@ -50,6 +52,13 @@ pub enum ContractError {
     Schema(SchemaError),
     /// A `pattern` the contract's regex subset cannot compile or match within its budget.
     Pattern(PatternError),
+    /// A tokens file that cannot be used, or credentials that name no token in it.
+    Tokens(TokenError),
+    /// A name that is no outcome status (a filter's, say).
+    UnknownOutcome {
+        /// The name given.
+        given: String,
+    },
 }
 
 impl ContractError {
@@ -115,6 +124,15 @@ impl fmt::Display for ContractError {
             ContractError::Principal { problems } => f.write_str(&problems.join("; ")),
             ContractError::Schema(e) => e.fmt(f),
             ContractError::Pattern(e) => e.fmt(f),
+            ContractError::Tokens(e) => e.fmt(f),
+            ContractError::UnknownOutcome { given } => {
+                let all: Vec<&str> = OutcomeStatus::ALL.iter().map(|o| o.as_str()).collect();
+                write!(
+                    f,
+                    "{given:?} is not an outcome status: one of {}",
+                    all.join(", ")
+                )
+            }
         }
     }
 }
@@ -124,6 +142,7 @@ impl std::error::Error for ContractError {
         match self {
             ContractError::Schema(e) => Some(e),
             ContractError::Pattern(e) => Some(e),
+            ContractError::Tokens(e) => Some(e),
             _ => None,
         }
     }
@@ -138,5 +157,11 @@ impl From<SchemaError> for ContractError {
 impl From<PatternError> for ContractError {
     fn from(e: PatternError) -> ContractError {
         ContractError::Pattern(e)
+    }
+}
+
+impl From<TokenError> for ContractError {
+    fn from(e: TokenError) -> ContractError {
+        ContractError::Tokens(e)
     }
 }

@@ -1,5 +1,6 @@
 //! Outcomes: what an invocation came to, and the closed vocabularies around it.
 
+use super::ContractError;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -96,12 +97,11 @@ macro_rules! wire_names {
 }
 
 impl OutcomeStatus {
-    /// `s` as an outcome, or a message naming every one (for a filter that would otherwise
+    /// `s` as an outcome, or an error naming every one (for a filter that would otherwise
     /// silently match nothing).
-    pub fn parse_or_list(s: &str) -> Result<OutcomeStatus, String> {
-        OutcomeStatus::parse(s).ok_or_else(|| {
-            let all: Vec<&str> = OutcomeStatus::ALL.iter().map(|o| o.as_str()).collect();
-            format!("{s:?} is not an outcome status: one of {}", all.join(", "))
+    pub fn parse_or_list(s: &str) -> Result<OutcomeStatus, ContractError> {
+        OutcomeStatus::parse(s).ok_or_else(|| ContractError::UnknownOutcome {
+            given: s.to_string(),
         })
     }
 }

@@ -350,12 +350,7 @@ impl AgentSpec {
                 ),
             ));
         }
-        let derivations = parse_derivations(&obj["derivations"]).map_err(|e| {
-            ContractError::spec(
-                agent,
-                format!("agent {id_repr}: malformed derivations: {e}"),
-            )
-        })?;
+        let derivations = parse_derivations(&obj["derivations"], agent, &id_repr)?;
         Ok(AgentSpec {
             agent_id,
             version: text("version")?,
@@ -372,21 +367,36 @@ impl AgentSpec {
     }
 }
 
-fn parse_derivations(v: &Value) -> Result<BTreeMap<String, Derived>, String> {
-    let obj = v.as_object().ok_or("not an object")?;
+/// The `derivations` of the description of `agent` (`id_repr` as the reference quotes it).
+fn parse_derivations(
+    v: &Value,
+    agent: Option<&str>,
+    id_repr: &str,
+) -> Result<BTreeMap<String, Derived>, ContractError> {
+    let malformed = |what: String| {
+        ContractError::spec(
+            agent,
+            format!("agent {id_repr}: malformed derivations: {what}"),
+        )
+    };
+    let obj = v
+        .as_object()
+        .ok_or_else(|| malformed("not an object".into()))?;
     obj.iter()
         .map(|(path, d)| {
             let how = d
                 .get("how")
                 .and_then(Value::as_str)
-                .ok_or_else(|| format!("{path}: no how"))?;
+                .ok_or_else(|| malformed(format!("{path}: no how")))?;
             let how = Derivation::parse(how)
-                .ok_or_else(|| format!("{path}: {how:?} is not a Derivation"))?;
+                .ok_or_else(|| malformed(format!("{path}: {how:?} is not a Derivation")))?;
             let recorded_in = match d.get("recorded_in") {
                 None | Some(Value::Null) => None,
                 Some(Value::String(s)) => Some(s.clone()),
                 Some(other) => {
-                    return Err(format!("{path}: recorded_in {other} is not a field name"));
+                    return Err(malformed(format!(
+                        "{path}: recorded_in {other} is not a field name"
+                    )));
                 }
             };
             Ok((path.clone(), Derived { how, recorded_in }))

@@ -11,8 +11,9 @@
 
 use crate::contract::Principal;
 use crate::contract::canonical::sha256_hex;
-use crate::error::{Error, Result};
+use crate::json::JsonError;
 use serde_json::Value;
+use std::fmt;
 use std::path::Path;
 
 /// One entry of a tokens file: whom a token stands for, and what it may do besides acting.
@@ -55,38 +56,37 @@ pub enum Role {
 /// `{"principal_id", "name", "principal_kind"?, "role"?}` (`role`: `"auditor"`, `"steward"`,
 /// `"admin"` or `"principal"`). A file of another shape is refused with the field that is wrong and the
 /// shape expected.
-pub fn read_tokens_file(path: &Path) -> Result<Vec<Token>> {
-    let source = path.display().to_string();
-    let bytes = std::fs::read(path)
-        .map_err(|e| Error::config(&source, format!("cannot read tokens file {source}: {e}")))?;
-    let doc = crate::json::parse(&bytes, crate::json::Limits::DEFAULT)
-        .map_err(|e| Error::config(&source, format!("tokens file {source}: {e}")))?;
+pub fn read_tokens_file(file: &Path) -> Result<Vec<Token>, TokenError> {
+    let path = file.display().to_string();
+    let bytes = match std::fs::read(file) {
+        Ok(bytes) => bytes,
+        Err(source) => return Err(TokenError::Unreadable { path, source }),
+    };
+    let doc = match crate::json::parse(&bytes, crate::json::Limits::DEFAULT) {
+        Ok(doc) => doc,
+        Err(source) => return Err(TokenError::Json { path, source }),
+    };
+    let shape = |reason: String| TokenError::Shape {
+        path: path.clone(),
+        reason,
+    };
     let Value::Object(map) = doc else {
-        return Err(Error::config(
-            &source,
-            format!(
-                "tokens file {source}: the top level is {}; expected {TOKENS_SHAPE}",
-                kind_of(&doc)
-            ),
-        ));
+        return Err(shape(format!(
+            "the top level is {}; expected {TOKENS_SHAPE}",
+            kind_of(&doc)
+        )));
     };
     let mut tokens = Vec::new();
     for (digest, entry) in map {
         if !crate::contract::formats::is_sha256_hex(&digest) {
-            return Err(Error::config(
-                &source,
-                format!(
-                    "tokens file {source}: key {digest:?} is not a SHA-256 hex digest (store digests, never tokens); expected {TOKENS_SHAPE}"
-                ),
-            ));
+            return Err(shape(format!(
+                "key {digest:?} is not a SHA-256 hex digest (store digests, never tokens); expected {TOKENS_SHAPE}"
+            )));
         }
         let wrong = |field: &str, what: String| {
-            Error::config(
-                &source,
-                format!(
-                    "tokens file {source}: entry {digest}: {field} {what}; expected {TOKENS_SHAPE} (see `ddwire token --help`)"
-                ),
-            )
+            shape(format!(
+                "entry {digest}: {field} {what}; expected {TOKENS_SHAPE} (see `ddwire token --help`)"
+            ))
         };
         let Value::Object(mut fields) = entry else {
             return Err(wrong("the entry", format!("is {}", kind_of(&entry))));
@@ -128,13 +128,7 @@ pub fn read_tokens_file(path: &Path) -> Result<Vec<Token>> {
             .map_err(|e| wrong("the principal", format!("is malformed: {e}")))?;
         let problems = p.problems();
         if !problems.is_empty() {
-            return Err(Error::config(
-                &source,
-                format!(
-                    "the configured principal is malformed: {}",
-                    problems.join("; ")
-                ),
-            ));
+            return Err(TokenError::Principal { path, problems });
         }
         tokens.push(Token {
             digest,
@@ -146,21 +140,19 @@ pub fn read_tokens_file(path: &Path) -> Result<Vec<Token>> {
 }
 
 /// The entry of `tokens` whose token the `Authorization` field among `headers` presents, or
-/// an `unauthenticated` error saying what is missing. Every entry is compared, whatever
-/// matches, so timing says nothing about the tokens.
+/// why the caller is unauthenticated. Every entry is compared, whatever matches, so timing
+/// says nothing about the tokens.
 pub fn find_token<'t>(
     tokens: &'t [Token],
     headers: Option<&[(String, String)]>,
-) -> Result<&'t Token> {
+) -> Result<&'t Token, TokenError> {
     let presented = headers
         .and_then(|h| {
             h.iter()
                 .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
         })
         .and_then(|(_, v)| bearer_token(v))
-        .ok_or_else(|| {
-            Error::unauthenticated("unauthenticated: send Authorization: Bearer <token>")
-        })?;
+        .ok_or(TokenError::MissingBearer)?;
     let digest = sha256_hex(presented.as_bytes());
     let mut found = None;
     for token in tokens {
@@ -168,7 +160,78 @@ pub fn find_token<'t>(
             found = Some(token);
         }
     }
-    found.ok_or_else(|| Error::unauthenticated("unauthenticated: the bearer token is not known"))
+    found.ok_or(TokenError::UnknownToken)
+}
+
+/// Why a tokens file cannot be used, or why a caller's credentials name no token in it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TokenError {
+    /// The tokens file could not be read.
+    Unreadable {
+        /// The file, as given.
+        path: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The tokens file is not JSON.
+    Json {
+        /// The file, as given.
+        path: String,
+        /// What the JSON parser refused.
+        source: JsonError,
+    },
+    /// The tokens file is JSON of another shape.
+    Shape {
+        /// The file, as given.
+        path: String,
+        /// Which part is wrong (the top level, a key, an entry's field) and the shape expected.
+        reason: String,
+    },
+    /// An entry's principal breaks the contract's rules.
+    Principal {
+        /// The file, as given.
+        path: String,
+        /// Each problem found.
+        problems: Vec<String>,
+    },
+    /// The request carries no `Authorization: Bearer` field (RFC 6750 §2.1).
+    MissingBearer,
+    /// The bearer token presented is not one the tokens file holds.
+    UnknownToken,
+}
+
+impl fmt::Display for TokenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenError::Unreadable { path, source } => {
+                write!(f, "cannot read tokens file {path}: {source}")
+            }
+            TokenError::Json { path, source } => write!(f, "tokens file {path}: {source}"),
+            TokenError::Shape { path, reason } => write!(f, "tokens file {path}: {reason}"),
+            TokenError::Principal { problems, .. } => write!(
+                f,
+                "the configured principal is malformed: {}",
+                problems.join("; ")
+            ),
+            TokenError::MissingBearer => {
+                f.write_str("unauthenticated: send Authorization: Bearer <token>")
+            }
+            TokenError::UnknownToken => {
+                f.write_str("unauthenticated: the bearer token is not known")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TokenError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TokenError::Unreadable { source, .. } => Some(source),
+            TokenError::Json { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// The shape of a tokens file, for its errors.

@@ -37,7 +37,7 @@ use super::identity::Access;
 use super::server::Harness;
 use crate::contract::problem::ProblemType;
 use crate::contract::{ContractError, InvocationRequest, OutcomeStatus, ReasonCode};
-use crate::error::Error;
+use crate::harness::HarnessError;
 use crate::ids::is_uuid7;
 use crate::wire::a2a::endpoint::Progress;
 use crate::wire::agui::{Event, Interrupt, RunAgentInput};
@@ -62,14 +62,14 @@ fn error_stream(message: String, code: &str) -> Response {
 
 /// The code a refusal carries in `RUN_ERROR` (and a streamed A2A call's failed status, as
 /// `dd.error`).
-pub(crate) fn code_of(e: &Error) -> &'static str {
+pub(crate) fn code_of(e: &HarnessError) -> &'static str {
     match e {
-        Error::Contract(_) | Error::Json(_) => "invalid_request",
-        Error::UnknownAgent { .. } => "unknown_agent",
-        Error::Unauthenticated { .. } => "unauthenticated",
-        Error::DuplicateInvocation { .. } => "duplicate_invocation",
-        Error::Delegation { .. } => "lineage_refused",
-        Error::Resume { .. } => "resume_refused",
+        HarnessError::Contract(_) | HarnessError::Json(_) => "invalid_request",
+        HarnessError::UnknownAgent { .. } => "unknown_agent",
+        HarnessError::Unauthenticated { .. } => "unauthenticated",
+        HarnessError::DuplicateInvocation { .. } => "duplicate_invocation",
+        HarnessError::Delegation { .. } => "lineage_refused",
+        HarnessError::Resume { .. } => "resume_refused",
         _ => "internal_error",
     }
 }
@@ -141,7 +141,7 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     let body = match crate::json::parse(&request.body, crate::json::Limits::DEFAULT) {
         Ok(body) => body,
         Err(e) => {
-            let e = Error::from(e);
+            let e = HarnessError::from(e);
             return error_stream(e.to_string(), code_of(&e));
         }
     };
@@ -200,7 +200,7 @@ fn resume(harness: &Arc<Harness>, input: RunAgentInput, headers: &[(String, Stri
             Err(e) => return error_stream(e.to_string(), code_of(&e)),
         },
         None => {
-            let e = Error::unauthenticated(
+            let e = HarnessError::unauthenticated(
                 "this harness runs no AG-UI requests without an authenticator",
             );
             return error_stream(e.to_string(), code_of(&e));
@@ -234,7 +234,7 @@ fn resume(harness: &Arc<Harness>, input: RunAgentInput, headers: &[(String, Stri
 }
 
 /// A turn of the conductor, to run on its own thread while its stages stream.
-type TurnCall = Box<dyn FnOnce(&Harness, Observer<'_>) -> crate::Result<Turn> + Send>;
+type TurnCall = Box<dyn FnOnce(&Harness, Observer<'_>) -> crate::harness::Result<Turn> + Send>;
 
 /// Stream one turn as AG-UI events: `RUN_STARTED` once the conductor admits it, a step pair
 /// per stage, then `RUN_FINISHED` (the envelope as `result`, or, for a run its agent suspended,
@@ -353,7 +353,7 @@ fn prepare(
     harness: &Harness,
     body: &Value,
     headers: &[(String, String)],
-) -> crate::Result<(RunAgentInput, InvocationRequest, crate::contract::Principal)> {
+) -> crate::harness::Result<(RunAgentInput, InvocationRequest, crate::contract::Principal)> {
     let input = RunAgentInput::from_value(body).ok_or_else(|| {
         ContractError::violation("RunAgentInput", "the body must be a RunAgentInput object")
     })?;
@@ -381,14 +381,14 @@ fn prepare(
         _ => {}
     }
     if invocation.parent_invocation_id.is_some() {
-        return Err(Error::delegation(
+        return Err(HarnessError::delegation(
             "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
         ));
     }
     let principal = match &harness.authenticator {
         Some(auth) => auth.principal_for(Some(headers))?,
         None => {
-            return Err(Error::unauthenticated(
+            return Err(HarnessError::unauthenticated(
                 "this harness runs no AG-UI requests without an authenticator",
             ));
         }
@@ -402,7 +402,7 @@ fn prepare(
         return Err(harness.conductor.registry.unknown(&invocation.agent_id));
     }
     if harness.conductor.store.has(&invocation.invocation_id) {
-        return Err(Error::DuplicateInvocation {
+        return Err(HarnessError::DuplicateInvocation {
             invocation_id: invocation.invocation_id.clone(),
         });
     }

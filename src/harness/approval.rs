@@ -30,6 +30,7 @@
 //! whose new run could not even start (the agent unknown, the store read-only) is taken back,
 //! so the steward may try again; once its run is stored, whatever the outcome, it is spent.
 
+use super::HarnessError;
 use super::store::RunReader;
 use crate::contract::{OutcomeStatus, Principal, ReasonCode};
 use crate::trace::attr;
@@ -158,7 +159,7 @@ pub(crate) fn referral(
     id: &str,
     approve_for: std::time::Duration,
 ) -> Result<Referral, ApprovalError> {
-    let failed = |e: crate::Error| ApprovalError::Failed(e.to_string());
+    let failed = |e: HarnessError| ApprovalError::Failed(e.to_string());
     let envelope = reader
         .envelope(id)
         .map_err(failed)?
@@ -281,7 +282,7 @@ fn decisions_dir(root: &Path) -> PathBuf {
 
 /// The decision recorded on the referred run `id`, if any; a record that cannot be read is an
 /// error, never taken for no decision.
-pub(crate) fn decision(root: &Path, id: &str) -> crate::Result<Option<Value>> {
+pub(crate) fn decision(root: &Path, id: &str) -> crate::harness::Result<Option<Value>> {
     if !crate::ids::is_uuid7(id) {
         return Ok(None);
     }
@@ -339,7 +340,7 @@ pub(crate) fn claim(root: &Path, record: &Value) -> Result<(), ApprovalError> {
 
 /// The steward's decision a stored run takes part in: the record beside a run that carried out
 /// an approval, else the decision on a referred run; `None` if there is neither.
-pub(crate) fn of_run(reader: &RunReader, id: &str) -> crate::Result<Option<Value>> {
+pub(crate) fn of_run(reader: &RunReader, id: &str) -> crate::harness::Result<Option<Value>> {
     match reader.beside(id, APPROVAL_FILE)? {
         Some(record) => Ok(Some(record)),
         None => decision(reader.root(), id),

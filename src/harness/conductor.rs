@@ -98,7 +98,7 @@ use crate::contract::{
     input_source_id,
 };
 use crate::contract::{AgentSpec, ClassSchema, ContractError};
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use crate::trace::{
     ActiveSpan, AttrValue, Attributes, SpanContext, SpanId, SpanName, SpanRecord, StatusCode,
     TraceId, TraceState, Tracer, attr, event,
@@ -449,7 +449,7 @@ impl Conductor {
         task: &Progress,
     ) -> Result<Turn> {
         if request.parent_invocation_id.is_some() {
-            return Err(Error::delegation(
+            return Err(HarnessError::delegation(
                 "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
             ));
         }
@@ -472,7 +472,7 @@ impl Conductor {
         task: Option<&Progress>,
     ) -> Result<Run> {
         if request.parent_invocation_id.is_some() {
-            return Err(Error::delegation(
+            return Err(HarnessError::delegation(
                 "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
             ));
         }
@@ -654,7 +654,7 @@ impl Conductor {
     /// one; refused (and left in place) for another principal.
     fn take_suspension(&self, invocation_id: &str, principal: &Principal) -> Result<Suspension> {
         self.expire_due();
-        let refused = |reason: &str| Error::Resume {
+        let refused = |reason: &str| HarnessError::Resume {
             invocation_id: invocation_id.to_string(),
             reason: reason.to_string(),
         };
@@ -799,7 +799,7 @@ impl Conductor {
     fn admit_resumed(&self, id: &str) -> Result<Running<'_>> {
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
         if !running.insert(id.to_string()) {
-            return Err(Error::DuplicateInvocation {
+            return Err(HarnessError::DuplicateInvocation {
                 invocation_id: id.to_string(),
             });
         }
@@ -819,10 +819,10 @@ impl Conductor {
             let grant = grants
                 .get_mut(&grant_key(token))
                 .filter(|g| !g.revoked)
-                .ok_or_else(|| Error::delegation("unknown or expired delegation token"))?;
+                .ok_or_else(|| HarnessError::delegation("unknown or expired delegation token"))?;
             self.check_callback(grant, callback)?;
             if request.agent_id == grant.parent_agent_id {
-                return Err(Error::delegation(format!(
+                return Err(HarnessError::delegation(format!(
                     "{} may not delegate to itself",
                     request.agent_id
                 )));
@@ -861,17 +861,17 @@ impl Conductor {
         if let Some(claimed) = callback.parent_invocation_id
             && claimed != grant.parent_invocation_id
         {
-            return Err(Error::delegation(format!(
+            return Err(HarnessError::delegation(format!(
                 "the delegation token was not issued for invocation {claimed}; a grant is bound \
                  to the invocation it was issued for"
             )));
         }
         let keyed = self.registry.get(parent).is_some_and(|a| a.key.is_some());
         match callback.signed_by {
-            Some(signer) if signer != parent => Err(Error::delegation(format!(
+            Some(signer) if signer != parent => Err(HarnessError::delegation(format!(
                 "the callback is signed with the key of {signer}, but the grant was issued to {parent}"
             ))),
-            None if keyed => Err(Error::delegation(format!(
+            None if keyed => Err(HarnessError::delegation(format!(
                 "{parent} shares a key with the harness, so its delegation callbacks must be \
                  signed with it (DD-Signature); this one is not"
             ))),
@@ -932,7 +932,7 @@ impl Conductor {
             .contains_key(id);
         let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
         if suspended || running.contains(id) || self.store.has(id) {
-            return Err(Error::DuplicateInvocation {
+            return Err(HarnessError::DuplicateInvocation {
                 invocation_id: id.to_string(),
             });
         }
@@ -1567,7 +1567,7 @@ fn done(turn: Result<Turn>) -> Result<Run> {
     match turn? {
         Turn::Done(run) => Ok(*run),
         // Only a caller that can resume lets the agent suspend.
-        Turn::Suspended { .. } => Err(Error::Resume {
+        Turn::Suspended { .. } => Err(HarnessError::Resume {
             invocation_id: String::new(),
             reason: "the agent suspended a run on a path that cannot resume it".into(),
         }),
@@ -2131,7 +2131,7 @@ mod tests {
                     let _running = conductor.admit(&id).unwrap();
                     assert!(matches!(
                         conductor.admit(&id),
-                        Err(Error::DuplicateInvocation { .. })
+                        Err(HarnessError::DuplicateInvocation { .. })
                     ));
                     panic!("the run panicked");
                 })

@@ -5,7 +5,7 @@
 use super::identity::Access;
 use super::store::RunReader;
 use super::store::index::field;
-use crate::error::Result;
+use crate::harness::Result;
 use crate::json::python;
 use serde_json::{Map, Value};
 use std::collections::HashMap;

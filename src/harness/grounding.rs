@@ -254,7 +254,7 @@ pub fn lint_stored(
 pub fn relint(
     reader: &super::store::RunReader,
     id: &str,
-) -> crate::Result<Option<GroundingReport>> {
+) -> crate::harness::Result<Option<GroundingReport>> {
     let Some(envelope) = reader.envelope(id)? else {
         return Ok(None);
     };

@@ -21,7 +21,7 @@
 pub use crate::contract::tokens::{Role, Token, new_token, token_digest};
 use crate::contract::tokens::{find_token, read_tokens_file};
 use crate::contract::{Principal, PrincipalKind};
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use serde_json::Value;
 use std::path::Path;
 
@@ -93,10 +93,10 @@ impl Authenticator {
     /// The token entry a caller's `Authorization` header presents (bearer mode only).
     pub(crate) fn token_for(&self, headers: Option<&[(String, String)]>) -> Result<&Token> {
         match self {
-            Authenticator::Operator(_) => Err(Error::unauthenticated(
+            Authenticator::Operator(_) => Err(HarnessError::unauthenticated(
                 "unauthenticated: this harness takes no bearer tokens",
             )),
-            Authenticator::Bearer(tokens) => find_token(tokens, headers),
+            Authenticator::Bearer(tokens) => Ok(find_token(tokens, headers)?),
         }
     }
 
@@ -137,7 +137,7 @@ pub fn configured_principal(
         .map(|(k, _)| *k)
         .collect();
     if !unset.is_empty() {
-        return Err(Error::config(
+        return Err(HarnessError::config(
             unset.join(" and "),
             format!(
                 "{} unset: every invocation acts for a named human, and nothing runs without one; set \
@@ -148,7 +148,7 @@ pub fn configured_principal(
         ));
     }
     let kind = PrincipalKind::parse(&kind).ok_or_else(|| {
-        Error::config(
+        HarnessError::config(
             "DD_PRINCIPAL_KIND",
             format!(
                 "the configured principal is malformed: principal_kind {kind:?} is not person or accountable_role"
@@ -156,7 +156,7 @@ pub fn configured_principal(
         )
     })?;
     Principal::new(&id.unwrap_or_default(), &name.unwrap_or_default(), kind).map_err(|e| {
-        Error::config(
+        HarnessError::config(
             "the configured principal",
             format!("the configured principal is malformed: {e}"),
         )

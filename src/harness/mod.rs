@@ -6,6 +6,7 @@ pub mod agui;
 pub(crate) mod approval;
 pub mod conductor;
 mod conversations;
+mod error;
 pub mod grounding;
 pub(crate) mod health;
 pub mod identity;
@@ -19,3 +20,6 @@ pub(crate) mod tasks;
 pub mod testkit;
 pub mod view;
 mod viewer;
+
+pub use error::HarnessError;
+pub(crate) use error::Result;

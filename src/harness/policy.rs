@@ -8,7 +8,7 @@
 
 use crate::contract::problem::ProblemType;
 use crate::contract::{ProblemDetails, canonical::sha256_hex};
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use crate::json::python::str_repr;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -64,7 +64,7 @@ impl Profile {
     /// Load the deployment's profile from a JSON file.
     pub fn load(path: &Path) -> Result<Profile> {
         let bytes = std::fs::read(path).map_err(|e| {
-            Error::config(
+            HarnessError::config(
                 path.display().to_string(),
                 format!("profile not found at {}: {e}", path.display()),
             )
@@ -82,9 +82,9 @@ impl Profile {
     pub fn from_bytes(bytes: &[u8], source: &str) -> Result<Profile> {
         let src = str_repr(source);
         let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT)
-            .map_err(|e| Error::config(source, format!("profile {src} is not JSON: {e}")))?;
+            .map_err(|e| HarnessError::config(source, format!("profile {src} is not JSON: {e}")))?;
         let Value::Object(map) = doc else {
-            return Err(Error::config(
+            return Err(HarnessError::config(
                 source,
                 format!("profile {src} is not a mapping"),
             ));
@@ -95,7 +95,7 @@ impl Profile {
             .filter(|k| !PROFILE_KEYS.contains(k))
             .collect();
         if !unknown.is_empty() {
-            return Err(Error::config(
+            return Err(HarnessError::config(
                 source,
                 format!(
                     "profile {src} has keys nothing enforces: {}; the vocabulary is {}",
@@ -105,7 +105,7 @@ impl Profile {
             ));
         }
         let malformed =
-            |why: &str| Error::config(source, format!("profile {src} is malformed: {why}"));
+            |why: &str| HarnessError::config(source, format!("profile {src} is malformed: {why}"));
         let profile_id = match map.get("profile_id") {
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             _ => return Err(malformed("profile_id must be a non-empty string")),
@@ -295,7 +295,8 @@ mod tests {
     fn missing_profile_is_a_configuration_error() {
         let err = Profile::load(Path::new("/nonexistent/profile.json")).unwrap_err();
         assert!(
-            matches!(err, Error::Config { .. }) && err.to_string().contains("profile not found"),
+            matches!(err, HarnessError::Config { .. })
+                && err.to_string().contains("profile not found"),
             "{err}"
         );
     }

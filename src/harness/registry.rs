@@ -15,7 +15,7 @@
 
 use crate::contract::ContractError;
 use crate::contract::spec::AgentSpec;
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use crate::json::python::str_repr;
 use crate::wire::a2a::card;
 use crate::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT, Target};
@@ -68,7 +68,7 @@ pub fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
             std::io::ErrorKind::NotFound => format!("agent configuration {at} not found"),
             _ => format!("agent configuration {at} cannot be read: {e}"),
         };
-        Error::config(at.to_string(), message)
+        HarnessError::config(at.to_string(), message)
     })?;
     let mut entries = parse_config(&bytes, &path.display().to_string())?;
     let folder = path.parent().unwrap_or(Path::new(""));
@@ -89,11 +89,10 @@ pub fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
 /// Parse an agents configuration (`where` names it in messages).
 pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
     let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT)
-        .map_err(|e| Error::config(at, format!("{at}: {e}")))?;
-    let entries = doc
-        .get("agents")
-        .and_then(Value::as_array)
-        .ok_or_else(|| Error::config(at, format!("{at}: expected a top-level \"agents\" list")))?;
+        .map_err(|e| HarnessError::config(at, format!("{at}: {e}")))?;
+    let entries = doc.get("agents").and_then(Value::as_array).ok_or_else(|| {
+        HarnessError::config(at, format!("{at}: expected a top-level \"agents\" list"))
+    })?;
     entries
         .iter()
         .enumerate()
@@ -101,13 +100,13 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
             let url = e
                 .get("url")
                 .and_then(Value::as_str)
-                .ok_or_else(|| Error::config(at, format!("{at}: agents[{i}] needs a `url`")))?;
+                .ok_or_else(|| HarnessError::config(at, format!("{at}: agents[{i}] needs a `url`")))?;
             let timeout = match e.get("timeout_s") {
                 None | Some(Value::Null) => None,
                 Some(v) => match v.as_f64() {
                     Some(s) if s > 0.0 && s.is_finite() => Some(Duration::from_secs_f64(s)),
                     _ => {
-                        return Err(Error::config(
+                        return Err(HarnessError::config(
                             at,
                             format!(
                                 "{at}: agents[{i}].timeout_s must be a positive number of seconds"
@@ -120,7 +119,7 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
                 None | Some(Value::Null) => None,
                 Some(Value::String(f)) if !f.is_empty() => Some(PathBuf::from(f)),
                 Some(_) => {
-                    return Err(Error::config(
+                    return Err(HarnessError::config(
                         at,
                         format!("{at}: agents[{i}].key_file must be the path of a key file"),
                     ));
@@ -129,7 +128,7 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
             let file = |name: &str| match e.get(name) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(f)) if !f.is_empty() => Ok(Some(PathBuf::from(f))),
-                Some(_) => Err(Error::config(
+                Some(_) => Err(HarnessError::config(
                     at,
                     format!("{at}: agents[{i}].{name} must be the path of a PEM file"),
                 )),
@@ -138,7 +137,7 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
                 (Some(cert), Some(key)) => Some(KeyPair { cert, key }),
                 (None, None) => None,
                 _ => {
-                    return Err(Error::config(
+                    return Err(HarnessError::config(
                         at,
                         format!(
                             "{at}: agents[{i}] needs both tls_client_cert and tls_client_key, or neither"
@@ -199,7 +198,7 @@ impl RemoteAgent {
     pub fn with_key(mut self, key: &Key) -> Result<RemoteAgent> {
         let key = key
             .with_id(&self.spec.agent_id)
-            .map_err(|e| Error::config(&self.spec.agent_id, format!("agent {e}")))?;
+            .map_err(|e| HarnessError::config(&self.spec.agent_id, format!("agent {e}")))?;
         self.key = Some(key);
         Ok(self)
     }
@@ -369,7 +368,7 @@ fn judge(card: Value, source: &Source) -> Admission {
     }
     let timeout = source.entry.timeout.unwrap_or(DEFAULT_TIMEOUT);
     let agent = card::spec_from_card(&card)
-        .map_err(Error::from)
+        .map_err(HarnessError::from)
         .and_then(|spec| {
             Ok(RemoteAgent {
                 target: Target::from_card(&card)?,
@@ -387,7 +386,7 @@ fn judge(card: Value, source: &Source) -> Admission {
         });
     match agent {
         Ok(agent) => Admission::Agent(Box::new(agent)),
-        Err(e @ Error::Contract(ContractError::Version { .. })) => {
+        Err(e @ HarnessError::Contract(ContractError::Version { .. })) => {
             Admission::Incompatible(e.to_string())
         }
         Err(e) => Admission::Unavailable(e.to_string()),
@@ -424,7 +423,7 @@ impl Registry {
         };
         let (_, duplicates) = registry.refresh_now(false);
         if let Some(id) = duplicates.first() {
-            return Err(Error::config(
+            return Err(HarnessError::config(
                 "the agent registry",
                 format!("two agents registered as {}", str_repr(id)),
             ));
@@ -509,7 +508,7 @@ fn sources_of(client: &A2aClient, entries: &[AgentEntry]) -> Result<Vec<Source>>
         let key = match &entry.key_file {
             None => None,
             Some(path) => Some(Key::from_file("agent", path).map_err(|e| {
-                Error::config(
+                HarnessError::config(
                     path.display().to_string(),
                     format!("the key of agent {name}: {e}"),
                 )
@@ -519,7 +518,7 @@ fn sources_of(client: &A2aClient, entries: &[AgentEntry]) -> Result<Vec<Source>>
             None => None,
             Some(pair) => Some(A2aClient {
                 http: client.http.with_client_cert(pair.clone()).map_err(|e| {
-                    Error::config(
+                    HarnessError::config(
                         pair.cert.display().to_string(),
                         format!("the client certificate of agent {name}: {e}"),
                     )
@@ -725,7 +724,7 @@ impl Registry {
         let id = agent.spec.agent_id.clone();
         let mut state = self.write();
         if state.agents.contains_key(&id) {
-            return Err(Error::config(
+            return Err(HarnessError::config(
                 "the agent registry",
                 format!("two agents registered as {}", str_repr(&id)),
             ));
@@ -796,12 +795,12 @@ impl Registry {
 
     /// The error for an unknown agent: the known ids, then each agent that could not be
     /// admitted and why.
-    pub(crate) fn unknown(&self, agent_id: &str) -> Error {
+    pub(crate) fn unknown(&self, agent_id: &str) -> HarnessError {
         let state = self.read();
         let pairs = |m: &BTreeMap<String, String>| -> Vec<(String, String)> {
             m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
         };
-        Error::UnknownAgent {
+        HarnessError::UnknownAgent {
             agent_id: agent_id.to_string(),
             known: state.agents.keys().cloned().collect(),
             unavailable: pairs(&state.unavailable),

@@ -37,7 +37,7 @@ use super::identity::{Access, Authenticator, Role as TokenRole};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::InvocationRequest;
 use crate::contract::formats::is_sha256_hex;
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use crate::wire::a2a::card::ServedCard;
 use crate::wire::a2a::endpoint::{
     A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, TaskPlan, Visible, Work,
@@ -240,7 +240,7 @@ fn build(conductor: &Conductor, public_url: &str, window: Option<Duration>) -> B
 
 /// A caller refused for its credentials, as A2A answers it: the reason once (the error's own
 /// text starts "unauthenticated: ", which the A2A error's text already says).
-fn refused(e: Error) -> A2aError {
+fn refused(e: HarnessError) -> A2aError {
     let reason = e.to_string();
     A2aError::Unauthenticated {
         reason: match reason.strip_prefix("unauthenticated: ") {
@@ -576,7 +576,7 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
     }
     let reason = match decision_reason(&request.body) {
         Ok(reason) => reason,
-        Err(why) => return Response::error(400, &why),
+        Err(why) => return Response::error(400, &why.to_string()),
     };
     let id = match resolve_run(harness, reference, &Access::All) {
         Ok(id) => id,
@@ -612,28 +612,23 @@ const MAX_REASON_CHARS: usize = 2000;
 
 /// The reason a decision's body gives: none for an empty body; else a JSON object whose only
 /// member is an optional string `reason`.
-fn decision_reason(body: &[u8]) -> std::result::Result<Option<String>, String> {
+fn decision_reason(body: &[u8]) -> std::result::Result<Option<String>, BadRequest> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    const SHAPE: &str = "send no body, or {\"reason\": \"…\"}";
     let doc = crate::json::parse(body, crate::json::Limits::DEFAULT)
-        .map_err(|e| format!("the body is not JSON ({e}); {SHAPE}"))?;
+        .map_err(BadRequest::DecisionNotJson)?;
     let Value::Object(mut map) = doc else {
-        return Err(format!("the body is not a JSON object; {SHAPE}"));
+        return Err(BadRequest::DecisionNotObject);
     };
     let reason = match map.remove("reason") {
         None | Some(Value::Null) => None,
         Some(Value::String(r)) if r.chars().count() <= MAX_REASON_CHARS => Some(r),
-        Some(Value::String(_)) => {
-            return Err(format!(
-                "reason is longer than {MAX_REASON_CHARS} characters"
-            ));
-        }
-        Some(_) => return Err(format!("reason must be a string; {SHAPE}")),
+        Some(Value::String(_)) => return Err(BadRequest::ReasonTooLong),
+        Some(_) => return Err(BadRequest::ReasonNotString),
     };
     if let Some(key) = map.keys().next() {
-        return Err(format!("unknown member {key:?}; {SHAPE}"));
+        return Err(BadRequest::DecisionMember { key: key.clone() });
     }
     Ok(reason)
 }
@@ -735,7 +730,7 @@ pub(crate) fn resolve_run(
     match harness.conductor.store.resolve(reference) {
         Ok(id) if harness.sees_run(access, &id) => Ok(id),
         Ok(_) => Err(not_found()),
-        Err(Error::Store(StoreError::AmbiguousRun {
+        Err(HarnessError::Store(StoreError::AmbiguousRun {
             candidates, total, ..
         })) if *access != Access::All => {
             // Only the reader's own runs count: a prefix shared with another principal's run
@@ -756,10 +751,12 @@ pub(crate) fn resolve_run(
                 )),
             }
         }
-        Err(Error::Store(StoreError::NoSuchRun { .. })) => Err(not_found()),
-        Err(e @ Error::Store(StoreError::AmbiguousRun { .. })) => {
+        Err(HarnessError::Store(StoreError::NoSuchRun { .. })) => Err(not_found()),
+        Err(e @ HarnessError::Store(StoreError::AmbiguousRun { .. })) => {
             let candidates = match &e {
-                Error::Store(StoreError::AmbiguousRun { candidates, .. }) => candidates.clone(),
+                HarnessError::Store(StoreError::AmbiguousRun { candidates, .. }) => {
+                    candidates.clone()
+                }
                 _ => Vec::new(),
             };
             Err(Response::json(
@@ -806,7 +803,7 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
     let resolver = matches!(access, Access::All).then_some(store);
     let mut query = match listing_query(resolver, &request.query) {
         Ok(q) => q,
-        Err(message) => return Response::error(400, &message),
+        Err(why) => return Response::error(400, &why.to_string()),
     };
     if let Access::Own(principal_id) = access {
         // Exactly the reader's id: a `principal` filter naming someone else then lists nothing.
@@ -815,7 +812,7 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
     // Opened here, so a broken store is a 500 and an unknown `after` a 400 before any row.
     let listing = match store.listing(&query) {
         Ok(listing) => listing,
-        Err(Error::Store(StoreError::NoSuchRun { reference, .. })) => {
+        Err(HarnessError::Store(StoreError::NoSuchRun { reference, .. })) => {
             return Response::error(
                 400,
                 &format!("after={reference}: the run index names no such run"),
@@ -876,23 +873,23 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
     Response::stream(200, "application/json", rx)
 }
 
-/// The listing's query string as a [`Query`]; `Err` is the 400 message. `after` is resolved
-/// as an id prefix through `store`, if given; else it must be a whole id.
-fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Query, String> {
-    const KNOWN: &str = "limit, after, agent, status, principal, conversation, since, until";
+/// The listing's query string as a [`Query`]; `Err` is why it is refused with 400. `after` is
+/// resolved as an id prefix through `store`, if given; else it must be a whole id.
+fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Query, BadRequest> {
     let mut query = Query::default();
     let mut seen: Vec<String> = Vec::new();
     for pair in raw.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = percent_decode(key).ok_or("the query string is not valid UTF-8")?;
-        let value = percent_decode(value).ok_or("the query string is not valid UTF-8")?;
+        let key = percent_decode(key).ok_or(BadRequest::QueryNotUtf8)?;
+        let value = percent_decode(value).ok_or(BadRequest::QueryNotUtf8)?;
         if seen.contains(&key) {
-            return Err(format!("the query parameter {key} is given more than once"));
+            return Err(BadRequest::Repeated { key });
         }
         seen.push(key.clone());
         let time = |v: &str| {
-            parse_time(v).ok_or_else(|| {
-                format!("{key}={v} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)")
+            parse_time(v).ok_or_else(|| BadRequest::NotATime {
+                key: key.clone(),
+                value: v.to_string(),
             })
         };
         match key.as_str() {
@@ -901,14 +898,16 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
                     .parse()
                     .ok()
                     .filter(|n| (1..=MAX_PAGE).contains(n))
-                    .ok_or_else(|| format!("limit={value}: give a number from 1 to {MAX_PAGE}"))?;
+                    .ok_or_else(|| BadRequest::Limit {
+                        value: value.clone(),
+                    })?;
                 query.limit = Some(n);
             }
             "after" => {
                 query.after = Some(match store.map(|s| s.resolve(&value)) {
                     Some(Ok(id)) => id,
-                    Some(Err(e @ Error::Store(StoreError::AmbiguousRun { .. }))) => {
-                        return Err(e.to_string());
+                    Some(Err(HarnessError::Store(e @ StoreError::AmbiguousRun { .. }))) => {
+                        return Err(BadRequest::Ambiguous(e));
                     }
                     // A run listed but since removed still marks a place in the index.
                     Some(Err(_)) | None => value,
@@ -918,21 +917,89 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
             "agent" | "agent_id" => query.agent_id = Some(value),
             "status" => {
                 crate::contract::OutcomeStatus::parse_or_list(&value)
-                    .map_err(|e| format!("status: {e}"))?;
+                    .map_err(BadRequest::Status)?;
                 query.status = Some(value);
             }
             "principal" => query.principal = Some(value),
             "conversation" | "conversation_id" => query.conversation_id = Some(value),
             "since" => query.since = Some(time(&value)?),
             "until" => query.until = Some(time(&value)?),
-            other => {
-                return Err(format!(
-                    "unknown query parameter {other}; GET /runs takes {KNOWN}"
-                ));
-            }
+            _ => return Err(BadRequest::Unknown { key }),
         }
     }
     Ok(query)
+}
+
+/// Why a decision's body or the listing's query string is refused with 400.
+#[derive(Debug)]
+enum BadRequest {
+    /// The decision's body is not JSON.
+    DecisionNotJson(crate::json::JsonError),
+    DecisionNotObject,
+    /// The decision's `reason` is longer than [`MAX_REASON_CHARS`].
+    ReasonTooLong,
+    ReasonNotString,
+    /// The decision's body has a member besides `reason`.
+    DecisionMember {
+        key: String,
+    },
+    /// A query component is not UTF-8 once percent-decoded.
+    QueryNotUtf8,
+    /// A query parameter given twice.
+    Repeated {
+        key: String,
+    },
+    /// A `since` or `until` that is no time.
+    NotATime {
+        key: String,
+        value: String,
+    },
+    /// A `limit` outside 1 to [`MAX_PAGE`].
+    Limit {
+        value: String,
+    },
+    /// An `after` prefix that several stored runs share.
+    Ambiguous(StoreError),
+    /// A `status` that is no outcome.
+    Status(crate::contract::ContractError),
+    /// A query parameter the listing does not take.
+    Unknown {
+        key: String,
+    },
+}
+
+impl std::fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHAPE: &str = "send no body, or {\"reason\": \"…\"}";
+        const KNOWN: &str = "limit, after, agent, status, principal, conversation, since, until";
+        match self {
+            BadRequest::DecisionNotJson(e) => write!(f, "the body is not JSON ({e}); {SHAPE}"),
+            BadRequest::DecisionNotObject => {
+                write!(f, "the body is not a JSON object; {SHAPE}")
+            }
+            BadRequest::ReasonTooLong => {
+                write!(f, "reason is longer than {MAX_REASON_CHARS} characters")
+            }
+            BadRequest::ReasonNotString => write!(f, "reason must be a string; {SHAPE}"),
+            BadRequest::DecisionMember { key } => write!(f, "unknown member {key:?}; {SHAPE}"),
+            BadRequest::QueryNotUtf8 => f.write_str("the query string is not valid UTF-8"),
+            BadRequest::Repeated { key } => {
+                write!(f, "the query parameter {key} is given more than once")
+            }
+            BadRequest::NotATime { key, value } => write!(
+                f,
+                "{key}={value} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)"
+            ),
+            BadRequest::Limit { value } => {
+                write!(f, "limit={value}: give a number from 1 to {MAX_PAGE}")
+            }
+            BadRequest::Ambiguous(e) => e.fmt(f),
+            BadRequest::Status(e) => write!(f, "status: {e}"),
+            BadRequest::Unknown { key } => {
+                write!(f, "unknown query parameter {key}; GET /runs takes {KNOWN}")
+            }
+        }
+    }
 }
 
 /// A query-string component, `+` and `%XX` decoded (the form encoding of URLs, RFC 3986 §2.1).
@@ -1020,7 +1087,7 @@ pub(crate) fn plan(
         None => {
             let principal = match &harness.authenticator {
                 None => {
-                    let e = Error::unauthenticated(
+                    let e = HarnessError::unauthenticated(
                         "this harness accepts only delegation callbacks under a live grant",
                     );
                     let reply = caller_error(e.to_string(), super::agui::code_of(&e));
@@ -1109,7 +1176,7 @@ pub(crate) fn plan(
                     .conductor
                     .invoke_until(request, principal, trace, &observer, progress)
             }
-            (None, None) => Err(Error::unauthenticated("no principal")),
+            (None, None) => Err(HarnessError::unauthenticated("no principal")),
         };
         if outcome.is_err() {
             // No run was made: a blocking send's reply names no trace.
@@ -1287,7 +1354,7 @@ fn caller_error(error: String, code: &str, streaming: bool) -> Reply {
 /// condition of a suspended one, or the caller's error when no run was made.
 fn turn_reply(
     harness: &Harness,
-    outcome: crate::error::Result<Turn>,
+    outcome: crate::harness::Result<Turn>,
     streaming: bool,
     delegated: bool,
 ) -> Reply {

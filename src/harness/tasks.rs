@@ -17,7 +17,7 @@
 use super::conductor::CANCELED;
 use super::store::{Query, RunReader, StoreError};
 use crate::contract::problem::ProblemType;
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use crate::ids::is_uuid7;
 use crate::wire::a2a::endpoint::{A2aError, ListQuery, TaskPage, TaskStore};
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
@@ -278,7 +278,7 @@ pub(crate) fn list(
     let (stored, stored_total, more_stored) =
         stored_runs(store, principal_id, query, after, &running_ids, room).map_err(
             |e| match e {
-                Error::Store(StoreError::NoSuchRun { .. }) => invalid_token(token),
+                HarnessError::Store(StoreError::NoSuchRun { .. }) => invalid_token(token),
                 e => A2aError::Internal {
                     what: format!("the run store could not be read: {e}"),
                 },

@@ -19,7 +19,7 @@ use super::store::RunStore;
 use crate::agent::Agent;
 use crate::agent::server::{serve_in_memory, serve_in_memory_signed};
 use crate::contract::{InvocationRequest, Principal, PrincipalKind};
-use crate::error::Result;
+use crate::harness::Result;
 use crate::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT};
 use crate::wire::http::Limits;
 use crate::wire::http::client::HttpClient;

@@ -7,7 +7,7 @@
 //! the reason, never dropped in silence. Read-only: nothing in the store changes.
 
 use super::store::RunReader;
-use crate::error::Result;
+use crate::harness::Result;
 use crate::trace::waterfall::{MAX_DEPTH, RunView};
 use std::collections::HashSet;
 

@@ -13,7 +13,7 @@
 use super::identity::Access;
 use super::store::RunReader;
 use super::view::NO_SUCH_RUN;
-use crate::error::Result;
+use crate::harness::Result;
 use crate::text::{Base64, base64};
 use crate::trace::waterfall::{self, RunView};
 use crate::wire::http::Response;

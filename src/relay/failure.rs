@@ -106,11 +106,13 @@ impl FailureClass {
             | WireError::Interrupted { .. } => FailureClass::PeerDisconnect,
             WireError::JsonRpc { .. } => FailureClass::PeerJsonrpcError,
             WireError::Egress { .. } => FailureClass::DestinationRefused,
-            // The relay's client signs nothing, so a signing error is never met; were it, the
-            // call did not go out as the caller meant it.
-            WireError::HttpStatus { .. } | WireError::Protocol { .. } | WireError::Sign { .. } => {
-                FailureClass::PeerInvalidReply
-            }
+            // The relay's client signs nothing and opens no socket of its own to listen on,
+            // so a signing or local I/O error is never met; were it, the call did not go out
+            // as the caller meant it.
+            WireError::HttpStatus { .. }
+            | WireError::Protocol { .. }
+            | WireError::Sign { .. }
+            | WireError::Io { .. } => FailureClass::PeerInvalidReply,
         }
     }
 }

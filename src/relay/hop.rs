@@ -3,6 +3,7 @@
 
 use super::call::{Inbound, Kind, inject_hops, inject_trace, state_name};
 use super::failure::Failure;
+use super::owners::OwnedBy;
 use super::peers::{Endpoints, Peer};
 use super::{Relay, SERVICE_NAME, topology, translate};
 use crate::text::{Keep, truncate};
@@ -270,9 +271,9 @@ fn forward(
         .and_then(|result| {
             check_reply(inbound.kind, &result)
                 .map(|()| result)
-                .map_err(|reason| Failure::InvalidReply {
+                .map_err(|e| Failure::InvalidReply {
                     peer: peer.spec.id.clone(),
-                    reason,
+                    reason: e.to_string(),
                 })
         })
         .and_then(|result| {
@@ -392,9 +393,9 @@ fn outgoing<'a>(
     let method =
         translate::method(inbound.kind, endpoint.binding).unwrap_or(inbound.call.method.as_str());
     let params = translate::params(inbound.kind, inbound.binding, endpoint.binding, params)
-        .map_err(|reason| Failure::InvalidParams {
+        .map_err(|e| Failure::InvalidParams {
             binding: inbound.binding,
-            reason,
+            reason: e.to_string(),
         })?;
     Ok((method, params))
 }
@@ -456,25 +457,39 @@ fn endpoint_of(relay: &Relay, peer: &Peer, inbound: &Inbound) -> Result<Target, 
 /// Whether a peer's `result` is an answer to a call of `kind`: a send answers a Task or a
 /// Message (1.0 wraps either as `{"task": …}` / `{"message": …}`), `tasks/get` and
 /// `tasks/cancel` answer a Task. Anything else is not passed on as if it were one.
-pub(crate) fn check_reply(kind: Kind, result: &Value) -> Result<(), String> {
-    match kind {
-        Kind::Send => {
-            if task_of(result).is_some() || message_of(result).is_some() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "a send must be answered with a Task or a Message, got {}",
-                    excerpt(result)
-                ))
-            }
+pub(crate) fn check_reply(kind: Kind, result: &Value) -> Result<(), NotAnAnswer> {
+    let answers = match kind {
+        Kind::Send => task_of(result).is_some() || message_of(result).is_some(),
+        Kind::Get | Kind::Cancel => task_of(result).is_some(),
+        _ => true,
+    };
+    if answers {
+        Ok(())
+    } else {
+        Err(NotAnAnswer {
+            kind,
+            got: excerpt(result),
+        })
+    }
+}
+
+/// A peer's result that answers no call of its kind: the kind, and an excerpt of the result.
+#[derive(Debug)]
+pub(crate) struct NotAnAnswer {
+    kind: Kind,
+    got: String,
+}
+
+impl std::fmt::Display for NotAnAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let got = &self.got;
+        match self.kind {
+            Kind::Send => write!(
+                f,
+                "a send must be answered with a Task or a Message, got {got}"
+            ),
+            _ => write!(f, "a task call must be answered with a Task, got {got}"),
         }
-        Kind::Get | Kind::Cancel => task_of(result).map(|_| ()).ok_or_else(|| {
-            format!(
-                "a task call must be answered with a Task, got {}",
-                excerpt(result)
-            )
-        }),
-        _ => Ok(()),
     }
 }
 
@@ -551,7 +566,7 @@ pub(crate) fn record_task(
     let seen = relay
         .owners
         .record(task_id, peer, context_id, state.as_deref())
-        .map_err(|owner| Failure::TaskConflict {
+        .map_err(|OwnedBy { owner }| Failure::TaskConflict {
             peer: peer.to_string(),
             task: task_id.to_string(),
             owner,

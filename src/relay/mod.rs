@@ -362,9 +362,3 @@ impl fmt::Display for RelayError {
 }
 
 impl std::error::Error for RelayError {}
-
-impl From<RelayError> for crate::Error {
-    fn from(e: RelayError) -> crate::Error {
-        crate::Error::config("relay", e.to_string())
-    }
-}

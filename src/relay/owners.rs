@@ -54,6 +54,13 @@ pub(crate) struct Seen {
     pub(crate) at_ns: u64,
 }
 
+/// A task another peer owns, which a peer answered for.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct OwnedBy {
+    /// The peer that owns the task.
+    pub(crate) owner: String,
+}
+
 impl TaskOwners {
     pub(crate) fn new(capacity: usize) -> TaskOwners {
         TaskOwners {
@@ -67,15 +74,15 @@ impl TaskOwners {
     }
 
     /// Remember that `peer` owns `task_id`, and what it said of it: what was known of the task
-    /// before (to record the change), or `Err` with the owner when another peer owns the task
-    /// (nothing is recorded then).
+    /// before (to record the change), or the owner when another peer owns the task (nothing is
+    /// recorded then).
     pub(crate) fn record(
         &self,
         task_id: &str,
         peer: &str,
         context_id: Option<&str>,
         state: Option<&str>,
-    ) -> Result<Seen, String> {
+    ) -> Result<Seen, OwnedBy> {
         if task_id.is_empty() || task_id.len() > MAX_TASK_ID_LEN {
             return Ok(Seen {
                 tracked: false,
@@ -88,7 +95,9 @@ impl TaskOwners {
         let at_ns = crate::time::now_ns();
         if let Some(owner) = inner.owners.get_mut(task_id) {
             if owner.peer != peer {
-                return Err(owner.peer.clone());
+                return Err(OwnedBy {
+                    owner: owner.peer.clone(),
+                });
             }
             let before = owner.state.clone();
             if let Some(c) = context_id {
@@ -205,7 +214,8 @@ mod tests {
         assert_eq!(
             owners
                 .record("t", "A", Some("evil"), Some("completed"))
-                .map(|seen| seen.before),
+                .map(|seen| seen.before)
+                .map_err(|owned| owned.owner),
             Err("B".into())
         );
         assert_eq!(owners.get("t").unwrap().peer, "B");

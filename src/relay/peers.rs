@@ -76,7 +76,7 @@ impl PeerSpec {
     /// sent), no query and no fragment (a query would swallow the card path the relay
     /// appends: `…?x=/.well-known/agent-card.json`).
     pub fn new(id: &str, url: &str, role: Role) -> Result<PeerSpec, RelayError> {
-        check_id(id).map_err(|reason| RelayError::peer(id, reason))?;
+        check_id(id)?;
         let url = url.trim().trim_end_matches('/');
         let rest = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
             (Some(rest), _) => rest,
@@ -245,17 +245,21 @@ impl PeerSpec {
 
 /// Whether `id` is a peer id: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with a dot (it
 /// is a path segment of `/peers/{id}/a2a`).
-pub(crate) fn check_id(id: &str) -> Result<(), String> {
+pub(crate) fn check_id(id: &str) -> Result<(), RelayError> {
     if id.is_empty() || id.len() > MAX_ID_LEN {
-        return Err(format!("id {id:?} must be 1 to {MAX_ID_LEN} characters"));
+        return Err(RelayError::peer(
+            id,
+            format!("id {id:?} must be 1 to {MAX_ID_LEN} characters"),
+        ));
     }
     if id.starts_with('.')
         || !id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
     {
-        return Err(format!(
-            "id {id:?} may hold only A-Z a-z 0-9 . _ - and must not start with a dot"
+        return Err(RelayError::peer(
+            id,
+            format!("id {id:?} may hold only A-Z a-z 0-9 . _ - and must not start with a dot"),
         ));
     }
     Ok(())

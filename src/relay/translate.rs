@@ -11,10 +11,30 @@
 //! are not translated: the peer must offer the caller's binding.
 
 use super::call::Kind;
+use crate::wire::a2a::error::DecodeError;
 use crate::wire::a2a::model::SendParams;
 use crate::wire::a2a::stream::StreamEvent;
 use crate::wire::a2a::{Binding, v03, v10};
 use serde_json::{Map, Value};
+use std::fmt;
+
+/// Why a call or an answer could not be carried into the other binding.
+#[derive(Debug)]
+pub(crate) enum Untranslated {
+    /// It does not decode in the binding it came in.
+    Decode(DecodeError),
+    /// Its method is not one the relay translates.
+    Method,
+}
+
+impl fmt::Display for Untranslated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Untranslated::Decode(e) => e.fmt(f),
+            Untranslated::Method => f.write_str("this method is not translated between bindings"),
+        }
+    }
+}
 
 /// The method `kind` is called in `binding`, when the relay translates it.
 pub(crate) fn method(kind: Kind, binding: Binding) -> Option<&'static str> {
@@ -37,14 +57,14 @@ pub(crate) fn params(
     from: Binding,
     to: Binding,
     params: Value,
-) -> Result<Value, String> {
+) -> Result<Value, Untranslated> {
     match kind {
         Kind::Send | Kind::Stream => {
             let mut p: SendParams = match from {
                 Binding::V03 => v03::decode_send_params(params),
                 Binding::V10 => v10::decode_send_params(params),
             }
-            .map_err(|e| e.to_string())?;
+            .map_err(Untranslated::Decode)?;
             p.configuration = Some(Value::Object(configuration(
                 p.configuration.as_ref(),
                 from,
@@ -65,7 +85,7 @@ pub(crate) fn params(
             }
             Ok(Value::Object(out))
         }
-        _ => Err("this method is not translated between bindings".into()),
+        _ => Err(Untranslated::Method),
     }
 }
 
@@ -99,14 +119,14 @@ pub(crate) fn result(
     from: Binding,
     to: Binding,
     result: Value,
-) -> Result<Value, String> {
+) -> Result<Value, Untranslated> {
     match kind {
         Kind::Send => {
             let r = match from {
                 Binding::V03 => v03::decode_result(result),
                 Binding::V10 => v10::decode_result(result),
             }
-            .map_err(|e| e.to_string())?;
+            .map_err(Untranslated::Decode)?;
             Ok(match to {
                 Binding::V03 => v03::encode_result(&r),
                 Binding::V10 => v10::encode_result(&r),
@@ -117,7 +137,7 @@ pub(crate) fn result(
                 Binding::V03 => v03::decode_task(result),
                 Binding::V10 => v10::decode_task(result),
             }
-            .map_err(|e| e.to_string())?;
+            .map_err(Untranslated::Decode)?;
             Ok(match to {
                 Binding::V03 => v03::encode_task(&task),
                 // GetTask answers the Task itself, not the send's `{"task": …}`.

@@ -18,7 +18,7 @@ pub(crate) mod worker;
 use std::fmt;
 use std::time::Duration;
 
-/// Why a call to a peer failed.
+/// Why a call to a peer failed, or a socket or file of the wire's could not be opened.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum WireError {
@@ -84,7 +84,7 @@ pub enum WireError {
         /// The URL called.
         url: String,
         /// Which address was refused, and why.
-        reason: String,
+        reason: http::egress::EgressError,
     },
     /// The call was given up because its caller stopped waiting for it (a canceled task's
     /// call, see `http::client`'s "Interrupting a call"); the request may have reached the peer.
@@ -99,6 +99,14 @@ pub enum WireError {
         /// Which field, and why.
         source: sign::SignError,
     },
+    /// A local socket, thread or file the wire needs could not be had: a listening socket
+    /// bound, an accept thread started, a wire log opened.
+    Io {
+        /// What was being done (`binding 127.0.0.1:8000`).
+        context: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
 }
 
 impl WireError {
@@ -107,6 +115,14 @@ impl WireError {
         WireError::Protocol {
             url: url.map(str::to_owned),
             reason: reason.into(),
+        }
+    }
+
+    /// A local I/O failure, with what was being done.
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> WireError {
+        WireError::Io {
+            context: context.into(),
+            source,
         }
     }
 }
@@ -146,6 +162,7 @@ impl fmt::Display for WireError {
                 write!(f, "{url}: the destination is not allowed: {reason}")
             }
             WireError::Sign { url, source } => write!(f, "{url}: {source}"),
+            WireError::Io { context, source } => write!(f, "{context}: {source}"),
             WireError::Interrupted { url } => {
                 write!(
                     f,
@@ -160,6 +177,7 @@ impl std::error::Error for WireError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             WireError::Sign { source, .. } => Some(source),
+            WireError::Io { source, .. } => Some(source),
             _ => None,
         }
     }

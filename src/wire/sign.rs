@@ -276,7 +276,7 @@ pub enum KeyError {
         /// The id given.
         id: String,
         /// Why it breaks the grammar.
-        reason: &'static str,
+        reason: FieldRule,
     },
 }
 
@@ -357,13 +357,66 @@ pub struct Signable<'a> {
     pub body: &'a [u8],
 }
 
+/// Which rule of the scheme's grammar (the table of headers above) a field breaks. Its
+/// `Display` completes a sentence about the field: `"its nonce" + " it must be 16 to 64
+/// characters long"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FieldRule {
+    /// A key id is 1 to 256 characters.
+    KeyIdLength,
+    /// A key id is visible ASCII, with no spaces.
+    KeyIdCharacters,
+    /// A method is 1 to 16 upper-case letters.
+    Method,
+    /// A request target starts with `/`.
+    TargetStart,
+    /// A request target is at most 8,192 bytes.
+    TargetLength,
+    /// A request target is visible ASCII (anything else percent-encoded).
+    TargetCharacters,
+    /// A nonce is 16 to 64 characters.
+    NonceLength,
+    /// A nonce holds only `A-Z a-z 0-9 _ -`.
+    NonceCharacters,
+    /// A timestamp is decimal Unix seconds, with no sign or leading zero.
+    Timestamp,
+    /// A signature is `v1=` and 64 lowercase hex digits.
+    Tag,
+    /// A signature header is sent once.
+    OnlyOnce,
+    /// A URL to sign is absolute, `http://` or `https://`.
+    AbsoluteUrl,
+}
+
+impl fmt::Display for FieldRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FieldRule::KeyIdLength => "it must be 1 to 256 characters long",
+            FieldRule::KeyIdCharacters => "it must be visible ASCII, with no spaces",
+            FieldRule::Method => "must be 1 to 16 upper-case letters",
+            FieldRule::TargetStart => "must start with /",
+            FieldRule::TargetLength => "is longer than 8,192 bytes",
+            FieldRule::TargetCharacters => "must be visible ASCII (percent-encode anything else)",
+            FieldRule::NonceLength => "it must be 16 to 64 characters long",
+            FieldRule::NonceCharacters => "it may hold only A-Z, a-z, 0-9, _ and -",
+            FieldRule::Timestamp => {
+                "it must be Unix seconds in decimal, with no sign or leading zero"
+            }
+            FieldRule::Tag => "it must be v1= and 64 lowercase hex digits",
+            FieldRule::OnlyOnce => "it is sent more than once",
+            FieldRule::AbsoluteUrl => "is not an absolute http:// or https:// URL",
+        })
+    }
+}
+
 /// Why a request could not be signed: one of its fields breaks the scheme's grammar.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignError {
     /// `method`, `target`, `nonce` or the URL.
     pub field: &'static str,
     /// Why it breaks it.
-    pub reason: &'static str,
+    pub reason: FieldRule,
 }
 
 impl fmt::Display for SignError {
@@ -477,7 +530,7 @@ impl Signer {
     pub fn sign_url(&self, method: &str, url: &str, body: &[u8]) -> Result<Signature, SignError> {
         let target = request_target(url).ok_or(SignError {
             field: "URL",
-            reason: "is not an absolute http:// or https:// URL",
+            reason: FieldRule::AbsoluteUrl,
         })?;
         self.sign(&Signable {
             method,
@@ -529,7 +582,7 @@ pub enum VerifyError {
         /// The header.
         header: &'static str,
         /// What is wrong with it.
-        reason: &'static str,
+        reason: FieldRule,
     },
     /// No key is known under the key id.
     UnknownKey {
@@ -904,7 +957,7 @@ fn one_header<'h>(
     if values.next().is_some() {
         return Err(VerifyError::Malformed {
             header: name,
-            reason: "it is sent more than once",
+            reason: FieldRule::OnlyOnce,
         });
     }
     Ok(first)
@@ -914,69 +967,69 @@ fn visible_ascii(s: &str) -> bool {
     s.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
-fn check_key_id(id: &str) -> Result<(), &'static str> {
+fn check_key_id(id: &str) -> Result<(), FieldRule> {
     if id.is_empty() || id.len() > MAX_KEY_ID_LEN {
-        Err("it must be 1 to 256 characters long")
+        Err(FieldRule::KeyIdLength)
     } else if !visible_ascii(id) {
-        Err("it must be visible ASCII, with no spaces")
+        Err(FieldRule::KeyIdCharacters)
     } else {
         Ok(())
     }
 }
 
-fn check_method(method: &str) -> Result<(), &'static str> {
+fn check_method(method: &str) -> Result<(), FieldRule> {
     if !method.is_empty()
         && method.len() <= MAX_METHOD_LEN
         && method.bytes().all(|b| b.is_ascii_uppercase())
     {
         Ok(())
     } else {
-        Err("must be 1 to 16 upper-case letters")
+        Err(FieldRule::Method)
     }
 }
 
-fn check_target(target: &str) -> Result<(), &'static str> {
+fn check_target(target: &str) -> Result<(), FieldRule> {
     if !target.starts_with('/') {
-        Err("must start with /")
+        Err(FieldRule::TargetStart)
     } else if target.len() > MAX_TARGET_LEN {
-        Err("is longer than 8,192 bytes")
+        Err(FieldRule::TargetLength)
     } else if !visible_ascii(target) {
-        Err("must be visible ASCII (percent-encode anything else)")
+        Err(FieldRule::TargetCharacters)
     } else {
         Ok(())
     }
 }
 
-fn check_nonce(nonce: &str) -> Result<(), &'static str> {
+fn check_nonce(nonce: &str) -> Result<(), FieldRule> {
     let charset = nonce
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if !NONCE_LEN.contains(&nonce.len()) {
-        Err("it must be 16 to 64 characters long")
+        Err(FieldRule::NonceLength)
     } else if !charset {
-        Err("it may hold only A-Z, a-z, 0-9, _ and -")
+        Err(FieldRule::NonceCharacters)
     } else {
         Ok(())
     }
 }
 
-fn parse_timestamp(value: &str) -> Result<u64, &'static str> {
+fn parse_timestamp(value: &str) -> Result<u64, FieldRule> {
     let b = value.as_bytes();
     let digits =
         !b.is_empty() && b.len() <= MAX_TIMESTAMP_DIGITS && b.iter().all(u8::is_ascii_digit);
     if !digits || (b.len() > 1 && b[0] == b'0') {
-        return Err("it must be Unix seconds in decimal, with no sign or leading zero");
+        return Err(FieldRule::Timestamp);
     }
-    value
-        .parse()
-        .map_err(|_| "it must be Unix seconds in decimal, with no sign or leading zero")
+    value.parse().map_err(|_| FieldRule::Timestamp)
 }
 
-fn parse_tag(value: &str) -> Result<[u8; TAG_LEN], &'static str> {
-    const WANT: &str = "it must be v1= and 64 lowercase hex digits";
-    let hex_digits = value.strip_prefix(SIGNATURE_PREFIX).ok_or(WANT)?.as_bytes();
+fn parse_tag(value: &str) -> Result<[u8; TAG_LEN], FieldRule> {
+    let hex_digits = value
+        .strip_prefix(SIGNATURE_PREFIX)
+        .ok_or(FieldRule::Tag)?
+        .as_bytes();
     if hex_digits.len() != TAG_LEN * 2 {
-        return Err(WANT);
+        return Err(FieldRule::Tag);
     }
     let nibble = |c: u8| match c {
         b'0'..=b'9' => Some(c - b'0'),
@@ -985,7 +1038,8 @@ fn parse_tag(value: &str) -> Result<[u8; TAG_LEN], &'static str> {
     };
     let mut tag = [0u8; TAG_LEN];
     for (out, pair) in tag.iter_mut().zip(hex_digits.chunks_exact(2)) {
-        *out = (nibble(pair[0]).ok_or(WANT)? << 4) | nibble(pair[1]).ok_or(WANT)?;
+        *out = (nibble(pair[0]).ok_or(FieldRule::Tag)? << 4)
+            | nibble(pair[1]).ok_or(FieldRule::Tag)?;
     }
     Ok(tag)
 }

@@ -34,8 +34,8 @@
 //!   the writer records each run of drops as a `lost` line as soon as it can, and
 //!   [`WireLog::close`] ends the file with an `end` line of the totals.
 
-use crate::error::Error;
 use crate::text::{Base64, base64, base64_decode, escape};
+use crate::wire::WireError;
 use crate::wire::worker::{self, Jobs, Worker};
 use serde_json::{Value, json};
 use std::fmt;
@@ -326,13 +326,13 @@ impl fmt::Display for WireLogError {
 
 impl std::error::Error for WireLogError {}
 
-impl From<WireLogError> for Error {
-    fn from(e: WireLogError) -> Error {
+impl From<WireLogError> for WireError {
+    fn from(e: WireLogError) -> WireError {
         match e {
             WireLogError::Open { path, error } => {
-                Error::io(format!("opening the wire log {}", path.display()), error)
+                WireError::io(format!("opening the wire log {}", path.display()), error)
             }
-            WireLogError::Thread(error) => Error::io("starting the wire log's writer", error),
+            WireLogError::Thread(error) => WireError::io("starting the wire log's writer", error),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! new file, and making files and directories durable.
 
 use super::StoreError;
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use serde_json::Value;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
@@ -35,7 +35,10 @@ pub(crate) fn read_text(root: &Path, path: Option<PathBuf>) -> Result<Option<Str
             .into()
         }),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
-        Err(e) => Err(Error::io(format!("reading {}", shown(root, &path)), e)),
+        Err(e) => Err(HarnessError::io(
+            format!("reading {}", shown(root, &path)),
+            e,
+        )),
     }
 }
 
@@ -61,11 +64,12 @@ pub(crate) fn dir_names(root: &Path, dir: &Path) -> Result<Vec<String>> {
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(format!("listing {}", shown(root, dir)), e)),
+        Err(e) => return Err(HarnessError::io(format!("listing {}", shown(root, dir)), e)),
     };
     let mut names = Vec::new();
     for entry in entries {
-        let entry = entry.map_err(|e| Error::io(format!("listing {}", shown(root, dir)), e))?;
+        let entry =
+            entry.map_err(|e| HarnessError::io(format!("listing {}", shown(root, dir)), e))?;
         if let Ok(name) = entry.file_name().into_string() {
             names.push(name);
         }
@@ -80,9 +84,9 @@ pub(crate) fn write_new(root: &Path, path: &Path, bytes: &[u8]) -> Result<File> 
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| Error::io(format!("creating {}", shown(root, path)), e))?;
+        .map_err(|e| HarnessError::io(format!("creating {}", shown(root, path)), e))?;
     file.write_all(bytes)
-        .map_err(|e| Error::io(format!("writing {}", shown(root, path)), e))?;
+        .map_err(|e| HarnessError::io(format!("writing {}", shown(root, path)), e))?;
     Ok(file)
 }
 
@@ -90,7 +94,7 @@ pub(crate) fn write_new(root: &Path, path: &Path, bytes: &[u8]) -> Result<File> 
 pub(crate) fn sync_dir(root: &Path, dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(|e| Error::io(format!("syncing the directory {}", shown(root, dir)), e))
+        .map_err(|e| HarnessError::io(format!("syncing the directory {}", shown(root, dir)), e))
 }
 
 /// Make every path (a file or a directory) durable. The fsyncs are issued together, from up to
@@ -101,7 +105,7 @@ pub(crate) fn sync_dir(root: &Path, dir: &Path) -> Result<()> {
 pub(crate) fn sync_all(root: &Path, paths: Vec<PathBuf>) -> Result<()> {
     let sync = |path: &PathBuf| match File::open(path).and_then(|f| f.sync_all()) {
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-        other => other.map_err(|e| Error::io(format!("syncing {}", shown(root, path)), e)),
+        other => other.map_err(|e| HarnessError::io(format!("syncing {}", shown(root, path)), e)),
     };
     let threads = paths.len().min(FSYNC_THREADS);
     if threads <= 1 {

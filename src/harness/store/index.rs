@@ -10,7 +10,7 @@
 
 use super::INDEX_NAME;
 use super::StoreError;
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use serde_json::{Map, Value};
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
@@ -34,11 +34,14 @@ pub(crate) struct Line {
 pub(crate) fn open(path: &Path) -> Result<Option<(File, u64)>> {
     match File::open(path) {
         Ok(file) => {
-            let len = file.metadata().map_err(|e| Error::io(INDEX_READ, e))?.len();
+            let len = file
+                .metadata()
+                .map_err(|e| HarnessError::io(INDEX_READ, e))?
+                .len();
             Ok(Some((file, len)))
         }
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(
+        Err(e) => Err(HarnessError::io(
             format!("opening the run index {INDEX_NAME} in the run store"),
             e,
         )),
@@ -398,7 +401,7 @@ pub(crate) fn start_of(file: &File, len: u64, query: &Query, store: &Path) -> Re
     let Some(after) = query.after.as_deref() else {
         return Ok(len);
     };
-    let io = |e| Error::io(INDEX_READ, e);
+    let io = |e| HarnessError::io(INDEX_READ, e);
     if let Some(at) = query.at.filter(|at| *at < len) {
         let line_start = at == 0 || {
             let mut before = [0u8];
@@ -453,7 +456,7 @@ pub(crate) fn scan_backward(
     depth: Depth,
     mut each: impl FnMut(u64, Value) -> ControlFlow<()>,
 ) -> Result<Scan> {
-    let io = |e| Error::io(INDEX_READ, e);
+    let io = |e| HarnessError::io(INDEX_READ, e);
     let mut scan = Scan::default();
     let mut lines = Backward::new(file, end).map_err(io)?;
     while let Some(line) = lines.next_line().map_err(io)? {
@@ -485,7 +488,7 @@ pub(crate) fn scan_forward(
     let Some((file, len)) = open(index)? else {
         return Ok(scan);
     };
-    let io = |e| Error::io(INDEX_READ, e);
+    let io = |e| HarnessError::io(INDEX_READ, e);
     let mut lines = Forward::new(file, 0, len).map_err(io)?;
     while let Some(line) = lines.next_line().map_err(io)? {
         if line.bytes.trim_ascii().is_empty() {

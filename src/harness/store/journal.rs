@@ -24,7 +24,7 @@
 //! record, in parallel with other callers; the commit only seals it with the sequence
 //! number.
 
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::io::{BufReader, ErrorKind, Read};
@@ -156,7 +156,7 @@ fn read_as(
 ) -> Result<Segment> {
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let context = |what: &str| format!("{what} the journal {name} in the run store");
-    let file = File::open(path).map_err(|e| Error::io(context("opening"), e))?;
+    let file = File::open(path).map_err(|e| HarnessError::io(context("opening"), e))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
     let mut head = [0u8; SEGMENT_HEADER];
     let mut found = Segment::default();
@@ -166,7 +166,7 @@ fn read_as(
         Ok(true) if &head[..8] == MAGIC => {}
         // Not a segment's header: a segment whose making was cut short, holding nothing.
         Ok(true) => return Ok(found),
-        Err(e) => return Err(Error::io(context("reading"), e)),
+        Err(e) => return Err(HarnessError::io(context("reading"), e)),
     }
     found.seq = u64::from_le_bytes(head[8..].try_into().unwrap_or_default());
     let mut offset = SEGMENT_HEADER as u64;
@@ -177,7 +177,7 @@ fn read_as(
         match read_full(&mut reader, &mut header) {
             Ok(true) => {}
             Ok(false) => break,
-            Err(e) => return Err(Error::io(context("reading"), e)),
+            Err(e) => return Err(HarnessError::io(context("reading"), e)),
         }
         let body_len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
         let state = header[4];
@@ -194,7 +194,7 @@ fn read_as(
         match read_full(&mut reader, &mut body) {
             Ok(true) => {}
             Ok(false) => break,
-            Err(e) => return Err(Error::io(context("reading"), e)),
+            Err(e) => return Err(HarnessError::io(context("reading"), e)),
         }
         if checksum(seq, &Sha256::digest(&body)) != header[13..HEADER] {
             break;

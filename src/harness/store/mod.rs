@@ -100,7 +100,7 @@ pub use recovery::Recovery;
 pub use writer::RunStore;
 
 use crate::contract::formats::is_sha256_hex;
-use crate::error::Result;
+use crate::harness::Result;
 use crate::json::python::{self, Style};
 use serde_json::Value;
 use std::path::PathBuf;

@@ -14,7 +14,7 @@ use super::{
     SPANS_FILE,
 };
 use crate::contract::formats::is_sha256_hex;
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use crate::ids::is_uuid7;
 use crate::trace::SpanRecord;
 use serde_json::Value;
@@ -94,7 +94,7 @@ impl RunReader {
         match std::fs::metadata(&root) {
             Ok(m) if m.is_dir() => Ok(RunReader::at(root)),
             Ok(_) => Err(StoreError::NotADirectory { store: shown }.into()),
-            Err(e) => Err(Error::io(
+            Err(e) => Err(HarnessError::io(
                 format!("opening the run store {}", shown.display()),
                 e,
             )),
@@ -130,7 +130,7 @@ impl RunReader {
     /// some candidates) if several do.
     pub fn resolve(&self, reference: &str) -> Result<String> {
         let not_found = || {
-            Error::from(StoreError::NoSuchRun {
+            HarnessError::from(StoreError::NoSuchRun {
                 reference: reference.to_string(),
                 store: self.shown_root(),
             })

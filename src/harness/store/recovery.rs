@@ -23,7 +23,7 @@ use super::files::{dir_names, shown, sync_all, sync_dir, write_new};
 use super::index::{self, Forward};
 use super::journal::{self, Record};
 use super::{COMPACT, CONTROL_DIR, ENVELOPE_FILE, INDEX_NAME, SCHEMAS_DIR, TMP_PREFIX};
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use crate::ids::{is_uuid7, random_u64};
 use crate::json::python;
 use serde_json::Value;
@@ -240,7 +240,7 @@ struct IndexState {
 
 fn read_index(path: &Path, recovery: &mut Recovery) -> Result<IndexState> {
     let io = |e| {
-        Error::io(
+        HarnessError::io(
             "reading the run index invocations.jsonl in the run store",
             e,
         )
@@ -402,7 +402,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
             Ok(()) => recovery.removed.push(path),
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => {
-                return Err(Error::io(
+                return Err(HarnessError::io(
                     format!("removing the unfinished write {}", shown(root, &path)),
                     e,
                 ));
@@ -446,7 +446,12 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
                 continue;
             }
-            Err(e) => return Err(Error::io(format!("reading {}", shown(root, &path)), e)),
+            Err(e) => {
+                return Err(HarnessError::io(
+                    format!("reading {}", shown(root, &path)),
+                    e,
+                ));
+            }
         };
         match crate::json::from_slice_lossy(&bytes) {
             Ok(envelope)
@@ -474,13 +479,15 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
                 .create(true)
                 .truncate(false)
                 .open(&index_path)
-                .map_err(|e| Error::io(format!("opening {}", shown(root, &index_path)), e))?;
+                .map_err(|e| {
+                    HarnessError::io(format!("opening {}", shown(root, &index_path)), e)
+                })?;
             match state.tail {
                 Tail::Clean => {}
                 Tail::Whole(_) => appended.push(b'\n'),
                 Tail::Torn(start) => {
                     file.set_len(start).map_err(|e| {
-                        Error::io(
+                        HarnessError::io(
                             format!(
                                 "cutting the torn last line off {}",
                                 shown(root, &index_path)
@@ -499,13 +506,14 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
                 file.seek(SeekFrom::End(0))
                     .and_then(|_| file.write_all(&appended))
                     .map_err(|e| {
-                        Error::io(format!("appending to {}", shown(root, &index_path)), e)
+                        HarnessError::io(format!("appending to {}", shown(root, &index_path)), e)
                     })?;
                 index_changed = true;
             }
             if index_changed {
-                file.sync_all()
-                    .map_err(|e| Error::io(format!("syncing {}", shown(root, &index_path)), e))?;
+                file.sync_all().map_err(|e| {
+                    HarnessError::io(format!("syncing {}", shown(root, &index_path)), e)
+                })?;
             }
         }
     }
@@ -539,7 +547,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
 fn remove_if_present(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
         Err(e) if e.kind() != ErrorKind::NotFound => {
-            Err(Error::io(format!("removing {}", path.display()), e))
+            Err(HarnessError::io(format!("removing {}", path.display()), e))
         }
         _ => Ok(()),
     }
@@ -572,7 +580,12 @@ fn replay(
     let existing = match fs::read(target.join(ENVELOPE_FILE)) {
         Ok(bytes) => Some(bytes),
         Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => None,
-        Err(e) => return Err(Error::io(format!("reading {}", shown(root, &target)), e)),
+        Err(e) => {
+            return Err(HarnessError::io(
+                format!("reading {}", shown(root, &target)),
+                e,
+            ));
+        }
     };
     let mut changed = false;
     match existing {
@@ -601,20 +614,23 @@ fn replay(
             // Missing, or cut short before its files reached the disk: write it whole.
             let fresh = root.join(tmp_name(me, &record.id));
             fs::create_dir(&fresh)
-                .map_err(|e| Error::io(format!("creating {}", shown(root, &fresh)), e))?;
+                .map_err(|e| HarnessError::io(format!("creating {}", shown(root, &fresh)), e))?;
             for (name, content) in &record.files {
                 write_new(root, &fresh.join(name), content)?;
             }
             if target.exists() {
                 let old = root.join(tmp_name(me, &record.id));
-                fs::rename(&target, &old)
-                    .map_err(|e| Error::io(format!("moving {} aside", shown(root, &target)), e))?;
-                fs::rename(&fresh, &target)
-                    .map_err(|e| Error::io(format!("moving run {} into place", record.id), e))?;
+                fs::rename(&target, &old).map_err(|e| {
+                    HarnessError::io(format!("moving {} aside", shown(root, &target)), e)
+                })?;
+                fs::rename(&fresh, &target).map_err(|e| {
+                    HarnessError::io(format!("moving run {} into place", record.id), e)
+                })?;
                 let _ = fs::remove_dir_all(&old);
             } else {
-                fs::rename(&fresh, &target)
-                    .map_err(|e| Error::io(format!("moving run {} into place", record.id), e))?;
+                fs::rename(&fresh, &target).map_err(|e| {
+                    HarnessError::io(format!("moving run {} into place", record.id), e)
+                })?;
             }
             for (name, _) in &record.files {
                 to_sync.push(target.join(name));
@@ -634,7 +650,7 @@ fn replay(
         let path = schemas.join(format!("{digest}.json"));
         if fs::read(&path).ok().as_deref() != Some(content.as_slice()) {
             fs::create_dir_all(&schemas)
-                .map_err(|e| Error::io(format!("creating {}", shown(root, &schemas)), e))?;
+                .map_err(|e| HarnessError::io(format!("creating {}", shown(root, &schemas)), e))?;
             replace_file(root, &path, content)?;
             to_sync.push(path);
         }
@@ -650,7 +666,7 @@ fn replace_file(root: &Path, path: &Path, content: &[u8]) -> Result<()> {
     write_new(root, &tmp, content)?;
     fs::rename(&tmp, path).map_err(|e| {
         let _ = fs::remove_file(&tmp);
-        Error::io(format!("moving {} into place", shown(root, path)), e)
+        HarnessError::io(format!("moving {} into place", shown(root, path)), e)
     })
 }
 
@@ -664,7 +680,8 @@ fn rewrite_index(
     recovery: &mut Recovery,
 ) -> Result<()> {
     let control = root.join(CONTROL_DIR);
-    let io = |what: &str, path: &Path, e| Error::io(format!("{what} {}", shown(root, path)), e);
+    let io =
+        |what: &str, path: &Path, e| HarnessError::io(format!("{what} {}", shown(root, path)), e);
     let new_path = control.join(format!("{TMP_PREFIX}index-{:016x}", random_u64()));
     let dropped_path = control.join(DROPPED_LINES);
     let mut out = std::io::BufWriter::new(

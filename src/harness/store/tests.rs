@@ -3,7 +3,7 @@
 use super::files::dir_names;
 use super::*;
 use crate::contract::schema_digest;
-use crate::error::Error;
+use crate::harness::HarnessError;
 use crate::ids::is_uuid7;
 use crate::ids::new_uuid7;
 use crate::json::python::{self, Style};
@@ -244,7 +244,7 @@ fn the_store_never_overwrites_a_run() {
     for s in [&store, &other] {
         let err = put(s, &envelope(&id, "impostor", "2026-01-02T00:00:00Z")).unwrap_err();
         assert!(
-            matches!(err, Error::DuplicateInvocation { ref invocation_id } if *invocation_id == id),
+            matches!(err, HarnessError::DuplicateInvocation { ref invocation_id } if *invocation_id == id),
             "{err}"
         );
         assert_eq!(
@@ -270,7 +270,7 @@ fn the_store_never_overwrites_a_run() {
                         &envelope(raced, &format!("agent{i}"), "2026-01-03T00:00:00Z"),
                     ) {
                         Ok(_) => true,
-                        Err(Error::DuplicateInvocation { .. }) => false,
+                        Err(HarnessError::DuplicateInvocation { .. }) => false,
                         Err(e) => panic!("{e}"),
                     }
                 })
@@ -291,7 +291,7 @@ fn the_store_never_overwrites_a_run() {
         &envelope(&squatted, "hello", "2026-01-04T00:00:00Z"),
     )
     .unwrap_err();
-    assert!(matches!(err, Error::Store(_)), "{err}");
+    assert!(matches!(err, HarnessError::Store(_)), "{err}");
     assert!(err.to_string().contains("is not a complete run"), "{err}");
     assert!(!store.has(&squatted));
     assert_eq!(
@@ -458,7 +458,7 @@ fn an_invalid_id_never_touches_the_filesystem() {
     ];
     for id in &bad {
         let err = put(&store, &envelope(id, "hello", "2026-01-01T00:00:00Z")).unwrap_err();
-        assert!(matches!(err, Error::Store(_)), "{id}: {err}");
+        assert!(matches!(err, HarnessError::Store(_)), "{id}: {err}");
         assert!(!store.has(id));
         assert_eq!(store.envelope(id).unwrap(), None);
         assert_eq!(store.envelope_text(id).unwrap(), None);

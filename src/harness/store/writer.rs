@@ -38,7 +38,7 @@ use super::{
     REQUEST_FILE, SCHEMAS_DIR, SPANS_FILE, check_digest, check_extra_name,
 };
 use crate::contract::schema_digest;
-use crate::error::{Error, Result};
+use crate::harness::{HarnessError, Result};
 use crate::ids::{is_uuid7, random_u64};
 use crate::json::python::{self, Style};
 use crossbeam_channel::Sender;
@@ -166,7 +166,7 @@ impl StoreLock {
             .truncate(false)
             .open(&path)
             .map_err(|e| {
-                Error::io(
+                HarnessError::io(
                     format!(
                         "opening the store lock {}",
                         shown(control.parent().unwrap_or(control), &path)
@@ -175,7 +175,7 @@ impl StoreLock {
                 )
             })?;
         file.lock().map_err(|e| {
-            Error::io(
+            HarnessError::io(
                 format!(
                     "locking {}",
                     shown(control.parent().unwrap_or(control), &path)
@@ -208,8 +208,9 @@ impl RunStore {
     /// Open with journal segments of `segment_bytes`.
     pub(crate) fn open_with(root: PathBuf, segment_bytes: u64) -> Result<(RunStore, Recovery)> {
         let control = root.join(CONTROL_DIR);
-        fs::create_dir_all(&control)
-            .map_err(|e| Error::io(format!("creating the run store {}", root.display()), e))?;
+        fs::create_dir_all(&control).map_err(|e| {
+            HarnessError::io(format!("creating the run store {}", root.display()), e)
+        })?;
         let reader = RunReader::at(root.clone());
         let held = StoreLock::acquire(&control)?;
         let id = format!("{}-{:016x}", std::process::id(), random_u64());
@@ -219,7 +220,7 @@ impl RunStore {
             .write(true)
             .create_new(true)
             .open(&lock_path)
-            .map_err(|e| Error::io(format!("creating {}", shown(&root, &lock_path)), e))?;
+            .map_err(|e| HarnessError::io(format!("creating {}", shown(&root, &lock_path)), e))?;
         lock.try_lock().map_err(|e| {
             StoreError::failed(format!("locking {}: {e}", shown(&root, &lock_path)))
         })?;
@@ -231,7 +232,7 @@ impl RunStore {
                 .create(true)
                 .open(root.join(INDEX_NAME))
                 .map_err(|e| {
-                    Error::io(format!("creating the run index in {}", root.display()), e)
+                    HarnessError::io(format!("creating the run index in {}", root.display()), e)
                 })?;
             let segment = Segment::create(&control, &id, 0)?;
             Ok((recovery, segment))
@@ -251,7 +252,7 @@ impl RunStore {
             std::thread::Builder::new()
                 .name("ddwire-checkpoint".into())
                 .spawn(move || chores(&root, &writer, &spare, segment_bytes, pending))
-                .map_err(|e| Error::io("starting the run store's checkpoint thread", e))?
+                .map_err(|e| HarnessError::io("starting the run store's checkpoint thread", e))?
         };
         let committer = Committer {
             root: root.clone(),
@@ -343,7 +344,7 @@ impl RunStore {
     fn writer(&self) -> Result<&Writer> {
         self.writer
             .as_ref()
-            .ok_or(Error::Store(StoreError::ReadOnly))
+            .ok_or(HarnessError::Store(StoreError::ReadOnly))
     }
 
     /// Close the store for writing now, as dropping it would, even while other handles still
@@ -362,7 +363,7 @@ impl RunStore {
     /// Refuses, with nothing written, an envelope whose `invocation_id` is not a lowercase
     /// UUIDv7, a digest that is not 64 lowercase hex digits or does not match its schema, a
     /// span line containing a line break, and a document holding a number no double can hold
-    /// (it could not be read back). An id already stored is [`Error::DuplicateInvocation`],
+    /// (it could not be read back). An id already stored is [`HarnessError::DuplicateInvocation`],
     /// and the stored run is left exactly as it was. When this returns `Ok`, the run is
     /// durable, in its directory and in the index; when it returns `Err`, nothing of it is
     /// stored and the same id may be sent again.
@@ -379,7 +380,7 @@ impl RunStore {
         let prepared = prepare(run, files)?;
         let id = prepared.id.as_str();
         if self.has(id) {
-            return Err(Error::DuplicateInvocation {
+            return Err(HarnessError::DuplicateInvocation {
                 invocation_id: id.to_string(),
             });
         }
@@ -432,13 +433,14 @@ impl RunStore {
             }
             if !made {
                 fs::create_dir_all(&dir)
-                    .map_err(|e| Error::io(format!("creating {}", shown(root, &dir)), e))?;
+                    .map_err(|e| HarnessError::io(format!("creating {}", shown(root, &dir)), e))?;
                 made = true;
             }
             let tmp = dir.join(tmp_name(writer, digest));
             let written = write_new(root, &tmp, text.as_bytes()).and_then(|_| {
-                fs::rename(&tmp, &path)
-                    .map_err(|e| Error::io(format!("moving {} into place", shown(root, &path)), e))
+                fs::rename(&tmp, &path).map_err(|e| {
+                    HarnessError::io(format!("moving {} into place", shown(root, &path)), e)
+                })
             });
             if written.is_err() {
                 let _ = fs::remove_file(&tmp);
@@ -652,7 +654,8 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
 
 /// Create `dir` (under `root`) and write each file in it, unsynced.
 fn write_run_dir(root: &Path, dir: &Path, files: &[(String, String)]) -> Result<()> {
-    fs::create_dir(dir).map_err(|e| Error::io(format!("creating {}", shown(root, dir)), e))?;
+    fs::create_dir(dir)
+        .map_err(|e| HarnessError::io(format!("creating {}", shown(root, dir)), e))?;
     for (name, text) in files {
         write_new(root, &dir.join(name), text.as_bytes())?;
     }
@@ -686,7 +689,7 @@ impl Segment {
             Ok(f) => f,
             Err(e) => {
                 let _ = fs::remove_file(&path);
-                return Err(Error::io(
+                return Err(HarnessError::io(
                     format!(
                         "creating the journal {}",
                         shown(control.parent().unwrap_or(control), &path)
@@ -712,7 +715,7 @@ impl Segment {
     fn reuse(spare: &Path, control: &Path, writer: &str, seq: u64) -> Result<Segment> {
         let path = control.join(segment_name(writer, seq));
         let context = |e| {
-            Error::io(
+            HarnessError::io(
                 format!(
                     "reusing the journal {}",
                     shown(control.parent().unwrap_or(control), spare)
@@ -784,7 +787,7 @@ impl Committer {
 
     /// Commit a group: journal, publish, answer. Returns one result per job.
     fn commit(&mut self, group: &[Job]) -> Vec<Result<()>> {
-        let every = |e: &dyn Fn() -> Error| group.iter().map(|_| Err(e())).collect();
+        let every = |e: &dyn Fn() -> HarnessError| group.iter().map(|_| Err(e())).collect();
         if let Some(why) = &self.broken {
             return every(&|| StoreError::failed(why.clone()).into());
         }
@@ -810,7 +813,7 @@ impl Committer {
         if let Err(e) = written {
             let _ = self.segment.file.set_len(before);
             return every(&|| {
-                Error::io(
+                HarnessError::io(
                     format!(
                         "writing the journal {}; nothing was stored",
                         shown(&self.root, &path)
@@ -835,7 +838,7 @@ impl Committer {
                 ));
             }
             return every(&|| {
-                Error::io(
+                HarnessError::io(
                     format!(
                         "syncing the journal {}; nothing was stored",
                         shown(&self.root, &path)
@@ -966,7 +969,7 @@ impl Committer {
                 for (job, result) in group.iter().zip(results.iter_mut()) {
                     if result.is_ok() {
                         let _ = fs::rename(self.root.join(&job.id), &job.tmp);
-                        *result = Err(Error::io(
+                        *result = Err(HarnessError::io(
                             format!(
                                 "appending to the run index {}; run {} was not stored",
                                 shown(&self.root, &index),
@@ -993,7 +996,7 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
     let target = root.join(id);
     let has = |t: &Path| t.join(ENVELOPE_FILE).exists();
     if has(&target) {
-        return Err(Error::DuplicateInvocation {
+        return Err(HarnessError::DuplicateInvocation {
             invocation_id: id.to_string(),
         });
     }
@@ -1008,7 +1011,7 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
             ) =>
         {
             if has(&target) {
-                Err(Error::DuplicateInvocation {
+                Err(HarnessError::DuplicateInvocation {
                     invocation_id: id.to_string(),
                 })
             } else {
@@ -1020,7 +1023,7 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
                 .into())
             }
         }
-        Err(e) => Err(Error::io(
+        Err(e) => Err(HarnessError::io(
             format!("moving run {id} into place at {}", shown(root, &target)),
             e,
         )),
@@ -1161,7 +1164,10 @@ fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -
     })();
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
-        return Err(Error::io(format!("writing {}", shown(root, &tmp)), e));
+        return Err(HarnessError::io(
+            format!("writing {}", shown(root, &tmp)),
+            e,
+        ));
     }
     let mut kept = spare.lock().unwrap_or_else(|p| p.into_inner());
     if kept.is_some() {
@@ -1170,7 +1176,7 @@ fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -
         return Ok(());
     }
     fs::rename(&tmp, &path)
-        .map_err(|e| Error::io(format!("moving {} into place", shown(root, &path)), e))?;
+        .map_err(|e| HarnessError::io(format!("moving {} into place", shown(root, &path)), e))?;
     *kept = Some(path);
     drop(kept);
     sync_dir(root, &control)
@@ -1211,12 +1217,13 @@ fn checkpoint(root: &Path, segment: &Path, writer: &str, spare: &Spare) -> Resul
         // Its records are all durable elsewhere now; reused, they are left behind as records
         // of another sequence number, which no reader takes.
         let path = control.join(recovery::spare_name(writer));
-        fs::rename(segment, &path)
-            .map_err(|e| Error::io(format!("keeping {} for reuse", shown(root, segment)), e))?;
+        fs::rename(segment, &path).map_err(|e| {
+            HarnessError::io(format!("keeping {} for reuse", shown(root, segment)), e)
+        })?;
         *kept = Some(path);
     } else {
         fs::remove_file(segment)
-            .map_err(|e| Error::io(format!("removing {}", shown(root, segment)), e))?;
+            .map_err(|e| HarnessError::io(format!("removing {}", shown(root, segment)), e))?;
     }
     drop(kept);
     sync_dir(root, &control)

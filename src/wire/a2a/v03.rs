@@ -726,12 +726,15 @@ mod tests {
     }
 
     /// The same body read by the general reader: the id and the params, or the error.
-    fn general(body: &str) -> Result<(Option<Value>, SendParams), String> {
+    fn general(body: &str) -> Result<(Option<Value>, SendParams), DecodeError> {
         match crate::wire::jsonrpc::parse(body.as_bytes(), 64) {
-            crate::wire::jsonrpc::Incoming::Single(Ok(call)) => decode_send_params(call.params)
-                .map(|p| (call.id, p))
-                .map_err(|e| e.to_string()),
-            other => Err(format!("{other:?}")),
+            crate::wire::jsonrpc::Incoming::Single(Ok(call)) => {
+                decode_send_params(call.params).map(|p| (call.id, p))
+            }
+            other => Err(DecodeError::new(
+                "the body",
+                format!("is not one call: {other:?}"),
+            )),
         }
     }
 

@@ -32,7 +32,7 @@
 
 use super::Limits;
 use super::body::BodyReader;
-use super::egress::Egress;
+use super::egress::{Egress, EgressError};
 use super::head::{self, Framing};
 use super::memory::MemoryNet;
 use crate::wire::WireError;
@@ -92,23 +92,11 @@ impl Resolver for LiteralIpResolver {
 
 /// [`LiteralIpResolver`], then an [`Egress`] policy over every address it gave: the refused
 /// ones are dropped, and when none is left the call fails with [`WireError::Egress`] naming
-/// why, before any connection is made. The connector connects only to the addresses returned
-/// here, so what was checked is what is reached.
+/// why (the [`EgressError`], carried through ureq's I/O error to [`transport_error`]), before
+/// any connection is made. The connector connects only to the addresses returned here, so what
+/// was checked is what is reached.
 #[derive(Debug)]
 struct GuardedResolver(Egress);
-
-/// Why a [`GuardedResolver`] refused a host: carried through ureq's I/O error to
-/// [`transport_error`].
-#[derive(Debug)]
-struct EgressRefused(String);
-
-impl std::fmt::Display for EgressRefused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for EgressRefused {}
 
 impl Resolver for GuardedResolver {
     fn resolve(
@@ -132,7 +120,7 @@ impl Resolver for GuardedResolver {
         match refused {
             Some(why) if kept.is_empty() => Err(ureq::Error::Io(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
-                EgressRefused(why),
+                why,
             ))),
             _ => Ok(kept),
         }
@@ -868,11 +856,11 @@ fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
     if let ureq::Error::Io(io) = &e
         && let Some(refused) = io
             .get_ref()
-            .and_then(|inner| inner.downcast_ref::<EgressRefused>())
+            .and_then(|inner| inner.downcast_ref::<EgressError>())
     {
         return WireError::Egress {
             url: url.to_string(),
-            reason: refused.0.clone(),
+            reason: refused.clone(),
         };
     }
     match e {

@@ -21,6 +21,7 @@
 //!   `*.example.org` rule names every host under `example.org`) except one in the internal
 //!   ranges, which only a CIDR admits.
 
+use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A destination policy: the rules, empty for "any address outside the internal ranges".
@@ -42,7 +43,9 @@ impl Egress {
     /// address (a `/32` or `/128`), or a host name (`agents.example.org`, `*.example.org`);
     /// a comma-separated item is read as several. An item of none of these shapes is an
     /// error naming it.
-    pub fn allowing<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> Result<Egress, String> {
+    pub fn allowing<S: AsRef<str>>(
+        items: impl IntoIterator<Item = S>,
+    ) -> Result<Egress, EgressError> {
         let mut rules = Vec::new();
         for item in items {
             for one in item.as_ref().split(',').map(str::trim) {
@@ -61,7 +64,7 @@ impl Egress {
 
     /// Whether `ip`, which `host` resolved to (or which `host` is), may be connected to;
     /// `Err` says why not.
-    pub fn check(&self, host: &str, ip: IpAddr) -> Result<(), String> {
+    pub fn check(&self, host: &str, ip: IpAddr) -> Result<(), EgressError> {
         let ip = canonical(ip);
         if self
             .rules
@@ -71,10 +74,7 @@ impl Egress {
             return Ok(());
         }
         if let Some(range) = internal_range(ip) {
-            return Err(format!(
-                "{ip} is a {range} address: refused unless the relay is started with --peer-allow naming it (as a CIDR, e.g. {ip}/{})",
-                if ip.is_ipv4() { 32 } else { 128 }
-            ));
+            return Err(EgressError::Internal { ip, range });
         }
         if self.rules.is_empty() {
             return Ok(());
@@ -95,28 +95,91 @@ impl Egress {
         if named {
             Ok(())
         } else {
-            Err(format!(
-                "{host} ({ip}) is not a destination --peer-allow names"
-            ))
+            Err(EgressError::NotNamed { host, ip })
         }
     }
 }
 
-impl Rule {
-    fn parse(item: &str) -> Result<Rule, String> {
-        let bad = |why: &str| {
-            Err(format!(
-                "--peer-allow {item:?}: {why}; give a CIDR (10.0.0.0/8, 127.0.0.1/32, fd00::/8), an address, or a host name (agents.example.org, *.example.org)"
-            ))
+/// Why an allow-list item is not a rule, or why the policy refuses an address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EgressError {
+    /// A CIDR item whose part before `/` is not an IP address.
+    NotAnAddress {
+        /// The item as given.
+        item: String,
+    },
+    /// A CIDR item whose prefix length is longer than its address.
+    Prefix {
+        /// The item as given.
+        item: String,
+        /// The longest prefix its address takes: 32 or 128.
+        max: u8,
+    },
+    /// An item that is not a CIDR, an address or a host name.
+    NotARule {
+        /// The item as given.
+        item: String,
+    },
+    /// The address lies in an internal range, which only a CIDR rule admits.
+    Internal {
+        /// The address (an IPv4 address an IPv6 one carries, as judged).
+        ip: IpAddr,
+        /// The range, by name (`loopback`).
+        range: &'static str,
+    },
+    /// The policy has rules, and none names the host or the address.
+    NotNamed {
+        /// The host, lower case.
+        host: String,
+        /// The address it resolved to.
+        ip: IpAddr,
+    },
+}
+
+impl fmt::Display for EgressError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (item, why) = match self {
+            EgressError::Internal { ip, range } => {
+                let prefix = if ip.is_ipv4() { 32 } else { 128 };
+                return write!(
+                    f,
+                    "{ip} is a {range} address: refused unless the relay is started with --peer-allow naming it (as a CIDR, e.g. {ip}/{prefix})"
+                );
+            }
+            EgressError::NotNamed { host, ip } => {
+                return write!(f, "{host} ({ip}) is not a destination --peer-allow names");
+            }
+            EgressError::NotAnAddress { item } => {
+                (item, "the part before / is not an IP address".to_string())
+            }
+            EgressError::Prefix { item, max } => {
+                (item, format!("the prefix length must be 0 to {max}"))
+            }
+            EgressError::NotARule { item } => {
+                (item, "not a CIDR, an address or a host name".to_string())
+            }
         };
+        write!(
+            f,
+            "--peer-allow {item:?}: {why}; give a CIDR (10.0.0.0/8, 127.0.0.1/32, fd00::/8), an address, or a host name (agents.example.org, *.example.org)"
+        )
+    }
+}
+
+impl std::error::Error for EgressError {}
+
+impl Rule {
+    fn parse(item: &str) -> Result<Rule, EgressError> {
+        let given = || item.to_string();
         if let Some((addr, prefix)) = item.split_once('/') {
             let Ok(addr) = addr.trim_matches(['[', ']']).parse::<IpAddr>() else {
-                return bad("the part before / is not an IP address");
+                return Err(EgressError::NotAnAddress { item: given() });
             };
             let max = if addr.is_ipv4() { 32 } else { 128 };
             return match prefix.parse::<u8>() {
                 Ok(p) if p <= max => Ok(Rule::Net(mask(addr, p), p)),
-                _ => bad(&format!("the prefix length must be 0 to {max}")),
+                _ => Err(EgressError::Prefix { item: given(), max }),
             };
         }
         if let Ok(addr) = item.trim_matches(['[', ']']).parse::<IpAddr>() {
@@ -132,7 +195,7 @@ impl Rule {
         if valid {
             Ok(Rule::Host(name))
         } else {
-            bad("not a CIDR, an address or a host name")
+            Err(EgressError::NotARule { item: given() })
         }
     }
 }

@@ -59,7 +59,7 @@ use super::head::{self, HeadError, RequestHead};
 use super::log::{Entry, RequestLog};
 use super::write::{self, Framing};
 use super::{Body, BodyError, Handler, Limits, Notes, Request, Response};
-use crate::error::{Error, Result};
+use crate::wire::WireError;
 use crate::wire::tls::ServerIdentity;
 use crate::wire::wirelog::{self, Direction, Side, Tap, WireLog};
 use std::collections::HashMap;
@@ -139,11 +139,12 @@ impl OpenConnections {
 }
 
 /// Bind `addr` (e.g. `127.0.0.1:0` for a free port), to serve within `limits`.
-pub fn bind(addr: &str, limits: Limits) -> Result<Bound> {
-    let listener = TcpListener::bind(addr).map_err(|e| Error::io(format!("binding {addr}"), e))?;
+pub fn bind(addr: &str, limits: Limits) -> Result<Bound, WireError> {
+    let listener =
+        TcpListener::bind(addr).map_err(|e| WireError::io(format!("binding {addr}"), e))?;
     let local = listener
         .local_addr()
-        .map_err(|e| Error::io("reading the bound address", e))?;
+        .map_err(|e| WireError::io("reading the bound address", e))?;
     Ok(Bound {
         listener,
         addr: local,
@@ -156,7 +157,7 @@ pub fn bind(addr: &str, limits: Limits) -> Result<Bound> {
 }
 
 /// Listen on `addr` and serve `handler` within `limits` (see [`bind`] and [`Bound::serve`]).
-pub fn serve(addr: &str, handler: Handler, limits: Limits) -> Result<Server> {
+pub fn serve(addr: &str, handler: Handler, limits: Limits) -> Result<Server, WireError> {
     bind(addr, limits)?.serve(handler)
 }
 
@@ -209,7 +210,7 @@ impl Bound {
     }
 
     /// Start serving `handler`: a thread that accepts, and one per connection.
-    pub fn serve(self, handler: Handler) -> Result<Server> {
+    pub fn serve(self, handler: Handler) -> Result<Server, WireError> {
         let Bound {
             listener,
             addr,
@@ -222,7 +223,7 @@ impl Bound {
         let handle = listener
             .try_clone()
             .map(|l| TcpStream::from(OwnedFd::from(l)))
-            .map_err(|e| Error::io("duplicating the listening socket", e))?;
+            .map_err(|e| WireError::io("duplicating the listening socket", e))?;
         let shared = Arc::new(Shared {
             handler,
             limits,
@@ -244,7 +245,7 @@ impl Bound {
             std::thread::Builder::new()
                 .name("ddwire-http-accept".into())
                 .spawn(move || accept_loop(listener, shared))
-                .map_err(|e| Error::io("starting the accept thread", e))?
+                .map_err(|e| WireError::io("starting the accept thread", e))?
         };
         Ok(Server {
             addr,
