@@ -97,40 +97,9 @@ fn run(args: &Parsed) -> Result<i32, String> {
             super::builtin_agents()
         ));
     };
-    let (_, default_port) = builtin::NAMES
-        .iter()
-        .find(|(n, _)| n == name)
-        .ok_or_else(|| {
-            // An agent id (`hello.world`) is a natural guess for the short name (`hello`).
-            let by_id = builtin::NAMES
-                .iter()
-                .map(|(n, _)| *n)
-                .find(|n| builtin::by_name(n).is_some_and(|a| a.spec().agent_id == name.as_str()));
-            let near = by_id
-                .or_else(|| super::args::nearest(name, builtin::NAMES.iter().map(|(n, _)| *n)));
-            let hint = match near {
-                Some(near) => format!("did you mean {near}? "),
-                None => String::new(),
-            };
-            format!(
-                "no built-in agent {name:?}; {hint}choose one of: {}",
-                super::builtin_agents()
-            )
-        })?;
-    let agent: std::sync::Arc<dyn ddwire::agent::Agent> = match args.number::<f64>("delay")? {
-        None => builtin::by_name(name).expect("listed in NAMES"),
-        Some(d) if name != "echo" => {
-            return Err(format!(
-                "--delay applies only to echo, not {name} ({d} s was given)"
-            ));
-        }
-        Some(d) if d.is_finite() && (0.0..=3600.0).contains(&d) => std::sync::Arc::new(
-            builtin::Echo::with_delay(std::time::Duration::from_secs_f64(d)),
-        ),
-        Some(d) => return Err(format!("--delay must be from 0 to 3600 seconds, got {d}")),
-    };
+    let (agent, default_port) = built_in(args, name)?;
     let host = args.value("host").unwrap_or("127.0.0.1");
-    let port: u16 = args.number("port")?.unwrap_or(*default_port);
+    let port: u16 = args.number("port")?.unwrap_or(default_port);
     let addr = format!("{host}:{port}");
     let window = setup::replay_window(args)?;
     let limits = setup::server_limits(args)?;
@@ -200,4 +169,45 @@ fn run(args: &Parsed) -> Result<i32, String> {
             on_hangup: None,
         },
     ))
+}
+
+/// The built-in agent `name` (an echo delayed by `--delay`, if asked) and its default port;
+/// for a name no agent has, the nearest that does.
+fn built_in(
+    args: &Parsed,
+    name: &str,
+) -> Result<(std::sync::Arc<dyn ddwire::agent::Agent>, u16), String> {
+    let (_, default_port) = builtin::NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| {
+            // An agent id (`hello.world`) is a natural guess for the short name (`hello`).
+            let by_id = builtin::NAMES
+                .iter()
+                .map(|(n, _)| *n)
+                .find(|n| builtin::by_name(n).is_some_and(|a| a.spec().agent_id == name));
+            let near = by_id
+                .or_else(|| super::args::nearest(name, builtin::NAMES.iter().map(|(n, _)| *n)));
+            let hint = match near {
+                Some(near) => format!("did you mean {near}? "),
+                None => String::new(),
+            };
+            format!(
+                "no built-in agent {name:?}; {hint}choose one of: {}",
+                super::builtin_agents()
+            )
+        })?;
+    let agent: std::sync::Arc<dyn ddwire::agent::Agent> = match args.number::<f64>("delay")? {
+        None => builtin::by_name(name).expect("listed in NAMES"),
+        Some(d) if name != "echo" => {
+            return Err(format!(
+                "--delay applies only to echo, not {name} ({d} s was given)"
+            ));
+        }
+        Some(d) if d.is_finite() && (0.0..=3600.0).contains(&d) => std::sync::Arc::new(
+            builtin::Echo::with_delay(std::time::Duration::from_secs_f64(d)),
+        ),
+        Some(d) => return Err(format!("--delay must be from 0 to 3600 seconds, got {d}")),
+    };
+    Ok((agent, *default_port))
 }

@@ -10,6 +10,7 @@
 
 use super::Command;
 use super::args::{Flag, Parsed};
+use super::invoke::envelope_of;
 use super::{export, setup};
 use ddwire::agent::builtin;
 use ddwire::agent::server;
@@ -21,7 +22,6 @@ use ddwire::harness::server::{Harness, handler};
 use ddwire::harness::store::RunStore;
 use ddwire::harness::view;
 use ddwire::trace::waterfall;
-use ddwire::wire::a2a::artifact;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
 use ddwire::wire::http;
@@ -60,23 +60,7 @@ const INDENT: &str = "   ";
 fn run(args: &Parsed) -> Result<i32, String> {
     let runs = setup::runs_dir(args);
     let store = RunStore::open(&runs).map_err(|e| format!("run store {}: {e}", runs.display()))?;
-
-    // The agents, each on its own loopback port, with the same server `ddwire agent` runs.
-    let mut servers = Vec::new();
-    let mut entries = Vec::new();
-    for (name, _) in builtin::NAMES {
-        let agent = builtin::by_name(name).expect("a built-in agent");
-        let s = server::serve(agent, "127.0.0.1:0", None).map_err(|e| e.to_string())?;
-        let timeout = if name == "director" { 120 } else { 30 };
-        entries.push(AgentEntry {
-            url: s.base_url(),
-            name: Some(name.to_string()),
-            timeout: Some(Duration::from_secs(timeout)),
-            key_file: None,
-            tls_client: None,
-        });
-        servers.push(s);
-    }
+    let (servers, entries) = serve_agents()?;
     let client = A2aClient::default();
     let registry = Registry::from_config(&client, &entries).map_err(|e| e.to_string())?;
 
@@ -104,8 +88,68 @@ fn run(args: &Parsed) -> Result<i32, String> {
 
     let target = Target::from_card(&client.fetch_card(&public, T).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
+    let quiet = args.switch("quiet");
+    let mut first_id: Option<String> = None;
+    for (i, (what, agent, input)) in cases().iter().enumerate() {
+        let request = json!({"agent_id": agent, "input": input});
+        let task = client
+            .send_for_task(
+                &target,
+                Message::new(Role::User, vec![Part::data(request)]),
+                &[],
+                T,
+            )
+            .map_err(|e| e.to_string())?;
+        if task.status.state != TaskState::Completed {
+            outln!(
+                "{}. {what}: refused: {}",
+                i + 1,
+                task.failure_detail().unwrap_or_default()
+            );
+            continue;
+        }
+        let envelope = envelope_of(&task).unwrap_or(Value::Null);
+        if first_id.is_none() {
+            first_id = envelope["invocation_id"].as_str().map(str::to_string);
+        }
+        print_run(&harness, i + 1, what, &envelope, quiet);
+    }
+    print_next_steps(args, &runs, first_id.as_deref());
+    harness_server.shutdown();
+    for s in servers {
+        s.shutdown();
+    }
+    if let Some(exporter) = &exporter {
+        export::finish_exporter(exporter, "demo", Duration::from_secs(60));
+    }
+    Ok(0)
+}
+
+/// The built-in agents, each on its own loopback port, with the same server `ddwire agent`
+/// runs, and the registry's entry for each.
+fn serve_agents() -> Result<(Vec<http::server::Server>, Vec<AgentEntry>), String> {
+    let mut servers = Vec::new();
+    let mut entries = Vec::new();
+    for (name, _) in builtin::NAMES {
+        let agent = builtin::by_name(name).expect("a built-in agent");
+        let s = server::serve(agent, "127.0.0.1:0", None).map_err(|e| e.to_string())?;
+        let timeout = if name == "director" { 120 } else { 30 };
+        entries.push(AgentEntry {
+            url: s.base_url(),
+            name: Some(name.to_string()),
+            timeout: Some(Duration::from_secs(timeout)),
+            key_file: None,
+            tls_client: None,
+        });
+        servers.push(s);
+    }
+    Ok((servers, entries))
+}
+
+/// The invocations the demo shows: what each shows, the agent, and its input.
+fn cases() -> [(&'static str, &'static str, Value); 7] {
     let message = |text: &str| json!({"schema_class": "Message", "message_text": text});
-    let cases = [
+    [
         (
             "a success",
             "hello.world",
@@ -137,45 +181,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
             "director.route",
             message("Say hello for me"),
         ),
-    ];
-    let quiet = args.switch("quiet");
-    let mut first_id: Option<String> = None;
-    for (i, (what, agent, input)) in cases.iter().enumerate() {
-        let request = json!({"agent_id": agent, "input": input});
-        let task = client
-            .send_for_task(
-                &target,
-                Message::new(Role::User, vec![Part::data(request)]),
-                &[],
-                T,
-            )
-            .map_err(|e| e.to_string())?;
-        if task.status.state != TaskState::Completed {
-            outln!(
-                "{}. {what}: refused: {}",
-                i + 1,
-                task.failure_detail().unwrap_or_default()
-            );
-            continue;
-        }
-        let envelope = task
-            .artifacts_named(artifact::ENVELOPE)
-            .first()
-            .and_then(|a| {
-                a.parts.iter().find_map(|p| {
-                    if let Part::Data { data, .. } = p {
-                        Some(data.clone())
-                    } else {
-                        None
-                    }
-                })
-            })
-            .unwrap_or(Value::Null);
-        if first_id.is_none() {
-            first_id = envelope["invocation_id"].as_str().map(str::to_string);
-        }
-        print_run(&harness, i + 1, what, &envelope, quiet);
-    }
+    ]
+}
+
+/// The commands that inspect the runs just made, `first_id` being the first run's id.
+fn print_next_steps(args: &Parsed, runs: &std::path::Path, first_id: Option<&str>) {
     let program = program_name();
     let store = if args.value("runs").is_some() {
         format!(" --runs {}", runs.display())
@@ -186,21 +196,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
         "Inspect them (RUN: an id above, or a unique prefix of one, like {}):\n  \
          {program} runs{store}\n  {program} show RUN{store}\n  {program} lint RUN{store}\n  \
          {program} replay RUN{store}",
-        first_id
-            .as_deref()
-            .map_or("01a2…", |id| id.get(..18).unwrap_or(id))
+        first_id.map_or("01a2…", |id| id.get(..18).unwrap_or(id))
     );
     if program != "ddwire" {
         outln!("(`cargo install --path .` puts ddwire on your PATH, in ~/.cargo/bin.)");
     }
-    harness_server.shutdown();
-    for s in servers {
-        s.shutdown();
-    }
-    if let Some(exporter) = &exporter {
-        export::finish_exporter(exporter, "demo", Duration::from_secs(60));
-    }
-    Ok(0)
 }
 
 /// How to name this program in a hint: `ddwire` when that is what PATH finds, else the path it

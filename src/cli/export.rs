@@ -193,42 +193,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         (true, false) => return Err("give RUN_IDs or --all, not both".into()),
         (false, true) => return Err("expects RUN_IDs, or --all".into()),
     };
-    let local = Local {
-        service: Some(SERVICE_NAME),
-        instance_id: None,
-    };
-    let mut out = match args.value("otlp-file") {
-        Some(path) => {
-            let flags = otlp_flags(args);
-            if flags.endpoint.is_some() || flags.traces_endpoint.is_some() {
-                return Err(
-                    "--otlp-file writes to a file; give it or an endpoint, not both".into(),
-                );
-            }
-            if flags.protocol.is_some() || !flags.headers.is_empty() {
-                return Err(
-                    "--otlp-file always writes OTLP/JSON; --otlp-protocol and --otlp-header are for endpoints".into(),
-                );
-            }
-            let resource = resource_from_env(&env, local).map_err(|e| e.to_string())?;
-            Output::File(FileOut::open(path)?, resource)
-        }
-        None => {
-            match OtlpConfig::resolve(&otlp_flags(args), &env, local).map_err(|e| e.to_string())? {
-                Some(config) => {
-                    for note in &config.notes {
-                        eprintln!("ddwire export: {note}");
-                    }
-                    Output::Endpoint(config, setup::http_client(args, None)?)
-                }
-                None => {
-                    return Err(
-                    "nowhere to export: give --otlp-endpoint URL, --otlp-traces-endpoint URL or --otlp-file F (or set OTEL_EXPORTER_OTLP_ENDPOINT)".into(),
-                );
-                }
-            }
-        }
-    };
+    let mut out = Output::of(args)?;
     if ids.is_empty() {
         eprintln!("ddwire export: no runs to export in {}", runs.display());
         return Ok(0);
@@ -301,6 +266,49 @@ impl FileOut {
 }
 
 impl Output {
+    /// Where the flags send the runs: the `--otlp-file` (OTLP/JSON lines), else the OTLP
+    /// endpoint the flags or the environment name.
+    fn of(args: &Parsed) -> Result<Output, String> {
+        let local = Local {
+            service: Some(SERVICE_NAME),
+            instance_id: None,
+        };
+        Ok(match args.value("otlp-file") {
+            Some(path) => {
+                let flags = otlp_flags(args);
+                if flags.endpoint.is_some() || flags.traces_endpoint.is_some() {
+                    return Err(
+                        "--otlp-file writes to a file; give it or an endpoint, not both".into(),
+                    );
+                }
+                if flags.protocol.is_some() || !flags.headers.is_empty() {
+                    return Err(
+                        "--otlp-file always writes OTLP/JSON; --otlp-protocol and --otlp-header are for endpoints".into(),
+                    );
+                }
+                let resource = resource_from_env(&env, local).map_err(|e| e.to_string())?;
+                Output::File(FileOut::open(path)?, resource)
+            }
+            None => {
+                match OtlpConfig::resolve(&otlp_flags(args), &env, local)
+                    .map_err(|e| e.to_string())?
+                {
+                    Some(config) => {
+                        for note in &config.notes {
+                            eprintln!("ddwire export: {note}");
+                        }
+                        Output::Endpoint(config, setup::http_client(args, None)?)
+                    }
+                    None => {
+                        return Err(
+                            "nowhere to export: give --otlp-endpoint URL, --otlp-traces-endpoint URL or --otlp-file F (or set OTEL_EXPORTER_OTLP_ENDPOINT)".into(),
+                        );
+                    }
+                }
+            }
+        })
+    }
+
     fn write(&mut self, spans: &[ddwire::trace::SpanRecord]) -> Result<(), String> {
         match self {
             Output::Endpoint(config, client) => {

@@ -5,7 +5,7 @@ use super::{Command, read_input, setup};
 use ddwire::contract::{Input, InvocationRequest};
 use ddwire::wire::a2a::artifact;
 use ddwire::wire::a2a::client::{A2aClient, Target};
-use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
+use ddwire::wire::a2a::model::{Message, Part, Role, Task, TaskState};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -199,19 +199,7 @@ fn remote(
         );
         return Ok(1);
     }
-    let envelope = task
-        .artifacts_named(artifact::ENVELOPE)
-        .first()
-        .and_then(|a| {
-            a.parts.iter().find_map(|p| {
-                if let Part::Data { data, .. } = p {
-                    Some(data.clone())
-                } else {
-                    None
-                }
-            })
-        })
-        .ok_or("the harness replied without an envelope artifact")?;
+    let envelope = envelope_of(&task).ok_or("the harness replied without an envelope artifact")?;
     outln!(
         "{}",
         serde_json::to_string_pretty(&envelope).unwrap_or_default()
@@ -227,4 +215,19 @@ fn remote(
         envelope["invocation_id"].as_str().unwrap_or("?")
     );
     Ok(0)
+}
+
+/// The envelope a harness's completed task carries: the data of its envelope artifact.
+pub(super) fn envelope_of(task: &Task) -> Option<Value> {
+    task.artifacts_named(artifact::ENVELOPE)
+        .first()
+        .and_then(|a| {
+            a.parts.iter().find_map(|p| {
+                if let Part::Data { data, .. } = p {
+                    Some(data.clone())
+                } else {
+                    None
+                }
+            })
+        })
 }

@@ -147,15 +147,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         }
         None => Vec::new(),
     };
-    let timeout = match args.number::<f64>("timeout")? {
-        Some(s) if s.is_finite() && s > 0.0 && s <= 3600.0 => Duration::from_secs_f64(s),
-        Some(s) => {
-            return Err(format!(
-                "--timeout {s}: must be more than 0 and at most 3600 seconds"
-            ));
-        }
-        None => relay::DEFAULT_TIMEOUT,
-    };
+    let timeout = hop_timeout(args)?;
     let request_log = setup::request_log(args)?;
     let wire = setup::wire_log(args)?;
     let limits = setup::server_limits(args)?;
@@ -177,35 +169,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .value("public-url")
         .map(str::to_string)
         .unwrap_or_else(|| bound.default_public_url());
-    let mut config = RelayConfig::new(peers, &public);
-    config.topology = if args.switch("star") {
-        Topology::Star
-    } else {
-        Topology::Open
-    };
-    config.traces_dir = args.value("traces").map(std::path::PathBuf::from);
-    config.exporter = export::start_exporter(args, "relay", http.clone())?;
-    config.timeout = timeout;
-    if let Some(id) = args.value("id") {
-        config.relay_id = id.to_string();
-    }
-    config.http = http;
-    if let Some(path) = args.value("tokens") {
-        config.tokens = Some(
-            ddwire::contract::tokens::read_tokens_file(std::path::Path::new(path))
-                .map_err(|e| e.to_string())?,
-        );
-    }
-    config.allow_registration = args.switch("allow-registration");
-    config.egress = Egress::allowing(args.values("peer-allow")).map_err(|e| e.to_string())?;
-    config.browser = setup::browser_policy(args, &public)?;
-    let health_every = match args.number::<f64>("health-interval")? {
-        Some(s) if (1.0..=86_400.0).contains(&s) => Duration::from_secs_f64(s),
-        Some(s) => {
-            return Err(format!("--health-interval {s}: must be 1 to 86400 seconds"));
-        }
-        None => relay::DEFAULT_HEALTH_INTERVAL,
-    };
+    let mut config = relay_config(args, peers, &public, http, timeout)?;
+    let health_every = health_interval(args)?;
     let authenticated = config.tokens.is_some();
     let registration = config.allow_registration;
     let topology = config.topology;
@@ -248,4 +213,62 @@ fn run(args: &Parsed) -> Result<i32, String> {
             on_hangup: None,
         },
     ))
+}
+
+/// `--timeout`: how long a hop waits for its peer.
+fn hop_timeout(args: &Parsed) -> Result<Duration, String> {
+    Ok(match args.number::<f64>("timeout")? {
+        Some(s) if s.is_finite() && s > 0.0 && s <= 3600.0 => Duration::from_secs_f64(s),
+        Some(s) => {
+            return Err(format!(
+                "--timeout {s}: must be more than 0 and at most 3600 seconds"
+            ));
+        }
+        None => relay::DEFAULT_TIMEOUT,
+    })
+}
+
+/// `--health-interval`: how often the relay reads its peers' cards again.
+fn health_interval(args: &Parsed) -> Result<Duration, String> {
+    Ok(match args.number::<f64>("health-interval")? {
+        Some(s) if (1.0..=86_400.0).contains(&s) => Duration::from_secs_f64(s),
+        Some(s) => {
+            return Err(format!("--health-interval {s}: must be 1 to 86400 seconds"));
+        }
+        None => relay::DEFAULT_HEALTH_INTERVAL,
+    })
+}
+
+/// The relay's configuration from its flags, for `peers`, answering at `public`, calling
+/// peers through `http` within `timeout`; it starts the OTLP exporter when one is asked for.
+fn relay_config(
+    args: &Parsed,
+    peers: Vec<PeerSpec>,
+    public: &str,
+    http: http::client::HttpClient,
+    timeout: Duration,
+) -> Result<RelayConfig, String> {
+    let mut config = RelayConfig::new(peers, public);
+    config.topology = if args.switch("star") {
+        Topology::Star
+    } else {
+        Topology::Open
+    };
+    config.traces_dir = args.value("traces").map(std::path::PathBuf::from);
+    config.exporter = export::start_exporter(args, "relay", http.clone())?;
+    config.timeout = timeout;
+    if let Some(id) = args.value("id") {
+        config.relay_id = id.to_string();
+    }
+    config.http = http;
+    if let Some(path) = args.value("tokens") {
+        config.tokens = Some(
+            ddwire::contract::tokens::read_tokens_file(std::path::Path::new(path))
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    config.allow_registration = args.switch("allow-registration");
+    config.egress = Egress::allowing(args.values("peer-allow")).map_err(|e| e.to_string())?;
+    config.browser = setup::browser_policy(args, public)?;
+    Ok(config)
 }

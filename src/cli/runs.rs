@@ -5,7 +5,7 @@ use super::args::{Flag, Parsed};
 use super::setup;
 use ddwire::harness::agui::replay_events;
 use ddwire::harness::store::StoreError;
-use ddwire::harness::store::{Query, parse_time};
+use ddwire::harness::store::{Query, RunReader, parse_time};
 use ddwire::harness::view;
 use ddwire::trace::waterfall;
 use std::io::{ErrorKind, Write};
@@ -148,49 +148,8 @@ fn runs(args: &Parsed) -> Result<i32, String> {
         return Err(format!("takes no arguments, got {:?}", args.positionals));
     }
     let store = setup::reader(args)?;
-    let time = |flag: &str| -> Result<Option<i128>, String> {
-        args.value(flag)
-            .map(|v| {
-                parse_time(v).ok_or_else(|| {
-                    format!("--{flag} {v:?} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)")
-                })
-            })
-            .transpose()
-    };
-    let limit = args.number::<usize>("limit")?;
-    if limit == Some(0) {
-        return Err("--limit must be at least 1".into());
-    }
-    let query = Query {
-        limit,
-        after: args
-            .value("after")
-            .map(|r| {
-                // A whole id marks its place in the index even if its directory is gone.
-                let id = r.trim().to_ascii_lowercase();
-                if ddwire::ids::is_uuid7(&id) {
-                    Ok(id)
-                } else {
-                    setup::resolve(&store, r)
-                }
-            })
-            .transpose()?,
-        at: None,
-        agent_id: args.value("agent").map(str::to_string),
-        status: args
-            .value("status")
-            .map(|s| {
-                ddwire::contract::OutcomeStatus::parse_or_list(s)
-                    .map(|o| o.as_str().to_string())
-                    .map_err(|e| format!("--status {e}"))
-            })
-            .transpose()?,
-        principal: args.value("principal").map(str::to_string),
-        principal_id: None,
-        conversation_id: args.value("conversation").map(str::to_string),
-        since: time("since")?,
-        until: time("until")?,
-    };
+    let query = runs_query(args, &store)?;
+    let limit = query.limit;
     let json = args.switch("json");
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
@@ -204,20 +163,7 @@ fn runs(args: &Parsed) -> Result<i32, String> {
                 more = true;
                 return ControlFlow::Break(());
             }
-            let line = if json {
-                row.to_string()
-            } else {
-                let text = |k: &str| row.get(k).and_then(|v| v.as_str()).unwrap_or("-").to_string();
-                format!(
-                    "{}  {:<18} {:<10} {}  {}",
-                    text("invocation_id"),
-                    text("agent_id"),
-                    text("status"),
-                    text("completed_at"),
-                    text("acting_for")
-                )
-            };
-            match emit(&mut out, &line) {
+            match emit(&mut out, &row_line(&row, json)) {
                 Ok(true) => {
                     printed += 1;
                     last_id = row["invocation_id"].as_str().map(str::to_string);
@@ -254,22 +200,99 @@ fn runs(args: &Parsed) -> Result<i32, String> {
         );
     }
     if let (true, Some(last)) = (more, &last_id) {
-        let mut next = String::from("ddwire runs");
-        let mut args = std::env::args().skip(2);
-        while let Some(arg) = args.next() {
-            if arg == "--after" {
-                args.next();
-            } else if !arg.starts_with("--after=") {
-                next.push(' ');
-                next.push_str(&arg);
-            }
-        }
-        eprintln!("more runs match; the next page: {next} --after {last}");
+        eprintln!(
+            "more runs match; the next page: {} --after {last}",
+            this_page_command()
+        );
     }
     if printed == 0 && scan.skipped == 0 && query == Query::default() {
         eprintln!("no runs in {}", store.shown_root().display());
     }
     Ok(0)
+}
+
+/// The index query the flags of `runs` ask for.
+fn runs_query(args: &Parsed, store: &RunReader) -> Result<Query, String> {
+    let time = |flag: &str| -> Result<Option<i128>, String> {
+        args.value(flag)
+            .map(|v| {
+                parse_time(v).ok_or_else(|| {
+                    format!("--{flag} {v:?} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)")
+                })
+            })
+            .transpose()
+    };
+    let limit = args.number::<usize>("limit")?;
+    if limit == Some(0) {
+        return Err("--limit must be at least 1".into());
+    }
+    Ok(Query {
+        limit,
+        after: args
+            .value("after")
+            .map(|r| {
+                // A whole id marks its place in the index even if its directory is gone.
+                let id = r.trim().to_ascii_lowercase();
+                if ddwire::ids::is_uuid7(&id) {
+                    Ok(id)
+                } else {
+                    setup::resolve(store, r)
+                }
+            })
+            .transpose()?,
+        at: None,
+        agent_id: args.value("agent").map(str::to_string),
+        status: args
+            .value("status")
+            .map(|s| {
+                ddwire::contract::OutcomeStatus::parse_or_list(s)
+                    .map(|o| o.as_str().to_string())
+                    .map_err(|e| format!("--status {e}"))
+            })
+            .transpose()?,
+        principal: args.value("principal").map(str::to_string),
+        principal_id: None,
+        conversation_id: args.value("conversation").map(str::to_string),
+        since: time("since")?,
+        until: time("until")?,
+    })
+}
+
+/// One index row as `runs` prints it: the row's JSON, or its id, agent, status, time and
+/// principal in columns.
+fn row_line(row: &serde_json::Value, json: bool) -> String {
+    if json {
+        return row.to_string();
+    }
+    let text = |k: &str| {
+        row.get(k)
+            .and_then(|v| v.as_str())
+            .unwrap_or("-")
+            .to_string()
+    };
+    format!(
+        "{}  {:<18} {:<10} {}  {}",
+        text("invocation_id"),
+        text("agent_id"),
+        text("status"),
+        text("completed_at"),
+        text("acting_for")
+    )
+}
+
+/// This `ddwire runs` command as it was typed, without its `--after`.
+fn this_page_command() -> String {
+    let mut command = String::from("ddwire runs");
+    let mut args = std::env::args().skip(2);
+    while let Some(arg) = args.next() {
+        if arg == "--after" {
+            args.next();
+        } else if !arg.starts_with("--after=") {
+            command.push(' ');
+            command.push_str(&arg);
+        }
+    }
+    command
 }
 
 fn show(args: &Parsed) -> Result<i32, String> {

@@ -421,10 +421,6 @@ impl Compiler<'_> {
         path: &mut Vec<String>,
         at: &str,
     ) -> Result<Option<Keyword>, SchemaError> {
-        let string = |what: &str| match value {
-            Value::String(_) => Ok(None),
-            _ => Err(SchemaError::new(at, format!("'{key}' must be {what}"))),
-        };
         let count = || {
             count(value).ok_or_else(|| {
                 SchemaError::new(at, format!("'{key}' must be a non-negative integer"))
@@ -475,17 +471,7 @@ impl Compiler<'_> {
                 Value::Array(_) => Keyword::TupleItems(self.schema_array(value, path, at, key)?),
                 _ => Keyword::Items(self.schema(value, path)?),
             },
-            "additionalItems" => {
-                let rule = self.extra(value, path)?;
-                // Draft 7 applies it only after an array-form `items` (§6.4.2).
-                match (rule, map.get("items")) {
-                    (Some(rule), Some(Value::Array(items))) => Keyword::AdditionalItems {
-                        after: items.len(),
-                        rule,
-                    },
-                    _ => return Ok(None),
-                }
-            }
+            "additionalItems" => return self.additional_items(map, value, path),
             "maxItems" => Keyword::Max(Size::Items, count()?),
             "minItems" => Keyword::Min(Size::Items, count()?),
             "uniqueItems" => match value {
@@ -500,16 +486,7 @@ impl Compiler<'_> {
                 SchemaError::new(at, "'required' must be an array of distinct strings")
             })?),
             "properties" => Keyword::Properties(self.schema_map(value, path, at, key)?),
-            "additionalProperties" => match self.extra(value, path)? {
-                Some(rule) => {
-                    let declared = match map.get("properties") {
-                        Some(Value::Object(props)) => props.keys().cloned().collect(),
-                        _ => HashSet::new(),
-                    };
-                    Keyword::AdditionalProperties { declared, rule }
-                }
-                None => return Ok(None),
-            },
+            "additionalProperties" => return self.additional_properties(map, value, path),
             // §6.7 boolean logic
             "allOf" => Keyword::AllOf(self.schema_array(value, path, at, key)?),
             "anyOf" => Keyword::AnyOf(self.schema_array(value, path, at, key)?),
@@ -529,39 +506,42 @@ impl Compiler<'_> {
                 self.schema_map(value, path, at, key)?;
                 return Ok(None);
             }
-            "$id" if path.len() > 1 => {
-                return Err(SchemaError::new(
-                    at,
-                    "'$id' below the root would change the base of the '$ref's under it, \
-                     which is not supported",
-                ));
-            }
-            // Annotations (§7, §10, Core §8-9): checked for shape, then ignored.
-            "$id" | "$schema" | "$comment" | "title" | "description" | "format"
-            | "contentMediaType" | "contentEncoding" => return string("a string"),
-            "readOnly" | "writeOnly" => match value {
-                Value::Bool(_) => return Ok(None),
-                _ => return Err(SchemaError::new(at, format!("'{key}' must be a boolean"))),
-            },
-            "examples" => match value {
-                Value::Array(_) => return Ok(None),
-                _ => {
-                    return Err(SchemaError::new(at, "'examples' must be an array"));
-                }
-            },
-            "default" | "deprecated" => return Ok(None),
-            k if REFUSED.contains(&k) => {
-                return Err(SchemaError::new(
-                    at,
-                    format!(
-                        "keyword '{k}' is not supported; the schema is refused rather than \
-                     checked without it"
-                    ),
-                ));
-            }
-            // Not a keyword of any draft: ignored, as Core draft-07 §6.5 asks.
-            _ => return Ok(None),
+            _ => return without_effect(key, value, path, at),
         }))
+    }
+
+    /// `additionalItems`, which Draft 7 applies only after an array-form `items` (§6.4.2).
+    fn additional_items(
+        &mut self,
+        map: &Map<String, Value>,
+        value: &Value,
+        path: &mut Vec<String>,
+    ) -> Result<Option<Keyword>, SchemaError> {
+        let rule = self.extra(value, path)?;
+        Ok(match (rule, map.get("items")) {
+            (Some(rule), Some(Value::Array(items))) => Some(Keyword::AdditionalItems {
+                after: items.len(),
+                rule,
+            }),
+            _ => None,
+        })
+    }
+
+    /// `additionalProperties`, applied to the names its sibling `properties` does not declare.
+    fn additional_properties(
+        &mut self,
+        map: &Map<String, Value>,
+        value: &Value,
+        path: &mut Vec<String>,
+    ) -> Result<Option<Keyword>, SchemaError> {
+        let Some(rule) = self.extra(value, path)? else {
+            return Ok(None);
+        };
+        let declared = match map.get("properties") {
+            Some(Value::Object(props)) => props.keys().cloned().collect(),
+            _ => HashSet::new(),
+        };
+        Ok(Some(Keyword::AdditionalProperties { declared, rule }))
     }
 
     /// `additionalProperties` / `additionalItems`: `None` for `true` (no constraint).
@@ -701,6 +681,46 @@ fn edges(node: &Node) -> Vec<(usize, bool)> {
         }
     }
     out
+}
+
+/// A key that changes no validation: an annotation (§7, §10, Core §8-9), checked for shape
+/// and then ignored; a keyword this module refuses (fail closed); or no draft's keyword,
+/// ignored as Core draft-07 §6.5 asks. `path` ends with `key`.
+fn without_effect(
+    key: &str,
+    value: &Value,
+    path: &[String],
+    at: &str,
+) -> Result<Option<Keyword>, SchemaError> {
+    match key {
+        "$id" if path.len() > 1 => Err(SchemaError::new(
+            at,
+            "'$id' below the root would change the base of the '$ref's under it, \
+             which is not supported",
+        )),
+        "$id" | "$schema" | "$comment" | "title" | "description" | "format"
+        | "contentMediaType" | "contentEncoding" => match value {
+            Value::String(_) => Ok(None),
+            _ => Err(SchemaError::new(at, format!("'{key}' must be a string"))),
+        },
+        "readOnly" | "writeOnly" => match value {
+            Value::Bool(_) => Ok(None),
+            _ => Err(SchemaError::new(at, format!("'{key}' must be a boolean"))),
+        },
+        "examples" => match value {
+            Value::Array(_) => Ok(None),
+            _ => Err(SchemaError::new(at, "'examples' must be an array")),
+        },
+        k if REFUSED.contains(&k) => Err(SchemaError::new(
+            at,
+            format!(
+                "keyword '{k}' is not supported; the schema is refused rather than \
+                 checked without it"
+            ),
+        )),
+        // "default", "deprecated" and keys of no draft.
+        _ => Ok(None),
+    }
 }
 
 const TYPES: [&str; 7] = [
@@ -926,76 +946,25 @@ impl<'s> Run<'s> {
             }
             Keyword::Required(names) => {
                 let Some(map) = object else { return true };
-                let mut valid = true;
-                for name in names.iter().filter(|n| !map.contains_key(*n)) {
-                    valid = self.fail(path, || {
-                        format!("{} is a required property", str_repr(name))
-                    });
-                    if !self.collect {
-                        break;
-                    }
-                }
-                valid
+                self.required(names, map, path)
             }
             Keyword::AdditionalProperties { declared, rule } => {
                 let Some(map) = object else { return true };
-                let extras = map.iter().filter(|(k, _)| !declared.contains(*k));
-                match rule {
-                    Extra::Schema(node) => {
-                        let extras = extras.map(|(k, v)| (*node, Some(Seg::Key(k)), v));
-                        self.all(extras, path, depth)
-                    }
-                    Extra::Forbidden => {
-                        // Sorted by code point, as the reference sorts them.
-                        let mut names: Vec<&String> = extras.map(|(k, _)| k).collect();
-                        names.sort();
-                        names.is_empty()
-                            || self.fail(path, || {
-                                let reprs = names.iter().map(|k| str_repr(k)).collect();
-                                format!(
-                                    "Additional properties are not allowed ({})",
-                                    unexpected(reprs)
-                                )
-                            })
-                    }
-                }
+                self.additional_properties(declared, rule, map, path, depth)
             }
             Keyword::Items(node) => {
                 let Some(items) = array else { return true };
-                let each = items.iter().enumerate();
-                self.all(
-                    each.map(|(i, v)| (*node, Some(Seg::Index(i)), v)),
-                    path,
-                    depth,
-                )
+                self.items(items, 0, std::iter::repeat(*node), path, depth)
             }
             Keyword::TupleItems(nodes) => {
                 let Some(items) = array else { return true };
-                let each = items.iter().zip(nodes).enumerate();
-                self.all(
-                    each.map(|(i, (v, node))| (*node, Some(Seg::Index(i)), v)),
-                    path,
-                    depth,
-                )
+                self.items(items, 0, nodes.iter().copied(), path, depth)
             }
             Keyword::AdditionalItems { after, rule } => {
                 let Some(rest) = array.and_then(|items| items.get(*after..)) else {
                     return true;
                 };
-                match rule {
-                    Extra::Schema(node) => {
-                        let each = rest.iter().enumerate();
-                        let each = each.map(|(i, v)| (*node, Some(Seg::Index(after + i)), v));
-                        self.all(each, path, depth)
-                    }
-                    Extra::Forbidden => {
-                        rest.is_empty()
-                            || self.fail(path, || {
-                                let reprs = rest.iter().map(py_repr).collect();
-                                format!("Additional items are not allowed ({})", unexpected(reprs))
-                            })
-                    }
-                }
+                self.additional_items(*after, rule, rest, path, depth)
             }
             Keyword::Ref(node) => self.apply(*node, instance, path, depth + 1),
             Keyword::AllOf(nodes) => self.all(
@@ -1003,77 +972,18 @@ impl<'s> Run<'s> {
                 path,
                 depth,
             ),
-            Keyword::AnyOf(nodes) => {
-                nodes
-                    .iter()
-                    .any(|node| self.check(*node, instance, path, depth + 1))
-                    || self.fail(path, || {
-                        format!("{} is not valid under any of the given schemas", repr())
-                    })
-            }
-            Keyword::OneOf(branches) => {
-                let valid: Vec<&str> = branches
-                    .iter()
-                    .filter(|(node, _)| self.check(*node, instance, path, depth + 1))
-                    .map(|(_, shown)| shown.as_str())
-                    .collect();
-                match valid.as_slice() {
-                    [_] => true,
-                    [] => self.fail(path, || {
-                        format!("{} is not valid under any of the given schemas", repr())
-                    }),
-                    // The reference lists the later valid branches, then the first.
-                    [first, more @ ..] => self.fail(path, || {
-                        let shown: Vec<&str> = more.iter().chain([first]).copied().collect();
-                        format!("{} is valid under each of {}", repr(), shown.join(", "))
-                    }),
-                }
-            }
-            Keyword::Not(node, shown) => {
-                !self.check(*node, instance, path, depth + 1)
-                    || self.fail(path, || {
-                        format!("{} should not be valid under {shown}", repr())
-                    })
-            }
+            Keyword::AnyOf(nodes) => self.any_of(nodes, instance, path, depth),
+            Keyword::OneOf(branches) => self.one_of(branches, instance, path, depth),
+            Keyword::Not(node, shown) => self.not(*node, shown, instance, path, depth),
             Keyword::Min(size, min) => {
                 size.of(instance).is_none_or(|n| n >= *min)
-                    || self.fail(path, || {
-                        let words = if *min == 1 {
-                            "should be non-empty"
-                        } else {
-                            "is too short"
-                        };
-                        format!("{} {words}", repr())
-                    })
+                    || self.fail(path, || format!("{} {}", repr(), too_short(*min)))
             }
             Keyword::Max(size, max) => {
                 size.of(instance).is_none_or(|n| n <= *max)
-                    || self.fail(path, || {
-                        let words = if *max == 0 {
-                            "is expected to be empty"
-                        } else {
-                            "is too long"
-                        };
-                        format!("{} {words}", repr())
-                    })
+                    || self.fail(path, || format!("{} {}", repr(), too_long(*max)))
             }
-            Keyword::Pattern(regex) => {
-                let Value::String(s) = instance else {
-                    return true;
-                };
-                // The regex draws on the validation budget, at most its own budget per call.
-                let mut steps = self.budget.min(pattern::STEP_BUDGET);
-                let before = steps;
-                let found = regex.match_within(s, &mut steps);
-                self.budget -= before - steps;
-                match found {
-                    Ok(true) => true,
-                    Ok(false) => self.fail(path, || {
-                        format!("{} does not match {}", repr(), str_repr(regex.as_str()))
-                    }),
-                    Err(why) => self.give_up(path, why.to_string()),
-                }
-            }
+            Keyword::Pattern(regex) => self.pattern(regex, instance, path),
             Keyword::Bound(bound, value, shown) => {
                 let Value::Number(n) = instance else {
                     return true;
@@ -1088,6 +998,177 @@ impl<'s> Run<'s> {
                 items.iter().all(|item| seen.insert(equality_key(item)))
                     || self.fail(path, || format!("{} has non-unique elements", repr()))
             }
+        }
+    }
+
+    /// `required`: every missing name is an error.
+    fn required(&mut self, names: &[String], map: &Map<String, Value>, path: &[Seg<'_>]) -> bool {
+        let mut valid = true;
+        for name in names.iter().filter(|n| !map.contains_key(*n)) {
+            valid = self.fail(path, || {
+                format!("{} is a required property", str_repr(name))
+            });
+            if !self.collect {
+                break;
+            }
+        }
+        valid
+    }
+
+    /// `additionalProperties` over the properties of `map` not `declared` by `properties`.
+    fn additional_properties<'v>(
+        &mut self,
+        declared: &HashSet<String>,
+        rule: &Extra,
+        map: &'v Map<String, Value>,
+        path: &mut Vec<Seg<'v>>,
+        depth: usize,
+    ) -> bool {
+        let extras = map.iter().filter(|(k, _)| !declared.contains(*k));
+        match rule {
+            Extra::Schema(node) => {
+                let extras = extras.map(|(k, v)| (*node, Some(Seg::Key(k)), v));
+                self.all(extras, path, depth)
+            }
+            Extra::Forbidden => {
+                // Sorted by code point, as the reference sorts them.
+                let mut names: Vec<&String> = extras.map(|(k, _)| k).collect();
+                names.sort();
+                names.is_empty()
+                    || self.fail(path, || {
+                        let reprs = names.iter().map(|k| str_repr(k)).collect();
+                        format!(
+                            "Additional properties are not allowed ({})",
+                            unexpected(reprs)
+                        )
+                    })
+            }
+        }
+    }
+
+    /// `additionalItems` over `rest`, the items from index `after` on.
+    fn additional_items<'v>(
+        &mut self,
+        after: usize,
+        rule: &Extra,
+        rest: &'v [Value],
+        path: &mut Vec<Seg<'v>>,
+        depth: usize,
+    ) -> bool {
+        match rule {
+            Extra::Schema(node) => self.items(rest, after, std::iter::repeat(*node), path, depth),
+            Extra::Forbidden => {
+                rest.is_empty()
+                    || self.fail(path, || {
+                        let reprs = rest.iter().map(py_repr).collect();
+                        format!("Additional items are not allowed ({})", unexpected(reprs))
+                    })
+            }
+        }
+    }
+
+    /// `not`: the subschema `node` (written `shown`) invalid, checked without recording its
+    /// errors.
+    fn not<'v>(
+        &mut self,
+        node: usize,
+        shown: &str,
+        instance: &'v Value,
+        path: &mut Vec<Seg<'v>>,
+        depth: usize,
+    ) -> bool {
+        !self.check(node, instance, path, depth + 1)
+            || self.fail(path, || {
+                format!("{} should not be valid under {shown}", py_repr(instance))
+            })
+    }
+
+    /// Apply `nodes` to `items`, pairwise, `first` being the index of the first item.
+    fn items<'v>(
+        &mut self,
+        items: &'v [Value],
+        first: usize,
+        nodes: impl Iterator<Item = usize>,
+        path: &mut Vec<Seg<'v>>,
+        depth: usize,
+    ) -> bool {
+        let each = items.iter().zip(nodes).enumerate();
+        let each = each.map(|(i, (v, node))| (node, Some(Seg::Index(first + i)), v));
+        self.all(each, path, depth)
+    }
+
+    /// `anyOf`: some branch valid, each checked without recording its errors.
+    fn any_of<'v>(
+        &mut self,
+        nodes: &[usize],
+        instance: &'v Value,
+        path: &mut Vec<Seg<'v>>,
+        depth: usize,
+    ) -> bool {
+        nodes
+            .iter()
+            .any(|node| self.check(*node, instance, path, depth + 1))
+            || self.fail(path, || {
+                format!(
+                    "{} is not valid under any of the given schemas",
+                    py_repr(instance)
+                )
+            })
+    }
+
+    /// `oneOf`: exactly one branch valid, each branch checked without recording its errors.
+    fn one_of<'v>(
+        &mut self,
+        branches: &[(usize, String)],
+        instance: &'v Value,
+        path: &mut Vec<Seg<'v>>,
+        depth: usize,
+    ) -> bool {
+        let valid: Vec<&str> = branches
+            .iter()
+            .filter(|(node, _)| self.check(*node, instance, path, depth + 1))
+            .map(|(_, shown)| shown.as_str())
+            .collect();
+        match valid.as_slice() {
+            [_] => true,
+            [] => self.fail(path, || {
+                format!(
+                    "{} is not valid under any of the given schemas",
+                    py_repr(instance)
+                )
+            }),
+            // The reference lists the later valid branches, then the first.
+            [first, more @ ..] => self.fail(path, || {
+                let shown: Vec<&str> = more.iter().chain([first]).copied().collect();
+                format!(
+                    "{} is valid under each of {}",
+                    py_repr(instance),
+                    shown.join(", ")
+                )
+            }),
+        }
+    }
+
+    /// `pattern`, searched in a string instance.
+    fn pattern(&mut self, regex: &Regex, instance: &Value, path: &[Seg<'_>]) -> bool {
+        let Value::String(s) = instance else {
+            return true;
+        };
+        // The regex draws on the validation budget, at most its own budget per call.
+        let mut steps = self.budget.min(pattern::STEP_BUDGET);
+        let before = steps;
+        let found = regex.match_within(s, &mut steps);
+        self.budget -= before - steps;
+        match found {
+            Ok(true) => true,
+            Ok(false) => self.fail(path, || {
+                format!(
+                    "{} does not match {}",
+                    py_repr(instance),
+                    str_repr(regex.as_str())
+                )
+            }),
+            Err(why) => self.give_up(path, why.to_string()),
         }
     }
 
@@ -1115,6 +1196,24 @@ impl<'s> Run<'s> {
             }
         }
         valid
+    }
+}
+
+/// The reference's words for a string or array shorter than `minLength` or `minItems`.
+fn too_short(min: u64) -> &'static str {
+    if min == 1 {
+        "should be non-empty"
+    } else {
+        "is too short"
+    }
+}
+
+/// The reference's words for a string or array longer than `maxLength` or `maxItems`.
+fn too_long(max: u64) -> &'static str {
+    if max == 0 {
+        "is expected to be empty"
+    } else {
+        "is too long"
     }
 }
 

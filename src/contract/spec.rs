@@ -239,38 +239,14 @@ impl AgentSpec {
             .map(crate::json::python::py_repr)
             .unwrap_or_else(|| "None".into());
         let agent = entry.get("agent_id").and_then(Value::as_str);
-        let current = super::CONTRACT_VERSION;
-        let incompatible = |declared: Option<&str>| ContractError::Version {
-            agent: id_repr.clone(),
-            declared: declared.map(str::to_owned),
-            governed: current,
-        };
-        let declared = match entry.get("contract_version") {
-            Some(Value::String(v)) => v.clone(),
-            _ => return Err(incompatible(None)),
-        };
-        if !super::contract_compatible(&declared, current) {
-            return Err(incompatible(Some(&declared)));
-        }
+        let declared = compatible_version(entry, &id_repr)?;
         let Some(obj) = entry.as_object() else {
             return Err(ContractError::spec(
                 agent,
                 "agent description is not an object",
             ));
         };
-        let mut missing: Vec<&str> = DESCRIPTION_KEYS
-            .iter()
-            .copied()
-            .filter(|k| !obj.contains_key(*k))
-            .collect();
-        missing.sort();
-        if !missing.is_empty() {
-            let list: Vec<String> = missing.iter().map(|k| str_repr(k)).collect();
-            return Err(ContractError::spec(
-                agent,
-                format!("agent description lacks [{}]", list.join(", ")),
-            ));
-        }
+        check_keys(obj, agent)?;
         let text = |key: &str| -> Result<String, ContractError> {
             obj[key].as_str().map(str::to_string).ok_or_else(|| {
                 ContractError::spec(agent, format!("agent {id_repr}: {key} must be a string"))
@@ -323,33 +299,7 @@ impl AgentSpec {
                 ));
             }
         };
-        let entries = obj["schemas"].as_object().ok_or_else(|| {
-            ContractError::spec(agent, format!("agent {id_repr}: schemas must be an object"))
-        })?;
-        let mut schemas = BTreeMap::new();
-        for name in accepts.iter().chain(payload.iter()) {
-            let entry = entries.get(name).ok_or_else(|| {
-                ContractError::spec(
-                    agent,
-                    format!(
-                        "agent {id_repr} names class {} but carries no schema for it",
-                        str_repr(name)
-                    ),
-                )
-            })?;
-            schemas.insert(name.clone(), ClassSchema::from_description(name, entry)?);
-        }
-        if let Some(p) = &payload
-            && !schemas[p].grounded()
-        {
-            return Err(ContractError::spec(
-                agent,
-                format!(
-                    "agent {id_repr}: payload class {} does not mix in Grounded (its schema does not require {GROUNDED_SLOT})",
-                    str_repr(p)
-                ),
-            ));
-        }
+        let schemas = class_schemas(obj, &accepts, payload.as_deref(), agent, &id_repr)?;
         let derivations = parse_derivations(&obj["derivations"], agent, &id_repr)?;
         Ok(AgentSpec {
             agent_id,
@@ -365,6 +315,83 @@ impl AgentSpec {
             schemas,
         })
     }
+}
+
+/// The contract version a description declares, if this contract governs it
+/// ([`ContractError::Version`] otherwise). `id_repr` is the agent id as Python writes it.
+fn compatible_version(entry: &Value, id_repr: &str) -> Result<String, ContractError> {
+    let current = super::CONTRACT_VERSION;
+    let incompatible = |declared: Option<&str>| ContractError::Version {
+        agent: id_repr.to_owned(),
+        declared: declared.map(str::to_owned),
+        governed: current,
+    };
+    let declared = match entry.get("contract_version") {
+        Some(Value::String(v)) => v.clone(),
+        _ => return Err(incompatible(None)),
+    };
+    if !super::contract_compatible(&declared, current) {
+        return Err(incompatible(Some(&declared)));
+    }
+    Ok(declared)
+}
+
+/// That a description has every key of [`DESCRIPTION_KEYS`]; the missing ones, sorted, if not.
+fn check_keys(obj: &Map<String, Value>, agent: Option<&str>) -> Result<(), ContractError> {
+    let mut missing: Vec<&str> = DESCRIPTION_KEYS
+        .iter()
+        .copied()
+        .filter(|k| !obj.contains_key(*k))
+        .collect();
+    missing.sort();
+    if !missing.is_empty() {
+        let list: Vec<String> = missing.iter().map(|k| str_repr(k)).collect();
+        return Err(ContractError::spec(
+            agent,
+            format!("agent description lacks [{}]", list.join(", ")),
+        ));
+    }
+    Ok(())
+}
+
+/// The schema of each class an agent accepts and of its payload class, checked against their
+/// digests and designators, from the description's `schemas`; the payload class must mix in
+/// Grounded.
+fn class_schemas(
+    obj: &Map<String, Value>,
+    accepts: &[String],
+    payload: Option<&str>,
+    agent: Option<&str>,
+    id_repr: &str,
+) -> Result<BTreeMap<String, ClassSchema>, ContractError> {
+    let entries = obj["schemas"].as_object().ok_or_else(|| {
+        ContractError::spec(agent, format!("agent {id_repr}: schemas must be an object"))
+    })?;
+    let mut schemas = BTreeMap::new();
+    for name in accepts.iter().map(String::as_str).chain(payload) {
+        let entry = entries.get(name).ok_or_else(|| {
+            ContractError::spec(
+                agent,
+                format!(
+                    "agent {id_repr} names class {} but carries no schema for it",
+                    str_repr(name)
+                ),
+            )
+        })?;
+        schemas.insert(name.to_owned(), ClassSchema::from_description(name, entry)?);
+    }
+    if let Some(p) = payload
+        && !schemas[p].grounded()
+    {
+        return Err(ContractError::spec(
+            agent,
+            format!(
+                "agent {id_repr}: payload class {} does not mix in Grounded (its schema does not require {GROUNDED_SLOT})",
+                str_repr(p)
+            ),
+        ));
+    }
+    Ok(schemas)
 }
 
 /// The `derivations` of the description of `agent` (`id_repr` as the reference quotes it).

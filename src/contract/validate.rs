@@ -219,39 +219,8 @@ pub(crate) fn grounding_errors(envelope: &Value) -> Vec<String> {
                 ));
             }
             if mode == "delegation" {
-                let recorded: HashSet<(String, String)> = envelope
-                    .get("delegations")
-                    .and_then(Value::as_array)
-                    .unwrap_or(&empty)
-                    .iter()
-                    .map(|d| {
-                        (
-                            format!(
-                                "invocation:{}",
-                                d.get("delegated_invocation_id")
-                                    .map(py_text)
-                                    .unwrap_or_default()
-                            ),
-                            d.get("content_hash").map(py_text).unwrap_or_default(),
-                        )
-                    })
-                    .collect();
-                let envelope_name = Canonicalisation::EnvelopeDocument.name();
-                for ev in evidence.iter().filter(|ev| !cites_input(ev)) {
-                    let pair = (
-                        ev.get("source_id").map(py_text).unwrap_or_default(),
-                        ev.get("content_hash").map(py_text).unwrap_or_default(),
-                    );
-                    if ev.get("canonicalisation").and_then(Value::as_str) != Some(envelope_name)
-                        || !recorded.contains(&pair)
-                    {
-                        errors.push(format!(
-                            "grounding_mode=delegation: evidence {} is neither the input nor a \
-                             recorded delegation ({envelope_name})",
-                            py_repr_opt(ev.get("source_id"))
-                        ));
-                    }
-                }
+                let other = evidence.iter().filter(|ev| !cites_input(ev));
+                delegation_evidence_errors(envelope, other, &mut errors);
             } else if citing != evidence.len() {
                 errors.push(format!(
                     "grounding_mode={mode} permits no evidence other than the input"
@@ -261,6 +230,48 @@ pub(crate) fn grounding_errors(envelope: &Value) -> Vec<String> {
         _ => {}
     }
     errors
+}
+
+/// For a succeeded run in mode `delegation`: each item of `evidence` (other than the input)
+/// must cite, by envelope hash, a delegation the envelope records.
+fn delegation_evidence_errors<'e>(
+    envelope: &Value,
+    evidence: impl Iterator<Item = &'e Value>,
+    errors: &mut Vec<String>,
+) {
+    let recorded: HashSet<(String, String)> = envelope
+        .get("delegations")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            (
+                format!(
+                    "invocation:{}",
+                    d.get("delegated_invocation_id")
+                        .map(py_text)
+                        .unwrap_or_default()
+                ),
+                d.get("content_hash").map(py_text).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let envelope_name = Canonicalisation::EnvelopeDocument.name();
+    for ev in evidence {
+        let pair = (
+            ev.get("source_id").map(py_text).unwrap_or_default(),
+            ev.get("content_hash").map(py_text).unwrap_or_default(),
+        );
+        if ev.get("canonicalisation").and_then(Value::as_str) != Some(envelope_name)
+            || !recorded.contains(&pair)
+        {
+            errors.push(format!(
+                "grounding_mode=delegation: evidence {} is neither the input nor a \
+                 recorded delegation ({envelope_name})",
+                py_repr_opt(ev.get("source_id"))
+            ));
+        }
+    }
 }
 
 /// Python truthiness of a JSON value (`not x` is false).

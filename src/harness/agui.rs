@@ -258,17 +258,7 @@ fn stream_turn(
     let drain = harness.drain.clone();
     let harness = Arc::clone(harness);
     std::thread::spawn(move || {
-        let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
-        let keep_alive_tx = conductor_tx.clone();
-        let pulse = std::thread::spawn(move || {
-            while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
-                done_rx.recv_timeout(KEEP_ALIVE)
-            {
-                if keep_alive_tx.send(sse::comment("keep-alive")).is_err() {
-                    break;
-                }
-            }
-        });
+        let (done_tx, pulse) = keep_alive(conductor_tx.clone());
         // RUN_STARTED goes out when the conductor admits the run (its first stage), so a
         // request it refuses outright (an id already running) is one RUN_ERROR, as the spec says.
         let announced = AtomicBool::new(false);
@@ -295,38 +285,10 @@ fn stream_turn(
         let outcome = call(&harness, &observer);
         drop(done_tx);
         let _ = pulse.join();
-        let last = match outcome {
-            Ok(Turn::Done(run)) => {
-                announce(&conductor_tx);
-                Event::RunFinished {
-                    thread_id,
-                    run_id,
-                    result: Some(run.envelope.to_document()),
-                    interrupt: None,
-                }
-            }
-            Ok(Turn::Suspended {
-                resume_condition,
-                expires_at,
-            }) => {
-                announce(&conductor_tx);
-                Event::RunFinished {
-                    thread_id,
-                    run_id,
-                    result: None,
-                    interrupt: Some(Interrupt {
-                        id: interrupt_id,
-                        reason: "input_required".into(),
-                        message: Some(resume_condition),
-                        expires_at: Some(expires_at),
-                    }),
-                }
-            }
-            Err(e) => Event::RunError {
-                message: e.to_string(),
-                code: Some(code_of(&e).to_string()),
-            },
-        };
+        if outcome.is_ok() {
+            announce(&conductor_tx);
+        }
+        let last = last_event(outcome, thread_id, run_id, interrupt_id);
         let _ = conductor_tx.send(last.to_sse());
     });
     drop(tx);
@@ -344,6 +306,60 @@ fn stream_turn(
     match traceresponse {
         Some(value) => response.with_header(crate::trace::context::TRACERESPONSE, &value),
         None => response,
+    }
+}
+
+/// Send a keep-alive comment on `tx` every [`KEEP_ALIVE`], on a thread of its own, until the
+/// returned sender is dropped or the stream's reader has gone.
+fn keep_alive(
+    tx: crossbeam_channel::Sender<Vec<u8>>,
+) -> (crossbeam_channel::Sender<()>, std::thread::JoinHandle<()>) {
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
+    let pulse = std::thread::spawn(move || {
+        while let Err(crossbeam_channel::RecvTimeoutError::Timeout) =
+            done_rx.recv_timeout(KEEP_ALIVE)
+        {
+            if tx.send(sse::comment("keep-alive")).is_err() {
+                break;
+            }
+        }
+    });
+    (done_tx, pulse)
+}
+
+/// The event that ends a turn's stream: `RUN_FINISHED` with the envelope, or with the
+/// interrupt (`interrupt_id`) of a run its agent suspended; `RUN_ERROR` for a turn refused.
+fn last_event(
+    outcome: crate::harness::Result<Turn>,
+    thread_id: String,
+    run_id: String,
+    interrupt_id: String,
+) -> Event {
+    match outcome {
+        Ok(Turn::Done(run)) => Event::RunFinished {
+            thread_id,
+            run_id,
+            result: Some(run.envelope.to_document()),
+            interrupt: None,
+        },
+        Ok(Turn::Suspended {
+            resume_condition,
+            expires_at,
+        }) => Event::RunFinished {
+            thread_id,
+            run_id,
+            result: None,
+            interrupt: Some(Interrupt {
+                id: interrupt_id,
+                reason: "input_required".into(),
+                message: Some(resume_condition),
+                expires_at: Some(expires_at),
+            }),
+        },
+        Err(e) => Event::RunError {
+            message: e.to_string(),
+            code: Some(code_of(&e).to_string()),
+        },
     }
 }
 

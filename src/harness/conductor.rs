@@ -251,6 +251,16 @@ pub(crate) struct Waiting {
     pub expires_at: String,
 }
 
+/// Whether a steward's approval (its decision record) still holds for `invocation` of
+/// `agent`: it is honoured only for what it was checked against, so were the agent's version
+/// or the input to differ now (a card refreshed meanwhile), the profile decides alone.
+fn approval_holds(record: &Value, agent: &RemoteAgent, invocation: &Invocation<'_>) -> bool {
+    let field = |k: &str| record[k].as_str();
+    field("agent_id") == Some(agent.spec.agent_id.as_str())
+        && field("agent_version") == Some(agent.spec.version.as_str())
+        && field("input_hash") == Some(invocation.input_hash.as_str())
+}
+
 /// What one turn may end in: a stored run only, or also a suspension; and the suspended run
 /// it resumes, or the steward's approval it carries out, if any.
 enum Turning<'r> {
@@ -1035,13 +1045,10 @@ impl Conductor {
         turning: Turning<'_>,
     ) -> Result<Turn> {
         let can_suspend = matches!(turning, Turning::MaySuspend | Turning::Resuming(_));
-        let approval = match turning {
-            Turning::Approved(record) => Some(record),
-            _ => None,
-        };
-        let resumed = match turning {
-            Turning::Resuming(r) => Some(*r),
-            Turning::Once | Turning::MaySuspend | Turning::Approved(_) => None,
+        let (approval, resumed) = match turning {
+            Turning::Approved(record) => (Some(record), None),
+            Turning::Resuming(r) => (None, Some(*r)),
+            Turning::Once | Turning::MaySuspend => (None, None),
         };
         // An agent that came up after the harness is admitted here, before refusing.
         let agent = self
@@ -1056,14 +1063,7 @@ impl Conductor {
         let root = invocation.root_span(&tracer, trace);
         let trace_id = root.context().trace_id;
 
-        // Honoured only for what it was checked against: were the agent's version or the input
-        // to differ now (a card refreshed meanwhile), the profile decides alone.
-        let approval = approval.filter(|record| {
-            let field = |k: &str| record[k].as_str();
-            field("agent_id") == Some(agent.spec.agent_id.as_str())
-                && field("agent_version") == Some(agent.spec.version.as_str())
-                && field("input_hash") == Some(invocation.input_hash.as_str())
-        });
+        let approval = approval.filter(|record| approval_holds(record, agent, &invocation));
         let gate = stage(observer, Stage::PolicyGate, || {
             policy_gate(&self.profile, &agent.spec, &tracer, &root, approval)
         });
@@ -1113,15 +1113,7 @@ impl Conductor {
         {
             *slot = ended;
         }
-        let turns = resumed.map(|r| {
-            let mut s = r.suspension;
-            s.turns.push(turn_json(
-                Some(r.resumption),
-                decided.agent_reply.as_ref(),
-                &records,
-            ));
-            turns_json(&s, Some(&r.resumed_by))
-        });
+        let turns = resumed.map(|r| resumed_turns(r, decided.agent_reply.as_ref(), &records));
         let approval_text = approval.map(Value::to_string);
         let mut files: Vec<(&str, &str)> = Vec::new();
         if let Some(t) = turns.as_deref() {
@@ -1597,6 +1589,15 @@ fn turn_json(
 }
 
 /// `turns.json`: when the run was suspended, until when, who resumed it, and every turn.
+/// `turns.json` of a resumed run decided now: the turns it was suspended with, then this one
+/// (the resumption, the agent's reply and the spans of its call).
+fn resumed_turns(r: Resumed<'_>, agent_reply: Option<&Value>, spans: &[SpanRecord]) -> String {
+    let mut s = r.suspension;
+    s.turns
+        .push(turn_json(Some(r.resumption), agent_reply, spans));
+    turns_json(&s, Some(&r.resumed_by))
+}
+
 fn turns_json(s: &Suspension, resumed_by: Option<&str>) -> String {
     let mut doc = Map::new();
     doc.insert("suspended_at".into(), Value::String(s.suspended_at.clone()));

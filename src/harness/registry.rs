@@ -279,6 +279,60 @@ struct State {
 }
 
 impl State {
+    /// The state after a refresh that read `admissions` of `sources`, in order, from this one,
+    /// and the ids two sources both claimed (the second source is then unavailable). An agent
+    /// admitted before and unreadable now is kept, and so is every agent added by hand.
+    fn next(&self, sources: &[Source], admissions: Vec<Admission>) -> (State, Vec<String>) {
+        let before = self;
+        let mut next = State::default();
+        let mut duplicates = Vec::new();
+        for (i, (source, admission)) in sources.iter().zip(admissions).enumerate() {
+            let kept = before.admitted.get(&i).and_then(|id| before.agents.get(id));
+            let agent = match (admission, kept) {
+                (Admission::Agent(agent), _) => Arc::new(*agent),
+                // Admitted before and unreadable now: keep it (see the type's docs).
+                (Admission::Unavailable(_), Some(kept)) => kept.clone(),
+                (Admission::Unavailable(reason), None) => {
+                    next.unavailable.insert(source.name.clone(), reason);
+                    continue;
+                }
+                (Admission::Incompatible(reason), _) => {
+                    next.incompatible.insert(source.name.clone(), reason);
+                    continue;
+                }
+            };
+            let id = agent.spec.agent_id.clone();
+            if next.agents.contains_key(&id) {
+                next.unavailable.insert(
+                    source.name.clone(),
+                    format!(
+                        "another configured agent is registered as {}",
+                        str_repr(&id)
+                    ),
+                );
+                duplicates.push(id);
+                continue;
+            }
+            next.admitted.insert(i, id.clone());
+            next.agents.insert(id, agent);
+        }
+        // Agents added by hand stay.
+        let by_hand: Vec<String> = before
+            .agents
+            .keys()
+            .filter(|id| !before.admitted.values().any(|a| a == *id))
+            .cloned()
+            .collect();
+        for id in by_hand {
+            if let Some(agent) = before.agents.get(&id)
+                && !next.agents.contains_key(&id)
+            {
+                next.agents.insert(id, agent.clone());
+            }
+        }
+        (next, duplicates)
+    }
+
     /// Whether two states hold the same agents (by card) and the same refusals.
     fn same_as(&self, other: &State) -> bool {
         self.unavailable == other.unavailable
@@ -316,6 +370,34 @@ pub struct Refreshed {
     pub unavailable: usize,
     /// Configured agents still incompatible.
     pub incompatible: usize,
+}
+
+impl Refreshed {
+    /// What changed from `before` to `next`.
+    fn between(before: &State, next: &State) -> Refreshed {
+        Refreshed {
+            added: next
+                .agents
+                .keys()
+                .filter(|id| !before.agents.contains_key(*id))
+                .cloned()
+                .collect(),
+            changed: next
+                .agents
+                .iter()
+                .filter(|(id, a)| before.agents.get(*id).is_some_and(|b| b.card != a.card))
+                .map(|(id, _)| id.clone())
+                .collect(),
+            removed: before
+                .agents
+                .keys()
+                .filter(|id| !next.agents.contains_key(*id))
+                .cloned()
+                .collect(),
+            unavailable: next.unavailable.len(),
+            incompatible: next.incompatible.len(),
+        }
+    }
 }
 
 /// How one configured agent reads now.
@@ -588,74 +670,8 @@ impl Registry {
                 .min(CARD_TIMEOUT);
             admit(client, source, timeout)
         });
-        let mut next = State::default();
-        let mut duplicates = Vec::new();
-        for (i, (source, admission)) in sources.iter().zip(admissions).enumerate() {
-            let kept = before.admitted.get(&i).and_then(|id| before.agents.get(id));
-            let agent = match (admission, kept) {
-                (Admission::Agent(agent), _) => Arc::new(*agent),
-                // Admitted before and unreadable now: keep it (see the type's docs).
-                (Admission::Unavailable(_), Some(kept)) => kept.clone(),
-                (Admission::Unavailable(reason), None) => {
-                    next.unavailable.insert(source.name.clone(), reason);
-                    continue;
-                }
-                (Admission::Incompatible(reason), _) => {
-                    next.incompatible.insert(source.name.clone(), reason);
-                    continue;
-                }
-            };
-            let id = agent.spec.agent_id.clone();
-            if next.agents.contains_key(&id) {
-                next.unavailable.insert(
-                    source.name.clone(),
-                    format!(
-                        "another configured agent is registered as {}",
-                        str_repr(&id)
-                    ),
-                );
-                duplicates.push(id);
-                continue;
-            }
-            next.admitted.insert(i, id.clone());
-            next.agents.insert(id, agent);
-        }
-        // Agents added by hand stay.
-        let by_hand: Vec<String> = before
-            .agents
-            .keys()
-            .filter(|id| !before.admitted.values().any(|a| a == *id))
-            .cloned()
-            .collect();
-        for id in by_hand {
-            if let Some(agent) = before.agents.get(&id)
-                && !next.agents.contains_key(&id)
-            {
-                next.agents.insert(id, agent.clone());
-            }
-        }
-        let summary = Refreshed {
-            added: next
-                .agents
-                .keys()
-                .filter(|id| !before.agents.contains_key(*id))
-                .cloned()
-                .collect(),
-            changed: next
-                .agents
-                .iter()
-                .filter(|(id, a)| before.agents.get(*id).is_some_and(|b| b.card != a.card))
-                .map(|(id, _)| id.clone())
-                .collect(),
-            removed: before
-                .agents
-                .keys()
-                .filter(|id| !next.agents.contains_key(*id))
-                .cloned()
-                .collect(),
-            unavailable: next.unavailable.len(),
-            incompatible: next.incompatible.len(),
-        };
+        let (next, duplicates) = before.next(&sources, admissions);
+        let summary = Refreshed::between(&before, &next);
         if !next.same_as(&before) {
             *self.write() = next;
             self.shared.generation.fetch_add(1, Ordering::SeqCst);

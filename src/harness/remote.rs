@@ -17,7 +17,7 @@ use crate::contract::AgentResult;
 use crate::trace::{self, SpanRecord};
 use crate::wire::a2a::artifact;
 use crate::wire::a2a::client::A2aClient;
-use crate::wire::a2a::model::{Message, Part, Role, TaskState};
+use crate::wire::a2a::model::{Message, Part, Role, Task, TaskState};
 use crate::wire::sign::{Direction, Signer};
 use serde_json::{Map, Value};
 
@@ -95,6 +95,12 @@ pub(crate) fn call(
             })
             .into());
     }
+    received(id, reply_body(id, &task)?)
+}
+
+/// The reply in a completed task: the one data part, a JSON object, of its one
+/// `agent-result` artifact.
+fn reply_body<'t>(id: &str, task: &'t Task) -> Result<&'t Value, Failure> {
     let artifacts = task.artifacts_named(artifact::AGENT_RESULT);
     if artifacts.len() != 1 {
         return Err(format!(
@@ -115,16 +121,20 @@ pub(crate) fn call(
             }
         })
         .collect();
-    let body = match data.as_slice() {
-        [body @ Value::Object(_)] => *body,
-        _ => {
-            return Err(format!(
-                "{id} returned a malformed {} artifact",
-                artifact::AGENT_RESULT
-            )
-            .into());
-        }
-    };
+    match data.as_slice() {
+        [body @ Value::Object(_)] => Ok(*body),
+        _ => Err(format!(
+            "{id} returned a malformed {} artifact",
+            artifact::AGENT_RESULT
+        )
+        .into()),
+    }
+}
+
+/// The agent's result and spans, read from its reply `body`, within the contract and
+/// [`MAX_SPANS`]. A reply that fails here is kept in the failure, for audit, unless it
+/// cannot be written back as JSON or is too large to keep.
+fn received(id: &str, body: &Value) -> Result<Received, Failure> {
     // A number no double holds (`1e999`) could not be written back as JSON, so such a reply is
     // not kept either; the detail says where it was.
     if let Some(found) = crate::json::non_finite(body) {

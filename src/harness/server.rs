@@ -35,13 +35,13 @@ use super::approval::{ApprovalError, Verdict};
 use super::conductor::{Callback, Conductor, Phase, RunTrace, Stage, Turn};
 use super::identity::{Access, Authenticator, Role as TokenRole};
 use super::store::{Query, RunReader, StoreError, parse_time};
-use crate::contract::InvocationRequest;
 use crate::contract::formats::is_sha256_hex;
+use crate::contract::{InvocationRequest, Principal};
 use crate::harness::{HarnessError, Result};
 use crate::wire::a2a::card::ServedCard;
 use crate::wire::a2a::endpoint::{
-    A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, TaskPlan, Visible, Work,
-    signature_refused,
+    A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, ReplyHeaders, TaskPlan,
+    Visible, Work, signature_refused,
 };
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
@@ -1056,12 +1056,10 @@ pub(crate) fn plan(
             .map(|p| p.principal_id),
         _ => None,
     };
-    let streaming = ctx.streaming;
-    let caller_error = |error: String, code: &str| caller_error(error, code, streaming);
     let failed = |error: String| {
         Plan::Task(TaskPlan {
             owner: caller.clone(),
-            ..TaskPlan::done(caller_error(error, "invalid_request"))
+            ..TaskPlan::done(caller_error(error, "invalid_request", ctx.streaming))
         })
     };
     let data = message.data_parts();
@@ -1084,50 +1082,10 @@ pub(crate) fn plan(
         // A child's principal and conversation are its grant's, known once the conductor
         // admits it.
         Some(_) => (None, None),
-        None => {
-            let principal = match &harness.authenticator {
-                None => {
-                    let e = HarnessError::unauthenticated(
-                        "this harness accepts only delegation callbacks under a live grant",
-                    );
-                    let reply = caller_error(e.to_string(), super::agui::code_of(&e));
-                    return Plan::Task(TaskPlan::done(reply));
-                }
-                Some(auth) => match auth.principal_for(Some(&ctx.headers)) {
-                    Ok(p) => p,
-                    Err(e) => {
-                        let reply = caller_error(e.to_string(), super::agui::code_of(&e));
-                        return Plan::Task(TaskPlan::done(reply));
-                    }
-                },
-            };
-            // A2A's context is the contract's conversation (as AG-UI's thread is): a task
-            // outside one starts one of its own, and a message naming a context without a task
-            // starts a new task in it (A2A 1.0 §3.4.3), as an explicit conversation_id would.
-            let context_id = match (&message.context_id, request.conversation_id.as_deref()) {
-                (Some(asked), Some(conversation)) if asked != conversation => {
-                    return Plan::Refuse(A2aError::invalid(
-                        "params.message.contextId",
-                        format!(
-                            "{asked:?} contradicts the request's conversation_id \
-                             {conversation:?}: a harness task's context is its conversation"
-                        ),
-                    ));
-                }
-                (Some(asked), None) => asked.clone(),
-                (_, Some(conversation)) => conversation.to_string(),
-                (None, None) => id.clone(),
-            };
-            let named = message.context_id.is_some() || request.conversation_id.is_some();
-            if named && context_of_another(harness, &context_id, ctx) {
-                return Plan::Refuse(A2aError::invalid(
-                    "params.message.contextId",
-                    format!("no context {context_id:?} is known to this caller"),
-                ));
-            }
-            request.conversation_id = Some(context_id.clone());
-            (Some(principal), Some(context_id))
-        }
+        None => match principal_and_context(harness, message, &mut request, ctx) {
+            Ok((principal, context_id)) => (Some(principal), Some(context_id)),
+            Err(plan) => return *plan,
+        },
     };
     let owner = principal.as_ref().map(|p| p.principal_id.clone());
     // For the request log: the endpoint builds the response from the task.
@@ -1140,29 +1098,111 @@ pub(crate) fn plan(
         ctx.reply_headers
             .set(crate::trace::context::TRACERESPONSE, trace.traceresponse());
     }
-    let reply_headers = ctx.reply_headers.clone();
-    let harness = Arc::clone(harness);
-    let metadata = message.metadata.clone();
-    let signed_by = ctx.signed_by.clone();
-    let work = move |progress: &Progress| {
+    let run = PlannedRun {
+        harness: Arc::clone(harness),
+        request,
+        token,
+        principal,
+        trace,
+        metadata: message.metadata.clone(),
+        signed_by: ctx.signed_by.clone(),
+        reply_headers: ctx.reply_headers.clone(),
+        streaming: ctx.streaming,
+    };
+    Plan::Task(TaskPlan {
+        task_id,
+        context_id,
+        owner,
+        work: Work::Run(Box::new(move |progress: &Progress| run.run(progress))),
+    })
+}
+
+/// For a message that is not a delegation callback: the principal the caller's credentials
+/// name, and the task's context, written into `request` as its conversation. The plan
+/// refusing the message when either cannot be had.
+fn principal_and_context(
+    harness: &Harness,
+    message: &Message,
+    request: &mut InvocationRequest,
+    ctx: &CallContext,
+) -> std::result::Result<(Principal, String), Box<Plan>> {
+    let refuse = |e: HarnessError| {
+        let reply = caller_error(e.to_string(), super::agui::code_of(&e), ctx.streaming);
+        Box::new(Plan::Task(TaskPlan::done(reply)))
+    };
+    let principal = match &harness.authenticator {
+        None => {
+            return Err(refuse(HarnessError::unauthenticated(
+                "this harness accepts only delegation callbacks under a live grant",
+            )));
+        }
+        Some(auth) => auth.principal_for(Some(&ctx.headers)).map_err(refuse)?,
+    };
+    // A2A's context is the contract's conversation (as AG-UI's thread is): a task
+    // outside one starts one of its own, and a message naming a context without a task
+    // starts a new task in it (A2A 1.0 §3.4.3), as an explicit conversation_id would.
+    let context_id = match (&message.context_id, request.conversation_id.as_deref()) {
+        (Some(asked), Some(conversation)) if asked != conversation => {
+            return Err(Box::new(Plan::Refuse(A2aError::invalid(
+                "params.message.contextId",
+                format!(
+                    "{asked:?} contradicts the request's conversation_id \
+                     {conversation:?}: a harness task's context is its conversation"
+                ),
+            ))));
+        }
+        (Some(asked), None) => asked.clone(),
+        (_, Some(conversation)) => conversation.to_string(),
+        (None, None) => request.invocation_id.clone(),
+    };
+    let named = message.context_id.is_some() || request.conversation_id.is_some();
+    if named && context_of_another(harness, &context_id, ctx) {
+        return Err(Box::new(Plan::Refuse(A2aError::invalid(
+            "params.message.contextId",
+            format!("no context {context_id:?} is known to this caller"),
+        ))));
+    }
+    request.conversation_id = Some(context_id.clone());
+    Ok((principal, context_id))
+}
+
+/// A run [`plan`] admitted, with what it needs from the call that asked for it: the work of
+/// its task.
+struct PlannedRun {
+    harness: Arc<Harness>,
+    request: InvocationRequest,
+    /// The delegation token of a callback, which then runs under its grant.
+    token: Option<String>,
+    /// The caller's principal; `None` for a callback.
+    principal: Option<Principal>,
+    trace: RunTrace,
+    /// The message's metadata, where a callback names its parent run.
+    metadata: Option<serde_json::Map<String, Value>>,
+    signed_by: Option<String>,
+    reply_headers: ReplyHeaders,
+    streaming: bool,
+}
+
+impl PlannedRun {
+    fn run(self, progress: &Progress) -> Reply {
         progress.working();
         let meta_str = |key: &str| {
-            metadata
+            self.metadata
                 .as_ref()
                 .and_then(|m| m.get(key))
                 .and_then(serde_json::Value::as_str)
         };
-        let outcome = match (&token, &principal) {
+        let outcome = match (&self.token, &self.principal) {
             (Some(token), _) => {
                 let callback = Callback {
                     token,
-                    trace: Some(&trace),
+                    trace: Some(&self.trace),
                     parent_invocation_id: meta_str(meta::PARENT_INVOCATION_ID),
-                    signed_by: signed_by.as_deref(),
+                    signed_by: self.signed_by.as_deref(),
                 };
-                harness
+                self.harness
                     .conductor
-                    .invoke_delegated(request, &callback)
+                    .invoke_delegated(self.request, &callback)
                     .map(|run| Turn::Done(Box::new(run)))
             }
             (None, Some(principal)) => {
@@ -1172,24 +1212,23 @@ pub(crate) fn plan(
                         progress.stage(meta::STAGE, stage.name());
                     }
                 };
-                harness
-                    .conductor
-                    .invoke_until(request, principal, trace, &observer, progress)
+                self.harness.conductor.invoke_until(
+                    self.request,
+                    principal,
+                    self.trace,
+                    &observer,
+                    progress,
+                )
             }
             (None, None) => Err(HarnessError::unauthenticated("no principal")),
         };
         if outcome.is_err() {
             // No run was made: a blocking send's reply names no trace.
-            reply_headers.remove(crate::trace::context::TRACERESPONSE);
+            self.reply_headers
+                .remove(crate::trace::context::TRACERESPONSE);
         }
-        turn_reply(&harness, outcome, streaming, token.is_some())
-    };
-    Plan::Task(TaskPlan {
-        task_id,
-        context_id,
-        owner,
-        work: Work::Run(Box::new(work)),
-    })
+        turn_reply(&self.harness, outcome, self.streaming, self.token.is_some())
+    }
 }
 
 /// The trace a run asked for by `message` gets: new ids for its root, linked to the caller's

@@ -799,10 +799,7 @@ fn decision_line(d: &Value, id: &str) -> String {
 /// The envelope, summarised.
 fn summary(run: &RunView, paint: &Paint, out: &mut String) {
     let env = &run.envelope;
-    let field = |name: &str, value: &str, out: &mut String| {
-        // Padded before it is painted: escape codes take no columns.
-        let _ = writeln!(out, "{}{value}", paint.dim(&format!("{name:<11}")));
-    };
+    let field = |name: &str, value: &str, out: &mut String| write_field(paint, name, value, out);
     let status = text(env, &["outcome", "status"]).unwrap_or("?");
     field("run", run.invocation_id(), out);
     let mut agent = text(env, &["agent_id"]).unwrap_or("?").to_string();
@@ -838,36 +835,7 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
             out,
         );
     }
-    match &run.grounding {
-        // The linter ran over the spans (grounding.txt says so, as the reference writes it),
-        // but the agent gave no result to check: a reader is told that, not "passed".
-        Some(g) if no_output(env) => {
-            let first = g.lines().next().unwrap_or("");
-            let first = first.strip_prefix("grounding: ").unwrap_or(first);
-            field(
-                "grounding",
-                &paint.dim(&format!(
-                    "no output to check: the agent gave no result (grounding.txt: {first})"
-                )),
-                out,
-            );
-        }
-        Some(g) => {
-            let mut lines = g.lines();
-            let first = lines.next().unwrap_or("");
-            let first = first.strip_prefix("grounding: ").unwrap_or(first);
-            let verdict = match grounding_passed(g) {
-                Some(true) => paint.green(first),
-                Some(false) => paint.red(first),
-                None => first.to_string(),
-            };
-            field("grounding", &verdict, out);
-            for line in lines {
-                let _ = writeln!(out, "{:<11}{line}", "");
-            }
-        }
-        None => field("grounding", "(no report stored)", out),
-    }
+    grounding_fields(run, paint, out);
     if let Some(delegations) = env.get("delegations").and_then(Value::as_array)
         && !delegations.is_empty()
     {
@@ -890,11 +858,66 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
     if let Some(d) = &run.decision {
         field("steward", &decision_line(d, run.invocation_id()), out);
     }
+    field("trace", &trace_line(run, paint), out);
+    let mut who = text(env, &["acting_for", "principal_id"])
+        .unwrap_or("?")
+        .to_string();
+    if let Some(at) = text(env, &["completed_at"]) {
+        who.push_str(&format!("; completed {at}"));
+    }
+    field("acting for", &who, out);
+}
+
+/// One line of the summary: `name`, dimmed and padded to a column, then `value`.
+fn write_field(paint: &Paint, name: &str, value: &str, out: &mut String) {
+    // Padded before it is painted: escape codes take no columns.
+    let _ = writeln!(out, "{}{value}", paint.dim(&format!("{name:<11}")));
+}
+
+/// The summary's grounding verdict, as the stored report gives it, with the report's further
+/// lines under it.
+fn grounding_fields(run: &RunView, paint: &Paint, out: &mut String) {
+    match &run.grounding {
+        // The linter ran over the spans (grounding.txt says so, as the reference writes it),
+        // but the agent gave no result to check: a reader is told that, not "passed".
+        Some(g) if no_output(&run.envelope) => {
+            let first = g.lines().next().unwrap_or("");
+            let first = first.strip_prefix("grounding: ").unwrap_or(first);
+            write_field(
+                paint,
+                "grounding",
+                &paint.dim(&format!(
+                    "no output to check: the agent gave no result (grounding.txt: {first})"
+                )),
+                out,
+            );
+        }
+        Some(g) => {
+            let mut lines = g.lines();
+            let first = lines.next().unwrap_or("");
+            let first = first.strip_prefix("grounding: ").unwrap_or(first);
+            let verdict = match grounding_passed(g) {
+                Some(true) => paint.green(first),
+                Some(false) => paint.red(first),
+                None => first.to_string(),
+            };
+            write_field(paint, "grounding", &verdict, out);
+            for line in lines {
+                let _ = writeln!(out, "{:<11}{line}", "");
+            }
+        }
+        None => write_field(paint, "grounding", "(no report stored)", out),
+    }
+}
+
+/// The summary's trace line: the trace id, how many spans in how many runs, the time they
+/// took, and any lines of spans that could not be drawn.
+fn trace_line(run: &RunView, paint: &Paint) -> String {
     let total = count(run);
     let axis = Axis::of(run);
     let mut trace = format!(
         "{}  {} span{} in {} run{}, {}",
-        text(env, &["telemetry", "trace_id"]).unwrap_or("?"),
+        text(&run.envelope, &["telemetry", "trace_id"]).unwrap_or("?"),
         total.0,
         if total.0 == 1 { "" } else { "s" },
         total.1,
@@ -907,14 +930,7 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
             run.unreadable_spans
         )));
     }
-    field("trace", &trace, out);
-    let mut who = text(env, &["acting_for", "principal_id"])
-        .unwrap_or("?")
-        .to_string();
-    if let Some(at) = text(env, &["completed_at"]) {
-        who.push_str(&format!("; completed {at}"));
-    }
-    field("acting for", &who, out);
+    trace
 }
 
 /// (spans, runs) in the view.

@@ -324,44 +324,124 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
     let mut recovery = Recovery::default();
 
     // 1. Which writers are running, and which stopped with journals to replay.
-    let mut writers: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
-    let mut stray = Vec::new();
-    let mut spares: Vec<(String, String)> = Vec::new();
-    let mut control_tmps: Vec<String> = Vec::new();
-    for name in dir_names(root, &control)? {
+    let ControlEntries {
+        writers,
+        spares,
+        tmps,
+    } = control_entries(root, &control)?;
+    let (live, stopped) = live_and_stopped(&control, me, writers);
+
+    // 2. Unfinished writes of writers that are not running.
+    remove_unfinished_writes(root, &control, me, &live, tmps, &mut recovery)?;
+
+    // 3. The index as it stands.
+    let mut state = read_index(&index_path, &mut recovery)?;
+
+    // 4. Replay the journals of stopped writers.
+    let mut to_index: Vec<Vec<u8>> = Vec::new();
+    let mut to_sync: Vec<PathBuf> = Vec::new();
+    for Stopped {
+        writer, segments, ..
+    } in &stopped
+    {
+        for (_, name) in segments {
+            journal::read(&control.join(name), |_, record| {
+                replay(root, me, &record, &mut to_sync, &mut recovery)?;
+                if state.ids.insert(&record.id) {
+                    to_index.push(record.index_line);
+                    recovery.indexed.push(record.id);
+                }
+                Ok(())
+            })?;
+        }
+        recovery.writers.push(writer.clone());
+    }
+
+    // 5. Complete run directories the index does not name.
+    index_unnamed_runs(root, &mut state, &mut to_index, &mut recovery)?;
+
+    // 6. Mend the index.
+    let index_changed = if !state.bad.is_empty() || !state.duplicates.is_empty() {
+        rewrite_index(root, &index_path, &state, &to_index, &mut recovery)?;
+        true
+    } else {
+        append_to_index(root, &index_path, &state, &to_index)?
+    };
+
+    // 7. Make what was restored durable, then forget the stopped writers.
+    if !to_sync.is_empty() || !recovery.removed.is_empty() {
+        to_sync.push(root.join(SCHEMAS_DIR));
+        to_sync.push(root.to_path_buf());
+        sync_all(root, to_sync)?;
+    }
+    if index_changed {
+        sync_dir(root, root)?;
+    }
+    forget_stopped(root, &control, stopped, &spares)?;
+    Ok(recovery)
+}
+
+/// What the control directory holds, by kind.
+struct ControlEntries {
+    /// Every writer with a lock, a spare or a journal here, with its journal segments as
+    /// `(sequence number, file name)`.
+    writers: BTreeMap<String, Vec<(u64, String)>>,
+    /// `(writer, file name)` of checkpointed journals, which hold nothing to replay.
+    spares: Vec<(String, String)>,
+    /// Unfinished temporary entries.
+    tmps: Vec<String>,
+}
+
+fn control_entries(root: &Path, control: &Path) -> Result<ControlEntries> {
+    let mut entries = ControlEntries {
+        writers: BTreeMap::new(),
+        spares: Vec::new(),
+        tmps: Vec::new(),
+    };
+    for name in dir_names(root, control)? {
         if let Some(w) = name
             .strip_prefix("writer-")
             .and_then(|r| r.strip_suffix(".lock"))
         {
-            writers.entry(w.to_string()).or_default();
+            entries.writers.entry(w.to_string()).or_default();
         } else if let Some(w) = name
             .strip_prefix("writer-")
             .and_then(|r| r.strip_suffix(".spare.wal"))
         {
             // Checkpointed: nothing in it to replay.
-            writers.entry(w.to_string()).or_default();
-            spares.push((w.to_string(), name.clone()));
+            entries.writers.entry(w.to_string()).or_default();
+            entries.spares.push((w.to_string(), name.clone()));
         } else if let Some((w, seq)) = name
             .strip_prefix("writer-")
             .and_then(|r| r.strip_suffix(".wal"))
             .and_then(|r| r.rsplit_once('.'))
             .and_then(|(w, seq)| Some((w, seq.parse::<u64>().ok()?)))
         {
-            writers
+            entries
+                .writers
                 .entry(w.to_string())
                 .or_default()
                 .push((seq, name.clone()));
         } else if name.starts_with(TMP_PREFIX) {
-            control_tmps.push(name);
+            entries.tmps.push(name);
         }
     }
+    Ok(entries)
+}
+
+/// The other writers that are running, and those that stopped (their locks now held here).
+fn live_and_stopped(
+    control: &Path,
+    me: &str,
+    writers: BTreeMap<String, Vec<(u64, String)>>,
+) -> (HashSet<String>, Vec<Stopped>) {
     let mut live: HashSet<String> = HashSet::new();
     let mut stopped: Vec<Stopped> = Vec::new();
     for (writer, mut segments) in writers {
         if writer == me {
             continue;
         }
-        match liveness(&control, &writer) {
+        match liveness(control, &writer) {
             Liveness::Alive => {
                 live.insert(writer);
             }
@@ -375,9 +455,26 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
             }
         }
     }
+    (live, stopped)
+}
 
-    // 2. Unfinished writes of writers that are not running.
-    for dir in [root.to_path_buf(), root.join(SCHEMAS_DIR), control.clone()] {
+/// Remove the temporary entries of writers that are not running (neither `me` nor `live`),
+/// in the store's root, its schemas and its control directory (whose names are
+/// `control_tmps`).
+fn remove_unfinished_writes(
+    root: &Path,
+    control: &Path,
+    me: &str,
+    live: &HashSet<String>,
+    mut control_tmps: Vec<String>,
+    recovery: &mut Recovery,
+) -> Result<()> {
+    let mut stray = Vec::new();
+    for dir in [
+        root.to_path_buf(),
+        root.join(SCHEMAS_DIR),
+        control.to_path_buf(),
+    ] {
         let names = if dir == control {
             std::mem::take(&mut control_tmps)
         } else {
@@ -409,31 +506,17 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
             }
         }
     }
+    Ok(())
+}
 
-    // 3. The index as it stands.
-    let mut state = read_index(&index_path, &mut recovery)?;
-
-    // 4. Replay the journals of stopped writers.
-    let mut to_index: Vec<Vec<u8>> = Vec::new();
-    let mut to_sync: Vec<PathBuf> = Vec::new();
-    for Stopped {
-        writer, segments, ..
-    } in &stopped
-    {
-        for (_, name) in segments {
-            journal::read(&control.join(name), |_, record| {
-                replay(root, me, &record, &mut to_sync, &mut recovery)?;
-                if state.ids.insert(&record.id) {
-                    to_index.push(record.index_line);
-                    recovery.indexed.push(record.id);
-                }
-                Ok(())
-            })?;
-        }
-        recovery.writers.push(writer.clone());
-    }
-
-    // 5. Complete run directories the index does not name.
+/// Queue for the index every complete run directory it does not name, oldest id first; a
+/// directory whose envelope does not name it is reported unreadable and left alone.
+fn index_unnamed_runs(
+    root: &Path,
+    state: &mut IndexState,
+    to_index: &mut Vec<Vec<u8>>,
+    recovery: &mut Recovery,
+) -> Result<()> {
     let mut names: Vec<String> = dir_names(root, root)?
         .into_iter()
         .filter(|n| is_uuid7(n) && !state.ids.contains(n))
@@ -464,69 +547,67 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
             _ => recovery.unreadable.push(name),
         }
     }
+    Ok(())
+}
 
-    // 6. Mend the index.
-    let mut index_changed = !to_index.is_empty();
-    if !state.bad.is_empty() || !state.duplicates.is_empty() {
-        rewrite_index(root, &index_path, &state, &to_index, &mut recovery)?;
-        index_changed = true;
-    } else {
-        let mut appended: Vec<u8> = Vec::new();
-        if state.len > 0 || !to_index.is_empty() {
-            let mut file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&index_path)
-                .map_err(|e| {
-                    HarnessError::io(format!("opening {}", shown(root, &index_path)), e)
-                })?;
-            match state.tail {
-                Tail::Clean => {}
-                Tail::Whole(_) => appended.push(b'\n'),
-                Tail::Torn(start) => {
-                    file.set_len(start).map_err(|e| {
-                        HarnessError::io(
-                            format!(
-                                "cutting the torn last line off {}",
-                                shown(root, &index_path)
-                            ),
-                            e,
-                        )
-                    })?;
-                    index_changed = true;
-                }
-            }
-            for line in &to_index {
-                appended.extend_from_slice(line);
-                appended.push(b'\n');
-            }
-            if !appended.is_empty() {
-                file.seek(SeekFrom::End(0))
-                    .and_then(|_| file.write_all(&appended))
-                    .map_err(|e| {
-                        HarnessError::io(format!("appending to {}", shown(root, &index_path)), e)
-                    })?;
-                index_changed = true;
-            }
-            if index_changed {
-                file.sync_all().map_err(|e| {
-                    HarnessError::io(format!("syncing {}", shown(root, &index_path)), e)
-                })?;
-            }
+/// Mend an index with no bad or duplicate lines in place: cut off its torn last line or end
+/// its whole one, append `to_index`, and sync it. Whether the file changed.
+fn append_to_index(
+    root: &Path,
+    index_path: &Path,
+    state: &IndexState,
+    to_index: &[Vec<u8>],
+) -> Result<bool> {
+    if state.len == 0 && to_index.is_empty() {
+        return Ok(false);
+    }
+    let mut changed = !to_index.is_empty();
+    let mut appended: Vec<u8> = Vec::new();
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(index_path)
+        .map_err(|e| HarnessError::io(format!("opening {}", shown(root, index_path)), e))?;
+    match state.tail {
+        Tail::Clean => {}
+        Tail::Whole(_) => appended.push(b'\n'),
+        Tail::Torn(start) => {
+            file.set_len(start).map_err(|e| {
+                HarnessError::io(
+                    format!("cutting the torn last line off {}", shown(root, index_path)),
+                    e,
+                )
+            })?;
+            changed = true;
         }
     }
+    for line in to_index {
+        appended.extend_from_slice(line);
+        appended.push(b'\n');
+    }
+    if !appended.is_empty() {
+        file.seek(SeekFrom::End(0))
+            .and_then(|_| file.write_all(&appended))
+            .map_err(|e| HarnessError::io(format!("appending to {}", shown(root, index_path)), e))?;
+        changed = true;
+    }
+    if changed {
+        file.sync_all()
+            .map_err(|e| HarnessError::io(format!("syncing {}", shown(root, index_path)), e))?;
+    }
+    Ok(changed)
+}
 
-    // 7. Make what was restored durable, then forget the stopped writers.
-    if !to_sync.is_empty() || !recovery.removed.is_empty() {
-        to_sync.push(root.join(SCHEMAS_DIR));
-        to_sync.push(root.to_path_buf());
-        sync_all(root, to_sync)?;
-    }
-    if index_changed {
-        sync_dir(root, root)?;
-    }
+/// Remove the journals, spares and lock files of the `stopped` writers, whose runs are now
+/// restored and indexed, and sync the control directory if any went.
+fn forget_stopped(
+    root: &Path,
+    control: &Path,
+    stopped: Vec<Stopped>,
+    spares: &[(String, String)],
+) -> Result<()> {
     let mut forgot = false;
     for gone in stopped {
         for (_, name) in &gone.segments {
@@ -539,9 +620,9 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
         forgot = true;
     }
     if forgot {
-        sync_dir(root, &control)?;
+        sync_dir(root, control)?;
     }
-    Ok(recovery)
+    Ok(())
 }
 
 fn remove_if_present(path: &Path) -> Result<()> {

@@ -601,11 +601,15 @@ impl Endpoint {
                 };
                 Answer::Json(json_text(&v10::Json(&page)))
             }
-            _ if method == v03::STREAM
-                || method == v10::STREAM
-                || method == "tasks/resubscribe"
-                || method == "SubscribeToTask" =>
-            {
+            _ => return Err(self.not_answered(method)),
+        };
+        Ok(answer_text(answer, binding, method))
+    }
+
+    /// Why `method`, none of the calls this endpoint answers one by one, is refused.
+    fn not_answered(&self, method: &str) -> A2aError {
+        match method {
+            v03::STREAM | v10::STREAM | "tasks/resubscribe" | "SubscribeToTask" => {
                 let what = if self.streaming {
                     format!("{method} cannot be sent in a batch: a stream is a response of its own")
                 } else {
@@ -614,47 +618,18 @@ impl Endpoint {
                          false: it answers whole replies); use message/send or SendMessage"
                     )
                 };
-                return Err(A2aError::Unsupported { what });
+                A2aError::Unsupported { what }
             }
-            _ if method.contains("ushNotificationConfig") => {
-                return Err(A2aError::PushNotificationNotSupported);
-            }
-            _ if method == "agent/getAuthenticatedExtendedCard" => {
-                return Err(A2aError::ExtendedCardNotConfigured);
-            }
+            _ if method.contains("ushNotificationConfig") => A2aError::PushNotificationNotSupported,
+            "agent/getAuthenticatedExtendedCard" => A2aError::ExtendedCardNotConfigured,
             // A2A 1.0 §3.3.4: a card that does not declare `extendedAgentCard` answers -32004.
-            _ if method == "GetExtendedAgentCard" => {
-                return Err(A2aError::Unsupported {
-                    what: "the card declares no extended agent card".into(),
-                });
-            }
-            _ => {
-                return Err(A2aError::Unsupported {
-                    what: method.to_string(),
-                });
-            }
-        };
-        Ok(match (answer, binding) {
-            (Answer::Json(text), _) => text,
-            (Answer::Task(task, history), Binding::V03) => {
-                json_text(&v03::Json(&task.view(history, true)))
-            }
-            // Only a streaming call asks for a stream; shown as the task, should one not.
-            (Answer::Stream(task, _), Binding::V03) => json_text(&v03::Json(&*task)),
-            (Answer::Stream(task, _), Binding::V10) => json_text(&v10::Json(&*task)),
-            (Answer::Task(task, history), Binding::V10) if method == v10::SEND => {
-                // `{"task": …}`, as v10::TaskResult writes it, around the task's text.
-                let json = json_text(&v10::Json(&task.view(history, true)));
-                format!("{{\"task\":{json}}}")
-            }
-            (Answer::Task(task, history), Binding::V10) => {
-                json_text(&v10::Json(&task.view(history, true)))
-            }
-            (Answer::Message(m), Binding::V03) => json_text(&v03::Json(&m)),
-            (Answer::Message(m), Binding::V10) => {
-                format!("{{\"message\":{}}}", json_text(&v10::Json(&m)))
-            }
-        })
+            "GetExtendedAgentCard" => A2aError::Unsupported {
+                what: "the card declares no extended agent card".into(),
+            },
+            _ => A2aError::Unsupported {
+                what: method.to_string(),
+            },
+        }
     }
 
     /// Refuse a call on task `id` the caller may not see: as not found, or unauthenticated.
@@ -707,29 +682,7 @@ impl Endpoint {
             .map_err(|e| A2aError::invalid(e.field, e.reason))?;
         let continued = match message.task_id.clone() {
             None => None,
-            Some(id) => {
-                // Continuing a task reveals its state: the same rule as GetTask first.
-                self.check_visible(&id, &ctx)?;
-                let task = self.find(&id)?;
-                let state = task.status.state;
-                if state.is_terminal() {
-                    return Err(A2aError::TaskTerminal { id, state });
-                }
-                if let Some(context_id) = &message.context_id
-                    && *context_id != task.context_id
-                {
-                    return Err(A2aError::ContextMismatch {
-                        context_id: context_id.clone(),
-                        task_id: id,
-                        task_context_id: task.context_id.clone(),
-                    });
-                }
-                if !matches!(state, TaskState::InputRequired | TaskState::AuthRequired) {
-                    return Err(A2aError::TaskBusy { id, state });
-                }
-                message.context_id = Some(task.context_id.clone());
-                Some(task)
-            }
+            Some(id) => Some(self.continued_task(id, &mut message, &ctx)?),
         };
         let plan = (self.execute)(&message, continued.as_deref(), &ctx);
         let plan = match plan {
@@ -784,30 +737,7 @@ impl Endpoint {
             progress.unwrap_or_else(|| Progress::detached(&snapshot.id, &snapshot.context_id));
         match slot {
             Some(slot) => {
-                let tasks = self.tasks.clone();
-                let spawned = std::thread::Builder::new()
-                    .name("ddwire-a2a-task".into())
-                    .spawn(move || {
-                        let _slot = slot;
-                        let reply = run_work(work, &progress);
-                        let _ = tasks.finish(progress.task_id(), reply);
-                    });
-                if let Err(e) = spawned {
-                    let reply = Reply::failed(format!(
-                        "the task could not be started in the background: {e}"
-                    ));
-                    let finished = self.finish(Arc::clone(&snapshot), reply);
-                    return Ok(match events {
-                        Some(events) => Answer::Stream(snapshot, events),
-                        None => Answer::Task(finished, history),
-                    });
-                }
-                match events {
-                    // The task as submitted; its changes follow on the stream.
-                    Some(events) => Ok(Answer::Stream(snapshot, events)),
-                    // The task as submitted: the caller polls GetTask for its progress.
-                    None => Ok(Answer::Task(snapshot, history)),
-                }
+                Ok(self.run_in_background(slot, work, progress, snapshot, events, history))
             }
             None => {
                 // Let go of the snapshot before the work runs, so that marking the task
@@ -830,6 +760,76 @@ impl Endpoint {
                 }
                 Ok(Answer::Task(task, history))
             }
+        }
+    }
+
+    /// The task `id` a message continues, which must be visible to the caller, not finished,
+    /// in the message's context (which becomes the task's if it names none), and waiting for
+    /// input.
+    fn continued_task(
+        &self,
+        id: String,
+        message: &mut Message,
+        ctx: &CallContext,
+    ) -> Result<Arc<Task>, A2aError> {
+        // Continuing a task reveals its state: the same rule as GetTask first.
+        self.check_visible(&id, ctx)?;
+        let task = self.find(&id)?;
+        let state = task.status.state;
+        if state.is_terminal() {
+            return Err(A2aError::TaskTerminal { id, state });
+        }
+        if let Some(context_id) = &message.context_id
+            && *context_id != task.context_id
+        {
+            return Err(A2aError::ContextMismatch {
+                context_id: context_id.clone(),
+                task_id: id,
+                task_context_id: task.context_id.clone(),
+            });
+        }
+        if !matches!(state, TaskState::InputRequired | TaskState::AuthRequired) {
+            return Err(A2aError::TaskBusy { id, state });
+        }
+        message.context_id = Some(task.context_id.clone());
+        Ok(task)
+    }
+
+    /// Run `work` on a thread of its own, holding `slot`, and answer at once with the task as
+    /// submitted (`snapshot`): on the stream `events` when there is one, else for the caller
+    /// to poll. A thread that cannot be started fails the task.
+    fn run_in_background(
+        &self,
+        slot: Slot,
+        work: Box<dyn FnOnce(&Progress) -> Reply + Send>,
+        progress: Progress,
+        snapshot: Arc<Task>,
+        events: Option<crossbeam_channel::Receiver<StreamEvent>>,
+        history: Option<usize>,
+    ) -> Answer {
+        let tasks = self.tasks.clone();
+        let spawned = std::thread::Builder::new()
+            .name("ddwire-a2a-task".into())
+            .spawn(move || {
+                let _slot = slot;
+                let reply = run_work(work, &progress);
+                let _ = tasks.finish(progress.task_id(), reply);
+            });
+        if let Err(e) = spawned {
+            let reply = Reply::failed(format!(
+                "the task could not be started in the background: {e}"
+            ));
+            let finished = self.finish(Arc::clone(&snapshot), reply);
+            return match events {
+                Some(events) => Answer::Stream(snapshot, events),
+                None => Answer::Task(finished, history),
+            };
+        }
+        match events {
+            // The task as submitted; its changes follow on the stream.
+            Some(events) => Answer::Stream(snapshot, events),
+            // The task as submitted: the caller polls GetTask for its progress.
+            None => Answer::Task(snapshot, history),
         }
     }
 
@@ -1074,6 +1074,31 @@ fn with_extension(response: Response, requested: &[String], versioned: bool) -> 
 fn run_work(work: Box<dyn FnOnce(&Progress) -> Reply + Send>, progress: &Progress) -> Reply {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(progress)))
         .unwrap_or_else(|_| Reply::failed("the work on this task panicked"))
+}
+
+/// The `result` of a call to `method` answered with `answer`, as `binding` writes it.
+fn answer_text(answer: Answer, binding: Binding, method: &str) -> String {
+    match (answer, binding) {
+        (Answer::Json(text), _) => text,
+        (Answer::Task(task, history), Binding::V03) => {
+            json_text(&v03::Json(&task.view(history, true)))
+        }
+        // Only a streaming call asks for a stream; shown as the task, should one not.
+        (Answer::Stream(task, _), Binding::V03) => json_text(&v03::Json(&*task)),
+        (Answer::Stream(task, _), Binding::V10) => json_text(&v10::Json(&*task)),
+        (Answer::Task(task, history), Binding::V10) if method == v10::SEND => {
+            // `{"task": …}`, as v10::TaskResult writes it, around the task's text.
+            let json = json_text(&v10::Json(&task.view(history, true)));
+            format!("{{\"task\":{json}}}")
+        }
+        (Answer::Task(task, history), Binding::V10) => {
+            json_text(&v10::Json(&task.view(history, true)))
+        }
+        (Answer::Message(m), Binding::V03) => json_text(&v03::Json(&m)),
+        (Answer::Message(m), Binding::V10) => {
+            format!("{{\"message\":{}}}", json_text(&v10::Json(&m)))
+        }
+    }
 }
 
 /// The JSON-RPC error code of a refused signature: a server error (JSON-RPC 2.0 §5.1) outside

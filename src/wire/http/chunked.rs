@@ -242,6 +242,24 @@ impl ChunkedDecoder {
                     }
                     continue;
                 }
+                // Once per body: its own loop.
+                State::TrailerStart
+                | State::TrailerName
+                | State::TrailerValue
+                | State::TrailerLf { .. } => {
+                    i += self.trailer_section(&input[i..])?;
+                    continue;
+                }
+                State::DataCr => {
+                    if b != b'\r' {
+                        return Err(ChunkedError::DataNotTerminated { found: b });
+                    }
+                    self.state = State::DataLf;
+                }
+                State::DataLf => {
+                    expect_lf(b)?;
+                    self.state = State::SizeStart;
+                }
                 State::SizeStart => {
                     let Some(d) = hex(b) else {
                         return Err(ChunkedError::NoSize { found: b });
@@ -285,82 +303,12 @@ impl ChunkedDecoder {
                     }
                 }
                 State::SizeLf => {
-                    if b != b'\n' {
-                        return Err(ChunkedError::BadLineEnd {
-                            expected: b'\n',
-                            found: b,
-                        });
-                    }
-                    if self.size == 0 {
-                        self.state = State::TrailerStart;
-                    } else {
-                        self.total = match self.total.checked_add(self.size) {
-                            Some(total) if total <= self.limit => total,
-                            _ => return Err(ChunkedError::TooLarge { limit: self.limit }),
-                        };
-                        self.state = State::Data;
-                    }
-                }
-                State::DataCr => {
-                    if b != b'\r' {
-                        return Err(ChunkedError::DataNotTerminated { found: b });
-                    }
-                    self.state = State::DataLf;
-                }
-                State::DataLf => {
-                    if b != b'\n' {
-                        return Err(ChunkedError::BadLineEnd {
-                            expected: b'\n',
-                            found: b,
-                        });
-                    }
-                    self.state = State::SizeStart;
-                }
-                State::TrailerStart => {
-                    self.trailer += 1;
-                    match b {
-                        b'\r' => self.state = State::TrailerLf { last: true },
-                        _ if is_tchar(b) => self.state = State::TrailerName,
-                        _ => return Err(ChunkedError::BadTrailer { found: b }),
-                    }
-                }
-                State::TrailerName => {
-                    self.trailer += 1;
-                    match b {
-                        b':' => self.state = State::TrailerValue,
-                        _ if is_tchar(b) => {}
-                        _ => return Err(ChunkedError::BadTrailer { found: b }),
-                    }
-                }
-                State::TrailerValue => {
-                    self.trailer += 1;
-                    match b {
-                        b'\r' => self.state = State::TrailerLf { last: false },
-                        b'\t' => {}
-                        0x00..=0x1f | 0x7f => return Err(ChunkedError::BadTrailer { found: b }),
-                        _ => {}
-                    }
-                }
-                State::TrailerLf { last } => {
-                    self.trailer += 1;
-                    if b != b'\n' {
-                        return Err(ChunkedError::BadLineEnd {
-                            expected: b'\n',
-                            found: b,
-                        });
-                    }
-                    self.state = if last {
-                        State::Done
-                    } else {
-                        State::TrailerStart
-                    };
+                    expect_lf(b)?;
+                    self.start_chunk()?;
                 }
             }
             if self.line > MAX_LINE {
                 return Err(ChunkedError::LineTooLong { limit: MAX_LINE });
-            }
-            if self.trailer > MAX_TRAILER {
-                return Err(ChunkedError::TrailerTooLarge { limit: MAX_TRAILER });
             }
             i += 1;
         }
@@ -369,6 +317,73 @@ impl ChunkedDecoder {
             done: self.state == State::Done,
         })
     }
+
+    /// A size line has ended: its chunk's data follows, within the body limit, or the trailer
+    /// section after the last chunk.
+    fn start_chunk(&mut self) -> Result<(), ChunkedError> {
+        if self.size == 0 {
+            self.state = State::TrailerStart;
+        } else {
+            self.total = match self.total.checked_add(self.size) {
+                Some(total) if total <= self.limit => total,
+                _ => return Err(ChunkedError::TooLarge { limit: self.limit }),
+            };
+            self.state = State::Data;
+        }
+        Ok(())
+    }
+
+    /// Read the trailer section (§7.1.2: field lines, checked and discarded, then CRLF) from
+    /// the start of `input`, until the body is done or `input` ends: how many bytes that took.
+    fn trailer_section(&mut self, input: &[u8]) -> Result<usize, ChunkedError> {
+        for (n, &b) in input.iter().enumerate() {
+            match self.state {
+                State::TrailerStart => match b {
+                    b'\r' => self.state = State::TrailerLf { last: true },
+                    _ if is_tchar(b) => self.state = State::TrailerName,
+                    _ => return Err(ChunkedError::BadTrailer { found: b }),
+                },
+                State::TrailerName => match b {
+                    b':' => self.state = State::TrailerValue,
+                    _ if is_tchar(b) => {}
+                    _ => return Err(ChunkedError::BadTrailer { found: b }),
+                },
+                State::TrailerValue => match b {
+                    b'\r' => self.state = State::TrailerLf { last: false },
+                    b'\t' => {}
+                    0x00..=0x1f | 0x7f => return Err(ChunkedError::BadTrailer { found: b }),
+                    _ => {}
+                },
+                State::TrailerLf { last } => {
+                    expect_lf(b)?;
+                    self.state = if last {
+                        State::Done
+                    } else {
+                        State::TrailerStart
+                    };
+                }
+                // The final CRLF has been read.
+                _ => return Ok(n),
+            }
+            self.trailer += 1;
+            if self.trailer > MAX_TRAILER {
+                return Err(ChunkedError::TrailerTooLarge { limit: MAX_TRAILER });
+            }
+        }
+        Ok(input.len())
+    }
+}
+
+/// The LF after a line's CR: a CR followed by anything else is refused (see the module
+/// documentation).
+fn expect_lf(b: u8) -> Result<(), ChunkedError> {
+    if b != b'\n' {
+        return Err(ChunkedError::BadLineEnd {
+            expected: b'\n',
+            found: b,
+        });
+    }
+    Ok(())
 }
 
 fn hex(b: u8) -> Option<u8> {

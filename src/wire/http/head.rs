@@ -311,67 +311,16 @@ pub fn parse_request(window: &[u8], limits: &Limits) -> Result<Option<RequestHea
         });
     }
     let (path, query) = split_target(method, target)?;
-
-    let mut headers = Vec::with_capacity(req.headers.len());
-    let (mut host, mut length, mut encoding) = (0usize, None::<usize>, false);
-    let mut length_lines = 0;
-    for field in req.headers.iter() {
-        let Ok(value) = std::str::from_utf8(field.value) else {
-            return Err(HeadError::NotUtf8 {
-                name: clip(field.name, 64),
-            });
-        };
-        let name = field.name.to_ascii_lowercase();
-        match name.as_str() {
-            "host" => {
-                host += 1;
-                if !valid_host(value) {
-                    return Err(HeadError::InvalidHost);
-                }
-            }
-            "content-length" => {
-                length_lines += 1;
-                length = Some(headers.len());
-            }
-            "transfer-encoding" => encoding = true,
-            _ => {}
-        }
-        headers.push((name, value.trim_matches([' ', '\t']).to_string()));
-    }
-    if host > 1 {
+    let fields = field_lines(req.headers)?;
+    if fields.hosts > 1 {
         return Err(HeadError::DuplicateHost);
     }
-    if host == 0 && version == Version::Http11 {
+    if fields.hosts == 0 && version == Version::Http11 {
         return Err(HeadError::MissingHost);
     }
-
-    let framing = if encoding {
-        if version == Version::Http10 {
-            return Err(HeadError::EncodingInHttp10);
-        }
-        if length.is_some() {
-            return Err(HeadError::LengthAndEncoding);
-        }
-        transfer_coding(&headers)?
-    } else if let Some(at) = length {
-        if length_lines > 1 {
-            return Err(HeadError::DuplicateLength);
-        }
-        Framing::Length(content_length(&headers[at].1)?)
-    } else {
-        Framing::Empty
-    };
-
-    let mut expect_continue = false;
-    for (_, value) in headers.iter().filter(|(n, _)| n == "expect") {
-        if value.eq_ignore_ascii_case("100-continue") {
-            expect_continue = true;
-        } else {
-            return Err(HeadError::Expectation {
-                value: clip(value, 64),
-            });
-        }
-    }
+    let framing = framing(version, &fields)?;
+    let headers = fields.headers;
+    let expect_continue = expects_continue(&headers)?;
     let keep_alive = keep_alive(version, &headers);
     Ok(Some(RequestHead {
         method,
@@ -384,6 +333,93 @@ pub fn parse_request(window: &[u8], limits: &Limits) -> Result<Option<RequestHea
         expect_continue,
         len,
     }))
+}
+
+/// A head's field lines, and what its framing and `Host` checks need of them.
+struct FieldLines {
+    /// Each field line: its name lower-cased, its value without surrounding spaces and tabs.
+    headers: Vec<(String, String)>,
+    /// How many `Host` lines.
+    hosts: usize,
+    /// The index of the last `Content-Length` line in `headers`, and how many there are.
+    length: Option<usize>,
+    length_lines: usize,
+    /// Whether a `Transfer-Encoding` line came.
+    encoding: bool,
+}
+
+/// The field lines httparse found: each value UTF-8, each `Host` a valid one (RFC 9110 §7.2).
+fn field_lines(fields: &[httparse::Header<'_>]) -> Result<FieldLines, HeadError> {
+    let mut lines = FieldLines {
+        headers: Vec::with_capacity(fields.len()),
+        hosts: 0,
+        length: None,
+        length_lines: 0,
+        encoding: false,
+    };
+    for field in fields {
+        let Ok(value) = std::str::from_utf8(field.value) else {
+            return Err(HeadError::NotUtf8 {
+                name: clip(field.name, 64),
+            });
+        };
+        let name = field.name.to_ascii_lowercase();
+        match name.as_str() {
+            "host" => {
+                lines.hosts += 1;
+                if !valid_host(value) {
+                    return Err(HeadError::InvalidHost);
+                }
+            }
+            "content-length" => {
+                lines.length_lines += 1;
+                lines.length = Some(lines.headers.len());
+            }
+            "transfer-encoding" => lines.encoding = true,
+            _ => {}
+        }
+        lines
+            .headers
+            .push((name, value.trim_matches([' ', '\t']).to_string()));
+    }
+    Ok(lines)
+}
+
+/// How the body is delimited (RFC 9112 §6.3): chunked as the last transfer coding, one
+/// Content-Length, or no body; anything ambiguous is refused.
+fn framing(version: Version, fields: &FieldLines) -> Result<Framing, HeadError> {
+    Ok(if fields.encoding {
+        if version == Version::Http10 {
+            return Err(HeadError::EncodingInHttp10);
+        }
+        if fields.length.is_some() {
+            return Err(HeadError::LengthAndEncoding);
+        }
+        transfer_coding(&fields.headers)?
+    } else if let Some(at) = fields.length {
+        if fields.length_lines > 1 {
+            return Err(HeadError::DuplicateLength);
+        }
+        Framing::Length(content_length(&fields.headers[at].1)?)
+    } else {
+        Framing::Empty
+    })
+}
+
+/// Whether the client waits for `100 Continue` before its body (RFC 9110 §10.1.1); any other
+/// expectation cannot be met.
+fn expects_continue(headers: &[(String, String)]) -> Result<bool, HeadError> {
+    let mut expect_continue = false;
+    for (_, value) in headers.iter().filter(|(n, _)| n == "expect") {
+        if value.eq_ignore_ascii_case("100-continue") {
+            expect_continue = true;
+        } else {
+            return Err(HeadError::Expectation {
+                value: clip(value, 64),
+            });
+        }
+    }
+    Ok(expect_continue)
 }
 
 /// Turn httparse's error into the refusal a client can act on.

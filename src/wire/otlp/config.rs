@@ -92,74 +92,11 @@ impl OtlpConfig {
         local: Local<'_>,
     ) -> Result<Option<OtlpConfig>, OtlpError> {
         let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-        let endpoint = if let Some(url) = &flags.traces_endpoint {
-            checked_url(url, "--otlp-traces-endpoint")?
-        } else if let Some(url) = &flags.endpoint {
-            traces_url(url, "--otlp-endpoint")?
-        } else {
-            let off = env("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim() == "none");
-            match (
-                env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
-                env("OTEL_EXPORTER_OTLP_ENDPOINT"),
-            ) {
-                _ if off => return Ok(None),
-                (Some(url), _) => checked_url(url.trim(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")?,
-                (None, Some(url)) => traces_url(url.trim(), "OTEL_EXPORTER_OTLP_ENDPOINT")?,
-                (None, None) => return Ok(None),
-            }
+        let Some(endpoint) = endpoint(flags, &env)? else {
+            return Ok(None);
         };
-
-        let encoding = match flags
-            .protocol
-            .clone()
-            .map(|p| ("--otlp-protocol", p))
-            .or_else(|| {
-                [
-                    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
-                    "OTEL_EXPORTER_OTLP_PROTOCOL",
-                ]
-                .into_iter()
-                .find_map(|name| env(name).map(|v| (name, v)))
-            }) {
-            None => Encoding::Protobuf,
-            Some((setting, value)) => {
-                Encoding::from_protocol(value.trim()).ok_or_else(|| OtlpError::Config {
-                    setting: setting.into(),
-                    value: value.clone(),
-                    reason: if value.trim() == "grpc" {
-                        "ddwire exports over OTLP/HTTP only; use http/protobuf or http/json".into()
-                    } else {
-                        "expected http/protobuf or http/json".into()
-                    },
-                })?
-            }
-        };
-
-        // Generic, then traces-specific, then flags: a later one replaces a header of the same
-        // name (compared without case).
-        let mut headers: Vec<(String, String)> = Vec::new();
-        for name in [
-            "OTEL_EXPORTER_OTLP_HEADERS",
-            "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
-        ] {
-            if let Some(value) = env(name) {
-                for (k, v) in parse_key_values(&value, name)? {
-                    set_header(&mut headers, checked_header(k, v, name)?);
-                }
-            }
-        }
-        for given in &flags.headers {
-            let (k, v) = given.split_once('=').ok_or_else(|| OtlpError::Config {
-                setting: "--otlp-header".into(),
-                value: given.clone(),
-                reason: "expected NAME=VALUE".into(),
-            })?;
-            set_header(
-                &mut headers,
-                checked_header(k.trim().to_string(), v.trim().to_string(), "--otlp-header")?,
-            );
-        }
-
+        let encoding = encoding(flags, &env)?;
+        let headers = headers(flags, &env)?;
         let timeout = match [
             "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
             "OTEL_EXPORTER_OTLP_TIMEOUT",
@@ -204,6 +141,98 @@ impl OtlpConfig {
             notes,
         }))
     }
+}
+
+/// The traces URL: `--otlp-traces-endpoint` as is, else `--otlp-endpoint` with `/v1/traces`,
+/// else the same from the `OTEL_*` variables. `None` when none is set, or
+/// `OTEL_TRACES_EXPORTER=none` turns the variables' off.
+fn endpoint(
+    flags: &OtlpFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<String>, OtlpError> {
+    Ok(Some(if let Some(url) = &flags.traces_endpoint {
+        checked_url(url, "--otlp-traces-endpoint")?
+    } else if let Some(url) = &flags.endpoint {
+        traces_url(url, "--otlp-endpoint")?
+    } else {
+        let off = env("OTEL_TRACES_EXPORTER").is_some_and(|v| v.trim() == "none");
+        match (
+            env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+            env("OTEL_EXPORTER_OTLP_ENDPOINT"),
+        ) {
+            _ if off => return Ok(None),
+            (Some(url), _) => checked_url(url.trim(), "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")?,
+            (None, Some(url)) => traces_url(url.trim(), "OTEL_EXPORTER_OTLP_ENDPOINT")?,
+            (None, None) => return Ok(None),
+        }
+    }))
+}
+
+/// The encoding `--otlp-protocol` or the `OTEL_*` protocol variables ask for: protobuf by
+/// default, as the OTLP exporter specification's default is.
+fn encoding(
+    flags: &OtlpFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Encoding, OtlpError> {
+    Ok(
+        match flags
+            .protocol
+            .clone()
+            .map(|p| ("--otlp-protocol", p))
+            .or_else(|| {
+                [
+                    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+                    "OTEL_EXPORTER_OTLP_PROTOCOL",
+                ]
+                .into_iter()
+                .find_map(|name| env(name).map(|v| (name, v)))
+            }) {
+            None => Encoding::Protobuf,
+            Some((setting, value)) => {
+                Encoding::from_protocol(value.trim()).ok_or_else(|| OtlpError::Config {
+                    setting: setting.into(),
+                    value: value.clone(),
+                    reason: if value.trim() == "grpc" {
+                        "ddwire exports over OTLP/HTTP only; use http/protobuf or http/json".into()
+                    } else {
+                        "expected http/protobuf or http/json".into()
+                    },
+                })?
+            }
+        },
+    )
+}
+
+/// The headers every export request carries: the generic `OTEL_*` headers, then the
+/// traces-specific ones, then `--otlp-header`; a later one replaces a header of the same name
+/// (compared without case).
+fn headers(
+    flags: &OtlpFlags,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, OtlpError> {
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for name in [
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    ] {
+        if let Some(value) = env(name) {
+            for (k, v) in parse_key_values(&value, name)? {
+                set_header(&mut headers, checked_header(k, v, name)?);
+            }
+        }
+    }
+    for given in &flags.headers {
+        let (k, v) = given.split_once('=').ok_or_else(|| OtlpError::Config {
+            setting: "--otlp-header".into(),
+            value: given.clone(),
+            reason: "expected NAME=VALUE".into(),
+        })?;
+        set_header(
+            &mut headers,
+            checked_header(k.trim().to_string(), v.trim().to_string(), "--otlp-header")?,
+        );
+    }
+    Ok(headers)
 }
 
 /// Who the exporting program is, for [`OtlpConfig::resolve`].
