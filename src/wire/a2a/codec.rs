@@ -398,160 +398,149 @@ pub(crate) fn encode_send_params(binding: Binding, p: &SendParams) -> Value {
 
 // --- Reading ------------------------------------------------------------------------------------
 
-/// `v` as an object, or an error naming `at`.
-pub(crate) fn object(v: Value, at: &str) -> Result<Map<String, Value>, DecodeError> {
-    match v {
-        Value::Object(m) => Ok(m),
-        _ => Err(DecodeError::new(at, "must be an object")),
-    }
+/// An object being read in `binding`, whose errors name the path `at` (`params.message`). Each
+/// member is taken out of it as it is read.
+pub(crate) struct Fields<'a> {
+    pub(crate) binding: Binding,
+    pub(crate) obj: Map<String, Value>,
+    pub(crate) at: &'a str,
 }
 
-/// Take the member `name` out of `obj`; 1.0 also reads it by its proto name `proto`, and reads
-/// `null` as absent.
-pub(crate) fn take(
-    binding: Binding,
-    obj: &mut Map<String, Value>,
-    name: &str,
-    proto: &str,
-) -> Option<Value> {
-    match binding {
-        Binding::V03 => obj.remove(name),
-        Binding::V10 => obj
-            .remove(name)
-            .or_else(|| obj.remove(proto))
-            .filter(|v| !v.is_null()),
-    }
-}
-
-/// The member `name` of `obj`, `null` read as absent; 1.0 also reads it by its proto name.
-pub(crate) fn get<'v>(
-    binding: Binding,
-    obj: &'v Map<String, Value>,
-    name: &str,
-    proto: &str,
-) -> Option<&'v Value> {
-    let found = match binding {
-        Binding::V03 => obj.get(name),
-        Binding::V10 => obj.get(name).or_else(|| obj.get(proto)),
-    };
-    found.filter(|v| !v.is_null())
-}
-
-/// An optional string member; anything but a string is absent, and so is an empty one in 1.0.
-pub(crate) fn opt_str(
-    binding: Binding,
-    obj: &mut Map<String, Value>,
-    name: &str,
-    proto: &str,
-) -> Option<String> {
-    match take(binding, obj, name, proto) {
-        Some(Value::String(s)) if binding == Binding::V03 || !s.is_empty() => Some(s),
-        _ => None,
-    }
-}
-
-/// A required string member of the object at `at`. 1.0 reads an empty one as absent; v0.3
-/// refuses one of another type (`null` included) as no string.
-pub(crate) fn req_str(
-    binding: Binding,
-    obj: &mut Map<String, Value>,
-    name: &str,
-    proto: &str,
-    at: &str,
-) -> Result<String, DecodeError> {
-    match take(binding, obj, name, proto) {
-        Some(Value::String(s)) if binding == Binding::V03 || !s.is_empty() => Ok(s),
-        Some(_) if binding == Binding::V03 => {
-            Err(DecodeError::new(format!("{at}.{name}"), "must be a string"))
+impl<'a> Fields<'a> {
+    /// `v`, which must be an object.
+    pub(crate) fn of(binding: Binding, v: Value, at: &'a str) -> Result<Fields<'a>, DecodeError> {
+        match v {
+            Value::Object(obj) => Ok(Fields { binding, obj, at }),
+            _ => Err(DecodeError::new(at, "must be an object")),
         }
-        _ => Err(DecodeError::new(format!("{at}.{name}"), "is required")),
     }
-}
 
-/// The `metadata` object of the object at `at`, if any.
-pub(crate) fn opt_meta(
-    binding: Binding,
-    obj: &mut Map<String, Value>,
-    at: &str,
-) -> Result<Option<Map<String, Value>>, DecodeError> {
-    match take(binding, obj, "metadata", "metadata") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m)),
-        Some(_) => Err(DecodeError::new(
-            format!("{at}.metadata"),
-            "must be an object",
-        )),
+    /// Why the member `name` is refused.
+    pub(crate) fn error(&self, name: &str, reason: impl Into<String>) -> DecodeError {
+        DecodeError::new(format!("{}.{name}", self.at), reason)
     }
-}
 
-/// The strings of a list member (anything else in it, or a member that is no list, is none).
-fn str_list(
-    binding: Binding,
-    obj: &mut Map<String, Value>,
-    name: &str,
-    proto: &str,
-) -> Vec<String> {
-    match take(binding, obj, name, proto) {
-        Some(Value::Array(a)) => a
-            .into_iter()
-            .filter_map(|v| match v {
-                Value::String(s) => Some(s),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// The items of a list member, each read by `read` at `at.name[i]`; absent is empty. v0.3
-/// refuses a member that is no list; 1.0 reads it as empty.
-fn items<T>(
-    binding: Binding,
-    obj: &mut Map<String, Value>,
-    (name, proto): (&str, &str),
-    at: &str,
-    read: impl Fn(Value, &str) -> Result<T, DecodeError>,
-) -> Result<Vec<T>, DecodeError> {
-    let values = match take(binding, obj, name, proto) {
-        Some(Value::Array(a)) => a,
-        Some(_) if binding == Binding::V03 => {
-            return Err(DecodeError::new(format!("{at}.{name}"), "must be a list"));
+    /// The member `name`; 1.0 also reads it by its proto name `proto`, and reads `null` as
+    /// absent.
+    pub(crate) fn take(&mut self, name: &str, proto: &str) -> Option<Value> {
+        match self.binding {
+            Binding::V03 => self.obj.remove(name),
+            Binding::V10 => self
+                .obj
+                .remove(name)
+                .or_else(|| self.obj.remove(proto))
+                .filter(|v| !v.is_null()),
         }
-        _ => Vec::new(),
-    };
-    values
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| read(v, &format!("{at}.{name}[{i}]")))
-        .collect()
-}
+    }
 
-/// An enum member (a role, a state) of the object at `at`, by `binding`'s spelling. `expected`
-/// names what it may be, for the error.
-fn enum_member<T>(
-    binding: Binding,
-    obj: &mut Map<String, Value>,
-    name: &str,
-    at: &str,
-    spelled: impl Fn(&Value) -> Option<T>,
-    expected: impl FnOnce() -> String,
-) -> Result<T, DecodeError> {
-    let v = match binding {
-        // A v0.3 enum is a string.
-        Binding::V03 => Value::String(req_str(binding, obj, name, name, at)?),
-        Binding::V10 => take(binding, obj, name, name)
-            .ok_or_else(|| DecodeError::new(format!("{at}.{name}"), "is required"))?,
-    };
-    spelled(&v).ok_or_else(|| {
-        let shown = match (&v, binding) {
-            (Value::String(s), Binding::V03) => format!("{s:?}"),
-            _ => v.to_string(),
+    /// An optional string; anything but a string is absent, and so is an empty one in 1.0.
+    pub(crate) fn opt_str(&mut self, name: &str, proto: &str) -> Option<String> {
+        match self.take(name, proto) {
+            Some(Value::String(s)) if self.binding == Binding::V03 || !s.is_empty() => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A required string. 1.0 reads an empty one as absent; v0.3 refuses one of another type
+    /// (`null` included) as no string.
+    pub(crate) fn req_str(&mut self, name: &str, proto: &str) -> Result<String, DecodeError> {
+        match self.take(name, proto) {
+            Some(Value::String(s)) if self.binding == Binding::V03 || !s.is_empty() => Ok(s),
+            Some(_) if self.binding == Binding::V03 => Err(self.error(name, "must be a string")),
+            _ => Err(self.error(name, "is required")),
+        }
+    }
+
+    /// The `metadata` object, if any.
+    pub(crate) fn metadata(&mut self) -> Result<Option<Map<String, Value>>, DecodeError> {
+        match self.take("metadata", "metadata") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(m)),
+            Some(_) => Err(self.error("metadata", "must be an object")),
+        }
+    }
+
+    /// The strings of a list (anything else in it, or a member that is no list, is none).
+    fn strings(&mut self, name: &str, proto: &str) -> Vec<String> {
+        match self.take(name, proto) {
+            Some(Value::Array(a)) => a
+                .into_iter()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The items of a list, each read by `read` at `at.name[i]`; absent is empty. v0.3 refuses
+    /// a member that is no list; 1.0 reads it as empty.
+    fn items<T>(
+        &mut self,
+        (name, proto): (&str, &str),
+        read: impl Fn(Binding, Value, &str) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        let values = match self.take(name, proto) {
+            Some(Value::Array(a)) => a,
+            Some(_) if self.binding == Binding::V03 => {
+                return Err(self.error(name, "must be a list"));
+            }
+            _ => Vec::new(),
         };
-        DecodeError::new(
-            format!("{at}.{name}"),
-            format!("{shown} is not {}", expected()),
-        )
-    })
+        let at = self.at;
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| read(self.binding, v, &format!("{at}.{name}[{i}]")))
+            .collect()
+    }
+
+    /// A required member, read by `read` at `at.name`.
+    fn required<T>(
+        &mut self,
+        name: &str,
+        read: impl FnOnce(Binding, Value, &str) -> Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
+        match self.take(name, name) {
+            Some(v) => read(self.binding, v, &format!("{}.{name}", self.at)),
+            None => Err(self.error(name, "is required")),
+        }
+    }
+
+    /// An enum (a role, a state) in this binding's spelling; `expected` says what it may be,
+    /// for the error.
+    fn enumerated<T>(
+        &mut self,
+        name: &str,
+        spelled: impl Fn(&Value) -> Option<T>,
+        expected: impl FnOnce() -> String,
+    ) -> Result<T, DecodeError> {
+        let v = match self.binding {
+            // A v0.3 enum is a string.
+            Binding::V03 => Value::String(self.req_str(name, name)?),
+            Binding::V10 => self
+                .take(name, name)
+                .ok_or_else(|| self.error(name, "is required"))?,
+        };
+        spelled(&v).ok_or_else(|| {
+            let shown = match (&v, self.binding) {
+                (Value::String(s), Binding::V03) => format!("{s:?}"),
+                _ => v.to_string(),
+            };
+            self.error(name, format!("{shown} is not {}", expected()))
+        })
+    }
+
+    /// An optional flag; v0.3 refuses anything but true, false or `null`, and 1.0 a value that
+    /// is not true or false.
+    fn flag(&mut self, name: &str, proto: &str) -> Result<bool, DecodeError> {
+        match self.take(name, proto) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(b),
+            Some(_) => Err(self.error(name, "must be true or false")),
+        }
+    }
 }
 
 /// A part, told apart as `binding` tells parts.
@@ -564,119 +553,83 @@ fn decode_part(binding: Binding, v: Value, at: &str) -> Result<Part, DecodeError
 
 /// Read a message.
 pub(crate) fn decode_message(binding: Binding, v: Value, at: &str) -> Result<Message, DecodeError> {
-    let mut obj = object(v, at)?;
-    let role = enum_member(
-        binding,
-        &mut obj,
+    let mut m = Fields::of(binding, v, at)?;
+    let role = m.enumerated(
         "role",
-        at,
         |v| binding.role_from(v),
         || {
             let name = |r| binding.role_name(r);
             format!("{} or {}", name(Role::User), name(Role::Agent))
         },
     )?;
-    let o = &mut obj;
     Ok(Message {
-        message_id: req_str(binding, o, "messageId", "message_id", at)?,
+        message_id: m.req_str("messageId", "message_id")?,
         role,
-        parts: items(binding, o, ("parts", "parts"), at, |p, at| {
-            decode_part(binding, p, at)
-        })?,
-        context_id: opt_str(binding, o, "contextId", "context_id"),
-        task_id: opt_str(binding, o, "taskId", "task_id"),
-        reference_task_ids: str_list(binding, o, "referenceTaskIds", "reference_task_ids"),
-        extensions: str_list(binding, o, "extensions", "extensions"),
-        metadata: opt_meta(binding, o, at)?,
+        parts: m.items(("parts", "parts"), decode_part)?,
+        context_id: m.opt_str("contextId", "context_id"),
+        task_id: m.opt_str("taskId", "task_id"),
+        reference_task_ids: m.strings("referenceTaskIds", "reference_task_ids"),
+        extensions: m.strings("extensions", "extensions"),
+        metadata: m.metadata()?,
     })
 }
 
 /// Read a send's params (`message/send`, `SendMessage`, and their streaming twins).
 pub(crate) fn decode_send_params(binding: Binding, v: Value) -> Result<SendParams, DecodeError> {
-    let mut obj = object(v, "params")?;
-    let message = take(binding, &mut obj, "message", "message")
-        .ok_or_else(|| DecodeError::new("params.message", "is required"))?;
+    let mut p = Fields::of(binding, v, "params")?;
     Ok(SendParams {
-        message: decode_message(binding, message, "params.message")?,
-        configuration: take(binding, &mut obj, "configuration", "configuration"),
-        metadata: opt_meta(binding, &mut obj, "params")?,
+        message: p.required("message", decode_message)?,
+        configuration: p.take("configuration", "configuration"),
+        metadata: p.metadata()?,
     })
 }
 
 fn decode_artifact(binding: Binding, v: Value, at: &str) -> Result<Artifact, DecodeError> {
-    let mut obj = object(v, at)?;
-    let o = &mut obj;
+    let mut a = Fields::of(binding, v, at)?;
     Ok(Artifact {
         // ProtoJSON has no required fields: a 1.0 artifact without an id has the empty one.
         artifact_id: match binding {
-            Binding::V03 => req_str(binding, o, "artifactId", "artifactId", at)?,
-            Binding::V10 => opt_str(binding, o, "artifactId", "artifact_id").unwrap_or_default(),
+            Binding::V03 => a.req_str("artifactId", "artifactId")?,
+            Binding::V10 => a.opt_str("artifactId", "artifact_id").unwrap_or_default(),
         },
-        name: opt_str(binding, o, "name", "name"),
-        description: opt_str(binding, o, "description", "description"),
-        parts: items(binding, o, ("parts", "parts"), at, |p, at| {
-            decode_part(binding, p, at)
-        })?,
-        metadata: opt_meta(binding, o, at)?,
+        name: a.opt_str("name", "name"),
+        description: a.opt_str("description", "description"),
+        parts: a.items(("parts", "parts"), decode_part)?,
+        metadata: a.metadata()?,
     })
 }
 
 fn decode_status(binding: Binding, v: Value, at: &str) -> Result<TaskStatus, DecodeError> {
-    let mut status = object(v, at)?;
-    let state = enum_member(
-        binding,
-        &mut status,
+    let mut s = Fields::of(binding, v, at)?;
+    let state = s.enumerated(
         "state",
-        at,
         |v| binding.state_from(v),
         || match binding {
             Binding::V03 => "an A2A v0.3 state".into(),
             Binding::V10 => "an A2A 1.0 state".into(),
         },
     )?;
-    let message = take(binding, &mut status, "message", "message")
-        .map(|m| decode_message(binding, m, &format!("{at}.message")))
-        .transpose()?;
+    let message = s.take("message", "message");
     Ok(TaskStatus {
         state,
-        message,
-        timestamp: opt_str(binding, &mut status, "timestamp", "timestamp"),
+        message: message
+            .map(|m| decode_message(binding, m, &format!("{at}.message")))
+            .transpose()?,
+        timestamp: s.opt_str("timestamp", "timestamp"),
     })
-}
-
-/// A required object member of the object at `at`, read by `read` at `at.name`.
-fn required<T>(
-    binding: Binding,
-    obj: &mut Map<String, Value>,
-    name: &str,
-    at: &str,
-    read: impl FnOnce(Value, &str) -> Result<T, DecodeError>,
-) -> Result<T, DecodeError> {
-    let at = format!("{at}.{name}");
-    match take(binding, obj, name, name) {
-        Some(v) => read(v, &at),
-        None => Err(DecodeError::new(at, "is required")),
-    }
 }
 
 /// Read a task (the `result` of `tasks/get`, `GetTask`, or inside a send's).
 pub(crate) fn decode_task(binding: Binding, v: Value) -> Result<Task, DecodeError> {
-    let mut obj = object(v, "task")?;
-    let o = &mut obj;
-    let status = required(binding, o, "status", "task", |s, at| {
-        decode_status(binding, s, at)
-    })?;
+    let mut t = Fields::of(binding, v, "task")?;
+    let status = t.required("status", decode_status)?;
     Ok(Task {
-        id: req_str(binding, o, "id", "id", "task")?,
-        context_id: opt_str(binding, o, "contextId", "context_id").unwrap_or_default(),
+        id: t.req_str("id", "id")?,
+        context_id: t.opt_str("contextId", "context_id").unwrap_or_default(),
         status,
-        artifacts: items(binding, o, ("artifacts", "artifacts"), "task", |a, at| {
-            decode_artifact(binding, a, at)
-        })?,
-        history: items(binding, o, ("history", "history"), "task", |m, at| {
-            decode_message(binding, m, at)
-        })?,
-        metadata: opt_meta(binding, o, "task")?,
+        artifacts: t.items(("artifacts", "artifacts"), decode_artifact)?,
+        history: t.items(("history", "history"), decode_message)?,
+        metadata: t.metadata()?,
     })
 }
 
@@ -695,7 +648,7 @@ pub(crate) fn decode_result(binding: Binding, v: Value) -> Result<SendResult, De
             }
         }
         Binding::V10 => {
-            let mut obj = object(v, "result")?;
+            let mut obj = Fields::of(binding, v, "result")?.obj;
             if let Some(t) = obj.remove("task") {
                 decode_task(binding, t).map(SendResult::Task)
             } else if let Some(m) = obj.remove("message") {
@@ -716,16 +669,7 @@ pub(crate) fn decode_result(binding: Binding, v: Value) -> Result<SendResult, De
 pub(crate) fn decode_event(binding: Binding, v: Value) -> Result<StreamEvent, DecodeError> {
     let (kind, inner, at) = match binding {
         Binding::V03 => (super::v03::event_kind(&v)?, v, "result"),
-        Binding::V10 => {
-            let (kind, inner) = super::v10::event_member(v)?;
-            let at = match kind {
-                "task" => "task",
-                "message" => "result.message",
-                "status-update" => "result.statusUpdate",
-                _ => "result.artifactUpdate",
-            };
-            (kind, inner, at)
-        }
+        Binding::V10 => super::v10::event_member(v)?,
     };
     match kind {
         "task" => decode_task(binding, inner).map(StreamEvent::Task),
@@ -735,61 +679,56 @@ pub(crate) fn decode_event(binding: Binding, v: Value) -> Result<StreamEvent, De
     }
 }
 
-/// A status update at `at`. One without `final` is final if its state ends the stream (1.0 has
-/// no `final`; an earlier draft's is read when it is true or false).
+/// A status update. One without `final` is final if its state ends the stream (1.0 has no
+/// `final`; an earlier draft's is read when it is true or false).
 fn decode_status_update(binding: Binding, v: Value, at: &str) -> Result<StatusUpdate, DecodeError> {
-    let mut obj = object(v, at)?;
-    let o = &mut obj;
-    let status = required(binding, o, "status", at, |s, at| {
-        decode_status(binding, s, at)
-    })?;
-    let is_final = match take(binding, o, "final", "final") {
-        Some(Value::Bool(b)) => b,
-        Some(v) if binding == Binding::V03 && !v.is_null() => {
-            return Err(DecodeError::new(
-                format!("{at}.final"),
-                "must be true or false",
-            ));
+    let mut u = Fields::of(binding, v, at)?;
+    let status = u.required("status", decode_status)?;
+    let is_final = match (u.take("final", "final"), binding) {
+        (Some(Value::Bool(b)), _) => b,
+        (Some(v), Binding::V03) if !v.is_null() => {
+            return Err(u.error("final", "must be true or false"));
         }
         _ => ends_stream(status.state),
     };
     Ok(StatusUpdate {
-        task_id: req_str(binding, o, "taskId", "task_id", at)?,
-        context_id: opt_str(binding, o, "contextId", "context_id").unwrap_or_default(),
+        task_id: u.req_str("taskId", "task_id")?,
+        context_id: u.opt_str("contextId", "context_id").unwrap_or_default(),
         status,
         is_final,
-        metadata: opt_meta(binding, o, at)?,
+        metadata: u.metadata()?,
     })
 }
 
-/// An artifact update at `at`.
 fn decode_artifact_update(
     binding: Binding,
     v: Value,
     at: &str,
 ) -> Result<ArtifactUpdate, DecodeError> {
-    let mut obj = object(v, at)?;
-    let o = &mut obj;
-    let artifact = required(binding, o, "artifact", at, |a, at| {
-        decode_artifact(binding, a, at)
-    })?;
-    let flag =
-        |o: &mut Map<String, Value>, name: &str, proto: &str| match take(binding, o, name, proto) {
-            None | Some(Value::Null) => Ok(false),
-            Some(Value::Bool(b)) => Ok(b),
-            Some(_) => Err(DecodeError::new(
-                format!("{at}.{name}"),
-                "must be true or false",
-            )),
-        };
+    let mut u = Fields::of(binding, v, at)?;
+    let artifact = u.required("artifact", decode_artifact)?;
     Ok(ArtifactUpdate {
-        task_id: req_str(binding, o, "taskId", "task_id", at)?,
-        context_id: opt_str(binding, o, "contextId", "context_id").unwrap_or_default(),
+        task_id: u.req_str("taskId", "task_id")?,
+        context_id: u.opt_str("contextId", "context_id").unwrap_or_default(),
         artifact,
-        append: flag(o, "append", "append")?,
-        last_chunk: flag(o, "lastChunk", "last_chunk")?,
-        metadata: opt_meta(binding, o, at)?,
+        append: u.flag("append", "append")?,
+        last_chunk: u.flag("lastChunk", "last_chunk")?,
+        metadata: u.metadata()?,
     })
+}
+
+/// The member `name` of `obj`, `null` read as absent; 1.0 also reads it by its proto name.
+pub(crate) fn get<'v>(
+    binding: Binding,
+    obj: &'v Map<String, Value>,
+    name: &str,
+    proto: &str,
+) -> Option<&'v Value> {
+    let found = match binding {
+        Binding::V03 => obj.get(name),
+        Binding::V10 => obj.get(name).or_else(|| obj.get(proto)),
+    };
+    found.filter(|v| !v.is_null())
 }
 
 /// The task id of `tasks/get`, `tasks/cancel`, `tasks/resubscribe` params (`{"id": …}`) and of

@@ -162,18 +162,12 @@ impl Binding {
 
     /// The version header value this binding sends (`A2A-Version`).
     pub fn version(self) -> &'static str {
-        match self {
-            Binding::V03 => "0.3",
-            Binding::V10 => v10::PROTOCOL_VERSION,
-        }
+        self.pick("0.3", v10::PROTOCOL_VERSION)
     }
 
     /// The extensions header this binding uses.
     pub fn extensions_header(self) -> &'static str {
-        match self {
-            Binding::V03 => "X-A2A-Extensions",
-            Binding::V10 => "A2A-Extensions",
-        }
+        self.pick("X-A2A-Extensions", "A2A-Extensions")
     }
 
     /// What this binding calls `operation`.

@@ -8,7 +8,7 @@
 //! part); writing always sends `kind`, since other peers discriminate on it.
 
 use super::Binding;
-use super::codec::{self, object, opt_meta, opt_str, req_str};
+use super::codec::{self, Fields};
 use super::error::DecodeError;
 use super::model::{File, Message, Part, Role, SendParams};
 use crate::json::Obj;
@@ -49,54 +49,45 @@ where
 /// Read a v0.3 part: `kind`, its discriminator in the 0.3 schema, decides, and a part without
 /// one is refused (the TCK's optional `test_missing_kind` expects -32602; every SDK writes it).
 pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
-    let mut obj = object(v, at)?;
-    let metadata = opt_meta(Binding::V03, &mut obj, at)?;
-    let kind = match obj.get("kind") {
+    let mut p = Fields::of(Binding::V03, v, at)?;
+    let metadata = p.metadata()?;
+    let kind = match p.obj.get("kind") {
         Some(Value::String(k)) => k.clone(),
-        Some(_) => return Err(DecodeError::new(format!("{at}.kind"), "must be a string")),
+        Some(_) => return Err(p.error("kind", "must be a string")),
         None => {
-            return Err(DecodeError::new(
-                format!("{at}.kind"),
+            return Err(p.error(
+                "kind",
                 "is required: an A2A v0.3 part says what it is (text, data or file)",
             ));
         }
     };
     match kind.as_str() {
         "text" => Ok(Part::Text {
-            text: req_str(Binding::V03, &mut obj, "text", "text", at)?,
+            text: p.req_str("text", "text")?,
             metadata,
         }),
-        "data" => match obj.remove("data") {
+        "data" => match p.take("data", "data") {
             Some(data @ Value::Object(_)) => Ok(Part::Data { data, metadata }),
-            Some(_) => Err(DecodeError::new(
-                format!("{at}.data"),
-                "must be an object in A2A v0.3",
-            )),
-            None => Err(DecodeError::new(format!("{at}.data"), "is required")),
+            Some(_) => Err(p.error("data", "must be an object in A2A v0.3")),
+            None => Err(p.error("data", "is required")),
         },
         "file" => {
-            let mut f = match obj.remove("file") {
-                Some(Value::Object(f)) => f,
-                _ => return Err(DecodeError::new(format!("{at}.file"), "is required")),
+            let Some(Value::Object(obj)) = p.take("file", "file") else {
+                return Err(p.error("file", "is required"));
             };
+            let mut f = Fields { obj, ..p };
             let file = File {
-                bytes: opt_str(Binding::V03, &mut f, "bytes", "bytes"),
-                uri: opt_str(Binding::V03, &mut f, "uri", "uri"),
-                name: opt_str(Binding::V03, &mut f, "name", "name"),
-                media_type: opt_str(Binding::V03, &mut f, "mimeType", "mimeType"),
+                bytes: f.opt_str("bytes", "bytes"),
+                uri: f.opt_str("uri", "uri"),
+                name: f.opt_str("name", "name"),
+                media_type: f.opt_str("mimeType", "mimeType"),
             };
             if file.bytes.is_none() == file.uri.is_none() {
-                return Err(DecodeError::new(
-                    format!("{at}.file"),
-                    "needs exactly one of bytes and uri",
-                ));
+                return Err(f.error("file", "needs exactly one of bytes and uri"));
             }
             Ok(Part::File { file, metadata })
         }
-        other => Err(DecodeError::new(
-            format!("{at}.kind"),
-            format!("{other:?} is not text, data or file"),
-        )),
+        other => Err(p.error("kind", format!("{other:?} is not text, data or file"))),
     }
 }
 

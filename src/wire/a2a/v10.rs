@@ -10,7 +10,7 @@
 //! `MessageToDict`: camelCase, empty fields left out.
 
 use super::Binding;
-use super::codec::{self, count_param, get, object, opt_meta, opt_str};
+use super::codec::{self, Fields, count_param, get};
 use super::error::{A2aError, DecodeError};
 use super::model::{File, Part, TaskState};
 use super::tasks::{DEFAULT_PAGE_SIZE, ListQuery, MAX_PAGE_SIZE};
@@ -53,43 +53,40 @@ where
     }
 }
 
-/// Read a ProtoJSON part: exactly one of `text`, `raw`, `url`, `data`.
+/// Read a ProtoJSON part: exactly one of `text`, `raw`, `url`, `data` (1.0 §4.1.6).
 pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
-    let mut obj = object(v, at)?;
-    let metadata = opt_meta(Binding::V10, &mut obj, at)?;
-    let media_type = opt_str(Binding::V10, &mut obj, "mediaType", "media_type");
+    let mut p = Fields::of(Binding::V10, v, at)?;
+    let metadata = p.metadata()?;
+    let media_type = p.opt_str("mediaType", "media_type");
     let present: Vec<&str> = ["text", "raw", "url", "data"]
         .into_iter()
-        .filter(|k| obj.contains_key(*k))
+        .filter(|k| p.obj.contains_key(*k))
         .collect();
     match present.as_slice() {
-        ["text"] => match obj.remove("text") {
+        ["text"] => match p.obj.remove("text") {
             Some(Value::String(text)) => Ok(Part::Text { text, metadata }),
-            _ => Err(DecodeError::new(format!("{at}.text"), "must be a string")),
+            _ => Err(p.error("text", "must be a string")),
         },
         ["data"] => Ok(Part::Data {
-            data: obj.remove("data").unwrap_or(Value::Null),
+            data: p.obj.remove("data").unwrap_or(Value::Null),
             metadata,
         }),
         [k @ ("raw" | "url")] => {
-            let Some(Value::String(s)) = obj.remove(*k) else {
-                return Err(DecodeError::new(format!("{at}.{k}"), "must be a string"));
+            let Some(Value::String(s)) = p.obj.remove(*k) else {
+                return Err(p.error(k, "must be a string"));
             };
             let (bytes, uri) = if *k == "raw" {
                 (Some(s), None)
             } else {
                 (None, Some(s))
             };
-            let name = opt_str(Binding::V10, &mut obj, "filename", "filename");
-            Ok(Part::File {
-                file: File {
-                    bytes,
-                    uri,
-                    name,
-                    media_type,
-                },
-                metadata,
-            })
+            let file = File {
+                bytes,
+                uri,
+                name: p.opt_str("filename", "filename"),
+                media_type,
+            };
+            Ok(Part::File { file, metadata })
         }
         [] => Err(DecodeError::new(at, "has none of text, raw, url, data")),
         _ => Err(DecodeError::new(
@@ -99,24 +96,29 @@ pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
     }
 }
 
-/// The one member of the `result` of a 1.0 streamed response (`StreamResponse`), as the kind
-/// of event it holds (`task`, `message`, `status-update`, `artifact-update`) and its value.
-pub(crate) fn event_member(v: Value) -> Result<(&'static str, Value), DecodeError> {
-    let mut obj = object(v, "result")?;
+/// The one member of the `result` of a 1.0 streamed response (`StreamResponse`): the kind of
+/// event it holds (`task`, `message`, `status-update`, `artifact-update`), its value, and the
+/// path its errors name.
+pub(crate) fn event_member(v: Value) -> Result<(&'static str, Value, &'static str), DecodeError> {
+    let mut obj = Fields::of(Binding::V10, v, "result")?.obj;
     let members = [
-        ("task", "task"),
-        ("message", "message"),
-        ("statusUpdate", "status-update"),
-        ("status_update", "status-update"),
-        ("artifactUpdate", "artifact-update"),
-        ("artifact_update", "artifact-update"),
+        ("task", "task", "task"),
+        ("message", "message", "result.message"),
+        ("statusUpdate", "status-update", "result.statusUpdate"),
+        ("status_update", "status-update", "result.statusUpdate"),
+        ("artifactUpdate", "artifact-update", "result.artifactUpdate"),
+        (
+            "artifact_update",
+            "artifact-update",
+            "result.artifactUpdate",
+        ),
     ];
-    let present: Vec<(&str, &'static str)> = members
+    let present: Vec<_> = members
         .into_iter()
-        .filter(|(k, _)| obj.get(*k).is_some_and(|v| !v.is_null()))
+        .filter(|(member, _, _)| obj.get(*member).is_some_and(|v| !v.is_null()))
         .collect();
     match present.as_slice() {
-        [(member, kind)] => Ok((kind, obj.remove(*member).unwrap_or(Value::Null))),
+        [(member, kind, at)] => Ok((kind, obj.remove(*member).unwrap_or(Value::Null), at)),
         [] => Err(DecodeError::new(
             "result",
             "holds none of task, message, statusUpdate, artifactUpdate",
