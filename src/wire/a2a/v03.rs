@@ -218,6 +218,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The general reader of message/send params, in this binding.
+    fn decode_send_params(params: Value) -> Result<SendParams, DecodeError> {
+        codec::decode_send_params(Binding::V03, params)
+    }
+
     /// message/send read by the typed reader: `None` when it declines.
     fn typed(body: &str) -> Option<(Option<Value>, SendParams)> {
         let (id, fast) = crate::wire::jsonrpc::parse_typed::<SendFast>(body.as_bytes(), 64, SEND)?;
@@ -227,11 +232,9 @@ mod tests {
     /// The same body read by the general reader: the id and the params, or the error.
     fn general(body: &str) -> Result<(Option<Value>, SendParams), String> {
         match crate::wire::jsonrpc::parse(body.as_bytes(), 64) {
-            crate::wire::jsonrpc::Incoming::Single(Ok(call)) => {
-                codec::decode_send_params(Binding::V03, call.params)
-                    .map(|p| (call.id, p))
-                    .map_err(|e| e.to_string())
-            }
+            crate::wire::jsonrpc::Incoming::Single(Ok(call)) => decode_send_params(call.params)
+                .map(|p| (call.id, p))
+                .map_err(|e| e.to_string()),
             other => Err(format!("{other:?}")),
         }
     }
@@ -333,12 +336,11 @@ mod tests {
         ] {
             let message = json!({"kind": "message", "messageId": "m", "role": "user",
                                  "parts": [part]});
-            let e =
-                codec::decode_send_params(Binding::V03, json!({"message": message})).unwrap_err();
+            let e = decode_send_params(json!({"message": message})).unwrap_err();
             assert_eq!(e.at, "params.message.parts[0].kind", "{e:?}");
         }
         let fine = json!({"kind": "message", "messageId": "m", "role": "user",
                           "parts": [{"kind": "text", "text": "hello"}]});
-        assert!(codec::decode_send_params(Binding::V03, json!({"message": fine})).is_ok());
+        assert!(decode_send_params(json!({"message": fine})).is_ok());
     }
 }
