@@ -142,7 +142,8 @@ const STATES: [(TaskState, &str, &str, i64); 9] = [
     (TaskState::Unknown, "unknown", "TASK_STATE_UNSPECIFIED", 0),
 ];
 
-/// Each role as the bindings spell it, in the order of [`Role`]'s variants (see [`STATES`]).
+/// Each role as the bindings spell it, in the order of [`Role`]'s variants: v0.3's name (0.3
+/// §6.4 `Message.role`), 1.0's ProtoJSON name and its enum number (1.0 §4.1.5).
 const ROLES: [(Role, &str, &str, i64); 2] = [
     (Role::User, "user", "ROLE_USER", 1),
     (Role::Agent, "agent", "ROLE_AGENT", 2),
@@ -223,5 +224,44 @@ impl Binding {
                 Binding::V10 => v.as_str() == Some(v10) || v.as_i64() == Some(*number),
             })
             .map(|entry| entry.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_spelling_table_is_in_the_order_of_its_enums_variants() {
+        for (i, (state, ..)) in STATES.iter().enumerate() {
+            assert_eq!(*state as usize, i, "{state:?}");
+        }
+        for (i, (role, ..)) in ROLES.iter().enumerate() {
+            assert_eq!(*role as usize, i, "{role:?}");
+        }
+    }
+
+    #[test]
+    fn each_binding_reads_back_the_names_it_writes_and_1_0_reads_enum_numbers() {
+        for binding in [Binding::V03, Binding::V10] {
+            for (state, ..) in STATES {
+                let name = Value::from(binding.state_name(state));
+                assert_eq!(binding.state_from(&name), Some(state));
+            }
+            for (role, ..) in ROLES {
+                let name = Value::from(binding.role_name(role));
+                assert_eq!(binding.role_from(&name), Some(role));
+            }
+        }
+        assert_eq!(
+            Binding::V10.state_from(&Value::from(3)),
+            Some(TaskState::Completed)
+        );
+        assert_eq!(Binding::V03.state_from(&Value::from(3)), None);
+        assert_eq!(
+            Binding::V03.state_from(&Value::from("TASK_STATE_COMPLETED")),
+            None
+        );
+        assert_eq!(Binding::V10.role_from(&Value::from(2)), Some(Role::Agent));
     }
 }
