@@ -18,7 +18,7 @@ use crate::contract::schema::Schema;
 use crate::json::{self, Limits, python};
 use crate::trace::context::{SpanContext, TraceState, parse_traceparent};
 use crate::wire::a2a::endpoint::{Endpoint, Execute, Plan, Reply, TaskPlan};
-use crate::wire::a2a::{card, v03, v10};
+use crate::wire::a2a::{Binding, card, codec, v03, v10};
 use crate::wire::http::Request;
 use crate::wire::sign::{self, Direction, Key, Signable, Verifier};
 use serde_json::{Value, json};
@@ -264,7 +264,7 @@ static ENDPOINT: LazyLock<Endpoint> = LazyLock::new(|| {
 /// and the A2A endpoint behind it in both bindings: every answer is JSON-RPC 2.0 (one reply
 /// object, or an array of them for a batch), or nothing for notifications. And message/send's
 /// typed reader (`v03::SendFast`) takes only what the general reader (`jsonrpc::parse`, then
-/// `v03::decode_send_params`) reads without error, giving the same id and params.
+/// `codec::decode_send_params`) reads without error, giving the same id and params.
 pub fn jsonrpc(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else {
         return;
@@ -327,13 +327,13 @@ fn typed_send_agrees(body: &[u8]) {
         panic!("the typed reader took a body the general reader refuses");
     };
     assert_eq!((call.id, call.method.as_str()), (id, v03::SEND));
-    let options = v03::decode_send_options(call.params.get("configuration")).ok();
-    let general = v03::decode_send_params(call.params)
+    let options = codec::decode_send_options(Binding::V03, call.params.get("configuration")).ok();
+    let general = codec::decode_send_params(Binding::V03, call.params)
         .unwrap_or_else(|e| panic!("the typed reader took params the general reader refuses: {e}"));
     assert_eq!(general, params);
     assert_eq!(
         options,
-        v03::decode_send_options(params.configuration.as_ref()).ok()
+        codec::decode_send_options(Binding::V03, params.configuration.as_ref()).ok()
     );
 }
 
@@ -350,82 +350,47 @@ fn doc_of(selector: u8) -> Doc {
     [Doc::SendParams, Doc::Task, Doc::Result, Doc::Message][usize::from(selector & 3)]
 }
 
-/// The A2A v0.3 codec (`wire::a2a::v03`): whatever it decodes encodes to JSON that decodes
-/// again and encodes to the same JSON.
+/// The A2A codec (`wire::a2a::codec`) in v0.3: whatever it decodes encodes to JSON that
+/// decodes again and encodes to the same JSON.
 pub fn a2a_v03(data: &[u8]) {
-    let Some((&selector, bytes)) = data.split_first() else {
-        return;
-    };
-    let Ok(value) = json::parse(bytes, Limits::DEFAULT) else {
-        return;
-    };
-    let _ = v03::decode_task_id(&value);
-    let _ = v03::decode_history_length(&value);
-    let _ = v03::decode_send_options(Some(&value));
-    let encoded = match doc_of(selector) {
-        Doc::SendParams => v03::decode_send_params(value).map(|p| v03::encode_send_params(&p)),
-        Doc::Task => v03::decode_task(value).map(|t| v03::encode_task(&t)),
-        Doc::Result => v03::decode_result(value).map(|r| v03::encode_result(&r)),
-        Doc::Message => v03::decode_message(value, "message").map(|m| v03::encode_message(&m)),
-    };
-    let Ok(first) = encoded else {
-        return;
-    };
-    let again = match doc_of(selector) {
-        Doc::SendParams => {
-            v03::decode_send_params(first.clone()).map(|p| v03::encode_send_params(&p))
-        }
-        Doc::Task => v03::decode_task(first.clone()).map(|t| v03::encode_task(&t)),
-        Doc::Result => v03::decode_result(first.clone()).map(|r| v03::encode_result(&r)),
-        Doc::Message => {
-            v03::decode_message(first.clone(), "message").map(|m| v03::encode_message(&m))
-        }
-    };
-    match again {
-        Ok(again) => assert_eq!(again, first),
-        Err(e) => panic!("v0.3 JSON ddwire wrote does not decode: {e}\n{first}"),
-    }
+    a2a_codec(Binding::V03, data);
 }
 
-/// The A2A 1.0 codec (`wire::a2a::v10`), as [`a2a_v03`] checks v0.3; also `ListTasks` params.
+/// The A2A codec in 1.0, as [`a2a_v03`] checks v0.3; also `ListTasks` params.
 pub fn a2a_v10(data: &[u8]) {
+    a2a_codec(Binding::V10, data);
+}
+
+fn a2a_codec(binding: Binding, data: &[u8]) {
     let Some((&selector, bytes)) = data.split_first() else {
         return;
     };
     let Ok(value) = json::parse(bytes, Limits::DEFAULT) else {
         return;
     };
-    let _ = v10::decode_task_id(&value);
-    let _ = v10::decode_history_length(&value);
-    let _ = v10::decode_send_options(Some(&value));
-    let _ = v10::decode_list_params(&value);
-    let encoded = match doc_of(selector) {
-        Doc::SendParams => v10::decode_send_params(value).map(|p| v10::encode_send_params(&p)),
-        Doc::Task => v10::decode_task(value).map(|t| v10_task(&t)),
-        Doc::Result => v10::decode_result(value).map(|r| v10::encode_result(&r)),
-        Doc::Message => v10::decode_message(value, "message").map(|m| v10::encode_message(&m)),
+    let _ = codec::decode_task_id(binding, &value);
+    let _ = codec::decode_history_length(binding, &value);
+    let _ = codec::decode_send_options(binding, Some(&value));
+    if binding == Binding::V10 {
+        let _ = v10::decode_list_params(&value);
+    }
+    let round_trip = |value: Value| match doc_of(selector) {
+        Doc::SendParams => codec::decode_send_params(binding, value)
+            .map(|p| codec::encode_send_params(binding, &p)),
+        Doc::Task => codec::decode_task(binding, value).map(|t| codec::encode_task(binding, &t)),
+        Doc::Result => {
+            codec::decode_result(binding, value).map(|r| codec::encode_result(binding, &r))
+        }
+        Doc::Message => codec::decode_message(binding, value, "message")
+            .map(|m| codec::encode_message(binding, &m)),
     };
-    let Ok(first) = encoded else {
+    let Ok(first) = round_trip(value) else {
         return;
     };
-    let again = match doc_of(selector) {
-        Doc::SendParams => {
-            v10::decode_send_params(first.clone()).map(|p| v10::encode_send_params(&p))
-        }
-        Doc::Task => v10::decode_task(first.clone()).map(|t| v10_task(&t)),
-        Doc::Result => v10::decode_result(first.clone()).map(|r| v10::encode_result(&r)),
-        Doc::Message => {
-            v10::decode_message(first.clone(), "message").map(|m| v10::encode_message(&m))
-        }
-    };
-    match again {
+    match round_trip(first.clone()) {
         Ok(again) => assert_eq!(again, first),
-        Err(e) => panic!("1.0 JSON ddwire wrote does not decode: {e}\n{first}"),
+        Err(e) => panic!("{binding:?} JSON ddwire wrote does not decode: {e}\n{first}"),
     }
-}
-
-fn v10_task(task: &crate::wire::a2a::model::Task) -> Value {
-    serde_json::to_value(v10::Json(task)).expect("a task always serialises")
 }
 
 /// One Server-Sent Events stream as a client reads it, by the wire's reader (WHATWG HTML

@@ -9,7 +9,7 @@ use crate::wire::a2a::card::{
     EXTENSION_URI, MANIFEST_EXTENSION_URI, extension_params, jsonrpc_interfaces,
 };
 use crate::wire::a2a::model::{Message, Part, Role};
-use crate::wire::a2a::{Binding, v03, v10};
+use crate::wire::a2a::{Binding, codec::decode_message};
 use serde_json::{Map, Value, json};
 
 /// The card as fetched.
@@ -404,8 +404,10 @@ pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
 /// `parts`), or any other JSON document, sent as one data part.
 pub(crate) fn user_message(document: Value) -> Result<Message, CheckError> {
     if document.get("parts").is_some() {
-        return v03::decode_message(document.clone(), "message")
-            .or_else(|e03| v10::decode_message(document, "message").map_err(|e10| (e03, e10)))
+        return decode_message(Binding::V03, document.clone(), "message")
+            .or_else(|e03| {
+                decode_message(Binding::V10, document, "message").map_err(|e10| (e03, e10))
+            })
             .map_err(|(e03, e10)| CheckError::BadMessage {
                 reason: format!(
                     "it is neither an A2A 0.3 message ({e03}) nor an A2A 1.0 message ({e10})"

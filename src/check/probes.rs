@@ -12,8 +12,9 @@ use crate::contract::spec::AgentSpec;
 use crate::wire::WireError;
 use crate::wire::a2a::card::EXTENSION_URI;
 use crate::wire::a2a::client::Target;
+use crate::wire::a2a::codec::{decode_result, decode_task, encode_send_params};
 use crate::wire::a2a::model::{Message, SendParams, SendResult, Task, TaskState};
-use crate::wire::a2a::{Binding, CARD_PATH, LEGACY_CARD_PATH, artifact, v03, v10};
+use crate::wire::a2a::{Binding, CARD_PATH, LEGACY_CARD_PATH, Operation, artifact, v10};
 use crate::wire::jsonrpc;
 use serde_json::{Value, json};
 
@@ -320,13 +321,6 @@ fn expect_error(sent: &Sent, code: i64, name: &str) -> Outcome {
             "expected error {code} ({name}); got {}",
             answer.describe()
         )),
-    }
-}
-
-fn get_method(binding: Binding) -> &'static str {
-    match binding {
-        Binding::V03 => v03::GET_TASK,
-        Binding::V10 => v10::GET_TASK,
     }
 }
 
@@ -701,7 +695,7 @@ fn invalid_params(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
         &t.url,
         t.binding,
         &fresh_id(),
-        get_method(t.binding),
+        t.binding.method(Operation::GetTask),
         json!({}),
     );
     expect_error(&sent, jsonrpc::INVALID_PARAMS, "Invalid params")
@@ -715,10 +709,13 @@ fn id_echo(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     let mut problems = Vec::new();
     for id in [json!(7), json!("7")] {
         let params = json!({ "id": unknown_task_id() });
-        let answer = match ctx
-            .wire
-            .call(&t.url, t.binding, &id, get_method(t.binding), params)
-        {
+        let answer = match ctx.wire.call(
+            &t.url,
+            t.binding,
+            &id,
+            t.binding.method(Operation::GetTask),
+            params,
+        ) {
             Ok(a) => a,
             Err(e) => return no_answer(&e),
         };
@@ -746,7 +743,7 @@ fn notification(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
         Err(o) => return o,
     };
     // A harmless call: getting a task that does not exist.
-    let body = json!({"jsonrpc": "2.0", "method": get_method(t.binding), "params": {"id": unknown_task_id()}});
+    let body = json!({"jsonrpc": "2.0", "method": t.binding.method(Operation::GetTask), "params": {"id": unknown_task_id()}});
     match ctx
         .wire
         .post(&t.url, t.binding, body.to_string().into_bytes(), &[])
@@ -763,7 +760,7 @@ fn batch(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
         Err(o) => return o,
     };
     let ids = [fresh_id(), fresh_id()];
-    let method = get_method(t.binding);
+    let method = t.binding.method(Operation::GetTask);
     let body = Value::Array(
         ids.iter()
             .map(|id| jsonrpc::request(id, method, json!({ "id": unknown_task_id() })))
@@ -906,10 +903,8 @@ fn send(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
         configuration: None,
         metadata: None,
     };
-    let (method, params) = match t.binding {
-        Binding::V03 => (v03::SEND, v03::encode_send_params(&params)),
-        Binding::V10 => (v10::SEND, v10::encode_send_params(&params)),
-    };
+    let method = t.binding.method(Operation::Send);
+    let params = encode_send_params(t.binding, &params);
     let id = fresh_id();
     let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
         Ok(a) => a,
@@ -944,11 +939,7 @@ fn send(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
             answer.describe()
         ));
     };
-    let decoded = match t.binding {
-        Binding::V03 => v03::decode_result(result),
-        Binding::V10 => v10::decode_result(result),
-    };
-    match decoded {
+    match decode_result(t.binding, result) {
         Err(e) => Outcome::Violation(format!(
             "the result is not an A2A {} task or message: {e}: {}",
             t.binding.version(),
@@ -1008,7 +999,7 @@ fn get_task(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
         &t.url,
         t.binding,
         &fresh_id(),
-        get_method(t.binding),
+        t.binding.method(Operation::GetTask),
         json!({ "id": task.id }),
     ) {
         Ok(a) => a,
@@ -1026,11 +1017,7 @@ fn get_task(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     let Some(result) = doc.get("result").cloned() else {
         return Outcome::Violation(format!("expected a task; got {}", answer.describe()));
     };
-    let decoded = match t.binding {
-        Binding::V03 => v03::decode_task(result),
-        Binding::V10 => v10::decode_task(result),
-    };
-    match decoded {
+    match decode_task(t.binding, result) {
         Err(e) => Outcome::Violation(format!(
             "the result is not an A2A {} task: {e}: {}",
             t.binding.version(),
@@ -1061,7 +1048,7 @@ fn task_not_found(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
         &t.url,
         t.binding,
         &fresh_id(),
-        get_method(t.binding),
+        t.binding.method(Operation::GetTask),
         json!({ "id": unknown_task_id() }),
     );
     expect_error(&sent, jsonrpc::TASK_NOT_FOUND, "TaskNotFoundError")
@@ -1120,10 +1107,8 @@ fn streaming(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
         configuration: None,
         metadata: None,
     };
-    let (method, params) = match t.binding {
-        Binding::V03 => (v03::STREAM, v03::encode_send_params(&params)),
-        Binding::V10 => (v10::STREAM, v10::encode_send_params(&params)),
-    };
+    let method = t.binding.method(Operation::Stream);
+    let params = encode_send_params(t.binding, &params);
     let id = fresh_id();
     let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
         Ok(a) => a,

@@ -90,7 +90,7 @@ pub(crate) fn call(
             .unwrap_or_else(|| {
                 format!(
                     "{id} task ended in {}, not completed",
-                    crate::wire::a2a::v10::state_name(task.status.state)
+                    crate::wire::a2a::Binding::V10.state_name(task.status.state)
                 )
             })
             .into());

@@ -1,6 +1,6 @@
 //! Carrying a call between bindings: a caller's v0.3 call to a peer that offers 1.0 only (or
-//! the other way round) is read with the caller's codec into ddwire's one A2A model and written
-//! with the peer's, and the answer back the same way (A2A 1.0 §9 and v0.3 §3.2: the same
+//! the other way round) is read in the caller's binding into ddwire's one A2A model and written
+//! in the peer's, and the answer back the same way (A2A 1.0 §9 and v0.3 §3.2: the same
 //! operations, spelled differently).
 //!
 //! Translated: sends and streams (the message, its metadata, and the send configuration's
@@ -11,10 +11,12 @@
 //! are not translated: the peer must offer the caller's binding.
 
 use super::call::Kind;
+use crate::wire::a2a::codec::{
+    decode_result, decode_send_params, decode_task, encode_result, encode_send_params, encode_task,
+};
 use crate::wire::a2a::error::DecodeError;
-use crate::wire::a2a::model::SendParams;
 use crate::wire::a2a::stream::StreamEvent;
-use crate::wire::a2a::{Binding, v03, v10};
+use crate::wire::a2a::{Binding, Operation};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -38,17 +40,14 @@ impl fmt::Display for Untranslated {
 
 /// The method `kind` is called in `binding`, when the relay translates it.
 pub(crate) fn method(kind: Kind, binding: Binding) -> Option<&'static str> {
-    Some(match (kind, binding) {
-        (Kind::Send, Binding::V03) => v03::SEND,
-        (Kind::Send, Binding::V10) => v10::SEND,
-        (Kind::Stream, Binding::V03) => v03::STREAM,
-        (Kind::Stream, Binding::V10) => v10::STREAM,
-        (Kind::Get, Binding::V03) => v03::GET_TASK,
-        (Kind::Get, Binding::V10) => v10::GET_TASK,
-        (Kind::Cancel, Binding::V03) => v03::CANCEL_TASK,
-        (Kind::Cancel, Binding::V10) => v10::CANCEL_TASK,
+    let operation = match kind {
+        Kind::Send => Operation::Send,
+        Kind::Stream => Operation::Stream,
+        Kind::Get => Operation::GetTask,
+        Kind::Cancel => Operation::CancelTask,
         _ => return None,
-    })
+    };
+    Some(binding.method(operation))
 }
 
 /// A call's params, written for `to`. The error says what in them could not be read.
@@ -60,20 +59,13 @@ pub(crate) fn params(
 ) -> Result<Value, Untranslated> {
     match kind {
         Kind::Send | Kind::Stream => {
-            let mut p: SendParams = match from {
-                Binding::V03 => v03::decode_send_params(params),
-                Binding::V10 => v10::decode_send_params(params),
-            }
-            .map_err(Untranslated::Decode)?;
+            let mut p = decode_send_params(from, params).map_err(Untranslated::Decode)?;
             p.configuration = Some(Value::Object(configuration(
                 p.configuration.as_ref(),
                 from,
                 to,
             )));
-            Ok(match to {
-                Binding::V03 => v03::encode_send_params(&p),
-                Binding::V10 => v10::encode_send_params(&p),
-            })
+            Ok(encode_send_params(to, &p))
         }
         // `{"id", "historyLength"?, "metadata"?}` in both.
         Kind::Get | Kind::Cancel => {
@@ -122,32 +114,13 @@ pub(crate) fn result(
 ) -> Result<Value, Untranslated> {
     match kind {
         Kind::Send => {
-            let r = match from {
-                Binding::V03 => v03::decode_result(result),
-                Binding::V10 => v10::decode_result(result),
-            }
-            .map_err(Untranslated::Decode)?;
-            Ok(match to {
-                Binding::V03 => v03::encode_result(&r),
-                Binding::V10 => v10::encode_result(&r),
-            })
+            let r = decode_result(from, result).map_err(Untranslated::Decode)?;
+            Ok(encode_result(to, &r))
         }
+        // Both answer the Task itself, which 1.0 does not wrap as it wraps a send's.
         Kind::Get | Kind::Cancel => {
-            let task = match from {
-                Binding::V03 => v03::decode_task(result),
-                Binding::V10 => v10::decode_task(result),
-            }
-            .map_err(Untranslated::Decode)?;
-            Ok(match to {
-                Binding::V03 => v03::encode_task(&task),
-                // GetTask answers the Task itself, not the send's `{"task": …}`.
-                Binding::V10 => {
-                    v10::encode_result(&crate::wire::a2a::model::SendResult::Task(task))
-                        .get_mut("task")
-                        .map(Value::take)
-                        .unwrap_or(Value::Null)
-                }
-            })
+            let task = decode_task(from, result).map_err(Untranslated::Decode)?;
+            Ok(encode_task(to, &task))
         }
         _ => Ok(result),
     }

@@ -8,11 +8,12 @@
 
 use ddwire::contract::input_hash;
 use ddwire::wire::WireError;
+use ddwire::wire::a2a::codec::{self, Json};
 use ddwire::wire::a2a::endpoint::{CallContext, Endpoint, Execute, Plan, Reply, TaskPlan, Work};
 use ddwire::wire::a2a::model::{
     Artifact, Message, Part, Role, SendParams, SendResult, Task, TaskState, TaskStatus,
 };
-use ddwire::wire::a2a::{Binding, v03, v10};
+use ddwire::wire::a2a::{Binding, Operation, v03, v10};
 use ddwire::wire::http::{Body, Request};
 use ddwire::wire::jsonrpc::{self, Incoming};
 use serde_json::{Map, Value, json};
@@ -293,11 +294,7 @@ fn answered_task(sdk: Sdk, case: Case) -> Task {
 }
 
 fn decode_send_params(sdk: Sdk, params: Value) -> SendParams {
-    match sdk.binding() {
-        Binding::V03 => v03::decode_send_params(params),
-        Binding::V10 => v10::decode_send_params(params),
-    }
-    .unwrap_or_else(|e| panic!("{sdk:?}: {e}"))
+    codec::decode_send_params(sdk.binding(), params).unwrap_or_else(|e| panic!("{sdk:?}: {e}"))
 }
 
 fn parse_call(body: &str) -> jsonrpc::Call {
@@ -310,10 +307,7 @@ fn parse_call(body: &str) -> jsonrpc::Call {
 // --- (a) client requests -----------------------------------------------------------------------
 
 fn assert_client_requests_decode(sdk: Sdk) {
-    let send_method = match sdk.binding() {
-        Binding::V03 => v03::SEND,
-        Binding::V10 => v10::SEND,
-    };
+    let send_method = sdk.binding().method(Operation::Send);
     for case in [Case::SendCompleted, Case::SendFailed] {
         let line = line(sdk, case, "client-request");
         let call = parse_call(&line.body);
@@ -336,11 +330,11 @@ fn assert_client_requests_decode(sdk: Sdk) {
     let id = match sdk.binding() {
         Binding::V03 => {
             assert_eq!(call.method, v03::GET_TASK);
-            v03::decode_task_id(&call.params)
+            codec::decode_task_id(Binding::V03, &call.params)
         }
         Binding::V10 => {
             assert_eq!(call.method, v10::GET_TASK);
-            v10::decode_task_id(&call.params)
+            codec::decode_task_id(Binding::V10, &call.params)
         }
     };
     assert_eq!(id.unwrap(), UNKNOWN_TASK_ID);
@@ -398,7 +392,7 @@ fn the_request_metadata_carries_ddwires_hash_of_the_input() {
 fn a2a_sdk_1_3_sends_data_numbers_as_doubles_and_ddwire_keeps_them_as_read() {
     let l = line(Sdk::A2a13, Case::SendCompleted, "client-request");
     assert!(l.body.contains(r#""max_words":12.0"#));
-    let params = v10::decode_send_params(parse_call(&l.body).params).unwrap();
+    let params = codec::decode_send_params(Binding::V10, parse_call(&l.body).params).unwrap();
     let data = params.message.data_parts()[0];
     assert_eq!(data["input"]["max_words"].to_string(), "12.0");
     // The 0.3.26 client sends the integer as it was given, and so does ddwire in either
@@ -406,7 +400,10 @@ fn a2a_sdk_1_3_sends_data_numbers_as_doubles_and_ddwire_keeps_them_as_read() {
     let l = line(Sdk::A2a03, Case::SendCompleted, "client-request");
     assert!(l.body.contains(r#""max_words":12}"#));
     let message = sent_message(Sdk::A2a03, Case::SendCompleted);
-    for encoded in [v03::encode_message(&message), v10::encode_message(&message)] {
+    for encoded in [
+        codec::encode_message(Binding::V03, &message),
+        codec::encode_message(Binding::V10, &message),
+    ] {
         assert_eq!(
             encoded["parts"][0]["data"]["input"]["max_words"].to_string(),
             "12"
@@ -425,17 +422,17 @@ fn assert_server_responses_decode(sdk: Sdk) {
             .unwrap_or_else(|e| panic!("{sdk:?} {case:?}: {e}"));
         let want = answered_task(sdk, case);
         let (decoded, task_json) = match sdk.binding() {
-            Binding::V03 => (v03::decode_result(result.clone()), result),
-            Binding::V10 => (v10::decode_result(result.clone()), result["task"].clone()),
+            Binding::V03 => (codec::decode_result(Binding::V03, result.clone()), result),
+            Binding::V10 => (
+                codec::decode_result(Binding::V10, result.clone()),
+                result["task"].clone(),
+            ),
         };
         let Ok(SendResult::Task(task)) = decoded else {
             panic!("{sdk:?} {case:?}: not a task: {decoded:?}")
         };
         assert_eq!(task, want, "{sdk:?} {case:?}");
-        let again = match sdk.binding() {
-            Binding::V03 => v03::decode_task(task_json),
-            Binding::V10 => v10::decode_task(task_json),
-        };
+        let again = codec::decode_task(sdk.binding(), task_json);
         assert_eq!(again.unwrap(), want, "{sdk:?} {case:?}");
         match case {
             Case::SendCompleted => {
@@ -503,10 +500,8 @@ fn every_sdks_answer_for_an_unknown_task_reads_as_task_not_found() {
 
 /// ddwire's encoding of a task, as the `result` of `message/send` / `SendMessage`.
 fn ddwire_result(sdk: Sdk, task: &Task) -> Value {
-    match sdk.binding() {
-        Binding::V03 => serde_json::to_value(v03::Json(task)).unwrap(),
-        Binding::V10 => serde_json::to_value(v10::TaskResult(task)).unwrap(),
-    }
+    let result = SendResult::Task(task.clone());
+    serde_json::to_value(Json(sdk.binding(), &result)).unwrap()
 }
 
 fn assert_ddwire_encodes_the_same_task(sdk: Sdk) {
@@ -522,11 +517,11 @@ fn assert_ddwire_encodes_the_same_task(sdk: Sdk) {
         // The codec's tree-building functions agree with its streaming serialiser.
         match sdk.binding() {
             Binding::V03 => assert_eq!(
-                v03::encode_result(&SendResult::Task(task)),
+                codec::encode_result(Binding::V03, &SendResult::Task(task)),
                 sdk_body["result"]
             ),
             Binding::V10 => assert_eq!(
-                v10::encode_result(&SendResult::Task(task)),
+                codec::encode_result(Binding::V10, &SendResult::Task(task)),
                 sdk_body["result"]
             ),
         }
@@ -687,11 +682,7 @@ fn ddwire_writes_the_request_each_sdk_client_wrote_but_for_its_configuration() {
             let rpc_id = json!(case.ids().rpc);
             let ours = match (case, sdk.binding()) {
                 (Case::GetUnknownTask, b) => {
-                    let method = if b == Binding::V03 {
-                        v03::GET_TASK
-                    } else {
-                        v10::GET_TASK
-                    };
+                    let method = b.method(Operation::GetTask);
                     // As `A2aClient::get_task` writes it.
                     jsonrpc::request(&rpc_id, method, json!({ "id": UNKNOWN_TASK_ID }))
                 }
@@ -701,10 +692,8 @@ fn ddwire_writes_the_request_each_sdk_client_wrote_but_for_its_configuration() {
                         configuration: None,
                         metadata: None,
                     };
-                    let (method, mut params) = match b {
-                        Binding::V03 => (v03::SEND, v03::encode_send_params(&params)),
-                        Binding::V10 => (v10::SEND, v10::encode_send_params(&params)),
-                    };
+                    let method = b.method(Operation::Send);
+                    let mut params = codec::encode_send_params(b, &params);
                     // `configuration` differs by design, and only it: ddwire's calls are always
                     // blocking and ask for JSON output; the SDKs' defaults leave the modes open.
                     let sdk_configuration = theirs["params"]

@@ -9,8 +9,9 @@
 //! A client given a [`Signer`] ([`A2aClient::signed`]) signs every JSON-RPC call it sends
 //! (see [`crate::wire::sign`]); card fetches are never signed, since a card is public.
 
+use super::codec::{decode_result, decode_task, encode_send_params};
 use super::model::{Message, SendParams, SendResult, Task};
-use super::{Binding, CARD_PATH, LEGACY_CARD_PATH, card::EXTENSION_URI, v03, v10};
+use super::{Binding, CARD_PATH, LEGACY_CARD_PATH, Operation, card::EXTENSION_URI, v10};
 use crate::wire::WireError;
 use crate::wire::http::client::{ClientRequest, HttpClient};
 use crate::wire::jsonrpc;
@@ -142,16 +143,10 @@ impl A2aClient {
             configuration: None,
             metadata: None,
         };
-        let (method, params) = match target.binding {
-            Binding::V03 => (v03::SEND, v03::encode_send_params(&params)),
-            Binding::V10 => (v10::SEND, v10::encode_send_params(&params)),
-        };
+        let method = target.binding.method(Operation::Send);
+        let params = encode_send_params(target.binding, &params);
         let result = self.call(target, method, params, extra_headers, timeout)?;
-        match target.binding {
-            Binding::V03 => v03::decode_result(result),
-            Binding::V10 => v10::decode_result(result),
-        }
-        .map_err(|e| {
+        decode_result(target.binding, result).map_err(|e| {
             WireError::protocol(Some(&target.url), format!("the reply is outside A2A: {e}"))
         })
     }
@@ -175,17 +170,9 @@ impl A2aClient {
 
     /// `tasks/get` / `GetTask`.
     pub fn get_task(&self, target: &Target, task_id: &str, timeout: Duration) -> Result<Task> {
-        let method = if target.binding == Binding::V03 {
-            v03::GET_TASK
-        } else {
-            v10::GET_TASK
-        };
+        let method = target.binding.method(Operation::GetTask);
         let result = self.call(target, method, json!({ "id": task_id }), &[], timeout)?;
-        match target.binding {
-            Binding::V03 => v03::decode_task(result),
-            Binding::V10 => v10::decode_task(result),
-        }
-        .map_err(|e| {
+        decode_task(target.binding, result).map_err(|e| {
             WireError::protocol(Some(&target.url), format!("the task is outside A2A: {e}"))
         })
     }

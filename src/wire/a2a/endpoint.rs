@@ -59,6 +59,9 @@ pub(crate) use super::error::A2aError;
 use super::error::DecodeError;
 pub(crate) use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, TaskStore};
 
+use super::codec::{
+    decode_history_length, decode_send_options, decode_send_params, decode_task_id,
+};
 use super::model::{Message, SendOptions, SendParams, Task, TaskState};
 use super::stream::StreamEvent;
 use super::{Binding, card::EXTENSION_URI, v03, v10};
@@ -453,11 +456,7 @@ impl Endpoint {
             streaming: true,
         };
         if method == v03::RESUBSCRIBE || method == v10::SUBSCRIBE {
-            let id = match binding {
-                Binding::V03 => v03::decode_task_id(&call.params),
-                Binding::V10 => v10::decode_task_id(&call.params),
-            }
-            .map_err(invalid)?;
+            let id = decode_task_id(binding, &call.params).map_err(invalid)?;
             // The same rule as GetTask: another principal's task, running or ended, is not
             // found (so "terminal" can never tell that it exists).
             self.check_visible(&id, &ctx)?;
@@ -476,16 +475,8 @@ impl Endpoint {
             };
             return Ok((StreamEvent::Task(Arc::unwrap_or_clone(task)), Some(events)));
         }
-        let (params, options) = match binding {
-            Binding::V03 => (
-                v03::decode_send_params(call.params.clone()).map_err(invalid)?,
-                v03::decode_send_options(call.params.get("configuration"))?,
-            ),
-            Binding::V10 => (
-                v10::decode_send_params(call.params.clone()).map_err(invalid)?,
-                v10::decode_send_options(call.params.get("configuration"))?,
-            ),
-        };
+        let params = decode_send_params(binding, call.params.clone()).map_err(invalid)?;
+        let options = decode_send_options(binding, call.params.get("configuration"))?;
         match self.send(params, options, ctx, Mode::Stream)? {
             Answer::Stream(task, events) => {
                 Ok((StreamEvent::Task(Arc::unwrap_or_clone(task)), Some(events)))
@@ -551,45 +542,28 @@ impl Endpoint {
         let invalid = |e: DecodeError| A2aError::invalid("", e.to_string());
         let method = call.method.as_str();
         let answer = match binding {
-            Binding::V03 if method == v03::SEND => {
+            _ if method == v03::SEND || method == v10::SEND => {
                 let (options, params) = match read {
                     // The same configuration the general reader would find in the params.
                     Some(params) => (
-                        v03::decode_send_options(params.configuration.as_ref())?,
+                        decode_send_options(binding, params.configuration.as_ref())?,
                         params,
                     ),
                     None => (
-                        v03::decode_send_options(call.params.get("configuration"))?,
-                        v03::decode_send_params(call.params).map_err(invalid)?,
+                        decode_send_options(binding, call.params.get("configuration"))?,
+                        decode_send_params(binding, call.params).map_err(invalid)?,
                     ),
                 };
-                self.send(params, options, ctx, Mode::Once)?
-            }
-            Binding::V10 if method == v10::SEND => {
-                let options = v10::decode_send_options(call.params.get("configuration"))?;
-                let params = v10::decode_send_params(call.params).map_err(invalid)?;
                 self.send(params, options, ctx, Mode::Once)?
             }
             _ if method == v03::GET_TASK || method == v10::GET_TASK => {
-                let (id, history) = match binding {
-                    Binding::V03 => (
-                        v03::decode_task_id(&call.params).map_err(invalid)?,
-                        v03::decode_history_length(&call.params)?,
-                    ),
-                    Binding::V10 => (
-                        v10::decode_task_id(&call.params).map_err(invalid)?,
-                        v10::decode_history_length(&call.params)?,
-                    ),
-                };
+                let id = decode_task_id(binding, &call.params).map_err(invalid)?;
+                let history = decode_history_length(binding, &call.params)?;
                 self.check_visible(&id, &ctx)?;
                 Answer::Task(self.find(&id)?, history)
             }
             _ if method == v03::CANCEL_TASK || method == v10::CANCEL_TASK => {
-                let id = match binding {
-                    Binding::V03 => v03::decode_task_id(&call.params),
-                    Binding::V10 => v10::decode_task_id(&call.params),
-                }
-                .map_err(invalid)?;
+                let id = decode_task_id(binding, &call.params).map_err(invalid)?;
                 self.check_visible(&id, &ctx)?;
                 Answer::Task(self.cancel(&id)?, None)
             }

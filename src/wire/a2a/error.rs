@@ -271,7 +271,7 @@ impl std::error::Error for A2aError {}
 /// A state as the 1.0 enum names it (`TASK_STATE_COMPLETED`), the spelling both SDKs' messages
 /// use.
 fn state_label(state: TaskState) -> &'static str {
-    super::v10::state_name(state)
+    super::Binding::V10.state_name(state)
 }
 
 #[cfg(test)]

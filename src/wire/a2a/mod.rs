@@ -1,7 +1,11 @@
 //! A2A over JSON-RPC, both bindings on one endpoint.
 //!
 //! - [`model`]: one model of messages, parts, tasks and artifacts.
-//! - `v03` and `v10`: thin codecs between that model and each binding's JSON.
+//! - `codec`: the one writer and reader between that model and either binding's JSON, told
+//!   the binding; [`Binding`] spells what differs by name (methods, versions, enum names).
+//! - `v03` and `v10`: what only one binding has: its method names, how it tells a part's type
+//!   (`kind` against a oneof), the options of its send, its reading of task ids; and for v0.3
+//!   the typed reader of `message/send`, for 1.0 `ListTasks`.
 //! - [`card`]: agent cards that both SDK generations read, with the Data Director extension.
 //! - `endpoint`: the server side: JSON-RPC dispatch, version negotiation, the task rules,
 //!   non-blocking sends.
@@ -15,6 +19,7 @@
 
 pub mod card;
 pub mod client;
+pub(crate) mod codec;
 pub(crate) mod endpoint;
 pub(crate) mod error;
 pub(crate) mod health;
@@ -26,6 +31,9 @@ pub(crate) mod v10;
 
 pub use endpoint::SIGNATURE_REFUSED;
 pub use tasks::{Progress, Reply};
+
+use model::{Role, TaskState};
+use serde_json::Value;
 
 /// Where an A2A endpoint is served, and the agent card.
 pub const JSONRPC_PATH: &str = "/a2a";
@@ -84,7 +92,10 @@ pub mod artifact {
     pub const ENVELOPE_JSON: &str = "envelope-json";
 }
 
-/// Which A2A binding a request or a peer speaks.
+/// Which A2A binding a request or a peer speaks. The two bindings carry one model
+/// ([`model`]) and are written and read by one codec (`codec`); what differs between them is
+/// spelled here (method names, versions, enum names) and, where the specifications shape an
+/// object differently, in `v03` and `v10`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binding {
     /// A2A v0.3: `message/send`, `kind` discriminators.
@@ -92,6 +103,51 @@ pub enum Binding {
     /// A2A 1.0: `SendMessage`, ProtoJSON, `A2A-Version: 1.0`.
     V10,
 }
+
+/// An operation both bindings define, each under a name of its own (A2A 1.0 §9.4, v0.3 §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Operation {
+    /// `message/send`, `SendMessage`.
+    Send,
+    /// `message/stream`, `SendStreamingMessage`.
+    Stream,
+    /// `tasks/get`, `GetTask`.
+    GetTask,
+    /// `tasks/cancel`, `CancelTask`.
+    CancelTask,
+}
+
+/// Each task state as the bindings spell it, in the order of [`TaskState`]'s variants: v0.3's
+/// name (0.3 §6.3), 1.0's ProtoJSON name and its enum number (1.0 §4.1.3; ProtoJSON reads
+/// either).
+const STATES: [(TaskState, &str, &str, i64); 9] = [
+    (TaskState::Submitted, "submitted", "TASK_STATE_SUBMITTED", 1),
+    (TaskState::Working, "working", "TASK_STATE_WORKING", 2),
+    (
+        TaskState::InputRequired,
+        "input-required",
+        "TASK_STATE_INPUT_REQUIRED",
+        6,
+    ),
+    (TaskState::Completed, "completed", "TASK_STATE_COMPLETED", 3),
+    (TaskState::Canceled, "canceled", "TASK_STATE_CANCELED", 5),
+    (TaskState::Failed, "failed", "TASK_STATE_FAILED", 4),
+    (TaskState::Rejected, "rejected", "TASK_STATE_REJECTED", 7),
+    (
+        TaskState::AuthRequired,
+        "auth-required",
+        "TASK_STATE_AUTH_REQUIRED",
+        8,
+    ),
+    (TaskState::Unknown, "unknown", "TASK_STATE_UNSPECIFIED", 0),
+];
+
+/// Each role as the bindings spell it, in the order of [`Role`]'s variants: v0.3's name (0.3
+/// §6.4 `Message.role`), 1.0's ProtoJSON name and its enum number (1.0 §4.1.5).
+const ROLES: [(Role, &str, &str, i64); 2] = [
+    (Role::User, "user", "ROLE_USER", 1),
+    (Role::Agent, "agent", "ROLE_AGENT", 2),
+];
 
 impl Binding {
     /// The binding a JSON-RPC method belongs to, if it is an A2A method.
@@ -107,93 +163,105 @@ impl Binding {
 
     /// The version header value this binding sends (`A2A-Version`).
     pub fn version(self) -> &'static str {
-        match self {
-            Binding::V03 => "0.3",
-            Binding::V10 => v10::PROTOCOL_VERSION,
-        }
+        self.pick("0.3", v10::PROTOCOL_VERSION)
     }
 
     /// The extensions header this binding uses.
     pub fn extensions_header(self) -> &'static str {
+        self.pick("X-A2A-Extensions", "A2A-Extensions")
+    }
+
+    /// What this binding calls `operation`.
+    pub(crate) fn method(self, operation: Operation) -> &'static str {
+        let (v03, v10) = match operation {
+            Operation::Send => (v03::SEND, v10::SEND),
+            Operation::Stream => (v03::STREAM, v10::STREAM),
+            Operation::GetTask => (v03::GET_TASK, v10::GET_TASK),
+            Operation::CancelTask => (v03::CANCEL_TASK, v10::CANCEL_TASK),
+        };
+        self.pick(v03, v10)
+    }
+
+    /// The name of a task state (`completed`, `TASK_STATE_COMPLETED`).
+    #[inline]
+    pub(crate) fn state_name(self, state: TaskState) -> &'static str {
+        let (_, v03, v10, _) = STATES[state as usize];
+        self.pick(v03, v10)
+    }
+
+    /// The task state `v` names, in this binding's spelling (1.0: or its number).
+    pub(crate) fn state_from(self, v: &Value) -> Option<TaskState> {
+        self.spelled(&STATES, v)
+    }
+
+    /// The name of a role (`user`, `ROLE_USER`).
+    #[inline]
+    pub(crate) fn role_name(self, role: Role) -> &'static str {
+        let (_, v03, v10, _) = ROLES[role as usize];
+        self.pick(v03, v10)
+    }
+
+    /// The role `v` names, in this binding's spelling (1.0: or its number).
+    pub(crate) fn role_from(self, v: &Value) -> Option<Role> {
+        self.spelled(&ROLES, v)
+    }
+
+    /// `v03` or `v10`, whichever is this binding's.
+    #[inline]
+    fn pick<T>(self, v03: T, v10: T) -> T {
         match self {
-            Binding::V03 => "X-A2A-Extensions",
-            Binding::V10 => "A2A-Extensions",
+            Binding::V03 => v03,
+            Binding::V10 => v10,
         }
     }
-}
 
-/// Write a list field only when it has items (both bindings leave empty lists out).
-fn list<M: serde::ser::SerializeMap>(m: &mut M, key: &str, v: &[String]) -> Result<(), M::Error> {
-    if v.is_empty() {
-        Ok(())
-    } else {
-        m.serialize_entry(key, v)
-    }
-}
-
-// Decoding helpers both bindings share. Decoders take their JSON by value and move what they
-// keep out of it: a data part can be large, and a copy would cost as much as the parse.
-
-/// `v` as an object, or an error naming `at`.
-fn object(
-    v: serde_json::Value,
-    at: &str,
-) -> Result<serde_json::Map<String, serde_json::Value>, error::DecodeError> {
-    match v {
-        serde_json::Value::Object(m) => Ok(m),
-        _ => Err(error::DecodeError::new(at, "must be an object")),
-    }
-}
-
-/// The strings of a JSON array (anything else in it, or a value that is no array, is none).
-fn strings(v: Option<serde_json::Value>) -> Vec<String> {
-    match v {
-        Some(serde_json::Value::Array(a)) => a
-            .into_iter()
-            .filter_map(|v| match v {
-                serde_json::Value::String(s) => Some(s),
-                _ => None,
+    /// The entry of an enum `table` whose name in this binding is `v` (1.0: or whose number).
+    fn spelled<T: Copy>(self, table: &[(T, &str, &str, i64)], v: &Value) -> Option<T> {
+        table
+            .iter()
+            .find(|(_, v03, v10, number)| match self {
+                Binding::V03 => v.as_str() == Some(v03),
+                Binding::V10 => v.as_str() == Some(v10) || v.as_i64() == Some(*number),
             })
-            .collect(),
-        _ => Vec::new(),
+            .map(|entry| entry.0)
     }
 }
 
-/// A model view as a JSON value.
-fn to_value<T: serde::Serialize>(v: T) -> serde_json::Value {
-    serde_json::to_value(v).expect("a model value always serialises")
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// A count parameter (`historyLength`, `pageSize`): absent, or a non-negative integer that an
-/// `int32` holds (ProtoJSON also writes integers as strings). Anything else is refused.
-pub(crate) fn count_param(
-    v: Option<&serde_json::Value>,
-    field: &str,
-) -> Result<Option<usize>, error::A2aError> {
-    use serde_json::Value;
-    let n = match v {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Number(n)) => n.as_i64().or_else(|| {
-            // 5.0 is an integer to a protobuf parser; 5.5 is not.
-            n.as_f64()
-                .filter(|f| f.fract() == 0.0 && f.abs() < 1e15)
-                .map(|f| f as i64)
-        }),
-        Some(Value::String(s)) => s.trim().parse::<i64>().ok(),
-        Some(_) => None,
-    };
-    match n {
-        Some(n) if n < 0 => Err(error::A2aError::invalid(
-            field,
-            format!("must be a non-negative integer, got {n}"),
-        )),
-        Some(n) if n <= i64::from(i32::MAX) => Ok(Some(n as usize)),
-        _ => Err(error::A2aError::invalid(
-            field,
-            format!(
-                "must be a non-negative integer, got {}",
-                v.map(|v| v.to_string()).unwrap_or_default()
-            ),
-        )),
+    #[test]
+    fn each_spelling_table_is_in_the_order_of_its_enums_variants() {
+        for (i, (state, ..)) in STATES.iter().enumerate() {
+            assert_eq!(*state as usize, i, "{state:?}");
+        }
+        for (i, (role, ..)) in ROLES.iter().enumerate() {
+            assert_eq!(*role as usize, i, "{role:?}");
+        }
+    }
+
+    #[test]
+    fn each_binding_reads_back_the_names_it_writes_and_1_0_reads_enum_numbers() {
+        for binding in [Binding::V03, Binding::V10] {
+            for (state, ..) in STATES {
+                let name = Value::from(binding.state_name(state));
+                assert_eq!(binding.state_from(&name), Some(state));
+            }
+            for (role, ..) in ROLES {
+                let name = Value::from(binding.role_name(role));
+                assert_eq!(binding.role_from(&name), Some(role));
+            }
+        }
+        assert_eq!(
+            Binding::V10.state_from(&Value::from(3)),
+            Some(TaskState::Completed)
+        );
+        assert_eq!(Binding::V03.state_from(&Value::from(3)), None);
+        assert_eq!(
+            Binding::V03.state_from(&Value::from("TASK_STATE_COMPLETED")),
+            None
+        );
+        assert_eq!(Binding::V10.role_from(&Value::from(2)), Some(Role::Agent));
     }
 }

@@ -1,8 +1,8 @@
 //! One model of A2A's objects, whatever binding carried them.
 //!
 //! A2A v0.3 and A2A 1.0 name the same things differently (`kind` discriminators and
-//! lower-case enums against ProtoJSON oneofs and `ROLE_USER`); the codecs in `super::v03`
-//! and `super::v10` translate between this model and each binding's JSON.
+//! lower-case enums against ProtoJSON oneofs and `ROLE_USER`); one codec (`super::codec`),
+//! told the binding, translates between this model and either binding's JSON.
 
 use serde_json::{Map, Value};
 
@@ -321,11 +321,7 @@ impl Task {
     /// A task from its JSON as `binding` writes it (the `result` of a send that made one, or
     /// of `tasks/get` / `GetTask`).
     pub fn from_json(json: Value, binding: super::Binding) -> Result<Task, crate::wire::WireError> {
-        match binding {
-            super::Binding::V03 => super::v03::decode_task(json),
-            super::Binding::V10 => super::v10::decode_task(json),
-        }
-        .map_err(|reason| {
+        super::codec::decode_task(binding, json).map_err(|reason| {
             crate::wire::WireError::protocol(None, format!("the task is outside A2A: {reason}"))
         })
     }
@@ -411,7 +407,7 @@ impl std::error::Error for ShapeError {}
 
 impl Message {
     /// The one check of a sent message's shape, whichever binding carried it: a non-empty
-    /// `messageId` and at least one part (each codec has already required `role`, and a
+    /// `messageId` and at least one part (the codec has already required `role`, and a
     /// `messageId` and `parts` of the right types). What the parts must hold is the
     /// receiver's own rule, checked after this one.
     pub(crate) fn check_shape(&self) -> Result<(), ShapeError> {
@@ -454,10 +450,7 @@ pub enum SendResult {
 impl SendResult {
     /// The `result` member of a send's JSON-RPC response, as `binding` writes it.
     pub fn to_json(&self, binding: super::Binding) -> Value {
-        match binding {
-            super::Binding::V03 => super::v03::encode_result(self),
-            super::Binding::V10 => super::v10::encode_result(self),
-        }
+        super::codec::encode_result(binding, self)
     }
 }
 

@@ -14,9 +14,9 @@
 //!
 //! v0.3's `TaskStatusUpdateEvent` carries `final` (true on the last event of the stream); 1.0's
 //! has no such field: a 1.0 stream ends when the task reaches a terminal or interrupted state
-//! (1.0 §3.1.2), and the 1.0 codec reads `final` from the state. The codecs are in `super::v03`
-//! and `super::v10`, beside the rest of each binding; the stream events of a2a-sdk 0.3.26 and
-//! 1.3.0, as this module's tests write them out, are their test vectors.
+//! (1.0 §3.1.2), and reading a 1.0 event takes `final` from the state. The one codec
+//! (`super::codec`) writes and reads them, beside the rest of each binding; the stream events
+//! of a2a-sdk 0.3.26 and 1.3.0, as this module's tests write them out, are its test vectors.
 
 use super::Binding;
 use super::error::DecodeError;
@@ -109,10 +109,8 @@ impl StreamEvent {
 
     /// The event as the `result` of a JSON-RPC response in `binding`, as JSON text.
     pub(crate) fn to_json_text(&self, binding: Binding) -> String {
-        match binding {
-            Binding::V03 => super::v03::encode_event(self),
-            Binding::V10 => super::v10::encode_event(self),
-        }
+        serde_json::to_string(&super::codec::Json(binding, self))
+            .expect("a model value always serialises")
     }
 
     /// The event as a JSON value (see [`StreamEvent::to_json_text`]).
@@ -123,10 +121,7 @@ impl StreamEvent {
 
     /// Read the `result` of one streamed response as `binding` writes it.
     pub(crate) fn from_json(v: Value, binding: Binding) -> Result<StreamEvent, DecodeError> {
-        match binding {
-            Binding::V03 => super::v03::decode_event(v),
-            Binding::V10 => super::v10::decode_event(v),
-        }
+        super::codec::decode_event(binding, v)
     }
 
     /// One SSE frame's `data` as a client reads it: a JSON-RPC response answering

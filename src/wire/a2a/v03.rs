@@ -1,20 +1,19 @@
-//! The A2A v0.3 JSON-RPC binding (A2A specification 0.3.0 §6–7, as a2a-sdk 0.3.26 speaks it):
-//! methods `message/send`, `tasks/get`, `tasks/cancel`; every object carries a `kind`
+//! What only the A2A v0.3 JSON-RPC binding has (A2A specification 0.3.0 §6–7, as a2a-sdk
+//! 0.3.26 speaks it): its method names, its parts told apart by `kind`, the `kind` of a
+//! streamed event, and the typed reader of `message/send`. The rest of the binding is the one
+//! codec (`super::codec`) told [`Binding::V03`]: every object carries a `kind`
 //! discriminator; roles and task states are lower-case.
 //!
-//! Reading is as lenient as the 0.3.26 server (a missing `kind` is told by shape); writing
-//! always sends `kind`, since other peers discriminate on it.
+//! Reading is as lenient as the 0.3.26 server (a missing `kind` is told by shape, except on a
+//! part); writing always sends `kind`, since other peers discriminate on it.
 
-use super::error::{A2aError, DecodeError};
-use super::model::{
-    Artifact, File, Message, Part, Role, SendOptions, SendParams, SendResult, Task, TaskState,
-    TaskStatus, TaskView,
-};
-use super::stream::{ArtifactUpdate, StatusUpdate, StreamEvent, ends_stream};
-use super::{count_param, list, object, strings, to_value};
+use super::Binding;
+use super::codec::{self, Fields};
+use super::error::DecodeError;
+use super::model::{File, Message, Part, Role, SendParams};
 use crate::json::Obj;
-use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::{Map, Value, json};
+use serde::ser::{Serialize, Serializer};
+use serde_json::{Map, Value};
 
 pub(crate) const SEND: &str = "message/send";
 pub(crate) const STREAM: &str = "message/stream";
@@ -35,406 +34,84 @@ pub(crate) const METHODS: &[&str] = &[
     "agent/getAuthenticatedExtendedCard",
 ];
 
-fn state_name(s: TaskState) -> &'static str {
-    match s {
-        TaskState::Submitted => "submitted",
-        TaskState::Working => "working",
-        TaskState::InputRequired => "input-required",
-        TaskState::Completed => "completed",
-        TaskState::Canceled => "canceled",
-        TaskState::Failed => "failed",
-        TaskState::Rejected => "rejected",
-        TaskState::AuthRequired => "auth-required",
-        TaskState::Unknown => "unknown",
-    }
-}
+/// A model value written as v0.3 JSON: the one writer, [`codec::Json`], told this binding.
+pub(crate) struct Json<'a, T: ?Sized>(pub &'a T);
 
-fn state_from(s: &str) -> Option<TaskState> {
-    [
-        TaskState::Submitted,
-        TaskState::Working,
-        TaskState::InputRequired,
-        TaskState::Completed,
-        TaskState::Canceled,
-        TaskState::Failed,
-        TaskState::Rejected,
-        TaskState::AuthRequired,
-        TaskState::Unknown,
-    ]
-    .into_iter()
-    .find(|st| state_name(*st) == s)
-}
-
-/// A model value written as v0.3 JSON, straight to the output (no intermediate tree).
-pub(crate) struct Json<'a, T>(pub &'a T);
-
-impl Serialize for Json<'_, Part> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(None)?;
-        let metadata = match self.0 {
-            Part::Text { text, metadata } => {
-                m.serialize_entry("kind", "text")?;
-                m.serialize_entry("text", text)?;
-                metadata
-            }
-            Part::Data { data, metadata } => {
-                m.serialize_entry("kind", "data")?;
-                m.serialize_entry("data", data)?;
-                metadata
-            }
-            Part::Encoded { json, metadata } => {
-                m.serialize_entry("kind", "data")?;
-                m.serialize_entry("data", json)?;
-                metadata
-            }
-            Part::File { file, metadata } => {
-                m.serialize_entry("kind", "file")?;
-                m.serialize_entry("file", &V03File(file))?;
-                metadata
-            }
-        };
-        opt(&mut m, "metadata", metadata)?;
-        m.end()
-    }
-}
-
-struct V03File<'a>(&'a File);
-
-impl Serialize for V03File<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let f = self.0;
-        let mut m = s.serialize_map(None)?;
-        opt(&mut m, "bytes", &f.bytes)?;
-        opt(&mut m, "uri", &f.uri)?;
-        opt(&mut m, "mimeType", &f.media_type)?;
-        opt(&mut m, "name", &f.name)?;
-        m.end()
-    }
-}
-
-impl Serialize for Json<'_, Message> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let msg = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("kind", "message")?;
-        m.serialize_entry("messageId", &msg.message_id)?;
-        m.serialize_entry(
-            "role",
-            if msg.role == Role::User {
-                "user"
-            } else {
-                "agent"
-            },
-        )?;
-        m.serialize_entry("parts", &Seq(&msg.parts))?;
-        opt(&mut m, "contextId", &msg.context_id)?;
-        opt(&mut m, "taskId", &msg.task_id)?;
-        list(&mut m, "referenceTaskIds", &msg.reference_task_ids)?;
-        list(&mut m, "extensions", &msg.extensions)?;
-        opt(&mut m, "metadata", &msg.metadata)?;
-        m.end()
-    }
-}
-
-impl Serialize for Json<'_, Artifact> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let a = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("artifactId", &a.artifact_id)?;
-        opt(&mut m, "name", &a.name)?;
-        opt(&mut m, "description", &a.description)?;
-        m.serialize_entry("parts", &Seq(&a.parts))?;
-        opt(&mut m, "metadata", &a.metadata)?;
-        m.end()
-    }
-}
-
-impl Serialize for Json<'_, TaskStatus> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let st = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("state", state_name(st.state))?;
-        if let Some(message) = &st.message {
-            m.serialize_entry("message", &Json(message))?;
-        }
-        opt(&mut m, "timestamp", &st.timestamp)?;
-        m.end()
-    }
-}
-
-impl Serialize for Json<'_, Task> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Json(&self.0.view(None, true)).serialize(s)
-    }
-}
-
-impl Serialize for Json<'_, TaskView<'_>> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let TaskView {
-            task: t,
-            history,
-            artifacts,
-        } = *self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("kind", "task")?;
-        m.serialize_entry("id", &t.id)?;
-        m.serialize_entry("contextId", &t.context_id)?;
-        m.serialize_entry("status", &Json(&t.status))?;
-        if artifacts && !t.artifacts.is_empty() {
-            m.serialize_entry("artifacts", &Seq(&t.artifacts))?;
-        }
-        if !history.is_empty() {
-            m.serialize_entry("history", &Seq(history))?;
-        }
-        opt(&mut m, "metadata", &t.metadata)?;
-        m.end()
-    }
-}
-
-/// `TaskStatusUpdateEvent` (0.3 §7.2.2): `final` is always written, as the 0.3 SDKs do.
-impl Serialize for Json<'_, StatusUpdate> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let u = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("kind", "status-update")?;
-        m.serialize_entry("taskId", &u.task_id)?;
-        m.serialize_entry("contextId", &u.context_id)?;
-        m.serialize_entry("status", &Json(&u.status))?;
-        m.serialize_entry("final", &u.is_final)?;
-        opt(&mut m, "metadata", &u.metadata)?;
-        m.end()
-    }
-}
-
-/// `TaskArtifactUpdateEvent` (0.3 §7.2.3): `append` and `lastChunk` only when true.
-impl Serialize for Json<'_, ArtifactUpdate> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let u = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("kind", "artifact-update")?;
-        m.serialize_entry("taskId", &u.task_id)?;
-        m.serialize_entry("contextId", &u.context_id)?;
-        m.serialize_entry("artifact", &Json(&u.artifact))?;
-        if u.append {
-            m.serialize_entry("append", &true)?;
-        }
-        if u.last_chunk {
-            m.serialize_entry("lastChunk", &true)?;
-        }
-        opt(&mut m, "metadata", &u.metadata)?;
-        m.end()
-    }
-}
-
-/// A slice of model values, each as v0.3 JSON.
-struct Seq<'a, T>(&'a [T]);
-
-impl<'a, T> Serialize for Seq<'a, T>
+impl<T: ?Sized> Serialize for Json<'_, T>
 where
-    Json<'a, T>: Serialize,
+    for<'b> codec::Json<'b, T>: Serialize,
 {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(Json))
+        codec::Json(Binding::V03, self.0).serialize(s)
     }
-}
-
-fn opt<M: SerializeMap, T: Serialize>(m: &mut M, key: &str, v: &Option<T>) -> Result<(), M::Error> {
-    match v {
-        Some(v) => m.serialize_entry(key, v),
-        None => Ok(()),
-    }
-}
-
-/// A message as v0.3 JSON.
-pub(crate) fn encode_message(m: &Message) -> Value {
-    to_value(Json(m))
-}
-
-/// A task as v0.3 JSON.
-pub(crate) fn encode_task(t: &Task) -> Value {
-    to_value(Json(t))
-}
-
-/// The `result` of `message/send`: the task or message itself.
-pub(crate) fn encode_result(r: &SendResult) -> Value {
-    match r {
-        SendResult::Task(t) => encode_task(t),
-        SendResult::Message(m) => encode_message(m),
-    }
-}
-
-/// A stream event as the `result` of a v0.3 streamed response, as JSON text: the object
-/// itself, told apart by `kind`.
-#[allow(dead_code)] // see `super::stream`
-pub(crate) fn encode_event(e: &StreamEvent) -> String {
-    let text = match e {
-        StreamEvent::Task(t) => serde_json::to_string(&Json(t)),
-        StreamEvent::Message(m) => serde_json::to_string(&Json(m)),
-        StreamEvent::Status(u) => serde_json::to_string(&Json(u)),
-        StreamEvent::Artifact(u) => serde_json::to_string(&Json(u)),
-    };
-    text.expect("a model value always serialises")
-}
-
-/// `message/send` params as v0.3 JSON, asking for a blocking call.
-pub(crate) fn encode_send_params(p: &SendParams) -> Value {
-    let mut obj = json!({
-        "message": encode_message(&p.message),
-        "configuration": p.configuration.clone().unwrap_or_else(|| json!({"blocking": true, "acceptedOutputModes": ["application/json"]})),
-    });
-    if let Some(m) = &p.metadata {
-        obj["metadata"] = Value::Object(m.clone());
-    }
-    obj
-}
-
-fn str_field(obj: &mut Map<String, Value>, key: &str, at: &str) -> Result<String, DecodeError> {
-    match obj.remove(key) {
-        Some(Value::String(s)) => Ok(s),
-        Some(_) => Err(DecodeError::new(format!("{at}.{key}"), "must be a string")),
-        None => Err(DecodeError::new(format!("{at}.{key}"), "is required")),
-    }
-}
-
-fn opt_str(obj: &mut Map<String, Value>, key: &str) -> Option<String> {
-    match obj.remove(key) {
-        Some(Value::String(s)) => Some(s),
-        _ => None,
-    }
-}
-
-fn opt_meta(
-    obj: &mut Map<String, Value>,
-    key: &str,
-    at: &str,
-) -> Result<Option<Map<String, Value>>, DecodeError> {
-    match obj.remove(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Object(m)) => Ok(Some(m)),
-        Some(_) => Err(DecodeError::new(format!("{at}.{key}"), "must be an object")),
-    }
-}
-
-fn str_list(obj: &mut Map<String, Value>, key: &str) -> Vec<String> {
-    strings(obj.remove(key))
-}
-
-fn items(
-    obj: &mut Map<String, Value>,
-    key: &str,
-    at: &str,
-    required: bool,
-) -> Result<Vec<Value>, DecodeError> {
-    match obj.remove(key) {
-        Some(Value::Array(a)) => Ok(a),
-        None if !required => Ok(Vec::new()),
-        Some(_) => Err(DecodeError::new(format!("{at}.{key}"), "must be a list")),
-        None => Err(DecodeError::new(format!("{at}.{key}"), "is required")),
-    }
-}
-
-fn parts(obj: &mut Map<String, Value>, at: &str) -> Result<Vec<Part>, DecodeError> {
-    // Absent reads as empty, as in the 1.0 binding: the one shape check
-    // ([`Message::check_shape`]) refuses a message without parts, in either binding.
-    items(obj, "parts", at, false)?
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| decode_part(p, &format!("{at}.parts[{i}]")))
-        .collect()
 }
 
 /// Read a v0.3 part: `kind`, its discriminator in the 0.3 schema, decides, and a part without
 /// one is refused (the TCK's optional `test_missing_kind` expects -32602; every SDK writes it).
 pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
-    let mut obj = object(v, at)?;
-    let metadata = opt_meta(&mut obj, "metadata", at)?;
-    let kind = match obj.get("kind") {
+    let mut p = Fields::of(Binding::V03, v, at)?;
+    let metadata = p.metadata()?;
+    let kind = match p.obj.get("kind") {
         Some(Value::String(k)) => k.clone(),
-        Some(_) => return Err(DecodeError::new(format!("{at}.kind"), "must be a string")),
+        Some(_) => return Err(p.error("kind", "must be a string")),
         None => {
-            return Err(DecodeError::new(
-                format!("{at}.kind"),
+            return Err(p.error(
+                "kind",
                 "is required: an A2A v0.3 part says what it is (text, data or file)",
             ));
         }
     };
     match kind.as_str() {
         "text" => Ok(Part::Text {
-            text: str_field(&mut obj, "text", at)?,
+            text: p.req_str("text", "text")?,
             metadata,
         }),
-        "data" => match obj.remove("data") {
+        "data" => match p.take("data", "data") {
             Some(data @ Value::Object(_)) => Ok(Part::Data { data, metadata }),
-            Some(_) => Err(DecodeError::new(
-                format!("{at}.data"),
-                "must be an object in A2A v0.3",
-            )),
-            None => Err(DecodeError::new(format!("{at}.data"), "is required")),
+            Some(_) => Err(p.error("data", "must be an object in A2A v0.3")),
+            None => Err(p.error("data", "is required")),
         },
         "file" => {
-            let mut f = match obj.remove("file") {
-                Some(Value::Object(f)) => f,
-                _ => return Err(DecodeError::new(format!("{at}.file"), "is required")),
+            let Some(Value::Object(obj)) = p.take("file", "file") else {
+                return Err(p.error("file", "is required"));
             };
+            let mut f = Fields { obj, ..p };
             let file = File {
-                bytes: opt_str(&mut f, "bytes"),
-                uri: opt_str(&mut f, "uri"),
-                name: opt_str(&mut f, "name"),
-                media_type: opt_str(&mut f, "mimeType"),
+                bytes: f.opt_str("bytes", "bytes"),
+                uri: f.opt_str("uri", "uri"),
+                name: f.opt_str("name", "name"),
+                media_type: f.opt_str("mimeType", "mimeType"),
             };
             if file.bytes.is_none() == file.uri.is_none() {
-                return Err(DecodeError::new(
-                    format!("{at}.file"),
-                    "needs exactly one of bytes and uri",
-                ));
+                return Err(f.error("file", "needs exactly one of bytes and uri"));
             }
             Ok(Part::File { file, metadata })
         }
-        other => Err(DecodeError::new(
-            format!("{at}.kind"),
-            format!("{other:?} is not text, data or file"),
-        )),
+        other => Err(p.error("kind", format!("{other:?} is not text, data or file"))),
     }
 }
 
-/// Read a v0.3 message.
-pub(crate) fn decode_message(v: Value, at: &str) -> Result<Message, DecodeError> {
-    let mut obj = object(v, at)?;
-    let role = match str_field(&mut obj, "role", at)?.as_str() {
-        "user" => Role::User,
-        "agent" => Role::Agent,
-        other => {
-            return Err(DecodeError::new(
-                format!("{at}.role"),
-                format!("{other:?} is not user or agent"),
-            ));
-        }
+/// The `kind` of the `result` of one v0.3 streamed response, else what its shape says (as the
+/// 0.3.26 client reads it).
+pub(crate) fn event_kind(v: &Value) -> Result<&'static str, DecodeError> {
+    let kind = match v.get("kind") {
+        Some(Value::String(k)) => k.as_str(),
+        Some(_) => return Err(DecodeError::new("result.kind", "must be a string")),
+        None if !v.is_object() => return Err(DecodeError::new("result", "must be an object")),
+        None if v.get("artifact").is_some() => "artifact-update",
+        None if v.get("taskId").is_some() && v.get("status").is_some() => "status-update",
+        None if v.get("messageId").is_some() && v.get("status").is_none() => "message",
+        None => "task",
     };
-    Ok(Message {
-        message_id: str_field(&mut obj, "messageId", at)?,
-        role,
-        parts: parts(&mut obj, at)?,
-        context_id: opt_str(&mut obj, "contextId"),
-        task_id: opt_str(&mut obj, "taskId"),
-        reference_task_ids: str_list(&mut obj, "referenceTaskIds"),
-        extensions: str_list(&mut obj, "extensions"),
-        metadata: opt_meta(&mut obj, "metadata", at)?,
-    })
-}
-
-/// Read `message/send` params.
-pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, DecodeError> {
-    let mut obj = object(v, "params")?;
-    let message = decode_message(
-        obj.remove("message")
-            .ok_or_else(|| DecodeError::new("params.message", "is required"))?,
-        "params.message",
-    )?;
-    Ok(SendParams {
-        message,
-        configuration: obj.remove("configuration"),
-        metadata: opt_meta(&mut obj, "metadata", "params")?,
-    })
+    ["task", "message", "status-update", "artifact-update"]
+        .into_iter()
+        .find(|k| *k == kind)
+        .ok_or_else(|| {
+            DecodeError::new(
+                "result.kind",
+                format!("{kind:?} is not task, message, status-update or artifact-update"),
+            )
+        })
 }
 
 /// `message/send` params in their plain shape, read straight from the request's text by
@@ -442,9 +119,9 @@ pub(crate) fn decode_send_params(v: Value) -> Result<SendParams, DecodeError> {
 /// parts, and optional `configuration` and `metadata`. Every member it does not list (a file
 /// part, `referenceTaskIds`, `extensions`, anything unknown), a wrong type, or an escape in a
 /// string it only reads makes the typed read fail, and the request then takes the general
-/// reader ([`decode_send_params`]), which alone reports errors. It is read as an [`Obj`], and
+/// reader ([`codec::decode_send_params`]), which alone reports errors. It is read as an [`Obj`], and
 /// so are its message and parts, so no array stands for an object. What this accepts,
-/// [`SendFast::into_params`] turns into exactly what [`decode_send_params`] gives for it.
+/// [`SendFast::into_params`] turns into exactly what [`codec::decode_send_params`] gives for it.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SendFast<'a> {
@@ -494,7 +171,7 @@ struct PartFast<'a> {
 }
 
 impl SendFast<'_> {
-    /// The params [`decode_send_params`] reads from the same text, or `None` where the shape
+    /// The params [`codec::decode_send_params`] reads from the same text, or `None` where the shape
     /// needs its judgement (a role other than user or agent, a part that is not exactly one
     /// text or one data object).
     pub(crate) fn into_params(self) -> Option<SendParams> {
@@ -536,188 +213,15 @@ impl SendFast<'_> {
     }
 }
 
-fn decode_artifact(v: Value, at: &str) -> Result<Artifact, DecodeError> {
-    let mut obj = object(v, at)?;
-    Ok(Artifact {
-        artifact_id: str_field(&mut obj, "artifactId", at)?,
-        name: opt_str(&mut obj, "name"),
-        description: opt_str(&mut obj, "description"),
-        parts: parts(&mut obj, at)?,
-        metadata: opt_meta(&mut obj, "metadata", at)?,
-    })
-}
-
-/// Read a v0.3 task status.
-fn decode_status(v: Value, at: &str) -> Result<TaskStatus, DecodeError> {
-    let Value::Object(mut status) = v else {
-        return Err(DecodeError::new(at, "must be an object"));
-    };
-    let state = str_field(&mut status, "state", at)?;
-    let state = state_from(&state).ok_or_else(|| {
-        DecodeError::new(
-            format!("{at}.state"),
-            format!("{state:?} is not an A2A v0.3 state"),
-        )
-    })?;
-    let message = status
-        .remove("message")
-        .map(|m| decode_message(m, &format!("{at}.message")))
-        .transpose()?;
-    Ok(TaskStatus {
-        state,
-        message,
-        timestamp: opt_str(&mut status, "timestamp"),
-    })
-}
-
-/// Read a v0.3 task.
-pub(crate) fn decode_task(v: Value) -> Result<Task, DecodeError> {
-    let mut obj = object(v, "task")?;
-    let status = match obj.remove("status") {
-        Some(s) => decode_status(s, "task.status")?,
-        None => return Err(DecodeError::new("task.status", "is required")),
-    };
-    Ok(Task {
-        id: str_field(&mut obj, "id", "task")?,
-        context_id: opt_str(&mut obj, "contextId").unwrap_or_default(),
-        status,
-        artifacts: items(&mut obj, "artifacts", "task", false)?
-            .into_iter()
-            .enumerate()
-            .map(|(i, a)| decode_artifact(a, &format!("task.artifacts[{i}]")))
-            .collect::<Result<_, _>>()?,
-        history: items(&mut obj, "history", "task", false)?
-            .into_iter()
-            .enumerate()
-            .map(|(i, m)| decode_message(m, &format!("task.history[{i}]")))
-            .collect::<Result<_, _>>()?,
-        metadata: opt_meta(&mut obj, "metadata", "task")?,
-    })
-}
-
-/// Read the `result` of `message/send`: a task or a message, by `kind` or by shape.
-pub(crate) fn decode_result(v: Value) -> Result<SendResult, DecodeError> {
-    let kind = v.get("kind").and_then(Value::as_str);
-    if kind == Some("message")
-        || (kind.is_none() && v.get("messageId").is_some() && v.get("status").is_none())
-    {
-        decode_message(v, "result").map(SendResult::Message)
-    } else {
-        decode_task(v).map(SendResult::Task)
-    }
-}
-
-/// Read the `result` of one v0.3 streamed response: by `kind`, else by shape (as the 0.3.26
-/// client reads it). A status update without `final` is final if its state ends the stream.
-#[allow(dead_code)] // see `super::stream`
-pub(crate) fn decode_event(v: Value) -> Result<StreamEvent, DecodeError> {
-    let kind = match v.get("kind") {
-        Some(Value::String(k)) => k.clone(),
-        Some(_) => return Err(DecodeError::new("result.kind", "must be a string")),
-        None if !v.is_object() => return Err(DecodeError::new("result", "must be an object")),
-        None if v.get("artifact").is_some() => "artifact-update".into(),
-        None if v.get("taskId").is_some() && v.get("status").is_some() => "status-update".into(),
-        None if v.get("messageId").is_some() && v.get("status").is_none() => "message".into(),
-        None => "task".into(),
-    };
-    match kind.as_str() {
-        "task" => decode_task(v).map(StreamEvent::Task),
-        "message" => decode_message(v, "result").map(StreamEvent::Message),
-        "status-update" => {
-            let mut obj = object(v, "result")?;
-            let status = match obj.remove("status") {
-                Some(s) => decode_status(s, "result.status")?,
-                None => return Err(DecodeError::new("result.status", "is required")),
-            };
-            let is_final = match obj.remove("final") {
-                Some(Value::Bool(b)) => b,
-                None | Some(Value::Null) => ends_stream(status.state),
-                Some(_) => return Err(DecodeError::new("result.final", "must be true or false")),
-            };
-            Ok(StreamEvent::Status(StatusUpdate {
-                task_id: str_field(&mut obj, "taskId", "result")?,
-                context_id: opt_str(&mut obj, "contextId").unwrap_or_default(),
-                status,
-                is_final,
-                metadata: opt_meta(&mut obj, "metadata", "result")?,
-            }))
-        }
-        "artifact-update" => {
-            let mut obj = object(v, "result")?;
-            let artifact = match obj.remove("artifact") {
-                Some(a) => decode_artifact(a, "result.artifact")?,
-                None => return Err(DecodeError::new("result.artifact", "is required")),
-            };
-            let flag = |v: Option<Value>, at: &str| match v {
-                None | Some(Value::Null) => Ok(false),
-                Some(Value::Bool(b)) => Ok(b),
-                Some(_) => Err(DecodeError::new(at, "must be true or false")),
-            };
-            Ok(StreamEvent::Artifact(ArtifactUpdate {
-                task_id: str_field(&mut obj, "taskId", "result")?,
-                context_id: opt_str(&mut obj, "contextId").unwrap_or_default(),
-                artifact,
-                append: flag(obj.remove("append"), "result.append")?,
-                last_chunk: flag(obj.remove("lastChunk"), "result.lastChunk")?,
-                metadata: opt_meta(&mut obj, "metadata", "result")?,
-            }))
-        }
-        other => Err(DecodeError::new(
-            "result.kind",
-            format!("{other:?} is not task, message, status-update or artifact-update"),
-        )),
-    }
-}
-
-/// The task id of `tasks/get` / `tasks/cancel` params (`{"id": …}`).
-pub(crate) fn decode_task_id(v: &Value) -> Result<String, DecodeError> {
-    v.get("id")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| DecodeError::new("params.id", "is required"))
-}
-
-/// The `historyLength` of `tasks/get` params (`None`: absent), checked.
-pub(crate) fn decode_history_length(v: &Value) -> Result<Option<usize>, A2aError> {
-    count_param(v.get("historyLength"), "params.historyLength")
-}
-
-/// What a `message/send`'s `configuration` asks: `blocking: false` answers at once (the
-/// default is blocking, as a2a-sdk reads it: only a literal `false` is non-blocking), and
-/// `historyLength`.
-pub(crate) fn decode_send_options(configuration: Option<&Value>) -> Result<SendOptions, A2aError> {
-    let Some(config) = configuration.filter(|c| !c.is_null()) else {
-        return Ok(SendOptions::default());
-    };
-    let Value::Object(obj) = config else {
-        return Err(A2aError::invalid(
-            "params.configuration",
-            "must be an object",
-        ));
-    };
-    let blocking = match obj.get("blocking") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            return Err(A2aError::invalid(
-                "params.configuration.blocking",
-                "must be true or false",
-            ));
-        }
-    };
-    Ok(SendOptions {
-        return_immediately: !blocking,
-        history_length: count_param(
-            obj.get("historyLength"),
-            "params.configuration.historyLength",
-        )?,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The general reader of message/send params, in this binding.
+    fn decode_send_params(params: Value) -> Result<SendParams, DecodeError> {
+        codec::decode_send_params(Binding::V03, params)
+    }
 
     /// message/send read by the typed reader: `None` when it declines.
     fn typed(body: &str) -> Option<(Option<Value>, SendParams)> {
