@@ -590,7 +590,9 @@ fn append_to_index(
     if !appended.is_empty() {
         file.seek(SeekFrom::End(0))
             .and_then(|_| file.write_all(&appended))
-            .map_err(|e| HarnessError::io(format!("appending to {}", shown(root, index_path)), e))?;
+            .map_err(|e| {
+                HarnessError::io(format!("appending to {}", shown(root, index_path)), e)
+            })?;
         changed = true;
     }
     if changed {
