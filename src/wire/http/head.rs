@@ -410,7 +410,7 @@ fn framing(version: Version, fields: &FieldLines) -> Result<Framing, HeadError> 
 /// expectation cannot be met.
 fn expects_continue(headers: &[(String, String)]) -> Result<bool, HeadError> {
     let mut expect_continue = false;
-    for (_, value) in headers.iter().filter(|(n, _)| n == "expect") {
+    for value in super::header_values(headers, "expect") {
         if value.eq_ignore_ascii_case("100-continue") {
             expect_continue = true;
         } else {
