@@ -98,7 +98,12 @@ pub(crate) fn random_bytes(buf: &mut [u8]) {
 /// randomness cannot mint identifiers or grants safely, so this is one of the few places
 /// ddwire panics.
 pub(crate) fn secret_bytes(buf: &mut [u8]) {
-    getrandom::fill(buf).expect("the operating system's random number generator failed")
+    try_secret_bytes(buf).expect("the operating system's random number generator failed")
+}
+
+/// [`secret_bytes`], for a caller that can report the generator's failure instead.
+pub(crate) fn try_secret_bytes(buf: &mut [u8]) -> Result<(), getrandom::Error> {
+    getrandom::fill(buf)
 }
 
 /// Lower-case hex of `bytes`.

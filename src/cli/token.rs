@@ -30,7 +30,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .as_slice()
     {
         ["new"] => {
-            let token = new_token();
+            let token = new_token().map_err(|e| e.to_string())?;
             outln!("{token}");
             eprintln!("digest for the tokens file: {}", token_digest(&token));
             Ok(0)

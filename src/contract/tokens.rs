@@ -199,6 +199,11 @@ pub enum TokenError {
     MissingBearer,
     /// The bearer token presented is not one the tokens file holds.
     UnknownToken,
+    /// The operating system's random number generator failed, so no token could be minted.
+    NoRandomness {
+        /// The generator's error.
+        reason: String,
+    },
 }
 
 impl fmt::Display for TokenError {
@@ -220,6 +225,7 @@ impl fmt::Display for TokenError {
             TokenError::UnknownToken => {
                 f.write_str("unauthenticated: the bearer token is not known")
             }
+            TokenError::NoRandomness { reason } => write!(f, "no randomness: {reason}"),
         }
     }
 }
@@ -252,10 +258,12 @@ fn kind_of(v: &Value) -> &'static str {
 /// A fresh bearer token: 32 bytes from the operating system's generator in URL-safe base64
 /// without padding (RFC 4648 §5; 43 characters), as Python's `secrets.token_urlsafe(32)`.
 /// `ddwire token new` prints one for a tokens file; a delegation grant is one.
-pub fn new_token() -> String {
+pub fn new_token() -> Result<String, TokenError> {
     let mut bytes = [0u8; 32];
-    crate::ids::secret_bytes(&mut bytes);
-    crate::text::base64(&bytes, crate::text::Base64::UrlSafe)
+    crate::ids::try_secret_bytes(&mut bytes).map_err(|e| TokenError::NoRandomness {
+        reason: e.to_string(),
+    })?;
+    Ok(crate::text::base64(&bytes, crate::text::Base64::UrlSafe))
 }
 
 /// What a tokens file keys a principal by: the SHA-256 of the token, as 64 lowercase hex

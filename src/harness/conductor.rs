@@ -1396,7 +1396,8 @@ impl Conductor {
         {
             return None;
         }
-        let token = crate::contract::tokens::new_token();
+        // Without randomness there is no grant: the delegation is refused, not the harness.
+        let token = crate::contract::tokens::new_token().ok()?;
         let grant = Grant {
             parent_invocation_id: request.invocation_id.clone(),
             parent_agent_id: request.agent_id.clone(),

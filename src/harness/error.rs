@@ -219,6 +219,10 @@ impl From<TokenError> for HarnessError {
             | TokenError::Principal { ref path, .. } => {
                 HarnessError::config(path.clone(), e.to_string())
             }
+            TokenError::NoRandomness { .. } => HarnessError::config(
+                "the operating system's random number generator",
+                e.to_string(),
+            ),
         }
     }
 }
