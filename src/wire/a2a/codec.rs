@@ -496,14 +496,16 @@ impl<'a> Fields<'a> {
             .collect()
     }
 
-    /// A required member, read by `read` at `at.name`.
+    /// A required member, read by `read`; `path` is its own path (`at.name`, written out by
+    /// the caller so that reading allocates none).
     fn required<T>(
         &mut self,
         name: &str,
+        path: &str,
         read: impl FnOnce(Binding, Value, &str) -> Result<T, DecodeError>,
     ) -> Result<T, DecodeError> {
         match self.take(name, name) {
-            Some(v) => read(self.binding, v, &format!("{}.{name}", self.at)),
+            Some(v) => read(self.binding, v, path),
             None => Err(self.error(name, "is required")),
         }
     }
@@ -578,7 +580,7 @@ pub(crate) fn decode_message(binding: Binding, v: Value, at: &str) -> Result<Mes
 pub(crate) fn decode_send_params(binding: Binding, v: Value) -> Result<SendParams, DecodeError> {
     let mut p = Fields::of(binding, v, "params")?;
     Ok(SendParams {
-        message: p.required("message", decode_message)?,
+        message: p.required("message", "params.message", decode_message)?,
         configuration: p.take("configuration", "configuration"),
         metadata: p.metadata()?,
     })
@@ -622,7 +624,7 @@ fn decode_status(binding: Binding, v: Value, at: &str) -> Result<TaskStatus, Dec
 /// Read a task (the `result` of `tasks/get`, `GetTask`, or inside a send's).
 pub(crate) fn decode_task(binding: Binding, v: Value) -> Result<Task, DecodeError> {
     let mut t = Fields::of(binding, v, "task")?;
-    let status = t.required("status", decode_status)?;
+    let status = t.required("status", "task.status", decode_status)?;
     Ok(Task {
         id: t.req_str("id", "id")?,
         context_id: t.opt_str("contextId", "context_id").unwrap_or_default(),
@@ -667,23 +669,38 @@ pub(crate) fn decode_result(binding: Binding, v: Value) -> Result<SendResult, De
 /// the 0.3.26 client reads it); 1.0's `StreamResponse`, exactly one of `task`, `message`,
 /// `statusUpdate`, `artifactUpdate` (or their proto names).
 pub(crate) fn decode_event(binding: Binding, v: Value) -> Result<StreamEvent, DecodeError> {
-    let (kind, inner, at) = match binding {
-        Binding::V03 => (super::v03::event_kind(&v)?, v, "result"),
+    // The event's kind and object, and the paths its errors name: the object's, and that of
+    // the status or artifact in an update.
+    let (kind, inner, at, member_at) = match binding {
+        Binding::V03 => {
+            let kind = super::v03::event_kind(&v)?;
+            let member_at = match kind {
+                "status-update" => "result.status",
+                _ => "result.artifact",
+            };
+            (kind, v, "result", member_at)
+        }
         Binding::V10 => super::v10::event_member(v)?,
     };
     match kind {
         "task" => decode_task(binding, inner).map(StreamEvent::Task),
         "message" => decode_message(binding, inner, at).map(StreamEvent::Message),
-        "status-update" => decode_status_update(binding, inner, at).map(StreamEvent::Status),
-        _ => decode_artifact_update(binding, inner, at).map(StreamEvent::Artifact),
+        "status-update" => {
+            decode_status_update(binding, inner, (at, member_at)).map(StreamEvent::Status)
+        }
+        _ => decode_artifact_update(binding, inner, (at, member_at)).map(StreamEvent::Artifact),
     }
 }
 
 /// A status update. One without `final` is final if its state ends the stream (1.0 has no
 /// `final`; an earlier draft's is read when it is true or false).
-fn decode_status_update(binding: Binding, v: Value, at: &str) -> Result<StatusUpdate, DecodeError> {
+fn decode_status_update(
+    binding: Binding,
+    v: Value,
+    (at, status_at): (&str, &str),
+) -> Result<StatusUpdate, DecodeError> {
     let mut u = Fields::of(binding, v, at)?;
-    let status = u.required("status", decode_status)?;
+    let status = u.required("status", status_at, decode_status)?;
     let is_final = match (u.take("final", "final"), binding) {
         (Some(Value::Bool(b)), _) => b,
         (Some(v), Binding::V03) if !v.is_null() => {
@@ -703,10 +720,10 @@ fn decode_status_update(binding: Binding, v: Value, at: &str) -> Result<StatusUp
 fn decode_artifact_update(
     binding: Binding,
     v: Value,
-    at: &str,
+    (at, artifact_at): (&str, &str),
 ) -> Result<ArtifactUpdate, DecodeError> {
     let mut u = Fields::of(binding, v, at)?;
-    let artifact = u.required("artifact", decode_artifact)?;
+    let artifact = u.required("artifact", artifact_at, decode_artifact)?;
     Ok(ArtifactUpdate {
         task_id: u.req_str("taskId", "task_id")?,
         context_id: u.opt_str("contextId", "context_id").unwrap_or_default(),

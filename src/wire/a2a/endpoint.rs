@@ -60,9 +60,9 @@ use super::error::DecodeError;
 pub(crate) use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, TaskStore};
 
 use super::codec::{
-    decode_history_length, decode_send_options, decode_send_params, decode_task_id,
+    Json, decode_history_length, decode_send_options, decode_send_params, decode_task_id,
 };
-use super::model::{Message, SendOptions, SendParams, Task, TaskState};
+use super::model::{Message, SendOptions, SendParams, SendResult, Task, TaskState};
 use super::stream::StreamEvent;
 use super::{Binding, card::EXTENSION_URI, v03, v10};
 use crate::wire::http::{Request, Response};
@@ -573,7 +573,7 @@ impl Endpoint {
                     Some(list) => list(&query, &ctx)?,
                     None => self.tasks.list(&query, None)?,
                 };
-                Answer::Json(json_text(&v10::Json(&page)))
+                Answer::Json(json_text(&Json(binding, &page)))
             }
             _ => return Err(self.not_answered(method)),
         };
@@ -1052,26 +1052,21 @@ fn run_work(work: Box<dyn FnOnce(&Progress) -> Reply + Send>, progress: &Progres
 
 /// The `result` of a call to `method` answered with `answer`, as `binding` writes it.
 fn answer_text(answer: Answer, binding: Binding, method: &str) -> String {
-    match (answer, binding) {
-        (Answer::Json(text), _) => text,
-        (Answer::Task(task, history), Binding::V03) => {
-            json_text(&v03::Json(&task.view(history, true)))
-        }
+    match answer {
+        Answer::Json(text) => text,
         // Only a streaming call asks for a stream; shown as the task, should one not.
-        (Answer::Stream(task, _), Binding::V03) => json_text(&v03::Json(&*task)),
-        (Answer::Stream(task, _), Binding::V10) => json_text(&v10::Json(&*task)),
-        (Answer::Task(task, history), Binding::V10) if method == v10::SEND => {
-            // `{"task": …}`, as v10::TaskResult writes it, around the task's text.
-            let json = json_text(&v10::Json(&task.view(history, true)));
-            format!("{{\"task\":{json}}}")
+        Answer::Stream(task, _) => json_text(&Json(binding, &*task)),
+        Answer::Task(task, history) => {
+            let json = json_text(&Json(binding, &task.view(history, true)));
+            // A 1.0 send's result wraps its task (`SendMessageResponse`), as the codec writes a
+            // send's result; a task call answers the task itself, in either binding.
+            if binding == Binding::V10 && method == v10::SEND {
+                format!("{{\"task\":{json}}}")
+            } else {
+                json
+            }
         }
-        (Answer::Task(task, history), Binding::V10) => {
-            json_text(&v10::Json(&task.view(history, true)))
-        }
-        (Answer::Message(m), Binding::V03) => json_text(&v03::Json(&m)),
-        (Answer::Message(m), Binding::V10) => {
-            format!("{{\"message\":{}}}", json_text(&v10::Json(&m)))
-        }
+        Answer::Message(m) => json_text(&Json(binding, &SendResult::Message(m))),
     }
 }
 

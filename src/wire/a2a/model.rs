@@ -465,6 +465,7 @@ pub(crate) struct SendParams {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Binding, codec::Json};
     use super::*;
     use serde_json::json;
 
@@ -485,8 +486,9 @@ mod tests {
         });
         let artifact = |part: Part| Artifact::new("agent-result", vec![part]);
         let (tree, encoded) = (artifact(tree), artifact(encoded));
-        let v03 = |a: &Artifact| serde_json::to_string(&super::super::v03::Json(a)).unwrap();
-        let v10 = |a: &Artifact| serde_json::to_string(&super::super::v10::Json(a)).unwrap();
+        let write = |binding, a: &Artifact| serde_json::to_string(&Json(binding, a)).unwrap();
+        let v03 = |a: &Artifact| write(Binding::V03, a);
+        let v10 = |a: &Artifact| write(Binding::V10, a);
         let id = |text: String| text.replace(&tree.artifact_id, "ID");
         let encoded_id = |text: String| text.replace(&encoded.artifact_id, "ID");
         assert_eq!(encoded_id(v03(&encoded)), id(v03(&tree)));

@@ -8,11 +8,10 @@
 //! part); writing always sends `kind`, since other peers discriminate on it.
 
 use super::Binding;
-use super::codec::{self, Fields};
+use super::codec::Fields;
 use super::error::DecodeError;
 use super::model::{File, Message, Part, Role, SendParams};
 use crate::json::Obj;
-use serde::ser::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub(crate) const SEND: &str = "message/send";
@@ -34,25 +33,13 @@ pub(crate) const METHODS: &[&str] = &[
     "agent/getAuthenticatedExtendedCard",
 ];
 
-/// A model value written as v0.3 JSON: the one writer, [`codec::Json`], told this binding.
-pub(crate) struct Json<'a, T: ?Sized>(pub &'a T);
-
-impl<T: ?Sized> Serialize for Json<'_, T>
-where
-    for<'b> codec::Json<'b, T>: Serialize,
-{
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        codec::Json(Binding::V03, self.0).serialize(s)
-    }
-}
-
 /// Read a v0.3 part: `kind`, its discriminator in the 0.3 schema, decides, and a part without
 /// one is refused (the TCK's optional `test_missing_kind` expects -32602; every SDK writes it).
 pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
     let mut p = Fields::of(Binding::V03, v, at)?;
     let metadata = p.metadata()?;
-    let kind = match p.obj.get("kind") {
-        Some(Value::String(k)) => k.clone(),
+    let kind = match p.obj.remove("kind") {
+        Some(Value::String(k)) => k,
         Some(_) => return Err(p.error("kind", "must be a string")),
         None => {
             return Err(p.error(
@@ -119,9 +106,9 @@ pub(crate) fn event_kind(v: &Value) -> Result<&'static str, DecodeError> {
 /// parts, and optional `configuration` and `metadata`. Every member it does not list (a file
 /// part, `referenceTaskIds`, `extensions`, anything unknown), a wrong type, or an escape in a
 /// string it only reads makes the typed read fail, and the request then takes the general
-/// reader ([`codec::decode_send_params`]), which alone reports errors. It is read as an [`Obj`], and
-/// so are its message and parts, so no array stands for an object. What this accepts,
-/// [`SendFast::into_params`] turns into exactly what [`codec::decode_send_params`] gives for it.
+/// reader ([`super::codec::decode_send_params`]), which alone reports errors. It is read as an
+/// [`Obj`], and so are its message and parts, so no array stands for an object. What this
+/// accepts, [`SendFast::into_params`] turns into exactly what the general reader gives for it.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SendFast<'a> {
@@ -171,9 +158,9 @@ struct PartFast<'a> {
 }
 
 impl SendFast<'_> {
-    /// The params [`codec::decode_send_params`] reads from the same text, or `None` where the shape
-    /// needs its judgement (a role other than user or agent, a part that is not exactly one
-    /// text or one data object).
+    /// The params the general reader ([`super::codec::decode_send_params`]) reads from the
+    /// same text, or `None` where the shape needs its judgement (a role other than user or
+    /// agent, a part that is not exactly one text or one data object).
     pub(crate) fn into_params(self) -> Option<SendParams> {
         let Obj(m) = self.message;
         let role = match m.role {
@@ -220,7 +207,7 @@ mod tests {
 
     /// The general reader of message/send params, in this binding.
     fn decode_send_params(params: Value) -> Result<SendParams, DecodeError> {
-        codec::decode_send_params(Binding::V03, params)
+        super::super::codec::decode_send_params(Binding::V03, params)
     }
 
     /// message/send read by the typed reader: `None` when it declines.

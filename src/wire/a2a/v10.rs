@@ -10,11 +10,10 @@
 //! `MessageToDict`: camelCase, empty fields left out.
 
 use super::Binding;
-use super::codec::{self, Fields, count_param, get};
+use super::codec::{Fields, count_param, get};
 use super::error::{A2aError, DecodeError};
 use super::model::{File, Part, TaskState};
 use super::tasks::{DEFAULT_PAGE_SIZE, ListQuery, MAX_PAGE_SIZE};
-use serde::ser::{Serialize, Serializer};
 use serde_json::Value;
 
 pub(crate) const SEND: &str = "SendMessage";
@@ -41,41 +40,28 @@ pub(crate) const METHODS: &[&str] = &[
 /// The protocol version this binding speaks.
 pub(crate) const PROTOCOL_VERSION: &str = "1.0";
 
-/// A model value written as ProtoJSON: the one writer, [`codec::Json`], told this binding.
-pub(crate) struct Json<'a, T: ?Sized>(pub &'a T);
-
-impl<T: ?Sized> Serialize for Json<'_, T>
-where
-    for<'b> codec::Json<'b, T>: Serialize,
-{
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        codec::Json(Binding::V10, self.0).serialize(s)
-    }
-}
-
 /// Read a ProtoJSON part: exactly one of `text`, `raw`, `url`, `data` (1.0 §4.1.6).
 pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
     let mut p = Fields::of(Binding::V10, v, at)?;
     let metadata = p.metadata()?;
     let media_type = p.opt_str("mediaType", "media_type");
-    let present: Vec<&str> = ["text", "raw", "url", "data"]
+    let mut present = ["text", "raw", "url", "data"]
         .into_iter()
-        .filter(|k| p.obj.contains_key(*k))
-        .collect();
-    match present.as_slice() {
-        ["text"] => match p.obj.remove("text") {
+        .filter(|k| p.obj.contains_key(*k));
+    match (present.next(), present.next()) {
+        (Some("text"), None) => match p.obj.remove("text") {
             Some(Value::String(text)) => Ok(Part::Text { text, metadata }),
             _ => Err(p.error("text", "must be a string")),
         },
-        ["data"] => Ok(Part::Data {
+        (Some("data"), None) => Ok(Part::Data {
             data: p.obj.remove("data").unwrap_or(Value::Null),
             metadata,
         }),
-        [k @ ("raw" | "url")] => {
-            let Some(Value::String(s)) = p.obj.remove(*k) else {
+        (Some(k @ ("raw" | "url")), None) => {
+            let Some(Value::String(s)) = p.obj.remove(k) else {
                 return Err(p.error(k, "must be a string"));
             };
-            let (bytes, uri) = if *k == "raw" {
+            let (bytes, uri) = if k == "raw" {
                 (Some(s), None)
             } else {
                 (None, Some(s))
@@ -88,7 +74,7 @@ pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
             };
             Ok(Part::File { file, metadata })
         }
-        [] => Err(DecodeError::new(at, "has none of text, raw, url, data")),
+        (None, _) => Err(DecodeError::new(at, "has none of text, raw, url, data")),
         _ => Err(DecodeError::new(
             at,
             "has more than one of text, raw, url, data",
@@ -98,37 +84,52 @@ pub(crate) fn decode_part(v: Value, at: &str) -> Result<Part, DecodeError> {
 
 /// The one member of the `result` of a 1.0 streamed response (`StreamResponse`): the kind of
 /// event it holds (`task`, `message`, `status-update`, `artifact-update`), its value, and the
-/// path its errors name.
-pub(crate) fn event_member(v: Value) -> Result<(&'static str, Value, &'static str), DecodeError> {
+/// paths its errors name (the value's, and that of the status or artifact in an update).
+pub(crate) fn event_member(v: Value) -> Result<EventMember, DecodeError> {
     let mut obj = Fields::of(Binding::V10, v, "result")?.obj;
     let members = [
-        ("task", "task", "task"),
-        ("message", "message", "result.message"),
-        ("statusUpdate", "status-update", "result.statusUpdate"),
-        ("status_update", "status-update", "result.statusUpdate"),
-        ("artifactUpdate", "artifact-update", "result.artifactUpdate"),
-        (
-            "artifact_update",
-            "artifact-update",
-            "result.artifactUpdate",
-        ),
+        ("task", "task"),
+        ("message", "message"),
+        ("statusUpdate", "status-update"),
+        ("status_update", "status-update"),
+        ("artifactUpdate", "artifact-update"),
+        ("artifact_update", "artifact-update"),
     ];
     let present: Vec<_> = members
         .into_iter()
-        .filter(|(member, _, _)| obj.get(*member).is_some_and(|v| !v.is_null()))
+        .filter(|(member, _)| obj.get(*member).is_some_and(|v| !v.is_null()))
         .collect();
-    match present.as_slice() {
-        [(member, kind, at)] => Ok((kind, obj.remove(*member).unwrap_or(Value::Null), at)),
-        [] => Err(DecodeError::new(
-            "result",
-            "holds none of task, message, statusUpdate, artifactUpdate",
-        )),
-        _ => Err(DecodeError::new(
-            "result",
-            "holds more than one of task, message, statusUpdate, artifactUpdate",
-        )),
-    }
+    let (member, kind) = match present.as_slice() {
+        [one] => *one,
+        [] => {
+            return Err(DecodeError::new(
+                "result",
+                "holds none of task, message, statusUpdate, artifactUpdate",
+            ));
+        }
+        _ => {
+            return Err(DecodeError::new(
+                "result",
+                "holds more than one of task, message, statusUpdate, artifactUpdate",
+            ));
+        }
+    };
+    let (at, member_at) = match kind {
+        "task" => ("task", ""),
+        "message" => ("result.message", ""),
+        "status-update" => ("result.statusUpdate", "result.statusUpdate.status"),
+        _ => ("result.artifactUpdate", "result.artifactUpdate.artifact"),
+    };
+    Ok((
+        kind,
+        obj.remove(member).unwrap_or(Value::Null),
+        at,
+        member_at,
+    ))
 }
+
+/// A streamed event's kind, its object, and the two paths its errors name.
+pub(crate) type EventMember = (&'static str, Value, &'static str, &'static str);
 
 /// Read and check `ListTasks` params (A2A 1.0 §3.1.4, `ListTasksRequest`): `contextId`,
 /// `status` (a state name or number; an unknown one is refused rather than ignored),
