@@ -183,6 +183,16 @@
 #![deny(missing_docs)]
 #![deny(unreachable_pub)]
 
+/// `eprintln!` for a process that outlives its reader: one line to stderr, dropped when
+/// stderr is closed. `eprintln!` panics on a failed write, so a server whose log
+/// pipe's reader went away (a supervisor restarted, a test stopped reading) would die on its
+/// next diagnostic instead of serving on.
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {
+        $crate::text::write_stderr_line(format_args!($($arg)*))
+    };
+}
+
 pub mod agent;
 pub mod check;
 pub mod contract;

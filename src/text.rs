@@ -7,6 +7,14 @@
 //! [`base64`], [`base64_decode`]), which every layer above uses.
 
 use std::borrow::Cow;
+use std::io::Write;
+
+/// Write one diagnostic line to stderr, ignoring a failed write: what `stderr_line!` calls.
+pub(crate) fn write_stderr_line(args: std::fmt::Arguments<'_>) {
+    // One `write_all` of the whole line, so lines from several threads do not interleave.
+    let line = format!("{args}\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
 
 /// Bytes as text a terminal shows as they are; line ends are kept with `lines` (a bare CR is
 /// dropped), and tabs always.

@@ -743,7 +743,7 @@ impl Conductor {
                 .ok()
                 .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok());
             let Some(suspension) = record.as_ref().and_then(Suspension::from_record) else {
-                eprintln!(
+                stderr_line!(
                     "ddwire: {} is not a suspended run's record; left as it is",
                     path.display()
                 );
@@ -797,7 +797,7 @@ impl Conductor {
             );
             match stored {
                 Ok(_) => self.drop_record(&s.request.invocation_id),
-                Err(e) => eprintln!(
+                Err(e) => stderr_line!(
                     "ddwire: the expired run {} could not be stored: {e}",
                     s.request.invocation_id
                 ),
@@ -1169,7 +1169,7 @@ impl Conductor {
         let id = &invocation.request.invocation_id;
         if let Err(e) = self.keep_record(id, &suspension.to_record()) {
             // Still resumable while this process runs; only a restart would lose it.
-            eprintln!("ddwire: the suspended run {id} is kept in memory only: {e}");
+            stderr_line!("ddwire: the suspended run {id} is kept in memory only: {e}");
         }
         self.suspended
             .lock()

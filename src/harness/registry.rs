@@ -712,18 +712,18 @@ impl Registry {
             .refresh_now(false)
             .0;
             for id in &refreshed.added {
-                eprintln!("ddwire: registry: agent {id} admitted");
+                stderr_line!("ddwire: registry: agent {id} admitted");
             }
             for id in &refreshed.changed {
-                eprintln!("ddwire: registry: agent {id}'s card changed; checked again");
+                stderr_line!("ddwire: registry: agent {id}'s card changed; checked again");
             }
             for id in &refreshed.removed {
-                eprintln!("ddwire: registry: agent {id} no longer admitted");
+                stderr_line!("ddwire: registry: agent {id} no longer admitted");
             }
         };
         let watched = health::watch(Arc::downgrade(&self.shared), "ddwire-registry", wait, round);
         if let Err(e) = watched {
-            eprintln!(
+            stderr_line!(
                 "ddwire: registry: cannot start the refresh thread ({e}); use POST /agents/refresh"
             );
         }

@@ -867,7 +867,7 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
                 let _ = tx.send(buf);
             }
             // The status is sent: ending the body early leaves it unparseable, as it must.
-            Err(e) => eprintln!("ddwire serve: GET /runs: {e}"),
+            Err(e) => stderr_line!("ddwire serve: GET /runs: {e}"),
         }
     });
     Response::stream(200, "application/json", rx)

@@ -222,7 +222,7 @@ impl Relay {
             |relay| relay.check_peers(),
         );
         if let Err(e) = watched {
-            eprintln!("ddwire relay: cannot start the health check thread ({e})");
+            stderr_line!("ddwire relay: cannot start the health check thread ({e})");
         }
     }
 

@@ -82,7 +82,7 @@ impl TraceSink {
                 Err(e) => {
                     let n = self.write_errors.fetch_add(1, Ordering::Relaxed);
                     if n.is_multiple_of(100) {
-                        eprintln!(
+                        stderr_line!(
                             "ddwire relay: cannot write spans to {}: {e} ({} write(s) failed so far)",
                             path.display(),
                             n + 1

@@ -865,7 +865,7 @@ impl Committer {
                 .try_for_each(|o| journal::void(&self.segment.file, *o))
                 .and_then(|()| self.segment.file.sync_data());
             if let Err(e) = voided {
-                eprintln!(
+                stderr_line!(
                     "ddwire: run store {}: marking unpublished runs void in the journal {} failed: {e}; a recovery may publish them",
                     self.root.display(),
                     path.display()
@@ -895,7 +895,7 @@ impl Committer {
             let next = match kept.take() {
                 Some(spare) => {
                     Segment::reuse(&spare, &self.control, &self.writer, seq).or_else(|e| {
-                        eprintln!(
+                        stderr_line!(
                             "ddwire: run store {}: {e}; a new segment is made instead",
                             self.root.display()
                         );
@@ -913,7 +913,7 @@ impl Committer {
                         let _ = tx.send(Chore::Checkpoint(full.path, Instant::now()));
                     }
                 }
-                Err(e) => eprintln!(
+                Err(e) => stderr_line!(
                     "ddwire: run store {}: starting a new journal segment failed, the current one goes on: {e}",
                     self.root.display()
                 ),
@@ -942,11 +942,11 @@ impl Committer {
         // its runs are indexed (once) at once rather than at the next start.
         if index_is_torn(&self.root.join(INDEX_NAME)).unwrap_or(false) {
             match recovery::recover(&self.root, &self.writer) {
-                Ok(report) => eprintln!(
+                Ok(report) => stderr_line!(
                     "ddwire: run store {}: a writer stopped mid-append; recovered: {report}",
                     self.root.display()
                 ),
-                Err(e) => eprintln!(
+                Err(e) => stderr_line!(
                     "ddwire: run store {}: a writer stopped mid-append, and recovering failed: {e}",
                     self.root.display()
                 ),
@@ -1092,7 +1092,7 @@ fn chores(
         Chore::Checkpoint(path, at) => waiting.push_back((path, at)),
         Chore::Prepare => {
             if let Err(e) = prepare_spare(root, writer, spare, segment_bytes) {
-                eprintln!(
+                stderr_line!(
                     "ddwire: run store {}: preparing a journal segment failed, segments grow as they go: {e}",
                     root.display()
                 );
@@ -1130,7 +1130,7 @@ fn chores(
         if let Some((segment, _)) = waiting.pop_front()
             && let Err(e) = checkpoint(root, &segment, writer, spare)
         {
-            eprintln!(
+            stderr_line!(
                 "ddwire: run store {}: checkpoint of {} failed, kept for recovery: {e}",
                 root.display(),
                 segment.display()

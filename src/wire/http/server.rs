@@ -385,7 +385,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             .is_some_and(|b| b.last_failure.elapsed() >= BURST_QUIET)
         {
             if let Some(b) = burst.take() {
-                eprintln!(
+                stderr_line!(
                     "ddwire: {}: accepting again after {:.1} s out of descriptors ({} connections answered 503)",
                     shared.addr,
                     b.since.elapsed().as_secs_f64(),
@@ -409,13 +409,13 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 }
                 match (admit(stream, peer, &shared), threads_failing) {
                     (Ok(()), true) => {
-                        eprintln!("ddwire: {}: connection threads start again", shared.addr);
+                        stderr_line!("ddwire: {}: connection threads start again", shared.addr);
                         threads_failing = false;
                     }
                     (Err(e), false) => {
                         // The connection was dropped (its client sees it close); say so once
                         // per burst.
-                        eprintln!(
+                        stderr_line!(
                             "ddwire: {}: cannot start a connection thread ({e}); closing connections until one starts",
                             shared.addr
                         );
@@ -434,7 +434,7 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 match &mut burst {
                     Some(b) => b.last_failure = Instant::now(),
                     None => {
-                        eprintln!(
+                        stderr_line!(
                             "ddwire: {}: cannot accept ({e}); answering 503 and retrying{}",
                             shared.addr,
                             if exhausted {
@@ -1077,7 +1077,7 @@ impl Conn {
             Ok(()) => (framing.keep_alive, true),
             Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
                 // Refused before a byte was written.
-                eprintln!("ddwire: a handler's response was refused: {e}");
+                stderr_line!("ddwire: a handler's response was refused: {e}");
                 let response = Response::error(500, &format!("internal error: {e}"));
                 let framing = Framing {
                     keep_alive: false,

@@ -140,22 +140,22 @@ pub(crate) fn watch(identity: Arc<Identity>, who: &'static str, every: Duration)
             }
         });
     if let Err(e) = spawned {
-        eprintln!("ddwire {who}: cannot watch the TLS certificate for changes: {e}");
+        stderr_line!("ddwire {who}: cannot watch the TLS certificate for changes: {e}");
     }
 }
 
 /// Say on stderr how a reload went.
 pub(crate) fn report(who: &str, files: &KeyPair, outcome: Result<bool, TlsError>) {
     match outcome {
-        Ok(true) => eprintln!(
+        Ok(true) => stderr_line!(
             "ddwire {who}: TLS certificate reloaded from {}",
             files.cert.display()
         ),
-        Ok(false) => eprintln!(
+        Ok(false) => stderr_line!(
             "ddwire {who}: TLS certificate {} read again; unchanged",
             files.cert.display()
         ),
-        Err(e) => eprintln!("ddwire {who}: TLS certificate not reloaded, the old one stays: {e}"),
+        Err(e) => stderr_line!("ddwire {who}: TLS certificate not reloaded, the old one stays: {e}"),
     }
 }
 
