@@ -237,11 +237,14 @@ pub(crate) fn inject_hops(params: &mut Value, hops: u64) {
     }
 }
 
-/// A task state as the relay records it: the v0.3 name (`completed`, `input-required`), from
-/// either binding's spelling (`TASK_STATE_INPUT_REQUIRED`).
-pub(crate) fn state_name(raw: &str) -> String {
-    let s = raw.strip_prefix("TASK_STATE_").unwrap_or(raw);
-    s.to_ascii_lowercase().replace('_', "-")
+/// A task state as the relay records it: the v0.3 name (`completed`, `input-required`), read
+/// from either binding's spelling by the one table of spellings; `None` for a state neither
+/// binding names.
+pub(crate) fn state_name(raw: &Value) -> Option<String> {
+    let state = Binding::V10
+        .state_from(raw)
+        .or_else(|| Binding::V03.state_from(raw))?;
+    Some(Binding::V03.state_name(state).to_string())
 }
 
 #[cfg(test)]
@@ -308,7 +311,13 @@ mod tests {
 
     #[test]
     fn state_names_are_read_from_either_binding() {
-        assert_eq!(state_name("TASK_STATE_INPUT_REQUIRED"), "input-required");
-        assert_eq!(state_name("completed"), "completed");
+        for (raw, name) in [
+            (json!("TASK_STATE_INPUT_REQUIRED"), Some("input-required")),
+            (json!("completed"), Some("completed")),
+            (json!(6), Some("input-required")),
+            (json!("TASK_STATE_FROZEN"), None),
+        ] {
+            assert_eq!(state_name(&raw).as_deref(), name, "{raw}");
+        }
     }
 }

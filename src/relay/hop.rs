@@ -526,8 +526,7 @@ pub(crate) fn note_task(
             task.get("contextId").and_then(Value::as_str),
             task.get("status")
                 .and_then(|s| s.get("state"))
-                .and_then(Value::as_str)
-                .map(state_name),
+                .and_then(state_name),
         )
     } else if let Some(message) = message_of(result) {
         (

@@ -400,8 +400,7 @@ impl Hop<'_, '_> {
         let state = inner
             .get("status")
             .and_then(|s| s.get("state"))
-            .and_then(Value::as_str)
-            .map(state_name);
+            .and_then(state_name);
         super::hop::record_task(
             relay,
             peer,
