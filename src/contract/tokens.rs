@@ -139,19 +139,15 @@ pub fn read_tokens_file(file: &Path) -> Result<Vec<Token>, TokenError> {
     Ok(tokens)
 }
 
-/// The entry of `tokens` whose token the `Authorization` field among `headers` presents, or
-/// why the caller is unauthenticated. Every entry is compared, whatever matches, so timing
-/// says nothing about the tokens.
+/// The entry of `tokens` whose token an `Authorization` field's value presents, or why the
+/// caller is unauthenticated. Every entry is compared, whatever matches, so timing says
+/// nothing about the tokens.
 pub fn find_token<'t>(
     tokens: &'t [Token],
-    headers: Option<&[(String, String)]>,
+    authorization: Option<&str>,
 ) -> Result<&'t Token, TokenError> {
-    let presented = headers
-        .and_then(|h| {
-            h.iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-        })
-        .and_then(|(_, v)| bearer_token(v))
+    let presented = authorization
+        .and_then(bearer_token)
         .ok_or(TokenError::MissingBearer)?;
     let digest = sha256_hex(presented.as_bytes());
     let mut found = None;

@@ -96,7 +96,10 @@ impl Authenticator {
             Authenticator::Operator(_) => Err(HarnessError::unauthenticated(
                 "unauthenticated: this harness takes no bearer tokens",
             )),
-            Authenticator::Bearer(tokens) => Ok(find_token(tokens, headers)?),
+            Authenticator::Bearer(tokens) => Ok(find_token(
+                tokens,
+                headers.and_then(|h| crate::wire::http::header(h, "authorization")),
+            )?),
         }
     }
 

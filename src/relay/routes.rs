@@ -76,7 +76,7 @@ fn authorize(relay: &Relay, request: &Request, need: Need) -> Result<(), Respons
     if need == Need::Nothing {
         return Ok(());
     }
-    let token = find_token(tokens, Some(&request.headers)).map_err(|e| {
+    let token = find_token(tokens, request.header("authorization")).map_err(|e| {
         // RFC 6750 §3: a request without (valid) credentials is answered 401 with a challenge.
         Response::error(401, &e.to_string())
             .with_header("WWW-Authenticate", "Bearer realm=\"ddwire relay\"")

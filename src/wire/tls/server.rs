@@ -155,7 +155,9 @@ pub(crate) fn report(who: &str, files: &KeyPair, outcome: Result<bool, TlsError>
             "ddwire {who}: TLS certificate {} read again; unchanged",
             files.cert.display()
         ),
-        Err(e) => stderr_line!("ddwire {who}: TLS certificate not reloaded, the old one stays: {e}"),
+        Err(e) => {
+            stderr_line!("ddwire {who}: TLS certificate not reloaded, the old one stays: {e}")
+        }
     }
 }
 
