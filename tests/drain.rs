@@ -45,6 +45,35 @@ impl Spawned {
         Spawned { child, stderr }
     }
 
+    /// [`Spawned::start`], but the reader of its stderr hangs up after the first line holding
+    /// `marker`, which it returns: every later diagnostic meets a closed pipe.
+    fn start_and_hang_up(args: &[&str], marker: &str) -> (Spawned, String) {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ddwire"))
+            .args(args)
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env_remove("DD_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut seen = String::new();
+        let line = loop {
+            match lines.next() {
+                Some(Ok(line)) if line.contains(marker) => break line,
+                Some(Ok(line)) => seen.push_str(&(line + "\n")),
+                _ => panic!("no {marker:?} before stderr ended:\n{seen}"),
+            }
+        };
+        drop(lines);
+        let spawned = Spawned {
+            child,
+            stderr: Arc::new(Mutex::new(format!("(stderr closed after {marker:?})"))),
+        };
+        (spawned, line)
+    }
+
     /// The first stderr line containing `marker`, waiting up to 30 s.
     fn line_with(&self, marker: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -505,4 +534,64 @@ fn a_clean_drain_after_a_delegation_leaves_no_writer_for_the_next_start() {
         agent.signal("TERM");
         assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
     }
+}
+
+/// `eprintln!` panics when stderr is closed: a harness whose log reader went away (a
+/// supervisor restarted, a pipe's reader ended) died on its next diagnostic. Now every line
+/// after the hang-up (start-up notes, the registry admitting an agent, the drain) meets the
+/// closed pipe, and the harness serves on and drains with status 0.
+#[test]
+fn a_harness_whose_stderr_reader_hung_up_keeps_serving_and_drains_with_status_0() {
+    let dir = TempDir::new("stderr-gone");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let agents = dir.path().join("agents.json");
+    std::fs::write(
+        &agents,
+        json!({"agents": [{"name": "hello", "url": format!("http://127.0.0.1:{port}")}]})
+            .to_string(),
+    )
+    .unwrap();
+    let (mut serve, line) = Spawned::start_and_hang_up(
+        &[
+            "serve",
+            "--port",
+            "0",
+            "--agents",
+            agents.to_str().unwrap(),
+            "--runs",
+            dir.path().join("runs").to_str().unwrap(),
+            "--acting-for-id",
+            "urn:test:operator",
+            "--acting-for-name",
+            "Op",
+        ],
+        "harness on",
+    );
+    let harness = url_after(&line, "harness on http://");
+    // Its start-up notes after that line go to the closed pipe first.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(get_json(&format!("{harness}/healthz")).0, 503);
+
+    let mut agent = Spawned::start(&["agent", "hello", "--port", &port.to_string(), "--quiet"]);
+    agent.line_with("listening on");
+    let client = A2aClient::default();
+    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
+    let doc = request("hello.world", message("hi"));
+    let task = client
+        .send_for_task(&target, a2a_message(vec![doc], None), &[], T)
+        .unwrap();
+    assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+    assert_eq!(
+        serve.child.try_wait().unwrap(),
+        None,
+        "the harness is still running"
+    );
+    serve.signal("TERM");
+    assert_eq!(serve.exit_within(Duration::from_secs(30)).code(), Some(0));
+    agent.signal("TERM");
+    assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
 }

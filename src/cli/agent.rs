@@ -142,7 +142,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     .map_err(|e| e.to_string())?;
     let addr = server.local_addr();
     let signed = args.value("key-file").is_some();
-    eprintln!(
+    stderr_line!(
         "ddwire agent {name} ({}) listening on {scheme}://{addr} (A2A at /a2a){}",
         agent.spec().agent_id,
         if signed {
@@ -152,7 +152,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         }
     );
     if !addr.ip().is_loopback() && !signed {
-        eprintln!(
+        stderr_line!(
             "ddwire agent: warning: bound beyond loopback ({addr}) without --key-file; the agent authenticates no caller"
         );
     }

@@ -52,9 +52,9 @@ fn run(args: &Parsed) -> Result<i32, String> {
     }
     if registry.is_empty() {
         if registry.incompatible().is_empty() {
-            eprintln!("no agent could be registered; start some with `ddwire agent NAME`");
+            stderr_line!("no agent could be registered; start some with `ddwire agent NAME`");
         } else {
-            eprintln!(
+            stderr_line!(
                 "no agent could be registered; an incompatible card needs the Data Director \
                  extension (vendor-notes/a2a.md)"
             );

@@ -126,7 +126,7 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
             .as_str()
             .map(str::to_string)
             .unwrap_or_else(|| String::from_utf8_lossy(&response.body).into_owned());
-        eprintln!(
+        stderr_line!(
             "ddwire {action}: refused ({}): {}",
             response.status,
             ddwire::text::escape_str(&why, false)
@@ -141,7 +141,7 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
                 serde_json::to_string_pretty(envelope).unwrap_or_default()
             );
             let outcome = &envelope["outcome"];
-            eprintln!(
+            stderr_line!(
                 "approved run {}; the approved run {} is {}: {}",
                 decision["referred_invocation_id"].as_str().unwrap_or("?"),
                 envelope["invocation_id"].as_str().unwrap_or("?"),
@@ -154,7 +154,7 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
                 "{}",
                 serde_json::to_string_pretty(decision).unwrap_or_default()
             );
-            eprintln!(
+            stderr_line!(
                 "declined run {}; its agent will not run",
                 decision["referred_invocation_id"].as_str().unwrap_or("?")
             );

@@ -156,7 +156,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         None => out!("{text}"),
         Some(path) => {
             std::fs::write(path, text).map_err(|e| format!("writing {path}: {e}"))?;
-            eprintln!("ddwire check {url}: {} (report: {path})", report.summary());
+            stderr_line!("ddwire check {url}: {} (report: {path})", report.summary());
         }
     }
     Ok(report.exit_code())

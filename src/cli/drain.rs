@@ -62,7 +62,7 @@ pub fn install(who: &str) -> Option<signals::Signals> {
     match signals::install() {
         Ok(s) => Some(s),
         Err(e) => {
-            eprintln!(
+            stderr_line!(
                 "ddwire {who}: warning: no drain on SIGTERM/SIGINT ({e}); the process stops at once"
             );
             None
@@ -74,11 +74,13 @@ pub fn install(who: &str) -> Option<signals::Signals> {
 /// one is refused.
 fn reload(who: &str, tls: Option<&ServerIdentity>) {
     match tls {
-        None => eprintln!("ddwire {who}: SIGHUP: no TLS certificate to reload; going on"),
+        None => stderr_line!("ddwire {who}: SIGHUP: no TLS certificate to reload; going on"),
         Some(identity) => match identity.reload() {
-            Ok(true) => eprintln!("ddwire {who}: SIGHUP: TLS certificate reloaded"),
-            Ok(false) => eprintln!("ddwire {who}: SIGHUP: TLS certificate read again; unchanged"),
-            Err(e) => eprintln!(
+            Ok(true) => stderr_line!("ddwire {who}: SIGHUP: TLS certificate reloaded"),
+            Ok(false) => {
+                stderr_line!("ddwire {who}: SIGHUP: TLS certificate read again; unchanged")
+            }
+            Err(e) => stderr_line!(
                 "ddwire {who}: SIGHUP: TLS certificate not reloaded, the old one stays: {e}"
             ),
         },
@@ -110,7 +112,7 @@ pub fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) ->
                 stop => break stop,
             }
         };
-        eprintln!(
+        stderr_line!(
             "ddwire {who}: {} during the drain: exiting now",
             again.name()
         );
@@ -118,7 +120,7 @@ pub fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) ->
     });
     let started = Instant::now();
     let deadline = started + d.timeout;
-    eprintln!(
+    stderr_line!(
         "ddwire {who}: {}: draining: no new connections; work in flight gets up to {:.1} s",
         signal.name(),
         d.timeout.as_secs_f64()
@@ -131,7 +133,7 @@ pub fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) ->
     }
     let (requests, runs) = (server.in_flight(), (d.busy)());
     if requests > 0 || runs > 0 {
-        eprintln!(
+        stderr_line!(
             "ddwire {who}: drain timeout: {requests} request(s) and {runs} run(s) still in flight \
              are abandoned; open streams end with a terminal event"
         );
@@ -141,13 +143,13 @@ pub fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) ->
     if let Some(otlp) = &d.otlp
         && !otlp.flush(FLUSH_TIMEOUT)
     {
-        eprintln!(
+        stderr_line!(
             "ddwire {who}: the OTLP queue did not empty within {} s; {} batch(es) unsent",
             FLUSH_TIMEOUT.as_secs(),
             otlp.stats().queued
         );
     }
-    eprintln!(
+    stderr_line!(
         "ddwire {who}: drained in {:.2} s; exiting",
         started.elapsed().as_secs_f64()
     );

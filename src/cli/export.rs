@@ -119,9 +119,9 @@ pub fn start_exporter(
         return Ok(None);
     };
     for note in &config.notes {
-        eprintln!("ddwire {who}: {note}");
+        stderr_line!("ddwire {who}: {note}");
     }
-    let hook: ErrorHook = Arc::new(move |e| eprintln!("ddwire {who}: {e}"));
+    let hook: ErrorHook = Arc::new(move |e| stderr_line!("ddwire {who}: {e}"));
     let exporter = Exporter::start(config, client, ExporterOptions::default(), Some(hook))
         .map_err(|e| e.to_string())?;
     Ok(Some(exporter))
@@ -180,7 +180,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
                                 ..
                             }),
                         ) => {
-                            eprintln!("ddwire export: {e}");
+                            stderr_line!("ddwire export: {e}");
                             r.clone()
                         }
                         Err(_) => r.clone(),
@@ -195,7 +195,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     };
     let mut out = Output::of(args)?;
     if ids.is_empty() {
-        eprintln!("ddwire export: no runs to export in {}", runs.display());
+        stderr_line!("ddwire export: no runs to export in {}", runs.display());
         return Ok(0);
     }
     let (mut exported, mut spans_total, mut failed) = (0usize, 0usize, 0usize);
@@ -204,18 +204,18 @@ fn run(args: &Parsed) -> Result<i32, String> {
         let spans = match found {
             Ok(Some(spans)) => spans,
             Ok(None) => {
-                eprintln!("ddwire export: no run {id} in {}", runs.display());
+                stderr_line!("ddwire export: no run {id} in {}", runs.display());
                 failed += 1;
                 continue;
             }
             Err(e) => {
-                eprintln!("ddwire export: run {id}: {e}");
+                stderr_line!("ddwire export: run {id}: {e}");
                 failed += 1;
                 continue;
             }
         };
         if spans.is_empty() {
-            eprintln!("ddwire export: run {id} has no spans; nothing to send");
+            stderr_line!("ddwire export: run {id} has no spans; nothing to send");
             continue;
         }
         match out.write(&spans) {
@@ -224,12 +224,12 @@ fn run(args: &Parsed) -> Result<i32, String> {
                 spans_total += spans.len();
             }
             Err(e) => {
-                eprintln!("ddwire export: run {id}: {e}");
+                stderr_line!("ddwire export: run {id}: {e}");
                 failed += 1;
             }
         }
     }
-    eprintln!(
+    stderr_line!(
         "ddwire export: {exported} run(s), {spans_total} span(s) exported to {}{}",
         out.describe(),
         if failed > 0 {
@@ -295,7 +295,7 @@ impl Output {
                 {
                     Some(config) => {
                         for note in &config.notes {
-                            eprintln!("ddwire export: {note}");
+                            stderr_line!("ddwire export: {note}");
                         }
                         Output::Endpoint(config, setup::http_client(args, None)?)
                     }
@@ -315,7 +315,7 @@ impl Output {
                 let delivery = send(client, config, spans, &RetryPolicy::default())
                     .map_err(|e| e.to_string())?;
                 if delivery.rejected_spans > 0 || delivery.message.is_some() {
-                    eprintln!(
+                    stderr_line!(
                         "ddwire export: the receiver rejected {} span(s): {}",
                         delivery.rejected_spans,
                         delivery.message.unwrap_or_default()
@@ -357,7 +357,7 @@ impl Output {
 pub fn finish_exporter(exporter: &Exporter, who: &str, timeout: Duration) {
     let settled = exporter.flush(timeout);
     let s = exporter.stats();
-    eprintln!(
+    stderr_line!(
         "ddwire {who}: OTLP export to {}: {} run(s), {} span(s) exported; {} dropped, {} failed{}",
         exporter.config().endpoint,
         s.exported_batches,

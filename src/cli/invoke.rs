@@ -146,25 +146,25 @@ fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result
                 "{}",
                 serde_json::to_string_pretty(&run.envelope.to_document()).unwrap_or_default()
             );
-            eprintln!(
+            stderr_line!(
                 "outcome: {} ({})",
                 run.envelope.outcome.status,
                 safe(&run.envelope.outcome.statement)
             );
             let envelope = run.envelope.to_document();
             if ddwire::trace::waterfall::no_output(&envelope) {
-                eprintln!(
+                stderr_line!(
                     "grounding: no output to check: the agent gave no result (grounding.txt: {})",
                     run.report.summary().lines().next().unwrap_or("")
                 );
             } else {
-                eprintln!("{}", run.report.summary());
+                stderr_line!("{}", run.report.summary());
             }
-            eprintln!("run directory: {}", run.run_dir.display());
+            stderr_line!("run directory: {}", run.run_dir.display());
             Ok(0)
         }
         Err(e) => {
-            eprintln!(
+            stderr_line!(
                 "ddwire invoke: refused, no run was made: {e}{}",
                 agent_hint(&e.to_string(), agent_id)
             );
@@ -192,7 +192,7 @@ fn remote(
         .map_err(|e| e.to_string())?;
     if task.status.state != TaskState::Completed {
         let detail = task.failure_detail().unwrap_or_default();
-        eprintln!(
+        stderr_line!(
             "ddwire invoke: refused, no run was made: {}{}",
             safe(&detail),
             agent_hint(&detail, &request.agent_id)
@@ -205,12 +205,12 @@ fn remote(
         serde_json::to_string_pretty(&envelope).unwrap_or_default()
     );
     let outcome = &envelope["outcome"];
-    eprintln!(
+    stderr_line!(
         "outcome: {} ({})",
         safe(outcome["status"].as_str().unwrap_or("?")),
         safe(outcome["statement"].as_str().unwrap_or(""))
     );
-    eprintln!(
+    stderr_line!(
         "run {} stored by the harness at {url}",
         envelope["invocation_id"].as_str().unwrap_or("?")
     );

@@ -207,7 +207,7 @@ fn relay_all(args: &Parsed, dir: &str) -> Result<i32, String> {
             }
         }
     }
-    eprintln!(
+    stderr_line!(
         "ddwire lint: {} relay sessions in {dir}: {passed} passed, {failed} failed, {unreadable} unreadable",
         files.len()
     );
@@ -278,7 +278,7 @@ fn all(args: &Parsed) -> Result<i32, String> {
             }
         }
     }
-    eprintln!(
+    stderr_line!(
         "ddwire lint: {} runs in {}: {agree} agree with their stored verdict, {differ} differ, {unreadable} unreadable",
         ids.len(),
         reader.shown_root().display()
@@ -331,7 +331,7 @@ fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
     }
     match stored {
         Some(stored) if stored.trim_end() != report.summary() => {
-            eprintln!(
+            stderr_line!(
                 "ddwire lint: this differs from the verdict the harness stored in {}:\n{}",
                 dir.join(GROUNDING_FILE).display(),
                 stored.trim_end()
@@ -340,7 +340,7 @@ fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
         }
         Some(_) => Ok(code),
         None => {
-            eprintln!(
+            stderr_line!(
                 "ddwire lint: {} has no {GROUNDING_FILE} to compare with",
                 dir.display()
             );
@@ -367,7 +367,7 @@ fn files(
     let reply = match (reply, beside) {
         (Some(path), _) => Some(json_file(path)?),
         (None, Some(path)) if grounding::is_withheld(&records, &envelope) => {
-            eprintln!(
+            stderr_line!(
                 "ddwire lint: the envelope was withheld; linting the agent's reply from {}",
                 path.display()
             );
@@ -398,7 +398,7 @@ fn warn_if_withheld_without_reply(
     whence: &Path,
 ) {
     if reply.is_none() && grounding::is_withheld(records, envelope) {
-        eprintln!(
+        stderr_line!(
             "ddwire lint: {} is a withheld result and no agent reply ({AGENT_REPLY_FILE}) was \
              found: its payload is gone, so this report is on what was stored, not on what the \
              agent sent",

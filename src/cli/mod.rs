@@ -199,7 +199,7 @@ pub fn main(argv: Vec<String>) -> i32 {
             Some(near) => format!("did you mean `ddwire {near}`? "),
             None => String::new(),
         };
-        eprintln!("ddwire: unknown command {first:?}; {hint}run `ddwire --help` for the list");
+        stderr_line!("ddwire: unknown command {first:?}; {hint}run `ddwire --help` for the list");
         return 2;
     };
     let rest = &args[1..];
@@ -210,14 +210,14 @@ pub fn main(argv: Vec<String>) -> i32 {
     let parsed = match args::parse(command.name, command.flags, rest) {
         Ok(p) => p,
         Err(usage) => {
-            eprintln!("ddwire: {usage}");
+            stderr_line!("ddwire: {usage}");
             return 2;
         }
     };
     match (command.run)(&parsed) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("ddwire {}: {message}", command.name);
+            stderr_line!("ddwire {}: {message}", command.name);
             2
         }
     }
@@ -232,7 +232,7 @@ pub fn write_stdout(text: std::fmt::Arguments<'_>) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
         Err(e) => {
-            eprintln!("ddwire: writing to stdout: {e}");
+            stderr_line!("ddwire: writing to stdout: {e}");
             std::process::exit(1);
         }
     }

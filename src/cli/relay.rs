@@ -185,13 +185,13 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let server = bound
         .serve(drain.gate(relay::handler(relay.clone())))
         .map_err(|e| e.to_string())?;
-    eprintln!(
+    stderr_line!(
         "ddwire relay: on {scheme}://{addr} (public {public}); peers {:?}; topology {}",
         relay.peer_ids(),
         topology.as_str()
     );
     if !addr.ip().is_loopback() && !authenticated {
-        eprintln!(
+        stderr_line!(
             "ddwire relay: warning: bound beyond loopback ({addr}) without --tokens: anyone who reaches it may relay through it{}",
             if registration {
                 " and change its peers (--allow-registration)"

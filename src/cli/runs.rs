@@ -193,20 +193,20 @@ fn runs(args: &Parsed) -> Result<i32, String> {
         _ => {}
     }
     if scan.skipped > 0 {
-        eprintln!(
+        stderr_line!(
             "ddwire runs: skipped {} index line(s) that are not JSON ({}); a harness opening the store repairs them",
             scan.skipped,
             scan.first_problem.unwrap_or_default()
         );
     }
     if let (true, Some(last)) = (more, &last_id) {
-        eprintln!(
+        stderr_line!(
             "more runs match; the next page: {} --after {last}",
             this_page_command()
         );
     }
     if printed == 0 && scan.skipped == 0 && query == Query::default() {
-        eprintln!("no runs in {}", store.shown_root().display());
+        stderr_line!("no runs in {}", store.shown_root().display());
     }
     Ok(0)
 }

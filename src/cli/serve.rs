@@ -263,14 +263,14 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .serve(server::handler(Arc::clone(&harness)))
         .map_err(|e| e.to_string())?;
     registry.refresh_in_background();
-    eprintln!(
+    stderr_line!(
         "ddwire serve: harness on {scheme}://{addr} (public {public}); agents {:?}; {} unavailable, {} incompatible{exporting}",
         registry.ids(),
         registry.unavailable().len(),
         registry.incompatible().len()
     );
     if !registry.unavailable().is_empty() {
-        eprintln!(
+        stderr_line!(
             "ddwire serve: unavailable agents are fetched again in the background (after {} s, \
              doubling to {} s), and at once when an invocation names an unknown agent or on \
              POST /agents/refresh: start them in any order",
@@ -278,7 +278,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             registry::RETRY_MAX.as_secs()
         );
     }
-    eprintln!("ddwire serve: viewer at {public}/viewer");
+    stderr_line!("ddwire serve: viewer at {public}/viewer");
     let hosts: Vec<&str> = args
         .values("allowed-hosts")
         .iter()
@@ -286,7 +286,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .filter(|h| !h.trim().is_empty())
         .collect();
     let origins = args.values("cors-origin");
-    eprintln!(
+    stderr_line!(
         "ddwire serve: browsers: Host must be an IP address, localhost, the public URL's host{}; cross-origin calls from {}",
         if hosts.is_empty() {
             String::new()
@@ -300,18 +300,18 @@ fn run(args: &Parsed) -> Result<i32, String> {
         }
     );
     if bearer {
-        eprintln!(
+        stderr_line!(
             "ddwire serve: reads need a bearer token: each principal sees its own runs, an auditor or a steward all"
         );
     }
     if !addr.ip().is_loopback() && !bearer {
-        eprintln!(
+        stderr_line!(
             "ddwire serve: warning: bound beyond loopback ({addr}) without --tokens: every caller acts for the operator's principal"
         );
     }
     let busy = || harness.conductor.running();
     let reload_agents = || match harness.conductor.registry.reload() {
-        Ok(r) => eprintln!(
+        Ok(r) => stderr_line!(
             "ddwire serve: SIGHUP: agents configuration read again: {} added, {} changed, {} removed; {} unavailable, {} incompatible",
             r.added.len(),
             r.changed.len(),
@@ -319,7 +319,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             r.unavailable,
             r.incompatible
         ),
-        Err(e) => eprintln!(
+        Err(e) => stderr_line!(
             "ddwire serve: SIGHUP: agents configuration not read again, nothing changed: {e}"
         ),
     };

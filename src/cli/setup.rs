@@ -168,7 +168,7 @@ pub fn store(args: &Parsed) -> Result<RunStore, String> {
     let (store, recovery) =
         RunStore::open_reporting(&dir).map_err(|e| format!("run store {}: {e}", dir.display()))?;
     if !recovery.is_clean() {
-        eprintln!(
+        stderr_line!(
             "ddwire: recovered the run store {}: {recovery}",
             store.shown_root().display()
         );
@@ -269,10 +269,10 @@ pub fn read_only_conductor(args: &Parsed, client: A2aClient) -> Result<Conductor
 /// Report agents that could not be admitted, on stderr.
 pub fn report_registry(registry: &Registry) {
     for (name, reason) in &registry.unavailable() {
-        eprintln!("  [{name}] unavailable: {reason}");
+        stderr_line!("  [{name}] unavailable: {reason}");
     }
     for (name, reason) in &registry.incompatible() {
-        eprintln!("  [{name}] incompatible: {reason}");
+        stderr_line!("  [{name}] incompatible: {reason}");
     }
 }
 
@@ -494,7 +494,7 @@ pub fn close_wire_log(wire: Option<&ddwire::wire::wirelog::WireLog>, who: &str) 
     if let Some(log) = wire {
         let stats = log.close(std::time::Duration::from_secs(10));
         if stats.dropped > 0 || stats.failed > 0 {
-            eprintln!("ddwire {who}: wire log {}: {stats}", log.path().display());
+            stderr_line!("ddwire {who}: wire log {}: {stats}", log.path().display());
         }
     }
 }

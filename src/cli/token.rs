@@ -32,7 +32,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         ["new"] => {
             let token = new_token().map_err(|e| e.to_string())?;
             outln!("{token}");
-            eprintln!("digest for the tokens file: {}", token_digest(&token));
+            stderr_line!("digest for the tokens file: {}", token_digest(&token));
             Ok(0)
         }
         ["hash"] | ["hash", "-"] => {

@@ -64,7 +64,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             Some(text) => text,
             None => {
                 bad += 1;
-                eprintln!("ddwire wirelog: line {} is not a wire log line", n + 1);
+                stderr_line!("ddwire wirelog: line {} is not a wire log line", n + 1);
                 continue;
             }
         };
