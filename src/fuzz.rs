@@ -18,6 +18,7 @@ use crate::contract::schema::Schema;
 use crate::json::{self, Limits, python};
 use crate::trace::context::{SpanContext, TraceState, parse_traceparent};
 use crate::wire::a2a::endpoint::{Endpoint, Execute, Plan, Reply, TaskPlan};
+use crate::wire::a2a::fast::SendFast;
 use crate::wire::a2a::{Binding, card, codec, v03, v10};
 use crate::wire::http::Request;
 use crate::wire::sign::{self, Direction, Key, Signable, Verifier};
@@ -262,9 +263,10 @@ static ENDPOINT: LazyLock<Endpoint> = LazyLock::new(|| {
 
 /// JSON-RPC 2.0 (`wire::jsonrpc`) as a server reads a request and a client reads a response,
 /// and the A2A endpoint behind it in both bindings: every answer is JSON-RPC 2.0 (one reply
-/// object, or an array of them for a batch), or nothing for notifications. And message/send's
-/// typed reader (`v03::SendFast`) takes only what the general reader (`jsonrpc::parse`, then
-/// `codec::decode_send_params`) reads without error, giving the same id and params.
+/// object, or an array of them for a batch), or nothing for notifications. And the typed
+/// reader of message/send and SendMessage (`fast::SendFast`) takes only what the general
+/// reader (`jsonrpc::parse`, then `codec::decode_send_params`) reads without error in that
+/// binding, giving the same id and params.
 pub fn jsonrpc(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else {
         return;
@@ -312,28 +314,30 @@ pub fn jsonrpc(data: &[u8]) {
     }
 }
 
-/// Panic unless message/send's typed reader agrees with the general one on `body` (see
-/// [`jsonrpc`]).
+/// Panic unless a send's typed reader agrees with the general one on `body`, in either
+/// binding (see [`jsonrpc`]).
 fn typed_send_agrees(body: &[u8]) {
     use crate::wire::jsonrpc::{self, Incoming};
     let depth = crate::json::Limits::DEFAULT.max_depth;
-    let Some((id, fast)) = jsonrpc::parse_typed::<v03::SendFast>(body, depth, v03::SEND) else {
+    let sends = [v03::SEND, v10::SEND];
+    let Some((id, method, fast)) = jsonrpc::parse_typed::<SendFast>(body, depth, &sends) else {
         return;
     };
-    let Some(params) = fast.into_params() else {
+    let binding = Binding::of_method(method).expect("a send is an A2A method");
+    let Some(params) = fast.into_params(binding) else {
         return;
     };
     let Incoming::Single(Ok(call)) = jsonrpc::parse(body, depth) else {
         panic!("the typed reader took a body the general reader refuses");
     };
-    assert_eq!((call.id, call.method.as_str()), (id, v03::SEND));
-    let options = codec::decode_send_options(Binding::V03, call.params.get("configuration")).ok();
-    let general = codec::decode_send_params(Binding::V03, call.params)
+    assert_eq!((call.id, call.method.as_str()), (id, method));
+    let options = codec::decode_send_options(binding, call.params.get("configuration")).ok();
+    let general = codec::decode_send_params(binding, call.params)
         .unwrap_or_else(|e| panic!("the typed reader took params the general reader refuses: {e}"));
     assert_eq!(general, params);
     assert_eq!(
         options,
-        codec::decode_send_options(Binding::V03, params.configuration.as_ref()).ok()
+        codec::decode_send_options(binding, params.configuration.as_ref()).ok()
     );
 }
 
