@@ -266,7 +266,8 @@ static ENDPOINT: LazyLock<Endpoint> = LazyLock::new(|| {
 /// object, or an array of them for a batch), or nothing for notifications. And the typed
 /// reader of message/send and SendMessage (`fast::SendFast`) takes only what the general
 /// reader (`jsonrpc::parse`, then `codec::decode_send_params`) reads without error in that
-/// binding, giving the same id and params.
+/// binding, giving the same id and params; and the InvocationRequest's plain-shape reader
+/// agrees with its validator on each data part it takes.
 pub fn jsonrpc(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else {
         return;
@@ -335,6 +336,10 @@ fn typed_send_agrees(body: &[u8]) {
     let general = codec::decode_send_params(binding, call.params)
         .unwrap_or_else(|e| panic!("the typed reader took params the general reader refuses: {e}"));
     assert_eq!(general, params);
+    // The agents read the InvocationRequest from the one data part.
+    for data in params.message.data_parts() {
+        plain_request_agrees(data);
+    }
     assert_eq!(
         options,
         codec::decode_send_options(binding, params.configuration.as_ref()).ok()
@@ -438,7 +443,8 @@ pub fn sse(data: &[u8]) {
 }
 
 /// AG-UI's `RunAgentInput` as `POST /agui` reads it, and the InvocationRequest it forwards:
-/// a request accepted writes a document that is accepted again as the same request.
+/// a request accepted writes a document that is accepted again as the same request, and the
+/// request's plain-shape reader agrees with its validator.
 pub fn run_agent_input(data: &[u8]) {
     let Ok(body) = json::parse(data, Limits::DEFAULT) else {
         return;
@@ -454,6 +460,7 @@ pub fn run_agent_input(data: &[u8]) {
     else {
         return;
     };
+    plain_request_agrees(request);
     let Ok(parsed) = InvocationRequest::from_value(request) else {
         return;
     };
@@ -461,6 +468,28 @@ pub fn run_agent_input(data: &[u8]) {
     let again = InvocationRequest::from_value(&document)
         .unwrap_or_else(|e| panic!("a request ddwire wrote is refused: {e}\n{document}"));
     assert_eq!(again.to_document(), document);
+}
+
+/// Panic unless the InvocationRequest's plain-shape reader takes only a document the
+/// validator accepts, reading it as the validator and deserializer do (an id or time left out
+/// is made fresh by each); see [`run_agent_input`] and [`jsonrpc`].
+fn plain_request_agrees(document: &Value) {
+    use crate::contract::request::{plain, validated};
+    let Some(fast) = plain(document) else {
+        return;
+    };
+    let general = validated(document)
+        .unwrap_or_else(|e| panic!("the plain reader took a request the validator refuses: {e}"));
+    let fresh = |key: &str, general: &String, fast: String| match document.get(key) {
+        None => general.clone(),
+        Some(_) => fast,
+    };
+    let fast = InvocationRequest {
+        invocation_id: fresh("invocation_id", &general.invocation_id, fast.invocation_id),
+        issued_at: fresh("issued_at", &general.issued_at, fast.issued_at),
+        ..fast
+    };
+    assert_eq!(fast, general, "{document}");
 }
 
 /// A built-in agent's card, to splice fuzzed values into.
