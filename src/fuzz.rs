@@ -18,6 +18,7 @@ use crate::contract::schema::Schema;
 use crate::json::{self, Limits, python};
 use crate::trace::context::{SpanContext, TraceState, parse_traceparent};
 use crate::wire::a2a::endpoint::{Endpoint, Execute, Plan, Reply, TaskPlan};
+use crate::wire::a2a::fast::SendFast;
 use crate::wire::a2a::{Binding, card, codec, v03, v10};
 use crate::wire::http::Request;
 use crate::wire::sign::{self, Direction, Key, Signable, Verifier};
@@ -262,9 +263,11 @@ static ENDPOINT: LazyLock<Endpoint> = LazyLock::new(|| {
 
 /// JSON-RPC 2.0 (`wire::jsonrpc`) as a server reads a request and a client reads a response,
 /// and the A2A endpoint behind it in both bindings: every answer is JSON-RPC 2.0 (one reply
-/// object, or an array of them for a batch), or nothing for notifications. And message/send's
-/// typed reader (`v03::SendFast`) takes only what the general reader (`jsonrpc::parse`, then
-/// `codec::decode_send_params`) reads without error, giving the same id and params.
+/// object, or an array of them for a batch), or nothing for notifications. And the typed
+/// reader of message/send and SendMessage (`fast::SendFast`) takes only what the general
+/// reader (`jsonrpc::parse`, then `codec::decode_send_params`) reads without error in that
+/// binding, giving the same id and params; and the InvocationRequest's plain-shape reader
+/// agrees with its validator on each data part it takes.
 pub fn jsonrpc(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else {
         return;
@@ -312,28 +315,34 @@ pub fn jsonrpc(data: &[u8]) {
     }
 }
 
-/// Panic unless message/send's typed reader agrees with the general one on `body` (see
-/// [`jsonrpc`]).
+/// Panic unless a send's typed reader agrees with the general one on `body`, in either
+/// binding (see [`jsonrpc`]).
 fn typed_send_agrees(body: &[u8]) {
     use crate::wire::jsonrpc::{self, Incoming};
     let depth = crate::json::Limits::DEFAULT.max_depth;
-    let Some((id, fast)) = jsonrpc::parse_typed::<v03::SendFast>(body, depth, v03::SEND) else {
+    let sends = [v03::SEND, v10::SEND];
+    let Some((id, method, fast)) = jsonrpc::parse_typed::<SendFast>(body, depth, &sends) else {
         return;
     };
-    let Some(params) = fast.into_params() else {
+    let binding = Binding::of_method(method).expect("a send is an A2A method");
+    let Some(params) = fast.into_params(binding) else {
         return;
     };
     let Incoming::Single(Ok(call)) = jsonrpc::parse(body, depth) else {
         panic!("the typed reader took a body the general reader refuses");
     };
-    assert_eq!((call.id, call.method.as_str()), (id, v03::SEND));
-    let options = codec::decode_send_options(Binding::V03, call.params.get("configuration")).ok();
-    let general = codec::decode_send_params(Binding::V03, call.params)
+    assert_eq!((call.id, call.method.as_str()), (id, method));
+    let options = codec::decode_send_options(binding, call.params.get("configuration")).ok();
+    let general = codec::decode_send_params(binding, call.params)
         .unwrap_or_else(|e| panic!("the typed reader took params the general reader refuses: {e}"));
     assert_eq!(general, params);
+    // The agents read the InvocationRequest from the one data part.
+    for data in params.message.data_parts() {
+        plain_request_agrees(data);
+    }
     assert_eq!(
         options,
-        codec::decode_send_options(Binding::V03, params.configuration.as_ref()).ok()
+        codec::decode_send_options(binding, params.configuration.as_ref()).ok()
     );
 }
 
@@ -434,7 +443,8 @@ pub fn sse(data: &[u8]) {
 }
 
 /// AG-UI's `RunAgentInput` as `POST /agui` reads it, and the InvocationRequest it forwards:
-/// a request accepted writes a document that is accepted again as the same request.
+/// a request accepted writes a document that is accepted again as the same request, and the
+/// request's plain-shape reader agrees with its validator.
 pub fn run_agent_input(data: &[u8]) {
     let Ok(body) = json::parse(data, Limits::DEFAULT) else {
         return;
@@ -450,6 +460,7 @@ pub fn run_agent_input(data: &[u8]) {
     else {
         return;
     };
+    plain_request_agrees(request);
     let Ok(parsed) = InvocationRequest::from_value(request) else {
         return;
     };
@@ -457,6 +468,28 @@ pub fn run_agent_input(data: &[u8]) {
     let again = InvocationRequest::from_value(&document)
         .unwrap_or_else(|e| panic!("a request ddwire wrote is refused: {e}\n{document}"));
     assert_eq!(again.to_document(), document);
+}
+
+/// Panic unless the InvocationRequest's plain-shape reader takes only a document the
+/// validator accepts, reading it as the validator and deserializer do (an id or time left out
+/// is made fresh by each); see [`run_agent_input`] and [`jsonrpc`].
+fn plain_request_agrees(document: &Value) {
+    use crate::contract::request::{plain, validated};
+    let Some(fast) = plain(document) else {
+        return;
+    };
+    let general = validated(document)
+        .unwrap_or_else(|e| panic!("the plain reader took a request the validator refuses: {e}"));
+    let fresh = |key: &str, general: &String, fast: String| match document.get(key) {
+        None => general.clone(),
+        Some(_) => fast,
+    };
+    let fast = InvocationRequest {
+        invocation_id: fresh("invocation_id", &general.invocation_id, fast.invocation_id),
+        issued_at: fresh("issued_at", &general.issued_at, fast.issued_at),
+        ..fast
+    };
+    assert_eq!(fast, general, "{document}");
 }
 
 /// A built-in agent's card, to splice fuzzed values into.

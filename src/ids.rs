@@ -57,8 +57,10 @@ pub fn new_uuid7() -> String {
 pub fn is_uuid7(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
-        && [8, 13, 18, 23].iter().all(|&i| b[i] == b'-')
-        && s.split('-').all(is_lower_hex)
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_digit() || (b'a'..=b'f').contains(c),
+        })
         && b[14] == b'7'
         && matches!(b[19], b'8' | b'9' | b'a' | b'b')
 }
@@ -151,6 +153,13 @@ mod tests {
         assert!(!is_uuid7("0190B3C2-6A4E-7C3B-8A1D-6F0E2D3C4B5A")); // uppercase
         assert!(!is_uuid7("0190b3c2-6a4e-7c3b-8a1d-6f0e2d3c4b5"));
         assert!(is_uuid7("0190b3c2-6a4e-7c3b-8a1d-6f0e2d3c4b5a"));
+    }
+
+    #[test]
+    fn uuid7_pattern_refuses_a_hyphen_in_place_of_a_digit() {
+        // Five hyphens split into groups that are each hex, one of them empty.
+        assert!(!is_uuid7("-190b3c2-6a4e-7c3b-8a1d-6f0e2d3c4b5a"));
+        assert!(!is_uuid7("0190b3c2-6a4e-7c3b-8a1d-6f0e2d3c4b-a"));
     }
 
     #[test]

@@ -985,3 +985,46 @@ fn a_plain_message_send_and_the_same_call_in_a_shape_the_typed_reader_declines_a
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
     agent.shutdown();
 }
+
+/// SendMessage in its plain shape is read straight from the body too (the typed reader both
+/// bindings share); any other shape is read the general way. Over TCP, with the 1.0 version
+/// header, the same call in both shapes gets the same answer, and params the typed reader
+/// declines and the general reader refuses get the general reader's error.
+#[test]
+fn a_plain_send_message_and_the_same_call_in_a_shape_the_typed_reader_declines_answer_alike() {
+    let agent = server::serve(Arc::new(Hello::new()), "127.0.0.1:0", None).unwrap();
+    let url = format!("{}/a2a", agent.base_url());
+    let client = HttpClient::tcp();
+    let post = |body: String| -> Value {
+        let request =
+            ClientRequest::post_json(&url, body.into_bytes(), T).header("A2A-Version", "1.0");
+        let r = client.send(request).unwrap();
+        assert_eq!(r.status, 200);
+        serde_json::from_slice(&r.body).unwrap()
+    };
+    let plain = send_body("1", "SendMessage");
+    // The proto name of a member, which the general reader reads as the JSON name.
+    let declined = plain.replacen("\"messageId\"", "\"message_id\"", 1);
+    assert_ne!(plain, declined);
+    let (a, b) = (post(plain), post(declined));
+    for reply in [&a, &b] {
+        assert_eq!(reply["id"], 1, "{reply}");
+        assert_eq!(
+            reply["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{reply}"
+        );
+    }
+    let (a, b) = (&a["result"]["task"], &b["result"]["task"]);
+    for m in ["messageId", "role", "parts"] {
+        assert_eq!(a["history"][0][m], b["history"][0][m], "{m}");
+    }
+    let result = |t: &Value| t["artifacts"][0]["parts"][0]["data"]["result"]["outcome"].clone();
+    assert_eq!(result(a), result(b));
+    assert!(result(a)["status"].is_string(), "{a}");
+    // Two members of the part's oneof: the general reader's -32602.
+    let two = r#"{"jsonrpc":"2.0","id":2,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi","data":null}]}}}"#;
+    let refused = post(two.to_string());
+    assert_eq!(refused["id"], 2, "{refused}");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    agent.shutdown();
+}

@@ -19,7 +19,7 @@ mod outcome;
 pub(crate) mod pattern;
 mod principal;
 pub(crate) mod problem;
-mod request;
+pub(crate) mod request;
 mod result;
 pub(crate) mod schema;
 pub(crate) mod spec;

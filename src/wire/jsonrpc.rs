@@ -15,7 +15,8 @@
 //!   calls to a hung agent would hold its connection for 32 agent timeouts.
 //! - Errors travel with HTTP 200, as the SDKs send them.
 //! - One method's calls in their plain shape may be read straight from the body into typed
-//!   params ([`parse_typed`], which the A2A endpoint uses for v0.3 `message/send`): no tree is
+//!   params ([`parse_typed`], which the A2A endpoint uses for v0.3 `message/send` and 1.0
+//!   `SendMessage`): no tree is
 //!   built for the envelope. It declines anything else, and [`parse`] then reads the body and
 //!   gives every error, so a body is refused with the same error either way.
 
@@ -207,14 +208,18 @@ struct Typed<'a, P> {
     params: crate::json::Obj<P>,
 }
 
-/// A member that is present, kept even when it is `null` (serde's `Option` would read `null`
-/// as absent); with `#[serde(default)]`, an absent one is `None`.
-pub(crate) fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    serde::Deserialize::deserialize(d).map(Some)
+/// A member that is present, told from an absent one even when it is `null` (serde's `Option`
+/// would read `null` as absent): `Some(Value::Null)`, or `Some(None)` for an `Option`; with
+/// `#[serde(default)]`, an absent one is `None`.
+pub(crate) fn present<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
-/// One call of `method` whose params `P` reads, decoded straight from `body` when the body is
-/// that call in its plain shape; `None` for anything else (a batch, another method, a member
+/// One call of one of `methods` whose params `P` reads, decoded straight from `body` when the
+/// body is that call in its plain shape, with the method it names; `None` for anything else
+/// (a batch, another method, a member
 /// `P` does not know, a duplicate member, an escape in a borrowed string, a body over the
 /// limits or not JSON, a bad `jsonrpc` or `id`), which [`parse`] then reads and, if it is
 /// wrong, answers with its exact error. So this never refuses anything: it is the fast path
@@ -223,8 +228,8 @@ pub(crate) fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<V
 pub(crate) fn parse_typed<'a, P: serde::Deserialize<'a>>(
     body: &'a [u8],
     max_depth: usize,
-    method: &str,
-) -> Option<(Option<Value>, P)> {
+    methods: &[&'static str],
+) -> Option<(Option<Value>, &'static str, P)> {
     let limits = crate::json::Limits {
         max_bytes: usize::MAX,
         max_depth,
@@ -232,8 +237,12 @@ pub(crate) fn parse_typed<'a, P: serde::Deserialize<'a>>(
     let text = crate::json::within_limits(body, limits)?;
     let crate::json::Obj(call) =
         serde_json::from_str::<crate::json::Obj<Typed<'a, P>>>(text).ok()?;
-    (call.jsonrpc == "2.0" && call.method == method && id_is_valid(call.id.as_ref()))
-        .then_some((call.id, call.params.0))
+    let method = methods.iter().find(|m| **m == call.method)?;
+    (call.jsonrpc == "2.0" && id_is_valid(call.id.as_ref())).then_some((
+        call.id,
+        method,
+        call.params.0,
+    ))
 }
 
 /// Answers one call: its reply as JSON text, or `None` for a notification.

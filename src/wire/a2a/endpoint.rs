@@ -62,6 +62,7 @@ pub(crate) use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, 
 use super::codec::{
     Json, decode_history_length, decode_send_options, decode_send_params, decode_task_id,
 };
+use super::fast::SendFast;
 use super::model::{Message, SendOptions, SendParams, SendResult, Task, TaskState};
 use super::stream::StreamEvent;
 use super::{Binding, card::EXTENSION_URI, v03, v10};
@@ -315,16 +316,20 @@ impl Endpoint {
             .collect();
         // Replies are JSON text, written straight from the model (no intermediate tree).
         let reply_headers = ReplyHeaders::default();
-        // message/send in its plain shape is read straight from the body into its params
-        // (v03::SendFast); any other body, or one it does not take, is read the general way,
-        // which gives every error.
-        let fast = jsonrpc::parse_typed::<v03::SendFast>(&request.body, self.max_depth, v03::SEND)
-            .and_then(|(id, fast)| Some((id, fast.into_params()?)));
+        // message/send or SendMessage in its plain shape is read straight from the body into
+        // its params (fast::SendFast); any other body, or one it does not take, is read the
+        // general way, which gives every error.
+        let sends = [v03::SEND, v10::SEND];
+        let fast = jsonrpc::parse_typed::<SendFast>(&request.body, self.max_depth, &sends)
+            .and_then(|(id, method, fast)| {
+                let binding = Binding::of_method(method)?;
+                Some((id, method, fast.into_params(binding)?))
+            });
         let (parsed, mut read) = match fast {
-            Some((id, params)) => {
+            Some((id, method, params)) => {
                 let call = Call {
                     id,
-                    method: v03::SEND.to_string(),
+                    method: method.to_string(),
                     params: Value::Null,
                 };
                 (Incoming::Single(Ok(call)), Some(params))

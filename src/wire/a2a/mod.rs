@@ -4,8 +4,10 @@
 //! - `codec`: the one writer and reader between that model and either binding's JSON, told
 //!   the binding; [`Binding`] spells what differs by name (methods, versions, enum names).
 //! - `v03` and `v10`: what only one binding has: its method names, how it tells a part's type
-//!   (`kind` against a oneof), the options of its send, its reading of task ids; and for v0.3
-//!   the typed reader of `message/send`, for 1.0 `ListTasks`.
+//!   (`kind` against a oneof), the options of its send, its reading of task ids; and for 1.0
+//!   `ListTasks`.
+//! - `fast`: the typed reader of a send in its plain shape (`message/send`, `SendMessage`),
+//!   straight from the body's text, which declines all else to `codec`.
 //! - [`card`]: agent cards that both SDK generations read, with the Data Director extension.
 //! - `endpoint`: the server side: JSON-RPC dispatch, version negotiation, the task rules,
 //!   non-blocking sends.
@@ -22,6 +24,7 @@ pub mod client;
 pub(crate) mod codec;
 pub(crate) mod endpoint;
 pub(crate) mod error;
+pub(crate) mod fast;
 pub(crate) mod health;
 pub mod model;
 pub(crate) mod stream;

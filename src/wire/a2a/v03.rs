@@ -1,8 +1,9 @@
 //! What only the A2A v0.3 JSON-RPC binding has (A2A specification 0.3.0 §6–7, as a2a-sdk
 //! 0.3.26 speaks it): its method names, its parts told apart by `kind`, the `kind` of a
-//! streamed event, and the typed reader of `message/send`. The rest of the binding is the one
-//! codec (`super::codec`) told [`Binding::V03`]: every object carries a `kind`
-//! discriminator; roles and task states are lower-case.
+//! streamed event. The rest of the binding is the one codec (`super::codec`) told
+//! [`Binding::V03`]: every object carries a `kind` discriminator; roles and task states are
+//! lower-case. Its typed reader of `message/send` is the one both bindings share
+//! (`super::fast`).
 //!
 //! Reading is as lenient as the 0.3.26 server (a missing `kind` is told by shape, except on a
 //! part); writing always sends `kind`, since other peers discriminate on it.
@@ -10,9 +11,8 @@
 use super::Binding;
 use super::codec::Fields;
 use super::error::DecodeError;
-use super::model::{File, Message, Part, Role, SendParams};
-use crate::json::Obj;
-use serde_json::{Map, Value};
+use super::model::{File, Part};
+use serde_json::Value;
 
 pub(crate) const SEND: &str = "message/send";
 pub(crate) const STREAM: &str = "message/stream";
@@ -101,107 +101,9 @@ pub(crate) fn event_kind(v: &Value) -> Result<&'static str, DecodeError> {
         })
 }
 
-/// `message/send` params in their plain shape, read straight from the request's text by
-/// [`jsonrpc::parse_typed`](crate::wire::jsonrpc::parse_typed): a message of text and data
-/// parts, and optional `configuration` and `metadata`. Every member it does not list (a file
-/// part, `referenceTaskIds`, `extensions`, anything unknown), a wrong type, or an escape in a
-/// string it only reads makes the typed read fail, and the request then takes the general
-/// reader ([`super::codec::decode_send_params`]), which alone reports errors. It is read as an
-/// [`Obj`], and so are its message and parts, so no array stands for an object. What this
-/// accepts, [`SendFast::into_params`] turns into exactly what the general reader gives for it.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct SendFast<'a> {
-    #[serde(borrow)]
-    message: Obj<MessageFast<'a>>,
-    #[serde(default, deserialize_with = "crate::wire::jsonrpc::present")]
-    configuration: Option<Value>,
-    // `null` and absent are both `None`, as `opt_meta` reads them; a non-object fails.
-    #[serde(default)]
-    metadata: Option<Map<String, Value>>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MessageFast<'a> {
-    // Read, never kept: the general reader ignores it too.
-    #[serde(default)]
-    #[serde(rename = "kind")]
-    _kind: Option<serde::de::IgnoredAny>,
-    #[serde(borrow)]
-    role: &'a str,
-    #[serde(rename = "messageId")]
-    message_id: String,
-    #[serde(default, borrow)]
-    parts: Vec<Obj<PartFast<'a>>>,
-    // `null` is `None` here and in `opt_str`; another non-string fails here (`opt_str` would
-    // read it as `None`), which only sends the request the general way.
-    #[serde(rename = "contextId", default)]
-    context_id: Option<String>,
-    #[serde(rename = "taskId", default)]
-    task_id: Option<String>,
-    #[serde(default)]
-    metadata: Option<Map<String, Value>>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PartFast<'a> {
-    #[serde(borrow)]
-    kind: &'a str,
-    #[serde(default)]
-    text: Option<String>,
-    #[serde(default)]
-    data: Option<Map<String, Value>>,
-    #[serde(default)]
-    metadata: Option<Map<String, Value>>,
-}
-
-impl SendFast<'_> {
-    /// The params the general reader ([`super::codec::decode_send_params`]) reads from the
-    /// same text, or `None` where the shape needs its judgement (a role other than user or
-    /// agent, a part that is not exactly one text or one data object).
-    pub(crate) fn into_params(self) -> Option<SendParams> {
-        let Obj(m) = self.message;
-        let role = match m.role {
-            "user" => Role::User,
-            "agent" => Role::Agent,
-            _ => return None,
-        };
-        let parts = m
-            .parts
-            .into_iter()
-            .map(|Obj(p)| match (p.kind, p.text, p.data) {
-                ("text", Some(text), None) => Some(Part::Text {
-                    text,
-                    metadata: p.metadata,
-                }),
-                ("data", None, Some(data)) => Some(Part::Data {
-                    data: Value::Object(data),
-                    metadata: p.metadata,
-                }),
-                _ => None,
-            })
-            .collect::<Option<Vec<Part>>>()?;
-        Some(SendParams {
-            message: Message {
-                message_id: m.message_id,
-                role,
-                parts,
-                context_id: m.context_id,
-                task_id: m.task_id,
-                reference_task_ids: Vec::new(),
-                extensions: Vec::new(),
-                metadata: m.metadata,
-            },
-            configuration: self.configuration,
-            metadata: self.metadata,
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::model::SendParams;
     use super::*;
     use serde_json::json;
 
@@ -212,8 +114,12 @@ mod tests {
 
     /// message/send read by the typed reader: `None` when it declines.
     fn typed(body: &str) -> Option<(Option<Value>, SendParams)> {
-        let (id, fast) = crate::wire::jsonrpc::parse_typed::<SendFast>(body.as_bytes(), 64, SEND)?;
-        Some((id, fast.into_params()?))
+        let (id, _, fast) = crate::wire::jsonrpc::parse_typed::<super::super::fast::SendFast>(
+            body.as_bytes(),
+            64,
+            &[SEND],
+        )?;
+        Some((id, fast.into_params(Binding::V03)?))
     }
 
     /// The same body read by the general reader: the id and the params, or the error.

@@ -212,3 +212,154 @@ pub(crate) fn decode_list_params(v: &Value) -> Result<ListQuery, A2aError> {
         include_artifacts,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fast::SendFast;
+    use super::super::model::SendParams;
+    use super::*;
+    use crate::wire::jsonrpc::{self, Incoming};
+
+    /// SendMessage read by the typed reader: `None` when it declines.
+    fn typed(body: &str) -> Option<(Option<Value>, SendParams)> {
+        let (id, _, fast) = jsonrpc::parse_typed::<SendFast>(body.as_bytes(), 64, &[SEND])?;
+        Some((id, fast.into_params(Binding::V10)?))
+    }
+
+    /// The same body read by the general reader: the id and the params, or the error.
+    fn general(body: &str) -> Result<(Option<Value>, SendParams), DecodeError> {
+        match jsonrpc::parse(body.as_bytes(), 64) {
+            Incoming::Single(Ok(call)) => {
+                super::super::codec::decode_send_params(Binding::V10, call.params)
+                    .map(|p| (call.id, p))
+            }
+            other => Err(DecodeError::new(
+                "the body",
+                format!("is not one call: {other:?}"),
+            )),
+        }
+    }
+
+    const MESSAGE: &str = r#"{"messageId":"m1","role":"ROLE_USER","parts":[{"data":{"agent_id":"echo.wire","input":{"schema_class":"Echo","value":{"n":1,"text":"ping"}}},"mediaType":"application/json"}]}"#;
+
+    fn wrap(params: &str) -> String {
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{params}}}"#)
+    }
+
+    #[test]
+    fn send_message_in_its_plain_shape_is_read_by_the_typed_reader_as_the_general_reader_reads_it()
+    {
+        let bodies = [
+            wrap(&format!(r#"{{"message":{MESSAGE}}}"#)),
+            format!(
+                r#"{{"method":"SendMessage","params":{{"message":{MESSAGE}}},"jsonrpc":"2.0","id":"a\u00e9"}}"#
+            ),
+            // `null` configuration and metadata are absent in 1.0.
+            format!(
+                r#"{{"jsonrpc":"2.0","id":null,"method":"SendMessage","params":{{"message":{MESSAGE},"configuration":null,"metadata":null}}}}"#
+            ),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"SendMessage","params":{{"configuration":{{"returnImmediately":true,"historyLength":"2"}},"metadata":{{"k":[1,2.5e3]}},"message":{MESSAGE}}}}}"#
+            ),
+            // Empty ids are absent; `kind`, which 1.0 does not know, is ignored; a text part
+            // may carry a media type, which only a file part keeps.
+            wrap(
+                r#"{"message":{"kind":"message","messageId":"m\n2","role":"ROLE_AGENT","contextId":"","taskId":"t","metadata":{},"parts":[{"text":"hi \u00e9","metadata":null,"mediaType":"text/plain"},{"kind":"data","data":{"a":1,"a":2}}]}}"#,
+            ),
+            wrap(r#"{"message":{"messageId":"m","role":"ROLE_USER","contextId":null}}"#),
+            // A number no double holds reads alike here; the contract refuses it later.
+            wrap(
+                r#"{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":{"n":1e999}}]}}"#,
+            ),
+            format!(
+                " {} ",
+                wrap(r#"{"message":{"messageId":"m","role":"ROLE_USER"}}"#)
+            ),
+        ];
+        for body in &bodies {
+            let typed = typed(body).unwrap_or_else(|| panic!("declined: {body}"));
+            assert_eq!(Ok(typed), general(body), "{body}");
+        }
+    }
+
+    #[test]
+    fn the_typed_reader_declines_every_send_message_it_cannot_read_exactly_as_the_general_reader() {
+        let message = |m: &str| wrap(&format!(r#"{{"message":{m}}}"#));
+        let part = |p: &str| {
+            message(&format!(
+                r#"{{"messageId":"m","role":"ROLE_USER","parts":[{p}]}}"#
+            ))
+        };
+        let declined = [
+            // Not one plain SendMessage call.
+            format!("[{}]", message(MESSAGE)),
+            format!(r#"["2.0",1,"SendMessage",{{"message":{MESSAGE}}}]"#),
+            message(MESSAGE).replace("SendMessage", "SendStreamingMessage"),
+            message(MESSAGE).replace("SendMessage", "message/send"),
+            message(MESSAGE).replace("\"2.0\"", "\"1.0\""),
+            message(MESSAGE).replace("\"id\":1", "\"id\":1.5"),
+            message(MESSAGE).replace("\"id\":1", "\"id\":1,\"id\":2"),
+            message(MESSAGE).replace("SendMessage", "Send\\u004dessage"),
+            format!("{} x", message(MESSAGE)),
+            // Params and message in shapes the general reader judges.
+            wrap("null"),
+            wrap(&format!("[{MESSAGE}]")),
+            wrap(r#"{"message":null}"#),
+            wrap("{}"),
+            wrap(&format!(r#"{{"message":{MESSAGE},"metadata":[]}}"#)),
+            wrap(&format!(r#"{{"message":{MESSAGE},"tenant":"t"}}"#)),
+            message(r#"["m","ROLE_USER",[]]"#),
+            message(r#"{"messageId":"m","role":"user"}"#),
+            message(r#"{"messageId":"m","role":1}"#),
+            message(r#"{"messageId":"m","role":"ROLE_UNSPECIFIED"}"#),
+            message(r#"{"messageId":"m"}"#),
+            message(r#"{"role":"ROLE_USER"}"#),
+            message(r#"{"messageId":"","role":"ROLE_USER"}"#),
+            message(r#"{"messageId":null,"role":"ROLE_USER"}"#),
+            message(r#"{"message_id":"m","role":"ROLE_USER"}"#),
+            message(r#"{"messageId":"m","role":"ROLE_USER","parts":null}"#),
+            message(r#"{"messageId":"m","role":"ROLE_USER","parts":{}}"#),
+            message(r#"{"messageId":"m","role":"ROLE_USER","contextId":5}"#),
+            message(r#"{"messageId":"m","role":"ROLE_USER","metadata":"x"}"#),
+            message(r#"{"messageId":"m","role":"ROLE_USER","referenceTaskIds":["t"]}"#),
+            message(r#"{"messageId":"m","role":"ROLE_USER","extensions":["x"]}"#),
+            // Parts the general reader refuses, or reads as more than text or data.
+            part("{}"),
+            part(r#"{"metadata":{}}"#),
+            part(r#"["hi"]"#),
+            part(r#"{"text":null}"#),
+            part(r#"{"text":5}"#),
+            part(r#"{"data":null}"#),
+            part(r#"{"data":[1]}"#),
+            part(r#"{"data":"x"}"#),
+            part(r#"{"text":"hi","data":{}}"#),
+            part(r#"{"text":"hi","data":null}"#),
+            part(r#"{"text":null,"data":{}}"#),
+            part(r#"{"text":"hi","metadata":[]}"#),
+            part(r#"{"raw":"aGk="}"#),
+            part(r#"{"url":"https://x"}"#),
+            part(r#"{"text":"hi","url":"https://x"}"#),
+            part(r#"{"text":"hi","filename":"f"}"#),
+            part(r#"{"text":"hi","media_type":"text/plain"}"#),
+        ];
+        for body in &declined {
+            assert!(typed(body).is_none(), "taken: {body}");
+        }
+    }
+
+    #[test]
+    fn the_typed_reader_declines_a_send_message_over_the_general_readers_limits() {
+        let deep = format!("{}{}", "[".repeat(70), "]".repeat(70));
+        let body = wrap(&format!(
+            r#"{{"message":{{"messageId":"m","role":"ROLE_USER","parts":[{{"data":{{"d":{deep}}}}}]}}}}"#
+        ));
+        assert!(typed(&body).is_none());
+        assert!(general(&body).is_err());
+        let long = "1".repeat(crate::json::MAX_INTEGER_DIGITS + 1);
+        let body = wrap(&format!(
+            r#"{{"message":{{"messageId":"m","role":"ROLE_USER","parts":[{{"data":{{"n":{long}}}}}]}}}}"#
+        ));
+        assert!(typed(&body).is_none());
+        assert!(general(&body).is_err());
+    }
+}
