@@ -143,8 +143,9 @@ impl Delegate {
             })?;
         let doc = crate::json::parse_str(&text).map_err(|e| refused(e.to_string()))?;
         let content_hash = envelope_hash(&doc);
-        let envelope: Envelope =
-            serde_json::from_value(doc).map_err(|e| refused(format!("the child envelope: {e}")))?;
+        // Read from `&Value`, as AgentResult is: one deserializer for the fields they share.
+        let envelope = <Envelope as serde::Deserialize>::deserialize(&doc)
+            .map_err(|e| refused(format!("the child envelope: {e}")))?;
         let source_id = invocation_source_id(&envelope.invocation_id);
         span.set(attr::SOURCE_ID, source_id.as_str());
         span.set(attr::CONTENT_HASH, content_hash.as_str());

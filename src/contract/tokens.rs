@@ -124,7 +124,7 @@ pub fn read_tokens_file(file: &Path) -> Result<Vec<Token>, TokenError> {
                 "is not a known field".into(),
             ));
         }
-        let p: Principal = serde_json::from_value(Value::Object(fields))
+        let p = <Principal as serde::Deserialize>::deserialize(&Value::Object(fields))
             .map_err(|e| wrong("the principal", format!("is malformed: {e}")))?;
         let problems = p.problems();
         if !problems.is_empty() {

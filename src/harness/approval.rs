@@ -196,7 +196,7 @@ pub(crate) fn referral(
         .request(id)
         .map_err(failed)?
         .ok_or_else(|| ApprovalError::Failed(format!("run {id} keeps no request.json")))?;
-    let acting_for = serde_json::from_value::<Principal>(envelope["acting_for"].clone())
+    let acting_for = <Principal as serde::Deserialize>::deserialize(&envelope["acting_for"])
         .map_err(|e| ApprovalError::Failed(format!("run {id}'s acting_for: {e}")))?;
     let (root, recorded_hash) = reader
         .spans(id)

@@ -232,7 +232,7 @@ impl Suspension {
         Some(Suspension {
             request: InvocationRequest::from_value(&request_doc).ok()?,
             request_doc,
-            acting_for: serde_json::from_value(record.get("acting_for")?.clone()).ok()?,
+            acting_for: serde::Deserialize::deserialize(record.get("acting_for")?).ok()?,
             suspended_at: text("suspended_at")?,
             expires_ns: crate::time::parse_rfc3339(&expires_at)?,
             expires_at,
@@ -993,7 +993,7 @@ impl Conductor {
         self.store.oldest_first(|e| {
             if e.get("parent_invocation_id").and_then(Value::as_str)
                 == Some(request.invocation_id.as_str())
-                && let Ok(child) = serde_json::from_value::<Envelope>(e)
+                && let Ok(child) = <Envelope as serde::Deserialize>::deserialize(&e)
             {
                 delegations.push(delegation_record(&child));
             }
