@@ -311,10 +311,10 @@ struct RequestBody<'a, P> {
     params: P,
 }
 
-/// A blocking send's params, written straight from the message (the members in the order a
-/// value tree writes them, as `codec::encode_send_params` builds them): a v0.3 send asks for
-/// `blocking: true` and JSON output; a 1.0 send leaves `returnImmediately` false, so it has
-/// no configuration.
+/// A blocking send's params, the document `codec::encode_send_params` builds, written straight
+/// from the message (by the codec's writer, so its members come in the codec's order rather
+/// than sorted): a v0.3 send asks for `blocking: true` and JSON output; a 1.0 send leaves
+/// `returnImmediately` false, so it has no configuration.
 struct SendBody<'a>(Binding, &'a Message);
 
 /// v0.3's `MessageSendConfiguration` (0.3 §7.1.1) for a blocking call that wants JSON.
