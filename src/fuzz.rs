@@ -360,12 +360,16 @@ fn doc_of(selector: u8) -> Doc {
 }
 
 /// The A2A codec (`wire::a2a::codec`) in v0.3: whatever it decodes encodes to JSON that
-/// decodes again and encodes to the same JSON.
+/// decodes again and encodes to the same JSON. And the client's typed reader of a send's reply
+/// (`wire::a2a::reply`), given the bytes as the `result` of a response, takes only what the
+/// general reader (`jsonrpc::read_response`, then `codec::decode_result`) reads without error,
+/// giving the same task.
 pub fn a2a_v03(data: &[u8]) {
     a2a_codec(Binding::V03, data);
 }
 
-/// The A2A codec in 1.0, as [`a2a_v03`] checks v0.3; also `ListTasks` params.
+/// The A2A codec and the typed reply reader in 1.0, as [`a2a_v03`] checks v0.3; also
+/// `ListTasks` params.
 pub fn a2a_v10(data: &[u8]) {
     a2a_codec(Binding::V10, data);
 }
@@ -374,6 +378,7 @@ fn a2a_codec(binding: Binding, data: &[u8]) {
     let Some((&selector, bytes)) = data.split_first() else {
         return;
     };
+    typed_reply_agrees(binding, bytes);
     let Ok(value) = json::parse(bytes, Limits::DEFAULT) else {
         return;
     };
@@ -400,6 +405,24 @@ fn a2a_codec(binding: Binding, data: &[u8]) {
         Ok(again) => assert_eq!(again, first),
         Err(e) => panic!("{binding:?} JSON ddwire wrote does not decode: {e}\n{first}"),
     }
+}
+
+/// Panic unless the typed reader of a send's reply agrees with the general one on a response
+/// whose `result` is `result` (see [`a2a_v03`]).
+fn typed_reply_agrees(binding: Binding, result: &[u8]) {
+    let mut body = br#"{"jsonrpc":"2.0","id":"a","result":"#.to_vec();
+    body.extend_from_slice(result);
+    body.push(b'}');
+    let Some(task) = crate::wire::a2a::reply::read_task(binding, &body, "a") else {
+        return;
+    };
+    let result = crate::wire::jsonrpc::read_response(&body, &json!("a")).unwrap_or_else(|e| {
+        panic!("the typed reader took a reply the general reader refuses: {e}")
+    });
+    let general = codec::decode_result(binding, result).unwrap_or_else(|e| {
+        panic!("the typed reader took a result the general reader refuses: {e}")
+    });
+    assert_eq!(general, crate::wire::a2a::model::SendResult::Task(task));
 }
 
 /// One Server-Sent Events stream as a client reads it, by the wire's reader (WHATWG HTML

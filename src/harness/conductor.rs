@@ -97,7 +97,7 @@ use crate::contract::{
     OutcomeStatus, Principal, ProblemDetails, ReasonCode, Telemetry, canonical, envelope_hash,
     input_source_id,
 };
-use crate::contract::{AgentSpec, ClassSchema, ContractError};
+use crate::contract::{AgentSpec, ClassSchema, ContractError, Payload};
 use crate::harness::{HarnessError, Result};
 use crate::trace::{
     ActiveSpan, AttrValue, Attributes, SpanContext, SpanId, SpanName, SpanRecord, StatusCode,
@@ -1257,12 +1257,12 @@ impl Conductor {
                     ..Decided::by_conductor(Outcome::failed(statement), Some(problem))
                 }
             }
-            Ok(received) => {
+            Ok(mut received) => {
                 let mismatch = received
                     .result
                     .payload
-                    .as_ref()
-                    .and_then(|p| payload_mismatch(agent, &Value::Object(p.0.clone())));
+                    .as_mut()
+                    .and_then(|p| payload_mismatch(agent, p));
                 let (result, problem) = match mismatch {
                     Some(mismatch) => (
                         AgentResult::new(Outcome::failed(format!(
@@ -1944,8 +1944,19 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".to_string())
 }
 
-/// How a returned payload contradicts the agent's declared payload class, if it does.
-fn payload_mismatch(agent: &RemoteAgent, payload: &Value) -> Option<String> {
+/// How a returned payload contradicts the agent's declared payload class, if it does. The
+/// payload is checked as a value in place (moved out and back, not copied).
+fn payload_mismatch(agent: &RemoteAgent, payload: &mut Payload) -> Option<String> {
+    let value = Value::Object(std::mem::take(&mut payload.0));
+    let mismatch = value_mismatch(agent, &value);
+    if let Value::Object(map) = value {
+        payload.0 = map;
+    }
+    mismatch
+}
+
+/// [`payload_mismatch`] of the payload as a value.
+fn value_mismatch(agent: &RemoteAgent, payload: &Value) -> Option<String> {
     let got = payload
         .get("schema_class")
         .map(crate::json::python::py_str)

@@ -17,7 +17,7 @@ use crate::contract::AgentResult;
 use crate::trace::{self, SpanRecord};
 use crate::wire::a2a::artifact;
 use crate::wire::a2a::client::A2aClient;
-use crate::wire::a2a::model::{Message, Part, Role, Task, TaskState};
+use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
 use crate::wire::sign::{Direction, Signer};
 use serde_json::{Map, Value};
 
@@ -73,7 +73,8 @@ pub(crate) fn call(
         }
         None => client,
     };
-    let mut message = Message::new(Role::User, vec![Part::data(request_doc.clone())]);
+    // Written once, as the text the request carries: no copy of the document as a tree.
+    let mut message = Message::new(Role::User, vec![Part::encoded(request_doc)]);
     message.metadata = Some(metadata);
     let task = client
         .send_for_task(&agent.target, message, &[], agent.timeout)
@@ -95,13 +96,17 @@ pub(crate) fn call(
             })
             .into());
     }
-    received(id, reply_body(id, &task)?)
+    received(id, reply_body(id, task)?)
 }
 
 /// The reply in a completed task: the one data part, a JSON object, of its one
-/// `agent-result` artifact.
-fn reply_body<'t>(id: &str, task: &'t Task) -> Result<&'t Value, Failure> {
-    let artifacts = task.artifacts_named(artifact::AGENT_RESULT);
+/// `agent-result` artifact, taken out of the task (which is done with).
+fn reply_body(id: &str, task: Task) -> Result<Value, Failure> {
+    let mut artifacts: Vec<Artifact> = task
+        .artifacts
+        .into_iter()
+        .filter(|a| a.name.as_deref() == Some(artifact::AGENT_RESULT))
+        .collect();
     if artifacts.len() != 1 {
         return Err(format!(
             "{id} returned {} {} artifacts",
@@ -110,19 +115,17 @@ fn reply_body<'t>(id: &str, task: &'t Task) -> Result<&'t Value, Failure> {
         )
         .into());
     }
-    let data: Vec<&Value> = artifacts[0]
+    let artifact = artifacts.swap_remove(0);
+    let mut data: Vec<Value> = artifact
         .parts
-        .iter()
-        .filter_map(|p| {
-            if let Part::Data { data, .. } = p {
-                Some(data)
-            } else {
-                None
-            }
+        .into_iter()
+        .filter_map(|p| match p {
+            Part::Data { data, .. } => Some(data),
+            _ => None,
         })
         .collect();
-    match data.as_slice() {
-        [body @ Value::Object(_)] => Ok(*body),
+    match (data.pop(), data.is_empty()) {
+        (Some(body @ Value::Object(_)), true) => Ok(body),
         _ => Err(format!(
             "{id} returned a malformed {} artifact",
             artifact::AGENT_RESULT
@@ -134,10 +137,10 @@ fn reply_body<'t>(id: &str, task: &'t Task) -> Result<&'t Value, Failure> {
 /// The agent's result and spans, read from its reply `body`, within the contract and
 /// [`MAX_SPANS`]. A reply that fails here is kept in the failure, for audit, unless it
 /// cannot be written back as JSON or is too large to keep.
-fn received(id: &str, body: &Value) -> Result<Received, Failure> {
+fn received(id: &str, body: Value) -> Result<Received, Failure> {
     // A number no double holds (`1e999`) could not be written back as JSON, so such a reply is
     // not kept either; the detail says where it was.
-    if let Some(found) = crate::json::non_finite(body) {
+    if let Some(found) = crate::json::non_finite(&body) {
         return Err(format!("{id}: the reply is outside the contract: {found}").into());
     }
     let kept = |detail: String| Failure {
@@ -178,6 +181,6 @@ fn received(id: &str, body: &Value) -> Result<Received, Failure> {
     Ok(Received {
         result,
         spans,
-        reply: body.clone(),
+        reply: body,
     })
 }

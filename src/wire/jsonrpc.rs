@@ -396,18 +396,19 @@ pub(crate) fn request(id: &Value, method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
 }
 
+/// The limits on a response a client reads (its size is bounded by the HTTP client).
+pub(crate) const RESPONSE_LIMITS: crate::json::Limits = crate::json::Limits {
+    max_bytes: usize::MAX,
+    max_depth: 128,
+};
+
 /// Read a response as a client: the `result`, or [`WireError::JsonRpc`] for an `error`. A missing
 /// `id` is accepted on an error (the a2a-sdk 0.3 server leaves it out when it has none); a
 /// present id must match `expected_id`.
 pub(crate) fn read_response(body: &[u8], expected_id: &Value) -> Result<Value, WireError> {
-    let doc = crate::json::parse(
-        body,
-        crate::json::Limits {
-            max_bytes: usize::MAX,
-            max_depth: 128,
-        },
-    )
-    .map_err(|e| WireError::protocol(None, format!("the JSON-RPC response is not JSON: {e}")))?;
+    let doc = crate::json::parse(body, RESPONSE_LIMITS).map_err(|e| {
+        WireError::protocol(None, format!("the JSON-RPC response is not JSON: {e}"))
+    })?;
     let Value::Object(mut obj) = doc else {
         return Err(WireError::protocol(
             None,

@@ -5,6 +5,7 @@
 //! tests beside them while seeing `pub(crate)` items.
 
 mod a2a_batch;
+mod a2a_client_reply;
 mod a2a_fixtures;
 mod a2a_tasks;
 mod hostile_input;

@@ -9,13 +9,15 @@
 //! A client given a [`Signer`] ([`A2aClient::signed`]) signs every JSON-RPC call it sends
 //! (see [`crate::wire::sign`]); card fetches are never signed, since a card is public.
 
-use super::codec::{decode_result, decode_task, encode_send_params};
-use super::model::{Message, SendParams, SendResult, Task};
+use super::codec::{Json, decode_result, decode_task};
+use super::model::{Message, SendResult, Task};
 use super::{Binding, CARD_PATH, LEGACY_CARD_PATH, Operation, card::EXTENSION_URI, v10};
 use crate::wire::WireError;
-use crate::wire::http::client::{ClientRequest, HttpClient};
+use crate::wire::http::client::{ClientRequest, ClientResponse, HttpClient};
 use crate::wire::jsonrpc;
 use crate::wire::sign::Signer;
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -131,6 +133,10 @@ impl A2aClient {
     }
 
     /// Send a message and return what the agent answered.
+    ///
+    /// The request is written straight from `message`; a reply that is a task in its plain
+    /// shape is read straight from the body (`super::reply`), and any other reply the general
+    /// way, which alone reports what is wrong with one.
     pub fn send(
         &self,
         target: &Target,
@@ -138,15 +144,19 @@ impl A2aClient {
         extra_headers: &[(&str, &str)],
         timeout: Duration,
     ) -> Result<SendResult> {
-        let params = SendParams {
-            message,
-            configuration: None,
-            metadata: None,
-        };
-        let method = target.binding.method(Operation::Send);
-        let params = encode_send_params(target.binding, &params);
-        let result = self.call(target, method, params, extra_headers, timeout)?;
-        decode_result(target.binding, result).map_err(|e| {
+        let binding = target.binding;
+        let id = Value::String(crate::ids::new_uuid7());
+        let method = binding.method(Operation::Send);
+        let params = SendBody(binding, &message);
+        let response = self.post(target, &id, method, params, extra_headers, timeout, true)?;
+        let expected = id.as_str().unwrap_or_default();
+        if response.status == 200
+            && let Some(task) = super::reply::read_task(binding, &response.body, expected)
+        {
+            return Ok(SendResult::Task(task));
+        }
+        let result = read_reply_of(&target.url, &response, &id)?;
+        decode_result(binding, result).map_err(|e| {
             WireError::protocol(Some(&target.url), format!("the reply is outside A2A: {e}"))
         })
     }
@@ -207,7 +217,7 @@ impl A2aClient {
     ) -> Result<Value> {
         // Always an id: a notification would get no answer.
         let id = Value::String(crate::ids::new_uuid7());
-        let request = self.request(
+        let response = self.post(
             target,
             &id,
             method,
@@ -215,16 +225,34 @@ impl A2aClient {
             extra_headers,
             timeout,
             announce,
-            "application/json",
         )?;
-        let response = self.http.send(request)?;
-        read_reply(
-            &target.url,
-            response.status,
-            response.header("content-type"),
-            &response.body,
-            &id,
-        )
+        read_reply_of(&target.url, &response, &id)
+    }
+
+    /// Send one JSON-RPC call, asking for JSON, and return the HTTP response as it came.
+    #[allow(clippy::too_many_arguments)]
+    fn post(
+        &self,
+        target: &Target,
+        id: &Value,
+        method: &str,
+        params: impl Serialize,
+        extra_headers: &[(&str, &str)],
+        timeout: Duration,
+        announce: bool,
+    ) -> Result<ClientResponse> {
+        let accept = "application/json";
+        let request = self.request(
+            target,
+            id,
+            method,
+            params,
+            extra_headers,
+            timeout,
+            announce,
+            accept,
+        )?;
+        self.http.send(request)
     }
 
     /// The HTTP request of one JSON-RPC call, signed when the client signs.
@@ -234,15 +262,19 @@ impl A2aClient {
         target: &Target,
         id: &Value,
         method: &str,
-        params: Value,
+        params: impl Serialize,
         extra_headers: &[(&str, &str)],
         timeout: Duration,
         announce: bool,
         accept: &str,
     ) -> Result<ClientRequest> {
-        let body = jsonrpc::request(id, method, params)
-            .to_string()
-            .into_bytes();
+        let body = serde_json::to_vec(&RequestBody {
+            id,
+            jsonrpc: "2.0",
+            method,
+            params,
+        })
+        .expect("a JSON value and the model always serialise");
         let mut request =
             ClientRequest::post_json(&target.url, body, timeout).header("Accept", accept);
         if announce {
@@ -267,6 +299,57 @@ impl A2aClient {
         }
         Ok(request)
     }
+}
+
+/// A JSON-RPC request object (2.0 §4), always with an id, written straight from its params:
+/// the members in the order a value tree writes them (sorted), as `jsonrpc::request` builds.
+#[derive(Serialize)]
+struct RequestBody<'a, P> {
+    id: &'a Value,
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: P,
+}
+
+/// A blocking send's params, the document `codec::encode_send_params` builds, written straight
+/// from the message (by the codec's writer, so its members come in the codec's order rather
+/// than sorted): a v0.3 send asks for `blocking: true` and JSON output; a 1.0 send leaves
+/// `returnImmediately` false, so it has no configuration.
+struct SendBody<'a>(Binding, &'a Message);
+
+/// v0.3's `MessageSendConfiguration` (0.3 §7.1.1) for a blocking call that wants JSON.
+#[derive(Serialize)]
+struct BlockingForJson {
+    #[serde(rename = "acceptedOutputModes")]
+    accepted_output_modes: [&'static str; 1],
+    blocking: bool,
+}
+
+impl Serialize for SendBody<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let SendBody(binding, message) = *self;
+        let mut m = s.serialize_map(None)?;
+        if binding == Binding::V03 {
+            let blocking = BlockingForJson {
+                accepted_output_modes: ["application/json"],
+                blocking: true,
+            };
+            m.serialize_entry("configuration", &blocking)?;
+        }
+        m.serialize_entry("message", &Json(binding, message))?;
+        m.end()
+    }
+}
+
+/// [`read_reply`] of a whole response.
+fn read_reply_of(url: &str, response: &ClientResponse, id: &Value) -> Result<Value> {
+    read_reply(
+        url,
+        response.status,
+        response.header("content-type"),
+        &response.body,
+        id,
+    )
 }
 
 /// Read a JSON-RPC reply to the call `id` that `url` answered with `status`: see
@@ -294,4 +377,88 @@ pub(crate) fn read_reply(
         return Err(e);
     }
     Err(http_status())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::a2a::codec::encode_send_params;
+    use crate::wire::a2a::model::{Part, Role, SendParams};
+    use crate::wire::http::memory::MemoryNet;
+
+    /// A send's body as the value tree `jsonrpc::request` and `encode_send_params` build.
+    fn as_a_tree(binding: Binding, id: &Value, message: Message) -> String {
+        let params = SendParams {
+            message,
+            configuration: None,
+            metadata: None,
+        };
+        let params = encode_send_params(binding, &params);
+        jsonrpc::request(id, binding.method(Operation::Send), params).to_string()
+    }
+
+    #[test]
+    fn a_send_is_written_straight_from_the_message_as_the_value_tree_would_hold_it() {
+        let client = A2aClient::new(HttpClient::memory(MemoryNet::new()));
+        let id = json!("01a229c2-bbf5-7000-8000-000000000001");
+        let doc = json!({"agent_id": "echo.wire", "input": {"schema_class": "Echo",
+                         "value": {"n": 1.50, "big": 123456789012345678901234567890_u128.to_string(),
+                                   "s": "\u{e9}\"\\\n\u{1F600}", "e": 1e300}}});
+        let mut metadata = serde_json::Map::new();
+        metadata.insert("traceparent".into(), json!("00-4bf9-00f0-01"));
+        metadata.insert("dd.input_hash".into(), json!("245e"));
+        for binding in [Binding::V03, Binding::V10] {
+            let target = Target {
+                binding,
+                url: "http://agent/a2a".into(),
+            };
+            for part in [Part::data(doc.clone()), Part::encoded(&doc)] {
+                let mut message = Message::new(Role::User, vec![part, Part::text("hi")]);
+                message.metadata = Some(metadata.clone());
+                message.context_id = Some("c".into());
+                let method = binding.method(Operation::Send);
+                let params = SendBody(binding, &message);
+                let request = client
+                    .request(
+                        &target,
+                        &id,
+                        method,
+                        params,
+                        &[],
+                        DEFAULT_TIMEOUT,
+                        true,
+                        "a",
+                    )
+                    .unwrap();
+                let written: Value = serde_json::from_slice(&request.body).unwrap();
+                // The same document: written as a tree writes it, the bytes are the tree's.
+                let tree = as_a_tree(binding, &id, message);
+                assert_eq!(written.to_string(), tree, "{binding:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn any_other_call_is_written_as_the_value_tree_writes_it() {
+        let client = A2aClient::new(HttpClient::memory(MemoryNet::new()));
+        let target = Target {
+            binding: Binding::V10,
+            url: "http://agent/a2a".into(),
+        };
+        let (id, params) = (json!(7), json!({"id": "t", "historyLength": 2}));
+        let request = client
+            .request(
+                &target,
+                &id,
+                "GetTask",
+                params.clone(),
+                &[],
+                DEFAULT_TIMEOUT,
+                true,
+                "a",
+            )
+            .unwrap();
+        let tree = jsonrpc::request(&id, "GetTask", params).to_string();
+        assert_eq!(String::from_utf8(request.body).unwrap(), tree);
+    }
 }

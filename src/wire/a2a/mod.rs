@@ -15,7 +15,8 @@
 //! - `stream`: the events of a streamed call (`message/stream`, `SendStreamingMessage`,
 //!   `tasks/resubscribe`, `SubscribeToTask`), each written and read in both bindings.
 //! - `error`: why a call is refused, as each binding writes it.
-//! - [`client`]: the calling side, over TCP or the in-memory transport.
+//! - [`client`]: the calling side, over TCP or the in-memory transport; `reply`, its typed
+//!   reader of a send's reply that is a plain task (anything else is read the general way).
 //! - `health`: the cards of the peers a registry keeps (the harness's agents, the relay's
 //!   peers), read timed, many at once, and again in the background.
 
@@ -27,6 +28,7 @@ pub(crate) mod error;
 pub(crate) mod fast;
 pub(crate) mod health;
 pub mod model;
+pub(crate) mod reply;
 pub(crate) mod stream;
 pub(crate) mod tasks;
 pub(crate) mod v03;
