@@ -101,6 +101,39 @@ struct Writer {
     lock_path: PathBuf,
     /// Held (locked) for as long as this writer runs.
     _lock: File,
+    /// The class schemas already checked against their digests, written out.
+    schemas: SchemaMemo,
+}
+
+/// Class schemas a run was checked against, by digest: the schema as given and its
+/// `json.dumps(schema, indent=2)`, once it was found finite and matching its digest. A later
+/// run giving an equal schema under the same digest is prepared from here: without
+/// `preserve_order`, `serde_json`'s maps are sorted, so equal values write identical text and
+/// have the same digest, and every check it passed passes again. Hashing and writing the
+/// schema again on every run cost about an eighth of the store stage's instructions.
+#[derive(Debug, Default)]
+struct SchemaMemo(Mutex<HashMap<String, (Value, String)>>);
+
+/// Most schemas the memo holds; past it, it starts over (a registry rarely has this many).
+const MAX_MEMO_SCHEMAS: usize = 256;
+
+impl SchemaMemo {
+    /// The text kept for `schema` under `digest`, if an equal schema was kept under it.
+    fn text(&self, digest: &str, schema: &Value) -> Option<String> {
+        let memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match memo.get(digest) {
+            Some((kept, text)) if kept == schema => Some(text.clone()),
+            _ => None,
+        }
+    }
+
+    fn keep(&self, digest: &str, schema: &Value, text: &str) {
+        let mut memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if memo.len() >= MAX_MEMO_SCHEMAS {
+            memo.clear();
+        }
+        memo.insert(digest.to_string(), (schema.clone(), text.to_string()));
+    }
 }
 
 /// One run on its way to the journal.
@@ -284,6 +317,7 @@ impl RunStore {
                 },
                 lock_path,
                 _lock: lock,
+                schemas: SchemaMemo::default(),
             }),
         };
         Ok((store, recovery))
@@ -377,7 +411,7 @@ impl RunStore {
     /// store's own files.
     pub fn append_with_files(&self, run: &NewRun, files: &[(&str, &str)]) -> Result<PathBuf> {
         let writer = self.writer()?;
-        let prepared = prepare(run, files)?;
+        let prepared = prepare(run, files, &writer.schemas)?;
         let id = prepared.id.as_str();
         if self.has(id) {
             return Err(HarnessError::DuplicateInvocation {
@@ -564,7 +598,7 @@ struct Prepared {
     index_line: String,
 }
 
-fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
+fn prepare(run: &NewRun, extra: &[(&str, &str)], memo: &SchemaMemo) -> Result<Prepared> {
     let id = run
         .envelope
         .get("invocation_id")
@@ -602,6 +636,10 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
     }
     let mut schemas = Vec::with_capacity(run.schemas.len());
     for (digest, schema) in run.schemas {
+        if let Some(text) = memo.text(digest, schema) {
+            schemas.push((digest.to_string(), text));
+            continue;
+        }
         finite("class schema", schema)?;
         let actual = schema_digest(schema);
         if actual != *digest {
@@ -611,7 +649,9 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
             ))
             .into());
         }
-        schemas.push((digest.to_string(), python::dumps(schema, Style::INDENT2)));
+        let text = python::dumps(schema, Style::INDENT2);
+        memo.keep(digest, schema, &text);
+        schemas.push((digest.to_string(), text));
     }
     let mut spans = String::with_capacity(run.spans.iter().map(|l| l.len() + 1).sum());
     for line in run.spans {
