@@ -147,8 +147,14 @@ pub(crate) fn write_object(out: &mut String, map: &Map<String, Value>, style: St
 
 fn newline(out: &mut String, style: Style, level: usize) {
     if let Some(width) = style.indent {
+        const SPACES: &str = "                                ";
         out.push('\n');
-        out.extend(std::iter::repeat_n(' ', width * level));
+        let mut left = width * level;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            out.push_str(&SPACES[..n]);
+            left -= n;
+        }
     }
 }
 
@@ -403,8 +409,20 @@ fn shortest_digits(x: f64, lowest_positional: i32, pad_exponent: bool) -> String
 /// A string literal as `json.encoder` writes it (`encode_basestring` or, with `ensure_ascii`,
 /// `encode_basestring_ascii`).
 pub(crate) fn write_str(out: &mut String, s: &str, ensure_ascii: bool) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
+    // Characters written as they are go out in runs, copied at once: where the run began.
+    let mut plain = 0;
+    for (at, c) in s.char_indices() {
+        let as_is = c != '"'
+            && c != '\\'
+            && (c as u32) >= 0x20
+            && (!ensure_ascii || (' '..='~').contains(&c));
+        if as_is {
+            continue;
+        }
+        out.push_str(&s[plain..at]);
+        plain = at + c.len_utf8();
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -414,15 +432,16 @@ pub(crate) fn write_str(out: &mut String, s: &str, ensure_ascii: bool) {
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
             c if (c as u32) < 0x20 => push_u_escape(out, c as u32),
-            c if ensure_ascii && !(' '..='~').contains(&c) => {
+            // Outside printable ASCII, with `ensure_ascii`: its UTF-16 units.
+            c => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
                     push_u_escape(out, *unit as u32);
                 }
             }
-            c => out.push(c),
         }
     }
+    out.push_str(&s[plain..]);
     out.push('"');
 }
 
