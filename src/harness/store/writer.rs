@@ -977,10 +977,15 @@ impl Committer {
                     .collect();
             }
         };
+        // The index is opened once, to check its last line and to append to it.
+        let index = self.root.join(INDEX_NAME);
+        let mut opened = open_index(&index);
         // A writer in another process stopped mid-append: recover now, before this group's
         // runs are in place, so its torn line never has this group's lines glued onto it and
         // its runs are indexed (once) at once rather than at the next start.
-        if index_is_torn(&self.root.join(INDEX_NAME)).unwrap_or(false) {
+        if let Ok((file, len)) = &opened
+            && index_is_torn(file, *len).unwrap_or(false)
+        {
             match recovery::recover(&self.root, &self.writer) {
                 Ok(report) => stderr_line!(
                     "ddwire: run store {}: a writer stopped mid-append; recovered: {report}",
@@ -991,6 +996,8 @@ impl Committer {
                     self.root.display()
                 ),
             }
+            // Recovery may have put a new index in place.
+            opened = open_index(&index);
         }
         let mut results: Vec<Result<()>> = group
             .iter()
@@ -1004,8 +1011,10 @@ impl Committer {
             }
         }
         if !lines.is_empty() {
-            let index = self.root.join(INDEX_NAME);
-            if let Err(e) = append_index(&index, lines.as_bytes()) {
+            let appended = opened.and_then(|(mut file, base)| {
+                append_index(&mut file, base, lines.as_bytes())
+            });
+            if let Err(e) = appended {
                 for (job, result) in group.iter().zip(results.iter_mut()) {
                     if result.is_ok() {
                         let _ = fs::rename(self.root.join(&job.id), &job.tmp);
@@ -1072,9 +1081,20 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
 
 /// Append `lines` to the index with one write. On failure the index is cut back to where it
 /// ended, so it never holds part of a line. The caller holds the store's lock.
-fn append_index(index: &Path, lines: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new().append(true).create(true).open(index)?;
-    let base = file.metadata()?.len();
+/// The run index opened to read its last byte and to append (created if missing), and its
+/// length.
+fn open_index(index: &Path) -> std::io::Result<(File, u64)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(index)?;
+    let len = file.metadata()?.len();
+    Ok((file, len))
+}
+
+/// Append `lines` to the index `file`, `base` bytes long; a failed append is cut back.
+fn append_index(file: &mut File, base: u64, lines: &[u8]) -> std::io::Result<()> {
     if let Err(e) = file.write_all(lines) {
         let _ = file.set_len(base);
         return Err(e);
@@ -1084,13 +1104,7 @@ fn append_index(index: &Path, lines: &[u8]) -> std::io::Result<()> {
 
 /// Whether the index ends in an unfinished line: a writer in another process stopped in the
 /// middle of an append (a live writer never leaves one, since it cuts a failed append back).
-fn index_is_torn(index: &Path) -> std::io::Result<bool> {
-    let file = match File::open(index) {
-        Ok(f) => f,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    let len = file.metadata()?.len();
+fn index_is_torn(file: &File, len: u64) -> std::io::Result<bool> {
     if len == 0 {
         return Ok(false);
     }
