@@ -412,17 +412,24 @@ pub(crate) fn write_str(out: &mut String, s: &str, ensure_ascii: bool) {
     out.reserve(s.len() + 2);
     out.push('"');
     // Characters written as they are go out in runs, copied at once: where the run began.
+    // Scanned by byte: it stops only at an ASCII byte or, with `ensure_ascii`, at the first
+    // byte of a character beyond ASCII (whose other bytes are stepped over with it), so always
+    // where a character begins.
+    let bytes = s.as_bytes();
     let mut plain = 0;
-    for (at, c) in s.char_indices() {
-        let as_is = c != '"'
-            && c != '\\'
-            && (c as u32) >= 0x20
-            && (!ensure_ascii || (' '..='~').contains(&c));
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        let as_is = b >= 0x20 && b != b'"' && b != b'\\' && (!ensure_ascii || b < 0x7f);
         if as_is {
+            at += 1;
             continue;
         }
+        let Some(c) = s[at..].chars().next() else {
+            break;
+        };
         out.push_str(&s[plain..at]);
-        plain = at + c.len_utf8();
+        at += c.len_utf8();
+        plain = at;
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -595,6 +602,16 @@ mod tests {
         let mut s = String::new();
         write_str(&mut s, "\u{7f}é😀/", true);
         assert_eq!(s, "\"\\u007f\\u00e9\\ud83d\\ude00/\"");
+        // Plain runs between escapes, at either end, and none at all.
+        let mixed = ["", "plain", "\tlead", "trail\n", "a\"b\\c\u{1f}d", "x é y 😀 z\u{7f}"];
+        for text in mixed {
+            let mut s = String::new();
+            write_str(&mut s, text, false);
+            assert_eq!(s, serde_json::to_string(text).unwrap(), "{text:?}");
+        }
+        let mut s = String::new();
+        write_str(&mut s, "x é y 😀 z\u{7f}\"", true);
+        assert_eq!(s, "\"x \\u00e9 y \\ud83d\\ude00 z\\u007f\\\"\"");
     }
 
     #[test]
