@@ -2414,7 +2414,8 @@ mod tests {
         let mut withheld = envelope.clone();
         let tracer = Tracer::new(SERVICE_NAME);
         let root = tracer.invoke_agent("hello.world");
-        let document = validation(&mut withheld, None, true, &root).expect("the agent's error is stored");
+        let document =
+            validation(&mut withheld, None, true, &root).expect("the agent's error is stored");
         let events = root.snapshot().unwrap().events;
         assert_eq!(events.len(), 1, "{events:?}");
         assert_eq!(events[0].name, event::WITHHELD);

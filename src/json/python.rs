@@ -603,7 +603,14 @@ mod tests {
         write_str(&mut s, "\u{7f}é😀/", true);
         assert_eq!(s, "\"\\u007f\\u00e9\\ud83d\\ude00/\"");
         // Plain runs between escapes, at either end, and none at all.
-        let mixed = ["", "plain", "\tlead", "trail\n", "a\"b\\c\u{1f}d", "x é y 😀 z\u{7f}"];
+        let mixed = [
+            "",
+            "plain",
+            "\tlead",
+            "trail\n",
+            "a\"b\\c\u{1f}d",
+            "x é y 😀 z\u{7f}",
+        ];
         for text in mixed {
             let mut s = String::new();
             write_str(&mut s, text, false);

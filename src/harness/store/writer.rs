@@ -1011,9 +1011,8 @@ impl Committer {
             }
         }
         if !lines.is_empty() {
-            let appended = opened.and_then(|(mut file, base)| {
-                append_index(&mut file, base, lines.as_bytes())
-            });
+            let appended =
+                opened.and_then(|(mut file, base)| append_index(&mut file, base, lines.as_bytes()));
             if let Err(e) = appended {
                 for (job, result) in group.iter().zip(results.iter_mut()) {
                     if result.is_ok() {
