@@ -1102,10 +1102,10 @@ impl Conductor {
         let root_at = records.len();
         records.extend(root.snapshot());
         records.extend(decided.spans);
-        let report = stage(observer, Stage::GroundingCheck, || {
+        let (report, unchanged) = stage(observer, Stage::GroundingCheck, || {
             grounding_check(&records, &mut envelope, &root)
         });
-        let document = validation(&mut envelope, decided.from_agent, &root)?;
+        let document = validation(&mut envelope, unchanged, decided.from_agent, &root)?;
         record_outcome(&root, &envelope);
         root.end();
         if let (Some(slot), Some(ended)) = (records.get_mut(root_at), tracer.take(trace_id).pop())
@@ -1732,66 +1732,77 @@ fn input_check(invocation: &Invocation<'_>, root: &ActiveSpan<'_>) -> Option<Dec
 /// whatever trace the agent's name, so a span placed outside the tree is reported, never
 /// dropped. A succeeded result with violations is withheld (`failed`, `grounding-violation`,
 /// payload and evidence cleared) and the root records a `withheld` event naming the rules that
-/// failed; any other is stored unchanged, its violations only in the report.
+/// failed; any other is stored unchanged, its violations only in the report. Also returns the
+/// envelope's document the linter read, if the envelope is still the one it was built from.
 fn grounding_check(
     records: &[SpanRecord],
     envelope: &mut Envelope,
     root: &ActiveSpan<'_>,
-) -> GroundingReport {
+) -> (GroundingReport, Option<Value>) {
     // A run refused or referred before its agent ran has no output: the report says the
     // linter did not run, rather than that nothing failed it.
-    let report = grounding::lint_run(records, &envelope.to_document());
-    if !report.violations.is_empty() && envelope.outcome.status == OutcomeStatus::Succeeded {
-        let mut attributes = Attributes::default();
-        attributes.set(attr::WITHHELD_STAGE, Stage::GroundingCheck.name());
-        attributes.set(attr::WITHHELD_RULES, AttrValue::StringArray(report.rules()));
-        attributes.set(
-            attr::WITHHELD_VIOLATIONS,
-            AttrValue::StringArray(report.violations.clone()),
-        );
-        root.add_event(event::WITHHELD, attributes);
-        let violations = report.violations.join("; ");
-        withhold(
-            envelope,
-            format!("Output withheld: it failed the grounding linter. {violations}"),
-            ProblemType::GroundingViolation.with_detail(format!(
-                "Nothing ungrounded leaves the system. Violations: {violations}"
-            )),
-        );
+    let document = envelope.to_document();
+    let report = grounding::lint_run(records, &document);
+    if report.violations.is_empty() || envelope.outcome.status != OutcomeStatus::Succeeded {
+        return (report, Some(document));
     }
-    report
+    let mut attributes = Attributes::default();
+    attributes.set(attr::WITHHELD_STAGE, Stage::GroundingCheck.name());
+    attributes.set(attr::WITHHELD_RULES, AttrValue::StringArray(report.rules()));
+    attributes.set(
+        attr::WITHHELD_VIOLATIONS,
+        AttrValue::StringArray(report.violations.clone()),
+    );
+    root.add_event(event::WITHHELD, attributes);
+    let violations = report.violations.join("; ");
+    withhold(
+        envelope,
+        format!("Output withheld: it failed the grounding linter. {violations}"),
+        ProblemType::GroundingViolation.with_detail(format!(
+            "Nothing ungrounded leaves the system. Violations: {violations}"
+        )),
+    );
+    (report, None)
 }
 
 /// Stage 5, validation: withhold or accept. A result from the agent that still breaks the
 /// contract is the agent's error, withheld as `agent-error`, and the root records a `withheld`
 /// event naming the violations; the envelope is then checked again, and one the conductor
 /// built that breaks the contract is an error (a conductor bug), never stored. Returns the
-/// envelope's document, as it will be stored.
+/// envelope's document, as it will be stored. `unchanged` is the envelope's document if the
+/// caller has it (built since the envelope last changed): it is not built again. An envelope
+/// that passes is checked once: both checks read the same document, and validation is a
+/// function of it alone, so the second could only repeat the first's answer.
 fn validation(
     envelope: &mut Envelope,
+    unchanged: Option<Value>,
     from_agent: bool,
     root: &ActiveSpan<'_>,
 ) -> std::result::Result<Value, ContractError> {
-    if from_agent && let Err(e) = validate::validate_envelope(&envelope.to_document()) {
-        let listed = match &e {
-            ContractError::Violation { violations, .. } => violations.clone(),
-            other => vec![other.to_string()],
-        };
-        let mut attributes = Attributes::default();
-        attributes.set(attr::WITHHELD_STAGE, VALIDATION);
-        attributes.set(
-            attr::WITHHELD_VIOLATIONS,
-            AttrValue::StringArray(listed.clone()),
-        );
-        root.add_event(event::WITHHELD, attributes);
-        let violations = listed.join("; ");
-        let agent_id = envelope.agent_id.clone();
-        withhold(
-            envelope,
-            format!("Agent result violates the contract: {violations}"),
-            agent_error(&agent_id, "ContractViolation", &e.to_string()),
-        );
-    }
+    let document = unchanged.unwrap_or_else(|| envelope.to_document());
+    let e = match validate::validate_envelope(&document) {
+        Ok(()) => return Ok(document),
+        Err(e) if !from_agent => return Err(e),
+        Err(e) => e,
+    };
+    let listed = match &e {
+        ContractError::Violation { violations, .. } => violations.clone(),
+        other => vec![other.to_string()],
+    };
+    let mut attributes = Attributes::default();
+    attributes.set(attr::WITHHELD_STAGE, VALIDATION);
+    attributes.set(
+        attr::WITHHELD_VIOLATIONS,
+        AttrValue::StringArray(listed.clone()),
+    );
+    root.add_event(event::WITHHELD, attributes);
+    let violations = listed.join("; ");
+    let agent_id = envelope.agent_id.clone();
+    withhold(
+        envelope,
+        format!("Agent result violates the contract: {violations}"),
+        agent_error(&agent_id, "ContractViolation", &e.to_string()),
+    );
     let document = envelope.to_document();
     validate::validate_envelope(&document)?;
     Ok(document)
@@ -2362,7 +2373,7 @@ mod tests {
         );
         let tracer = Tracer::new(SERVICE_NAME);
         let root = tracer.invoke_agent("hello.world");
-        let report = grounding_check(&[], &mut envelope, &root);
+        let (report, _) = grounding_check(&[], &mut envelope, &root);
         assert!(!report.violations.is_empty());
         assert_eq!(envelope.outcome.status, OutcomeStatus::Failed);
         let seen = root.snapshot().unwrap();
@@ -2391,7 +2402,7 @@ mod tests {
             envelope_of(&th, "hello.world", AgentResult::new(Outcome::failed("No.")));
         let before = envelope.clone();
         let quiet = tracer.invoke_agent("hello.world");
-        let report = grounding_check(&[], &mut envelope, &quiet);
+        let (report, _) = grounding_check(&[], &mut envelope, &quiet);
         assert!(!report.violations.is_empty());
         assert_eq!(envelope, before);
         assert!(
@@ -2414,7 +2425,8 @@ mod tests {
         let mut withheld = envelope.clone();
         let tracer = Tracer::new(SERVICE_NAME);
         let root = tracer.invoke_agent("hello.world");
-        let document = validation(&mut withheld, true, &root).expect("the agent's error is stored");
+        let document =
+            validation(&mut withheld, None, true, &root).expect("the agent's error is stored");
         let events = root.snapshot().unwrap().events;
         assert_eq!(events.len(), 1, "{events:?}");
         assert_eq!(events[0].name, event::WITHHELD);
@@ -2440,7 +2452,7 @@ mod tests {
         // Built by the conductor itself: a bug, refused and never stored.
         let mut own = envelope;
         assert!(matches!(
-            validation(&mut own, false, &root),
+            validation(&mut own, None, false, &root),
             Err(CE::Violation { .. })
         ));
     }

@@ -147,8 +147,14 @@ pub(crate) fn write_object(out: &mut String, map: &Map<String, Value>, style: St
 
 fn newline(out: &mut String, style: Style, level: usize) {
     if let Some(width) = style.indent {
+        const SPACES: &str = "                                ";
         out.push('\n');
-        out.extend(std::iter::repeat_n(' ', width * level));
+        let mut left = width * level;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            out.push_str(&SPACES[..n]);
+            left -= n;
+        }
     }
 }
 
@@ -403,8 +409,27 @@ fn shortest_digits(x: f64, lowest_positional: i32, pad_exponent: bool) -> String
 /// A string literal as `json.encoder` writes it (`encode_basestring` or, with `ensure_ascii`,
 /// `encode_basestring_ascii`).
 pub(crate) fn write_str(out: &mut String, s: &str, ensure_ascii: bool) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
+    // Characters written as they are go out in runs, copied at once: where the run began.
+    // Scanned by byte: it stops only at an ASCII byte or, with `ensure_ascii`, at the first
+    // byte of a character beyond ASCII (whose other bytes are stepped over with it), so always
+    // where a character begins.
+    let bytes = s.as_bytes();
+    let mut plain = 0;
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        let as_is = b >= 0x20 && b != b'"' && b != b'\\' && (!ensure_ascii || b < 0x7f);
+        if as_is {
+            at += 1;
+            continue;
+        }
+        let Some(c) = s[at..].chars().next() else {
+            break;
+        };
+        out.push_str(&s[plain..at]);
+        at += c.len_utf8();
+        plain = at;
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
@@ -414,15 +439,16 @@ pub(crate) fn write_str(out: &mut String, s: &str, ensure_ascii: bool) {
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
             c if (c as u32) < 0x20 => push_u_escape(out, c as u32),
-            c if ensure_ascii && !(' '..='~').contains(&c) => {
+            // Outside printable ASCII, with `ensure_ascii`: its UTF-16 units.
+            c => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
                     push_u_escape(out, *unit as u32);
                 }
             }
-            c => out.push(c),
         }
     }
+    out.push_str(&s[plain..]);
     out.push('"');
 }
 
@@ -576,6 +602,23 @@ mod tests {
         let mut s = String::new();
         write_str(&mut s, "\u{7f}é😀/", true);
         assert_eq!(s, "\"\\u007f\\u00e9\\ud83d\\ude00/\"");
+        // Plain runs between escapes, at either end, and none at all.
+        let mixed = [
+            "",
+            "plain",
+            "\tlead",
+            "trail\n",
+            "a\"b\\c\u{1f}d",
+            "x é y 😀 z\u{7f}",
+        ];
+        for text in mixed {
+            let mut s = String::new();
+            write_str(&mut s, text, false);
+            assert_eq!(s, serde_json::to_string(text).unwrap(), "{text:?}");
+        }
+        let mut s = String::new();
+        write_str(&mut s, "x é y 😀 z\u{7f}\"", true);
+        assert_eq!(s, "\"x \\u00e9 y \\ud83d\\ude00 z\\u007f\\\"\"");
     }
 
     #[test]

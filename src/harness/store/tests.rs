@@ -576,6 +576,43 @@ fn a_schema_is_written_once() {
 }
 
 #[test]
+fn a_schema_checked_once_vouches_only_for_an_equal_schema() {
+    let root = TempRoot::new("schema-memo");
+    let store = RunStore::open(&root.0).unwrap();
+    let schema = json!({"type": "object", "title": "Réponse"});
+    let digest = schema_digest(&schema);
+    let run = |given: &Value| {
+        let env = envelope(&new_uuid7(), "hello", "2026-01-01T00:00:00Z");
+        store.append(&NewRun {
+            envelope: &env,
+            request: &json!({}),
+            spans: &[],
+            grounding: "g",
+            schemas: &[(&digest, given)],
+            agent_reply: None,
+        })
+    };
+    run(&schema).unwrap();
+    // Written again from what the first run kept: the same text.
+    let path = root.0.join(SCHEMAS_DIR).join(format!("{digest}.json"));
+    fs::remove_file(&path).unwrap();
+    run(&schema).unwrap();
+    assert_eq!(
+        fs::read_to_string(&path).unwrap(),
+        python::dumps(&schema, Style::INDENT2)
+    );
+    // Another schema under the same digest is refused as ever.
+    let other = json!({"type": "object", "title": "Reply"});
+    let err = run(&other).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains(&format!("has digest {}", schema_digest(&other))),
+        "{err}"
+    );
+    assert_eq!(list(&store).len(), 2);
+}
+
+#[test]
 fn listing_is_newest_first_and_names_the_principal() {
     let root = TempRoot::new("listing");
     let store = RunStore::open(&root.0).unwrap();

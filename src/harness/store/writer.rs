@@ -101,6 +101,39 @@ struct Writer {
     lock_path: PathBuf,
     /// Held (locked) for as long as this writer runs.
     _lock: File,
+    /// The class schemas already checked against their digests, written out.
+    schemas: SchemaMemo,
+}
+
+/// Class schemas a run was checked against, by digest: the schema as given and its
+/// `json.dumps(schema, indent=2)`, once it was found finite and matching its digest. A later
+/// run giving an equal schema under the same digest is prepared from here: without
+/// `preserve_order`, `serde_json`'s maps are sorted, so equal values write identical text and
+/// have the same digest, and every check it passed passes again. Hashing and writing the
+/// schema again on every run cost about an eighth of the store stage's instructions.
+#[derive(Debug, Default)]
+struct SchemaMemo(Mutex<HashMap<String, (Value, String)>>);
+
+/// Most schemas the memo holds; past it, it starts over (a registry rarely has this many).
+const MAX_MEMO_SCHEMAS: usize = 256;
+
+impl SchemaMemo {
+    /// The text kept for `schema` under `digest`, if an equal schema was kept under it.
+    fn text(&self, digest: &str, schema: &Value) -> Option<String> {
+        let memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match memo.get(digest) {
+            Some((kept, text)) if kept == schema => Some(text.clone()),
+            _ => None,
+        }
+    }
+
+    fn keep(&self, digest: &str, schema: &Value, text: &str) {
+        let mut memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if memo.len() >= MAX_MEMO_SCHEMAS {
+            memo.clear();
+        }
+        memo.insert(digest.to_string(), (schema.clone(), text.to_string()));
+    }
 }
 
 /// One run on its way to the journal.
@@ -284,6 +317,7 @@ impl RunStore {
                 },
                 lock_path,
                 _lock: lock,
+                schemas: SchemaMemo::default(),
             }),
         };
         Ok((store, recovery))
@@ -377,7 +411,7 @@ impl RunStore {
     /// store's own files.
     pub fn append_with_files(&self, run: &NewRun, files: &[(&str, &str)]) -> Result<PathBuf> {
         let writer = self.writer()?;
-        let prepared = prepare(run, files)?;
+        let prepared = prepare(run, files, &writer.schemas)?;
         let id = prepared.id.as_str();
         if self.has(id) {
             return Err(HarnessError::DuplicateInvocation {
@@ -564,7 +598,7 @@ struct Prepared {
     index_line: String,
 }
 
-fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
+fn prepare(run: &NewRun, extra: &[(&str, &str)], memo: &SchemaMemo) -> Result<Prepared> {
     let id = run
         .envelope
         .get("invocation_id")
@@ -602,6 +636,10 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
     }
     let mut schemas = Vec::with_capacity(run.schemas.len());
     for (digest, schema) in run.schemas {
+        if let Some(text) = memo.text(digest, schema) {
+            schemas.push((digest.to_string(), text));
+            continue;
+        }
         finite("class schema", schema)?;
         let actual = schema_digest(schema);
         if actual != *digest {
@@ -611,7 +649,9 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)]) -> Result<Prepared> {
             ))
             .into());
         }
-        schemas.push((digest.to_string(), python::dumps(schema, Style::INDENT2)));
+        let text = python::dumps(schema, Style::INDENT2);
+        memo.keep(digest, schema, &text);
+        schemas.push((digest.to_string(), text));
     }
     let mut spans = String::with_capacity(run.spans.iter().map(|l| l.len() + 1).sum());
     for line in run.spans {
@@ -937,10 +977,15 @@ impl Committer {
                     .collect();
             }
         };
+        // The index is opened once, to check its last line and to append to it.
+        let index = self.root.join(INDEX_NAME);
+        let mut opened = open_index(&index);
         // A writer in another process stopped mid-append: recover now, before this group's
         // runs are in place, so its torn line never has this group's lines glued onto it and
         // its runs are indexed (once) at once rather than at the next start.
-        if index_is_torn(&self.root.join(INDEX_NAME)).unwrap_or(false) {
+        if let Ok((file, len)) = &opened
+            && index_is_torn(file, *len).unwrap_or(false)
+        {
             match recovery::recover(&self.root, &self.writer) {
                 Ok(report) => stderr_line!(
                     "ddwire: run store {}: a writer stopped mid-append; recovered: {report}",
@@ -951,6 +996,8 @@ impl Committer {
                     self.root.display()
                 ),
             }
+            // Recovery may have put a new index in place.
+            opened = open_index(&index);
         }
         let mut results: Vec<Result<()>> = group
             .iter()
@@ -964,8 +1011,9 @@ impl Committer {
             }
         }
         if !lines.is_empty() {
-            let index = self.root.join(INDEX_NAME);
-            if let Err(e) = append_index(&index, lines.as_bytes()) {
+            let appended =
+                opened.and_then(|(mut file, base)| append_index(&mut file, base, lines.as_bytes()));
+            if let Err(e) = appended {
                 for (job, result) in group.iter().zip(results.iter_mut()) {
                     if result.is_ok() {
                         let _ = fs::rename(self.root.join(&job.id), &job.tmp);
@@ -1032,9 +1080,20 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
 
 /// Append `lines` to the index with one write. On failure the index is cut back to where it
 /// ended, so it never holds part of a line. The caller holds the store's lock.
-fn append_index(index: &Path, lines: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new().append(true).create(true).open(index)?;
-    let base = file.metadata()?.len();
+/// The run index opened to read its last byte and to append (created if missing), and its
+/// length.
+fn open_index(index: &Path) -> std::io::Result<(File, u64)> {
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(index)?;
+    let len = file.metadata()?.len();
+    Ok((file, len))
+}
+
+/// Append `lines` to the index `file`, `base` bytes long; a failed append is cut back.
+fn append_index(file: &mut File, base: u64, lines: &[u8]) -> std::io::Result<()> {
     if let Err(e) = file.write_all(lines) {
         let _ = file.set_len(base);
         return Err(e);
@@ -1044,13 +1103,7 @@ fn append_index(index: &Path, lines: &[u8]) -> std::io::Result<()> {
 
 /// Whether the index ends in an unfinished line: a writer in another process stopped in the
 /// middle of an append (a live writer never leaves one, since it cuts a failed append back).
-fn index_is_torn(index: &Path) -> std::io::Result<bool> {
-    let file = match File::open(index) {
-        Ok(f) => f,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e),
-    };
-    let len = file.metadata()?.len();
+fn index_is_torn(file: &File, len: u64) -> std::io::Result<bool> {
     if len == 0 {
         return Ok(false);
     }
