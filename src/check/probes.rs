@@ -121,6 +121,12 @@ impl Ctx {
         self.card.as_ref().map(|c| &c.value)
     }
 
+    /// Call `method` at the target's URL under a fresh request id.
+    fn call(&self, t: &Target, method: &str, params: Value) -> Sent {
+        self.wire
+            .call(&t.url, t.binding, &fresh_id(), method, params)
+    }
+
     fn sent_task(&self, binding: Binding) -> Option<&Task> {
         self.sent
             .iter()
@@ -658,24 +664,12 @@ fn invalid_request(ctx: &mut Ctx, t: &Target) -> Outcome {
 }
 
 fn method_not_found(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let sent = ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
-        "ddwire.check/no-such-method",
-        json!({}),
-    );
+    let sent = ctx.call(t, "ddwire.check/no-such-method", json!({}));
     expect_error(&sent, jsonrpc::METHOD_NOT_FOUND, "Method not found")
 }
 
 fn invalid_params(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let sent = ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
-        t.binding.method(Operation::GetTask),
-        json!({}),
-    );
+    let sent = ctx.call(t, t.binding.method(Operation::GetTask), json!({}));
     expect_error(&sent, jsonrpc::INVALID_PARAMS, "Invalid params")
 }
 
@@ -829,15 +823,21 @@ fn oversize(ctx: &mut Ctx, t: &Target) -> Outcome {
 // ---------------------------------------------------------------------------------------
 // A2A behaviour
 
-/// The message to send: the user's, or the built-in one for this card; fresh ids each time.
-fn message_to_send(ctx: &Ctx) -> (Message, Option<String>) {
+/// The params of a send in `binding`: the user's message, or the built-in one for this card
+/// (with a note saying which); a fresh message id each time.
+fn send_params(ctx: &Ctx, binding: Binding) -> (Value, Option<String>) {
     let (mut message, note) = match (&ctx.message, ctx.card_value()) {
         (Some(m), _) => (m.clone(), None),
         (None, Some(card)) => card::builtin_message(card),
         (None, None) => card::builtin_message(&Value::Null),
     };
     message.message_id = crate::ids::new_uuid7();
-    (message, note)
+    let params = SendParams {
+        message,
+        configuration: None,
+        metadata: None,
+    };
+    (encode_send_params(binding, &params), note)
 }
 
 /// Check the shape of a decoded task beyond what the codec requires.
@@ -855,14 +855,8 @@ fn task_problems(task: &Task) -> Vec<String> {
 fn send(ctx: &mut Ctx, t: &Target) -> Outcome {
     ctx.sent.retain(|(b, _)| *b != t.binding);
     ctx.sent.push((t.binding, None));
-    let (message, note) = message_to_send(ctx);
-    let params = SendParams {
-        message,
-        configuration: None,
-        metadata: None,
-    };
+    let (params, note) = send_params(ctx, t.binding);
     let method = t.binding.method(Operation::Send);
-    let params = encode_send_params(t.binding, &params);
     let id = fresh_id();
     let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
         Ok(a) => a,
@@ -949,10 +943,8 @@ fn get_task(ctx: &mut Ctx, t: &Target) -> Outcome {
     let Some(task) = ctx.sent_task(t.binding).cloned() else {
         return no_task(ctx, t.binding);
     };
-    let answer = match ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
+    let answer = match ctx.call(
+        t,
         t.binding.method(Operation::GetTask),
         json!({ "id": task.id }),
     ) {
@@ -994,10 +986,8 @@ fn get_task(ctx: &mut Ctx, t: &Target) -> Outcome {
 }
 
 fn task_not_found(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let sent = ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
+    let sent = ctx.call(
+        t,
         t.binding.method(Operation::GetTask),
         json!({ "id": unknown_task_id() }),
     );
@@ -1043,14 +1033,8 @@ fn streaming(ctx: &mut Ctx, t: &Target) -> Outcome {
     let declared = ctx
         .card_value()
         .is_some_and(|c| card::capability(c, "streaming"));
-    let (message, _) = message_to_send(ctx);
-    let params = SendParams {
-        message,
-        configuration: None,
-        metadata: None,
-    };
+    let (params, _) = send_params(ctx, t.binding);
     let method = t.binding.method(Operation::Stream);
-    let params = encode_send_params(t.binding, &params);
     let id = fresh_id();
     let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
         Ok(a) => a,
@@ -1124,10 +1108,7 @@ fn push(ctx: &mut Ctx, t: &Target) -> Outcome {
             json!({ "taskId": task_id }),
         ),
     };
-    let answer = match ctx
-        .wire
-        .call(&t.url, t.binding, &fresh_id(), method, params)
-    {
+    let answer = match ctx.call(t, method, params) {
         Ok(a) => a,
         Err(e) => return no_answer(&e),
     };
@@ -1178,13 +1159,7 @@ fn extended_card(ctx: &mut Ctx, t: &Target) -> Outcome {
     let declared = ctx
         .card_value()
         .is_some_and(|c| card::capability(c, "extendedAgentCard"));
-    let answer = match ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
-        "GetExtendedAgentCard",
-        json!({}),
-    ) {
+    let answer = match ctx.call(t, "GetExtendedAgentCard", json!({})) {
         Ok(a) => a,
         Err(e) => return no_answer(&e),
     };
