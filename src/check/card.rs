@@ -314,23 +314,12 @@ pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
             .unwrap_or(&Value::Null);
         return example(target, root, depth + 1);
     }
-    if let Some(v) = schema.get("const") {
-        return v.clone();
-    }
+    let first = |key| schema.get(key).and_then(Value::as_array)?.first();
     if let Some(v) = schema
-        .get("enum")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
-    {
-        return v.clone();
-    }
-    if let Some(v) = schema.get("default") {
-        return v.clone();
-    }
-    if let Some(v) = schema
-        .get("examples")
-        .and_then(Value::as_array)
-        .and_then(|a| a.first())
+        .get("const")
+        .or_else(|| first("enum"))
+        .or_else(|| schema.get("default"))
+        .or_else(|| first("examples"))
     {
         return v.clone();
     }

@@ -186,7 +186,7 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
     };
     let mut results = Vec::new();
     let https = crate::wire::tls::is_https(&options.url);
-    for probe in PROBES.iter().filter(|p| p.scope == Scope::Card) {
+    for probe in PROBES.iter().filter(|p| p.scope() == Scope::Card) {
         if ctx.tls_failed {
             let why = Outcome::Skip("the TLS handshake failed".into());
             results.push(result_of(probe, None, why, Duration::ZERO, options.strict));
@@ -210,7 +210,7 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
         ctx.wire.extensions = required_extensions(&card.value);
     }
     for target in &targets {
-        for probe in PROBES.iter().filter(|p| p.scope == Scope::Binding) {
+        for probe in PROBES.iter().filter(|p| p.scope() == Scope::Binding) {
             results.push(run_probe(probe, &mut ctx, Some(target), options.strict));
         }
     }
@@ -219,7 +219,7 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
             .first()
             .cloned()
             .unwrap_or_else(|| "no binding to probe".into());
-        for probe in PROBES.iter().filter(|p| p.scope == Scope::Binding) {
+        for probe in PROBES.iter().filter(|p| p.scope() == Scope::Binding) {
             results.push(result_of(
                 probe,
                 None,
@@ -247,7 +247,7 @@ fn run_probe(
     target: Option<&Target>,
     strict: bool,
 ) -> ProbeResult {
-    let (outcome, latency) = exchange::timed(|| (probe.run)(ctx, target));
+    let (outcome, latency) = exchange::timed(|| probe.run(ctx, target));
     result_of(probe, target.map(|t| t.binding), outcome, latency, strict)
 }
 

@@ -66,8 +66,33 @@ pub(crate) struct Probe {
     pub level: Level,
     pub spec: &'static str,
     pub title: &'static str,
-    pub scope: Scope,
-    pub run: fn(&mut Ctx, Option<&Target>) -> Outcome,
+    pub run: Run,
+}
+
+/// A probe's function: a card probe runs once, a binding probe once per binding, given
+/// that binding's JSON-RPC URL.
+#[derive(Clone, Copy)]
+pub(crate) enum Run {
+    Card(fn(&mut Ctx) -> Outcome),
+    Binding(fn(&mut Ctx, &Target) -> Outcome),
+}
+
+impl Probe {
+    pub(crate) fn scope(&self) -> Scope {
+        match self.run {
+            Run::Card(_) => Scope::Card,
+            Run::Binding(_) => Scope::Binding,
+        }
+    }
+
+    /// Runs the probe; a binding probe given no binding is skipped.
+    pub(crate) fn run(&self, ctx: &mut Ctx, target: Option<&Target>) -> Outcome {
+        match (self.run, target) {
+            (Run::Card(f), _) => f(ctx),
+            (Run::Binding(f), Some(t)) => f(ctx, t),
+            (Run::Binding(_), None) => Outcome::Skip("runs in a binding".into()),
+        }
+    }
 }
 
 /// What a check knows as it goes: the wire, the card, the message to send, and what each
@@ -96,6 +121,12 @@ impl Ctx {
         self.card.as_ref().map(|c| &c.value)
     }
 
+    /// Call `method` at the target's URL under a fresh request id.
+    fn call(&self, t: &Target, method: &str, params: Value) -> Sent {
+        self.wire
+            .call(&t.url, t.binding, &fresh_id(), method, params)
+    }
+
     fn sent_task(&self, binding: Binding) -> Option<&Task> {
         self.sent
             .iter()
@@ -111,184 +142,161 @@ pub(crate) const PROBES: &[Probe] = &[
         level: Level::Must,
         spec: "A2A 0.3 §4.1; RFC 8446; RFC 9525",
         title: "an https:// endpoint completes a TLS handshake with a certificate valid for its host",
-        scope: Scope::Card,
-        run: tls,
+        run: Run::Card(tls),
     },
     Probe {
         id: "card.fetch",
         level: Level::Must,
         spec: "A2A 0.3 §5.1, §5.3; A2A 1.0 §8.2",
         title: "the agent card is served at the well-known path as a JSON object",
-        scope: Scope::Card,
-        run: card_fetch,
+        run: Run::Card(card_fetch),
     },
     Probe {
         id: "card.location",
         level: Level::Should,
         spec: "A2A 0.3 §5.3; A2A 1.0 §8.2",
         title: "the card is at /.well-known/agent-card.json, not only at the pre-0.3 agent.json",
-        scope: Scope::Card,
-        run: card_location,
+        run: Run::Card(card_location),
     },
     Probe {
         id: "card.fields",
         level: Level::Must,
         spec: "A2A 0.3 §5.5; A2A 1.0 §4.4.1",
         title: "the card has every required field of each generation it claims (0.3: url; 1.0: supportedInterfaces)",
-        scope: Scope::Card,
-        run: card_fields,
+        run: Run::Card(card_fields),
     },
     Probe {
         id: "card.interfaces",
         level: Level::Must,
         spec: "A2A 0.3 §5.6; A2A 1.0 §8.3.1",
         title: "the card declares a JSON-RPC interface, and every interface URL is reachable and not a bind-all address",
-        scope: Scope::Card,
-        run: card_interfaces,
+        run: Run::Card(card_interfaces),
     },
     Probe {
         id: "card.dd",
         level: Level::Must,
         spec: "Data Director: Transport and tracing, invariant 14",
         title: "with --dd: the Data Director extension is declared (required) and its description passes the contract's checks",
-        scope: Scope::Card,
-        run: card_dd,
+        run: Run::Card(card_dd),
     },
     Probe {
         id: "jsonrpc.parse-error",
         level: Level::Must,
         spec: "JSON-RPC 2.0 §5.1; A2A 0.3 §8.1; A2A 1.0 §9.5",
         title: "a body that is not JSON gets error -32700",
-        scope: Scope::Binding,
-        run: parse_error,
+        run: Run::Binding(parse_error),
     },
     Probe {
         id: "jsonrpc.error-id",
         level: Level::Should,
         spec: "JSON-RPC 2.0 §5",
         title: "an error whose request id could not be read carries \"id\": null",
-        scope: Scope::Binding,
-        run: error_id_null,
+        run: Run::Binding(error_id_null),
     },
     Probe {
         id: "jsonrpc.invalid-request",
         level: Level::Should,
         spec: "JSON-RPC 2.0 §4, §5.1",
         title: "a request whose method is not a string gets error -32600",
-        scope: Scope::Binding,
-        run: invalid_request,
+        run: Run::Binding(invalid_request),
     },
     Probe {
         id: "jsonrpc.method-not-found",
         level: Level::Must,
         spec: "JSON-RPC 2.0 §5.1; A2A 0.3 §8.1; A2A 1.0 §9.5",
         title: "an unknown method gets error -32601",
-        scope: Scope::Binding,
-        run: method_not_found,
+        run: Run::Binding(method_not_found),
     },
     Probe {
         id: "jsonrpc.invalid-params",
         level: Level::Should,
         spec: "JSON-RPC 2.0 §5.1; A2A 0.3 §8.1; A2A 1.0 §3.3.2",
         title: "a get-task call without its task id gets error -32602",
-        scope: Scope::Binding,
-        run: invalid_params,
+        run: Run::Binding(invalid_params),
     },
     Probe {
         id: "jsonrpc.id",
         level: Level::Must,
         spec: "JSON-RPC 2.0 §5",
         title: "the response echoes the request id with its JSON type (7 stays a number, \"7\" a string)",
-        scope: Scope::Binding,
-        run: id_echo,
+        run: Run::Binding(id_echo),
     },
     Probe {
         id: "jsonrpc.notification",
         level: Level::Should,
         spec: "JSON-RPC 2.0 §4.1",
         title: "a notification (a request without an id) gets no response body",
-        scope: Scope::Binding,
-        run: notification,
+        run: Run::Binding(notification),
     },
     Probe {
         id: "jsonrpc.batch",
         level: Level::Must,
         spec: "JSON-RPC 2.0 §6",
         title: "a batch is answered with one response per request, or refused clearly with a JSON-RPC error",
-        scope: Scope::Binding,
-        run: batch,
+        run: Run::Binding(batch),
     },
     Probe {
         id: "jsonrpc.oversize",
         level: Level::Must,
         spec: "RFC 9110 §15.5.14; JSON-RPC 2.0 §5.1",
         title: "an 8 MiB request is answered (HTTP 413 or an error) within the timeout, not left hanging",
-        scope: Scope::Binding,
-        run: oversize,
+        run: Run::Binding(oversize),
     },
     Probe {
         id: "a2a.send",
         level: Level::Must,
         spec: "A2A 0.3 §7.1, §6.1, §6.4; A2A 1.0 §3.1.1, §9.4.1",
         title: "a send of the message returns a task or a message in the binding's shape",
-        scope: Scope::Binding,
-        run: send,
+        run: Run::Binding(send),
     },
     Probe {
         id: "a2a.get-task",
         level: Level::Must,
         spec: "A2A 0.3 §7.3; A2A 1.0 §3.1.3, §9.4.3",
         title: "getting the task the send returned returns that task",
-        scope: Scope::Binding,
-        run: get_task,
+        run: Run::Binding(get_task),
     },
     Probe {
         id: "a2a.task-not-found",
         level: Level::Must,
         spec: "A2A 0.3 §8.2; A2A 1.0 §3.3.2, §5.4",
         title: "getting an unknown task gets error -32001 (TaskNotFoundError)",
-        scope: Scope::Binding,
-        run: task_not_found,
+        run: Run::Binding(task_not_found),
     },
     Probe {
         id: "a2a.version",
         level: Level::Must,
         spec: "A2A 1.0 §3.6.2",
         title: "a call under an A2A-Version the interface does not support gets error -32009",
-        scope: Scope::Binding,
-        run: version,
+        run: Run::Binding(version),
     },
     Probe {
         id: "a2a.streaming",
         level: Level::Must,
         spec: "A2A 0.3 §7.2; A2A 1.0 §3.1.2, §3.3.4",
         title: "capabilities.streaming holds: declared, the stream method streams; not declared, it is refused (1.0: -32004)",
-        scope: Scope::Binding,
-        run: streaming,
+        run: Run::Binding(streaming),
     },
     Probe {
         id: "a2a.push",
         level: Level::Must,
         spec: "A2A 0.3 §7.7, §8.2; A2A 1.0 §3.1.9, §3.3.4",
         title: "capabilities.pushNotifications holds: declared, configs can be listed; not declared, refused (1.0: -32003)",
-        scope: Scope::Binding,
-        run: push,
+        run: Run::Binding(push),
     },
     Probe {
         id: "a2a.extended-card",
         level: Level::Must,
         spec: "A2A 1.0 §3.1.11, §3.3.4",
         title: "capabilities.extendedAgentCard holds: declared, the card or -32007; not declared, -32004",
-        scope: Scope::Binding,
-        run: extended_card,
+        run: Run::Binding(extended_card),
     },
     Probe {
         id: "dd.reply",
         level: Level::Must,
         spec: "Data Director: Transport and tracing, invariants 3, 4, 5, 12",
         title: "with --dd: the task carries an AgentResult with its spans (agent) or an Envelope (harness)",
-        scope: Scope::Binding,
-        run: dd_reply,
+        run: Run::Binding(dd_reply),
     },
 ];
 
@@ -328,10 +336,6 @@ fn unknown_task_id() -> String {
     format!("ddwire-check-no-such-task-{}", crate::ids::new_uuid7())
 }
 
-fn target(t: Option<&Target>) -> Result<&Target, Outcome> {
-    t.ok_or_else(|| Outcome::Skip("runs in a binding".into()))
-}
-
 /// The describe-the-JSON-type words for an id.
 fn id_kind(v: &Value) -> &'static str {
     match v {
@@ -349,7 +353,7 @@ fn id_kind(v: &Value) -> &'static str {
 /// TLS; otherwise `run` leaves it out of the report (its outcome is a skip).
 pub(crate) const TLS_PROBE: &str = "tls.handshake";
 
-fn tls(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+fn tls(ctx: &mut Ctx) -> Outcome {
     let base = ctx.base.trim_end_matches('/');
     let url = if base.ends_with(CARD_PATH) || base.ends_with(LEGACY_CARD_PATH) {
         base.to_string()
@@ -422,7 +426,7 @@ fn plain_to_tls(ctx: &mut Ctx, url: &str) -> Outcome {
 
 // The card
 
-fn card_fetch(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+fn card_fetch(ctx: &mut Ctx) -> Outcome {
     let base = ctx.base.trim_end_matches('/');
     let given_card = base.ends_with(CARD_PATH) || base.ends_with(LEGACY_CARD_PATH);
     let urls: Vec<(String, bool)> = if given_card {
@@ -479,7 +483,7 @@ fn no_card() -> Outcome {
     Outcome::Skip("no card was read".into())
 }
 
-fn card_location(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+fn card_location(ctx: &mut Ctx) -> Outcome {
     match &ctx.card {
         None => no_card(),
         Some(c) if c.legacy_path => Outcome::Violation(format!(
@@ -490,7 +494,7 @@ fn card_location(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
     }
 }
 
-fn card_fields(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+fn card_fields(ctx: &mut Ctx) -> Outcome {
     let Some(card) = ctx.card_value() else {
         return no_card();
     };
@@ -518,7 +522,7 @@ fn card_fields(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
     }
 }
 
-fn card_interfaces(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+fn card_interfaces(ctx: &mut Ctx) -> Outcome {
     let Some(card) = ctx.card_value().cloned() else {
         return no_card();
     };
@@ -563,7 +567,7 @@ fn card_interfaces(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
     }
 }
 
-fn card_dd(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
+fn card_dd(ctx: &mut Ctx) -> Outcome {
     if !ctx.dd {
         return Outcome::Skip("--dd not given".into());
     }
@@ -622,20 +626,12 @@ fn card_dd(ctx: &mut Ctx, _: Option<&Target>) -> Outcome {
 /// Not JSON: the spec's own example of a parse error (JSON-RPC 2.0 §7).
 const NOT_JSON: &[u8] = br#"{"jsonrpc": "2.0", "method": "foobar", "params": "bar", "baz]"#;
 
-fn parse_error(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn parse_error(ctx: &mut Ctx, t: &Target) -> Outcome {
     let sent = ctx.wire.post(&t.url, t.binding, NOT_JSON.to_vec(), &[]);
     expect_error(&sent, jsonrpc::PARSE_ERROR, "Parse error")
 }
 
-fn error_id_null(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn error_id_null(ctx: &mut Ctx, t: &Target) -> Outcome {
     let answer = match ctx.wire.post(&t.url, t.binding, NOT_JSON.to_vec(), &[]) {
         Ok(a) => a,
         Err(e) => return no_answer(&e),
@@ -659,11 +655,7 @@ fn error_id_null(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     }
 }
 
-fn invalid_request(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn invalid_request(ctx: &mut Ctx, t: &Target) -> Outcome {
     let body = json!({"jsonrpc": "2.0", "id": fresh_id(), "method": 1, "params": {}});
     let sent = ctx
         .wire
@@ -671,41 +663,17 @@ fn invalid_request(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     expect_error(&sent, jsonrpc::INVALID_REQUEST, "Invalid Request")
 }
 
-fn method_not_found(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
-    let sent = ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
-        "ddwire.check/no-such-method",
-        json!({}),
-    );
+fn method_not_found(ctx: &mut Ctx, t: &Target) -> Outcome {
+    let sent = ctx.call(t, "ddwire.check/no-such-method", json!({}));
     expect_error(&sent, jsonrpc::METHOD_NOT_FOUND, "Method not found")
 }
 
-fn invalid_params(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
-    let sent = ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
-        t.binding.method(Operation::GetTask),
-        json!({}),
-    );
+fn invalid_params(ctx: &mut Ctx, t: &Target) -> Outcome {
+    let sent = ctx.call(t, t.binding.method(Operation::GetTask), json!({}));
     expect_error(&sent, jsonrpc::INVALID_PARAMS, "Invalid params")
 }
 
-fn id_echo(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn id_echo(ctx: &mut Ctx, t: &Target) -> Outcome {
     let mut problems = Vec::new();
     for id in [json!(7), json!("7")] {
         let params = json!({ "id": unknown_task_id() });
@@ -737,11 +705,7 @@ fn id_echo(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     }
 }
 
-fn notification(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn notification(ctx: &mut Ctx, t: &Target) -> Outcome {
     // A harmless call: getting a task that does not exist.
     let body = json!({"jsonrpc": "2.0", "method": t.binding.method(Operation::GetTask), "params": {"id": unknown_task_id()}});
     match ctx
@@ -754,11 +718,7 @@ fn notification(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     }
 }
 
-fn batch(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn batch(ctx: &mut Ctx, t: &Target) -> Outcome {
     let ids = [fresh_id(), fresh_id()];
     let method = t.binding.method(Operation::GetTask);
     let body = Value::Array(
@@ -835,11 +795,7 @@ pub(crate) fn oversize_body(size: usize) -> Vec<u8> {
     body
 }
 
-fn oversize(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn oversize(ctx: &mut Ctx, t: &Target) -> Outcome {
     let body = oversize_body(OVERSIZE_BYTES);
     match ctx.wire.post(&t.url, t.binding, body, &[]) {
         Err(WireError::Timeout { after, .. }) => Outcome::Violation(format!(
@@ -867,15 +823,21 @@ fn oversize(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
 // ---------------------------------------------------------------------------------------
 // A2A behaviour
 
-/// The message to send: the user's, or the built-in one for this card; fresh ids each time.
-fn message_to_send(ctx: &Ctx) -> (Message, Option<String>) {
+/// The params of a send in `binding`: the user's message, or the built-in one for this card
+/// (with a note saying which); a fresh message id each time.
+fn send_params(ctx: &Ctx, binding: Binding) -> (Value, Option<String>) {
     let (mut message, note) = match (&ctx.message, ctx.card_value()) {
         (Some(m), _) => (m.clone(), None),
         (None, Some(card)) => card::builtin_message(card),
         (None, None) => card::builtin_message(&Value::Null),
     };
     message.message_id = crate::ids::new_uuid7();
-    (message, note)
+    let params = SendParams {
+        message,
+        configuration: None,
+        metadata: None,
+    };
+    (encode_send_params(binding, &params), note)
 }
 
 /// Check the shape of a decoded task beyond what the codec requires.
@@ -890,21 +852,11 @@ fn task_problems(task: &Task) -> Vec<String> {
     problems
 }
 
-fn send(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn send(ctx: &mut Ctx, t: &Target) -> Outcome {
     ctx.sent.retain(|(b, _)| *b != t.binding);
     ctx.sent.push((t.binding, None));
-    let (message, note) = message_to_send(ctx);
-    let params = SendParams {
-        message,
-        configuration: None,
-        metadata: None,
-    };
+    let (params, note) = send_params(ctx, t.binding);
     let method = t.binding.method(Operation::Send);
-    let params = encode_send_params(t.binding, &params);
     let id = fresh_id();
     let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
         Ok(a) => a,
@@ -987,18 +939,12 @@ fn no_task(ctx: &Ctx, binding: Binding) -> Outcome {
     })
 }
 
-fn get_task(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn get_task(ctx: &mut Ctx, t: &Target) -> Outcome {
     let Some(task) = ctx.sent_task(t.binding).cloned() else {
         return no_task(ctx, t.binding);
     };
-    let answer = match ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
+    let answer = match ctx.call(
+        t,
         t.binding.method(Operation::GetTask),
         json!({ "id": task.id }),
     ) {
@@ -1039,26 +985,16 @@ fn get_task(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     }
 }
 
-fn task_not_found(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
-    let sent = ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
+fn task_not_found(ctx: &mut Ctx, t: &Target) -> Outcome {
+    let sent = ctx.call(
+        t,
         t.binding.method(Operation::GetTask),
         json!({ "id": unknown_task_id() }),
     );
     expect_error(&sent, jsonrpc::TASK_NOT_FOUND, "TaskNotFoundError")
 }
 
-fn version(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn version(ctx: &mut Ctx, t: &Target) -> Outcome {
     if t.binding == Binding::V03 {
         return Outcome::Skip("A2A 0.3 has no version negotiation".into());
     }
@@ -1093,22 +1029,12 @@ fn responses(answer: &Answer) -> Vec<Option<Value>> {
     }
 }
 
-fn streaming(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn streaming(ctx: &mut Ctx, t: &Target) -> Outcome {
     let declared = ctx
         .card_value()
         .is_some_and(|c| card::capability(c, "streaming"));
-    let (message, _) = message_to_send(ctx);
-    let params = SendParams {
-        message,
-        configuration: None,
-        metadata: None,
-    };
+    let (params, _) = send_params(ctx, t.binding);
     let method = t.binding.method(Operation::Stream);
-    let params = encode_send_params(t.binding, &params);
     let id = fresh_id();
     let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
         Ok(a) => a,
@@ -1164,11 +1090,7 @@ fn streaming(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     }
 }
 
-fn push(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn push(ctx: &mut Ctx, t: &Target) -> Outcome {
     let declared = ctx
         .card_value()
         .is_some_and(|c| card::capability(c, "pushNotifications"));
@@ -1186,10 +1108,7 @@ fn push(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
             json!({ "taskId": task_id }),
         ),
     };
-    let answer = match ctx
-        .wire
-        .call(&t.url, t.binding, &fresh_id(), method, params)
-    {
+    let answer = match ctx.call(t, method, params) {
         Ok(a) => a,
         Err(e) => return no_answer(&e),
     };
@@ -1233,24 +1152,14 @@ fn push(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
     }
 }
 
-fn extended_card(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn extended_card(ctx: &mut Ctx, t: &Target) -> Outcome {
     if t.binding == Binding::V03 {
         return Outcome::Skip("A2A 0.3 names no code for an undeclared extended card".into());
     }
     let declared = ctx
         .card_value()
         .is_some_and(|c| card::capability(c, "extendedAgentCard"));
-    let answer = match ctx.wire.call(
-        &t.url,
-        t.binding,
-        &fresh_id(),
-        "GetExtendedAgentCard",
-        json!({}),
-    ) {
+    let answer = match ctx.call(t, "GetExtendedAgentCard", json!({})) {
         Ok(a) => a,
         Err(e) => return no_answer(&e),
     };
@@ -1279,11 +1188,7 @@ fn extended_card(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
 // ---------------------------------------------------------------------------------------
 // The Data Director reply
 
-fn dd_reply(ctx: &mut Ctx, t: Option<&Target>) -> Outcome {
-    let t = match target(t) {
-        Ok(t) => t,
-        Err(o) => return o,
-    };
+fn dd_reply(ctx: &mut Ctx, t: &Target) -> Outcome {
     if !ctx.dd {
         return Outcome::Skip("--dd not given".into());
     }
@@ -1388,12 +1293,12 @@ mod tests {
         // Card probes run before any binding's, so the card is read first.
         let first_binding = PROBES
             .iter()
-            .position(|p| p.scope == Scope::Binding)
+            .position(|p| p.scope() == Scope::Binding)
             .unwrap();
         assert!(
             PROBES[first_binding..]
                 .iter()
-                .all(|p| p.scope == Scope::Binding)
+                .all(|p| p.scope() == Scope::Binding)
         );
         // The handshake first: no byte of the card can be read without it.
         assert_eq!(PROBES[0].id, TLS_PROBE);

@@ -108,16 +108,20 @@ A closed stdout (`ddwire runs | head -1`) ends any command quietly with status 0
 
 /// The built-in agents as help and errors list them: `hello (hello.world, port 8101), ...`.
 pub fn builtin_agents() -> String {
-    ddwire::agent::builtin::NAMES
-        .iter()
-        .map(|(name, port)| {
-            let id = ddwire::agent::builtin::by_name(name)
-                .map(|a| a.spec().agent_id.clone())
-                .unwrap_or_default();
-            format!("{name} ({id}, port {port})")
-        })
+    builtin_rows()
+        .map(|(name, id, port)| format!("{name} ({id}, port {port})"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Each built-in agent's short name, agent id and default port.
+fn builtin_rows() -> impl Iterator<Item = (&'static str, String, u16)> {
+    ddwire::agent::builtin::NAMES.iter().map(|&(name, port)| {
+        let id = ddwire::agent::builtin::by_name(name)
+            .map(|a| a.spec().agent_id.clone())
+            .unwrap_or_default();
+        (name, id, port)
+    })
 }
 
 /// Help text with `{builtin_agents}` filled in (a table, one agent a line), so help and errors
@@ -126,14 +130,8 @@ fn fill(text: &str) -> String {
     if !text.contains("{builtin_agents}") {
         return text.to_string();
     }
-    let table: String = ddwire::agent::builtin::NAMES
-        .iter()
-        .map(|(name, port)| {
-            let id = ddwire::agent::builtin::by_name(name)
-                .map(|a| a.spec().agent_id.clone())
-                .unwrap_or_default();
-            format!("\n  {name:<11} {id:<16} port {port}")
-        })
+    let table: String = builtin_rows()
+        .map(|(name, id, port)| format!("\n  {name:<11} {id:<16} port {port}"))
         .collect();
     text.replace("{builtin_agents}", &table)
 }

@@ -461,11 +461,7 @@ pub fn replay_events(envelope: &Value, spans_jsonl: Option<&str>) -> Vec<Event> 
         .and_then(Value::as_str)
         .unwrap_or("replay")
         .to_string();
-    let run_id = envelope
-        .get("invocation_id")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let run_id = super::tasks::invocation_id(envelope);
     let stages = spans_jsonl
         .and_then(recorded_stages)
         .unwrap_or_else(|| inferred_stages(envelope));

@@ -115,25 +115,17 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
                     }
                 },
             };
-            let key_file = match e.get("key_file") {
-                None | Some(Value::Null) => None,
-                Some(Value::String(f)) if !f.is_empty() => Some(PathBuf::from(f)),
-                Some(_) => {
-                    return Err(HarnessError::config(
-                        at,
-                        format!("{at}: agents[{i}].key_file must be the path of a key file"),
-                    ));
-                }
-            };
-            let file = |name: &str| match e.get(name) {
+            let file = |name: &str, what: &str| match e.get(name) {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(f)) if !f.is_empty() => Ok(Some(PathBuf::from(f))),
                 Some(_) => Err(HarnessError::config(
                     at,
-                    format!("{at}: agents[{i}].{name} must be the path of a PEM file"),
+                    format!("{at}: agents[{i}].{name} must be the path of {what}"),
                 )),
             };
-            let tls_client = match (file("tls_client_cert")?, file("tls_client_key")?) {
+            let key_file = file("key_file", "a key file")?;
+            let pem = |name: &str| file(name, "a PEM file");
+            let tls_client = match (pem("tls_client_cert")?, pem("tls_client_key")?) {
                 (Some(cert), Some(key)) => Some(KeyPair { cert, key }),
                 (None, None) => None,
                 _ => {

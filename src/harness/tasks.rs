@@ -67,15 +67,20 @@ pub(crate) fn run_metadata(envelope: &Value) -> Option<Map<String, Value>> {
     Some(metadata)
 }
 
+/// A stored envelope's `invocation_id`, empty if it has none.
+pub(crate) fn invocation_id(envelope: &Value) -> String {
+    envelope
+        .get("invocation_id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
 /// A stored run as a task. `request` is the stored request (`None`: history left out);
 /// `artifacts`: whether to show the envelope. Every id in it is derived from the run's, so two
 /// calls give the same task.
 pub(crate) fn run_task(envelope: Value, request: Option<Value>, artifacts: bool) -> Task {
-    let id = envelope
-        .get("invocation_id")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let id = invocation_id(&envelope);
     let context_id = context_of(&id, envelope.get("conversation_id").and_then(Value::as_str));
     let timestamp = envelope
         .get("completed_at")
@@ -152,11 +157,7 @@ fn stored_runs(
     let (mut page, mut total, mut more) = (Vec::new(), 0usize, false);
     let mut started = after.is_none();
     store.newest_first(&narrowed, |_, envelope| {
-        let id = envelope
-            .get("invocation_id")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let id = invocation_id(&envelope);
         // The store matches a principal by id or name; a task belongs to its principal id.
         let mine = principal_id.is_none_or(|p| {
             envelope
@@ -286,11 +287,7 @@ pub(crate) fn list(
         )?;
     let total_size = running.len() + stored_total;
     for envelope in stored {
-        let id = envelope
-            .get("invocation_id")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
+        let id = invocation_id(&envelope);
         let request = match query.history_length {
             Some(0) => None,
             _ => Some(store.request(&id).ok().flatten().unwrap_or(Value::Null)),

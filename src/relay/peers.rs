@@ -202,23 +202,17 @@ impl PeerSpec {
             }
         })?;
         let list = match doc {
-            Value::Array(list) => list,
+            Value::Array(list) => Some(list),
             Value::Object(mut obj) => match obj.remove("peers") {
-                Some(Value::Array(list)) => list,
-                _ => {
-                    return Err(RelayError::PeersFile {
-                        source: source.to_string(),
-                        reason: "expected {\"peers\": [...]} or a list of peers".into(),
-                    });
-                }
+                Some(Value::Array(list)) => Some(list),
+                _ => None,
             },
-            _ => {
-                return Err(RelayError::PeersFile {
-                    source: source.to_string(),
-                    reason: "expected {\"peers\": [...]} or a list of peers".into(),
-                });
-            }
-        };
+            _ => None,
+        }
+        .ok_or_else(|| RelayError::PeersFile {
+            source: source.to_string(),
+            reason: "expected {\"peers\": [...]} or a list of peers".into(),
+        })?;
         let mut peers: Vec<PeerSpec> = Vec::with_capacity(list.len());
         for (i, item) in list.iter().enumerate() {
             let peer = PeerSpec::from_json(item).map_err(|e| RelayError::PeersFile {

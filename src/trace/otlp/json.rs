@@ -44,10 +44,7 @@ pub fn encode(spans: &[SpanRecord], resource: &ExportResource, scope: &Scope) ->
             }
         }
         o.push_str("},\"spans\":[");
-        for (j, span) in group.spans.iter().enumerate() {
-            comma(&mut o, j);
-            write_span(&mut o, span);
-        }
+        write_list(&mut o, &group.spans, |o, span| write_span(o, span));
         o.push_str("]}]");
         if !group.schema_url.is_empty() {
             o.push_str(",\"schemaUrl\":");
@@ -62,6 +59,14 @@ pub fn encode(spans: &[SpanRecord], resource: &ExportResource, scope: &Scope) ->
 fn comma(o: &mut String, index: usize) {
     if index > 0 {
         o.push(',');
+    }
+}
+
+/// `items`, each by `write`, comma-separated.
+fn write_list<T>(o: &mut String, items: &[T], write: impl Fn(&mut String, &T)) {
+    for (i, item) in items.iter().enumerate() {
+        comma(o, i);
+        write(o, item);
     }
 }
 
@@ -107,18 +112,12 @@ fn write_span(o: &mut String, span: &SpanRecord) {
     }
     if !span.events.is_empty() {
         o.push_str(",\"events\":[");
-        for (i, event) in span.events.iter().enumerate() {
-            comma(o, i);
-            write_event(o, event);
-        }
+        write_list(o, &span.events, write_event);
         o.push(']');
     }
     if !span.links.is_empty() {
         o.push_str(",\"links\":[");
-        for (i, link) in span.links.iter().enumerate() {
-            comma(o, i);
-            write_link(o, link);
-        }
+        write_list(o, &span.links, write_link);
         o.push(']');
     }
     o.push_str(",\"status\":{");
@@ -176,10 +175,7 @@ fn write_link(o: &mut String, link: &Link) {
 /// `repeated KeyValue` (common.proto).
 fn write_key_values(o: &mut String, values: &[(&str, Any)]) {
     o.push('[');
-    for (i, (key, value)) in values.iter().enumerate() {
-        comma(o, i);
-        write_key_value(o, key, value);
-    }
+    write_list(o, values, |o, (key, value)| write_key_value(o, key, value));
     o.push(']');
 }
 
@@ -230,18 +226,12 @@ fn write_any(o: &mut String, value: &Any) {
         // proto3 JSON reader, and rotel refuses `"arrayValue":{}`.
         Any::Array(items) => {
             o.push_str("{\"arrayValue\":{\"values\":[");
-            for (i, item) in items.iter().enumerate() {
-                comma(o, i);
-                write_any(o, item);
-            }
+            write_list(o, items, write_any);
             o.push_str("]}}");
         }
         Any::KvList(entries) => {
             o.push_str("{\"kvlistValue\":{\"values\":[");
-            for (i, (key, value)) in entries.iter().enumerate() {
-                comma(o, i);
-                write_key_value(o, key, value);
-            }
+            write_list(o, entries, |o, (key, value)| write_key_value(o, key, value));
             o.push_str("]}}");
         }
     }

@@ -777,25 +777,42 @@ fn no_tls_refusal(url: &str) -> Result<()> {
     })
 }
 
+/// `headers` set on a ureq request.
+fn with_headers<B>(
+    builder: ureq::RequestBuilder<B>,
+    headers: &[(String, String)],
+) -> ureq::RequestBuilder<B> {
+    headers
+        .iter()
+        .fold(builder, |b, (k, v)| b.header(k.as_str(), v.as_str()))
+}
+
+/// A response's header fields, names lower-cased, values read as UTF-8 (lossily).
+fn response_headers(headers: &ureq::http::HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
 fn send_tcp(agent: &ureq::Agent, request: ClientRequest, max_body: u64) -> Result<ClientResponse> {
     no_tls_refusal(&request.url)?;
     let url = request.url.clone();
     let timeout = request.timeout;
     let outcome = if request.method == "GET" {
-        let mut builder = agent.get(&request.url);
-        for (k, v) in &request.headers {
-            builder = builder.header(k.as_str(), v.as_str());
-        }
+        let builder = with_headers(agent.get(&request.url), &request.headers);
         builder
             .config()
             .timeout_global(Some(timeout))
             .build()
             .call()
     } else {
-        let mut builder = agent.post(&request.url);
-        for (k, v) in &request.headers {
-            builder = builder.header(k.as_str(), v.as_str());
-        }
+        let builder = with_headers(agent.post(&request.url), &request.headers);
         builder
             .config()
             .timeout_global(Some(timeout))
@@ -804,16 +821,7 @@ fn send_tcp(agent: &ureq::Agent, request: ClientRequest, max_body: u64) -> Resul
     };
     let mut response = outcome.map_err(|e| transport_error(&url, timeout, e))?;
     let status = response.status().as_u16();
-    let headers = response
-        .headers()
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.as_str().to_ascii_lowercase(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
+    let headers = response_headers(response.headers());
     let body = response
         .body_mut()
         .with_config()
@@ -987,10 +995,7 @@ impl HttpClient {
                 no_tls_refusal(&request.url)?;
                 let url = request.url.clone();
                 let timeout = request.timeout;
-                let mut builder = agent.post(&request.url);
-                for (k, v) in &request.headers {
-                    builder = builder.header(k.as_str(), v.as_str());
-                }
+                let builder = with_headers(agent.post(&request.url), &request.headers);
                 let response = builder
                     .config()
                     .timeout_connect(Some(timeout))
@@ -1002,16 +1007,7 @@ impl HttpClient {
                     .send(&request.body[..])
                     .map_err(|e| transport_error(&url, timeout, e))?;
                 let status = response.status().as_u16();
-                let headers = response
-                    .headers()
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.as_str().to_ascii_lowercase(),
-                            String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                        )
-                    })
-                    .collect();
+                let headers = response_headers(response.headers());
                 let reader = response.into_body().into_reader();
                 Ok(StreamingResponse {
                     status,
