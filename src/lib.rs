@@ -200,6 +200,11 @@ pub mod wire;
 
 pub use error::{Error, Result};
 
+// Not part of the stated API: the command line, in the library so that it is built on the
+// crate's own items rather than on a public surface of its own; the binary calls `cli::main`.
+#[doc(hidden)]
+pub mod cli;
+
 // Not part of the stated API: entry points for the fuzz targets, with the `fuzzing` feature.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]

@@ -1,10 +1,8 @@
-//! The `ddwire` binary. Everything it does is in the library; `cli` only parses arguments and
-//! calls it, and nothing imports `cli`.
+//! The `ddwire` binary. Everything it does is in the library; its command line
+//! (`ddwire::cli`) only parses arguments and calls it, and nothing in the library imports it.
 
 #![forbid(unsafe_code)]
 
-mod cli;
-
 fn main() {
-    std::process::exit(cli::main(std::env::args().collect()));
+    std::process::exit(ddwire::cli::main(std::env::args().collect()));
 }
