@@ -8,7 +8,7 @@
 //! hundreds of hostile connections, a 10 s deadline against what a per-read timeout would
 //! allow (forever).
 
-mod raw_http;
+use super::raw_http;
 
 use ddwire::agent::builtin::Hello;
 use ddwire::wire::http::server::{self, Server};
