@@ -3,7 +3,7 @@
 
 #![cfg(unix)]
 
-mod common;
+use super::common;
 use common::*;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::TaskState;
@@ -22,7 +22,7 @@ struct Spawned {
 
 impl Spawned {
     fn start(args: &[&str]) -> Spawned {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ddwire"))
+        let mut child = Command::new(crate::internal_tests::ddwire_exe())
             .args(args)
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .env_remove("DD_LOG")
