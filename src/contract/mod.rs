@@ -28,7 +28,7 @@ pub(crate) mod validate;
 
 pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};
 pub use envelope::{Delegation, EnergyMethod, Envelope, Telemetry};
-pub(crate) use error::ContractError;
+pub use error::ContractError;
 pub use evidence::{EvidenceItem, GroundingRef, Payload};
 pub use outcome::{Derivation, GroundingMode, Outcome, OutcomeStatus, ReasonCode};
 pub use pattern::PatternError;
