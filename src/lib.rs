@@ -14,17 +14,21 @@
 //! | [`json`], [`ids`], [`text`] | bounded parsing of untrusted JSON; UUIDv7; a peer's text escaped for a terminal or a log |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
 //! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]), the waterfall view ([`trace::waterfall`]), the relay session linter ([`trace::relay_lint`]) |
-//! | [`wire`] | HTTP (a sans-IO parser, a bounded server with a request log, a ureq client, in-memory), A2A (v0.3 and 1.0), AG-UI, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]), the byte-exact wire log ([`wire::wirelog`]) |
+//! | [`wire`] | HTTP (a sans-IO parser, a bounded server with a request log, a ureq client, in-memory), A2A (v0.3 and 1.0), AG-UI, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]), the byte-exact wire log (`wire::wirelog`, crate-private) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, run store, routes |
 //! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
-//! | [`signals`] | SIGTERM, SIGINT and SIGHUP as messages, for the drain ([`wire::http::drain`]); the crate's only `unsafe` |
+//! | [`signals`] | SIGTERM, SIGINT and SIGHUP as messages, for the drain (`wire::http::drain`); the crate's only `unsafe` |
 //! | [`relay`] | `ddwire relay`: forwards A2A calls between peers, a SERVER and a CLIENT span per hop |
 //!
 //! ## The stated API
 //!
 //! Everything public is listed here; everything else is crate-private, and `#![deny(missing_docs)]`
-//! holds on what is public. The `ddwire` binary is built on this API alone.
+//! holds on what is public. Within the modules listed, an item is public when a user of the
+//! API needs it (the benches, the examples, the fuzz targets and the integration tests in
+//! `tests/*.rs` use nothing else), or when a public signature carries it. The `ddwire`
+//! binary's command line lives in the library as a hidden `cli` module, no part of this API,
+//! so that it can use crate-private items; the binary only calls `cli::main`.
 //!
 //! - **The contract** ([`contract`]): the documents ([`contract::InvocationRequest`],
 //!   [`contract::AgentResult`], [`contract::Envelope`] and their parts), content hashes
@@ -40,21 +44,19 @@
 //! - **The wire**: [`wire::a2a::client::A2aClient`] with the A2A model
 //!   ([`wire::a2a::model`]) and cards ([`wire::a2a::card`]); the request signature
 //!   ([`wire::sign`]: [`wire::sign::Signer`] and [`wire::sign::Verifier`] for agent authors);
-//!   the OTLP exporter ([`wire::otlp`]); AG-UI events ([`wire::agui`]); the wire log
-//!   ([`wire::wirelog`]); and [`wire::http`], the HTTP/1.1 layer every server here runs on,
-//!   with its request log ([`wire::http::log`]), whose sans-IO parser
+//!   the OTLP exporter ([`wire::otlp`]); AG-UI events ([`wire::agui`]); TLS ([`wire::tls`]); and [`wire::http`], the HTTP/1.1
+//!   layer every server here runs on, whose sans-IO parser
 //!   ([`wire::http::head`], [`wire::http::chunked`], [`wire::http::body`]) is public so that
 //!   auditors and the fuzz targets (`fuzz/`) can drive it directly.
 //! - **Agents** ([`agent`]): the [`agent::Agent`] trait, the agent server
 //!   ([`agent::server`]), delegation ([`agent::delegate`]) and the built-in agents.
 //! - **The harness** ([`harness`]): the [`harness::conductor::Conductor`] and what it is built
 //!   from ([`harness::registry`], [`harness::policy`], [`harness::identity`]), the harness's
-//!   routes ([`harness::server`]), the grounding linter ([`harness::grounding::lint`]; a stored
-//!   run's verdict reproduced by [`harness::grounding::lint_stored`]), the run
+//!   routes ([`harness::server`]), the grounding linter ([`harness::grounding::lint`]), the run
 //!   store's writer and reader ([`harness::store::RunStore`], [`harness::store::RunReader`],
 //!   which also reads stored runs for OTLP export), a stored run with the runs it delegated to
-//!   ([`harness::view::load`], for the waterfall), and AG-UI replay
-//!   ([`harness::agui::replay_events`]).
+//!   ([`harness::view::load`], for the waterfall), and the test kit
+//!   (`harness::testkit`, with the `testkit` feature).
 //! - **`ddwire check`** ([`check::run`]).
 //! - **`ddwire relay`** ([`relay::Relay`], [`relay::RelayConfig`], [`relay::handler`]): peers,
 //!   the star gate, forwarding and translating between bindings, spans per hop.
@@ -209,6 +211,11 @@ pub mod trace;
 pub mod wire;
 
 pub use error::{Error, Result};
+
+// Not part of the stated API: the command line, in the library so that it is built on the
+// crate's own items rather than on a public surface of its own; the binary calls `cli::main`.
+#[doc(hidden)]
+pub mod cli;
 
 // Not part of the stated API: entry points for the fuzz targets, with the `fuzzing` feature.
 #[cfg(feature = "fuzzing")]

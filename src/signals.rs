@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 /// A signal that asks the process to stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Signal {
+pub(crate) enum Signal {
     /// SIGTERM: what a service manager or `kill` sends.
     Terminate,
     /// SIGINT: Ctrl-C at a terminal.
@@ -31,7 +31,7 @@ pub enum Signal {
 
 impl Signal {
     /// `SIGTERM` or `SIGINT`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Signal::Terminate => "SIGTERM",
             Signal::Interrupt => "SIGINT",
@@ -66,14 +66,14 @@ static LAST: AtomicI32 = AtomicI32::new(0);
 
 /// The read end of the self-pipe: one byte per signal received.
 #[derive(Debug)]
-pub struct Signals {
+pub(crate) struct Signals {
     #[cfg(unix)]
     pipe: std::os::unix::net::UnixStream,
 }
 
 impl Signals {
     /// Block until SIGTERM or SIGINT arrives (at once if one already has).
-    pub fn wait(&mut self) -> Signal {
+    pub(crate) fn wait(&mut self) -> Signal {
         #[cfg(unix)]
         {
             let mut byte = [0u8; 1];
@@ -96,7 +96,7 @@ impl Signals {
 
 /// Install the handler for SIGTERM, SIGINT and SIGHUP. Call it once per process, before the threads
 /// that should not see the default action (termination) start serving.
-pub fn install() -> io::Result<Signals> {
+pub(crate) fn install() -> io::Result<Signals> {
     #[cfg(unix)]
     {
         use std::os::fd::IntoRawFd;

@@ -31,7 +31,7 @@ pub(crate) fn escape(bytes: &[u8], lines: bool) -> String {
 
 /// `text` with every control character escaped (line ends too unless `lines`): borrowed when
 /// there is none, as for nearly every string.
-pub fn escape_str(text: &str, lines: bool) -> Cow<'_, str> {
+pub(crate) fn escape_str(text: &str, lines: bool) -> Cow<'_, str> {
     let safe = |c: char| !c.is_control() || c == '\t' || (lines && c == '\n');
     if text.chars().all(safe) {
         Cow::Borrowed(text)

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// The default time a delegated call may take.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A grant to delegate, as it arrived, and the client to use it.
 #[derive(Clone)]
@@ -37,11 +37,11 @@ pub struct Delegate {
     /// The grant's bearer token (`dd.delegation_token`).
     pub token: String,
     /// The invocation the grant was issued for, sent as `dd.parent_invocation_id`.
-    pub parent_invocation_id: Option<String>,
+    pub(crate) parent_invocation_id: Option<String>,
     /// Signs the callback when the agent server holds a key.
     pub client: A2aClient,
     /// How long a delegated call may take.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 /// What a delegation returned: the child's envelope, and how to cite it.
@@ -57,7 +57,7 @@ pub struct Delegated {
 
 impl Delegate {
     /// The grant a message carries, if it carries one (both keys non-empty).
-    pub fn from_metadata(
+    pub(crate) fn from_metadata(
         metadata: Option<&Map<String, Value>>,
         client: A2aClient,
     ) -> Option<Delegate> {
@@ -80,13 +80,13 @@ impl Delegate {
     }
 
     /// The same grant, naming the invocation it was issued for.
-    pub fn for_parent(mut self, parent_invocation_id: &str) -> Delegate {
+    pub(crate) fn for_parent(mut self, parent_invocation_id: &str) -> Delegate {
         self.parent_invocation_id = Some(parent_invocation_id.to_string());
         self
     }
 
     /// Ask the harness to run `agent_id` on `input`, under a `delegate` span of `tracer`.
-    pub fn call(
+    pub(crate) fn call(
         &self,
         tracer: &Tracer,
         agent_id: &str,

@@ -67,22 +67,22 @@ pub struct RunContext<'a> {
     pub input_hash: String,
     /// How a delegation agent invokes another agent through the harness; `None` for every
     /// other agent, and for a delegation agent called without a grant (the CLI).
-    pub delegate: Option<delegate::Delegate>,
+    pub(crate) delegate: Option<delegate::Delegate>,
     /// The A2A task this run works on: a long run can learn that it was canceled
     /// ([`Progress::is_canceled`], [`Progress::cancellation`]) and stop early.
-    pub task: &'a Progress,
+    pub(crate) task: &'a Progress,
     /// What the caller sent to resume this run after the agent suspended it (the data part of
     /// the message that continued the A2A task, `dd.resumption`); `None` on a first call.
-    pub resumption: Option<&'a serde_json::Value>,
+    pub(crate) resumption: Option<&'a serde_json::Value>,
 }
 
 /// Why an agent could not decide: a kind and a message, sent as `"<kind>: <message>"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentError {
     /// The error's kind, like an exception's type (`RegistryUnavailable`).
-    pub kind: String,
+    pub(crate) kind: String,
     /// What went wrong.
-    pub message: String,
+    pub(crate) message: String,
 }
 
 impl AgentError {

@@ -214,7 +214,7 @@ pub fn serve(
 }
 
 /// [`serve`] within the given limits (say, another connection cap).
-pub fn serve_within(
+pub(crate) fn serve_within(
     agent: Arc<dyn Agent>,
     addr: &str,
     public_url: Option<&str>,
@@ -236,7 +236,7 @@ pub fn serve_signed(
 }
 
 /// [`serve_signed`] within the given limits.
-pub fn serve_signed_within(
+pub(crate) fn serve_signed_within(
     agent: Arc<dyn Agent>,
     addr: &str,
     public_url: Option<&str>,
@@ -259,7 +259,7 @@ pub fn serve_signed_within(
 /// [`http::server::Bound::with_wire_log`]), advertising `public_url` (default: the bound
 /// address), its delegation callbacks made through `client`. With `signed`, the agent holds
 /// that key and replay window, as [`serve_signed`] describes.
-pub fn serve_on(
+pub(crate) fn serve_on(
     bound: http::server::Bound,
     agent: Arc<dyn Agent>,
     public_url: Option<&str>,
@@ -270,7 +270,7 @@ pub fn serve_on(
 }
 
 /// [`serve_on`], sharing `drain` with the process: once it starts, `/healthz` answers 503.
-pub fn serve_draining(
+pub(crate) fn serve_draining(
     bound: http::server::Bound,
     agent: Arc<dyn Agent>,
     public_url: Option<&str>,

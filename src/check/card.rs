@@ -15,11 +15,11 @@ use serde_json::{Map, Value, json};
 /// The card as fetched.
 #[derive(Clone, Debug)]
 pub(crate) struct Card {
-    pub value: Value,
+    pub(crate) value: Value,
     /// The URL it was read from.
-    pub url: String,
+    pub(crate) url: String,
     /// Read from the pre-0.3 `agent.json` because `agent-card.json` was not there.
-    pub legacy_path: bool,
+    pub(crate) legacy_path: bool,
 }
 
 fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {

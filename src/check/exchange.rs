@@ -17,9 +17,9 @@ pub(crate) const QUOTE_CHARS: usize = 240;
 /// One HTTP answer.
 #[derive(Clone, Debug)]
 pub(crate) struct Answer {
-    pub status: u16,
-    pub content_type: Option<String>,
-    pub body: Vec<u8>,
+    pub(crate) status: u16,
+    pub(crate) content_type: Option<String>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Answer {
@@ -85,12 +85,12 @@ pub(crate) type Sent = Result<Answer, WireError>;
 /// Sends the probes' requests: the one HTTP client, the caller's token, the per-request
 /// timeout, and the time spent on the wire.
 pub(crate) struct Wire {
-    pub http: HttpClient,
-    pub token: Option<String>,
-    pub timeout: Duration,
+    pub(crate) http: HttpClient,
+    pub(crate) token: Option<String>,
+    pub(crate) timeout: Duration,
     /// Extensions to ask for on every JSON-RPC call (the Data Director one, when the card
     /// declares it: a ddwire agent acknowledges it).
-    pub extensions: Vec<String>,
+    pub(crate) extensions: Vec<String>,
 }
 
 impl Wire {

@@ -36,7 +36,7 @@ mod exchange;
 mod probes;
 mod report;
 
-pub use probes::Level;
+pub(crate) use probes::Level;
 pub use report::{ProbeResult, Report, Status, Tally};
 
 use crate::wire::WireError;
@@ -50,7 +50,7 @@ use std::time::{Duration, Instant};
 
 /// Which bindings the binding probes run in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Bindings {
+pub(crate) enum Bindings {
     /// The one the card prefers (the first JSON-RPC entry of `supportedInterfaces`, else
     /// v0.3 at `url`).
     Auto,
@@ -67,30 +67,30 @@ pub enum Bindings {
 pub struct Options {
     /// The agent's base URL (its card is at `<url>/.well-known/agent-card.json`), or the
     /// card's own URL.
-    pub url: String,
+    pub(crate) url: String,
     /// Which bindings to probe (default: the card's preferred one).
-    pub bindings: Bindings,
+    pub(crate) bindings: Bindings,
     /// The message to send: an A2A Message in either binding's JSON (an object with
     /// `parts`), or any other JSON document, sent as one data part. `None`: a built-in one
     /// (for a Data Director agent or harness, an InvocationRequest for the agent its card
     /// describes).
-    pub message: Option<Value>,
+    pub(crate) message: Option<Value>,
     /// Sent as `Authorization: Bearer <token>` on every request.
-    pub token: Option<String>,
+    pub(crate) token: Option<String>,
     /// Check the Data Director extension and reply.
     pub dd: bool,
     /// The most any one request may take (the oversized body's included).
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Warnings fail.
     pub strict: bool,
     /// The HTTP client (TCP by default; the in-memory transport in tests).
     pub http: HttpClient,
     /// `http` verifies no TLS certificate: the report says so in every format.
-    pub insecure: bool,
+    pub(crate) insecure: bool,
 }
 
 /// The default per-request timeout.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Options {
     /// Check `url` in the binding its card prefers, with the built-in message.

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 /// How much a rule weighs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
+pub(crate) enum Level {
     /// An A2A or JSON-RPC MUST (or the Data Director contract): a violation fails.
     Must,
     /// A SHOULD, or JSON-RPC strictness the mainstream SDKs break themselves (a2a-sdk
@@ -31,7 +31,7 @@ pub enum Level {
 
 impl Level {
     /// `MUST` or `SHOULD`.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Level::Must => "MUST",
             Level::Should => "SHOULD",
@@ -62,11 +62,11 @@ pub(crate) enum Outcome {
 
 /// One row of the table.
 pub(crate) struct Probe {
-    pub id: &'static str,
-    pub level: Level,
-    pub spec: &'static str,
-    pub title: &'static str,
-    pub run: Run,
+    pub(crate) id: &'static str,
+    pub(crate) level: Level,
+    pub(crate) spec: &'static str,
+    pub(crate) title: &'static str,
+    pub(crate) run: Run,
 }
 
 /// A probe's function: a card probe runs once, a binding probe once per binding, given
@@ -98,22 +98,22 @@ impl Probe {
 /// What a check knows as it goes: the wire, the card, the message to send, and what each
 /// binding's send returned.
 pub(crate) struct Ctx {
-    pub wire: Wire,
+    pub(crate) wire: Wire,
     /// The card's URL, or the base URL its well-known path is under.
-    pub base: String,
-    pub card: Option<Card>,
+    pub(crate) base: String,
+    pub(crate) card: Option<Card>,
     /// Set by `card.fetch` when nothing answered at all: the check stops (exit 2).
-    pub unreachable: Option<WireError>,
+    pub(crate) unreachable: Option<WireError>,
     /// Set by `tls.handshake` when the handshake failed: every other probe is skipped (exit 1).
-    pub tls_failed: bool,
+    pub(crate) tls_failed: bool,
     /// The client verifies no certificate (`--insecure`).
-    pub insecure: bool,
+    pub(crate) insecure: bool,
     /// The user's message (`--message`), else the built-in one is used.
-    pub message: Option<Message>,
+    pub(crate) message: Option<Message>,
     /// `--dd`: check the Data Director extension and reply.
-    pub dd: bool,
+    pub(crate) dd: bool,
     /// What `a2a.send` got, per binding.
-    pub sent: Vec<(Binding, Option<Task>)>,
+    pub(crate) sent: Vec<(Binding, Option<Task>)>,
 }
 
 impl Ctx {

@@ -23,7 +23,7 @@ pub enum Status {
 
 impl Status {
     /// `PASS`, `WARN`, `FAIL`, `SKIP`.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Status::Pass => "PASS",
             Status::Warn => "WARN",
@@ -37,26 +37,26 @@ impl Status {
 #[derive(Clone, Debug)]
 pub struct ProbeResult {
     /// The probe's id, e.g. `jsonrpc.parse-error`.
-    pub id: &'static str,
+    pub(crate) id: &'static str,
     /// The binding it ran in, for the probes that run once per binding.
-    pub binding: Option<Binding>,
+    pub(crate) binding: Option<Binding>,
     /// MUST (a violation fails) or SHOULD (a violation warns).
-    pub level: Level,
+    pub(crate) level: Level,
     /// The section of A2A 0.3 / 1.0 or JSON-RPC 2.0 it checks.
-    pub spec: &'static str,
+    pub(crate) spec: &'static str,
     /// What it checks, in one line.
-    pub title: &'static str,
+    pub(crate) title: &'static str,
     /// How it ended.
     pub status: Status,
     /// What came back when it did not pass, why it was skipped, or a note on a pass.
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
     /// The time the probe took, requests included.
-    pub latency: Duration,
+    pub(crate) latency: Duration,
 }
 
 impl ProbeResult {
     /// The id with its binding: `jsonrpc.parse-error [1.0]`.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         match self.binding {
             Some(b) => format!("{} [{}]", self.id, b.version()),
             None => self.id.to_string(),
@@ -72,34 +72,34 @@ impl ProbeResult {
 #[derive(Clone, Debug)]
 pub struct Report {
     /// The URL checked.
-    pub url: String,
+    pub(crate) url: String,
     /// Where the card was read, if it was.
-    pub card_url: Option<String>,
+    pub(crate) card_url: Option<String>,
     /// The bindings the binding probes ran in.
-    pub bindings: Vec<Binding>,
+    pub(crate) bindings: Vec<Binding>,
     /// What the check could not probe, and why (a binding the card does not declare).
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
     /// Whether warnings count as failures.
-    pub strict: bool,
+    pub(crate) strict: bool,
     /// TLS certificates were not verified (`--insecure`): every format says so.
-    pub insecure: bool,
+    pub(crate) insecure: bool,
     /// Every probe's result, in the order they ran.
     pub results: Vec<ProbeResult>,
     /// The whole check's wall time.
-    pub elapsed: Duration,
+    pub(crate) elapsed: Duration,
 }
 
 /// Counts of each status.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Probes that passed.
-    pub passed: usize,
+    pub(crate) passed: usize,
     /// Probes that warned.
-    pub warned: usize,
+    pub(crate) warned: usize,
     /// Probes that failed.
-    pub failed: usize,
+    pub(crate) failed: usize,
     /// Probes that were skipped.
-    pub skipped: usize,
+    pub(crate) skipped: usize,
 }
 
 /// What every format says of a check run with `--insecure`.
@@ -111,7 +111,7 @@ fn ms(d: Duration) -> f64 {
 
 impl Report {
     /// How many probes ended each way.
-    pub fn tally(&self) -> Tally {
+    pub(crate) fn tally(&self) -> Tally {
         let mut t = Tally::default();
         for r in &self.results {
             match r.status {
@@ -126,7 +126,7 @@ impl Report {
 
     /// Whether the endpoint passed: no failure (warnings are failures under `--strict`,
     /// where the probes already report them as such).
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.tally().failed == 0
     }
 
@@ -136,7 +136,7 @@ impl Report {
     }
 
     /// One line: `18 passed, 2 warnings, 0 failed, 3 skipped in 41.2 ms: PASSED`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let t = self.tally();
         format!(
             "{} passed, {} warning{}, {} failed, {} skipped in {:.1} ms: {}",
@@ -209,7 +209,7 @@ impl Report {
     }
 
     /// The report as JSON: the target, the summary, and every probe.
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let t = self.tally();
         let probes: Vec<Value> = self
             .results
@@ -245,7 +245,7 @@ impl Report {
     /// The report as JUnit XML: one `testsuite`, one `testcase` per probe (`classname`
     /// `ddwire.check.<group>`), a `failure` for each failed probe, `skipped` for each
     /// skipped one, and each warning in the test case's `system-out`.
-    pub fn junit(&self) -> String {
+    pub(crate) fn junit(&self) -> String {
         let t = self.tally();
         let secs = |d: Duration| format!("{:.6}", d.as_secs_f64());
         let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");

@@ -3,14 +3,14 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::{drain, setup};
-use ddwire::agent::{builtin, server};
-use ddwire::wire::a2a::client::A2aClient;
-use ddwire::wire::http;
-use ddwire::wire::http::drain::Drain;
-use ddwire::wire::sign::Key;
+use crate::agent::{builtin, server};
+use crate::wire::a2a::client::A2aClient;
+use crate::wire::http;
+use crate::wire::http::drain::Drain;
+use crate::wire::sign::Key;
 use std::path::Path;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "agent",
     summary: "Serve a built-in agent over A2A",
     usage: "agent NAME [--host H] [--port P] [--public-url URL] [--key-file F [--replay-window S]] [--max-connections N] [--max-connections-per-client N] [--max-body-memory MIB] [--delay D]\n       \
@@ -176,7 +176,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
 fn built_in(
     args: &Parsed,
     name: &str,
-) -> Result<(std::sync::Arc<dyn ddwire::agent::Agent>, u16), String> {
+) -> Result<(std::sync::Arc<dyn crate::agent::Agent>, u16), String> {
     let (_, default_port) = builtin::NAMES
         .iter()
         .find(|(n, _)| *n == name)
@@ -197,7 +197,7 @@ fn built_in(
                 super::builtin_agents()
             )
         })?;
-    let agent: std::sync::Arc<dyn ddwire::agent::Agent> = match args.number::<f64>("delay")? {
+    let agent: std::sync::Arc<dyn crate::agent::Agent> = match args.number::<f64>("delay")? {
         None => builtin::by_name(name).expect("listed in NAMES"),
         Some(d) if name != "echo" => {
             return Err(format!(

@@ -3,9 +3,9 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::setup;
-use ddwire::wire::a2a::client::A2aClient;
+use crate::wire::a2a::client::A2aClient;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "agents",
     summary: "List the registered agents, and those unavailable or incompatible",
     usage: "agents [--json] [--agents FILE]",

@@ -3,7 +3,7 @@
 
 use super::args::{Flag, Parsed};
 use super::{Command, setup};
-use ddwire::wire::http::client::{ClientRequest, HttpClient};
+use crate::wire::http::client::{ClientRequest, HttpClient};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -43,7 +43,7 @@ const FLAGS: &[Flag] = &[
     setup::TLS_CLIENT_KEY,
 ];
 
-pub static APPROVE: Command = Command {
+pub(crate) static APPROVE: Command = Command {
     name: "approve",
     summary: "Approve a referred run: the agent runs, as a new linked run",
     usage: "approve RUN --harness URL [--token T] [--reason TEXT] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]",
@@ -58,7 +58,7 @@ pub static APPROVE: Command = Command {
     run: approve,
 };
 
-pub static DECLINE: Command = Command {
+pub(crate) static DECLINE: Command = Command {
     name: "decline",
     summary: "Decline a referred run: nothing runs, the decision is recorded",
     usage: "decline RUN --harness URL [--token T] [--reason TEXT] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]",
@@ -129,7 +129,7 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
         stderr_line!(
             "ddwire {action}: refused ({}): {}",
             response.status,
-            ddwire::text::escape_str(&why, false)
+            crate::text::escape_str(&why, false)
         );
         return Ok(if response.status == 400 { 2 } else { 1 });
     }
@@ -146,7 +146,7 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
                 decision["referred_invocation_id"].as_str().unwrap_or("?"),
                 envelope["invocation_id"].as_str().unwrap_or("?"),
                 outcome["status"].as_str().unwrap_or("?"),
-                ddwire::text::escape_str(outcome["statement"].as_str().unwrap_or(""), false),
+                crate::text::escape_str(outcome["statement"].as_str().unwrap_or(""), false),
             );
         }
         None => {

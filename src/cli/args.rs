@@ -6,11 +6,14 @@
 use std::collections::HashMap;
 
 /// The flags that may be given more than once, each value kept.
-pub const REPEATABLE: &[&str] = &["requirement", "otlp-header", "ca-file", "peer-allow"];
+pub(crate) const REPEATABLE: &[&str] = &["requirement", "otlp-header", "ca-file", "peer-allow"];
 
 /// The known name nearest to `typed` (by edit distance, at most a third of its length and at
 /// least 1), or one that `typed` is a prefix of, for "did you mean".
-pub fn nearest<'a>(typed: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(
+    typed: &str,
+    known: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = (typed.chars().count() / 3).max(1);
     known
         .into_iter()
@@ -64,27 +67,27 @@ fn range_of<T>() -> Option<&'static str> {
 }
 
 /// One flag a command accepts.
-pub struct Flag {
+pub(crate) struct Flag {
     /// `--name`, without the dashes.
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// The value's placeholder (`PORT`), or `None` for a switch.
-    pub value: Option<&'static str>,
+    pub(crate) value: Option<&'static str>,
     /// One line of help.
-    pub help: &'static str,
+    pub(crate) help: &'static str,
 }
 
 /// What a command line said, after checking it against the command's flags.
 #[derive(Debug, Default)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     values: HashMap<&'static str, Vec<String>>,
     switches: Vec<&'static str>,
     /// Positional arguments, in order.
-    pub positionals: Vec<String>,
+    pub(crate) positionals: Vec<String>,
 }
 
 impl Parsed {
     /// The last value given for `--name`.
-    pub fn value(&self, name: &str) -> Option<&str> {
+    pub(crate) fn value(&self, name: &str) -> Option<&str> {
         self.values
             .get(name)
             .and_then(|v| v.last())
@@ -92,18 +95,18 @@ impl Parsed {
     }
 
     /// Every value given for a repeatable `--name`.
-    pub fn values(&self, name: &str) -> &[String] {
+    pub(crate) fn values(&self, name: &str) -> &[String] {
         self.values.get(name).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// Whether the switch `--name` was given.
-    pub fn switch(&self, name: &str) -> bool {
+    pub(crate) fn switch(&self, name: &str) -> bool {
         self.switches.contains(&name)
     }
 
     /// `--name` parsed as a number, with a clear message when it is not one, or is a whole
     /// number outside what the flag can hold (saying the range).
-    pub fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, String> {
+    pub(crate) fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, String> {
         match self.value(name) {
             None => Ok(None),
             Some(v) => v.trim().parse().map(Some).map_err(|_| {
@@ -122,7 +125,7 @@ impl Parsed {
 }
 
 /// Parse `args` (after the command name) against `flags`. `Err` is a usage message.
-pub fn parse(command: &str, flags: &[Flag], args: &[String]) -> Result<Parsed, String> {
+pub(crate) fn parse(command: &str, flags: &[Flag], args: &[String]) -> Result<Parsed, String> {
     let mut parsed = Parsed::default();
     let mut iter = args.iter();
     let mut flags_done = false;

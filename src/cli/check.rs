@@ -2,10 +2,10 @@
 
 use super::args::{Flag, Parsed};
 use super::{Command, read_input, setup};
-use ddwire::check::{self, Bindings, CheckError, Options};
+use crate::check::{self, Bindings, CheckError, Options};
 use std::time::Duration;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "check",
     summary: "Probe an A2A endpoint (card, JSON-RPC strictness, A2A behaviour) and report",
     usage: "check URL [--binding auto|0.3|1.0|both] [--message FILE] [--token T] [--dd] [--format text|json|junit] [--out FILE] [--timeout S] [--strict] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [--insecure]",
@@ -89,8 +89,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let [url] = args.positionals.as_slice() else {
         return Err("expects one URL: the agent's base URL or its card's URL".into());
     };
-    if !cfg!(feature = "tls") && ddwire::wire::tls::is_https(url) {
-        return Err(format!("{url}: {}", ddwire::wire::tls::NOT_BUILT));
+    if !cfg!(feature = "tls") && crate::wire::tls::is_https(url) {
+        return Err(format!("{url}: {}", crate::wire::tls::NOT_BUILT));
     }
     let bindings = match args.value("binding").unwrap_or("auto") {
         "auto" => Bindings::Auto,
@@ -125,7 +125,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let message = match args.value("message") {
         None => None,
         Some(path) => Some(
-            ddwire::json::parse(&read_input(path)?, ddwire::json::Limits::DEFAULT)
+            crate::json::parse(&read_input(path)?, crate::json::Limits::DEFAULT)
                 .map_err(|e| format!("--message {path}: {e}"))?,
         ),
     };

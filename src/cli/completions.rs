@@ -4,7 +4,7 @@
 use super::Command;
 use super::args::Parsed;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "completions",
     summary: "Print a shell completion script (bash, zsh or fish)",
     usage: "completions bash|zsh|fish",
@@ -55,7 +55,7 @@ fn table() -> Vec<(&'static str, Vec<String>)> {
 }
 
 fn agent_names() -> String {
-    ddwire::agent::builtin::NAMES
+    crate::agent::builtin::NAMES
         .iter()
         .map(|(n, _)| *n)
         .collect::<Vec<_>>()

@@ -12,24 +12,24 @@ use super::Command;
 use super::args::{Flag, Parsed};
 use super::invoke::envelope_of;
 use super::{export, setup};
-use ddwire::agent::builtin;
-use ddwire::agent::server;
-use ddwire::harness::conductor::Conductor;
-use ddwire::harness::identity::{Authenticator, demo_principal};
-use ddwire::harness::policy::Profile;
-use ddwire::harness::registry::{AgentEntry, Registry};
-use ddwire::harness::server::{Harness, handler};
-use ddwire::harness::store::RunStore;
-use ddwire::harness::view;
-use ddwire::trace::waterfall;
-use ddwire::wire::a2a::client::{A2aClient, Target};
-use ddwire::wire::a2a::model::{Message, Part, Role, TaskState};
-use ddwire::wire::http;
+use crate::agent::builtin;
+use crate::agent::server;
+use crate::harness::conductor::Conductor;
+use crate::harness::identity::{Authenticator, demo_principal};
+use crate::harness::policy::Profile;
+use crate::harness::registry::{AgentEntry, Registry};
+use crate::harness::server::{Harness, handler};
+use crate::harness::store::RunStore;
+use crate::harness::view;
+use crate::trace::waterfall;
+use crate::wire::a2a::client::{A2aClient, Target};
+use crate::wire::a2a::model::{Message, Part, Role, TaskState};
+use crate::wire::http;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "demo",
     summary: "Run the built-in agents and a harness on loopback and show seven invocations",
     usage: "demo [--runs DIR] [--quiet] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...]",
@@ -67,7 +67,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     // The harness, its own delegation callback, acting for the demo principal.
     let mut conductor = Conductor::new(registry, Profile::default_profile(), store, client.clone());
     conductor.otlp =
-        export::start_exporter(args, "demo", ddwire::wire::http::client::HttpClient::tcp())?;
+        export::start_exporter(args, "demo", crate::wire::http::client::HttpClient::tcp())?;
     let exporter = conductor.otlp.clone();
     let bound =
         http::server::bind("127.0.0.1:0", http::Limits::DEFAULT).map_err(|e| e.to_string())?;

@@ -6,15 +6,15 @@
 //! process exits 0. A second signal exits at once (status 1).
 
 use super::args::{Flag, Parsed};
-use ddwire::signals;
-use ddwire::wire::http::drain::Drain;
-use ddwire::wire::http::server::Server;
-use ddwire::wire::otlp::Exporter;
-use ddwire::wire::tls::ServerIdentity;
+use crate::signals;
+use crate::wire::http::drain::Drain;
+use crate::wire::http::server::Server;
+use crate::wire::otlp::Exporter;
+use crate::wire::tls::ServerIdentity;
 use std::time::{Duration, Instant};
 
 /// The default `--drain-timeout`.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest `--drain-timeout` accepted.
 const MAX_TIMEOUT_S: f64 = 3600.0;
 /// How long streams cut at the deadline get to write their terminal event.
@@ -22,14 +22,14 @@ const CUT_GRACE: Duration = Duration::from_secs(2);
 /// How long the OTLP queue gets to flush after the drain.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub const DRAIN_TIMEOUT: Flag = Flag {
+pub(crate) const DRAIN_TIMEOUT: Flag = Flag {
     name: "drain-timeout",
     value: Some("S"),
     help: "On SIGTERM/SIGINT, how long runs in flight get to finish, in seconds (default 10)",
 };
 
 /// `--drain-timeout`, checked.
-pub fn timeout(args: &Parsed) -> Result<Duration, String> {
+pub(crate) fn timeout(args: &Parsed) -> Result<Duration, String> {
     match args.number::<f64>("drain-timeout")? {
         None => Ok(DEFAULT_TIMEOUT),
         Some(s) if s.is_finite() && (0.0..=MAX_TIMEOUT_S).contains(&s) => {
@@ -43,22 +43,22 @@ pub fn timeout(args: &Parsed) -> Result<Duration, String> {
 
 /// What to drain: the server, the shared drain state, work running off the request threads
 /// (the harness's background runs), and the exporter to flush.
-pub struct Draining<'a> {
-    pub who: &'static str,
-    pub server: Server,
-    pub drain: Drain,
-    pub timeout: Duration,
-    pub busy: &'a dyn Fn() -> usize,
-    pub otlp: Option<Exporter>,
+pub(crate) struct Draining<'a> {
+    pub(crate) who: &'static str,
+    pub(crate) server: Server,
+    pub(crate) drain: Drain,
+    pub(crate) timeout: Duration,
+    pub(crate) busy: &'a dyn Fn() -> usize,
+    pub(crate) otlp: Option<Exporter>,
     /// The listener's certificate, reloaded on SIGHUP.
-    pub tls: Option<ServerIdentity>,
+    pub(crate) tls: Option<ServerIdentity>,
     /// What else SIGHUP reads again (`serve`: the agents configuration).
-    pub on_hangup: Option<&'a dyn Fn()>,
+    pub(crate) on_hangup: Option<&'a dyn Fn()>,
 }
 
 /// Install the signal handler. Call before serving, so that a signal arriving during
 /// start-up drains rather than kills.
-pub fn install(who: &str) -> Option<signals::Signals> {
+pub(crate) fn install(who: &str) -> Option<signals::Signals> {
     match signals::install() {
         Ok(s) => Some(s),
         Err(e) => {
@@ -88,7 +88,7 @@ fn reload(who: &str, tls: Option<&ServerIdentity>) {
 }
 
 /// Serve until a signal, then drain; the exit status.
-pub fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) -> i32 {
+pub(crate) fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) -> i32 {
     let Some(mut signals) = signals else {
         d.server.wait();
         return 0;

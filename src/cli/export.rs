@@ -4,11 +4,11 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::setup;
-use ddwire::harness::conductor::SERVICE_NAME;
-use ddwire::harness::store::{RunReader, StoreError};
-use ddwire::trace::otlp::{Encoding, ExportResource, Scope};
-use ddwire::wire::http::client::HttpClient;
-use ddwire::wire::otlp::{
+use crate::harness::conductor::SERVICE_NAME;
+use crate::harness::store::{RunReader, StoreError};
+use crate::trace::otlp::{Encoding, ExportResource, Scope};
+use crate::wire::http::client::HttpClient;
+use crate::wire::otlp::{
     ErrorHook, Exporter, ExporterOptions, Local, OtlpConfig, OtlpFlags, RetryPolicy,
     new_instance_id, resource_from_env, send,
 };
@@ -16,28 +16,28 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub const OTLP_ENDPOINT: Flag = Flag {
+pub(crate) const OTLP_ENDPOINT: Flag = Flag {
     name: "otlp-endpoint",
     value: Some("URL"),
     help: "OTLP/HTTP base URL; /v1/traces is appended (or OTEL_EXPORTER_OTLP_ENDPOINT)",
 };
-pub const OTLP_TRACES_ENDPOINT: Flag = Flag {
+pub(crate) const OTLP_TRACES_ENDPOINT: Flag = Flag {
     name: "otlp-traces-endpoint",
     value: Some("URL"),
     help: "Full OTLP/HTTP traces URL, used as is (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)",
 };
-pub const OTLP_PROTOCOL: Flag = Flag {
+pub(crate) const OTLP_PROTOCOL: Flag = Flag {
     name: "otlp-protocol",
     value: Some("P"),
     help: "http/protobuf (default) or http/json (or OTEL_EXPORTER_OTLP_PROTOCOL)",
 };
-pub const OTLP_HEADER: Flag = Flag {
+pub(crate) const OTLP_HEADER: Flag = Flag {
     name: "otlp-header",
     value: Some("K=V"),
     help: "Header on every export request, repeatable (or OTEL_EXPORTER_OTLP_HEADERS)",
 };
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "export",
     summary: "Send stored runs' spans to an OTLP receiver, or write them to a file",
     usage: "export (RUN_ID... | --all [--since T]) [--runs DIR] (--otlp-endpoint URL | --otlp-traces-endpoint URL | --otlp-file F) [--otlp-protocol P] [--otlp-header K=V]... [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]",
@@ -91,7 +91,7 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// The OTLP flags as given.
-pub fn otlp_flags(args: &Parsed) -> OtlpFlags {
+pub(crate) fn otlp_flags(args: &Parsed) -> OtlpFlags {
     OtlpFlags {
         endpoint: args.value("otlp-endpoint").map(str::to_string),
         traces_endpoint: args.value("otlp-traces-endpoint").map(str::to_string),
@@ -103,7 +103,7 @@ pub fn otlp_flags(args: &Parsed) -> OtlpFlags {
 /// For `serve` and `demo`: the background exporter the flags and variables configure, if
 /// any, reporting on stderr under `who`. This process made the harness's spans, so its
 /// instance id names them.
-pub fn start_exporter(
+pub(crate) fn start_exporter(
     args: &Parsed,
     who: &'static str,
     client: HttpClient,
@@ -130,7 +130,7 @@ pub fn start_exporter(
 /// How long `--since` reaches back: `90s`, `15m`, `2h`, `7d`, or an RFC 3339 time.
 fn since(value: &str) -> Result<i128, String> {
     // An RFC 3339 time (or a date), as the run listings' --since reads one.
-    if let Some(t) = ddwire::harness::store::parse_time(value) {
+    if let Some(t) = crate::harness::store::parse_time(value) {
         return Ok(t);
     }
     let bad = || {
@@ -176,7 +176,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
                     .map(|r| match store.resolve(r) {
                         Ok(id) => id,
                         Err(
-                            e @ ddwire::harness::HarnessError::Store(StoreError::AmbiguousRun {
+                            e @ crate::harness::HarnessError::Store(StoreError::AmbiguousRun {
                                 ..
                             }),
                         ) => {
@@ -309,7 +309,7 @@ impl Output {
         })
     }
 
-    fn write(&mut self, spans: &[ddwire::trace::SpanRecord]) -> Result<(), String> {
+    fn write(&mut self, spans: &[crate::trace::SpanRecord]) -> Result<(), String> {
         match self {
             Output::Endpoint(config, client) => {
                 let delivery = send(client, config, spans, &RetryPolicy::default())
@@ -354,7 +354,7 @@ impl Output {
 }
 
 /// Wait for `exporter` to send what it holds, at most `timeout`, and say how it went.
-pub fn finish_exporter(exporter: &Exporter, who: &str, timeout: Duration) {
+pub(crate) fn finish_exporter(exporter: &Exporter, who: &str, timeout: Duration) {
     let settled = exporter.flush(timeout);
     let s = exporter.stats();
     stderr_line!(

@@ -2,10 +2,10 @@
 
 use super::args::{Flag, Parsed};
 use super::{Command, read_input};
-use ddwire::contract::Canonicalisation;
-use ddwire::json::{self, Limits};
+use crate::contract::Canonicalisation;
+use crate::json::{self, Limits};
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "hash",
     summary: "Print the content hash of a JSON document",
     usage: "hash [--canonicalisation NAME] [--canonical] FILE|-",

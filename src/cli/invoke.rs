@@ -2,14 +2,14 @@
 
 use super::args::{Flag, Parsed};
 use super::{Command, read_input, setup};
-use ddwire::contract::{Input, InvocationRequest};
-use ddwire::wire::a2a::artifact;
-use ddwire::wire::a2a::client::{A2aClient, Target};
-use ddwire::wire::a2a::model::{Message, Part, Role, Task, TaskState};
+use crate::contract::{Input, InvocationRequest};
+use crate::wire::a2a::artifact;
+use crate::wire::a2a::client::{A2aClient, Target};
+use crate::wire::a2a::model::{Message, Part, Role, Task, TaskState};
 use serde_json::Value;
 use std::time::Duration;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "invoke",
     summary: "Run one invocation and print its envelope",
     usage: "invoke --agent ID --input FILE|- [--requirement R]... [--conversation ID] [--harness URL [--token T]] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]\n       \
@@ -77,7 +77,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let input_path = args
         .value("input")
         .ok_or("needs --input FILE (or - for stdin)")?;
-    let input = match ddwire::json::parse(&read_input(input_path)?, ddwire::json::Limits::DEFAULT)
+    let input = match crate::json::parse(&read_input(input_path)?, crate::json::Limits::DEFAULT)
         .map_err(|e| e.to_string())?
     {
         Value::Object(m) => Input(m),
@@ -107,19 +107,19 @@ fn run(args: &Parsed) -> Result<i32, String> {
 
 /// A hint for an agent id the harness does not know: the built-in agent's id when a short name
 /// (`hello`) was given for it, or the nearest built-in id.
-/// A peer's text as a terminal may show it (see [`ddwire::text`]).
+/// A peer's text as a terminal may show it (see [`crate::text`]).
 fn safe(text: &str) -> std::borrow::Cow<'_, str> {
-    ddwire::text::escape_str(text, false)
+    crate::text::escape_str(text, false)
 }
 
 fn agent_hint(error: &str, agent_id: &str) -> String {
     if !error.contains("no agent registered") && !error.contains("unknown agent") {
         return String::new();
     }
-    let builtins: Vec<(&str, String)> = ddwire::agent::builtin::NAMES
+    let builtins: Vec<(&str, String)> = crate::agent::builtin::NAMES
         .iter()
         .filter_map(|(name, _)| {
-            ddwire::agent::builtin::by_name(name).map(|a| (*name, a.spec().agent_id.clone()))
+            crate::agent::builtin::by_name(name).map(|a| (*name, a.spec().agent_id.clone()))
         })
         .collect();
     if let Some((name, id)) = builtins.iter().find(|(name, _)| *name == agent_id) {
@@ -152,7 +152,7 @@ fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result
                 safe(&run.envelope.outcome.statement)
             );
             let envelope = run.envelope.to_document();
-            if ddwire::trace::waterfall::no_output(&envelope) {
+            if crate::trace::waterfall::no_output(&envelope) {
                 stderr_line!(
                     "grounding: no output to check: the agent gave no result (grounding.txt: {})",
                     run.report.summary().lines().next().unwrap_or("")

@@ -3,16 +3,16 @@
 
 use super::args::{Flag, Parsed};
 use super::{Command, read_input, setup};
-use ddwire::harness::grounding::{self, GroundingReport};
-use ddwire::harness::store::{
+use crate::harness::grounding::{self, GroundingReport};
+use crate::harness::store::{
     AGENT_REPLY_FILE, ENVELOPE_FILE, GROUNDING_FILE, RunReader, SPANS_FILE,
 };
-use ddwire::trace::relay_lint::{self, RelayReport};
-use ddwire::trace::{self, SpanRecord};
+use crate::trace::relay_lint::{self, RelayReport};
+use crate::trace::{self, SpanRecord};
 use serde_json::Value;
 use std::path::Path;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "lint",
     summary: "Reproduce a run's grounding verdict offline, from the run store or from files",
     usage: "lint RUN [--runs DIR] [--json]\n       ddwire lint --all [--runs DIR] [--json]\n       ddwire lint SPANS.jsonl ENVELOPE.json [AGENT_RESULT.json]\n       ddwire lint [--relay] SESSION.jsonl [--json]\n       ddwire lint --all TRACES_DIR [--relay] [--json]",
@@ -197,7 +197,7 @@ fn relay_all(args: &Parsed, dir: &str) -> Result<i32, String> {
                     continue;
                 }
                 // A file's name is the peer's contextId: escaped before a terminal sees it.
-                let shown = ddwire::text::escape_str(&shown, false);
+                let shown = crate::text::escape_str(&shown, false);
                 if report.passed() {
                     outln!("{shown}  passed ({} spans)", report.spans);
                 } else {
@@ -222,8 +222,8 @@ fn print_unreadable(args: &Parsed, key: &str, name: &str, error: &str) {
     } else {
         outln!(
             "{}  UNREADABLE: {}",
-            ddwire::text::escape_str(name, false),
-            ddwire::text::escape_str(error, false)
+            crate::text::escape_str(name, false),
+            crate::text::escape_str(error, false)
         );
     }
 }
@@ -307,7 +307,7 @@ fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
     let json = |name: &str| -> Result<Option<Value>, String> {
         read(name)?
             .map(|bytes| {
-                ddwire::json::parse(&bytes, ddwire::json::Limits::DEFAULT)
+                crate::json::parse(&bytes, crate::json::Limits::DEFAULT)
                     .map_err(|e| format!("{}: {e}", dir.join(name).display()))
             })
             .transpose()
@@ -430,6 +430,6 @@ fn span_lines(path: &str, text: &str) -> Result<Vec<SpanRecord>, String> {
 }
 
 fn json_file(path: &str) -> Result<Value, String> {
-    ddwire::json::parse(&read_input(path)?, ddwire::json::Limits::DEFAULT)
+    crate::json::parse(&read_input(path)?, crate::json::Limits::DEFAULT)
         .map_err(|e| format!("{path}: {e}"))
 }

@@ -58,13 +58,13 @@ mod wirelog;
 use args::{Flag, Parsed};
 
 /// One command: its name, help, flags and entry point.
-pub struct Command {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub usage: &'static str,
-    pub details: &'static str,
-    pub flags: &'static [Flag],
-    pub run: fn(&Parsed) -> Result<i32, String>,
+pub(crate) struct Command {
+    pub(crate) name: &'static str,
+    pub(crate) summary: &'static str,
+    pub(crate) usage: &'static str,
+    pub(crate) details: &'static str,
+    pub(crate) flags: &'static [Flag],
+    pub(crate) run: fn(&Parsed) -> Result<i32, String>,
 }
 
 fn commands() -> Vec<&'static Command> {
@@ -94,7 +94,7 @@ fn commands() -> Vec<&'static Command> {
 }
 
 /// What each exit status means, for `ddwire --help` and `docs/commands.md`.
-pub const EXIT_CODES: &str = "\
+pub(crate) const EXIT_CODES: &str = "\
 Exit status:
   0  the command did what was asked (an invocation that made an envelope, whatever its
      outcome; a lint that passed; a task that completed)
@@ -107,7 +107,7 @@ A closed stdout (`ddwire runs | head -1`) ends any command quietly with status 0
 ";
 
 /// The built-in agents as help and errors list them: `hello (hello.world, port 8101), ...`.
-pub fn builtin_agents() -> String {
+pub(crate) fn builtin_agents() -> String {
     builtin_rows()
         .map(|(name, id, port)| format!("{name} ({id}, port {port})"))
         .collect::<Vec<_>>()
@@ -116,8 +116,8 @@ pub fn builtin_agents() -> String {
 
 /// Each built-in agent's short name, agent id and default port.
 fn builtin_rows() -> impl Iterator<Item = (&'static str, String, u16)> {
-    ddwire::agent::builtin::NAMES.iter().map(|&(name, port)| {
-        let id = ddwire::agent::builtin::by_name(name)
+    crate::agent::builtin::NAMES.iter().map(|&(name, port)| {
+        let id = crate::agent::builtin::by_name(name)
             .map(|a| a.spec().agent_id.clone())
             .unwrap_or_default();
         (name, id, port)
@@ -223,7 +223,7 @@ pub fn main(argv: Vec<String>) -> i32 {
 
 /// Write to stdout and flush. A closed pipe ends the process with status 0 (the reader has all
 /// it wanted); any other failure to write ends it with status 1, saying why.
-pub fn write_stdout(text: std::fmt::Arguments<'_>) {
+pub(crate) fn write_stdout(text: std::fmt::Arguments<'_>) {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     match stdout.write_fmt(text).and_then(|()| stdout.flush()) {
@@ -237,7 +237,7 @@ pub fn write_stdout(text: std::fmt::Arguments<'_>) {
 }
 
 /// Read a file, or standard input for `-`.
-pub fn read_input(path: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn read_input(path: &str) -> Result<Vec<u8>, String> {
     if path == "-" {
         let mut buf = Vec::new();
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)

@@ -2,10 +2,10 @@
 
 use super::args::{Flag, Parsed};
 use super::{Command, setup};
-use ddwire::harness::policy::Profile;
+use crate::harness::policy::Profile;
 use std::path::Path;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "profile",
     summary: "Check an institutional profile and say what it permits, or explain its keys",
     usage: "profile [FILE] [--explain]",

@@ -3,14 +3,14 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::{drain, export, setup};
-use ddwire::relay::{self, PeerSpec, Relay, RelayConfig, Topology};
-use ddwire::wire::http;
-use ddwire::wire::http::drain::Drain;
-use ddwire::wire::http::egress::Egress;
+use crate::relay::{self, PeerSpec, Relay, RelayConfig, Topology};
+use crate::wire::http;
+use crate::wire::http::drain::Drain;
+use crate::wire::http::egress::Egress;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "relay",
     summary: "Relay A2A calls between peers, recording every hop as spans",
     usage: "relay [--host H] [--port P] [--public-url URL] [--peers FILE] [--tokens FILE] [--allow-registration] [--peer-allow CIDR|HOST,...]... [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--health-interval SECS] [--star] [--traces DIR] [--timeout SECS] [--id ID] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--max-connections-per-client N] [--max-body-memory MIB] [--tls-cert F --tls-key F [--tls-client-ca F]] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F] [--drain-timeout S] [--log-format text|json] [--log-level L] [--quiet] [--wire-log FILE]",
@@ -263,7 +263,7 @@ fn relay_config(
     config.http = http;
     if let Some(path) = args.value("tokens") {
         config.tokens = Some(
-            ddwire::contract::tokens::read_tokens_file(std::path::Path::new(path))
+            crate::contract::tokens::read_tokens_file(std::path::Path::new(path))
                 .map_err(|e| e.to_string())?,
         );
     }

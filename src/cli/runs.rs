@@ -3,11 +3,11 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::setup;
-use ddwire::harness::agui::replay_events;
-use ddwire::harness::store::StoreError;
-use ddwire::harness::store::{Query, RunReader, parse_time};
-use ddwire::harness::view;
-use ddwire::trace::waterfall;
+use crate::harness::agui::replay_events;
+use crate::harness::store::StoreError;
+use crate::harness::store::{Query, RunReader, parse_time};
+use crate::harness::view;
+use crate::trace::waterfall;
 use std::io::{ErrorKind, Write};
 use std::ops::ControlFlow;
 
@@ -17,7 +17,7 @@ const RUN_FLAG: Flag = Flag {
     help: "Continue after this run (an id or a unique prefix): the runs older than it",
 };
 
-pub static RUNS: Command = Command {
+pub(crate) static RUNS: Command = Command {
     name: "runs",
     summary: "List the stored runs, newest first",
     usage: "runs [--limit N] [--after RUN] [--agent ID] [--status S] [--principal P]\n       \
@@ -76,7 +76,7 @@ pub static RUNS: Command = Command {
     run: runs,
 };
 
-pub static SHOW: Command = Command {
+pub(crate) static SHOW: Command = Command {
     name: "show",
     summary: "Show a stored run: its envelope summarised, and its trace as a waterfall",
     usage: "show RUN [--envelope] [--json] [--width N] [--runs DIR]",
@@ -91,7 +91,7 @@ pub static SHOW: Command = Command {
     run: show,
 };
 
-pub static TRACE: Command = Command {
+pub(crate) static TRACE: Command = Command {
     name: "trace",
     summary: "Draw a stored run's trace as a waterfall, its delegated runs nested",
     usage: "trace RUN [--json] [--width N] [--runs DIR]",
@@ -117,7 +117,7 @@ const WIDTH_FLAG: Flag = Flag {
     help: "Draw for a terminal N columns wide (default: COLUMNS, else 100)",
 };
 
-pub static REPLAY: Command = Command {
+pub(crate) static REPLAY: Command = Command {
     name: "replay",
     summary: "Print a stored run as the AG-UI events GET /agui/runs/{id} sends",
     usage: "replay RUN [--runs DIR]",
@@ -177,7 +177,7 @@ fn runs(args: &Parsed) -> Result<i32, String> {
             }
         })
         .map_err(|e| match e {
-            ddwire::harness::HarnessError::Store(StoreError::NoSuchRun { reference, store }) => format!(
+            crate::harness::HarnessError::Store(StoreError::NoSuchRun { reference, store }) => format!(
                 "--after {reference}: the index of {} does not list that run (a harness opening the store indexes every stored run)",
                 store.display()
             ),
@@ -233,7 +233,7 @@ fn runs_query(args: &Parsed, store: &RunReader) -> Result<Query, String> {
             .map(|r| {
                 // A whole id marks its place in the index even if its directory is gone.
                 let id = r.trim().to_ascii_lowercase();
-                if ddwire::ids::is_uuid7(&id) {
+                if crate::ids::is_uuid7(&id) {
                     Ok(id)
                 } else {
                     setup::resolve(store, r)
@@ -245,7 +245,7 @@ fn runs_query(args: &Parsed, store: &RunReader) -> Result<Query, String> {
         status: args
             .value("status")
             .map(|s| {
-                ddwire::contract::OutcomeStatus::parse_or_list(s)
+                crate::contract::OutcomeStatus::parse_or_list(s)
                     .map(|o| o.as_str().to_string())
                     .map_err(|e| format!("--status {e}"))
             })
@@ -337,7 +337,7 @@ fn draw(args: &Parsed, with_envelope: bool) -> Result<i32, String> {
             store
                 .shown_root()
                 .join(id)
-                .join(ddwire::harness::store::AGENT_REPLY_FILE)
+                .join(crate::harness::store::AGENT_REPLY_FILE)
                 .display()
         ));
     }

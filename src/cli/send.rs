@@ -2,12 +2,12 @@
 
 use super::args::{Flag, Parsed};
 use super::{Command, read_input, setup};
-use ddwire::wire::a2a::Binding;
-use ddwire::wire::a2a::client::{A2aClient, Target};
-use ddwire::wire::a2a::model::{Message, Part, Role, SendResult, TaskState};
+use crate::wire::a2a::Binding;
+use crate::wire::a2a::client::{A2aClient, Target};
+use crate::wire::a2a::model::{Message, Part, Role, SendResult, TaskState};
 use std::time::Duration;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "send",
     summary: "Send one data part to an A2A agent and print the task it returns",
     usage: "send URL [--data FILE|-] [--token T] [--binding 0.3|1.0] [--metadata JSON] [--timeout SECONDS] [--wire-log FILE] [--ca-file F]... [--ca-only] [--tls-client-cert F --tls-client-key F]",
@@ -69,14 +69,14 @@ fn run(args: &Parsed) -> Result<i32, String> {
             ));
         }
     };
-    let data = ddwire::json::parse(
+    let data = crate::json::parse(
         &read_input(args.value("data").unwrap_or("-"))?,
-        ddwire::json::Limits::DEFAULT,
+        crate::json::Limits::DEFAULT,
     )
     .map_err(|e| e.to_string())?;
     let metadata = match args.value("metadata") {
         None => None,
-        Some(text) => match ddwire::json::parse_str(text).map_err(|e| e.to_string())? {
+        Some(text) => match crate::json::parse_str(text).map_err(|e| e.to_string())? {
             serde_json::Value::Object(m) => Some(m),
             _ => return Err("--metadata must be a JSON object".into()),
         },

@@ -3,18 +3,18 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::{drain, export, setup};
-use ddwire::harness::identity::{self, Authenticator};
-use ddwire::harness::registry;
-use ddwire::harness::server::{self, Harness};
-use ddwire::wire::a2a::client::A2aClient;
-use ddwire::wire::http;
-use ddwire::wire::http::drain::Drain;
+use crate::harness::identity::{self, Authenticator};
+use crate::harness::registry;
+use crate::harness::server::{self, Harness};
+use crate::wire::a2a::client::A2aClient;
+use crate::wire::http;
+use crate::wire::http::drain::Drain;
 use std::sync::Arc;
 
 /// The longest `--approval-for` taken: ten years.
 const MAX_APPROVAL_FOR_S: u64 = 10 * 365 * 86_400;
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "serve",
     summary: "Serve the harness: A2A, AG-UI and JSON routes",
     usage: "serve [--host H] [--port P] [--public-url URL] [--agents F] [--profile F] [--runs DIR] [--read-only] [--tokens F] [--allowed-hosts H,...] [--cors-origin ORIGIN]... [--acting-for-id IRI --acting-for-name NAME] [--replay-window S] [--suspend-for S] [--approval-for S] [--otlp-endpoint URL | --otlp-traces-endpoint URL [--otlp-protocol P] [--otlp-header K=V]...] [--max-connections N] [--max-connections-per-client N] [--max-body-memory MIB]\n       \

@@ -2,45 +2,45 @@
 //! (flags first, then environment variables, then the built-in defaults).
 
 use super::args::{Flag, Parsed};
-use ddwire::contract::Principal;
-use ddwire::harness::conductor::Conductor;
-use ddwire::harness::identity::{self, Authenticator};
-use ddwire::harness::policy::Profile;
-use ddwire::harness::registry::{self, Registry};
-use ddwire::harness::store::StoreError;
-use ddwire::harness::store::{RunReader, RunStore};
-use ddwire::wire::a2a::client::A2aClient;
-use ddwire::wire::http::browser::BrowserPolicy;
-use ddwire::wire::http::client::HttpClient;
-use ddwire::wire::tls::{ClientTrust, KeyPair, ServerIdentity, ServerTls, TlsError};
+use crate::contract::Principal;
+use crate::harness::conductor::Conductor;
+use crate::harness::identity::{self, Authenticator};
+use crate::harness::policy::Profile;
+use crate::harness::registry::{self, Registry};
+use crate::harness::store::StoreError;
+use crate::harness::store::{RunReader, RunStore};
+use crate::wire::a2a::client::A2aClient;
+use crate::wire::http::browser::BrowserPolicy;
+use crate::wire::http::client::HttpClient;
+use crate::wire::tls::{ClientTrust, KeyPair, ServerIdentity, ServerTls, TlsError};
 use std::path::{Path, PathBuf};
 
-pub const AGENTS: Flag = Flag {
+pub(crate) const AGENTS: Flag = Flag {
     name: "agents",
     value: Some("FILE"),
     help: "Agents config, JSON (or DD_AGENTS_CONFIG; default: the built-in agents on their ports)",
 };
-pub const PROFILE: Flag = Flag {
+pub(crate) const PROFILE: Flag = Flag {
     name: "profile",
     value: Some("FILE"),
     help: "Institutional profile, JSON (or DD_PROFILE; default: the shipped profile)",
 };
-pub const RUNS: Flag = Flag {
+pub(crate) const RUNS: Flag = Flag {
     name: "runs",
     value: Some("DIR"),
     help: "Run store directory (or DD_RUNS_DIR; default ./runs)",
 };
-pub const TOKENS: Flag = Flag {
+pub(crate) const TOKENS: Flag = Flag {
     name: "tokens",
     value: Some("FILE"),
     help: "Bearer tokens: JSON map of token SHA-256 digests to principals",
 };
-pub const ALLOWED_HOSTS: Flag = Flag {
+pub(crate) const ALLOWED_HOSTS: Flag = Flag {
     name: "allowed-hosts",
     value: Some("H,..."),
     help: "Host names accepted besides IP addresses, localhost and the public URL's host (* for any)",
 };
-pub const CORS_ORIGIN: Flag = Flag {
+pub(crate) const CORS_ORIGIN: Flag = Flag {
     name: "cors-origin",
     value: Some("ORIGIN"),
     help: "An origin (scheme://host[:port]) whose pages may call the server; repeatable",
@@ -48,7 +48,7 @@ pub const CORS_ORIGIN: Flag = Flag {
 
 /// The browser rules of a server at `public` (`--allowed-hosts`, `--cors-origin`), as `serve`
 /// and `relay` apply them.
-pub fn browser_policy(args: &Parsed, public: &str) -> Result<BrowserPolicy, String> {
+pub(crate) fn browser_policy(args: &Parsed, public: &str) -> Result<BrowserPolicy, String> {
     BrowserPolicy::new(public)
         .allow_hosts(
             args.values("allowed-hosts")
@@ -58,44 +58,44 @@ pub fn browser_policy(args: &Parsed, public: &str) -> Result<BrowserPolicy, Stri
         .allow_origins(args.values("cors-origin"))
         .map_err(|e| e.to_string())
 }
-pub const ACTING_FOR_ID: Flag = Flag {
+pub(crate) const ACTING_FOR_ID: Flag = Flag {
     name: "acting-for-id",
     value: Some("IRI"),
     help: "Whom runs act for (or DD_PRINCIPAL_ID)",
 };
-pub const ACTING_FOR_NAME: Flag = Flag {
+pub(crate) const ACTING_FOR_NAME: Flag = Flag {
     name: "acting-for-name",
     value: Some("NAME"),
     help: "Their name (or DD_PRINCIPAL_NAME)",
 };
 
-pub const REPLAY_WINDOW: Flag = Flag {
+pub(crate) const REPLAY_WINDOW: Flag = Flag {
     name: "replay-window",
     value: Some("S"),
     help: "How far a signed call's time may be from this clock, in seconds (default 300)",
 };
 
 /// `--replay-window`, in whole seconds (default 300).
-pub fn replay_window(args: &Parsed) -> Result<std::time::Duration, String> {
+pub(crate) fn replay_window(args: &Parsed) -> Result<std::time::Duration, String> {
     match args.number::<u64>("replay-window")? {
-        None => Ok(ddwire::wire::sign::DEFAULT_WINDOW),
+        None => Ok(crate::wire::sign::DEFAULT_WINDOW),
         Some(0) => Err("--replay-window must be at least 1 second".into()),
         Some(s) => Ok(std::time::Duration::from_secs(s)),
     }
 }
 
-pub const MAX_CONNECTIONS: Flag = Flag {
+pub(crate) const MAX_CONNECTIONS: Flag = Flag {
     name: "max-connections",
     value: Some("N"),
     help: "Connections served at once; one more gets 503 (default 1024)",
 };
 
-pub const MAX_CONNECTIONS_PER_CLIENT: Flag = Flag {
+pub(crate) const MAX_CONNECTIONS_PER_CLIENT: Flag = Flag {
     name: "max-connections-per-client",
     value: Some("N"),
     help: "Connections one client address holds at once; one more gets 503 (default 64)",
 };
-pub const MAX_BODY_MEMORY: Flag = Flag {
+pub(crate) const MAX_BODY_MEMORY: Flag = Flag {
     name: "max-body-memory",
     value: Some("MIB"),
     help: "MiB of request bodies held at once; past it a body waits 1 s, then gets 503 (default 64)",
@@ -103,8 +103,8 @@ pub const MAX_BODY_MEMORY: Flag = Flag {
 
 /// The HTTP server's limits: the defaults, with `--max-connections`,
 /// `--max-connections-per-client` and `--max-body-memory` if given.
-pub fn server_limits(args: &Parsed) -> Result<ddwire::wire::http::Limits, String> {
-    let mut limits = ddwire::wire::http::Limits::DEFAULT;
+pub(crate) fn server_limits(args: &Parsed) -> Result<crate::wire::http::Limits, String> {
+    let mut limits = crate::wire::http::Limits::DEFAULT;
     if let Some(n) = args.number::<usize>("max-connections")? {
         if n == 0 {
             return Err("--max-connections must be at least 1".into());
@@ -131,7 +131,7 @@ pub fn server_limits(args: &Parsed) -> Result<ddwire::wire::http::Limits, String
 }
 
 /// `value` if it is an http:// or https:// URL; else a message naming `what` and the fix.
-pub fn http_url(what: &str, value: &str) -> Result<String, String> {
+pub(crate) fn http_url(what: &str, value: &str) -> Result<String, String> {
     let v = value.trim();
     let lower = v.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") {
@@ -152,7 +152,7 @@ fn env(name: &str) -> Option<String> {
 }
 
 /// The run store the flags or `DD_RUNS_DIR` name, default `./runs`.
-pub fn runs_dir(args: &Parsed) -> PathBuf {
+pub(crate) fn runs_dir(args: &Parsed) -> PathBuf {
     args.value("runs")
         .map(PathBuf::from)
         .or_else(|| env("DD_RUNS_DIR").map(PathBuf::from))
@@ -160,10 +160,11 @@ pub fn runs_dir(args: &Parsed) -> PathBuf {
 }
 
 /// What every "which store" message ends with.
-pub const RUNS_HINT: &str = "name the run store with --runs DIR or DD_RUNS_DIR (default ./runs)";
+pub(crate) const RUNS_HINT: &str =
+    "name the run store with --runs DIR or DD_RUNS_DIR (default ./runs)";
 
 /// Open the run store for writing (creating it if need be), logging what recovery repaired.
-pub fn store(args: &Parsed) -> Result<RunStore, String> {
+pub(crate) fn store(args: &Parsed) -> Result<RunStore, String> {
     let dir = runs_dir(args);
     let (store, recovery) =
         RunStore::open_reporting(&dir).map_err(|e| format!("run store {}: {e}", dir.display()))?;
@@ -178,14 +179,14 @@ pub fn store(args: &Parsed) -> Result<RunStore, String> {
 
 /// Open the run store for reading only: nothing is created or changed, and a directory that
 /// does not exist is an error naming it.
-pub fn reader(args: &Parsed) -> Result<RunReader, String> {
+pub(crate) fn reader(args: &Parsed) -> Result<RunReader, String> {
     RunReader::open(runs_dir(args)).map_err(|e| format!("{e}; {RUNS_HINT}"))
 }
 
 /// The id of the stored run `reference` names (a whole id or a unique prefix).
-pub fn resolve(store: &RunReader, reference: &str) -> Result<String, String> {
+pub(crate) fn resolve(store: &RunReader, reference: &str) -> Result<String, String> {
     store.resolve(reference).map_err(|e| match e {
-        ddwire::harness::HarnessError::Store(StoreError::NoSuchRun { .. }) => {
+        crate::harness::HarnessError::Store(StoreError::NoSuchRun { .. }) => {
             format!("{e}; {RUNS_HINT}")
         }
         other => other.to_string(),
@@ -193,7 +194,7 @@ pub fn resolve(store: &RunReader, reference: &str) -> Result<String, String> {
 }
 
 /// The deployment's profile.
-pub fn profile(args: &Parsed) -> Result<Profile, String> {
+pub(crate) fn profile(args: &Parsed) -> Result<Profile, String> {
     match args
         .value("profile")
         .map(str::to_string)
@@ -207,7 +208,7 @@ pub fn profile(args: &Parsed) -> Result<Profile, String> {
 }
 
 /// The registry, from the agents config (reading every card).
-pub fn registry(args: &Parsed, client: &A2aClient) -> Result<Registry, String> {
+pub(crate) fn registry(args: &Parsed, client: &A2aClient) -> Result<Registry, String> {
     let entries = match args
         .value("agents")
         .map(str::to_string)
@@ -230,7 +231,7 @@ pub fn registry(args: &Parsed, client: &A2aClient) -> Result<Registry, String> {
 }
 
 /// The configured operator principal; refuses to go on without one.
-pub fn principal(args: &Parsed) -> Result<Principal, String> {
+pub(crate) fn principal(args: &Parsed) -> Result<Principal, String> {
     identity::configured_principal(
         args.value("acting-for-id"),
         args.value("acting-for-name"),
@@ -240,7 +241,7 @@ pub fn principal(args: &Parsed) -> Result<Principal, String> {
 }
 
 /// The authenticator: bearer tokens when `--tokens` is given, else the operator assertion.
-pub fn authenticator(args: &Parsed) -> Result<Authenticator, String> {
+pub(crate) fn authenticator(args: &Parsed) -> Result<Authenticator, String> {
     match args.value("tokens") {
         Some(path) => Authenticator::bearer_from_file(Path::new(path)).map_err(|e| e.to_string()),
         None => principal(args).map(Authenticator::Operator),
@@ -248,7 +249,7 @@ pub fn authenticator(args: &Parsed) -> Result<Authenticator, String> {
 }
 
 /// A conductor from the flags, calling agents through `client`.
-pub fn conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
+pub(crate) fn conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
     let registry = registry(args, &client)?;
     Ok(Conductor::new(
         registry,
@@ -259,7 +260,7 @@ pub fn conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> 
 }
 
 /// A conductor over the run store opened read-only: it serves stored runs and makes none.
-pub fn read_only_conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
+pub(crate) fn read_only_conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
     let registry = registry(args, &client)?;
     let dir = runs_dir(args);
     let store = RunStore::open_read_only(&dir).map_err(|e| format!("{e}; {RUNS_HINT}"))?;
@@ -267,7 +268,7 @@ pub fn read_only_conductor(args: &Parsed, client: A2aClient) -> Result<Conductor
 }
 
 /// Report agents that could not be admitted, on stderr.
-pub fn report_registry(registry: &Registry) {
+pub(crate) fn report_registry(registry: &Registry) {
     for (name, reason) in &registry.unavailable() {
         stderr_line!("  [{name}] unavailable: {reason}");
     }
@@ -278,16 +279,16 @@ pub fn report_registry(registry: &Registry) {
 
 /// How to draw for `out`: `--width`, else `COLUMNS`, else the default width; colour only when
 /// `out` is a terminal and `NO_COLOR` is not set to something (no-color.org).
-pub fn terminal(
+pub(crate) fn terminal(
     args: &Parsed,
     out: &impl std::io::IsTerminal,
-) -> Result<ddwire::trace::waterfall::Options, String> {
+) -> Result<crate::trace::waterfall::Options, String> {
     let width = match args.number::<usize>("width")? {
         Some(0) => return Err("--width must be at least 1".into()),
         Some(w) => w,
         None => columns(),
     };
-    Ok(ddwire::trace::waterfall::Options {
+    Ok(crate::trace::waterfall::Options {
         width,
         color: color(out),
         summary: true,
@@ -295,35 +296,35 @@ pub fn terminal(
 }
 
 /// The terminal's width as `COLUMNS` gives it, else the waterfall's default.
-pub fn columns() -> usize {
+pub(crate) fn columns() -> usize {
     env("COLUMNS")
         .and_then(|c| c.trim().parse().ok())
         .filter(|&c: &usize| c > 0)
-        .unwrap_or(ddwire::trace::waterfall::DEFAULT_WIDTH)
+        .unwrap_or(crate::trace::waterfall::DEFAULT_WIDTH)
 }
 
 /// Whether to colour what goes to `out`: only a terminal, and not when `NO_COLOR` is set to
 /// something (no-color.org).
-pub fn color(out: &impl std::io::IsTerminal) -> bool {
+pub(crate) fn color(out: &impl std::io::IsTerminal) -> bool {
     out.is_terminal() && env("NO_COLOR").is_none()
 }
 
-pub const LOG_FORMAT: Flag = Flag {
+pub(crate) const LOG_FORMAT: Flag = Flag {
     name: "log-format",
     value: Some("F"),
     help: "Request log lines as text or json (default text)",
 };
-pub const LOG_LEVEL: Flag = Flag {
+pub(crate) const LOG_LEVEL: Flag = Flag {
     name: "log-level",
     value: Some("L"),
     help: "Log requests at error, warn, info or debug (or DD_LOG; default info)",
 };
-pub const QUIET: Flag = Flag {
+pub(crate) const QUIET: Flag = Flag {
     name: "quiet",
     value: None,
     help: "Log no requests",
 };
-pub const WIRE_LOG: Flag = Flag {
+pub(crate) const WIRE_LOG: Flag = Flag {
     name: "wire-log",
     value: Some("FILE"),
     help: "Append every HTTP message in and out to FILE, byte for byte (see `ddwire wirelog`)",
@@ -331,10 +332,10 @@ pub const WIRE_LOG: Flag = Flag {
 
 /// The request log the flags ask for: none with `--quiet`, else stderr at `--log-level` (or
 /// `DD_LOG`, else info) in `--log-format` (default text).
-pub fn request_log(
+pub(crate) fn request_log(
     args: &Parsed,
-) -> Result<Option<std::sync::Arc<ddwire::wire::http::log::RequestLog>>, String> {
-    use ddwire::wire::http::log::{Format, Level, RequestLog};
+) -> Result<Option<std::sync::Arc<crate::wire::http::log::RequestLog>>, String> {
+    use crate::wire::http::log::{Format, Level, RequestLog};
     let format: Format = match args.value("log-format") {
         Some(f) => f.parse().map_err(|e| format!("--log-format: {e}"))?,
         None => Format::Text,
@@ -351,43 +352,43 @@ pub fn request_log(
 }
 
 /// The wire log `--wire-log FILE` names, opened for appending.
-pub fn wire_log(args: &Parsed) -> Result<Option<ddwire::wire::wirelog::WireLog>, String> {
+pub(crate) fn wire_log(args: &Parsed) -> Result<Option<crate::wire::wirelog::WireLog>, String> {
     args.value("wire-log")
-        .map(|path| ddwire::wire::wirelog::WireLog::create(path).map_err(|e| e.to_string()))
+        .map(|path| crate::wire::wirelog::WireLog::create(path).map_err(|e| e.to_string()))
         .transpose()
 }
 
-pub const CA_FILE: Flag = Flag {
+pub(crate) const CA_FILE: Flag = Flag {
     name: "ca-file",
     value: Some("FILE"),
     help: "Trust this CA (PEM) for https:// calls besides the system's (or DD_CA_FILE); repeatable",
 };
-pub const CA_ONLY: Flag = Flag {
+pub(crate) const CA_ONLY: Flag = Flag {
     name: "ca-only",
     value: None,
     help: "Trust only the --ca-file CAs, not the system's (air-gapped installs)",
 };
-pub const TLS_CLIENT_CERT: Flag = Flag {
+pub(crate) const TLS_CLIENT_CERT: Flag = Flag {
     name: "tls-client-cert",
     value: Some("FILE"),
     help: "Present this certificate chain (PEM) to servers that ask for one (mTLS)",
 };
-pub const TLS_CLIENT_KEY: Flag = Flag {
+pub(crate) const TLS_CLIENT_KEY: Flag = Flag {
     name: "tls-client-key",
     value: Some("FILE"),
     help: "The client certificate's private key (PEM, chmod 600)",
 };
-pub const TLS_CERT: Flag = Flag {
+pub(crate) const TLS_CERT: Flag = Flag {
     name: "tls-cert",
     value: Some("FILE"),
     help: "Serve over TLS with this certificate chain (PEM); reloaded on SIGHUP or change",
 };
-pub const TLS_KEY: Flag = Flag {
+pub(crate) const TLS_KEY: Flag = Flag {
     name: "tls-key",
     value: Some("FILE"),
     help: "The certificate's private key (PEM, chmod 600)",
 };
-pub const TLS_CLIENT_CA: Flag = Flag {
+pub(crate) const TLS_CLIENT_CA: Flag = Flag {
     name: "tls-client-ca",
     value: Some("FILE"),
     help: "Require client certificates signed by this CA (PEM): mTLS",
@@ -408,7 +409,7 @@ fn pair(args: &Parsed, a: &str, b: &str) -> Result<Option<KeyPair>, String> {
 
 /// Whom outbound calls trust: `--ca-file` (repeatable) or `DD_CA_FILE`, `--ca-only`, and the
 /// client certificate `--tls-client-cert`/`--tls-client-key` present.
-pub fn client_trust(args: &Parsed) -> Result<ClientTrust, String> {
+pub(crate) fn client_trust(args: &Parsed) -> Result<ClientTrust, String> {
     let mut ca_files: Vec<PathBuf> = args.values("ca-file").iter().map(PathBuf::from).collect();
     if ca_files.is_empty()
         && let Some(file) = env("DD_CA_FILE")
@@ -428,9 +429,9 @@ pub fn client_trust(args: &Parsed) -> Result<ClientTrust, String> {
 }
 
 /// An HTTP client over TCP trusting what `trust` names, writing to `wire` when given.
-pub fn http_client_trusting(
+pub(crate) fn http_client_trusting(
     trust: &ClientTrust,
-    wire: Option<&ddwire::wire::wirelog::WireLog>,
+    wire: Option<&crate::wire::wirelog::WireLog>,
 ) -> Result<HttpClient, String> {
     let client = HttpClient::tcp_trusting(trust).map_err(|e| tls_message(trust, e))?;
     Ok(match wire {
@@ -440,9 +441,9 @@ pub fn http_client_trusting(
 }
 
 /// An HTTP client over TCP with the trust the flags give, writing to `wire` when given.
-pub fn http_client(
+pub(crate) fn http_client(
     args: &Parsed,
-    wire: Option<&ddwire::wire::wirelog::WireLog>,
+    wire: Option<&crate::wire::wirelog::WireLog>,
 ) -> Result<HttpClient, String> {
     http_client_trusting(&client_trust(args)?, wire)
 }
@@ -466,7 +467,10 @@ fn tls_message(trust: &ClientTrust, e: TlsError) -> String {
 
 /// The listener's TLS identity `--tls-cert`/`--tls-key` (and `--tls-client-ca`) name, read
 /// now and watched for changes; `None` without them.
-pub fn server_tls(args: &Parsed, who: &'static str) -> Result<Option<ServerIdentity>, String> {
+pub(crate) fn server_tls(
+    args: &Parsed,
+    who: &'static str,
+) -> Result<Option<ServerIdentity>, String> {
     let Some(identity) = pair(args, "tls-cert", "tls-key")? else {
         return match args.value("tls-client-ca") {
             Some(_) => Err("--tls-client-ca needs --tls-cert and --tls-key".into()),
@@ -486,11 +490,11 @@ pub fn server_tls(args: &Parsed, who: &'static str) -> Result<Option<ServerIdent
 }
 
 /// How often a listener's certificate files are checked for a change.
-pub const CERT_WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+pub(crate) const CERT_WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Close `wire` at the end of a command: write what is queued and the closing line, and say on
 /// stderr if anything was not logged.
-pub fn close_wire_log(wire: Option<&ddwire::wire::wirelog::WireLog>, who: &str) {
+pub(crate) fn close_wire_log(wire: Option<&crate::wire::wirelog::WireLog>, who: &str) {
     if let Some(log) = wire {
         let stats = log.close(std::time::Duration::from_secs(10));
         if stats.dropped > 0 || stats.failed > 0 {

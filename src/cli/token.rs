@@ -2,9 +2,9 @@
 
 use super::Command;
 use super::args::Parsed;
-use ddwire::harness::identity::{new_token, token_digest};
+use crate::harness::identity::{new_token, token_digest};
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "token",
     summary: "Make a bearer token, or hash one for a tokens file",
     usage: "token new\n       ddwire token hash [TOKEN|-]",

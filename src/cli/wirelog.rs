@@ -2,10 +2,10 @@
 
 use super::Command;
 use super::args::{Flag, Parsed};
-use ddwire::wire::wirelog;
+use crate::wire::wirelog;
 use std::io::{BufRead, ErrorKind, Write};
 
-pub static COMMAND: Command = Command {
+pub(crate) static COMMAND: Command = Command {
     name: "wirelog",
     summary: "Print a wire log (--wire-log FILE) readably, message by message",
     usage: "wirelog FILE|- [--connection N] [--heads]",

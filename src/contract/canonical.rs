@@ -49,7 +49,7 @@ pub(crate) const FAIRSHARING_FIELDS: [&str; 9] = [
 
 impl Canonicalisation {
     /// Every registered canonicalisation, sorted by name.
-    pub const ALL: [Canonicalisation; 4] = [
+    pub(crate) const ALL: [Canonicalisation; 4] = [
         Canonicalisation::EnvelopeDocument,
         Canonicalisation::InputDocument,
         Canonicalisation::JsonDocument,
@@ -80,7 +80,7 @@ impl Canonicalisation {
 
     /// What this canonicalisation hashes of `document`: the value evidence `content` carries.
     /// Projecting a projection changes nothing.
-    pub fn project(self, document: &Value) -> Result<Value, ContractError> {
+    pub(crate) fn project(self, document: &Value) -> Result<Value, ContractError> {
         match self {
             Canonicalisation::FairsharingRecord => {
                 let record = document.as_object().ok_or_else(|| {

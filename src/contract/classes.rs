@@ -26,12 +26,12 @@ pub fn reply() -> ClassSchema {
 }
 
 /// `Echo`: any value, to be returned unchanged.
-pub fn echo() -> ClassSchema {
+pub(crate) fn echo() -> ClassSchema {
     load("Echo", ECHO)
 }
 
 /// `EchoReply`: an echoed value, grounded on its input.
-pub fn echo_reply() -> ClassSchema {
+pub(crate) fn echo_reply() -> ClassSchema {
     load("EchoReply", ECHO_REPLY)
 }
 

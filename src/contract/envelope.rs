@@ -12,54 +12,54 @@ use serde_json::Value;
 #[serde(deny_unknown_fields)]
 pub struct Envelope {
     /// The invocation's id, the request's UUIDv7.
-    pub invocation_id: String,
+    pub(crate) invocation_id: String,
     /// The agent that ran (or would have run).
     pub agent_id: String,
     /// The agent's version, from its card.
-    pub agent_version: String,
+    pub(crate) agent_version: String,
     /// When the conductor finished the run, RFC 3339 in UTC.
-    pub completed_at: String,
+    pub(crate) completed_at: String,
     /// The grounding mode the run was held to: the agent's declared one.
-    pub grounding_mode: GroundingMode,
+    pub(crate) grounding_mode: GroundingMode,
     /// `profile:<id>@v<n>`: the deployment's profile, never the request's.
-    pub policy_bundle_ref: String,
+    pub(crate) policy_bundle_ref: String,
     /// SHA-256 of the profile file's bytes.
-    pub policy_digest: String,
+    pub(crate) policy_digest: String,
     /// Named by the authentication boundary, never by the request.
-    pub acting_for: Principal,
+    pub(crate) acting_for: Principal,
     /// The contract version the envelope conforms to ([`CONTRACT_VERSION`](super::CONTRACT_VERSION)).
-    pub contract_version: String,
+    pub(crate) contract_version: String,
     /// Digest of the accepted input class schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub input_schema: Option<String>,
+    pub(crate) input_schema: Option<String>,
     /// What the invocation came to.
     pub outcome: Outcome,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The agent's payload, present only for a succeeded, grounded result.
-    pub payload: Option<Payload>,
+    pub(crate) payload: Option<Payload>,
     /// Digest of the payload class schema; present exactly when `payload` is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub payload_schema: Option<String>,
+    pub(crate) payload_schema: Option<String>,
     #[serde(default)]
     /// What the payload rests on.
-    pub evidence: Vec<EvidenceItem>,
+    pub(crate) evidence: Vec<EvidenceItem>,
     /// The run's trace id and what it cost.
-    pub telemetry: Telemetry,
+    pub(crate) telemetry: Telemetry,
     /// Always `true`: every output is for a person to review.
     #[serde(deserialize_with = "must_be_true")]
-    pub requires_human_review: bool,
+    pub(crate) requires_human_review: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// Why a run did not succeed (RFC 9457), when it failed or was suspended.
-    pub problem: Option<ProblemDetails>,
+    pub(crate) problem: Option<ProblemDetails>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The conversation the run belongs to, if the request named one (or its grant did).
-    pub conversation_id: Option<String>,
+    pub(crate) conversation_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The delegating run, for a run made under a delegation grant.
-    pub parent_invocation_id: Option<String>,
+    pub(crate) parent_invocation_id: Option<String>,
     /// Left out when empty, so envelopes of agents that cannot delegate are unchanged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub delegations: Vec<Delegation>,
+    pub(crate) delegations: Vec<Delegation>,
 }
 
 fn must_be_true<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
@@ -77,36 +77,36 @@ fn must_be_true<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error
 pub struct Telemetry {
     /// 32 lowercase hex digits: the root `invoke_agent` span's trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace_id: Option<String>,
+    pub(crate) trace_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The model the agent called, if any.
-    pub model_id: Option<String>,
+    pub(crate) model_id: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::json::lenient::opt_u64"
     )]
     /// Input tokens the model counted, if reported.
-    pub input_tokens: Option<u64>,
+    pub(crate) input_tokens: Option<u64>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::json::lenient::opt_u64"
     )]
     /// Output tokens the model counted, if reported.
-    pub output_tokens: Option<u64>,
+    pub(crate) output_tokens: Option<u64>,
     #[serde(default)]
     /// How `energy_estimate_j` was arrived at.
-    pub energy_method: EnergyMethod,
+    pub(crate) energy_method: EnergyMethod,
     /// Always written, `null` when not measured: the slot exists, honestly empty. Last, as
     /// the reference's `setdefault` appends it.
     #[serde(default)]
-    pub energy_estimate_j: Option<f64>,
+    pub(crate) energy_estimate_j: Option<f64>,
 }
 
 impl Telemetry {
     /// Telemetry for a trace, with nothing measured.
-    pub fn for_trace(trace_id: impl Into<String>) -> Telemetry {
+    pub(crate) fn for_trace(trace_id: impl Into<String>) -> Telemetry {
         Telemetry {
             trace_id: Some(trace_id.into()),
             model_id: None,
@@ -136,21 +136,21 @@ pub enum EnergyMethod {
 #[serde(deny_unknown_fields)]
 pub struct Delegation {
     /// The child run's invocation id.
-    pub delegated_invocation_id: String,
+    pub(crate) delegated_invocation_id: String,
     /// The agent the child ran.
-    pub delegated_agent_id: String,
+    pub(crate) delegated_agent_id: String,
     /// That agent's version.
-    pub delegated_agent_version: String,
+    pub(crate) delegated_agent_version: String,
     /// How the child ended.
-    pub delegated_status: OutcomeStatus,
+    pub(crate) delegated_status: OutcomeStatus,
     /// `dd-envelope-json-v1` hash of the child's stored envelope.
-    pub content_hash: String,
+    pub(crate) content_hash: String,
 }
 
 impl Envelope {
     /// The document as stored and sent: `None` left out, `energy_estimate_j: null` kept,
     /// `delegations` left out when empty.
-    pub fn to_document(&self) -> Value {
+    pub(crate) fn to_document(&self) -> Value {
         serde_json::to_value(self).expect("an envelope always serialises")
     }
 

@@ -23,7 +23,7 @@ pub(crate) mod request;
 mod result;
 pub(crate) mod schema;
 pub(crate) mod spec;
-pub mod tokens;
+pub(crate) mod tokens;
 pub(crate) mod validate;
 
 pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};
@@ -45,12 +45,12 @@ pub use validate::validate_envelope;
 pub const CONTRACT_VERSION: &str = "0.7.0";
 
 /// The `source_id` that cites an invocation's input: `input:<invocation_id>`.
-pub fn input_source_id(invocation_id: &str) -> String {
+pub(crate) fn input_source_id(invocation_id: &str) -> String {
     format!("input:{invocation_id}")
 }
 
 /// The `source_id` that cites a delegated child's envelope: `invocation:<invocation_id>`.
-pub fn invocation_source_id(invocation_id: &str) -> String {
+pub(crate) fn invocation_source_id(invocation_id: &str) -> String {
     format!("invocation:{invocation_id}")
 }
 

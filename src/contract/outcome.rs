@@ -84,7 +84,7 @@ macro_rules! wire_names {
                 match self { $(<$ty>::$variant => $name),* }
             }
             /// The value the contract spells `s`, if any.
-            pub fn parse(s: &str) -> Option<$ty> {
+            pub(crate) fn parse(s: &str) -> Option<$ty> {
                 match s { $($name => Some(<$ty>::$variant),)* _ => None }
             }
         }
@@ -99,7 +99,7 @@ macro_rules! wire_names {
 impl OutcomeStatus {
     /// `s` as an outcome, or an error naming every one (for a filter that would otherwise
     /// silently match nothing).
-    pub fn parse_or_list(s: &str) -> Result<OutcomeStatus, ContractError> {
+    pub(crate) fn parse_or_list(s: &str) -> Result<OutcomeStatus, ContractError> {
         OutcomeStatus::parse(s).ok_or_else(|| ContractError::UnknownOutcome {
             given: s.to_string(),
         })
@@ -136,10 +136,10 @@ pub struct Outcome {
     pub status: OutcomeStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// Why it abstained or was referred; `None` otherwise.
-    pub reason_code: Option<ReasonCode>,
+    pub(crate) reason_code: Option<ReasonCode>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// Who decides a referred invocation (a role, such as `data_steward`).
-    pub referred_to: Option<String>,
+    pub(crate) referred_to: Option<String>,
     /// One sentence for a person: what happened.
     pub statement: String,
 }
@@ -147,7 +147,7 @@ pub struct Outcome {
 impl Outcome {
     /// A `suspended` outcome: the agent waits for input, and `resume_condition` says what it
     /// needs (a person reads it; the harness answers A2A `input-required` with it).
-    pub fn suspended(resume_condition: impl Into<String>) -> Outcome {
+    pub(crate) fn suspended(resume_condition: impl Into<String>) -> Outcome {
         Outcome {
             status: OutcomeStatus::Suspended,
             reason_code: None,
@@ -177,7 +177,7 @@ impl Outcome {
     }
 
     /// A `referred` outcome: who decides, and why.
-    pub fn referred(
+    pub(crate) fn referred(
         reason: ReasonCode,
         to: impl Into<String>,
         statement: impl Into<String>,
@@ -191,7 +191,7 @@ impl Outcome {
     }
 
     /// A `failed` outcome (the envelope must then carry a problem).
-    pub fn failed(statement: impl Into<String>) -> Outcome {
+    pub(crate) fn failed(statement: impl Into<String>) -> Outcome {
         Outcome {
             status: OutcomeStatus::Failed,
             reason_code: None,

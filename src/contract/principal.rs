@@ -8,15 +8,15 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Principal {
     /// An absolute IRI, e.g. an ORCID.
-    pub principal_id: String,
+    pub(crate) principal_id: String,
     /// The principal's name as a person reads it; not blank.
-    pub name: String,
+    pub(crate) name: String,
     #[serde(default)]
     /// A person or an accountable role.
-    pub principal_kind: PrincipalKind,
+    pub(crate) principal_kind: PrincipalKind,
     #[serde(default)]
     /// How the principal was established.
-    pub assurance: Assurance,
+    pub(crate) assurance: Assurance,
 }
 
 /// A person, or a role that is accountable as one.
@@ -41,7 +41,7 @@ pub enum Assurance {
 
 impl PrincipalKind {
     /// The kind the contract spells `s`.
-    pub fn parse(s: &str) -> Option<PrincipalKind> {
+    pub(crate) fn parse(s: &str) -> Option<PrincipalKind> {
         match s {
             "person" => Some(PrincipalKind::Person),
             "accountable_role" => Some(PrincipalKind::AccountableRole),
@@ -52,7 +52,7 @@ impl PrincipalKind {
 
 impl Principal {
     /// A principal with the default kind (`person`) and assurance (`asserted`), checked.
-    pub fn new(
+    pub(crate) fn new(
         principal_id: &str,
         name: &str,
         kind: PrincipalKind,
@@ -72,7 +72,7 @@ impl Principal {
     }
 
     /// What is wrong with this principal, if anything (the model's field patterns).
-    pub fn problems(&self) -> Vec<String> {
+    pub(crate) fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
         if !is_iri(&self.principal_id) {
             out.push(format!(

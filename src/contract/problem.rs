@@ -11,29 +11,29 @@ pub const PROBLEM_BASE: &str = "https://w3id.org/data-director/problems/";
 pub struct ProblemDetails {
     #[serde(rename = "type")]
     /// The problem type URI (`https://w3id.org/data-director/problems/<slug>`).
-    pub type_: String,
+    pub(crate) type_: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The problem type's short, human-readable summary.
-    pub title: Option<String>,
+    pub(crate) title: Option<String>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::json::lenient::opt_i64"
     )]
     /// The HTTP status the problem corresponds to (RFC 9457's `status`).
-    pub http_status: Option<i64>,
+    pub(crate) http_status: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// What happened in this occurrence, for a person.
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// A URI naming this occurrence, if any.
-    pub instance: Option<String>,
+    pub(crate) instance: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// For a suspended run: the condition that resumes it.
-    pub resume_condition: Option<String>,
+    pub(crate) resume_condition: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// For a suspended run: when to try again, RFC 3339.
-    pub resume_after: Option<String>,
+    pub(crate) resume_after: Option<String>,
 }
 
 /// The problem types the conductor produces, with the reference's titles and statuses.
@@ -53,7 +53,7 @@ pub enum ProblemType {
 
 impl ProblemType {
     /// Every problem type.
-    pub const ALL: [ProblemType; 5] = [
+    pub(crate) const ALL: [ProblemType; 5] = [
         ProblemType::AgentNotPermitted,
         ProblemType::ActionClassMismatch,
         ProblemType::GroundingViolation,
@@ -62,7 +62,7 @@ impl ProblemType {
     ];
 
     /// The last segment of the type URI.
-    pub fn slug(self) -> &'static str {
+    pub(crate) fn slug(self) -> &'static str {
         match self {
             ProblemType::AgentNotPermitted => "agent-not-permitted",
             ProblemType::ActionClassMismatch => "action-class-mismatch",
@@ -73,12 +73,12 @@ impl ProblemType {
     }
 
     /// The full type URI.
-    pub fn uri(self) -> String {
+    pub(crate) fn uri(self) -> String {
         format!("{PROBLEM_BASE}{}", self.slug())
     }
 
     /// The reference's title.
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             ProblemType::AgentNotPermitted => "Agent not enabled by the institutional profile",
             ProblemType::ActionClassMismatch => {
@@ -91,7 +91,7 @@ impl ProblemType {
     }
 
     /// The reference's HTTP status.
-    pub fn http_status(self) -> i64 {
+    pub(crate) fn http_status(self) -> i64 {
         match self {
             ProblemType::AgentNotPermitted | ProblemType::ActionClassMismatch => 403,
             ProblemType::GroundingViolation | ProblemType::AgentError => 500,
@@ -100,7 +100,7 @@ impl ProblemType {
     }
 
     /// Problem details of this type with `detail`.
-    pub fn with_detail(self, detail: impl Into<String>) -> ProblemDetails {
+    pub(crate) fn with_detail(self, detail: impl Into<String>) -> ProblemDetails {
         ProblemDetails {
             type_: self.uri(),
             title: Some(self.title().to_string()),
@@ -113,7 +113,7 @@ impl ProblemType {
     }
 
     /// The problem type a URI names, if it is one of ours.
-    pub fn from_uri(uri: &str) -> Option<ProblemType> {
+    pub(crate) fn from_uri(uri: &str) -> Option<ProblemType> {
         let slug = uri.strip_prefix(PROBLEM_BASE)?;
         ProblemType::ALL.into_iter().find(|p| p.slug() == slug)
     }

@@ -11,21 +11,21 @@ use serde_json::{Map, Value};
 pub struct InvocationRequest {
     /// UUIDv7; made fresh when a caller leaves it out (the reference model's default).
     #[serde(default = "crate::ids::new_uuid7")]
-    pub invocation_id: String,
+    pub(crate) invocation_id: String,
     /// The agent to run, by the id its card declares.
-    pub agent_id: String,
+    pub(crate) agent_id: String,
     #[serde(default, deserialize_with = "null_as_empty")]
     /// Requirement ids the caller asks the run to serve (may be empty).
-    pub requirement_ids: Vec<String>,
+    pub(crate) requirement_ids: Vec<String>,
     /// RFC 3339; now when a caller leaves it out.
     #[serde(default = "crate::time::now_rfc3339")]
     pub issued_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The conversation this request continues, if any.
-    pub conversation_id: Option<String>,
+    pub(crate) conversation_id: Option<String>,
     /// Set only by the conductor, from a delegation grant.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_invocation_id: Option<String>,
+    pub(crate) parent_invocation_id: Option<String>,
     /// The input document, naming its class in `schema_class`.
     pub input: Input,
 }
@@ -147,17 +147,17 @@ impl InvocationRequest {
     }
 
     /// The document as the wire and the run store carry it (`None` left out, `[]` kept).
-    pub fn to_document(&self) -> Value {
+    pub(crate) fn to_document(&self) -> Value {
         serde_json::to_value(self).expect("a request always serialises")
     }
 
     /// `dd-input-json-v1` hash of the input (`dd.input_hash`).
-    pub fn input_hash(&self) -> String {
+    pub(crate) fn input_hash(&self) -> String {
         super::canonical::input_hash_of_members(&self.input.0)
     }
 
     /// `input:<invocation_id>`, the source id that cites this request's input.
-    pub fn input_ref(&self) -> String {
+    pub(crate) fn input_ref(&self) -> String {
         super::input_source_id(&self.invocation_id)
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AgentResult {
     /// What the invocation came to, as the agent decided.
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     #[serde(default)]
     /// What the payload rests on.
     pub evidence: Vec<EvidenceItem>,
@@ -26,14 +26,14 @@ pub struct AgentResult {
         deserialize_with = "crate::json::lenient::opt_u64"
     )]
     /// Input tokens the model counted, if reported.
-    pub input_tokens: Option<u64>,
+    pub(crate) input_tokens: Option<u64>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::json::lenient::opt_u64"
     )]
     /// Output tokens the model counted, if reported.
-    pub output_tokens: Option<u64>,
+    pub(crate) output_tokens: Option<u64>,
 }
 
 impl AgentResult {
@@ -41,7 +41,7 @@ impl AgentResult {
     /// items closed, the payload open but naming its class (`grounded_on` defaults to `[]`),
     /// token counts integers even when spelled `3.0`. A document outside the contract is
     /// [`ContractError::Violation`](super::ContractError::Violation) listing every violation.
-    pub fn from_document(
+    pub(crate) fn from_document(
         document: &serde_json::Value,
     ) -> Result<AgentResult, super::ContractError> {
         let errors = super::validate::agent_result_errors(document);

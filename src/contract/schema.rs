@@ -93,9 +93,9 @@ const REFUSED: &[&str] = &[
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaError {
     /// The JSON pointer of the offending keyword or subschema (`#/properties/n/type`).
-    pub at: String,
+    pub(crate) at: String,
     /// What is wrong there.
-    pub reason: String,
+    pub(crate) reason: String,
 }
 
 impl SchemaError {

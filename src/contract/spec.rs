@@ -40,9 +40,9 @@ pub struct ClassSchema {
     /// The class name (`Message`), which its schema's `schema_class` must equal.
     pub name: String,
     /// The class's JSON Schema (draft 7).
-    pub json_schema: Value,
+    pub(crate) json_schema: Value,
     /// `dd-json-document-v1` hash of `json_schema`.
-    pub digest: String,
+    pub(crate) digest: String,
     compiled: Arc<Schema>,
 }
 
@@ -96,7 +96,10 @@ impl ClassSchema {
 
     /// Rebuild a class schema from a card's `schemas` entry, refusing one that does not match
     /// its digest.
-    pub fn from_description(name: &str, entry: &Value) -> Result<ClassSchema, ContractError> {
+    pub(crate) fn from_description(
+        name: &str,
+        entry: &Value,
+    ) -> Result<ClassSchema, ContractError> {
         let (Some(json_schema @ Value::Object(_)), Some(Value::String(digest))) =
             (entry.get("json_schema"), entry.get("digest"))
         else {
@@ -122,19 +125,19 @@ impl ClassSchema {
 
     /// Whether the class mixes in `Grounded` (requires `grounded_on`), as every payload class
     /// must.
-    pub fn grounded(&self) -> bool {
+    pub(crate) fn grounded(&self) -> bool {
         required(&self.json_schema)
             .iter()
             .any(|r| r == GROUNDED_SLOT)
     }
 
     /// Every way `document` fails this class's schema; empty when it conforms.
-    pub fn errors(&self, document: &Value) -> Vec<String> {
+    pub(crate) fn errors(&self, document: &Value) -> Vec<String> {
         self.compiled.validate(document)
     }
 
     /// The class's entry in a card's `schemas`.
-    pub fn describe(&self) -> Value {
+    pub(crate) fn describe(&self) -> Value {
         json!({ "digest": self.digest, "json_schema": self.json_schema })
     }
 }
@@ -189,17 +192,17 @@ pub struct AgentSpec {
 
 impl AgentSpec {
     /// The schema of class `name`, if the spec carries it.
-    pub fn schema(&self, name: &str) -> Option<&ClassSchema> {
+    pub(crate) fn schema(&self, name: &str) -> Option<&ClassSchema> {
         self.schemas.get(name)
     }
 
     /// The payload class's schema, if the agent returns a payload.
-    pub fn payload_schema(&self) -> Option<&ClassSchema> {
+    pub(crate) fn payload_schema(&self) -> Option<&ClassSchema> {
         self.payload.as_deref().and_then(|p| self.schemas.get(p))
     }
 
     /// The description: the card extension's `params`, the manifest entry.
-    pub fn describe(&self) -> Value {
+    pub(crate) fn describe(&self) -> Value {
         let derivations: Map<String, Value> = self
             .derivations
             .iter()
@@ -233,7 +236,7 @@ impl AgentSpec {
     /// Rebuild a spec from a description, checking, in this order: the contract version
     /// ([`ContractError::Version`]), the keys, `accepts`, each class schema against its digest
     /// and designator, the payload class's `grounded_on`, and the derivations.
-    pub fn from_description(entry: &Value) -> Result<AgentSpec, ContractError> {
+    pub(crate) fn from_description(entry: &Value) -> Result<AgentSpec, ContractError> {
         let id_repr = entry
             .get("agent_id")
             .map(crate::json::python::py_repr)

@@ -20,11 +20,11 @@ use std::path::Path;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Token {
     /// SHA-256 of the token, 64 lowercase hex digits ([`token_digest`]).
-    pub digest: String,
+    pub(crate) digest: String,
     /// The principal a caller presenting the token acts for.
-    pub principal: Principal,
+    pub(crate) principal: Principal,
     /// What the token may do besides acting for its principal.
-    pub role: Role,
+    pub(crate) role: Role,
 }
 
 impl Token {
@@ -56,7 +56,7 @@ pub enum Role {
 /// `{"principal_id", "name", "principal_kind"?, "role"?}` (`role`: `"auditor"`, `"steward"`,
 /// `"admin"` or `"principal"`). A file of another shape is refused with the field that is wrong and the
 /// shape expected.
-pub fn read_tokens_file(file: &Path) -> Result<Vec<Token>, TokenError> {
+pub(crate) fn read_tokens_file(file: &Path) -> Result<Vec<Token>, TokenError> {
     let path = file.display().to_string();
     let bytes = match std::fs::read(file) {
         Ok(bytes) => bytes,
@@ -142,7 +142,7 @@ pub fn read_tokens_file(file: &Path) -> Result<Vec<Token>, TokenError> {
 /// The entry of `tokens` whose token an `Authorization` field's value presents, or why the
 /// caller is unauthenticated. Every entry is compared, whatever matches, so timing says
 /// nothing about the tokens.
-pub fn find_token<'t>(
+pub(crate) fn find_token<'t>(
     tokens: &'t [Token],
     authorization: Option<&str>,
 ) -> Result<&'t Token, TokenError> {

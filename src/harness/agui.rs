@@ -455,7 +455,7 @@ pub(crate) fn replay(harness: &Harness, reference: &str, access: &Access) -> Res
 /// Which stages ran is read from the events the conductor recorded on the root span
 /// (`spans_jsonl`, the run's `spans.jsonl`); for a run stored without them (written by the
 /// reference), it is inferred from the envelope.
-pub fn replay_events(envelope: &Value, spans_jsonl: Option<&str>) -> Vec<Event> {
+pub(crate) fn replay_events(envelope: &Value, spans_jsonl: Option<&str>) -> Vec<Event> {
     let thread_id = envelope
         .get("conversation_id")
         .and_then(Value::as_str)

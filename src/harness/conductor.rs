@@ -118,7 +118,7 @@ pub(crate) const DATA_STEWARD: &str = "data_steward";
 /// How the statement of every outcome the conductor decides without calling the agent ends.
 pub(crate) const AGENT_NOT_RUN: &str = "The agent was not run.";
 /// The service name on the conductor's own spans.
-pub const SERVICE_NAME: &str = "ddwire-harness";
+pub(crate) const SERVICE_NAME: &str = "ddwire-harness";
 /// The name the validation stage gives itself in a `withheld` event.
 const VALIDATION: &str = "validation";
 /// The kind an `agent-error` problem names (`<agent_id>: Canceled: …`) when the caller canceled
@@ -143,7 +143,7 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in the order they run.
-    pub const ALL: [Stage; 5] = [
+    pub(crate) const ALL: [Stage; 5] = [
         Stage::PolicyGate,
         Stage::InputCheck,
         Stage::AgentCall,
@@ -152,7 +152,7 @@ impl Stage {
     ];
 
     /// The stage named `name`.
-    pub fn parse(name: &str) -> Option<Stage> {
+    pub(crate) fn parse(name: &str) -> Option<Stage> {
         Stage::ALL.into_iter().find(|s| s.name() == name)
     }
 
@@ -178,7 +178,7 @@ pub enum Phase {
 }
 
 /// Called at the start and end of each stage that runs.
-pub type Observer<'a> = &'a (dyn Fn(Stage, Phase) + Sync);
+pub(crate) type Observer<'a> = &'a (dyn Fn(Stage, Phase) + Sync);
 
 /// The file of a resumed run that holds every turn (`turns.json`).
 pub(crate) const TURNS_FILE: &str = "turns.json";
@@ -244,11 +244,11 @@ impl Suspension {
 
 /// A suspended run as a restarted harness shows it: its request, principal and condition.
 pub(crate) struct Waiting {
-    pub request: InvocationRequest,
-    pub request_doc: Value,
-    pub principal_id: String,
-    pub resume_condition: String,
-    pub expires_at: String,
+    pub(crate) request: InvocationRequest,
+    pub(crate) request_doc: Value,
+    pub(crate) principal_id: String,
+    pub(crate) resume_condition: String,
+    pub(crate) expires_at: String,
 }
 
 /// Whether a steward's approval (its decision record) still holds for `invocation` of
@@ -310,19 +310,19 @@ struct Grant {
 /// A delegation callback as it reached the harness: the grant it presents, and what else
 /// vouches for it.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Callback<'a> {
+pub(crate) struct Callback<'a> {
     /// The grant's bearer token (`dd.delegation_token`).
-    pub token: &'a str,
+    pub(crate) token: &'a str,
     /// The trace the child's run gets: its root's ids, and the delegating agent's `delegate`
     /// span (the `traceparent` the callback carried) as its link. `None`: a new trace with no
     /// link.
-    pub trace: Option<&'a RunTrace>,
+    pub(crate) trace: Option<&'a RunTrace>,
     /// The invocation the agent says the grant was issued for (`dd.parent_invocation_id`);
     /// when given it must be the grant's.
-    pub parent_invocation_id: Option<&'a str>,
+    pub(crate) parent_invocation_id: Option<&'a str>,
     /// The key id whose signature the harness verified on the callback. Required, and equal
     /// to the grant's agent, when the registry holds a key for that agent.
-    pub signed_by: Option<&'a str>,
+    pub(crate) signed_by: Option<&'a str>,
 }
 
 /// The trace a run gets, fixed by its transport before the run starts: the ids of its root
@@ -337,10 +337,10 @@ pub struct Callback<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunTrace {
     /// The root span as it will be: a new random trace id and span id, sampled.
-    pub root: SpanContext,
+    pub(crate) root: SpanContext,
     /// The span the root links to: the caller's (its `traceparent` and `tracestate`), or for
     /// a delegated child the delegating agent's `delegate` span.
-    pub link: Option<SpanContext>,
+    pub(crate) link: Option<SpanContext>,
 }
 
 impl RunTrace {
@@ -361,7 +361,7 @@ impl RunTrace {
     /// A new trace linked to the caller's span, read from its `traceparent` and `tracestate`
     /// values ([`SpanContext::extract`]): an invalid `traceparent` is ignored, and the run is
     /// then linked to nothing.
-    pub fn for_caller(traceparent: Option<&str>, tracestate: Option<&str>) -> RunTrace {
+    pub(crate) fn for_caller(traceparent: Option<&str>, tracestate: Option<&str>) -> RunTrace {
         RunTrace::new(SpanContext::extract(traceparent, tracestate))
     }
 
@@ -372,7 +372,7 @@ impl RunTrace {
 
     /// The W3C `traceresponse` header value naming the run's root span
     /// ([`SpanContext::traceresponse`]): `00-<trace id>-<root span id>-01`.
-    pub fn traceresponse(&self) -> String {
+    pub(crate) fn traceresponse(&self) -> String {
         self.root.traceresponse()
     }
 }
@@ -380,22 +380,22 @@ impl RunTrace {
 /// The conductor of one harness.
 pub struct Conductor {
     /// The agents this harness may call.
-    pub registry: Registry,
+    pub(crate) registry: Registry,
     /// The deployment's profile; a request cannot name another.
-    pub profile: Profile,
+    pub(crate) profile: Profile,
     /// Where every run is kept.
-    pub store: RunStore,
+    pub(crate) store: RunStore,
     /// How agents are called.
-    pub client: A2aClient,
+    pub(crate) client: A2aClient,
     /// The harness's own A2A base URL, sent to delegation agents as their callback. `None`
     /// (the CLI) issues no grant.
-    pub callback_url: Option<String>,
+    pub(crate) callback_url: Option<String>,
     /// Exports each run's spans over OTLP once the run is stored; `None` exports nothing.
     pub otlp: Option<crate::wire::otlp::Exporter>,
     /// How long a suspended run waits for its caller before it is stored as expired.
-    pub suspend_for: std::time::Duration,
+    pub(crate) suspend_for: std::time::Duration,
     /// How long after its referral a steward may approve a referred run (see `approval`).
-    pub approve_for: std::time::Duration,
+    pub(crate) approve_for: std::time::Duration,
     running: Mutex<HashSet<String>>,
     /// Runs an agent suspended, by invocation id.
     suspended: Mutex<HashMap<String, Suspension>>,
@@ -430,7 +430,7 @@ impl Conductor {
     }
 
     /// Run one top-level invocation for `acting_for`, in a new trace linked to nothing.
-    pub fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
+    pub(crate) fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
         self.invoke_observed(request, acting_for, RunTrace::new(None), &|_, _| {})
     }
 
@@ -822,7 +822,11 @@ impl Conductor {
     /// Run a request a delegation agent sent back under its grant, and record it against the
     /// parent. The child's lineage, conversation and principal come from the grant, whatever
     /// the request or its caller says; its policy is the conductor's, as every run's is.
-    pub fn invoke_delegated(&self, request: InvocationRequest, callback: &Callback) -> Result<Run> {
+    pub(crate) fn invoke_delegated(
+        &self,
+        request: InvocationRequest,
+        callback: &Callback,
+    ) -> Result<Run> {
         let token = callback.token;
         let (parent_id, conversation_id, acting_for) = {
             let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
@@ -1437,12 +1441,12 @@ impl Conductor {
     }
 
     /// How many grants are live (for tests: none outlives its invocation).
-    pub fn live_grants(&self) -> usize {
+    pub(crate) fn live_grants(&self) -> usize {
         self.grants.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// How many invocations are running (a drain waits for them; none stays after it returns).
-    pub fn running(&self) -> usize {
+    pub(crate) fn running(&self) -> usize {
         self.running.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 }

@@ -57,16 +57,16 @@ pub struct GroundingReport {
     pub passed: bool,
     /// Why the linter did not run: the conductor decided the run before its agent ran (a
     /// refusal or a referral), so there was no output to check. `passed` is then `false`.
-    pub not_run: Option<String>,
+    pub(crate) not_run: Option<String>,
     /// The grounding mode the envelope declared: the valid mode, or Python's `str()` of
     /// whatever non-empty value it declared when that is not a mode; `None` when absent.
-    pub mode: Option<String>,
+    pub(crate) mode: Option<String>,
     /// Every violation, prefixed by its rule id, in the order the checks found them.
     pub violations: Vec<String>,
     /// `retrieval` spans descending from the root.
     pub retrieval_count: usize,
     /// `chat` spans descending from the root.
-    pub chat_count: usize,
+    pub(crate) chat_count: usize,
 }
 
 impl GroundingReport {
@@ -98,7 +98,7 @@ impl GroundingReport {
     /// `{"invocation_id", "summary", "passed", "not_run", "mode", "violations",
     /// "retrieval_count", "chat_count", "stored", "agrees"}`, where `stored` is the run's
     /// `grounding.txt` (if given) and `agrees` whether this report reads the same.
-    pub fn to_json(&self, invocation_id: Option<&str>, stored: Option<&str>) -> Value {
+    pub(crate) fn to_json(&self, invocation_id: Option<&str>, stored: Option<&str>) -> Value {
         let summary = self.summary();
         serde_json::json!({
             "invocation_id": invocation_id,
@@ -116,7 +116,7 @@ impl GroundingReport {
 
     /// The ids of the rules that failed (`G0`, `R2`...), each once, in the order the checks
     /// found them: each violation's text up to its first `:`.
-    pub fn rules(&self) -> Vec<String> {
+    pub(crate) fn rules(&self) -> Vec<String> {
         let mut rules: Vec<String> = Vec::new();
         for violation in &self.violations {
             let id = violation.split(':').next().unwrap_or_default().trim();
@@ -210,7 +210,7 @@ pub fn lint(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
 /// its agent ran (the policy gate refused or referred it, or the input check refused its
 /// input, as the root span's stage events record), when there is no output to check and the
 /// report says the linter did not run.
-pub fn lint_run(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
+pub(crate) fn lint_run(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
     match not_run_reason(records) {
         Some(why) => GroundingReport {
             passed: false,
@@ -236,7 +236,7 @@ pub fn lint_run(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
 /// `grounding-violation`, or when the root span's `dd.outcome` (what the agent claimed, set
 /// before the linter ran) is `succeeded` and the stored outcome is not. Without the reply a
 /// withheld run is linted as stored; [`is_withheld`] tells a caller to say so.
-pub fn lint_stored(
+pub(crate) fn lint_stored(
     records: &[SpanRecord],
     envelope: &Value,
     agent_reply: Option<&Value>,
@@ -251,7 +251,7 @@ pub fn lint_stored(
 /// Lint stored run `id` again from its files (envelope, spans, the agent's reply): what
 /// `ddwire lint RUN` and `GET /runs/{id}/grounding` report. `None` if the store holds no such
 /// run.
-pub fn relint(
+pub(crate) fn relint(
     reader: &super::store::RunReader,
     id: &str,
 ) -> crate::harness::Result<Option<GroundingReport>> {
@@ -264,7 +264,7 @@ pub fn relint(
 }
 
 /// Whether the stored `envelope` is a withheld result (see [`lint_stored`]).
-pub fn is_withheld(records: &[SpanRecord], envelope: &Value) -> bool {
+pub(crate) fn is_withheld(records: &[SpanRecord], envelope: &Value) -> bool {
     let problem = envelope["problem"]["type"].as_str().unwrap_or("");
     if problem.rsplit('/').next() == Some("grounding-violation") {
         return true;

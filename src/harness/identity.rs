@@ -36,7 +36,7 @@ pub enum Authenticator {
 
 /// Which stored runs a reader may see.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     /// Every run: an operator-mode harness's reader, or an auditor.
     All,
     /// Only runs acting for this `principal_id` (compared exactly).
@@ -45,7 +45,7 @@ pub enum Access {
 
 impl Access {
     /// Whether a run acting for `principal_id` (`None`: unknown) is visible.
-    pub fn sees(&self, principal_id: Option<&str>) -> bool {
+    pub(crate) fn sees(&self, principal_id: Option<&str>) -> bool {
         match self {
             Access::All => true,
             Access::Own(mine) => principal_id == Some(mine.as_str()),
@@ -53,7 +53,7 @@ impl Access {
     }
 
     /// Whether a stored envelope (or index row) is visible: its `acting_for.principal_id`.
-    pub fn sees_envelope(&self, envelope: &Value) -> bool {
+    pub(crate) fn sees_envelope(&self, envelope: &Value) -> bool {
         self.sees(
             envelope
                 .pointer("/acting_for/principal_id")
@@ -65,7 +65,7 @@ impl Access {
 impl Authenticator {
     /// The principal a caller acts for, from its HTTP header fields (`None`: no HTTP request,
     /// as for the CLI).
-    pub fn principal_for(&self, headers: Option<&[(String, String)]>) -> Result<Principal> {
+    pub(crate) fn principal_for(&self, headers: Option<&[(String, String)]>) -> Result<Principal> {
         match self {
             Authenticator::Operator(p) => Ok(p.clone()),
             Authenticator::Bearer(_) => self.token_for(headers).map(|t| t.principal.clone()),
@@ -74,7 +74,7 @@ impl Authenticator {
 
     /// Which runs a caller may read: every run in operator mode; with bearer tokens, its own
     /// (or every run, for an auditor), and an error for a caller without a known token.
-    pub fn access_for(&self, headers: Option<&[(String, String)]>) -> Result<Access> {
+    pub(crate) fn access_for(&self, headers: Option<&[(String, String)]>) -> Result<Access> {
         match self {
             Authenticator::Operator(_) => Ok(Access::All),
             Authenticator::Bearer(_) => {
@@ -104,13 +104,13 @@ impl Authenticator {
     }
 
     /// Whether callers must present credentials.
-    pub fn requires_credentials(&self) -> bool {
+    pub(crate) fn requires_credentials(&self) -> bool {
         matches!(self, Authenticator::Bearer(_))
     }
 
     /// Read a tokens file (see [`read_tokens_file`]): bearer mode over its entries. An
     /// `admin` entry (a relay's role) reads its own runs here.
-    pub fn bearer_from_file(path: &Path) -> Result<Authenticator> {
+    pub(crate) fn bearer_from_file(path: &Path) -> Result<Authenticator> {
         Ok(Authenticator::Bearer(read_tokens_file(path)?))
     }
 }
@@ -118,7 +118,7 @@ impl Authenticator {
 /// The operator's principal from `DD_PRINCIPAL_ID`, `DD_PRINCIPAL_NAME`, `DD_PRINCIPAL_KIND`,
 /// with command-line values taking precedence. Missing values stop start-up with the
 /// reference's message: every invocation acts for a named human.
-pub fn configured_principal(
+pub(crate) fn configured_principal(
     id_flag: Option<&str>,
     name_flag: Option<&str>,
     kind_flag: Option<&str>,

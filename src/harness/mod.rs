@@ -2,7 +2,7 @@
 //! agents, the policy gate, the conductor and its grounding linter, the run store, identity,
 //! the harness's own routes (A2A, AG-UI, JSON).
 
-pub mod agui;
+pub(crate) mod agui;
 pub(crate) mod approval;
 pub mod conductor;
 mod conversations;

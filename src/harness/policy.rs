@@ -45,24 +45,24 @@ pub(crate) const DEFAULT_PROFILE: &str = r#"{
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
     /// The profile's id (`profile:<id>@v<version>` in envelopes).
-    pub profile_id: String,
+    pub(crate) profile_id: String,
     /// The profile's version.
-    pub version: u64,
+    pub(crate) version: u64,
     /// What the profile is for, for a person.
-    pub description: String,
+    pub(crate) description: String,
     /// Agent id → the action class the steward assigns it.
-    pub agents: BTreeMap<String, String>,
+    pub(crate) agents: BTreeMap<String, String>,
     /// Action classes a run of which is referred to a data steward rather than run.
-    pub actions_requiring_approval: BTreeSet<String>,
+    pub(crate) actions_requiring_approval: BTreeSet<String>,
     /// SHA-256 of the file's bytes: what an envelope records as `policy_digest`.
-    pub digest: String,
+    pub(crate) digest: String,
     /// Where it was read from.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl Profile {
     /// Load the deployment's profile from a JSON file.
-    pub fn load(path: &Path) -> Result<Profile> {
+    pub(crate) fn load(path: &Path) -> Result<Profile> {
         let bytes = std::fs::read(path).map_err(|e| {
             HarnessError::config(
                 path.display().to_string(),
@@ -73,7 +73,7 @@ impl Profile {
     }
 
     /// The shipped default profile.
-    pub fn default_profile() -> Profile {
+    pub(crate) fn default_profile() -> Profile {
         Profile::from_bytes(DEFAULT_PROFILE.as_bytes(), "<built-in default profile>")
             .expect("the shipped profile is valid")
     }
@@ -169,7 +169,7 @@ impl Profile {
     }
 
     /// What an envelope records as `policy_bundle_ref`: `profile:<id>@v<version>`.
-    pub fn bundle_ref(&self) -> String {
+    pub(crate) fn bundle_ref(&self) -> String {
         format!("profile:{}@v{}", self.profile_id, self.version)
     }
 }

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 /// The configuration used when none is given: the built-in agents at the ports
 /// `ddwire agent NAME` serves them on.
-pub const DEFAULT_AGENTS_CONFIG: &str = r#"{
+pub(crate) const DEFAULT_AGENTS_CONFIG: &str = r#"{
   "agents": [
     {"name": "hello", "url": "http://127.0.0.1:8101"},
     {"name": "stub", "url": "http://127.0.0.1:8104"},
@@ -46,22 +46,22 @@ pub const DEFAULT_AGENTS_CONFIG: &str = r#"{
 
 /// One entry of the agents configuration.
 #[derive(Clone, Debug, PartialEq)]
-pub struct AgentEntry {
+pub(crate) struct AgentEntry {
     /// The agent's base URL (its card is read from there).
-    pub url: String,
+    pub(crate) url: String,
     /// Labels the agent in `unavailable` (default: its URL).
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Per-call timeout (default 60 s).
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// The file holding the secret shared with this agent; `None`: calls are not signed.
-    pub key_file: Option<PathBuf>,
+    pub(crate) key_file: Option<PathBuf>,
     /// The client certificate presented to this agent (`tls_client_cert`, `tls_client_key`),
     /// instead of the harness's own.
-    pub tls_client: Option<KeyPair>,
+    pub(crate) tls_client: Option<KeyPair>,
 }
 
 /// Read an agents configuration file; a relative `key_file` is read from the file's folder.
-pub fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
+pub(crate) fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
     let bytes = std::fs::read(path).map_err(|e| {
         let at = path.display();
         let message = match e.kind() {
@@ -87,7 +87,7 @@ pub fn load_config(path: &Path) -> Result<Vec<AgentEntry>> {
 }
 
 /// Parse an agents configuration (`where` names it in messages).
-pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
+pub(crate) fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
     let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT)
         .map_err(|e| HarnessError::config(at, format!("{at}: {e}")))?;
     let entries = doc.get("agents").and_then(Value::as_array).ok_or_else(|| {
@@ -152,21 +152,21 @@ pub fn parse_config(bytes: &[u8], at: &str) -> Result<Vec<AgentEntry>> {
 #[derive(Clone, Debug)]
 pub struct RemoteAgent {
     /// The agent's specification, rebuilt from its card.
-    pub spec: AgentSpec,
+    pub(crate) spec: AgentSpec,
     /// The base URL the configuration names.
-    pub url: String,
+    pub(crate) url: String,
     /// Where and how to send JSON-RPC, as the card prefers.
-    pub target: Target,
+    pub(crate) target: Target,
     /// The card as fetched.
-    pub card: Value,
+    pub(crate) card: Value,
     /// The per-call timeout.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// The secret shared with the agent, under its `agent_id`: calls to it are signed, and its
     /// delegation callbacks must be.
-    pub key: Option<Key>,
+    pub(crate) key: Option<Key>,
     /// The client calls to this agent go through, when it is not the harness's own (the
     /// agent's entry names a client certificate of its own).
-    pub client: Option<A2aClient>,
+    pub(crate) client: Option<A2aClient>,
 }
 
 impl RemoteAgent {
@@ -198,17 +198,17 @@ impl RemoteAgent {
 
 /// The longest a refresh waits for one card: a refresh may run inline with an invocation
 /// that names an unknown id, so a silent host must not hold it for a whole call timeout.
-pub const CARD_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CARD_TIMEOUT: Duration = Duration::from_secs(10);
 /// The first wait before an unavailable agent is fetched again; it doubles on each attempt.
-pub const RETRY_FIRST: Duration = Duration::from_secs(1);
+pub(crate) const RETRY_FIRST: Duration = Duration::from_secs(1);
 /// The longest wait between attempts while an agent is unavailable.
-pub const RETRY_MAX: Duration = Duration::from_secs(30);
+pub(crate) const RETRY_MAX: Duration = Duration::from_secs(30);
 /// How often every card is read again once all agents are available, so a changed card is
 /// checked again.
-pub const RECHECK_EVERY: Duration = Duration::from_secs(60);
+pub(crate) const RECHECK_EVERY: Duration = Duration::from_secs(60);
 /// An invocation naming an unknown id refreshes at once, but not more often than this: a
 /// stream of unknown ids cannot turn into a stream of card fetches.
-pub const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
 
 /// The agents the harness knows, and those it could not admit.
 ///
@@ -351,17 +351,17 @@ impl std::fmt::Debug for Registry {
 /// What a refresh found: the ids it admitted or whose card changed, and what is still not
 /// admitted.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct Refreshed {
+pub(crate) struct Refreshed {
     /// Agents admitted by this refresh.
-    pub added: Vec<String>,
+    pub(crate) added: Vec<String>,
     /// Agents whose card changed and was checked again.
-    pub changed: Vec<String>,
+    pub(crate) changed: Vec<String>,
     /// Agents no longer admitted (their new card was refused).
-    pub removed: Vec<String>,
+    pub(crate) removed: Vec<String>,
     /// Configured agents still unavailable.
-    pub unavailable: usize,
+    pub(crate) unavailable: usize,
     /// Configured agents still incompatible.
-    pub incompatible: usize,
+    pub(crate) incompatible: usize,
 }
 
 impl Refreshed {
@@ -471,13 +471,13 @@ impl Registry {
     /// Read every card a configuration lists. An agent that cannot be reached or admitted is
     /// recorded, not fatal (a later [`refresh`](Registry::refresh) may admit it); two agents
     /// with one id, or a key file that cannot be read, is a configuration error.
-    pub fn from_config(client: &A2aClient, entries: &[AgentEntry]) -> Result<Registry> {
+    pub(crate) fn from_config(client: &A2aClient, entries: &[AgentEntry]) -> Result<Registry> {
         Registry::configured_by(client, entries, None)
     }
 
     /// [`Registry::from_config`] of the agents configuration file at `path`, kept so that
     /// [`Registry::reload`] (`POST /agents/refresh`, SIGHUP) reads it again.
-    pub fn from_config_file(client: &A2aClient, path: &Path) -> Result<Registry> {
+    pub(crate) fn from_config_file(client: &A2aClient, path: &Path) -> Result<Registry> {
         Registry::configured_by(client, &load_config(path)?, Some(path.to_path_buf()))
     }
 
@@ -509,7 +509,7 @@ impl Registry {
     /// every card: an agent added to the file is admitted, one removed from it is dropped, and
     /// one whose entry changed is read under its new entry. A file that cannot be read or
     /// holds a bad entry changes nothing and is the error. Without a file, a plain refresh.
-    pub fn reload(&self) -> Result<Refreshed> {
+    pub(crate) fn reload(&self) -> Result<Refreshed> {
         let (Some(path), Some(client)) = (&self.shared.config_path, &self.shared.client) else {
             return Ok(self.refresh());
         };
@@ -622,7 +622,7 @@ impl Registry {
     /// Read every configured card again, now (waiting for a refresh already running, then
     /// running its own), several at once, so that one silent agent holds the refresh for one
     /// card timeout, not one per agent. A registry built by hand has nothing to refresh.
-    pub fn refresh(&self) -> Refreshed {
+    pub(crate) fn refresh(&self) -> Refreshed {
         self.refresh_now(false).0
     }
 
@@ -676,7 +676,7 @@ impl Registry {
     /// unavailable, after [`RETRY_FIRST`], doubling up to [`RETRY_MAX`]; once all are admitted,
     /// every [`RECHECK_EVERY`]. Returns at once; a registry without configuration starts
     /// nothing. The thread ends at the first wake-up after the last handle is dropped.
-    pub fn refresh_in_background(&self) {
+    pub(crate) fn refresh_in_background(&self) {
         if self.sources().is_empty() {
             return;
         }
@@ -723,7 +723,7 @@ impl Registry {
 
     /// A number that changes whenever the registry's contents do: a holder of something built
     /// from it (the harness card) rebuilds when it differs.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.shared.generation.load(Ordering::SeqCst)
     }
 
@@ -745,14 +745,14 @@ impl Registry {
 
     /// The agent registered as `agent_id` (shared: a refresh may replace it meanwhile, and a
     /// run keeps the one it started with).
-    pub fn get(&self, agent_id: &str) -> Option<Arc<RemoteAgent>> {
+    pub(crate) fn get(&self, agent_id: &str) -> Option<Arc<RemoteAgent>> {
         self.read().agents.get(agent_id).cloned()
     }
 
     /// The agent registered as `agent_id`; if there is none, refresh at once (unknown ids
     /// start at most one refresh every [`REFRESH_AT_MOST_EVERY`]) and look again: an agent that came up after the
     /// harness is found on the first call that names it.
-    pub fn get_or_refresh(&self, agent_id: &str) -> Option<Arc<RemoteAgent>> {
+    pub(crate) fn get_or_refresh(&self, agent_id: &str) -> Option<Arc<RemoteAgent>> {
         if let Some(agent) = self.get(agent_id) {
             return Some(agent);
         }
@@ -761,32 +761,32 @@ impl Registry {
     }
 
     /// Every registered agent, by id.
-    pub fn agents(&self) -> Vec<Arc<RemoteAgent>> {
+    pub(crate) fn agents(&self) -> Vec<Arc<RemoteAgent>> {
         self.read().agents.values().cloned().collect()
     }
 
     /// Registered ids, sorted.
-    pub fn ids(&self) -> Vec<String> {
+    pub(crate) fn ids(&self) -> Vec<String> {
         self.read().agents.keys().cloned().collect()
     }
 
     /// Configured agents that could not be read or admitted: name (or URL) → why.
-    pub fn unavailable(&self) -> BTreeMap<String, String> {
+    pub(crate) fn unavailable(&self) -> BTreeMap<String, String> {
         self.read().unavailable.clone()
     }
 
     /// Configured agents whose card this harness cannot govern: name (or URL) → why.
-    pub fn incompatible(&self) -> BTreeMap<String, String> {
+    pub(crate) fn incompatible(&self) -> BTreeMap<String, String> {
         self.read().incompatible.clone()
     }
 
     /// How many agents the configuration lists (0 for a registry built by hand).
-    pub fn configured(&self) -> usize {
+    pub(crate) fn configured(&self) -> usize {
         self.sources().len()
     }
 
     /// Each agent's description, sorted by id: the manifest.
-    pub fn manifest(&self) -> Vec<Value> {
+    pub(crate) fn manifest(&self) -> Vec<Value> {
         self.read()
             .agents
             .values()
@@ -795,7 +795,7 @@ impl Registry {
     }
 
     /// `{"agents": manifest, "unavailable": {…}, "incompatible": {…}}`.
-    pub fn listing(&self) -> Value {
+    pub(crate) fn listing(&self) -> Value {
         let state = self.read();
         let manifest: Vec<Value> = state.agents.values().map(|a| a.spec.describe()).collect();
         json!({ "agents": manifest, "unavailable": state.unavailable, "incompatible": state.incompatible })
@@ -817,12 +817,12 @@ impl Registry {
     }
 
     /// How many agents are registered.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.read().agents.len()
     }
 
     /// Whether none are.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.read().agents.is_empty()
     }
 }

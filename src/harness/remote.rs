@@ -24,22 +24,22 @@ use serde_json::{Map, Value};
 /// What came back from an agent: its result, and its spans as records.
 #[derive(Clone, Debug)]
 pub(crate) struct Received {
-    pub result: AgentResult,
+    pub(crate) result: AgentResult,
     /// Every span the agent returned, whatever trace it names.
-    pub spans: Vec<SpanRecord>,
+    pub(crate) spans: Vec<SpanRecord>,
     /// The reply as received: `{"result": <AgentResult document>, "spans": [<span JSON>…]}`.
-    pub reply: Value,
+    pub(crate) reply: Value,
 }
 
 /// Why an agent's answer is not a result: the detail for the `agent-error` problem, and the
 /// reply as received when one was read (an answer outside the contract), to be kept.
 #[derive(Clone, Debug)]
 pub(crate) struct Failure {
-    pub detail: String,
-    pub reply: Option<Value>,
+    pub(crate) detail: String,
+    pub(crate) reply: Option<Value>,
     /// The agent could not be reached at all (nothing was delivered): its own problem title,
     /// so an operator looks at the network and the agent's process, not at the agent's code.
-    pub unreachable: bool,
+    pub(crate) unreachable: bool,
 }
 
 impl From<String> for Failure {

@@ -58,11 +58,11 @@ use std::time::Duration;
 /// A harness: its conductor, how it authenticates callers, and its card.
 pub struct Harness {
     /// The conductor every route runs invocations through.
-    pub conductor: Conductor,
+    pub(crate) conductor: Conductor,
     /// `None`: only delegation callbacks under a live grant are accepted.
-    pub authenticator: Option<Authenticator>,
+    pub(crate) authenticator: Option<Authenticator>,
     /// The base URL on the card (and, for delegation, the conductor's callback).
-    pub public_url: String,
+    pub(crate) public_url: String,
     /// The card and the callback verifier, as built from the registry's current contents.
     built: RwLock<Arc<Built>>,
     /// How far a signed callback's time may be from this clock (`None`: the default).
@@ -142,7 +142,7 @@ impl Harness {
 
     /// Accept signed callbacks dated up to `window` from this clock, either way (default
     /// 300 s).
-    pub fn with_replay_window(mut self, window: Duration) -> Harness {
+    pub(crate) fn with_replay_window(mut self, window: Duration) -> Harness {
         self.window = Some(window);
         self.built = RwLock::new(Arc::new(build(
             &self.conductor,
@@ -153,7 +153,7 @@ impl Harness {
     }
 
     /// Report the server's open connections on `/healthz`.
-    pub fn with_open_connections(mut self, connections: OpenConnections) -> Harness {
+    pub(crate) fn with_open_connections(mut self, connections: OpenConnections) -> Harness {
         self.connections = Some(connections);
         self
     }
@@ -161,7 +161,7 @@ impl Harness {
     /// Share `drain` with the process: once started, `/healthz` answers 503; once cut, every
     /// AG-UI stream still open ends with a `RUN_ERROR`, and every A2A stream with a final
     /// `failed` status update (`dd.error: shutting_down`).
-    pub fn with_drain(mut self, drain: Drain) -> Harness {
+    pub(crate) fn with_drain(mut self, drain: Drain) -> Harness {
         self.drain = drain;
         self
     }
@@ -195,7 +195,7 @@ impl Harness {
 
     /// Answer browsers as `policy` says (by default: the public URL's host and IP literals,
     /// no other origin; see [`crate::wire::http::browser`]).
-    pub fn with_browser_policy(mut self, policy: BrowserPolicy) -> Harness {
+    pub(crate) fn with_browser_policy(mut self, policy: BrowserPolicy) -> Harness {
         self.browser = policy;
         self
     }

@@ -119,7 +119,7 @@ pub struct Limits {
 impl Limits {
     /// 4 MiB and 64 levels: far above any contract document (an envelope nests about 6
     /// levels), far below what could exhaust a worker thread's stack.
-    pub const DEFAULT: Limits = Limits {
+    pub(crate) const DEFAULT: Limits = Limits {
         max_bytes: 4 * 1024 * 1024,
         max_depth: 64,
     };
@@ -225,9 +225,9 @@ pub(crate) fn check_depth(bytes: &[u8], max_depth: usize) -> Result<(), JsonErro
 
 /// The element budget of a document of any size: below it, [`parse`] never refuses a
 /// document for its element count.
-pub const ELEMENTS_FLOOR: usize = 100_000;
+pub(crate) const ELEMENTS_FLOOR: usize = 100_000;
 /// Above [`ELEMENTS_FLOOR`], a document needs this many bytes of text per element on average.
-pub const BYTES_PER_ELEMENT: usize = 8;
+pub(crate) const BYTES_PER_ELEMENT: usize = 8;
 
 /// The most array elements and object members (counted together, at every depth) that
 /// [`parse`] accepts in a document of `bytes` bytes: [`ELEMENTS_FLOOR`], or one per
@@ -240,7 +240,7 @@ pub const BYTES_PER_ELEMENT: usize = 8;
 /// hundred bytes however few its members), only how many there can be. Contract and A2A
 /// documents carry text (a message part, a key and its value) at tens of bytes per element,
 /// far inside the budget; a document of 100,000 elements or fewer is never refused for it.
-pub fn max_elements(bytes: usize) -> usize {
+pub(crate) fn max_elements(bytes: usize) -> usize {
     ELEMENTS_FLOOR.max(bytes / BYTES_PER_ELEMENT)
 }
 
@@ -304,7 +304,7 @@ fn scan(bytes: &[u8], max_depth: usize, max_elements: usize) -> Result<usize, Js
 /// The longest integer literal Python's `json.loads` accepts (`sys.int_info
 /// .default_max_str_digits`). A longer one could be hashed here but never by the reference, so
 /// it is refused as Python refuses it.
-pub const MAX_INTEGER_DIGITS: usize = 4300;
+pub(crate) const MAX_INTEGER_DIGITS: usize = 4300;
 
 fn check_integer_digits(v: &Value) -> Result<(), JsonError> {
     match v {
@@ -331,9 +331,9 @@ fn check_integer_digits(v: &Value) -> Result<(), JsonError> {
 pub(crate) struct NonFinite {
     /// The instance location, keys and indexes joined with `/`, or `<root>` (as the contract's
     /// schema errors name it).
-    pub path: String,
+    pub(crate) path: String,
     /// The literal as it was written (`1e999`).
-    pub literal: String,
+    pub(crate) literal: String,
 }
 
 impl std::fmt::Display for NonFinite {

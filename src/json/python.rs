@@ -27,15 +27,15 @@ use serde_json::{Map, Number, Value};
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Style {
     /// Between items: `", "` by default, `","` when indenting or compact.
-    pub item_separator: &'static str,
+    pub(crate) item_separator: &'static str,
     /// Between a key and its value: `": "` by default, `":"` compact.
-    pub key_separator: &'static str,
+    pub(crate) key_separator: &'static str,
     /// `indent=N`: newline and N spaces per level.
-    pub indent: Option<usize>,
+    pub(crate) indent: Option<usize>,
     /// `ensure_ascii=True` (Python's default).
-    pub ensure_ascii: bool,
+    pub(crate) ensure_ascii: bool,
     /// How floats are spelled.
-    pub floats: Floats,
+    pub(crate) floats: Floats,
 }
 
 /// How a float is spelled.

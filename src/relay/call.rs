@@ -79,13 +79,13 @@ impl Kind {
 /// A call received, with what the relay reads of it.
 #[derive(Debug)]
 pub(crate) struct Inbound {
-    pub call: Call,
-    pub kind: Kind,
-    pub binding: Binding,
+    pub(crate) call: Call,
+    pub(crate) kind: Kind,
+    pub(crate) binding: Binding,
     /// The peer the request path names (`/peers/{id}/a2a`), if any.
-    pub path_peer: Option<String>,
+    pub(crate) path_peer: Option<String>,
     /// The request's header fields, names lower-cased.
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl Inbound {

@@ -61,7 +61,7 @@ mod translate;
 
 pub use peers::{PeerSpec, Role};
 pub use routes::handler;
-pub use topology::Topology;
+pub(crate) use topology::Topology;
 
 use crate::contract::tokens::Token;
 use crate::wire::a2a::client::A2aClient;
@@ -81,9 +81,9 @@ use std::time::Duration;
 use traces::TraceSink;
 
 /// The service name on the relay's spans, and its default `agent.id`.
-pub const SERVICE_NAME: &str = "ddwire.relay";
+pub(crate) const SERVICE_NAME: &str = "ddwire.relay";
 /// How long a forward may take by default.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long fetching a peer's card may take (registration, health, first forward).
 pub(crate) const CARD_TIMEOUT: Duration = Duration::from_secs(5);
 /// The most bytes of a peer's whole reply (or card) the relay reads: a larger one fails the
@@ -91,43 +91,43 @@ pub(crate) const CARD_TIMEOUT: Duration = Duration::from_secs(5);
 /// answer, learn which task it names and translate it, so it cannot pipe it through; this
 /// bounds what one forward holds (the body, and the JSON read from it) to a few times
 /// 4 MiB, where the client's general limit, 32 MiB, let 16 forwards take 716 MB.
-pub const MAX_REPLY_BYTES: u64 = 4 << 20;
+pub(crate) const MAX_REPLY_BYTES: u64 = 4 << 20;
 /// How many relays a call may have passed before this one refuses it (`loop_detected`).
-pub const DEFAULT_MAX_HOPS: u32 = 8;
+pub(crate) const DEFAULT_MAX_HOPS: u32 = 8;
 /// How often the background health check runs by default.
-pub const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_HEALTH_INTERVAL: Duration = Duration::from_secs(30);
 
 /// How a relay is set up.
 pub struct RelayConfig {
     /// The peers it starts with.
-    pub peers: Vec<PeerSpec>,
+    pub(crate) peers: Vec<PeerSpec>,
     /// Which routes it allows.
-    pub topology: Topology,
+    pub(crate) topology: Topology,
     /// Where each session's spans are appended as JSON lines; `None` writes none.
     pub traces_dir: Option<PathBuf>,
     /// Where spans are exported over OTLP; `None` exports none.
-    pub exporter: Option<Exporter>,
+    pub(crate) exporter: Option<Exporter>,
     /// The relay's base URL as callers reach it (for the cards it serves for its peers).
-    pub public_url: String,
+    pub(crate) public_url: String,
     /// How long one forward may take.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// The relay's own `agent.id` on its spans.
-    pub relay_id: String,
+    pub(crate) relay_id: String,
     /// The HTTP client it calls peers with (a logged one for `--wire-log`).
-    pub http: HttpClient,
+    pub(crate) http: HttpClient,
     /// The process's drain: once it is cut, each open stream ends with an error event rather
     /// than a closed connection.
-    pub drain: Option<Drain>,
+    pub(crate) drain: Option<Drain>,
     /// The callers' bearer tokens (the harness's tokens file); `None` authenticates no one.
-    pub tokens: Option<Vec<Token>>,
+    pub(crate) tokens: Option<Vec<Token>>,
     /// Whether `POST` and `DELETE /peers` may change the peers (with `tokens`, for an admin).
-    pub allow_registration: bool,
+    pub(crate) allow_registration: bool,
     /// The `Host`, `Origin` and media type rules, as `serve`'s.
-    pub browser: BrowserPolicy,
+    pub(crate) browser: BrowserPolicy,
     /// Where peers may be: the default refuses loopback, link-local and metadata addresses.
-    pub egress: Egress,
+    pub(crate) egress: Egress,
     /// How many relays a call may have passed.
-    pub max_hops: u32,
+    pub(crate) max_hops: u32,
 }
 
 impl RelayConfig {
@@ -214,7 +214,7 @@ impl Relay {
 
     /// Check every peer's health every `every`, on a thread of its own, for as long as the
     /// relay lives: requests never wait on a peer's card, they show the last state seen.
-    pub fn watch_health(self: &Arc<Self>, every: Duration) {
+    pub(crate) fn watch_health(self: &Arc<Self>, every: Duration) {
         let watched = health::watch(
             Arc::downgrade(self),
             "ddwire-relay-health",
@@ -242,7 +242,7 @@ impl Relay {
     /// Fetch every peer's card now ([`health::AT_ONCE`] at a time, each within
     /// [`CARD_TIMEOUT`]), recording its health. Called at start-up and by
     /// [`Relay::watch_health`], never by a request.
-    pub fn check_peers(&self) {
+    pub(crate) fn check_peers(&self) {
         // Each reading is recorded as the peer's health; nothing else is wanted of it here.
         health::check_all(&self.registry.all(), |peer| {
             let _ = self.fetch_card(&peer.spec.id, &peer.spec.url, "");
@@ -289,12 +289,12 @@ impl Relay {
     }
 
     /// The peer ids registered.
-    pub fn peer_ids(&self) -> Vec<String> {
+    pub(crate) fn peer_ids(&self) -> Vec<String> {
         self.registry.ids()
     }
 
     /// The OTLP exporter, to flush before the process exits.
-    pub fn exporter(&self) -> Option<&Exporter> {
+    pub(crate) fn exporter(&self) -> Option<&Exporter> {
         self.sink.exporter()
     }
 

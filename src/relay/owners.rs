@@ -21,11 +21,11 @@ const MAX_TASK_ID_LEN: usize = 256;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Owner {
     /// The peer that answered for it.
-    pub peer: String,
+    pub(crate) peer: String,
     /// Its context, when an answer named it.
-    pub context_id: Option<String>,
+    pub(crate) context_id: Option<String>,
     /// Its last state seen (v0.3 names: `working`, `completed`...).
-    pub state: Option<String>,
+    pub(crate) state: Option<String>,
 }
 
 /// The bounded map of task ids to owners.

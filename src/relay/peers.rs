@@ -39,7 +39,7 @@ pub enum Role {
 
 impl Role {
     /// `hub` or `leaf`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Role::Hub => "hub",
             Role::Leaf => "leaf",
@@ -47,7 +47,7 @@ impl Role {
     }
 
     /// The role spelled `s`: `hub` or `leaf`, or one of the seed's role names.
-    pub fn parse(s: &str) -> Option<Role> {
+    pub(crate) fn parse(s: &str) -> Option<Role> {
         match s {
             "hub" | "orchestrator" => Some(Role::Hub),
             "leaf" | "worker" | "planner" | "validator" | "deployer" => Some(Role::Leaf),
@@ -61,12 +61,12 @@ impl Role {
 pub struct PeerSpec {
     /// The id callers name it by (message metadata `agent.target`, `/peers/{id}/a2a`): 1 to 64
     /// characters of `A-Z a-z 0-9 . _ -`.
-    pub id: String,
+    pub(crate) id: String,
     /// Its base URL, `http(s)://host:port[/path]`: its card is at
     /// `<url>/.well-known/agent-card.json`.
-    pub url: String,
+    pub(crate) url: String,
     /// Its role in a star topology.
-    pub role: Role,
+    pub(crate) role: Role,
 }
 
 impl PeerSpec {
@@ -194,7 +194,7 @@ impl PeerSpec {
 
     /// Read a peers file's bytes: `{"peers": [...]}` or a bare list of peers. `source` names
     /// the file in errors.
-    pub fn parse_file(bytes: &[u8], source: &str) -> Result<Vec<PeerSpec>, RelayError> {
+    pub(crate) fn parse_file(bytes: &[u8], source: &str) -> Result<Vec<PeerSpec>, RelayError> {
         let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT).map_err(|e| {
             RelayError::PeersFile {
                 source: source.to_string(),
@@ -283,13 +283,13 @@ impl HealthState {
 /// A peer's last health.
 #[derive(Clone, Debug)]
 pub(crate) struct Health {
-    pub state: HealthState,
+    pub(crate) state: HealthState,
     /// When it was last checked (RFC 3339), if ever.
-    pub checked_at: Option<String>,
+    pub(crate) checked_at: Option<String>,
     /// Why it is down.
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
     /// How long the last check took, in milliseconds.
-    pub latency_ms: Option<u64>,
+    pub(crate) latency_ms: Option<u64>,
 }
 
 impl Default for Health {
@@ -334,12 +334,12 @@ impl Endpoints {
 /// One registered peer.
 #[derive(Clone, Debug)]
 pub(crate) struct Peer {
-    pub spec: PeerSpec,
-    pub card: Option<Arc<Value>>,
+    pub(crate) spec: PeerSpec,
+    pub(crate) card: Option<Arc<Value>>,
     /// Why the card could not be had, when it could not.
-    pub card_error: Option<String>,
-    pub endpoints: Endpoints,
-    pub health: Health,
+    pub(crate) card_error: Option<String>,
+    pub(crate) endpoints: Endpoints,
+    pub(crate) health: Health,
 }
 
 impl Peer {

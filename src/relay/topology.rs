@@ -12,7 +12,7 @@ use std::fmt;
 
 /// Which routes the relay allows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Topology {
+pub(crate) enum Topology {
     /// Any sender may address any peer.
     #[default]
     Open,
@@ -22,7 +22,7 @@ pub enum Topology {
 
 impl Topology {
     /// `open` or `star`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Topology::Open => "open",
             Topology::Star => "star",
@@ -34,10 +34,10 @@ impl Topology {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Violation {
     /// Who the call says it comes from, if it says.
-    pub sender: Option<String>,
-    pub sender_role: Option<Role>,
-    pub target: String,
-    pub hubs: Vec<String>,
+    pub(crate) sender: Option<String>,
+    pub(crate) sender_role: Option<Role>,
+    pub(crate) target: String,
+    pub(crate) hubs: Vec<String>,
 }
 
 impl fmt::Display for Violation {

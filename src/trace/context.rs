@@ -29,7 +29,7 @@ pub struct SpanId(pub u64);
 
 impl TraceId {
     /// A random, non-zero trace id.
-    pub fn random() -> TraceId {
+    pub(crate) fn random() -> TraceId {
         loop {
             let mut b = [0u8; 16];
             crate::ids::random_bytes(&mut b);
@@ -48,7 +48,7 @@ impl TraceId {
 
 impl SpanId {
     /// A random, non-zero span id.
-    pub fn random() -> SpanId {
+    pub(crate) fn random() -> SpanId {
         loop {
             let id = crate::ids::random_u64();
             if id != 0 {
@@ -100,7 +100,7 @@ pub struct SpanContext {
     /// Vendor state carried along the trace (W3C `tracestate`).
     pub trace_state: TraceState,
     /// Whether this context came from another process.
-    pub is_remote: bool,
+    pub(crate) is_remote: bool,
 }
 
 impl SpanContext {
@@ -113,7 +113,7 @@ impl SpanContext {
     /// request (Trace Context Level 2, "traceresponse Header Field Values"), at version 00:
     /// `00-<trace-id>-<child-id>-<trace-flags>`. Only the flags Level 2 defines (`sampled`,
     /// `random-trace-id`) are kept; it requires every other bit to be zero.
-    pub fn traceresponse(&self) -> String {
+    pub(crate) fn traceresponse(&self) -> String {
         format!(
             "00-{}-{}-{:02x}",
             self.trace_id,
@@ -217,7 +217,7 @@ impl TraceState {
     /// header is dropped: a malformed member, a duplicate key, more than 32 members, or any
     /// non-ASCII byte (the grammar admits none). Empty members and optional whitespace around
     /// commas are allowed (§3.3.1.1). Read as bytes, so no input can split a character.
-    pub fn parse(header: &str) -> Option<TraceState> {
+    pub(crate) fn parse(header: &str) -> Option<TraceState> {
         if header.len() > TRACESTATE_MAX_LEN || !header.is_ascii() {
             return None;
         }
@@ -250,7 +250,7 @@ impl TraceState {
 
     /// `repr(TraceState)` in OpenTelemetry Python: a Python list of `{key=k, value=v}`
     /// strings, e.g. `['{key=rojo, value=00f067aa0ba902b7}']`, or `[]`.
-    pub fn python_repr(&self) -> String {
+    pub(crate) fn python_repr(&self) -> String {
         let items: Vec<String> = self
             .0
             .iter()

@@ -28,7 +28,7 @@ pub enum SpanName {
 
 impl SpanName {
     /// Every span name.
-    pub const ALL: [SpanName; 6] = [
+    pub(crate) const ALL: [SpanName; 6] = [
         SpanName::InvokeAgent,
         SpanName::PolicyGate,
         SpanName::Retrieval,
@@ -38,7 +38,7 @@ impl SpanName {
     ];
 
     /// The name as it appears on the wire.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             SpanName::InvokeAgent => "invoke_agent",
             SpanName::PolicyGate => "policy_gate",
@@ -50,7 +50,7 @@ impl SpanName {
     }
 
     /// The span name spelled `s`, if it is one of the six.
-    pub fn parse(s: &str) -> Option<SpanName> {
+    pub(crate) fn parse(s: &str) -> Option<SpanName> {
         SpanName::ALL.into_iter().find(|n| n.as_str() == s)
     }
 }
@@ -65,51 +65,51 @@ impl fmt::Display for SpanName {
 /// the informational ones, each marked so. Only the first ten are in [`OWNED_ATTRIBUTES`].
 pub mod attr {
     /// The span's operation; equals the span name. Set by every helper.
-    pub const OPERATION: &str = "dd.operation";
+    pub(crate) const OPERATION: &str = "dd.operation";
     /// The agent a span concerns (for `delegate`, the agent delegated *to*).
-    pub const AGENT_ID: &str = "dd.agent_id";
+    pub(crate) const AGENT_ID: &str = "dd.agent_id";
     /// What a `retrieval` fetched, or `invocation:<child>` on a `delegate` span.
-    pub const SOURCE_ID: &str = "dd.source_id";
+    pub(crate) const SOURCE_ID: &str = "dd.source_id";
     /// The content hash of what `dd.source_id` names (64 hex).
-    pub const CONTENT_HASH: &str = "dd.content_hash";
+    pub(crate) const CONTENT_HASH: &str = "dd.content_hash";
     /// The model a `chat` span called.
     pub const MODEL_ID: &str = "dd.model_id";
     /// Input tokens of a model call (int).
-    pub const INPUT_TOKENS: &str = "dd.input_tokens";
+    pub(crate) const INPUT_TOKENS: &str = "dd.input_tokens";
     /// Output tokens of a model call (int).
-    pub const OUTPUT_TOKENS: &str = "dd.output_tokens";
+    pub(crate) const OUTPUT_TOKENS: &str = "dd.output_tokens";
     /// The invocation's outcome status. Conductor only, root only.
-    pub const OUTCOME: &str = "dd.outcome";
+    pub(crate) const OUTCOME: &str = "dd.outcome";
     /// The declared grounding mode. Conductor only, root only.
-    pub const GROUNDING_MODE: &str = "dd.grounding_mode";
+    pub(crate) const GROUNDING_MODE: &str = "dd.grounding_mode";
     /// The `dd-input-json-v1` hash of the input. Conductor only, root only.
-    pub const INPUT_HASH: &str = "dd.input_hash";
+    pub(crate) const INPUT_HASH: &str = "dd.input_hash";
     /// Informational, not owned: the tool an `execute_tool` span ran. Nothing reads it.
-    pub const TOOL_NAME: &str = "dd.tool_name";
+    pub(crate) const TOOL_NAME: &str = "dd.tool_name";
     /// Informational, not owned: on a stage event of the root (`policy_gate`, `input_check`),
     /// the stage's decision (`permitted`, `not_enabled`, `accepted`, `refused`...).
-    pub const STAGE_DECISION: &str = "dd.stage.decision";
+    pub(crate) const STAGE_DECISION: &str = "dd.stage.decision";
     /// Informational, not owned: on the root's `agent_call` event, `answered` or `failed`.
-    pub const STAGE_RESULT: &str = "dd.stage.result";
+    pub(crate) const STAGE_RESULT: &str = "dd.stage.result";
     /// Informational, not owned: on a [`WITHHELD`](super::event::WITHHELD) event, the stage
     /// that withheld the result: `grounding_check` or `validation`.
-    pub const WITHHELD_STAGE: &str = "dd.withheld.stage";
+    pub(crate) const WITHHELD_STAGE: &str = "dd.withheld.stage";
     /// Informational, not owned: on a [`WITHHELD`](super::event::WITHHELD) event by the
     /// grounding check, the ids of the linter rules that failed (`G0`, `R2`...), each once, in
     /// the order the linter found them (a string array).
-    pub const WITHHELD_RULES: &str = "dd.withheld.rules";
+    pub(crate) const WITHHELD_RULES: &str = "dd.withheld.rules";
     /// Informational, not owned: on a [`WITHHELD`](super::event::WITHHELD) event, every
     /// violation as the envelope's statement lists it (a string array).
-    pub const WITHHELD_VIOLATIONS: &str = "dd.withheld.violations";
+    pub(crate) const WITHHELD_VIOLATIONS: &str = "dd.withheld.violations";
     /// Informational, not owned: on an [`APPROVED`](super::event::APPROVED) event, the
     /// referred run the steward approved.
-    pub const APPROVAL_REFERRED: &str = "dd.approval.referred_invocation_id";
+    pub(crate) const APPROVAL_REFERRED: &str = "dd.approval.referred_invocation_id";
     /// Informational, not owned: on an [`APPROVED`](super::event::APPROVED) event, the
     /// steward's `principal_id`.
-    pub const APPROVAL_BY: &str = "dd.approval.by";
+    pub(crate) const APPROVAL_BY: &str = "dd.approval.by";
     /// Informational, not owned: on an [`APPROVED`](super::event::APPROVED) event, when the
     /// steward decided (RFC 3339).
-    pub const APPROVAL_AT: &str = "dd.approval.at";
+    pub(crate) const APPROVAL_AT: &str = "dd.approval.at";
 }
 
 /// The names of the span events the conductor records on the root `invoke_agent` span, beside
@@ -121,11 +121,11 @@ pub mod event {
     /// [`WITHHELD_STAGE`](super::attr::WITHHELD_STAGE),
     /// [`WITHHELD_RULES`](super::attr::WITHHELD_RULES) (grounding check only) and
     /// [`WITHHELD_VIOLATIONS`](super::attr::WITHHELD_VIOLATIONS).
-    pub const WITHHELD: &str = "withheld";
+    pub(crate) const WITHHELD: &str = "withheld";
     /// A steward approved the referred run this run carries out, so the policy gate let it
     /// through. Carries [`APPROVAL_REFERRED`](super::attr::APPROVAL_REFERRED),
     /// [`APPROVAL_BY`](super::attr::APPROVAL_BY) and [`APPROVAL_AT`](super::attr::APPROVAL_AT).
-    pub const APPROVED: &str = "approved";
+    pub(crate) const APPROVED: &str = "approved";
 }
 
 /// The ten owned attributes: the only ones the linter and the provenance writer read.

@@ -19,11 +19,11 @@ pub struct SpanRecord {
     /// The parent span's id; `None` for a root span.
     pub parent_id: Option<SpanId>,
     /// The span's own context's trace state (inherited from a remote parent).
-    pub trace_state: TraceState,
+    pub(crate) trace_state: TraceState,
     /// The span's kind (OpenTelemetry's `SpanKind`).
     pub kind: SpanKind,
     /// Nanoseconds since the Unix epoch; 0 when unknown.
-    pub start_ns: u64,
+    pub(crate) start_ns: u64,
     /// Nanoseconds since the Unix epoch; 0 when unknown.
     pub end_ns: u64,
     /// The span's status.
@@ -35,18 +35,18 @@ pub struct SpanRecord {
     /// Links to spans of other traces (a delegated child's root links to its parent's span).
     pub links: Vec<Link>,
     /// The resource that produced the span (its `service.name`).
-    pub resource: Resource,
+    pub(crate) resource: Resource,
 }
 
 impl SpanRecord {
     /// Whether the span is named `name`.
-    pub fn is(&self, name: SpanName) -> bool {
+    pub(crate) fn is(&self, name: SpanName) -> bool {
         self.name == name.as_str()
     }
 
     /// An owned attribute's value; `None` for an unowned key, even if the span carries it
     /// (the linter reads owned attributes only).
-    pub fn owned(&self, key: &str) -> Option<&AttrValue> {
+    pub(crate) fn owned(&self, key: &str) -> Option<&AttrValue> {
         if is_owned(key) {
             self.attributes.get(key)
         } else {
@@ -63,7 +63,7 @@ impl SpanRecord {
     }
 
     /// This span's context, for a child in another process or a link.
-    pub fn context(&self) -> SpanContext {
+    pub(crate) fn context(&self) -> SpanContext {
         SpanContext {
             trace_id: self.trace_id,
             span_id: self.span_id,
@@ -92,7 +92,7 @@ pub enum SpanKind {
 
 impl SpanKind {
     /// The upper-case name (`INTERNAL`, ...).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SpanKind::Internal => "INTERNAL",
             SpanKind::Server => "SERVER",
@@ -103,7 +103,7 @@ impl SpanKind {
     }
 
     /// The kind named `name` (`INTERNAL`, ...).
-    pub fn from_name(name: &str) -> Option<SpanKind> {
+    pub(crate) fn from_name(name: &str) -> Option<SpanKind> {
         [
             SpanKind::Internal,
             SpanKind::Server,
@@ -116,7 +116,7 @@ impl SpanKind {
     }
 
     /// The OTLP enum number (`SPAN_KIND_INTERNAL` = 1, ...).
-    pub fn otlp(self) -> u8 {
+    pub(crate) fn otlp(self) -> u8 {
         match self {
             SpanKind::Internal => 1,
             SpanKind::Server => 2,
@@ -133,13 +133,13 @@ pub struct Status {
     /// The status code.
     pub code: StatusCode,
     /// Only meaningful with [`StatusCode::Error`]; OpenTelemetry drops it otherwise.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
 }
 
 impl Status {
     /// A status as OpenTelemetry's `Status(code, description)` keeps it: the description
     /// only with `ERROR`.
-    pub fn new(code: StatusCode, description: Option<&str>) -> Status {
+    pub(crate) fn new(code: StatusCode, description: Option<&str>) -> Status {
         let description = description
             .filter(|_| code == StatusCode::Error)
             .map(str::to_string);
@@ -161,7 +161,7 @@ pub enum StatusCode {
 
 impl StatusCode {
     /// `UNSET`, `OK` or `ERROR`.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             StatusCode::Unset => "UNSET",
             StatusCode::Ok => "OK",
@@ -170,7 +170,7 @@ impl StatusCode {
     }
 
     /// The OTLP enum number.
-    pub fn otlp(self) -> u8 {
+    pub(crate) fn otlp(self) -> u8 {
         match self {
             StatusCode::Unset => 0,
             StatusCode::Ok => 1,
@@ -257,12 +257,12 @@ impl Attributes {
     }
 
     /// How many there are.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.0.len()
     }
 
     /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
@@ -288,28 +288,28 @@ pub struct Event {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Link {
     /// The linked span's trace.
-    pub trace_id: TraceId,
+    pub(crate) trace_id: TraceId,
     /// The linked span.
-    pub span_id: SpanId,
+    pub(crate) span_id: SpanId,
     /// The linked span's trace state.
-    pub trace_state: TraceState,
+    pub(crate) trace_state: TraceState,
     /// The link's attributes.
-    pub attributes: Attributes,
+    pub(crate) attributes: Attributes,
 }
 
 /// The entity that produced the spans.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Resource {
     /// Resource attributes (`service.name`, `telemetry.sdk.*`...).
-    pub attributes: Attributes,
+    pub(crate) attributes: Attributes,
     /// The schema URL of the attributes; empty when none.
-    pub schema_url: String,
+    pub(crate) schema_url: String,
 }
 
 impl Resource {
     /// ddwire's resource for a service: the SDK attributes OpenTelemetry's
     /// `Resource.create` adds, naming ddwire honestly, then `service.name`.
-    pub fn for_service(service_name: &str) -> Resource {
+    pub(crate) fn for_service(service_name: &str) -> Resource {
         let mut attributes = Attributes::default();
         attributes.set("telemetry.sdk.language", "rust");
         attributes.set("telemetry.sdk.name", "ddwire");

@@ -122,7 +122,7 @@ impl Check {
     ];
 
     /// The check's name in reports.
-    pub fn id(self) -> &'static str {
+    pub(crate) fn id(self) -> &'static str {
         match self {
             Check::Parents => "parents",
             Check::Propagation => "propagation",
@@ -157,7 +157,7 @@ pub struct RelayReport {
     /// The session's `session.id` (the first span's), if any span carries one.
     pub session: Option<String>,
     /// The spans read.
-    pub spans: usize,
+    pub(crate) spans: usize,
     /// Each check and its verdict, in [`Check::ALL`]'s order.
     pub checks: Vec<(Check, Verdict)>,
 }
@@ -202,7 +202,7 @@ impl RelayReport {
 
     /// The report as data: `{"file", "session", "spans", "passed", "checks": [{"check",
     /// "passed", "violations"}]}`.
-    pub fn to_json(&self, file: Option<&str>) -> Value {
+    pub(crate) fn to_json(&self, file: Option<&str>) -> Value {
         let checks: Vec<Value> = self
             .checks
             .iter()
@@ -229,7 +229,7 @@ impl RelayReport {
 }
 
 /// Whether `spans` look like a relay session: the first span's name is one the relay spells.
-pub fn is_relay_session(spans: &[SpanRecord]) -> bool {
+pub(crate) fn is_relay_session(spans: &[SpanRecord]) -> bool {
     spans
         .first()
         .is_some_and(|s| n::SPAN_NAMES.contains(&s.name.as_str()))

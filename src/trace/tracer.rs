@@ -88,7 +88,7 @@ impl Tracer {
     }
 
     /// Start building a span named `name`.
-    pub fn span(&self, name: SpanName) -> SpanBuilder<'_> {
+    pub(crate) fn span(&self, name: SpanName) -> SpanBuilder<'_> {
         SpanBuilder {
             tracer: self,
             name: Name::Owned(name),
@@ -120,7 +120,7 @@ impl Tracer {
     }
 
     /// `policy_gate`: the profile's decision about `agent_id`.
-    pub fn policy_gate(&self, agent_id: &str) -> ActiveSpan<'_> {
+    pub(crate) fn policy_gate(&self, agent_id: &str) -> ActiveSpan<'_> {
         self.span(SpanName::PolicyGate)
             .attribute(attr::AGENT_ID, agent_id)
             .start()
@@ -142,7 +142,7 @@ impl Tracer {
     }
 
     /// `delegate`: one delegation, naming the agent delegated *to*.
-    pub fn delegate(&self, agent_id: &str) -> ActiveSpan<'_> {
+    pub(crate) fn delegate(&self, agent_id: &str) -> ActiveSpan<'_> {
         self.span(SpanName::Delegate)
             .attribute(attr::AGENT_ID, agent_id)
             .start()
@@ -206,7 +206,7 @@ pub struct SpanBuilder<'t> {
 
 impl<'t> SpanBuilder<'t> {
     /// The span's kind (default `INTERNAL`, as the reference's helpers use).
-    pub fn kind(mut self, kind: SpanKind) -> Self {
+    pub(crate) fn kind(mut self, kind: SpanKind) -> Self {
         self.kind = kind;
         self
     }
@@ -234,7 +234,7 @@ impl<'t> SpanBuilder<'t> {
     }
 
     /// Link the span to another span (e.g. the parent invocation's `delegate` span).
-    pub fn link(mut self, to: &SpanContext) -> Self {
+    pub(crate) fn link(mut self, to: &SpanContext) -> Self {
         self.links.push(Link {
             trace_id: to.trace_id,
             span_id: to.span_id,
@@ -245,13 +245,13 @@ impl<'t> SpanBuilder<'t> {
     }
 
     /// Set an attribute before the span starts.
-    pub fn attribute(mut self, key: &str, value: impl Into<AttrValue>) -> Self {
+    pub(crate) fn attribute(mut self, key: &str, value: impl Into<AttrValue>) -> Self {
         self.attributes.set(key, value);
         self
     }
 
     /// Open the span; it becomes the current span until it ends.
-    pub fn start(self) -> ActiveSpan<'t> {
+    pub(crate) fn start(self) -> ActiveSpan<'t> {
         let tracer = self.tracer;
         let mut state = tracer.lock();
         let parent: Option<SpanContext> = match &self.parent {
@@ -330,7 +330,7 @@ impl ActiveSpan<'_> {
 
     /// Set an attribute (an earlier value of the same key is replaced and the key moves to
     /// the end, as in OpenTelemetry Python).
-    pub fn set(&self, key: &str, value: impl Into<AttrValue>) {
+    pub(crate) fn set(&self, key: &str, value: impl Into<AttrValue>) {
         let value = value.into();
         self.with(|s| {
             s.attributes.set(key, value);
@@ -349,7 +349,7 @@ impl ActiveSpan<'_> {
     }
 
     /// Add a timed event, now.
-    pub fn add_event(&self, name: &str, attributes: Attributes) {
+    pub(crate) fn add_event(&self, name: &str, attributes: Attributes) {
         self.add_event_at(name, attributes, crate::time::now_ns());
     }
 
@@ -369,7 +369,7 @@ impl ActiveSpan<'_> {
 
     /// Set the status as OpenTelemetry Python's `set_status` does: a description is kept
     /// only with `ERROR`, `UNSET` changes nothing, and `OK` is final.
-    pub fn set_status(&self, code: StatusCode, description: Option<&str>) {
+    pub(crate) fn set_status(&self, code: StatusCode, description: Option<&str>) {
         if code == StatusCode::Unset {
             return;
         }
@@ -403,7 +403,7 @@ impl ActiveSpan<'_> {
     }
 
     /// The `traceparent` header value naming this span.
-    pub fn traceparent(&self) -> String {
+    pub(crate) fn traceparent(&self) -> String {
         self.context().traceparent()
     }
 

@@ -47,27 +47,27 @@ pub struct RunView {
     /// The grounding summary (`grounding.txt`), if stored.
     pub grounding: Option<String>,
     /// The delegated runs this run started, each read from the store.
-    pub children: Vec<RunView>,
+    pub(crate) children: Vec<RunView>,
     /// Delegated runs named by the envelope or a `delegate` span that could not be read:
     /// `(invocation id, why)`.
-    pub missing: Vec<(String, String)>,
+    pub(crate) missing: Vec<(String, String)>,
     /// Lines of `spans.jsonl` that were not span JSON, and so are not drawn.
-    pub unreadable_spans: usize,
+    pub(crate) unreadable_spans: usize,
     /// A data steward's decision this run takes part in, as the run store records it: on a
     /// referred run, whether it was approved (and by which run) or declined; on an approved
     /// run, the approval it carried out.
-    pub decision: Option<Value>,
+    pub(crate) decision: Option<Value>,
 }
 
 impl RunView {
     /// The run's invocation id, from its envelope.
-    pub fn invocation_id(&self) -> &str {
+    pub(crate) fn invocation_id(&self) -> &str {
         text(&self.envelope, &["invocation_id"]).unwrap_or("")
     }
 
     /// The ids of the delegated runs this run names: each `delegate` span's
     /// `invocation:<id>`, then any other in the envelope's `delegations`, without repeats.
-    pub fn child_ids(&self) -> Vec<String> {
+    pub(crate) fn child_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = Vec::new();
         let mut delegates: Vec<&SpanRecord> = self
             .spans
@@ -95,7 +95,7 @@ impl RunView {
     }
 
     /// Whether the run's result was withheld, and why (the problem's title, or what shows it).
-    pub fn withheld(&self) -> Option<String> {
+    pub(crate) fn withheld(&self) -> Option<String> {
         withheld_reason(&self.envelope, &self.spans)
     }
 }
@@ -122,7 +122,7 @@ impl Default for Options {
 }
 
 /// The width assumed when the terminal's is not known (`COLUMNS` unset).
-pub const DEFAULT_WIDTH: usize = 100;
+pub(crate) const DEFAULT_WIDTH: usize = 100;
 /// The narrowest and widest timeline drawn.
 const MIN_BAR: usize = 10;
 const MAX_BAR: usize = 60;
@@ -131,7 +131,7 @@ const TIME_COLUMNS: usize = 21;
 /// What is left for the span column, at least, before the timeline may use the rest.
 const SPAN_COLUMN: usize = 44;
 /// How deep delegated runs are followed.
-pub const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 
 /// The problem type a withheld result carries (contract §3, step 4).
 const GROUNDING_VIOLATION: &str = "grounding-violation";
@@ -230,7 +230,7 @@ pub fn render(run: &RunView, options: &Options) -> String {
 /// writes after its name (`keys`), whether it is marked withheld, its attributes, events and
 /// links, and the child runs, nested as drawn. `ddwire show --json` prints it, and the harness
 /// serves it as `GET /runs/{id}/waterfall` for the viewer page, so the two cannot disagree.
-pub fn to_json(run: &RunView) -> Value {
+pub(crate) fn to_json(run: &RunView) -> Value {
     let axis = Axis::of(run);
     run_json(run, &axis, 0)
 }
@@ -774,7 +774,7 @@ fn terminal_safe(run: &RunView) -> RunView {
 /// Whether the run ended with the agent giving no result (it raised, could not be reached,
 /// or refused the call): not succeeded, with an `agent-error` problem. Its grounding verdict
 /// checked nothing.
-pub fn no_output(envelope: &Value) -> bool {
+pub(crate) fn no_output(envelope: &Value) -> bool {
     text(envelope, &["outcome", "status"]) != Some("succeeded")
         && text(envelope, &["problem", "type"])
             .is_some_and(|t| t.rsplit('/').next() == Some("agent-error"))

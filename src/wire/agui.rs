@@ -56,7 +56,7 @@ pub enum Event {
 
 impl Event {
     /// The event's `type`.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             Event::RunStarted { .. } => "RUN_STARTED",
             Event::StepStarted { .. } => "STEP_STARTED",
@@ -142,35 +142,35 @@ impl Event {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Interrupt {
     /// Names the interrupt; a resume entry answers it by this id (the run's invocation id).
-    pub id: String,
+    pub(crate) id: String,
     /// Why the run stopped (`input_required`).
-    pub reason: String,
+    pub(crate) reason: String,
     /// A prompt for whoever answers (the agent's resume condition).
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
     /// When it stops being answerable (RFC 3339).
-    pub expires_at: Option<String>,
+    pub(crate) expires_at: Option<String>,
 }
 
 /// What ddwire reads of a RunAgentInput.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct RunAgentInput {
-    pub thread_id: Option<String>,
-    pub run_id: Option<String>,
+    pub(crate) thread_id: Option<String>,
+    pub(crate) run_id: Option<String>,
     /// `forwardedProps` (or `forwarded_props`): where the InvocationRequest travels.
-    pub forwarded_props: Option<Value>,
+    pub(crate) forwarded_props: Option<Value>,
     /// `resume` (AG-UI 1.0): answers to the interrupts that ended an earlier run.
-    pub resume: Vec<ResumeEntry>,
+    pub(crate) resume: Vec<ResumeEntry>,
 }
 
 /// One answer to an interrupt (AG-UI 1.0 `ResumeEntry`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ResumeEntry {
     /// The interrupt answered (`interruptId`).
-    pub interrupt_id: String,
+    pub(crate) interrupt_id: String,
     /// `resolved` (answered) or `cancelled` (abandoned).
-    pub resolved: bool,
+    pub(crate) resolved: bool,
     /// The answer (`payload`), any JSON value.
-    pub payload: Option<Value>,
+    pub(crate) payload: Option<Value>,
 }
 
 impl RunAgentInput {

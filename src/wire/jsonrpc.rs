@@ -65,9 +65,9 @@ pub(crate) const BATCH_PARALLELISM: usize = 4;
 /// A JSON-RPC error object.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct RpcError {
-    pub code: i64,
-    pub message: String,
-    pub data: Option<Value>,
+    pub(crate) code: i64,
+    pub(crate) message: String,
+    pub(crate) data: Option<Value>,
 }
 
 impl RpcError {
@@ -93,10 +93,10 @@ impl RpcError {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Call {
     /// `None` for a notification; otherwise the id exactly as sent.
-    pub id: Option<Value>,
-    pub method: String,
+    pub(crate) id: Option<Value>,
+    pub(crate) method: String,
     /// `null` when the request has no params.
-    pub params: Value,
+    pub(crate) params: Value,
 }
 
 /// What a request body holds.

@@ -12,7 +12,7 @@ pub mod otlp;
 pub mod sign;
 pub(crate) mod sse;
 pub mod tls;
-pub mod wirelog;
+pub(crate) mod wirelog;
 pub(crate) mod worker;
 
 use std::fmt;

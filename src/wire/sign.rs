@@ -73,17 +73,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The first line of the canonical string, naming the scheme and its version.
-pub const SCHEME: &str = "DD-HMAC-SHA256-V1";
+pub(crate) const SCHEME: &str = "DD-HMAC-SHA256-V1";
 /// Whose secret signed the request.
-pub const KEY_ID_HEADER: &str = "DD-Key-Id";
+pub(crate) const KEY_ID_HEADER: &str = "DD-Key-Id";
 /// When the request was signed, in Unix seconds.
-pub const TIMESTAMP_HEADER: &str = "DD-Timestamp";
+pub(crate) const TIMESTAMP_HEADER: &str = "DD-Timestamp";
 /// A value used for one request only.
-pub const NONCE_HEADER: &str = "DD-Nonce";
+pub(crate) const NONCE_HEADER: &str = "DD-Nonce";
 /// `v1=` and the tag in lowercase hex.
-pub const SIGNATURE_HEADER: &str = "DD-Signature";
+pub(crate) const SIGNATURE_HEADER: &str = "DD-Signature";
 /// Every header the scheme sends, in the order a signer sends them.
-pub const HEADERS: [&str; 4] = [
+pub(crate) const HEADERS: [&str; 4] = [
     KEY_ID_HEADER,
     TIMESTAMP_HEADER,
     NONCE_HEADER,
@@ -94,11 +94,11 @@ pub const HEADERS: [&str; 4] = [
 pub const DEFAULT_WINDOW: Duration = Duration::from_secs(300);
 /// How many nonces a verifier remembers by default: 65,536, about 3 MiB at most (each entry is
 /// a 16-byte digest and an 8-byte timestamp, held in a hash set and a queue).
-pub const DEFAULT_NONCE_CAPACITY: usize = 65_536;
+pub(crate) const DEFAULT_NONCE_CAPACITY: usize = 65_536;
 /// The shortest secret accepted, in bytes: 32, the length of the tag (RFC 2104 §3).
-pub const MIN_SECRET_LEN: usize = 32;
+pub(crate) const MIN_SECRET_LEN: usize = 32;
 /// The longest secret accepted, in bytes.
-pub const MAX_SECRET_LEN: usize = 1024;
+pub(crate) const MAX_SECRET_LEN: usize = 1024;
 
 const SIGNATURE_PREFIX: &str = "v1=";
 const MAX_KEY_ID_LEN: usize = 256;
@@ -118,7 +118,7 @@ pub enum Direction {
 
 impl Direction {
     /// The canonical string's second line.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Direction::ToAgent => "to-agent",
             Direction::ToHarness => "to-harness",
@@ -166,7 +166,7 @@ impl Key {
     /// On Unix a file that users other than its owner and group may read or write is refused
     /// (as ssh refuses such a private key): a secret anyone on the host can read is no secret.
     /// Make it private with `chmod 600`, or `640` to share it with a service group.
-    pub fn from_file(id: &str, path: &Path) -> Result<Key, KeyError> {
+    pub(crate) fn from_file(id: &str, path: &Path) -> Result<Key, KeyError> {
         let shown = || path.to_path_buf();
         let metadata = std::fs::metadata(path).map_err(|source| KeyError::Read {
             path: shown(),
@@ -209,7 +209,7 @@ impl Key {
     }
 
     /// The same secret under another key id.
-    pub fn with_id(&self, id: &str) -> Result<Key, KeyError> {
+    pub(crate) fn with_id(&self, id: &str) -> Result<Key, KeyError> {
         check_key_id(id).map_err(|reason| KeyError::BadId {
             id: id.to_string(),
             reason,
@@ -414,9 +414,9 @@ impl fmt::Display for FieldRule {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SignError {
     /// `method`, `target`, `nonce` or the URL.
-    pub field: &'static str,
+    pub(crate) field: &'static str,
     /// Why it breaks it.
-    pub reason: FieldRule,
+    pub(crate) reason: FieldRule,
 }
 
 impl fmt::Display for SignError {
@@ -435,13 +435,13 @@ impl std::error::Error for SignError {}
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Signature {
     /// The signing key's id (`DD-Key-Id`).
-    pub key_id: String,
+    pub(crate) key_id: String,
     /// Unix seconds when it was signed (`DD-Timestamp`).
-    pub timestamp: u64,
+    pub(crate) timestamp: u64,
     /// The request's nonce, 32 lowercase hex digits (`DD-Nonce`).
-    pub nonce: String,
+    pub(crate) nonce: String,
     /// The tag, 64 lowercase hex digits.
-    pub tag: String,
+    pub(crate) tag: String,
 }
 
 impl Signature {
@@ -458,7 +458,7 @@ impl Signature {
 
 /// The canonical string of a request (see the module documentation). Refuses a field that
 /// breaks its grammar, so no two requests share a string.
-pub fn canonical_string(
+pub(crate) fn canonical_string(
     direction: Direction,
     key_id: &str,
     request: &Signable<'_>,
@@ -486,7 +486,7 @@ pub fn canonical_string(
 
 /// Sign `request` with `key` at `timestamp` (Unix seconds) with `nonce`. [`Signer::sign`] picks
 /// both for you; this form exists for test vectors and other implementations.
-pub fn sign_at(
+pub(crate) fn sign_at(
     key: &Key,
     direction: Direction,
     request: &Signable<'_>,
@@ -506,9 +506,9 @@ pub fn sign_at(
 #[derive(Clone, Debug)]
 pub struct Signer {
     /// The shared key.
-    pub key: Key,
+    pub(crate) key: Key,
     /// Which way the calls go: to the agent, or back to the harness.
-    pub direction: Direction,
+    pub(crate) direction: Direction,
 }
 
 impl Signer {
@@ -527,7 +527,12 @@ impl Signer {
 
     /// Sign a call to `url` (`http://host[:port]/path?query`): its request target is taken
     /// from the URL.
-    pub fn sign_url(&self, method: &str, url: &str, body: &[u8]) -> Result<Signature, SignError> {
+    pub(crate) fn sign_url(
+        &self,
+        method: &str,
+        url: &str,
+        body: &[u8],
+    ) -> Result<Signature, SignError> {
         let target = request_target(url).ok_or(SignError {
             field: "URL",
             reason: FieldRule::AbsoluteUrl,
@@ -543,7 +548,7 @@ impl Signer {
 /// The request target (origin form, RFC 9112 §3.2.1) an HTTP client sends for `url`: the path
 /// (`/` when empty) and the query when it is not empty, without the fragment. `None` for
 /// anything but an absolute `http`/`https` URL.
-pub fn request_target(url: &str) -> Option<String> {
+pub(crate) fn request_target(url: &str) -> Option<String> {
     let rest = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))?;
@@ -561,7 +566,7 @@ pub fn request_target(url: &str) -> Option<String> {
 
 /// The request target of a received request: `path`, and `?query` when the query is not
 /// empty (the inverse of [`request_target`]).
-pub fn received_target(path: &str, query: &str) -> String {
+pub(crate) fn received_target(path: &str, query: &str) -> String {
     if query.is_empty() {
         path.to_string()
     } else {
@@ -737,7 +742,7 @@ impl Verifier {
     }
 
     /// Accept timestamps up to `window` from this clock, either way (whole seconds).
-    pub fn with_window(mut self, window: Duration) -> Verifier {
+    pub(crate) fn with_window(mut self, window: Duration) -> Verifier {
         self.window_secs = window.as_secs();
         self
     }
@@ -760,7 +765,7 @@ impl Verifier {
 
     /// Whether `headers` carry any of the scheme's headers (a request that does is verified,
     /// even where signing is optional).
-    pub fn is_signed(headers: &[(String, String)]) -> bool {
+    pub(crate) fn is_signed(headers: &[(String, String)]) -> bool {
         HEADERS
             .iter()
             .any(|name| super::http::header(headers, name).is_some())
@@ -776,7 +781,10 @@ impl Verifier {
     }
 
     /// Verify a received HTTP request now (its method, `path?query` and body).
-    pub fn verify_request(&self, request: &super::http::Request) -> Result<String, VerifyError> {
+    pub(crate) fn verify_request(
+        &self,
+        request: &super::http::Request,
+    ) -> Result<String, VerifyError> {
         let target = received_target(&request.path, &request.query);
         let signable = Signable {
             method: &request.method,
@@ -792,7 +800,7 @@ impl Verifier {
     /// within the window; the tag equal, compared in constant time; the nonce not seen before.
     /// Only a request that passes all of these is remembered, so unsigned junk cannot fill
     /// the nonce cache.
-    pub fn verify_at(
+    pub(crate) fn verify_at(
         &self,
         request: &Signable<'_>,
         headers: &[(String, String)],

@@ -48,11 +48,11 @@ pub(crate) struct Event {
     /// The event type (`event:`); `message` when none was given.
     pub name: String,
     /// The `data:` lines, joined with `\n`.
-    pub data: String,
+    pub(crate) data: String,
     /// The last event id seen on the stream (`id:`), if any.
-    pub last_id: Option<String>,
+    pub(crate) last_id: Option<String>,
     /// A reconnection time the server asked for in this event (`retry:`), in milliseconds.
-    pub retry_ms: Option<u64>,
+    pub(crate) retry_ms: Option<u64>,
 }
 
 /// What a stream yields: an event, or a comment (a keep-alive, say).

@@ -47,12 +47,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The most messages waiting for the writer.
-pub const QUEUE_MESSAGES: usize = 4096;
+pub(crate) const QUEUE_MESSAGES: usize = 4096;
 /// The most bytes of messages waiting for the writer.
-pub const QUEUE_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const QUEUE_BYTES: usize = 64 * 1024 * 1024;
 /// The most bytes of one message kept and written (head and body as framed, 1 MiB); past it,
 /// bytes are counted, not kept.
-pub const MESSAGE_CAP: usize = 1024 * 1024;
+pub(crate) const MESSAGE_CAP: usize = 1024 * 1024;
 
 /// The member of a message's metadata whose value is a bearer credential for delegation.
 const DELEGATION_TOKEN_KEY: &[u8] = b"\"dd.delegation_token\"";
@@ -63,7 +63,7 @@ const SECRET_FIELDS: [&str; 1] = ["dd-signature"];
 
 /// Which end of the connection this process is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
+pub(crate) enum Side {
     /// This process accepted the connection.
     Server,
     /// This process opened it.
@@ -72,7 +72,7 @@ pub enum Side {
 
 impl Side {
     /// `server` or `client`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Side::Server => "server",
             Side::Client => "client",
@@ -82,7 +82,7 @@ impl Side {
 
 /// Which way a message went, seen from this process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
+pub(crate) enum Direction {
     /// Received.
     In,
     /// Sent.
@@ -91,7 +91,7 @@ pub enum Direction {
 
 impl Direction {
     /// `in` or `out`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Direction::In => "in",
             Direction::Out => "out",
@@ -112,13 +112,13 @@ pub(crate) struct Capture {
     pub(crate) local: Option<String>,
     /// When the message's last byte (or, for its first part, the byte that passed the cap)
     /// was read or written, in nanoseconds since the epoch.
-    pub time_ns: u64,
+    pub(crate) time_ns: u64,
     /// Head and body, as on the wire.
     pub(crate) bytes: Vec<u8>,
     /// `false` when the message was cut short (the peer went away, a limit was hit).
-    pub complete: bool,
+    pub(crate) complete: bool,
     /// Which part of its message this is.
-    pub part: Part,
+    pub(crate) part: Part,
 }
 
 /// Which part of a message a [`Capture`] holds.
@@ -280,13 +280,13 @@ impl Drop for Tap {
 
 /// What the writer has done so far.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WireStats {
+pub(crate) struct WireStats {
     /// Message lines written.
-    pub written: u64,
+    pub(crate) written: u64,
     /// Messages dropped because the queue was full (or the writer had stopped).
-    pub dropped: u64,
+    pub(crate) dropped: u64,
     /// Lines that could not be written to the file.
-    pub failed: u64,
+    pub(crate) failed: u64,
 }
 
 impl fmt::Display for WireStats {
@@ -301,7 +301,7 @@ impl fmt::Display for WireStats {
 
 /// Why a wire log could not be opened.
 #[derive(Debug)]
-pub enum WireLogError {
+pub(crate) enum WireLogError {
     /// The file could not be opened for appending.
     Open {
         /// The file named.
@@ -371,12 +371,12 @@ pub(crate) fn connection_id() -> u64 {
 impl WireLog {
     /// Open `path` for appending (created with mode 0600: it holds message bodies) and start
     /// the writer thread, with a queue of [`QUEUE_MESSAGES`] and [`QUEUE_BYTES`].
-    pub fn create(path: impl AsRef<Path>) -> Result<WireLog, WireLogError> {
+    pub(crate) fn create(path: impl AsRef<Path>) -> Result<WireLog, WireLogError> {
         WireLog::with_queue(path, QUEUE_MESSAGES, QUEUE_BYTES)
     }
 
     /// [`WireLog::create`] with a queue of at most `messages` messages and `bytes` bytes.
-    pub fn with_queue(
+    pub(crate) fn with_queue(
         path: impl AsRef<Path>,
         messages: usize,
         bytes: usize,
@@ -407,12 +407,12 @@ impl WireLog {
     }
 
     /// The file written.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.inner.path
     }
 
     /// What was written, dropped and failed so far.
-    pub fn stats(&self) -> WireStats {
+    pub(crate) fn stats(&self) -> WireStats {
         WireStats {
             written: self.inner.written.load(Ordering::SeqCst),
             dropped: self.inner.dropped.load(Ordering::SeqCst),
@@ -431,7 +431,7 @@ impl WireLog {
 
     /// Stop taking messages, let the writer write what is queued and an `end` line with the
     /// totals, and wait for it up to `timeout`. Returns the totals. Later messages are dropped.
-    pub fn close(&self, timeout: Duration) -> WireStats {
+    pub(crate) fn close(&self, timeout: Duration) -> WireStats {
         self.inner.queue.close(timeout);
         self.stats()
     }
@@ -648,7 +648,7 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// way, the peer, what was masked), then its head and body as text. Control characters a peer
 /// sent are shown escaped (`\x1b`), never passed to the terminal; a body that is not UTF-8 is
 /// decoded from base64 and shown the same way. `None` if the line is not a wire log line.
-pub fn readable(line: &str) -> Option<String> {
+pub(crate) fn readable(line: &str) -> Option<String> {
     let doc: Value = serde_json::from_str(line).ok()?;
     let text = |k: &str| doc.get(k).and_then(Value::as_str).unwrap_or("");
     let number = |k: &str| doc.get(k).and_then(Value::as_u64).unwrap_or(0);

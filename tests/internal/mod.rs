@@ -1,5 +1,6 @@
 //! White-box tests: tests that need ddwire's internals (its private parsers and codecs, the
-//! Python-identical JSON writer), compiled into the library's own unit tests rather than as
+//! Python-identical JSON writer, the conductor's and the harness's parts, the HTTP server's
+//! knobs), compiled into the library's own unit tests rather than as
 //! integration tests, so nothing is made public for them. `lib.rs` includes this module under
 //! `cfg(test)`, with `extern crate self as ddwire`, so these files read like the integration
 //! tests beside them while seeing `pub(crate)` items.
@@ -8,7 +9,68 @@ mod a2a_batch;
 mod a2a_client_reply;
 mod a2a_fixtures;
 mod a2a_tasks;
+mod a2a_wire;
+mod check;
+mod drain;
+mod guard_memory;
+mod harness_approval;
+mod harness_conductor;
+mod harness_delegation;
+mod harness_identity;
+mod harness_otlp;
+mod harness_panics;
+mod harness_refresh;
+mod harness_registry;
+mod harness_remote;
+mod harness_stream;
+mod harness_suspend;
+mod harness_tasks;
+mod harness_transport;
+mod harness_trust;
 mod hostile_input;
+mod http_server;
+mod observe_logs;
+mod otlp_export;
+mod relay;
+mod relay_contexts;
+mod relay_guard;
+mod signed_calls;
+mod span_json_fixtures;
+mod store_errors;
+mod store_hostile_json;
+mod store_processes;
+mod store_recovery;
+mod tls;
+mod trace_truth;
+mod viewer_routes;
+
+// Shared helpers, the same files the integration tests include.
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../raw_http/mod.rs"]
+mod raw_http;
 #[path = "../rpc/mod.rs"]
 mod rpc;
-mod span_json_fixtures;
+
+/// The `ddwire` binary, for the tests here that run it. Integration tests have its path in
+/// `CARGO_BIN_EXE_ddwire`; unit tests do not, so it is found where cargo builds it, beside
+/// this test binary (`target/<profile>/deps/ddwire-<hash>` → `target/<profile>/ddwire`).
+/// Plain `cargo test` builds it (cargo builds the binary whenever integration tests are
+/// selected); after `cargo test --lib` alone, build it first with `cargo build`.
+pub(crate) fn ddwire_exe() -> &'static str {
+    static EXE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    EXE.get_or_init(|| {
+        let test_binary = std::env::current_exe().expect("the test binary's path");
+        let profile = test_binary
+            .parent()
+            .and_then(std::path::Path::parent)
+            .expect("the test binary sits in target/<profile>/deps");
+        let exe = profile.join(format!("ddwire{}", std::env::consts::EXE_SUFFIX));
+        assert!(
+            exe.is_file(),
+            "{} is not built: run `cargo build` (plain `cargo test` builds it)",
+            exe.display()
+        );
+        exe.to_str().expect("a UTF-8 target path").to_string()
+    })
+}

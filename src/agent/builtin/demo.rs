@@ -37,7 +37,7 @@ fn spec(agent_id: &str, description: &str, action_class: &str, payload: bool) ->
 }
 
 /// An agent whose answer rests on something it never retrieved.
-pub struct Ungrounded {
+pub(crate) struct Ungrounded {
     spec: AgentSpec,
 }
 
@@ -49,7 +49,7 @@ impl Default for Ungrounded {
 
 impl Ungrounded {
     /// The agent, with its spec.
-    pub fn new() -> Ungrounded {
+    pub(crate) fn new() -> Ungrounded {
         Ungrounded {
             spec: spec(
                 "demo.ungrounded",
@@ -89,7 +89,7 @@ impl Agent for Ungrounded {
 }
 
 /// An agent that always fails.
-pub struct Failing {
+pub(crate) struct Failing {
     spec: AgentSpec,
 }
 
@@ -101,7 +101,7 @@ impl Default for Failing {
 
 impl Failing {
     /// The agent, with its spec.
-    pub fn new() -> Failing {
+    pub(crate) fn new() -> Failing {
         Failing {
             spec: spec(
                 "demo.failing",
@@ -134,7 +134,7 @@ impl Agent for Failing {
 /// (the harness answers `input-required`), and the caller resumes it with a data part
 /// `{"confirm": true}` (it then replies, grounded on its input) or `{"confirm": false}` (it
 /// abstains).
-pub struct Confirm {
+pub(crate) struct Confirm {
     spec: AgentSpec,
 }
 
@@ -149,7 +149,7 @@ pub(crate) const CONFIRM_CONDITION: &str = "Confirm to proceed: send a data part
 
 impl Confirm {
     /// The agent, with its spec.
-    pub fn new() -> Confirm {
+    pub(crate) fn new() -> Confirm {
         Confirm {
             spec: spec(
                 "demo.confirm",

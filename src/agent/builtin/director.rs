@@ -14,7 +14,7 @@ use crate::wire::a2a::card::{MANIFEST_EXTENSION_URI, extension_params};
 use serde_json::{Value, json};
 
 /// The director agent.
-pub struct Director {
+pub(crate) struct Director {
     spec: AgentSpec,
 }
 
@@ -26,7 +26,7 @@ impl Default for Director {
 
 impl Director {
     /// The agent, with its spec.
-    pub fn new() -> Director {
+    pub(crate) fn new() -> Director {
         Director {
             spec: super::message_to_reply(
                 "director.route",

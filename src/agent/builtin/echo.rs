@@ -71,7 +71,7 @@ impl Echo {
     }
 
     /// An echo agent that works on each task for `delay` before it answers.
-    pub fn with_delay(delay: Duration) -> Echo {
+    pub(crate) fn with_delay(delay: Duration) -> Echo {
         Echo {
             delay,
             ..Echo::new()

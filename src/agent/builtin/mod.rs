@@ -18,8 +18,8 @@ mod echo;
 mod hello;
 mod stub;
 
-pub use demo::{Confirm, Failing, Ungrounded};
-pub use director::Director;
+pub(crate) use demo::{Confirm, Failing, Ungrounded};
+pub(crate) use director::Director;
 pub use echo::Echo;
 pub use hello::Hello;
 pub use stub::Stub;

@@ -26,8 +26,8 @@ const BLOCK: usize = 1 << 16;
 /// One complete line of the index: where it starts, and its bytes without the newline.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Line {
-    pub offset: u64,
-    pub bytes: Vec<u8>,
+    pub(crate) offset: u64,
+    pub(crate) bytes: Vec<u8>,
 }
 
 /// Open the index for reading; `None` if there is none yet.
@@ -349,7 +349,7 @@ pub struct Page {
     /// Where the next page starts, if more runs match.
     pub next: Option<Cursor>,
     /// Complete index lines that are not JSON objects, skipped.
-    pub skipped: usize,
+    pub(crate) skipped: usize,
 }
 
 /// What a scan of the index met besides runs.
@@ -357,9 +357,9 @@ pub struct Page {
 pub struct Scan {
     /// Complete index lines that are not JSON objects (only a crash or another program leaves
     /// them; the writer's recovery removes them), skipped.
-    pub skipped: usize,
+    pub(crate) skipped: usize,
     /// The first skipped line's problem, for a message.
-    pub first_problem: Option<String>,
+    pub(crate) first_problem: Option<String>,
 }
 
 impl Scan {

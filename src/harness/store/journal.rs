@@ -64,13 +64,13 @@ fn checksum(seq: u64, body_hash: &[u8]) -> [u8; 32] {
 /// One run, as a journal record holds it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Record {
-    pub id: String,
+    pub(crate) id: String,
     /// `(file name, content)` of every file in the run directory.
-    pub files: Vec<(String, Vec<u8>)>,
+    pub(crate) files: Vec<(String, Vec<u8>)>,
     /// `(digest, content)` of every class schema the run was checked against.
-    pub schemas: Vec<(String, Vec<u8>)>,
+    pub(crate) schemas: Vec<(String, Vec<u8>)>,
     /// The run's index line, without its newline.
-    pub index_line: Vec<u8>,
+    pub(crate) index_line: Vec<u8>,
 }
 
 /// The bytes of one committed record, to be [`seal`]ed with its segment's number before it is
@@ -129,9 +129,9 @@ pub(crate) fn void(segment: &File, offset: u64) -> std::io::Result<()> {
 #[derive(Debug, Default)]
 pub(crate) struct Segment {
     /// The segment's sequence number.
-    pub seq: u64,
+    pub(crate) seq: u64,
     /// Where the valid records end; anything after is a torn write or a previous use's.
-    pub valid_len: u64,
+    pub(crate) valid_len: u64,
 }
 
 /// Read every record of the segment at `path`, calling `each` with the committed ones (void

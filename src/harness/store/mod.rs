@@ -106,21 +106,21 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 /// The index file, one envelope per line.
-pub const INDEX_NAME: &str = "invocations.jsonl";
+pub(crate) const INDEX_NAME: &str = "invocations.jsonl";
 /// The directory of class schemas, one file per digest.
-pub const SCHEMAS_DIR: &str = "schemas";
+pub(crate) const SCHEMAS_DIR: &str = "schemas";
 /// A run's envelope, `json.dumps(env, indent=2)`.
-pub const ENVELOPE_FILE: &str = "envelope.json";
+pub(crate) const ENVELOPE_FILE: &str = "envelope.json";
 /// A run's request document, `json.dumps(request, indent=2)`.
-pub const REQUEST_FILE: &str = "request.json";
+pub(crate) const REQUEST_FILE: &str = "request.json";
 /// A run's whole trace, one span JSON document per line.
-pub const SPANS_FILE: &str = "spans.jsonl";
+pub(crate) const SPANS_FILE: &str = "spans.jsonl";
 /// A run's grounding summary and a newline.
-pub const GROUNDING_FILE: &str = "grounding.txt";
+pub(crate) const GROUNDING_FILE: &str = "grounding.txt";
 /// The agent's reply as received: `{"result": <AgentResult>, "spans": [<span JSON text>…]}`.
-pub const AGENT_REPLY_FILE: &str = "agent-result.json";
+pub(crate) const AGENT_REPLY_FILE: &str = "agent-result.json";
 /// ddwire's own directory in a store: locks and journals.
-pub const CONTROL_DIR: &str = ".ddwire";
+pub(crate) const CONTROL_DIR: &str = ".ddwire";
 
 /// The files the store itself writes in a run directory.
 pub(crate) const OWN_FILES: [&str; 5] = [
@@ -147,17 +147,17 @@ pub(crate) const COMPACT: Style = Style {
 /// digest (`schema_digest`, as the envelope names it).
 pub struct NewRun<'a> {
     /// The envelope, as it is stored.
-    pub envelope: &'a Value,
+    pub(crate) envelope: &'a Value,
     /// The request the run answered.
-    pub request: &'a Value,
+    pub(crate) request: &'a Value,
     /// Every span of the run, as span JSON lines.
-    pub spans: &'a [String],
+    pub(crate) spans: &'a [String],
     /// The grounding linter's summary.
-    pub grounding: &'a str,
+    pub(crate) grounding: &'a str,
     /// Each class schema the run was checked against, with its digest.
-    pub schemas: &'a [(&'a str, &'a Value)],
+    pub(crate) schemas: &'a [(&'a str, &'a Value)],
     /// The agent's reply as received (`{"result": …, "spans": […]}`), when it answered.
-    pub agent_reply: Option<&'a Value>,
+    pub(crate) agent_reply: Option<&'a Value>,
 }
 
 /// Why the run store refused a write, cannot read what it holds, or has no such run.

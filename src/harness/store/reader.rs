@@ -32,7 +32,7 @@ pub struct Listing {
 impl Listing {
     /// Call `each` with `(index line offset, listing row)` for every run the query matches,
     /// newest first, until it breaks (see [`RunReader::rows_newest_first`]).
-    pub fn rows(self, mut each: impl FnMut(u64, Value) -> ControlFlow<()>) -> Result<Scan> {
+    pub(crate) fn rows(self, mut each: impl FnMut(u64, Value) -> ControlFlow<()>) -> Result<Scan> {
         self.scan(index::Depth::Head, |offset, head| {
             each(offset, index::listing_row(&head))
         })
@@ -40,7 +40,7 @@ impl Listing {
 
     /// One page: at most the query's `limit` rows (100 if unset), and a cursor to the next
     /// page if more runs match (see [`RunReader::page`]).
-    pub fn page(self) -> Result<Page> {
+    pub(crate) fn page(self) -> Result<Page> {
         let limit = self.query.limit.unwrap_or(100);
         let mut page = Page::default();
         let mut last: Option<(u64, Value)> = None;
@@ -110,7 +110,7 @@ impl RunReader {
     }
 
     /// The store's root directory.
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 
@@ -120,7 +120,7 @@ impl RunReader {
     }
 
     /// Whether a run is stored under `invocation_id`: its `envelope.json` exists.
-    pub fn has(&self, invocation_id: &str) -> bool {
+    pub(crate) fn has(&self, invocation_id: &str) -> bool {
         self.run_file(invocation_id, ENVELOPE_FILE)
             .is_some_and(|p| p.exists())
     }
@@ -128,7 +128,7 @@ impl RunReader {
     /// The full id of the one run whose id starts with `reference` (case-insensitive), which
     /// may be a whole id. [`StoreError::NoSuchRun`] if none does, [`StoreError::AmbiguousRun`] (naming
     /// some candidates) if several do.
-    pub fn resolve(&self, reference: &str) -> Result<String> {
+    pub(crate) fn resolve(&self, reference: &str) -> Result<String> {
         let not_found = || {
             HarnessError::from(StoreError::NoSuchRun {
                 reference: reference.to_string(),
@@ -176,7 +176,7 @@ impl RunReader {
     }
 
     /// The root as messages name it: absolute.
-    pub fn shown_root(&self) -> PathBuf {
+    pub(crate) fn shown_root(&self) -> PathBuf {
         std::path::absolute(&self.root).unwrap_or_else(|_| self.root.clone())
     }
 
@@ -187,30 +187,30 @@ impl RunReader {
 
     /// The stored envelope's exact text. A delegated child's envelope is answered as this text,
     /// so its hash survives the wire.
-    pub fn envelope_text(&self, invocation_id: &str) -> Result<Option<String>> {
+    pub(crate) fn envelope_text(&self, invocation_id: &str) -> Result<Option<String>> {
         read_text(&self.root, self.run_file(invocation_id, ENVELOPE_FILE))
     }
 
     /// The stored request document.
-    pub fn request(&self, invocation_id: &str) -> Result<Option<Value>> {
+    pub(crate) fn request(&self, invocation_id: &str) -> Result<Option<Value>> {
         read_json(&self.root, self.run_file(invocation_id, REQUEST_FILE))
     }
 
     /// The run's `spans.jsonl` text, one span JSON document per line.
-    pub fn spans(&self, invocation_id: &str) -> Result<Option<String>> {
+    pub(crate) fn spans(&self, invocation_id: &str) -> Result<Option<String>> {
         read_text(&self.root, self.run_file(invocation_id, SPANS_FILE))
     }
 
     /// The agent's reply as the conductor received it, before any withholding:
     /// `{"result": <AgentResult document>, "spans": [<span JSON text>…]}`. `None` for a run
     /// whose agent was not called or did not answer (and for runs stored before it was kept).
-    pub fn agent_reply(&self, invocation_id: &str) -> Result<Option<Value>> {
+    pub(crate) fn agent_reply(&self, invocation_id: &str) -> Result<Option<Value>> {
         read_json(&self.root, self.run_file(invocation_id, AGENT_REPLY_FILE))
     }
 
     /// The run's grounding summary as it was given: the text of `grounding.txt` without the
     /// newline the store ends it with.
-    pub fn grounding(&self, invocation_id: &str) -> Result<Option<String>> {
+    pub(crate) fn grounding(&self, invocation_id: &str) -> Result<Option<String>> {
         Ok(
             read_text(&self.root, self.run_file(invocation_id, GROUNDING_FILE))?.map(|mut text| {
                 if text.ends_with('\n') {
@@ -223,7 +223,7 @@ impl RunReader {
 
     /// The class schema kept under `digest`. Anything but 64 lowercase hex digits names
     /// nothing, so no path outside the store can be read.
-    pub fn schema(&self, digest: &str) -> Result<Option<Value>> {
+    pub(crate) fn schema(&self, digest: &str) -> Result<Option<Value>> {
         let path = is_sha256_hex(digest)
             .then(|| self.root.join(SCHEMAS_DIR).join(format!("{digest}.json")));
         read_json(&self.root, path)
@@ -232,7 +232,7 @@ impl RunReader {
     /// Call `each` with `(index line offset, envelope)` for every run `query` matches, newest
     /// first, until it breaks, reading the index from its end (or from `query.after`) a block
     /// at a time: memory stays flat whatever the store's size. `query.limit` is not applied.
-    pub fn newest_first(
+    pub(crate) fn newest_first(
         &self,
         query: &Query,
         each: impl FnMut(u64, Value) -> ControlFlow<()>,
@@ -266,7 +266,7 @@ impl RunReader {
     /// found now (so a broken store or an unknown `after` is an error before anything is
     /// sent), and its rows are read later with [`Listing::rows`], which is `Send` so another
     /// thread can stream them.
-    pub fn listing(&self, query: &Query) -> Result<Listing> {
+    pub(crate) fn listing(&self, query: &Query) -> Result<Listing> {
         let Some((file, len)) = index::open(&self.index)? else {
             if let Some(after) = &query.after {
                 return Err(StoreError::NoSuchRun {
@@ -290,7 +290,10 @@ impl RunReader {
     }
 
     /// Call `each` with every stored envelope, oldest first (index order), until it breaks.
-    pub fn oldest_first(&self, mut each: impl FnMut(Value) -> ControlFlow<()>) -> Result<Scan> {
+    pub(crate) fn oldest_first(
+        &self,
+        mut each: impl FnMut(Value) -> ControlFlow<()>,
+    ) -> Result<Scan> {
         index::scan_forward(&self.index, |_, envelope| each(envelope))
     }
 
@@ -327,7 +330,7 @@ impl RunReader {
     /// The spans stored for a run, parsed, in stored order (none if it kept no trace); `None`
     /// if no run has that id. A line that is not span JSON is a [`StoreError::Unreadable`]
     /// naming the run and the line.
-    pub fn span_records(&self, invocation_id: &str) -> Result<Option<Vec<SpanRecord>>> {
+    pub(crate) fn span_records(&self, invocation_id: &str) -> Result<Option<Vec<SpanRecord>>> {
         if !self.has(invocation_id) {
             return Ok(None);
         }

@@ -40,28 +40,28 @@ pub(crate) const DROPPED_LINES: &str = "dropped-index-lines.txt";
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Recovery {
     /// Leftover temporary entries removed: runs or schemas whose write never finished.
-    pub removed: Vec<PathBuf>,
+    pub(crate) removed: Vec<PathBuf>,
     /// Runs restored or repaired from the journal of a writer that stopped.
-    pub replayed: Vec<String>,
+    pub(crate) replayed: Vec<String>,
     /// Whether the index ended in an unfinished line, which was cut off or completed.
-    pub torn_tail: bool,
+    pub(crate) torn_tail: bool,
     /// Runs whose directory was complete but missing from the index, now appended to it.
-    pub indexed: Vec<String>,
+    pub(crate) indexed: Vec<String>,
     /// Line numbers of index lines that were not JSON, removed (and kept aside in
     /// `.ddwire/dropped-index-lines.txt`).
-    pub dropped_lines: Vec<usize>,
+    pub(crate) dropped_lines: Vec<usize>,
     /// Runs that were indexed more than once; only the first line was kept.
-    pub duplicates: Vec<String>,
+    pub(crate) duplicates: Vec<String>,
     /// Run directories whose `envelope.json` is not a JSON object naming that id (a reference
     /// writer that crashed mid-file): left as they are and not indexed.
-    pub unreadable: Vec<String>,
+    pub(crate) unreadable: Vec<String>,
     /// Stopped writers whose journals were replayed and removed.
-    pub writers: Vec<String>,
+    pub(crate) writers: Vec<String>,
 }
 
 impl Recovery {
     /// Whether there was nothing to repair.
-    pub fn is_clean(&self) -> bool {
+    pub(crate) fn is_clean(&self) -> bool {
         *self == Recovery::default()
     }
 }

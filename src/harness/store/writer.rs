@@ -234,7 +234,7 @@ impl RunStore {
     }
 
     /// [`RunStore::open`], also saying what recovery repaired, for the log.
-    pub fn open_reporting(root: impl Into<PathBuf>) -> Result<(RunStore, Recovery)> {
+    pub(crate) fn open_reporting(root: impl Into<PathBuf>) -> Result<(RunStore, Recovery)> {
         RunStore::open_with(root.into(), segment_bytes())
     }
 
@@ -333,7 +333,7 @@ impl RunStore {
     }
 
     /// The store as a reader.
-    pub fn reader(&self) -> &RunReader {
+    pub(crate) fn reader(&self) -> &RunReader {
         &self.reader
     }
 
@@ -344,14 +344,14 @@ impl RunStore {
     }
 
     /// Whether runs can be stored (the store was not opened read-only).
-    pub fn is_writable(&self) -> bool {
+    pub(crate) fn is_writable(&self) -> bool {
         self.writer.is_some()
     }
 
     /// Whether a run could be stored now: the store is open for writing and a file can be
     /// created (and removed) in its control folder. A full or remounted-read-only disk fails
     /// here, which is what a readiness probe needs to know.
-    pub fn probe_writable(&self) -> std::io::Result<()> {
+    pub(crate) fn probe_writable(&self) -> std::io::Result<()> {
         let Some(writer) = &self.writer else {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
@@ -386,7 +386,7 @@ impl RunStore {
     /// a commit in progress finishes, the journal is checkpointed, and this writer's lock and
     /// journal files are removed, so the next start has nothing to recover. Appends after
     /// this fail. A read-only store has nothing to close.
-    pub fn close(&self) {
+    pub(crate) fn close(&self) {
         if let Some(writer) = &self.writer {
             writer.close();
         }
@@ -409,7 +409,11 @@ impl RunStore {
     /// reference's `sources.txt`), written and published with the others. A name is plain
     /// ASCII letters, digits, `.`, `_` and `-`, does not start with `.`, and is not one of the
     /// store's own files.
-    pub fn append_with_files(&self, run: &NewRun, files: &[(&str, &str)]) -> Result<PathBuf> {
+    pub(crate) fn append_with_files(
+        &self,
+        run: &NewRun,
+        files: &[(&str, &str)],
+    ) -> Result<PathBuf> {
         let writer = self.writer()?;
         let prepared = prepare(run, files, &writer.schemas)?;
         let id = prepared.id.as_str();

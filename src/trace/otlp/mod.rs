@@ -67,7 +67,7 @@ impl Encoding {
     }
 
     /// The `OTEL_EXPORTER_OTLP_PROTOCOL` value naming it (`http/json`, `http/protobuf`).
-    pub fn protocol(self) -> &'static str {
+    pub(crate) fn protocol(self) -> &'static str {
         match self {
             Encoding::Json => "http/json",
             Encoding::Protobuf => "http/protobuf",
@@ -76,14 +76,19 @@ impl Encoding {
 
     /// The encoding an `OTEL_EXPORTER_OTLP_PROTOCOL` value names; `None` for anything else
     /// (`grpc` included: ddwire speaks OTLP/HTTP only).
-    pub fn from_protocol(value: &str) -> Option<Encoding> {
+    pub(crate) fn from_protocol(value: &str) -> Option<Encoding> {
         [Encoding::Json, Encoding::Protobuf]
             .into_iter()
             .find(|e| e.protocol() == value)
     }
 
     /// Encode `spans` as one `ExportTraceServiceRequest` body in this encoding.
-    pub fn encode(self, spans: &[SpanRecord], resource: &ExportResource, scope: &Scope) -> Vec<u8> {
+    pub(crate) fn encode(
+        self,
+        spans: &[SpanRecord],
+        resource: &ExportResource,
+        scope: &Scope,
+    ) -> Vec<u8> {
         match self {
             Encoding::Json => json::encode(spans, resource, scope).into_bytes(),
             Encoding::Protobuf => proto::encode(spans, resource, scope),
@@ -130,18 +135,18 @@ impl Scope {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ExportResource {
     /// The stored `service.name` of the exporting program's own spans; `None` for none.
-    pub local_service: Option<String>,
+    pub(crate) local_service: Option<String>,
     /// The exporting program's own resource attributes.
-    pub local: Attributes,
+    pub(crate) local: Attributes,
     /// Attributes every resource gets where it lacks the key.
-    pub common: Attributes,
+    pub(crate) common: Attributes,
 }
 
 /// One `ResourceSpans`: a resource as exported, and its spans in input order.
 pub(crate) struct Group<'a> {
-    pub attributes: Vec<(&'a str, &'a AttrValue)>,
-    pub schema_url: &'a str,
-    pub spans: Vec<&'a SpanRecord>,
+    pub(crate) attributes: Vec<(&'a str, &'a AttrValue)>,
+    pub(crate) schema_url: &'a str,
+    pub(crate) spans: Vec<&'a SpanRecord>,
 }
 
 /// Group `spans` by stored resource, in order of first appearance, as the Python exporters

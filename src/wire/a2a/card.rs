@@ -18,10 +18,10 @@ use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
 /// The Data Director extension: its `params` are the agent's description.
-pub const EXTENSION_URI: &str = "https://w3id.org/data-director/a2a/agent-spec/v0";
+pub(crate) const EXTENSION_URI: &str = "https://w3id.org/data-director/a2a/agent-spec/v0";
 /// The harness card's second extension: its `params` are the manifest (every registered
 /// agent's description), which a delegation agent routes from.
-pub const MANIFEST_EXTENSION_URI: &str = "https://w3id.org/data-director/a2a/manifest/v0";
+pub(crate) const MANIFEST_EXTENSION_URI: &str = "https://w3id.org/data-director/a2a/manifest/v0";
 
 /// The skill tags of an agent: `data-director`, its grounding mode, its input classes, its
 /// requirement ids.
@@ -89,7 +89,7 @@ pub fn agent_card(spec: &AgentSpec, public_base: &str) -> Value {
 
 /// Rebuild an agent's spec from its card: the Data Director extension's `params`, with every
 /// check of [`AgentSpec::from_description`]. A card without the extension is refused.
-pub fn spec_from_card(card: &Value) -> Result<AgentSpec, ContractError> {
+pub(crate) fn spec_from_card(card: &Value) -> Result<AgentSpec, ContractError> {
     let name = card.get("name").and_then(Value::as_str).unwrap_or("?");
     let params = extension_params(card, EXTENSION_URI).ok_or_else(|| {
         ContractError::spec(

@@ -30,9 +30,9 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Target {
     /// The binding the endpoint speaks.
-    pub binding: Binding,
+    pub(crate) binding: Binding,
     /// The JSON-RPC URL.
-    pub url: String,
+    pub(crate) url: String,
 }
 
 impl Target {
@@ -50,9 +50,9 @@ pub struct A2aClient {
     /// The HTTP client the calls go through (TCP or in memory).
     pub http: HttpClient,
     /// Used when a call names no timeout of its own.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Signs every JSON-RPC call, when set.
-    pub signer: Option<Signer>,
+    pub(crate) signer: Option<Signer>,
 }
 
 impl std::fmt::Debug for A2aClient {
@@ -81,7 +81,7 @@ impl A2aClient {
     }
 
     /// The same client (sharing its connections), signing every JSON-RPC call with `signer`.
-    pub fn signed(&self, signer: Signer) -> A2aClient {
+    pub(crate) fn signed(&self, signer: Signer) -> A2aClient {
         A2aClient {
             signer: Some(signer),
             ..self.clone()
@@ -137,7 +137,7 @@ impl A2aClient {
     /// The request is written straight from `message`; a reply that is a task in its plain
     /// shape is read straight from the body (`super::reply`), and any other reply the general
     /// way, which alone reports what is wrong with one.
-    pub fn send(
+    pub(crate) fn send(
         &self,
         target: &Target,
         message: Message,
@@ -193,7 +193,7 @@ impl A2aClient {
     /// except a JSON-RPC error sent with one (a refused signature's 401, say), which is
     /// [`WireError::JsonRpc`]; a 404 is always [`WireError::HttpStatus`], whatever its body
     /// says, since the endpoint is not there.
-    pub fn call(
+    pub(crate) fn call(
         &self,
         target: &Target,
         method: &str,

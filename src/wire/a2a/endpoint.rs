@@ -80,13 +80,13 @@ use std::time::Duration;
 pub(crate) struct CallContext {
     /// The HTTP header fields (lower-case names), for an authenticator or a `traceparent`;
     /// shared, since the context is cloned into the work it plans.
-    pub headers: Arc<[(String, String)]>,
+    pub(crate) headers: Arc<[(String, String)]>,
     /// The key id whose signature the route verified on this request, if it was signed.
-    pub signed_by: Option<String>,
+    pub(crate) signed_by: Option<String>,
     /// The call is a streamed send: the caller sees every change of the task as it happens.
-    pub streaming: bool,
+    pub(crate) streaming: bool,
     /// Header fields the executor adds to the HTTP response that carries its answer.
-    pub reply_headers: ReplyHeaders,
+    pub(crate) reply_headers: ReplyHeaders,
 }
 
 /// Header fields an executor adds to the HTTP response (the harness's `traceresponse`). They
@@ -136,14 +136,14 @@ pub(crate) enum Plan {
 pub(crate) struct TaskPlan {
     /// The new task's id when the executor names it (the harness: the run's invocation id);
     /// else the endpoint makes one. Ignored when a message continues a task.
-    pub task_id: Option<String>,
+    pub(crate) task_id: Option<String>,
     /// The new task's context when the executor names it; else the message's, else a new one.
-    pub context_id: Option<String>,
+    pub(crate) context_id: Option<String>,
     /// Who may list the task (`ListTasks` with a [`List`] function that scopes by principal);
     /// `None` for an endpoint that lists every task to every caller.
-    pub owner: Option<String>,
+    pub(crate) owner: Option<String>,
     /// What to do for the task.
-    pub work: Work,
+    pub(crate) work: Work,
 }
 
 /// The work on a task.
@@ -213,28 +213,28 @@ pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// An A2A JSON-RPC endpoint.
 #[derive(Clone)]
 pub(crate) struct Endpoint {
-    pub execute: Execute,
-    pub tasks: TaskStore,
-    pub lookup: Option<Lookup>,
-    pub list: Option<List>,
+    pub(crate) execute: Execute,
+    pub(crate) tasks: TaskStore,
+    pub(crate) lookup: Option<Lookup>,
+    pub(crate) list: Option<List>,
     /// Who may read or cancel which task; `None`: every caller every task.
-    pub visible: Option<Visible>,
+    pub(crate) visible: Option<Visible>,
     /// Deepest JSON nesting accepted in a request.
-    pub max_depth: usize,
+    pub(crate) max_depth: usize,
     /// How long a JSON-RPC batch may take as a whole ([`jsonrpc::run_batch`]).
-    pub batch_deadline: Duration,
+    pub(crate) batch_deadline: Duration,
     /// The most tasks run in the background at once ([`BACKGROUND_TASKS`] by default).
-    pub max_background: usize,
+    pub(crate) max_background: usize,
     /// The most of those one owner may hold ([`BACKGROUND_PER_OWNER`] by default).
-    pub max_background_per_owner: usize,
+    pub(crate) max_background_per_owner: usize,
     /// Answer the streaming methods (the card must then say `streaming: true`); off by
     /// default, when they are refused with -32004.
-    pub streaming: bool,
+    pub(crate) streaming: bool,
     /// How often an idle stream sends a keep-alive comment ([`KEEP_ALIVE`] by default).
-    pub keep_alive: Duration,
+    pub(crate) keep_alive: Duration,
     /// The process's drain: once cut, a stream still open ends with a final `failed` status
     /// update (`dd.error: shutting_down`) rather than a bare close.
-    pub drain: Option<crate::wire::http::drain::Drain>,
+    pub(crate) drain: Option<crate::wire::http::drain::Drain>,
     background: Arc<AtomicUsize>,
     /// Background slots held, by owner.
     background_owners: Shares,

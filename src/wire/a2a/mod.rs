@@ -35,56 +35,56 @@ pub(crate) mod v03;
 pub(crate) mod v10;
 
 pub use endpoint::SIGNATURE_REFUSED;
-pub use tasks::{Progress, Reply};
+pub(crate) use tasks::{Progress, Reply};
 
 use model::{Role, TaskState};
 use serde_json::Value;
 
 /// Where an A2A endpoint is served, and the agent card.
-pub const JSONRPC_PATH: &str = "/a2a";
+pub(crate) const JSONRPC_PATH: &str = "/a2a";
 /// The agent card's well-known path (A2A 0.3 and 1.0).
 pub const CARD_PATH: &str = "/.well-known/agent-card.json";
 /// The card path before A2A 0.3, still served for old clients.
-pub const LEGACY_CARD_PATH: &str = "/.well-known/agent.json";
+pub(crate) const LEGACY_CARD_PATH: &str = "/.well-known/agent.json";
 
 /// Message metadata keys of the Data Director wire (`dd_sdk.wire`).
 pub mod meta {
     /// `input:<invocation_id>`: the source id that cites the input.
-    pub const INPUT_REF: &str = "dd.input_ref";
+    pub(crate) const INPUT_REF: &str = "dd.input_ref";
     /// The `dd-input-json-v1` hash of the input.
-    pub const INPUT_HASH: &str = "dd.input_hash";
+    pub(crate) const INPUT_HASH: &str = "dd.input_hash";
     /// The W3C `traceparent` of the caller's span.
     pub const TRACEPARENT: &str = "traceparent";
     /// The W3C `tracestate` accompanying it.
-    pub const TRACESTATE: &str = "tracestate";
+    pub(crate) const TRACESTATE: &str = "tracestate";
     /// Where a delegation agent calls the harness back.
-    pub const DELEGATE_URL: &str = "dd.delegate_url";
+    pub(crate) const DELEGATE_URL: &str = "dd.delegate_url";
     /// The bearer capability that allows it.
     pub const DELEGATION_TOKEN: &str = "dd.delegation_token";
     /// On a delegation callback: the invocation the grant was issued for. The harness refuses
     /// a token presented for another parent.
-    pub const PARENT_INVOCATION_ID: &str = "dd.parent_invocation_id";
+    pub(crate) const PARENT_INVOCATION_ID: &str = "dd.parent_invocation_id";
     /// In a harness task's metadata, once its run is stored: the trace id of the run (32
     /// lowercase hex, the envelope's `telemetry.trace_id`), so a caller that reads no envelope
     /// can still find the run's trace.
-    pub const TRACE_ID: &str = "dd.trace_id";
+    pub(crate) const TRACE_ID: &str = "dd.trace_id";
     /// On a streamed harness run's `working` status updates: the conductor stage starting
     /// (`policy_gate`, `input_check`, `agent_call`, `grounding_check`, `store`).
-    pub const STAGE: &str = "dd.stage";
+    pub(crate) const STAGE: &str = "dd.stage";
     /// On the harness's second call to an agent that suspended a run: the caller's data part
     /// that resumes it.
-    pub const RESUMPTION: &str = "dd.resumption";
+    pub(crate) const RESUMPTION: &str = "dd.resumption";
     /// On an `input-required` harness task: when its suspended run stops being answerable
     /// (RFC 3339); past it the run is stored as expired.
-    pub const EXPIRES_AT: &str = "dd.expires_at";
+    pub(crate) const EXPIRES_AT: &str = "dd.expires_at";
     /// On a streamed harness run's final `failed` status update (and its task): the URI of the
     /// contract problem type the run's envelope carries.
-    pub const PROBLEM_TYPE: &str = "dd.problem_type";
+    pub(crate) const PROBLEM_TYPE: &str = "dd.problem_type";
     /// On a streamed call's final `failed` status update when no run was made: what the
     /// caller got wrong (the codes AG-UI's `RUN_ERROR` carries: `invalid_request`,
     /// `unknown_agent`, `unauthenticated`, `duplicate_invocation`, `lineage_refused`,
     /// `internal_error`).
-    pub const ERROR: &str = "dd.error";
+    pub(crate) const ERROR: &str = "dd.error";
 }
 
 /// Artifact names of the Data Director wire.
@@ -94,7 +94,7 @@ pub mod artifact {
     /// The harness's reply: one data part holding the envelope.
     pub const ENVELOPE: &str = "envelope";
     /// For a delegated call: the stored envelope as text, so its hash survives the wire.
-    pub const ENVELOPE_JSON: &str = "envelope-json";
+    pub(crate) const ENVELOPE_JSON: &str = "envelope-json";
 }
 
 /// Which A2A binding a request or a peer speaks. The two bindings carry one model
@@ -156,7 +156,7 @@ const ROLES: [(Role, &str, &str, i64); 2] = [
 
 impl Binding {
     /// The binding a JSON-RPC method belongs to, if it is an A2A method.
-    pub fn of_method(method: &str) -> Option<Binding> {
+    pub(crate) fn of_method(method: &str) -> Option<Binding> {
         if v03::METHODS.contains(&method) {
             Some(Binding::V03)
         } else if v10::METHODS.contains(&method) {
@@ -167,12 +167,12 @@ impl Binding {
     }
 
     /// The version header value this binding sends (`A2A-Version`).
-    pub fn version(self) -> &'static str {
+    pub(crate) fn version(self) -> &'static str {
         self.pick("0.3", v10::PROTOCOL_VERSION)
     }
 
     /// The extensions header this binding uses.
-    pub fn extensions_header(self) -> &'static str {
+    pub(crate) fn extensions_header(self) -> &'static str {
         self.pick("X-A2A-Extensions", "A2A-Extensions")
     }
 

@@ -58,14 +58,14 @@ pub struct EncodedJson(Box<serde_json::value::RawValue>);
 
 impl EncodedJson {
     /// `value` written as JSON text.
-    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> EncodedJson {
+    pub(crate) fn of<T: serde::Serialize + ?Sized>(value: &T) -> EncodedJson {
         EncodedJson(
             serde_json::value::to_raw_value(value).expect("a model value always serialises"),
         )
     }
 
     /// The JSON text.
-    pub fn get(&self) -> &str {
+    pub(crate) fn get(&self) -> &str {
         self.0.get()
     }
 
@@ -91,13 +91,13 @@ impl serde::Serialize for EncodedJson {
 #[derive(Clone, Debug, PartialEq)]
 pub struct File {
     /// The content, base64, when inline.
-    pub bytes: Option<String>,
+    pub(crate) bytes: Option<String>,
     /// Where the content is, when by reference.
-    pub uri: Option<String>,
+    pub(crate) uri: Option<String>,
     /// The file's name, if given.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// The content's media type, if given.
-    pub media_type: Option<String>,
+    pub(crate) media_type: Option<String>,
 }
 
 impl Part {
@@ -110,7 +110,7 @@ impl Part {
     }
 
     /// A data part holding `value` already written as JSON text (see [`Part::Encoded`]).
-    pub fn encoded<T: serde::Serialize + ?Sized>(value: &T) -> Part {
+    pub(crate) fn encoded<T: serde::Serialize + ?Sized>(value: &T) -> Part {
         Part::Encoded {
             json: EncodedJson::of(value),
             metadata: None,
@@ -118,7 +118,7 @@ impl Part {
     }
 
     /// A text part without metadata.
-    pub fn text(text: impl Into<String>) -> Part {
+    pub(crate) fn text(text: impl Into<String>) -> Part {
         Part::Text {
             text: text.into(),
             metadata: None,
@@ -130,19 +130,19 @@ impl Part {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
     /// The message's id, unique per sender.
-    pub message_id: String,
+    pub(crate) message_id: String,
     /// Who sent it.
-    pub role: Role,
+    pub(crate) role: Role,
     /// Its content.
-    pub parts: Vec<Part>,
+    pub(crate) parts: Vec<Part>,
     /// The context (conversation) it belongs to, if named.
-    pub context_id: Option<String>,
+    pub(crate) context_id: Option<String>,
     /// The task it continues, if any.
-    pub task_id: Option<String>,
+    pub(crate) task_id: Option<String>,
     /// Other tasks it refers to.
-    pub reference_task_ids: Vec<String>,
+    pub(crate) reference_task_ids: Vec<String>,
     /// Extension URIs the message uses.
-    pub extensions: Vec<String>,
+    pub(crate) extensions: Vec<String>,
     /// Its metadata (the Data Director keys of [`meta`](super::meta) travel here).
     pub metadata: Option<Map<String, Value>>,
 }
@@ -163,12 +163,12 @@ impl Message {
     }
 
     /// The message's metadata value under `key`, if it is a string.
-    pub fn meta_str(&self, key: &str) -> Option<&str> {
+    pub(crate) fn meta_str(&self, key: &str) -> Option<&str> {
         self.metadata.as_ref()?.get(key)?.as_str()
     }
 
     /// The data parts' values, in order.
-    pub fn data_parts(&self) -> Vec<&Value> {
+    pub(crate) fn data_parts(&self) -> Vec<&Value> {
         self.parts
             .iter()
             .filter_map(|p| {
@@ -207,7 +207,7 @@ pub enum TaskState {
 
 impl TaskState {
     /// Whether the task can change no more.
-    pub fn is_terminal(self) -> bool {
+    pub(crate) fn is_terminal(self) -> bool {
         matches!(
             self,
             TaskState::Completed | TaskState::Canceled | TaskState::Failed | TaskState::Rejected
@@ -221,29 +221,29 @@ pub struct TaskStatus {
     /// Where the task stands.
     pub state: TaskState,
     /// The agent's latest message about it (a failed task's reason, say).
-    pub message: Option<Message>,
+    pub(crate) message: Option<Message>,
     /// RFC 3339.
-    pub timestamp: Option<String>,
+    pub(crate) timestamp: Option<String>,
 }
 
 /// An output of a task.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Artifact {
     /// The artifact's id, unique within its task.
-    pub artifact_id: String,
+    pub(crate) artifact_id: String,
     /// Its name (`agent-result`, `envelope`: see [`artifact`](super::artifact)).
     pub name: Option<String>,
     /// A description, if any.
-    pub description: Option<String>,
+    pub(crate) description: Option<String>,
     /// Its content.
     pub parts: Vec<Part>,
     /// Its metadata, if any.
-    pub metadata: Option<Map<String, Value>>,
+    pub(crate) metadata: Option<Map<String, Value>>,
 }
 
 impl Artifact {
     /// A named artifact with a fresh id.
-    pub fn new(name: &str, parts: Vec<Part>) -> Artifact {
+    pub(crate) fn new(name: &str, parts: Vec<Part>) -> Artifact {
         Artifact {
             artifact_id: crate::ids::new_uuid7(),
             name: Some(name.to_string()),
@@ -258,17 +258,17 @@ impl Artifact {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Task {
     /// The task's id.
-    pub id: String,
+    pub(crate) id: String,
     /// The context (conversation) it belongs to.
-    pub context_id: String,
+    pub(crate) context_id: String,
     /// Where it stands.
     pub status: TaskStatus,
     /// What it produced.
     pub artifacts: Vec<Artifact>,
     /// The messages exchanged for it, oldest first.
-    pub history: Vec<Message>,
+    pub(crate) history: Vec<Message>,
     /// Its metadata, if any.
-    pub metadata: Option<Map<String, Value>>,
+    pub(crate) metadata: Option<Map<String, Value>>,
 }
 
 impl Task {
@@ -328,7 +328,7 @@ impl Task {
 
     /// Why a task failed: the first `error` in a data part of its status message, else its
     /// text parts joined.
-    pub fn failure_detail(&self) -> Option<String> {
+    pub(crate) fn failure_detail(&self) -> Option<String> {
         let message = self.status.message.as_ref()?;
         for part in &message.parts {
             if let Part::Data { data, .. } = part
@@ -356,10 +356,10 @@ impl Task {
 /// not (A2A 1.0 §3.2.4 `historyLength`, §3.1.4 `includeArtifacts`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TaskView<'a> {
-    pub task: &'a Task,
+    pub(crate) task: &'a Task,
     /// The messages of the task's history shown: its latest ones.
-    pub history: &'a [Message],
-    pub artifacts: bool,
+    pub(crate) history: &'a [Message],
+    pub(crate) artifacts: bool,
 }
 
 impl Task {
@@ -393,8 +393,8 @@ impl Task {
 /// not empty; 0.3 `Message`). The field is a path such as `params.message.parts`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct ShapeError {
-    pub field: &'static str,
-    pub reason: &'static str,
+    pub(crate) field: &'static str,
+    pub(crate) reason: &'static str,
 }
 
 impl std::fmt::Display for ShapeError {
@@ -433,14 +433,14 @@ impl Message {
 pub(crate) struct SendOptions {
     /// Answer with the task as soon as it exists, and work on it in the background (1.0
     /// `returnImmediately: true`, 0.3 `blocking: false`). Sends block by default.
-    pub return_immediately: bool,
+    pub(crate) return_immediately: bool,
     /// Show at most this many of the task's latest history messages in the answer.
-    pub history_length: Option<usize>,
+    pub(crate) history_length: Option<usize>,
 }
 
 /// What `message/send` / `SendMessage` returns.
 #[derive(Clone, Debug, PartialEq)]
-pub enum SendResult {
+pub(crate) enum SendResult {
     /// The agent made a task.
     Task(Task),
     /// The agent answered with a message alone.
@@ -449,7 +449,7 @@ pub enum SendResult {
 
 impl SendResult {
     /// The `result` member of a send's JSON-RPC response, as `binding` writes it.
-    pub fn to_json(&self, binding: super::Binding) -> Value {
+    pub(crate) fn to_json(&self, binding: super::Binding) -> Value {
         super::codec::encode_result(binding, self)
     }
 }
@@ -457,10 +457,10 @@ impl SendResult {
 /// `message/send` / `SendMessage` parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct SendParams {
-    pub message: Message,
+    pub(crate) message: Message,
     /// Kept as sent; ddwire's calls are always blocking and non-streaming.
-    pub configuration: Option<Value>,
-    pub metadata: Option<Map<String, Value>>,
+    pub(crate) configuration: Option<Value>,
+    pub(crate) metadata: Option<Map<String, Value>>,
 }
 
 #[cfg(test)]

@@ -28,13 +28,13 @@ use serde_json::{Map, Value};
 /// A task's status changed (`TaskStatusUpdateEvent`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct StatusUpdate {
-    pub task_id: String,
-    pub context_id: String,
-    pub status: TaskStatus,
+    pub(crate) task_id: String,
+    pub(crate) context_id: String,
+    pub(crate) status: TaskStatus,
     /// The last event of the stream (v0.3 `final`). A 1.0 event has no such field; decoded, it
     /// is whether the state is terminal or interrupted, and it is not written.
-    pub is_final: bool,
-    pub metadata: Option<Map<String, Value>>,
+    pub(crate) is_final: bool,
+    pub(crate) metadata: Option<Map<String, Value>>,
 }
 
 impl StatusUpdate {
@@ -57,14 +57,14 @@ impl StatusUpdate {
 /// A task produced or extended an artifact (`TaskArtifactUpdateEvent`).
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ArtifactUpdate {
-    pub task_id: String,
-    pub context_id: String,
-    pub artifact: Artifact,
+    pub(crate) task_id: String,
+    pub(crate) context_id: String,
+    pub(crate) artifact: Artifact,
     /// Append to the artifact with the same id sent before.
-    pub append: bool,
+    pub(crate) append: bool,
     /// The last chunk of the artifact.
-    pub last_chunk: bool,
-    pub metadata: Option<Map<String, Value>>,
+    pub(crate) last_chunk: bool,
+    pub(crate) metadata: Option<Map<String, Value>>,
 }
 
 /// One event of a stream (the `result` of one SSE frame).

@@ -44,19 +44,19 @@ pub(crate) const MAX_PAGE_SIZE: usize = 100;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reply {
     /// The state the work ended (or paused) in.
-    pub state: TaskState,
+    pub(crate) state: TaskState,
     /// The agent's status message, if any (a failed task's reason).
-    pub message: Option<Message>,
+    pub(crate) message: Option<Message>,
     /// The artifacts the work adds to the task.
-    pub artifacts: Vec<Artifact>,
+    pub(crate) artifacts: Vec<Artifact>,
     /// Entries the work adds to the task's `metadata` and its final status update, replacing
     /// any of the same key (the harness: the run's `dd.trace_id`, a failed run's problem type).
-    pub metadata: Option<Map<String, Value>>,
+    pub(crate) metadata: Option<Map<String, Value>>,
 }
 
 impl Reply {
     /// Completed, with these artifacts.
-    pub fn completed(artifacts: Vec<Artifact>) -> Reply {
+    pub(crate) fn completed(artifacts: Vec<Artifact>) -> Reply {
         Reply {
             state: TaskState::Completed,
             message: None,
@@ -67,7 +67,7 @@ impl Reply {
 
     /// Failed, with `{"error": error}` as the status message's one data part (what every
     /// Data Director peer reads as the reason).
-    pub fn failed(error: impl Into<String>) -> Reply {
+    pub(crate) fn failed(error: impl Into<String>) -> Reply {
         let reason = Message::new(
             super::model::Role::Agent,
             vec![super::model::Part::data(
@@ -83,7 +83,7 @@ impl Reply {
     }
 
     /// This reply, with `key: value` in its metadata.
-    pub fn with_meta(mut self, key: &str, value: impl Into<Value>) -> Reply {
+    pub(crate) fn with_meta(mut self, key: &str, value: impl Into<Value>) -> Reply {
         self.metadata
             .get_or_insert_with(Map::new)
             .insert(key.to_string(), value.into());
@@ -105,7 +105,7 @@ pub struct Progress {
 
 impl Progress {
     /// The task's id.
-    pub fn task_id(&self) -> &str {
+    pub(crate) fn task_id(&self) -> &str {
         &self.id
     }
 
@@ -115,7 +115,7 @@ impl Progress {
     }
 
     /// Mark the task `working` (unless it was canceled meanwhile).
-    pub fn working(&self) {
+    pub(crate) fn working(&self) {
         self.store.update(&self.id, None, |task| {
             if task.status.state == TaskState::Submitted {
                 task.status.state = TaskState::Working;
@@ -129,7 +129,7 @@ impl Progress {
     /// Report that the work entered a named stage: the task stays (or becomes) `working`, and
     /// its watchers get a `working` status update whose metadata carries `key: stage` (the
     /// harness streams its conductor's stages this way, `dd.stage`).
-    pub fn stage(&self, key: &str, stage: &str) {
+    pub(crate) fn stage(&self, key: &str, stage: &str) {
         let mut metadata = Map::new();
         metadata.insert(key.to_string(), Value::String(stage.to_string()));
         self.store
@@ -143,13 +143,13 @@ impl Progress {
     }
 
     /// Whether the task has been canceled (`CancelTask`).
-    pub fn is_canceled(&self) -> bool {
+    pub(crate) fn is_canceled(&self) -> bool {
         self.canceled.load(Ordering::SeqCst)
     }
 
     /// Ready (disconnected) once the task is canceled, or forgotten: wait on it beside the work,
     /// then ask [`Progress::is_canceled`].
-    pub fn cancellation(&self) -> &Receiver<()> {
+    pub(crate) fn cancellation(&self) -> &Receiver<()> {
         &self.wake
     }
 
@@ -658,19 +658,19 @@ fn forget_beyond(tasks: &mut Tasks, capacity: usize) -> Vec<Entry> {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ListQuery {
     /// Tasks of this context only.
-    pub context_id: Option<String>,
+    pub(crate) context_id: Option<String>,
     /// Tasks in this state only.
-    pub status: Option<TaskState>,
+    pub(crate) status: Option<TaskState>,
     /// At most this many tasks (1 to [`MAX_PAGE_SIZE`], default [`DEFAULT_PAGE_SIZE`]).
-    pub page_size: usize,
+    pub(crate) page_size: usize,
     /// Continue after the page that gave this token.
-    pub page_token: Option<String>,
+    pub(crate) page_token: Option<String>,
     /// Show at most this many of each task's latest history messages.
-    pub history_length: Option<usize>,
+    pub(crate) history_length: Option<usize>,
     /// Tasks whose status changed at or after this time (nanoseconds since the epoch) only.
-    pub status_timestamp_after: Option<i128>,
+    pub(crate) status_timestamp_after: Option<i128>,
     /// Show each task's artifacts (default: leave them out).
-    pub include_artifacts: bool,
+    pub(crate) include_artifacts: bool,
 }
 
 impl Default for ListQuery {
@@ -702,13 +702,13 @@ impl ListQuery {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct TaskPage {
     /// The tasks, newest change first, limited as the query asked.
-    pub tasks: Vec<Task>,
+    pub(crate) tasks: Vec<Task>,
     /// Where the next page starts; empty on the last page.
-    pub next_page_token: String,
+    pub(crate) next_page_token: String,
     /// The page size used (the query's, or the default).
-    pub page_size: usize,
+    pub(crate) page_size: usize,
     /// How many tasks the filters select, over all pages.
-    pub total_size: usize,
+    pub(crate) total_size: usize,
 }
 
 /// A page token: opaque to the client (lowercase hex of what it marks).

@@ -44,12 +44,12 @@ impl BodyReader {
     }
 
     /// Whether the whole body has been read.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         matches!(self.state, State::Done)
     }
 
     /// The bytes still expected, when the framing says (for reserving memory).
-    pub fn remaining(&self) -> Option<u64> {
+    pub(crate) fn remaining(&self) -> Option<u64> {
         match &self.state {
             State::Length { remaining } => Some(*remaining),
             State::Done => Some(0),

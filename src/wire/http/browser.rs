@@ -34,7 +34,7 @@ const PREFLIGHT_MAX_AGE: &str = "600";
 /// A server's browser policy: which host names it answers to and which other origins may
 /// call it.
 #[derive(Clone, Debug, Default)]
-pub struct BrowserPolicy {
+pub(crate) struct BrowserPolicy {
     /// Host names (lower case, no port) accepted besides IP literals and `localhost`.
     hosts: Vec<String>,
     /// Whether any host is accepted (`--allowed-hosts '*'`).
@@ -48,7 +48,7 @@ pub struct BrowserPolicy {
 impl BrowserPolicy {
     /// The policy for a server whose public URL is `public_url`: its host is accepted, and
     /// its origin is its own.
-    pub fn new(public_url: &str) -> BrowserPolicy {
+    pub(crate) fn new(public_url: &str) -> BrowserPolicy {
         let own_origin = origin_of(public_url);
         let hosts = own_origin
             .as_deref()
@@ -65,7 +65,7 @@ impl BrowserPolicy {
 
     /// Also accept these host names (`--allowed-hosts`; a port, if given, is ignored; `*`
     /// accepts any host).
-    pub fn allow_hosts<S: AsRef<str>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
+    pub(crate) fn allow_hosts<S: AsRef<str>>(mut self, hosts: impl IntoIterator<Item = S>) -> Self {
         for host in hosts {
             let host = host.as_ref().trim().to_ascii_lowercase();
             if host == "*" {
@@ -79,7 +79,7 @@ impl BrowserPolicy {
 
     /// Let these origins (`scheme://host[:port]`, `--cors-origin`) call cross-origin. An
     /// origin that is not of that shape is an error naming it.
-    pub fn allow_origins<S: AsRef<str>>(
+    pub(crate) fn allow_origins<S: AsRef<str>>(
         mut self,
         origins: impl IntoIterator<Item = S>,
     ) -> Result<Self, BadOrigin> {
@@ -210,9 +210,9 @@ impl BrowserPolicy {
 
 /// An origin given to [`BrowserPolicy::allow_origins`] that is not `scheme://host[:port]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BadOrigin {
+pub(crate) struct BadOrigin {
     /// What was given.
-    pub given: String,
+    pub(crate) given: String,
 }
 
 impl std::fmt::Display for BadOrigin {

@@ -31,9 +31,9 @@
 //!   soon as a chunk size would cross it, before its data is read.
 
 /// The longest chunk-size line accepted, extensions included, without its CRLF.
-pub const MAX_LINE: usize = 1024;
+pub(crate) const MAX_LINE: usize = 1024;
 /// The most trailer bytes accepted after the last chunk.
-pub const MAX_TRAILER: usize = 8 * 1024;
+pub(crate) const MAX_TRAILER: usize = 8 * 1024;
 
 /// Why a chunked body was refused. Every variant answers HTTP 400, except
 /// [`ChunkedError::TooLarge`] (413).
@@ -93,7 +93,7 @@ pub enum ChunkedError {
 
 impl ChunkedError {
     /// The HTTP status that answers this error.
-    pub fn status(&self) -> u16 {
+    pub(crate) fn status(&self) -> u16 {
         match self {
             ChunkedError::TooLarge { .. } => 413,
             _ => 400,

@@ -131,15 +131,15 @@ impl Resolver for GuardedResolver {
 #[derive(Clone, Debug)]
 pub struct ClientRequest {
     /// `GET` or `POST`.
-    pub method: &'static str,
+    pub(crate) method: &'static str,
     /// The absolute `http://` URL.
-    pub url: String,
+    pub(crate) url: String,
     /// Extra header fields (`Host` and framing are added by the transport).
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// The body (empty for `GET`).
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
     /// The whole call must finish within this (connect, send, receive).
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
 }
 
 impl ClientRequest {
@@ -178,7 +178,7 @@ pub struct ClientResponse {
     /// The status code.
     pub status: u16,
     /// Names lower-cased.
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// The whole body, read within [`MAX_RESPONSE_BYTES`].
     pub body: Vec<u8>,
 }
@@ -192,7 +192,7 @@ impl ClientResponse {
 
 /// The largest response body a client accepts (a reply carrying an agent's spans can be
 /// large, but not unbounded).
-pub const MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
+pub(crate) const MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// An HTTP client: cheap to clone, safe to share between threads.
 #[derive(Clone)]
@@ -238,7 +238,7 @@ impl HttpClient {
     }
 
     /// The same client, writing every request and response to `log`.
-    pub fn logged(&self, log: WireLog) -> HttpClient {
+    pub(crate) fn logged(&self, log: WireLog) -> HttpClient {
         match &self.transport {
             Via::Tcp(_, tls) => HttpClient::over(tls.clone(), Some(log)),
             Via::Memory(_) => HttpClient {
@@ -250,7 +250,7 @@ impl HttpClient {
 
     /// The same client (trust, wire log), presenting `pair` as its client certificate: for
     /// an agent that asks for its own.
-    pub fn with_client_cert(&self, pair: KeyPair) -> Result<HttpClient, TlsError> {
+    pub(crate) fn with_client_cert(&self, pair: KeyPair) -> Result<HttpClient, TlsError> {
         match &self.transport {
             Via::Tcp(_, tls) => {
                 let trust = ClientTrust {
@@ -291,7 +291,7 @@ impl HttpClient {
     /// is resolved and checked, not the destination); and it reads a response body of at
     /// most `max_body` bytes. The in-memory transport resolves nothing: only the body limit
     /// applies to it.
-    pub fn guarded(&self, egress: Egress, max_body: u64) -> HttpClient {
+    pub(crate) fn guarded(&self, egress: Egress, max_body: u64) -> HttpClient {
         let mut guarded = match &self.transport {
             Via::Tcp(_, tls) => {
                 let agent = build_agent(
@@ -929,11 +929,11 @@ fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
 /// A response whose body is read as it arrives (an event stream).
 pub(crate) struct StreamingResponse {
     /// The status code.
-    pub status: u16,
+    pub(crate) status: u16,
     /// Names lower-cased.
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// The body, read as it arrives.
-    pub body: BodyStream,
+    pub(crate) body: BodyStream,
 }
 
 impl StreamingResponse {

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 /// The drain state of one process. Cheap to clone; clones share it.
 #[derive(Clone)]
-pub struct Drain {
+pub(crate) struct Drain {
     inner: Arc<Inner>,
 }
 
@@ -56,22 +56,22 @@ impl std::fmt::Debug for Drain {
 
 impl Drain {
     /// A drain not started.
-    pub fn new() -> Drain {
+    pub(crate) fn new() -> Drain {
         Drain::default()
     }
 
     /// Start draining: readiness answers 503 from now on.
-    pub fn start(&self) {
+    pub(crate) fn start(&self) {
         self.inner.started.store(true, Ordering::SeqCst);
     }
 
     /// Whether the drain has started.
-    pub fn is_started(&self) -> bool {
+    pub(crate) fn is_started(&self) -> bool {
         self.inner.started.load(Ordering::SeqCst)
     }
 
     /// End every guarded stream now, each with its terminal event, and run the cut hooks.
-    pub fn cut(&self) {
+    pub(crate) fn cut(&self) {
         self.start();
         self.inner
             .cut_tx
@@ -91,12 +91,12 @@ impl Drain {
     }
 
     /// Whether the drain has been cut.
-    pub fn is_cut(&self) -> bool {
+    pub(crate) fn is_cut(&self) -> bool {
         self.inner.cut.load(Ordering::SeqCst)
     }
 
     /// Run `hook` when the drain is cut (at once, if it already is).
-    pub fn on_cut(&self, hook: impl FnOnce() + Send + 'static) {
+    pub(crate) fn on_cut(&self, hook: impl FnOnce() + Send + 'static) {
         {
             let mut hooks = self.inner.on_cut.lock().unwrap_or_else(|p| p.into_inner());
             if !self.is_cut() {
@@ -109,7 +109,7 @@ impl Drain {
 
     /// `handler`, except that `GET /healthz` answers 503 `{"status": "draining"}` once the
     /// drain has started: for a server whose readiness knows nothing else (the agent server).
-    pub fn gate(&self, handler: Handler) -> Handler {
+    pub(crate) fn gate(&self, handler: Handler) -> Handler {
         let drain = self.clone();
         Arc::new(move |request: Request| {
             if drain.is_started() && request.method == "GET" && request.path == "/healthz" {
@@ -133,7 +133,7 @@ impl Drain {
     /// client that stops reading stops the forwarder, which stops taking from `chunks`, so the
     /// producer feels the back-pressure instead of the process buffering the stream without
     /// bound. A cut is still seen while the forwarder waits on a client that does not read.
-    pub fn guard(&self, chunks: Receiver<Vec<u8>>, terminal: Vec<u8>) -> Receiver<Vec<u8>> {
+    pub(crate) fn guard(&self, chunks: Receiver<Vec<u8>>, terminal: Vec<u8>) -> Receiver<Vec<u8>> {
         let (tx, rx) = crossbeam_channel::bounded(1);
         let cut = self.inner.cut_rx.clone();
         std::thread::spawn(move || {

@@ -26,7 +26,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// A destination policy: the rules, empty for "any address outside the internal ranges".
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Egress {
+pub(crate) struct Egress {
     rules: Vec<Rule>,
 }
 
@@ -43,7 +43,7 @@ impl Egress {
     /// address (a `/32` or `/128`), or a host name (`agents.example.org`, `*.example.org`);
     /// a comma-separated item is read as several. An item of none of these shapes is an
     /// error naming it.
-    pub fn allowing<S: AsRef<str>>(
+    pub(crate) fn allowing<S: AsRef<str>>(
         items: impl IntoIterator<Item = S>,
     ) -> Result<Egress, EgressError> {
         let mut rules = Vec::new();
@@ -58,13 +58,14 @@ impl Egress {
     }
 
     /// Whether the policy has no rules (any address outside the internal ranges).
-    pub fn is_open(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_open(&self) -> bool {
         self.rules.is_empty()
     }
 
     /// Whether `ip`, which `host` resolved to (or which `host` is), may be connected to;
     /// `Err` says why not.
-    pub fn check(&self, host: &str, ip: IpAddr) -> Result<(), EgressError> {
+    pub(crate) fn check(&self, host: &str, ip: IpAddr) -> Result<(), EgressError> {
         let ip = canonical(ip);
         if self
             .rules
@@ -220,7 +221,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 }
 
 /// The internal range `ip` lies in, by name, if any.
-pub fn internal_range(ip: IpAddr) -> Option<&'static str> {
+pub(crate) fn internal_range(ip: IpAddr) -> Option<&'static str> {
     match canonical(ip) {
         IpAddr::V4(v4) => {
             let [a, b, ..] = v4.octets();

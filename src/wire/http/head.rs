@@ -70,15 +70,15 @@ pub struct RequestHead {
     /// How the body is delimited (RFC 9112 §6.3).
     pub framing: Framing,
     /// Whether the connection may serve another request after this one (RFC 9112 §9.3).
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// `Expect: 100-continue` was sent.
-    pub expect_continue: bool,
+    pub(crate) expect_continue: bool,
     /// Bytes of the head, blank line included: the body (or the next request) starts here.
     pub len: usize,
 }
 
 /// The most header fields any request may carry, whatever [`Limits::max_headers`] says.
-pub const MAX_FIELDS: usize = 128;
+pub(crate) const MAX_FIELDS: usize = 128;
 
 /// The methods passed to a handler; anything else is answered 501 (RFC 9110 §9.1). CONNECT
 /// and TRACE are left out: ddwire is no proxy, and TRACE would echo credentials.
@@ -649,7 +649,7 @@ pub struct ResponseHead {
     pub status: u16,
     /// Header fields in arrival order, names lower-cased (values not UTF-8 are converted
     /// lossily: a client only reports them).
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// How the body is delimited (RFC 9112 §6.3).
     pub framing: Framing,
     /// Whether the connection may carry another request.

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 /// How a line is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// Space-separated fields, `key=value` after the first six.
     Text,
     /// One JSON object per line.
@@ -52,7 +52,7 @@ impl FromStr for Format {
 
 /// How much is logged, most severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
+pub(crate) enum Level {
     /// Server errors (5xx) only.
     Error,
     /// And refusals (4xx).
@@ -65,7 +65,7 @@ pub enum Level {
 
 impl Level {
     /// `error`, `warn`, `info` or `debug`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Level::Error => "error",
             Level::Warn => "warn",
@@ -75,7 +75,7 @@ impl Level {
     }
 
     /// The level a response's status is logged at.
-    pub fn of_status(status: u16) -> Level {
+    pub(crate) fn of_status(status: u16) -> Level {
         match status {
             500.. => Level::Error,
             400..=499 => Level::Warn,
@@ -103,13 +103,13 @@ impl FromStr for Level {
 
 /// A log format or level that is not one.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogSettingError {
+pub(crate) struct LogSettingError {
     /// `log format` or `log level`.
-    pub setting: &'static str,
+    pub(crate) setting: &'static str,
     /// What was given.
-    pub value: String,
+    pub(crate) value: String,
     /// What would have been taken.
-    pub expected: &'static str,
+    pub(crate) expected: &'static str,
 }
 
 impl fmt::Display for LogSettingError {
@@ -156,7 +156,7 @@ pub(crate) struct Entry {
 }
 
 /// Where request lines go, and which.
-pub struct RequestLog {
+pub(crate) struct RequestLog {
     format: Format,
     level: Level,
     out: Mutex<Box<dyn Write + Send>>,
@@ -173,12 +173,12 @@ impl fmt::Debug for RequestLog {
 
 impl RequestLog {
     /// Lines at or above `level`, in `format`, on stderr.
-    pub fn stderr(format: Format, level: Level) -> RequestLog {
+    pub(crate) fn stderr(format: Format, level: Level) -> RequestLog {
         RequestLog::to(format, level, Box::new(std::io::stderr()))
     }
 
     /// Lines at or above `level`, in `format`, to `out` (each line one `write_all`).
-    pub fn to(format: Format, level: Level, out: Box<dyn Write + Send>) -> RequestLog {
+    pub(crate) fn to(format: Format, level: Level, out: Box<dyn Write + Send>) -> RequestLog {
         RequestLog {
             format,
             level,

@@ -32,13 +32,13 @@
 //! ```
 
 pub mod body;
-pub mod browser;
+pub(crate) mod browser;
 pub mod chunked;
 pub mod client;
-pub mod drain;
-pub mod egress;
+pub(crate) mod drain;
+pub(crate) mod egress;
 pub mod head;
-pub mod log;
+pub(crate) mod log;
 pub mod memory;
 pub mod server;
 pub(crate) mod write;
@@ -60,16 +60,16 @@ pub struct Request {
     /// The path, without the query string.
     pub path: String,
     /// The raw query string, without `?`.
-    pub query: String,
+    pub(crate) query: String,
     /// Header fields in arrival order, names lower-cased.
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// The body, read in full within [`Limits::max_body_bytes`].
     pub body: Vec<u8>,
     /// Set when the body could not be read within the limits; `body` is then empty and the
     /// handler answers with the reason (the A2A endpoint as a JSON-RPC error).
     pub body_error: Option<BodyError>,
     /// The peer, when there is a socket.
-    pub remote_addr: Option<SocketAddr>,
+    pub(crate) remote_addr: Option<SocketAddr>,
 }
 
 /// Every value of the field `name` among `fields`, in the order they came. Field names are
@@ -97,7 +97,7 @@ impl Request {
     }
 
     /// Every value of a header, joined with `", "` as RFC 9110 §5.3 combines repeated fields.
-    pub fn header_joined(&self, name: &str) -> Option<String> {
+    pub(crate) fn header_joined(&self, name: &str) -> Option<String> {
         let values: Vec<&str> = header_values(&self.headers, name).collect();
         (!values.is_empty()).then(|| values.join(", "))
     }
@@ -172,23 +172,23 @@ impl std::error::Error for BodyError {}
 /// One HTTP response.
 pub struct Response {
     /// The status code.
-    pub status: u16,
+    pub(crate) status: u16,
     /// Header fields to send; `Content-Length` or `Transfer-Encoding` are added by the writer.
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// The body.
-    pub body: Body,
+    pub(crate) body: Body,
     /// What the handler tells the request log; never sent.
-    pub notes: Notes,
+    pub(crate) notes: Notes,
 }
 
 /// What a handler knows about the request it answered, for the server's request log
 /// ([`log`]): never written on the wire.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Notes {
+pub(crate) struct Notes {
     /// The run the request made or read.
-    pub invocation_id: Option<String>,
+    pub(crate) invocation_id: Option<String>,
     /// Whom it acted for.
-    pub principal: Option<String>,
+    pub(crate) principal: Option<String>,
 }
 
 thread_local! {
@@ -214,7 +214,7 @@ pub(crate) fn take_noted() -> Notes {
 }
 
 /// A response body: bytes, or a stream of chunks that ends when the sender is dropped.
-pub enum Body {
+pub(crate) enum Body {
     /// All of it at once, framed by `Content-Length`.
     Bytes(Vec<u8>),
     /// Chunks as they come, sent chunked and flushed one by one (Server-Sent Events).
@@ -253,7 +253,7 @@ impl Response {
     }
 
     /// A streamed body (Server-Sent Events), sent chunk by chunk as they arrive.
-    pub fn stream(status: u16, content_type: &str, chunks: Receiver<Vec<u8>>) -> Response {
+    pub(crate) fn stream(status: u16, content_type: &str, chunks: Receiver<Vec<u8>>) -> Response {
         Response {
             status,
             headers: vec![("Content-Type".into(), content_type.into())],
@@ -263,19 +263,19 @@ impl Response {
     }
 
     /// Add a header.
-    pub fn with_header(mut self, name: &str, value: &str) -> Response {
+    pub(crate) fn with_header(mut self, name: &str, value: &str) -> Response {
         self.headers.push((name.into(), value.into()));
         self
     }
 
     /// Note the run this request made or read, for the request log.
-    pub fn noting_invocation(mut self, invocation_id: &str) -> Response {
+    pub(crate) fn noting_invocation(mut self, invocation_id: &str) -> Response {
         self.notes.invocation_id = Some(invocation_id.to_string());
         self
     }
 
     /// Note whom this request acted for, for the request log.
-    pub fn noting_principal(mut self, principal: &str) -> Response {
+    pub(crate) fn noting_principal(mut self, principal: &str) -> Response {
         self.notes.principal = Some(principal.to_string());
         self
     }

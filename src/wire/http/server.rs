@@ -78,7 +78,7 @@ pub(crate) const LINGER_BYTES: usize = 8 * 1024 * 1024;
 /// The longest the accept loop waits between attempts while out of descriptors.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
 /// The longest a body waits for room in [`Limits::max_body_memory`] before it is refused.
-pub const BUDGET_WAIT: Duration = Duration::from_secs(1);
+pub(crate) const BUDGET_WAIT: Duration = Duration::from_secs(1);
 
 /// A running server. Dropping it, or calling [`Server::shutdown`], stops accepting, lets the
 /// requests in flight finish, and returns once they have.
@@ -129,11 +129,11 @@ pub struct Bound {
 /// How many connections a server has open now: a handle a handler can hold (for a health
 /// route), taken from [`Bound::open_connections`] before serving.
 #[derive(Clone, Debug, Default)]
-pub struct OpenConnections(Arc<AtomicUsize>);
+pub(crate) struct OpenConnections(Arc<AtomicUsize>);
 
 impl OpenConnections {
     /// Connections open now (the one asking included).
-    pub fn get(&self) -> usize {
+    pub(crate) fn get(&self) -> usize {
         self.0.load(Ordering::SeqCst)
     }
 }
@@ -180,31 +180,31 @@ impl Bound {
     }
 
     /// `https` once [`Bound::with_tls`] is set, else `http`.
-    pub fn scheme(&self) -> &'static str {
+    pub(crate) fn scheme(&self) -> &'static str {
         if self.tls.is_some() { "https" } else { "http" }
     }
 
     /// Serve every connection over TLS with `identity`: the handshake is bounded by the head
     /// deadline and counted against the connection cap from its first byte.
-    pub fn with_tls(mut self, identity: ServerIdentity) -> Bound {
+    pub(crate) fn with_tls(mut self, identity: ServerIdentity) -> Bound {
         self.tls = Some(identity);
         self
     }
 
     /// A handle on the count of connections this socket will have open once serving.
-    pub fn open_connections(&self) -> OpenConnections {
+    pub(crate) fn open_connections(&self) -> OpenConnections {
         OpenConnections(Arc::clone(&self.connections))
     }
 
     /// Log one line per request answered to `log` (see [`super::log`]).
-    pub fn with_request_log(mut self, log: Arc<RequestLog>) -> Bound {
+    pub(crate) fn with_request_log(mut self, log: Arc<RequestLog>) -> Bound {
         self.request_log = Some(log);
         self
     }
 
     /// Write every message received and sent to `log`, byte for byte (see
     /// [`crate::wire::wirelog`]).
-    pub fn with_wire_log(mut self, log: WireLog) -> Bound {
+    pub(crate) fn with_wire_log(mut self, log: WireLog) -> Bound {
         self.wire_log = Some(log);
         self
     }
@@ -285,13 +285,13 @@ impl Server {
 
     /// Requests in flight now: between a complete head and a written response (a stream
     /// counts until its last byte is written).
-    pub fn in_flight(&self) -> usize {
+    pub(crate) fn in_flight(&self) -> usize {
         self.shared.in_flight.lock().n
     }
 
     /// Stop accepting: the listening socket is closed, so new connections are refused, and a
     /// request arriving on a connection kept alive gets 503. Requests in flight go on.
-    pub fn stop_accepting(&mut self) {
+    pub(crate) fn stop_accepting(&mut self) {
         self.shared.stopping.store(true, Ordering::SeqCst);
         // Shutting a listening socket makes Linux refuse new connections and fail the pending
         // `accept`, which ends the accept loop.
@@ -306,7 +306,7 @@ impl Server {
     /// Stop accepting and wait for the requests in flight until `deadline`; `true` if none
     /// is left. Either way the server is gone: requests still in flight are abandoned (the
     /// process is about to exit).
-    pub fn close_by(mut self, deadline: Instant) -> bool {
+    pub(crate) fn close_by(mut self, deadline: Instant) -> bool {
         self.stop_accepting();
         let mut in_flight = self.shared.in_flight.lock();
         while in_flight.n > 0 {

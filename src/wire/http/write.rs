@@ -16,12 +16,12 @@ use std::io::{self, IoSlice, Write};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Framing {
     /// The request was HTTP/1.0: a stream is delimited by closing, not chunked.
-    pub http10: bool,
+    pub(crate) http10: bool,
     /// The connection stays open after this response (`Connection: close` otherwise; for
     /// HTTP/1.0, `Connection: keep-alive` when it stays).
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// A `HEAD` request: the head a `GET` would get, without the body (RFC 9110 §9.3.2).
-    pub head_only: bool,
+    pub(crate) head_only: bool,
 }
 
 /// The reason phrase of a status code (RFC 9110 §15).

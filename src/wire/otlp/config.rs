@@ -30,32 +30,32 @@ use std::time::Duration;
 #[derive(Clone, Debug, Default)]
 pub struct OtlpFlags {
     /// `--otlp-endpoint`: a base URL, `/v1/traces` is appended.
-    pub endpoint: Option<String>,
+    pub(crate) endpoint: Option<String>,
     /// `--otlp-traces-endpoint`: the full URL, used as it is.
-    pub traces_endpoint: Option<String>,
+    pub(crate) traces_endpoint: Option<String>,
     /// `--otlp-protocol`.
-    pub protocol: Option<String>,
+    pub(crate) protocol: Option<String>,
     /// `--otlp-header K=V`, each as given.
-    pub headers: Vec<String>,
+    pub(crate) headers: Vec<String>,
 }
 
 /// Everything the exporter needs: a resolved, checked configuration.
 #[derive(Clone, Debug)]
 pub struct OtlpConfig {
     /// The full URL requests are POSTed to.
-    pub endpoint: String,
+    pub(crate) endpoint: String,
     /// `http/protobuf` or `http/json`.
-    pub encoding: Encoding,
+    pub(crate) encoding: Encoding,
     /// Extra request headers, in order (`Content-Type` is the encoding's own).
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// Each request must finish within this.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// What the exporter adds to the stored resources.
-    pub resource: ExportResource,
+    pub(crate) resource: ExportResource,
     /// The instrumentation scope spans are listed under.
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// Settings that were given but are not honoured, one sentence each, for the log.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// The default request timeout (`OTEL_EXPORTER_OTLP_TIMEOUT`'s default, 10 s).
@@ -86,7 +86,7 @@ impl OtlpConfig {
     /// `local` names the exporting program's own spans and identity (see [`ExportResource`]):
     /// the `service.name` they were stored under, and the `service.instance.id` of this
     /// process, if it is the one that made them.
-    pub fn resolve(
+    pub(crate) fn resolve(
         flags: &OtlpFlags,
         env: &dyn Fn(&str) -> Option<String>,
         local: Local<'_>,
@@ -239,9 +239,9 @@ fn headers(
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Local<'a> {
     /// The `service.name` its own spans were stored under (`ddwire-harness`).
-    pub service: Option<&'a str>,
+    pub(crate) service: Option<&'a str>,
     /// This process's `service.instance.id`, when it is the process that made those spans.
-    pub instance_id: Option<&'a str>,
+    pub(crate) instance_id: Option<&'a str>,
 }
 
 /// The exporter's additions to the stored resources (see [`ExportResource`]), from

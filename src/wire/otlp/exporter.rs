@@ -24,11 +24,11 @@ pub type ErrorHook = Arc<dyn Fn(&OtlpError) + Send + Sync>;
 #[derive(Clone, Debug)]
 pub struct ExporterOptions {
     /// Batches waiting to be sent; one more is dropped (default `DEFAULT_QUEUE`).
-    pub queue: usize,
+    pub(crate) queue: usize,
     /// How each request is retried.
-    pub retry: RetryPolicy,
+    pub(crate) retry: RetryPolicy,
     /// How long a request gathers runs after its first (default [`LINGER`], 50 ms).
-    pub linger: Duration,
+    pub(crate) linger: Duration,
 }
 
 /// The default queue: 512 batches (a batch is one run's spans).
@@ -48,12 +48,12 @@ impl Default for ExporterOptions {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ExportStats {
     /// Batches waiting in the queue now.
-    pub queued: u64,
+    pub(crate) queued: u64,
     /// Batches (runs) the receiver accepted, the spans in them, and the requests that carried
     /// them (one request carries every batch waiting when it is sent, up to a limit).
     pub exported_batches: u64,
     /// See `exported_batches`.
-    pub exported_spans: u64,
+    pub(crate) exported_spans: u64,
     /// See `exported_batches`.
     pub requests: u64,
     /// Batches never sent: the queue was full, or the request would exceed the size limit.
@@ -61,11 +61,11 @@ pub struct ExportStats {
     /// Batches sent but not accepted after every retry (refused, or the receiver unreachable).
     pub failed_batches: u64,
     /// Requests repeated after a retryable answer or a connection failure.
-    pub retries: u64,
+    pub(crate) retries: u64,
     /// Spans an accepting receiver said it rejected (`partial_success`).
-    pub rejected_spans: u64,
+    pub(crate) rejected_spans: u64,
     /// Stored span lines that could not be read, and so were not exported.
-    pub malformed_spans: u64,
+    pub(crate) malformed_spans: u64,
 }
 
 /// A handle on a running background exporter. Cheap to clone; the thread ends once every
@@ -137,7 +137,7 @@ impl Exporter {
 
     /// Queue `spans` for export as one request. Never blocks: when the queue is full the batch
     /// is dropped and counted.
-    pub fn export(&self, spans: Vec<SpanRecord>) {
+    pub(crate) fn export(&self, spans: Vec<SpanRecord>) {
         if !spans.is_empty() {
             self.enqueue(Batch::Records(spans));
         }
@@ -147,7 +147,7 @@ impl Exporter {
     /// lines read back (their times in the lines' whole microseconds), without writing or
     /// reading a line: that is done on the exporter's thread, so the caller pays only for the
     /// hand-over. What a store reader exports from the same run is the same.
-    pub fn export_stored(&self, spans: Vec<SpanRecord>) {
+    pub(crate) fn export_stored(&self, spans: Vec<SpanRecord>) {
         if !spans.is_empty() {
             self.enqueue(Batch::Stored(spans));
         }
@@ -198,7 +198,7 @@ impl Exporter {
     }
 
     /// Where and how this exporter sends.
-    pub fn config(&self) -> &OtlpConfig {
+    pub(crate) fn config(&self) -> &OtlpConfig {
         &self.shared.config
     }
 }

@@ -43,7 +43,7 @@
 //! # Ok::<(), ddwire::wire::otlp::OtlpError>(())
 //! ```
 
-pub(crate) mod config;
+pub mod config;
 pub(crate) mod exporter;
 pub(crate) mod send;
 
@@ -130,7 +130,7 @@ pub enum OtlpError {
 
 impl OtlpError {
     /// How many requests were made, where that is known.
-    pub fn attempts(&self) -> Option<u32> {
+    pub(crate) fn attempts(&self) -> Option<u32> {
         match self {
             OtlpError::Unreachable { attempts, .. } | OtlpError::Refused { attempts, .. } => {
                 Some(*attempts)

@@ -25,13 +25,13 @@ pub(crate) const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Attempts in all, the first included (1: no retry).
-    pub max_attempts: u32,
+    pub(crate) max_attempts: u32,
     /// The first wait; each later one doubles.
-    pub initial: Duration,
+    pub(crate) initial: Duration,
     /// No wait is longer than this.
-    pub max_delay: Duration,
+    pub(crate) max_delay: Duration,
     /// A `Retry-After` longer than this gives up instead of waiting.
-    pub max_retry_after: Duration,
+    pub(crate) max_retry_after: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -71,9 +71,9 @@ pub struct Delivery {
     /// Requests made (0 when there was nothing to send).
     pub attempts: u32,
     /// Spans the receiver said it rejected (`partial_success.rejected_spans`).
-    pub rejected_spans: u64,
+    pub(crate) rejected_spans: u64,
     /// The receiver's `partial_success.error_message`, if it gave one.
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
 }
 
 /// Encode `spans` as `config` says and POST them, retrying as [`RetryPolicy`] allows. Nothing

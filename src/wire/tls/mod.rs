@@ -26,7 +26,7 @@ pub const NOT_BUILT: &str =
     "this build of ddwire has no TLS; rebuild with default features (cargo build --release)";
 
 /// Whether `url` is an `https://` URL (the scheme compared without regard to case).
-pub fn is_https(url: &str) -> bool {
+pub(crate) fn is_https(url: &str) -> bool {
     url.get(..8)
         .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
 }
@@ -190,7 +190,7 @@ impl TlsFailure {
     /// A short stable name: `unknown-ca`, `expired`, `wrong-host`, `handshake-timeout`,
     /// `plain-http-server`, `client-certificate`, `bad-certificate`, `alert`, `handshake`,
     /// `not-built`.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             TlsFailure::NotBuilt => "not-built",
             TlsFailure::UnknownCa => "unknown-ca",
@@ -308,7 +308,7 @@ impl ServerIdentity {
     /// Read the certificate and key again. On success new handshakes use the new pair and
     /// `true` says it changed; connections already open keep theirs. On failure the old pair
     /// stays in use.
-    pub fn reload(&self) -> Result<bool, TlsError> {
+    pub(crate) fn reload(&self) -> Result<bool, TlsError> {
         #[cfg(feature = "tls")]
         {
             self.inner.reload()
@@ -319,7 +319,7 @@ impl ServerIdentity {
 
     /// Reload whenever the certificate or key file changes (checked every `every`), logging
     /// each reload and each failure to stderr as `who`. The watch ends with the process.
-    pub fn watch(&self, who: &'static str, every: std::time::Duration) {
+    pub(crate) fn watch(&self, who: &'static str, every: std::time::Duration) {
         #[cfg(feature = "tls")]
         {
             server::watch(Arc::clone(&self.inner), who, every);

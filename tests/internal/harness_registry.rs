@@ -1,7 +1,7 @@
 //! Agent discovery (the reference's `test_registry.py`): the agents configuration, agent cards
 //! read over the wire, the manifest, and what is refused at registration. Spec invariant 14.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::Agent;

@@ -2,7 +2,7 @@
 //! A2A in both bindings, AG-UI over Server-Sent Events, and the JSON routes. Spec invariants 2,
 //! 12 and 15, and the spec's AG-UI paragraph.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::Agent;

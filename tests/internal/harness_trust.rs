@@ -8,7 +8,7 @@
 //!   is not the harness's is refused with 421, a foreign `Origin` with 403, and an origin
 //!   given with `--cors-origin` gets its preflight answered and its answers marked.
 
-mod common;
+use super::common;
 
 use common::{TempDir, bare_conductor, message, request};
 use ddwire::agent::Agent;

@@ -2,7 +2,7 @@
 //! `GET /runs/{id}/waterfall`, through the harness's handler on the in-memory transport (real
 //! HTTP/1.1 bytes) and on loopback TCP.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::builtin::{Director, Hello, Ungrounded};
@@ -101,7 +101,7 @@ fn the_grounding_route_answers_what_lint_json_prints_for_a_failed_run_too() {
     let id = failed.invocation_id;
     let (status, report) = get(&th, &format!("/runs/{id}/grounding"));
     assert_eq!(status, 200, "{report}");
-    let lint = std::process::Command::new(env!("CARGO_BIN_EXE_ddwire"))
+    let lint = std::process::Command::new(crate::internal_tests::ddwire_exe())
         .args(["lint", &id, "--json", "--runs"])
         .arg(&th.runs)
         .output()
@@ -172,7 +172,7 @@ fn the_waterfall_route_serves_what_ddwire_show_json_prints() {
     let mut views = Vec::new();
     for id in [&passed, &withheld, &parent] {
         let doc = served(id);
-        let show = std::process::Command::new(env!("CARGO_BIN_EXE_ddwire"))
+        let show = std::process::Command::new(crate::internal_tests::ddwire_exe())
             .args(["show", id, "--json", "--runs"])
             .arg(&th.runs)
             .output()

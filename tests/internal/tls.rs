@@ -5,7 +5,7 @@
 
 #![cfg(feature = "tls")]
 
-mod common;
+use super::common;
 
 use ddwire::agent::builtin::Echo;
 use ddwire::agent::server::serve_on;
@@ -517,7 +517,7 @@ fn a_ca_file_with_no_certificate_is_refused_when_the_client_is_built() {
 #[test]
 fn the_system_store_honours_ssl_cert_file() {
     // A child process, so the variable is read fresh (the store is read once per process).
-    let exe = env!("CARGO_BIN_EXE_ddwire");
+    let exe = crate::internal_tests::ddwire_exe();
     let server = tls_server(identity("server", None), Limits::DEFAULT);
     let check = |env: Option<&Path>| {
         let mut cmd = std::process::Command::new(exe);

@@ -2,7 +2,7 @@
 //! operator's configured principal, bearer tokens, and the refusal of a malformed principal.
 //! Spec invariant 15.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::builtin::Stub;

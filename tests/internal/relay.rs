@@ -993,7 +993,7 @@ fn the_relay_command_refuses_a_bad_peers_file_naming_the_file_and_the_entry() {
     let dir = temp_dir("cli");
     let file = dir.join("peers.json");
     std::fs::write(&file, r#"{"peers": [{"id": "a", "url": "ftp://x"}]}"#).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ddwire"))
+    let out = std::process::Command::new(crate::internal_tests::ddwire_exe())
         .args(["relay", "--port", "0", "--peers"])
         .arg(&file)
         .output()

@@ -1,7 +1,7 @@
 //! Agents behind A2A, as the harness calls them (the reference's `test_remote.py`): what crosses
 //! the wire, and what the conductor does with it. Spec invariants 1, 4, 6, 7 and 13.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::server::serve_in_memory;

@@ -3,7 +3,7 @@
 //! with hostile values, and the one value that cannot be written back (a number no double
 //! holds, `1e999`) refused where it enters: from a caller, and from an agent.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::builtin::Echo;

@@ -7,7 +7,7 @@
 //! production; the assertions read the run store's files (`spans.jsonl`, `envelope.json`), not
 //! what the conductor returned.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::Agent;

@@ -4,7 +4,7 @@
 //! a card without the Data Director extension is refused with what to add, and `/healthz`
 //! says whether the harness is ready.
 
-mod common;
+use super::common;
 use common::*;
 use ddwire::agent::builtin::Hello;
 use ddwire::agent::server as agent_server;

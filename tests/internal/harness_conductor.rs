@@ -2,7 +2,7 @@
 //! `test_harness.py`): the policy gate, the input check, the agent contract, grounding modes
 //! through the linter, and the run store. Spec invariants 3, 7, 11, 12 and 13.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::Agent;

@@ -4,8 +4,8 @@
 //! final `failed` update naming its cause, `tasks/resubscribe` / `SubscribeToTask` follow a
 //! running task, an idle stream sends keep-alive comments, and agents do not stream.
 
-mod common;
-mod rpc;
+use super::common;
+use super::rpc;
 
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Echo, Failing, Hello};

@@ -3,7 +3,7 @@
 //! task, and the run is stored once, holding both turns; another principal's resumption is
 //! refused; a suspension past its expiry is stored as expired.
 
-mod rpc;
+use super::rpc;
 
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::Confirm;

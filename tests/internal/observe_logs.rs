@@ -2,7 +2,7 @@
 //! and the delegating director.route) each on a real socket, as `ddwire serve` and
 //! `ddwire agent` run them, with one wire log for the whole process.
 
-mod common;
+use super::common;
 
 use common::{TempDir, permissive_profile};
 use ddwire::agent::Agent;

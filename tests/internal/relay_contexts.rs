@@ -2,7 +2,7 @@
 //! and no taskId (A2A 1.0 §3.4.3), and the harness behind the relay starts it in the same
 //! conversation, as it does when called directly.
 
-mod common;
+use super::common;
 
 use common::{TempDir, message, request, tcp_conductor};
 use ddwire::agent::Agent;

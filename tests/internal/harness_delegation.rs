@@ -2,7 +2,7 @@
 //! call back to the harness, over the in-memory A2A wire, runs a governed and stored child
 //! that the parent records. Spec invariants 5 and 8.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::AgentError;

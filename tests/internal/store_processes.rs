@@ -81,7 +81,7 @@ struct Harness {
 
 impl Harness {
     fn spawn(runs: &Path, setup: &Setup) -> Harness {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ddwire"))
+        let mut child = Command::new(crate::internal_tests::ddwire_exe())
             .args(["serve", "--port", "0", "--runs"])
             .arg(runs)
             .arg("--agents")
@@ -322,7 +322,7 @@ fn three_harnesses_share_one_store_beside_a_reader() {
         std::thread::spawn(move || {
             let mut listings = 0;
             while !stop.load(Ordering::Relaxed) {
-                let out = Command::new(env!("CARGO_BIN_EXE_ddwire"))
+                let out = Command::new(crate::internal_tests::ddwire_exe())
                     .args(["runs", "--json", "--runs"])
                     .arg(&runs)
                     .output()

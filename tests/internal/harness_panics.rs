@@ -4,7 +4,7 @@
 //! `panic_in_calls_to`), and in the conductor's own stages (a panicking stage observer). The
 //! issue's probe, a non-ASCII `traceparent` on a delegation callback, is repeated too.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::builtin::{Director, Hello};

@@ -3,8 +3,8 @@
 //! per-client connection limit, the wire log's cap per message, and a `--tokens` harness
 //! refusing an unauthenticated body before parsing it.
 
-mod common;
-mod raw_http;
+use super::common;
+use super::raw_http;
 
 use ddwire::agent::builtin::Hello;
 use ddwire::wire::http::server::{self, Server};
@@ -554,7 +554,7 @@ fn the_limit_flags_are_checked_at_start_with_a_reason() {
             "--max-connections-per-client must be at least 1",
         ),
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ddwire"))
+        let out = std::process::Command::new(crate::internal_tests::ddwire_exe())
             .args(args)
             .stdin(std::process::Stdio::null())
             .output()

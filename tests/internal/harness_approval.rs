@@ -4,7 +4,7 @@
 //! a decline runs nothing; an approval is bound to its window, the profile, the agent and the
 //! input, and is never spent twice.
 
-mod common;
+use super::common;
 use common::*;
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::Hello;

@@ -4,7 +4,7 @@
 //! callbacks the same way and binds each grant to its parent invocation; a replayed, altered,
 //! stale or unsigned request is refused with HTTP 401 and a JSON-RPC error saying why.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::builtin::{Director, Hello};
@@ -644,7 +644,7 @@ mod processes {
     }
 
     fn ddwire() -> Command {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+        let mut c = Command::new(crate::internal_tests::ddwire_exe());
         for var in [
             "DD_AGENTS_CONFIG",
             "DD_PROFILE",

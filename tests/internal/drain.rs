@@ -3,7 +3,7 @@
 
 #![cfg(unix)]
 
-mod common;
+use super::common;
 use common::*;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::TaskState;
@@ -22,7 +22,7 @@ struct Spawned {
 
 impl Spawned {
     fn start(args: &[&str]) -> Spawned {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ddwire"))
+        let mut child = Command::new(crate::internal_tests::ddwire_exe())
             .args(args)
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .env_remove("DD_LOG")
@@ -48,7 +48,7 @@ impl Spawned {
     /// [`Spawned::start`], but the reader of its stderr hangs up after the first line holding
     /// `marker`, which it returns: every later diagnostic meets a closed pipe.
     fn start_and_hang_up(args: &[&str], marker: &str) -> (Spawned, String) {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ddwire"))
+        let mut child = Command::new(crate::internal_tests::ddwire_exe())
             .args(args)
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .env_remove("DD_LOG")

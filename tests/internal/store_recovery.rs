@@ -6,7 +6,7 @@
 //! Mounting needs root (or `CAP_SYS_ADMIN`); where it is not permitted those tests print why
 //! and pass without checking anything (`.ci/run` runs as root).
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::builtin::Echo;
@@ -82,7 +82,7 @@ impl Drop for Tmpfs {
 }
 
 fn ddwire(args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    let mut c = Command::new(crate::internal_tests::ddwire_exe());
     for var in [
         "DD_RUNS_DIR",
         "DD_PRINCIPAL_ID",

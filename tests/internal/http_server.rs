@@ -8,7 +8,7 @@
 //! hundreds of hostile connections, a 10 s deadline against what a per-read timeout would
 //! allow (forever).
 
-mod raw_http;
+use super::raw_http;
 
 use ddwire::agent::builtin::Hello;
 use ddwire::wire::http::server::{self, Server};
@@ -728,7 +728,7 @@ fn a_client_that_never_reads_is_dropped_at_the_write_timeout_and_frees_its_slot(
 fn a_legitimate_client_is_served_within_1s_during_300_slowloris_connections() {
     // Default limits (the 10 s head deadline is the one `docs/limits.md` states), but for the
     // per-client cap: every connection here comes from 127.0.0.1, standing for 300 clients.
-    // (One client holding many is `tests/guard_memory.rs`.)
+    // (One client holding many is `tests/internal/guard_memory.rs`.)
     let probe = Probe::new(Limits {
         max_connections_per_client: Limits::DEFAULT.max_connections,
         ..Limits::DEFAULT

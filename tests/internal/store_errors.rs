@@ -2,7 +2,7 @@
 //! message can reach a remote caller (a failed task, a RUN_ERROR, an HTTP 500), and where the
 //! server keeps its files is none of the caller's business.
 
-mod common;
+use super::common;
 
 use common::*;
 use ddwire::agent::builtin::Hello;

@@ -4,8 +4,8 @@
 //! waiting for the agent and is stored as a documented outcome, and ListTasks from the run
 //! store, scoped to the caller's principal.
 
-mod common;
-mod rpc;
+use super::common;
+use super::rpc;
 
 use ddwire::agent::Agent;
 use ddwire::agent::builtin::{Echo, Hello};

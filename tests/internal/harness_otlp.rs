@@ -2,7 +2,7 @@
 //! own thread, and export never slows, fails or loses a run. Agents and the receiver are on the
 //! in-memory transport (real HTTP/1.1 bytes through the same handlers).
 
-mod common;
+use super::common;
 
 use common::*;
 use crossbeam_channel::unbounded;
