@@ -71,6 +71,40 @@ pub(crate) fn ddwire_exe() -> &'static str {
             "{} is not built: run `cargo build` (plain `cargo test` builds it)",
             exe.display()
         );
+        // `cargo test --lib` builds this test binary but not the program: a source newer than
+        // the program means the tests would run yesterday's code.
+        let built = modified(&exe).expect("the binary's modification time");
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        if let Some(newer) = newest_source(&src).filter(|(t, _)| *t > built) {
+            panic!(
+                "{} is older than {}: run `cargo build` (plain `cargo test` builds it)",
+                exe.display(),
+                newer.1.display()
+            );
+        }
         exe.to_str().expect("a UTF-8 target path").to_string()
     })
+}
+
+fn modified(path: &std::path::Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+/// The most recently modified file under `dir`, with its time.
+fn newest_source(dir: &std::path::Path) -> Option<(std::time::SystemTime, std::path::PathBuf)> {
+    let mut newest: Option<(std::time::SystemTime, std::path::PathBuf)> = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let found = if path.is_dir() {
+            newest_source(&path)
+        } else {
+            modified(&path).map(|t| (t, path))
+        };
+        if let Some(found) = found
+            && newest.as_ref().is_none_or(|n| found.0 > n.0)
+        {
+            newest = Some(found);
+        }
+    }
+    newest
 }
