@@ -21,16 +21,21 @@ struct Spawned {
 }
 
 impl Spawned {
-    fn start(args: &[&str]) -> Spawned {
-        let mut child = Command::new(crate::internal_tests::ddwire_exe())
+    /// `ddwire args…` with its stderr piped, clear of the environment a developer may have set.
+    fn command(args: &[&str]) -> Command {
+        let mut command = Command::new(crate::internal_tests::ddwire_exe());
+        command
             .args(args)
             .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
             .env_remove("DD_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        command
+    }
+
+    fn start(args: &[&str]) -> Spawned {
+        let mut child = Spawned::command(args).spawn().unwrap();
         let stderr = Arc::new(Mutex::new(String::new()));
         let pipe = child.stderr.take().unwrap();
         let sink = Arc::clone(&stderr);
@@ -48,15 +53,7 @@ impl Spawned {
     /// [`Spawned::start`], but the reader of its stderr hangs up after the first line holding
     /// `marker`, which it returns: every later diagnostic meets a closed pipe.
     fn start_and_hang_up(args: &[&str], marker: &str) -> (Spawned, String) {
-        let mut child = Command::new(crate::internal_tests::ddwire_exe())
-            .args(args)
-            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-            .env_remove("DD_LOG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = Spawned::command(args).spawn().unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let mut seen = String::new();
         let line = loop {
@@ -298,11 +295,9 @@ fn a_drain_that_runs_out_of_time_ends_the_agui_stream_with_run_error_and_still_e
     assert_eq!(agent.exit_within(Duration::from_secs(30)).code(), Some(0));
 }
 
-/// Issue 13's dead end: `serve` started before its agents says they are unavailable and will
-/// be fetched again, and then admits one that comes up.
-#[test]
-fn serve_started_before_its_agents_says_they_will_be_retried_and_admits_them() {
-    let dir = TempDir::new("serve-first");
+/// A free loopback port, and an agents file in `dir` naming a hello agent there, which is
+/// not started yet.
+fn agents_naming_a_hello_not_yet_started(dir: &TempDir) -> (u16, std::path::PathBuf) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -315,6 +310,29 @@ fn serve_started_before_its_agents_says_they_will_be_retried_and_admits_them() {
             .to_string(),
     )
     .unwrap();
+    (port, agents)
+}
+
+/// Start the hello agent on `port` and invoke it through `harness`: the agent, and the task
+/// the harness answered with.
+fn start_hello_and_run_it(port: u16, harness: &str) -> (Spawned, ddwire::wire::a2a::model::Task) {
+    let agent = Spawned::start(&["agent", "hello", "--port", &port.to_string(), "--quiet"]);
+    agent.line_with("listening on");
+    let client = A2aClient::default();
+    let target = Target::from_card(&client.fetch_card(harness, T).unwrap()).unwrap();
+    let doc = request("hello.world", message("hi"));
+    let task = client
+        .send_for_task(&target, a2a_message(vec![doc], None), &[], T)
+        .unwrap();
+    (agent, task)
+}
+
+/// Issue 13's dead end: `serve` started before its agents says they are unavailable and will
+/// be fetched again, and then admits one that comes up.
+#[test]
+fn serve_started_before_its_agents_says_they_will_be_retried_and_admits_them() {
+    let dir = TempDir::new("serve-first");
+    let (port, agents) = agents_naming_a_hello_not_yet_started(&dir);
     let mut serve = Spawned::start(&[
         "serve",
         "--port",
@@ -335,14 +353,7 @@ fn serve_started_before_its_agents_says_they_will_be_retried_and_admits_them() {
     assert!(retried.contains("start them in any order"), "{retried}");
     assert_eq!(get_json(&format!("{harness}/healthz")).0, 503);
 
-    let mut agent = Spawned::start(&["agent", "hello", "--port", &port.to_string(), "--quiet"]);
-    agent.line_with("listening on");
-    let client = A2aClient::default();
-    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
-    let doc = request("hello.world", message("hi"));
-    let task = client
-        .send_for_task(&target, a2a_message(vec![doc], None), &[], T)
-        .unwrap();
+    let (mut agent, task) = start_hello_and_run_it(port, &harness);
     assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
     assert_eq!(get_json(&format!("{harness}/healthz")).0, 200);
     serve.signal("TERM");
@@ -543,18 +554,7 @@ fn a_clean_drain_after_a_delegation_leaves_no_writer_for_the_next_start() {
 #[test]
 fn a_harness_whose_stderr_reader_hung_up_keeps_serving_and_drains_with_status_0() {
     let dir = TempDir::new("stderr-gone");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let agents = dir.path().join("agents.json");
-    std::fs::write(
-        &agents,
-        json!({"agents": [{"name": "hello", "url": format!("http://127.0.0.1:{port}")}]})
-            .to_string(),
-    )
-    .unwrap();
+    let (port, agents) = agents_naming_a_hello_not_yet_started(&dir);
     let (mut serve, line) = Spawned::start_and_hang_up(
         &[
             "serve",
@@ -576,14 +576,7 @@ fn a_harness_whose_stderr_reader_hung_up_keeps_serving_and_drains_with_status_0(
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(get_json(&format!("{harness}/healthz")).0, 503);
 
-    let mut agent = Spawned::start(&["agent", "hello", "--port", &port.to_string(), "--quiet"]);
-    agent.line_with("listening on");
-    let client = A2aClient::default();
-    let target = Target::from_card(&client.fetch_card(&harness, T).unwrap()).unwrap();
-    let doc = request("hello.world", message("hi"));
-    let task = client
-        .send_for_task(&target, a2a_message(vec![doc], None), &[], T)
-        .unwrap();
+    let (mut agent, task) = start_hello_and_run_it(port, &harness);
     assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
     assert_eq!(
         serve.child.try_wait().unwrap(),
