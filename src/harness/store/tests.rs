@@ -1233,6 +1233,52 @@ fn full_segments_are_checkpointed_and_reused() {
 // --- Reading runs off the disk, as `ddwire export` does ---------------------------------------
 
 /// A run directory as a store (or the reference) publishes it: `envelope.json` and spans.
+/// A segment made on the commit path is written as zeros ahead of its records, so a commit
+/// overwrites allocated blocks and never changes the file's length (on ext4, an append would
+/// make each group's fsync a journal commit); it is full at that length, and it is never kept
+/// as the spare, which is always a full-size segment.
+#[test]
+fn a_segment_made_on_the_commit_path_is_zeroed_ahead_and_never_kept_as_the_spare() {
+    let root = TempRoot::new("zeroed");
+    let segment_bytes = 4 * writer::MADE_SEGMENT_BYTES;
+    let (store, _) = RunStore::open_with(root.0.clone(), segment_bytes).unwrap();
+    let control = root.0.join(CONTROL_DIR);
+    let segment_lengths = || {
+        dir_names(&control, &control)
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.ends_with(".0.wal"))
+            .map(|n| fs::metadata(control.join(n)).unwrap().len())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(segment_lengths(), vec![writer::MADE_SEGMENT_BYTES]);
+    let mut made = Vec::new();
+    let mut spares = Vec::new();
+    for i in 0..120 {
+        let mut env = envelope(&new_uuid7(), "hello", "2026-01-01T00:00:00Z");
+        env["outcome"]["statement"] = json!(format!("{i} {}", "z".repeat(20_000)));
+        put(&store, &env).unwrap();
+        made.push(env["invocation_id"].as_str().unwrap().to_string());
+        if i < 10 {
+            assert_eq!(segment_lengths(), vec![writer::MADE_SEGMENT_BYTES]);
+        }
+        for name in dir_names(&control, &control).unwrap() {
+            if name.ends_with(".spare.wal") {
+                spares.push(fs::metadata(control.join(&name)).map_or(0, |m| m.len()));
+            }
+        }
+    }
+    let names = dir_names(&control, &control).unwrap();
+    assert!(
+        names.iter().any(|n| n.ends_with(".1.wal")),
+        "120 runs of 20 KB did not fill the first segment: {names:?}"
+    );
+    assert!(spares.iter().all(|len| *len >= segment_bytes), "{spares:?}");
+    assert_eq!(ids(&list(&store)), made);
+    drop(store);
+    assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());
+}
+
 fn put_run_files(runs: &Path, id: &str, completed_at: &str, spans: &str) {
     let dir = runs.join(id);
     fs::create_dir_all(&dir).unwrap();

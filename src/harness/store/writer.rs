@@ -24,9 +24,16 @@
 //! fsync threads, off every caller's path) some time after a segment is full (35 s, by when the
 //! kernel has written them back itself, so the syncs cost next to nothing; sooner if more than
 //! eight full segments wait), and when the store is dropped. Then the segment is kept as a
-//! spare and reused for a later segment (overwritten in place, so a group's fsync then needs
-//! no file-system metadata), or removed. A writer that stops without a checkpoint leaves its
-//! segments for the next writer's recovery to replay.
+//! spare and reused for a later segment, or removed. A writer that stops without a checkpoint
+//! leaves its segments for the next writer's recovery to replay.
+//!
+//! A record is written over zeros already on the disk, not appended (unless it outgrows
+//! them): a group's fsync then changes no file-system metadata, which on ext4 spares it a
+//! journal commit of everything the store changed since the last one (milliseconds for a
+//! single stream, against a fraction of one; `benches/harness.sh`). A spare is a full-size
+//! segment of zeros, written and synced on the checkpoint thread once the segment in use is a
+//! quarter full; a segment made on the commit path, at open or when no spare is ready, is
+//! 1 MiB of zeros and full at that size.
 
 use super::StoreError;
 use super::files::{shown, sync_all, sync_dir, write_new};
@@ -58,6 +65,11 @@ use std::time::{Duration, Instant};
 pub(crate) const SEGMENT_BYTES: u64 = 32 << 20;
 /// The smallest segment size `DD_JOURNAL_SEGMENT_BYTES` may set.
 pub(crate) const MIN_SEGMENT_BYTES: u64 = 64 << 10;
+/// How much of a segment made on the commit path (at open, or at a rollover with no spare
+/// ready) is written as zeros before its first record: enough for dozens of runs, small enough
+/// to write and sync in a few milliseconds. Such a segment is full at this size, and a
+/// full-size spare, written off the commit path, takes over from it.
+pub(crate) const MADE_SEGMENT_BYTES: u64 = 1 << 20;
 
 /// The segment size: [`SEGMENT_BYTES`], or `DD_JOURNAL_SEGMENT_BYTES` (a smaller size makes
 /// checkpoints more frequent and recovery shorter; tests use it to rotate often).
@@ -267,7 +279,7 @@ impl RunStore {
                 .map_err(|e| {
                     HarnessError::io(format!("creating the run index in {}", root.display()), e)
                 })?;
-            let segment = Segment::create(&control, &id, 0)?;
+            let segment = Segment::create(&control, &id, 0, MADE_SEGMENT_BYTES.min(segment_bytes))?;
             Ok((recovery, segment))
         });
         drop(held);
@@ -713,19 +725,27 @@ struct Segment {
     seq: u64,
     /// Where the next record goes.
     len: u64,
+    /// The length at which it is full and the next segment takes over.
+    full_at: u64,
 }
 
 impl Segment {
-    /// A new, empty segment, its name durable in `.ddwire/`.
-    fn create(control: &Path, writer: &str, seq: u64) -> Result<Segment> {
+    /// A new segment, its name durable in `.ddwire/`, written as zeros up to `full_at` (at
+    /// least its header): a record then overwrites blocks that are already allocated and
+    /// written, so syncing it changes no file-system metadata. An append would change the
+    /// file's size, which on ext4 makes every group's fsync a journal commit of everything
+    /// the store changed since the last one (milliseconds, against a fraction of one).
+    fn create(control: &Path, writer: &str, seq: u64, full_at: u64) -> Result<Segment> {
         let path = control.join(segment_name(writer, seq));
+        let header = journal::segment_header(seq);
         let made = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .open(&path)
             .and_then(|mut file| {
-                file.write_all(&journal::segment_header(seq))?;
+                file.write_all(&header)?;
+                write_zeros(&mut file, full_at.saturating_sub(header.len() as u64))?;
                 file.sync_data()?;
                 Ok(file)
             });
@@ -748,6 +768,7 @@ impl Segment {
             path,
             seq,
             len: journal::SEGMENT_HEADER as u64,
+            full_at: full_at.max(journal::SEGMENT_HEADER as u64),
         })
     }
 
@@ -756,7 +777,13 @@ impl Segment {
     /// ext4, no journal commit), which makes the one fsync a group waits for much cheaper. The
     /// caller holds the spare's lock. The header is written before the rename, so a file named
     /// as a segment always starts as one.
-    fn reuse(spare: &Path, control: &Path, writer: &str, seq: u64) -> Result<Segment> {
+    fn reuse(
+        spare: &Path,
+        control: &Path,
+        writer: &str,
+        seq: u64,
+        full_at: u64,
+    ) -> Result<Segment> {
         let path = control.join(segment_name(writer, seq));
         let context = |e| {
             HarnessError::io(
@@ -782,6 +809,7 @@ impl Segment {
             path,
             seq,
             len: journal::SEGMENT_HEADER as u64,
+            full_at,
         })
     }
 }
@@ -924,30 +952,32 @@ impl Committer {
 
         // 4. A segment a quarter full has a preallocated successor made, off this path; a full
         // one goes to the checkpoint.
-        if !self.spare_asked && self.segment.len >= self.segment_bytes / 4 {
+        if !self.spare_asked && self.segment.len >= self.segment.full_at / 4 {
             self.spare_asked = true;
             if let Some(tx) = &self.checkpoints {
                 let _ = tx.send(Chore::Prepare);
             }
         }
-        if self.segment.len >= self.segment_bytes {
+        if self.segment.len >= self.segment.full_at {
             self.spare_asked = false;
             let seq = self.segment.seq + 1;
+            let made = MADE_SEGMENT_BYTES.min(self.segment_bytes);
             // The spare's name is reused by whoever keeps the next one: hold the lock until this
             // one is renamed away, so it is this file that becomes the segment.
             let mut kept = self.spare.lock().unwrap_or_else(|p| p.into_inner());
             let next = match kept.take() {
                 Some(spare) => {
-                    Segment::reuse(&spare, &self.control, &self.writer, seq).or_else(|e| {
+                    let full_at = self.segment_bytes;
+                    Segment::reuse(&spare, &self.control, &self.writer, seq, full_at).or_else(|e| {
                         stderr_line!(
                             "ddwire: run store {}: {e}; a new segment is made instead",
                             self.root.display()
                         );
                         let _ = fs::remove_file(&spare);
-                        Segment::create(&self.control, &self.writer, seq)
+                        Segment::create(&self.control, &self.writer, seq, made)
                     })
                 }
-                None => Segment::create(&self.control, &self.writer, seq),
+                None => Segment::create(&self.control, &self.writer, seq, made),
             };
             drop(kept);
             match next {
@@ -1185,7 +1215,7 @@ fn chores(
             continue;
         }
         if let Some((segment, _)) = waiting.pop_front()
-            && let Err(e) = checkpoint(root, &segment, writer, spare)
+            && let Err(e) = checkpoint(root, &segment, writer, spare, segment_bytes)
         {
             stderr_line!(
                 "ddwire: run store {}: checkpoint of {} failed, kept for recovery: {e}",
@@ -1200,6 +1230,17 @@ fn chores(
     }
 }
 
+/// Write `n` zero bytes at the file's position.
+fn write_zeros(file: &mut File, mut n: u64) -> std::io::Result<()> {
+    let zeros = vec![0u8; n.min(1 << 20) as usize];
+    while n > 0 {
+        let chunk = n.min(zeros.len() as u64) as usize;
+        file.write_all(&zeros[..chunk])?;
+        n -= chunk as u64;
+    }
+    Ok(())
+}
+
 /// Write a spare segment of zeros, synced, unless there is a spare already.
 fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -> Result<()> {
     if spare.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
@@ -1210,13 +1251,7 @@ fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -
     let tmp = control.join(tmp_name(writer, "spare"));
     let written = (|| {
         let mut file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        let zeros = vec![0u8; 1 << 20];
-        let mut left = segment_bytes;
-        while left > 0 {
-            let n = left.min(zeros.len() as u64) as usize;
-            file.write_all(&zeros[..n])?;
-            left -= n as u64;
-        }
+        write_zeros(&mut file, segment_bytes)?;
         file.sync_all()
     })();
     if let Err(e) = written {
@@ -1241,7 +1276,13 @@ fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -
 
 /// Make every run a segment holds durable in its own files; then keep the segment as the
 /// spare for reuse (if there is none), or remove it.
-fn checkpoint(root: &Path, segment: &Path, writer: &str, spare: &Spare) -> Result<()> {
+fn checkpoint(
+    root: &Path,
+    segment: &Path,
+    writer: &str,
+    spare: &Spare,
+    segment_bytes: u64,
+) -> Result<()> {
     let mut batch: Vec<PathBuf> = Vec::new();
     let mut runs = 0;
     journal::read_names(segment, |_, record| {
@@ -1270,7 +1311,10 @@ fn checkpoint(root: &Path, segment: &Path, writer: &str, spare: &Spare) -> Resul
     )?;
     let control = root.join(CONTROL_DIR);
     let mut kept = spare.lock().unwrap_or_else(|p| p.into_inner());
-    if kept.is_none() {
+    // A segment made short on the commit path is not kept: as the spare it would stand in the
+    // way of a full-size one.
+    let full_size = fs::metadata(segment).is_ok_and(|m| m.len() >= segment_bytes);
+    if kept.is_none() && full_size {
         // Its records are all durable elsewhere now; reused, they are left behind as records
         // of another sequence number, which no reader takes.
         let path = control.join(recovery::spare_name(writer));
