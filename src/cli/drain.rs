@@ -120,14 +120,15 @@ pub(crate) fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<
     });
     let started = Instant::now();
     let deadline = started + d.timeout;
+    d.drain.start();
+    let mut server = d.server;
+    server.stop_accepting();
+    // Said once it is true: a supervisor that reads this line and connects must be refused.
     stderr_line!(
         "ddwire {who}: {}: draining: no new connections; work in flight gets up to {:.1} s",
         signal.name(),
         d.timeout.as_secs_f64()
     );
-    d.drain.start();
-    let mut server = d.server;
-    server.stop_accepting();
     while (server.in_flight() > 0 || (d.busy)() > 0) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
