@@ -50,7 +50,7 @@ use crate::ids::{is_uuid7, random_u64};
 use crate::json::python::{self, Style};
 use crossbeam_channel::Sender;
 use serde_json::Value;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Write};
 use std::ops::Deref;
@@ -1285,6 +1285,8 @@ fn checkpoint(
 ) -> Result<()> {
     let mut batch: Vec<PathBuf> = Vec::new();
     let mut runs = 0;
+    // Most runs name the same few schemas: each is synced once per checkpoint, not once a run.
+    let mut schemas: HashSet<String> = HashSet::new();
     journal::read_names(segment, |_, record| {
         let dir = root.join(&record.id);
         for (name, _) in &record.files {
@@ -1292,7 +1294,9 @@ fn checkpoint(
         }
         batch.push(dir);
         for (digest, _) in &record.schemas {
-            batch.push(root.join(SCHEMAS_DIR).join(format!("{digest}.json")));
+            if schemas.insert(digest.clone()) {
+                batch.push(root.join(SCHEMAS_DIR).join(format!("{digest}.json")));
+            }
         }
         runs += 1;
         if runs % CHECKPOINT_BATCH == 0 {
