@@ -20,6 +20,17 @@
 #      run's files as the reference's store does), driven by the same load generator with the
 #      same invocation (A2A 1.0 SendMessage), and the ratio of the two.
 #
+# With DDWIRE_BASE_BIN (another ddwire binary, the commit a change starts from, say): the two
+# binaries' harnesses (`ddwire serve`, each its own process) take turns, ROUNDS rounds (default 3)
+# in alternating order, behind one echo agent (DDWIRE_BIN's), each phase with a new store on the
+# repository's disk, at CONCURRENCY connections and at one, driven by the same generator with the
+# same call (A2A v0.3 message/send); printed per round and as the median of the rounds' ratios,
+# with 200 sampled runs of each phase stored and succeeded. Stores are removed only at the end:
+# ext4 skips inodes freed in the last 30 s when it allocates one, so deleting thousands of run
+# files between phases would slow the next phase's file creation (the kernel's
+# `recently_deleted`, which `perf` shows), and any other process deleting many files on the
+# same disk during a run skews it the same way.
+#
 # Then COUNT more runs through the harness on tmpfs, with the process's resident memory before
 # and after; with MASSIF=1, the same under valgrind's massif, printing the live heap over the
 # run (to tell memory the harness holds from memory glibc's allocator keeps).
@@ -30,6 +41,7 @@
 #   PYTHON=0 benches/harness.sh                   # skip the Python reference path
 #   DDWIRE_BIN=/path/to/ddwire benches/harness.sh  # skip cargo build --release
 #   DDWIRE_LOAD_BIN=/path/to/load benches/harness.sh  # skip cargo bench --bench load --no-run
+#   DDWIRE_BASE_BIN=/path/to/main/ddwire ROUNDS=3 benches/harness.sh  # and main's harness alongside
 #
 # The Python venv is tests/interop/venv.sh a2a1 (pinned a2a-sdk 1.3.0, opentelemetry-sdk
 # 1.45.2) under target/. Stores take about 25 KB per run and are removed on exit. Loopback only;
@@ -134,7 +146,11 @@ python_path() {  # DIR: the reference path's req/s at $concurrency connections, 
     kill "$agent_pid" "$harness_pid" 2>/dev/null || true
     wait "$agent_pid" "$harness_pid" 2>/dev/null || true
     # As for ddwire's harness: 200 of its stored runs, spread evenly, must be whole and succeeded.
-    python3 - "$1/pyruns" <<'EOF' >&2
+    sample_runs "$1/pyruns" >&2
+}
+
+sample_runs() {  # DIR: 200 of the runs stored in DIR, spread evenly, read back
+    python3 - "$1" <<'EOF'
 import json, os, sys
 root = sys.argv[1]
 ids = sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, "envelope.json")))
@@ -182,6 +198,60 @@ measure() {  # LABEL DIR
     rm -rf "$dir/runs" "$dir/runs-otlp" "$dir/runs1" "$dir/runs1-stages" "$dir/pyruns" "$dir/probe"
 }
 
+against_base() {  # the harness of DDWIRE_BASE_BIN and of DDWIRE_BIN, taking turns
+    local base="$DDWIRE_BASE_BIN" rounds="${ROUNDS:-3}" dir="$disk/ab"
+    mkdir -p "$dir"
+    echo
+    echo "== against DDWIRE_BASE_BIN: \`serve\` of $(basename "$base") (base) and of $(basename "$ddwire") (new), $rounds rounds taking turns, store on the repository's disk"
+    local agent_port
+    agent_port="$(free_port)"
+    "$ddwire" agent echo --host 127.0.0.1 --port "$agent_port" --quiet &
+    local agent_pid=$!
+    pids+=("$agent_pid")
+    wait_for "http://127.0.0.1:$agent_port"
+    printf '{"agents": [{"url": "http://127.0.0.1:%s"}]}\n' "$agent_port" >"$dir/agents.json"
+    # The load generator's in-process harness runs under this profile too.
+    echo '{"profile_id": "ddwire-bench", "version": 1, "agents": {"echo.wire": "advise"}}' >"$dir/profile.json"
+    phase() {  # LABEL BINARY ROUND CONNECTIONS: that harness's invocations/s
+        local port runs="$dir/runs-$1-$3-$4"
+        port="$(free_port)"
+        "$2" serve --host 127.0.0.1 --port "$port" --agents "$dir/agents.json" \
+            --profile "$dir/profile.json" --runs "$runs" \
+            --acting-for-id urn:ddwire:bench --acting-for-name bench --quiet 2>/dev/null &
+        local pid=$!
+        pids+=("$pid")
+        for _ in $(seq 1 300); do
+            curl -fsS -o /dev/null "http://127.0.0.1:$port/healthz" 2>/dev/null && break
+            sleep 0.1
+        done
+        "$load" agent --url "http://127.0.0.1:$port/a2a" --concurrency "$4" --seconds 1 >/dev/null 2>&1
+        local line
+        line="$("$load" agent --url "http://127.0.0.1:$port/a2a" --concurrency "$4" \
+            --seconds "$bench_seconds" 2>/dev/null)"
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+        echo "round $3, $4 connection(s), $1: $(awk '{ $1 = ""; print }' <<<"$line" | sed 's/^ *//'); $(sample_runs "$runs")" >&2
+        awk '{ print $2 }' <<<"$line"
+    }
+    local conns r b n
+    for conns in "$concurrency" 1; do
+        local ratios=()
+        for r in $(seq 1 "$rounds"); do
+            if (( r % 2 )); then
+                b="$(phase base "$base" "$r" "$conns")"; n="$(phase new "$ddwire" "$r" "$conns")"
+            else
+                n="$(phase new "$ddwire" "$r" "$conns")"; b="$(phase base "$base" "$r" "$conns")"
+            fi
+            ratios+=("$(awk -v n="$n" -v b="$b" 'BEGIN { printf "%.3f", n / b }')")
+        done
+        echo "-- $conns connection(s): new/base per round ${ratios[*]}; median $(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')x"
+    done
+    kill "$agent_pid" 2>/dev/null || true
+    wait "$agent_pid" 2>/dev/null || true
+}
+# First, and its stores kept until the exit: see "ext4 skips inodes" above.
+[[ -z "${DDWIRE_BASE_BIN:-}" ]] || against_base
+
 measure "the repository's disk" "$disk"
 if [[ -n "$shm" ]]; then
     measure "/dev/shm" "$shm"
@@ -191,6 +261,7 @@ else
     echo "== /dev/shm is missing or not writable: the tmpfs run is skipped"
     mem_dir="$disk"
 fi
+
 
 if [[ "$count" -gt 0 ]]; then
     echo
