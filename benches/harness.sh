@@ -225,12 +225,20 @@ against_base() {  # the harness of DDWIRE_BASE_BIN and of DDWIRE_BIN, taking tur
             sleep 0.1
         done
         "$load" agent --url "http://127.0.0.1:$port/a2a" --concurrency "$4" --seconds 1 >/dev/null 2>&1
-        local line
+        local line before after
+        before="$(cut -d' ' -f14,15 "/proc/$pid/stat")"
         line="$("$load" agent --url "http://127.0.0.1:$port/a2a" --concurrency "$4" \
             --seconds "$bench_seconds" 2>/dev/null)"
+        after="$(cut -d' ' -f14,15 "/proc/$pid/stat")"
         kill "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
-        echo "round $3, $4 connection(s), $1: $(awk '{ $1 = ""; print }' <<<"$line" | sed 's/^ *//'); $(sample_runs "$runs")" >&2
+        # The harness process's own CPU per run, in user space and in the kernel.
+        local cpu
+        cpu="$(awk -v b="$before" -v a="$after" -v line="$line" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+            split(b, x, " "); split(a, y, " "); match(line, /\(([0-9]+) requests/)
+            n = substr(line, RSTART + 1, RLENGTH - 10) + 0; if (n == 0) n = 1
+            printf "harness cpu per run: user %.0f us, kernel %.0f us", (y[1] - x[1]) / hz / n * 1e6, (y[2] - x[2]) / hz / n * 1e6 }')"
+        echo "round $3, $4 connection(s), $1: $(awk '{ $1 = ""; print }' <<<"$line" | sed 's/^ *//'); $cpu; $(sample_runs "$runs")" >&2
         awk '{ print $2 }' <<<"$line"
     }
     local conns r b n
