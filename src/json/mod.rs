@@ -248,24 +248,16 @@ pub(crate) fn max_elements(bytes: usize) -> usize {
 /// the longest run of ASCII digits outside string literals. One pass, nothing allocated.
 fn scan(bytes: &[u8], max_depth: usize, max_elements: usize) -> Result<usize, JsonError> {
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
     let (mut run, mut longest) = (0usize, 0usize);
     // Elements are the commas inside containers plus one per container that is not empty: a
     // container just opened counts one when its next byte that is not white space does not
     // close it.
     let mut elements = 0usize;
     let mut opened = false;
-    for &b in bytes {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        i += 1;
         if opened && !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
             opened = false;
             if !matches!(b, b']' | b'}') {
@@ -279,7 +271,19 @@ fn scan(bytes: &[u8], max_depth: usize, max_elements: usize) -> Result<usize, Js
         }
         run = 0;
         match b {
-            b'"' => in_string = true,
+            // A string counts for nothing: skip to its closing quote, a backslash taking the
+            // byte after it along.
+            b'"' => loop {
+                match bytes[i..].iter().position(|&c| c == b'"' || c == b'\\') {
+                    None => i = bytes.len(),
+                    Some(k) if bytes[i + k] == b'\\' => {
+                        i = (i + k + 2).min(bytes.len());
+                        continue;
+                    }
+                    Some(k) => i += k + 1,
+                }
+                break;
+            },
             b'[' | b'{' => {
                 depth += 1;
                 if depth > max_depth {
@@ -476,6 +480,104 @@ pub(crate) fn type_name(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `scan` read one byte at a time, as it was before strings were skipped in one step.
+    fn scan_bytewise(
+        bytes: &[u8],
+        max_depth: usize,
+        max_elements: usize,
+    ) -> Result<usize, JsonError> {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        let (mut run, mut longest, mut elements, mut opened) = (0usize, 0usize, 0usize, false);
+        for &b in bytes {
+            if in_string {
+                match (escaped, b) {
+                    (true, _) => escaped = false,
+                    (false, b'\\') => escaped = true,
+                    (false, b'"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            if opened && !matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+                opened = false;
+                if !matches!(b, b']' | b'}') {
+                    elements += 1;
+                }
+            }
+            if b.is_ascii_digit() {
+                run += 1;
+                longest = longest.max(run);
+                continue;
+            }
+            run = 0;
+            match b {
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > max_depth {
+                        return Err(JsonError::TooDeep { limit: max_depth });
+                    }
+                    opened = true;
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                b',' => elements += 1,
+                _ => {}
+            }
+            if elements > max_elements {
+                return Err(JsonError::TooManyElements {
+                    bytes: bytes.len(),
+                    limit: max_elements,
+                });
+            }
+        }
+        Ok(longest)
+    }
+
+    #[test]
+    fn the_limits_scan_skips_strings_exactly_as_a_bytewise_reading_does() {
+        // Every text of up to 6 bytes over an alphabet of the bytes the scan tells apart,
+        // and longer ones drawn from it, under tight limits so that every error is reached.
+        let alphabet = b"\"\\[]{},1 a";
+        let mut texts: Vec<Vec<u8>> = vec![Vec::new()];
+        for _ in 0..6 {
+            let longer: Vec<Vec<u8>> = texts
+                .iter()
+                .filter(|t| t.len() == texts.last().map_or(0, |l| l.len()))
+                .flat_map(|t| {
+                    alphabet.iter().map(move |&c| {
+                        let mut t = t.clone();
+                        t.push(c);
+                        t
+                    })
+                })
+                .collect();
+            texts.extend(longer);
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..20_000 {
+            let len = (seed % 40) as usize;
+            let text: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    alphabet[(seed % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            texts.push(text);
+        }
+        for text in &texts {
+            for (depth, elements) in [(2, 3), (64, 100_000)] {
+                assert_eq!(
+                    format!("{:?}", scan(text, depth, elements)),
+                    format!("{:?}", scan_bytewise(text, depth, elements)),
+                    "{}",
+                    String::from_utf8_lossy(text)
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_document_over_the_size_limit_is_refused_with_both_numbers() {
