@@ -4,9 +4,7 @@
 //!
 //! Both versions write every frame identically (checked below), so ddwire follows both.
 
-mod common;
-
-use common::sse_data;
+use super::common::sse_data;
 use ddwire::wire::agui::Event;
 use serde_json::Value;
 
