@@ -819,3 +819,43 @@ pub fn read_response(
     }
     Some((head.status, head.keep_alive))
 }
+
+/// For the load generator's `harness` benchmark (`benches/load`): one invocation of
+/// `document` straight into `conductor` (no HTTP), each stage timed through the conductor's
+/// observer. The twelve instants are: the start, then each of the five stages' start and end
+/// in the order they run (policy gate, input check, agent call, grounding check, store), then
+/// the end. An error names the stage that did not report, or the failed invocation.
+pub fn stage_instants(
+    conductor: &crate::harness::conductor::Conductor,
+    document: &Value,
+    acting_for: &crate::contract::Principal,
+) -> Result<[std::time::Instant; 12], String> {
+    use crate::harness::conductor::{Phase, RunTrace, Stage};
+    use std::sync::Mutex;
+    use std::time::Instant;
+    let marks: Mutex<Vec<(Stage, Phase, Instant)>> = Mutex::new(Vec::with_capacity(16));
+    let observer = |stage: Stage, phase: Phase| {
+        marks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((stage, phase, Instant::now()));
+    };
+    let request = InvocationRequest::from_value(document).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let run = conductor.invoke_observed(request, acting_for, RunTrace::new(None), &observer);
+    let end = Instant::now();
+    run.map_err(|e| format!("an invocation failed: {e}"))?;
+    let marks = marks.lock().unwrap_or_else(|p| p.into_inner());
+    let mut points = [start; 12];
+    for (i, stage) in Stage::ALL.into_iter().enumerate() {
+        for (j, phase) in [Phase::Started, Phase::Finished].into_iter().enumerate() {
+            points[1 + 2 * i + j] = marks
+                .iter()
+                .find(|(s, p, _)| *s == stage && *p == phase)
+                .map(|m| m.2)
+                .ok_or_else(|| format!("stage {} did not report {phase:?}", stage.name()))?;
+        }
+    }
+    points[11] = end;
+    Ok(points)
+}
