@@ -11,14 +11,14 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`json`], [`ids`], [`text`] | bounded parsing of untrusted JSON; UUIDv7; a peer's text escaped for a terminal or a log |
+//! | [`json`], [`ids`], `text` (crate-private) | bounded parsing of untrusted JSON; UUIDv7; a peer's text escaped for a terminal or a log |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
 //! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]), the waterfall view ([`trace::waterfall`]), the relay session linter ([`trace::relay_lint`]) |
 //! | [`wire`] | HTTP (a sans-IO parser, a bounded server with a request log, a ureq client, in-memory), A2A (v0.3 and 1.0), AG-UI, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]), the byte-exact wire log (`wire::wirelog`, crate-private) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, run store, routes |
 //! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
-//! | [`signals`] | SIGTERM, SIGINT and SIGHUP as messages, for the drain (`wire::http::drain`); the crate's only `unsafe` |
+//! | `signals` (crate-private) | SIGTERM, SIGINT and SIGHUP as messages, for the drain (`wire::http::drain`); the crate's only `unsafe` |
 //! | [`relay`] | `ddwire relay`: forwards A2A calls between peers, a SERVER and a CLIENT span per hop |
 //!
 //! ## The stated API
@@ -204,8 +204,8 @@ pub mod ids;
 pub mod json;
 pub mod relay;
 #[allow(unsafe_code)]
-pub mod signals;
-pub mod text;
+pub(crate) mod signals;
+pub(crate) mod text;
 pub(crate) mod time;
 pub mod trace;
 pub mod wire;

@@ -27,13 +27,19 @@ pub(crate) mod tokens;
 pub(crate) mod validate;
 
 pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};
-pub use envelope::{Delegation, EnergyMethod, Envelope, Telemetry};
-pub use error::ContractError;
+pub use envelope::Envelope;
+pub(crate) use envelope::{Delegation, Telemetry};
+pub(crate) use error::ContractError;
 pub use evidence::{EvidenceItem, GroundingRef, Payload};
 pub use outcome::{Derivation, GroundingMode, Outcome, OutcomeStatus, ReasonCode};
 pub use pattern::PatternError;
-pub use principal::{Assurance, Principal, PrincipalKind};
-pub use problem::{PROBLEM_BASE, ProblemDetails, ProblemType};
+pub(crate) use principal::PrincipalKind;
+#[cfg(test)]
+pub(crate) use principal::Assurance;
+pub use principal::Principal;
+pub(crate) use problem::ProblemDetails;
+#[cfg(test)]
+pub(crate) use problem::ProblemType;
 pub use request::{Input, InvocationRequest};
 pub use result::AgentResult;
 pub use schema::SchemaError;

@@ -127,7 +127,7 @@ pub(crate) const CANCELED: &str = "Canceled";
 
 /// A stage of one invocation, as an observer (the AG-UI transport) sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
+pub(crate) enum Stage {
     /// The profile decides whether the agent may run.
     PolicyGate,
     /// The input is checked against the agent's class schema.
@@ -157,7 +157,7 @@ impl Stage {
     }
 
     /// The step name an AG-UI client shows.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Stage::PolicyGate => "policy_gate",
             Stage::InputCheck => "input_check",
@@ -170,7 +170,7 @@ impl Stage {
 
 /// Whether a stage is starting or has finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// The stage has begun.
     Started,
     /// The stage has ended.
@@ -335,7 +335,7 @@ pub(crate) struct Callback<'a> {
 /// child's root links to the delegating `delegate` span, so each run's tree is linted alone
 /// and no caller can place spans in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunTrace {
+pub(crate) struct RunTrace {
     /// The root span as it will be: a new random trace id and span id, sampled.
     pub(crate) root: SpanContext,
     /// The span the root links to: the caller's (its `traceparent` and `tracestate`), or for
@@ -345,7 +345,7 @@ pub struct RunTrace {
 
 impl RunTrace {
     /// A new trace, its root linked to `link` if given.
-    pub fn new(link: Option<SpanContext>) -> RunTrace {
+    pub(crate) fn new(link: Option<SpanContext>) -> RunTrace {
         RunTrace {
             root: SpanContext {
                 trace_id: TraceId::random(),
@@ -363,11 +363,6 @@ impl RunTrace {
     /// then linked to nothing.
     pub(crate) fn for_caller(traceparent: Option<&str>, tracestate: Option<&str>) -> RunTrace {
         RunTrace::new(SpanContext::extract(traceparent, tracestate))
-    }
-
-    /// The run's trace id (the envelope's `telemetry.trace_id`).
-    pub fn trace_id(&self) -> TraceId {
-        self.root.trace_id
     }
 
     /// The W3C `traceresponse` header value naming the run's root span
@@ -436,7 +431,7 @@ impl Conductor {
 
     /// [`Conductor::invoke`] in the trace `trace` (its root's ids, chosen by the transport,
     /// and the caller's span it links to), reporting each stage to `observer`.
-    pub fn invoke_observed(
+    pub(crate) fn invoke_observed(
         &self,
         request: InvocationRequest,
         acting_for: &Principal,

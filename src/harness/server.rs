@@ -135,7 +135,8 @@ impl Harness {
 
     /// Send a keep-alive comment on an A2A stream after `every` without an event (default
     /// 15 s).
-    pub fn with_keep_alive(mut self, every: Duration) -> Harness {
+    #[cfg(test)]
+    pub(crate) fn with_keep_alive(mut self, every: Duration) -> Harness {
         self.keep_alive = every;
         self
     }

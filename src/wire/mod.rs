@@ -4,7 +4,7 @@
 //! Knows the contract and the trace format, never the harness or an agent.
 
 pub mod a2a;
-pub mod agui;
+pub(crate) mod agui;
 pub(crate) mod hmac;
 pub mod http;
 pub(crate) mod jsonrpc;

@@ -14,7 +14,7 @@ use ddwire::agent::{Agent, AgentError};
 use ddwire::contract::{GroundingMode, OutcomeStatus};
 use ddwire::harness::testkit::{HARNESS_URL, TestHarness, random_key};
 use ddwire::ids::new_uuid7;
-use ddwire::wire::a2a::SIGNATURE_REFUSED;
+use ddwire::wire::a2a::endpoint::SIGNATURE_REFUSED;
 use ddwire::wire::a2a::client::{A2aClient, Target};
 use ddwire::wire::a2a::model::{Task, TaskState};
 use ddwire::wire::a2a::{Binding, meta};

@@ -96,7 +96,6 @@ mod files;
 pub use index::{Cursor, Page, Query, Scan, parse_time};
 pub(crate) use reader::CANDIDATES_SHOWN;
 pub use reader::{Listing, RunReader};
-pub use recovery::Recovery;
 pub use writer::RunStore;
 
 use crate::contract::formats::is_sha256_hex;
@@ -145,7 +144,7 @@ pub(crate) const COMPACT: Style = Style {
 
 /// One run to store. `schemas` pairs each class schema the run was checked against with its
 /// digest (`schema_digest`, as the envelope names it).
-pub struct NewRun<'a> {
+pub(crate) struct NewRun<'a> {
     /// The envelope, as it is stored.
     pub(crate) envelope: &'a Value,
     /// The request the run answered.

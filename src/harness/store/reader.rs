@@ -115,7 +115,8 @@ impl RunReader {
     }
 
     /// The index file, `<root>/invocations.jsonl`.
-    pub fn index_path(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn index_path(&self) -> &Path {
         &self.index
     }
 

@@ -193,7 +193,7 @@ impl A2aClient {
     /// except a JSON-RPC error sent with one (a refused signature's 401, say), which is
     /// [`WireError::JsonRpc`]; a 404 is always [`WireError::HttpStatus`], whatever its body
     /// says, since the endpoint is not there.
-    pub(crate) fn call(
+    pub fn call(
         &self,
         target: &Target,
         method: &str,

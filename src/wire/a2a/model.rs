@@ -144,7 +144,7 @@ pub struct Message {
     /// Extension URIs the message uses.
     pub(crate) extensions: Vec<String>,
     /// Its metadata (the Data Director keys of [`meta`](super::meta) travel here).
-    pub metadata: Option<Map<String, Value>>,
+    pub(crate) metadata: Option<Map<String, Value>>,
 }
 
 impl Message {
@@ -236,7 +236,7 @@ pub struct Artifact {
     /// A description, if any.
     pub(crate) description: Option<String>,
     /// Its content.
-    pub parts: Vec<Part>,
+    pub(crate) parts: Vec<Part>,
     /// Its metadata, if any.
     pub(crate) metadata: Option<Map<String, Value>>,
 }
@@ -311,7 +311,7 @@ impl Task {
     }
 
     /// The artifacts named `name`.
-    pub fn artifacts_named(&self, name: &str) -> Vec<&Artifact> {
+    pub(crate) fn artifacts_named(&self, name: &str) -> Vec<&Artifact> {
         self.artifacts
             .iter()
             .filter(|a| a.name.as_deref() == Some(name))
@@ -320,7 +320,8 @@ impl Task {
 
     /// A task from its JSON as `binding` writes it (the `result` of a send that made one, or
     /// of `tasks/get` / `GetTask`).
-    pub fn from_json(json: Value, binding: super::Binding) -> Result<Task, crate::wire::WireError> {
+    #[cfg(test)]
+    pub(crate) fn from_json(json: Value, binding: super::Binding) -> Result<Task, crate::wire::WireError> {
         super::codec::decode_task(binding, json).map_err(|reason| {
             crate::wire::WireError::protocol(None, format!("the task is outside A2A: {reason}"))
         })

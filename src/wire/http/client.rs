@@ -155,7 +155,7 @@ impl ClientRequest {
     }
 
     /// A `POST` of a JSON body.
-    pub fn post_json(url: impl Into<String>, body: Vec<u8>, timeout: Duration) -> ClientRequest {
+    pub(crate) fn post_json(url: impl Into<String>, body: Vec<u8>, timeout: Duration) -> ClientRequest {
         ClientRequest {
             method: "POST",
             url: url.into(),
@@ -166,7 +166,7 @@ impl ClientRequest {
     }
 
     /// Add a header.
-    pub fn header(mut self, name: &str, value: &str) -> ClientRequest {
+    pub(crate) fn header(mut self, name: &str, value: &str) -> ClientRequest {
         self.headers.push((name.into(), value.into()));
         self
     }
@@ -227,7 +227,8 @@ impl HttpClient {
 
     /// [`HttpClient::tcp`], writing every request and response to `log` as they crossed the
     /// socket (see the module's docs).
-    pub fn tcp_logged(log: WireLog) -> HttpClient {
+    #[cfg(test)]
+    pub(crate) fn tcp_logged(log: WireLog) -> HttpClient {
         HttpClient::tcp().logged(log)
     }
 

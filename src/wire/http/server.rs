@@ -274,7 +274,8 @@ impl Server {
     }
 
     /// Connections open now.
-    pub fn connections(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn connections(&self) -> usize {
         self.shared.connections.load(Ordering::SeqCst)
     }
 

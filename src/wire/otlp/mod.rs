@@ -45,7 +45,7 @@
 
 pub mod config;
 pub(crate) mod exporter;
-pub(crate) mod send;
+pub mod send;
 
 pub use config::{Local, OtlpConfig, OtlpFlags, new_instance_id, resource_from_env};
 pub use exporter::{ErrorHook, ExportStats, Exporter, ExporterOptions, LINGER};
