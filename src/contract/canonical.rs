@@ -170,14 +170,14 @@ pub(crate) fn input_hash_of_members(members: &serde_json::Map<String, Value>) ->
 }
 
 /// The `dd-envelope-json-v1` hash of an envelope document (a delegation's `content_hash`).
-pub fn envelope_hash(envelope: &Value) -> String {
+pub(crate) fn envelope_hash(envelope: &Value) -> String {
     Canonicalisation::EnvelopeDocument
         .content_hash(envelope)
         .expect("the whole-document projection cannot fail")
 }
 
 /// The digest of a class schema (`dd-json-document-v1`), which cards and envelopes carry.
-pub fn schema_digest(schema: &Value) -> String {
+pub(crate) fn schema_digest(schema: &Value) -> String {
     Canonicalisation::JsonDocument
         .content_hash(schema)
         .expect("the whole-document projection cannot fail")

@@ -61,7 +61,7 @@ impl EvidenceItem {
 /// The identity and content hash of one thing a payload rests on. Closed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GroundingRef {
+pub(crate) struct GroundingRef {
     /// The cited evidence's `source_id`.
     pub(crate) source_id: String,
     /// Its `content_hash`: the reference holds only if the two agree.

@@ -93,9 +93,9 @@ pub(crate) mod writer;
 
 mod files;
 
-pub use index::{Cursor, Page, Query, Scan, parse_time};
+pub use index::{Query, parse_time};
 pub(crate) use reader::CANDIDATES_SHOWN;
-pub use reader::{Listing, RunReader};
+pub use reader::RunReader;
 pub use writer::RunStore;
 
 use crate::contract::formats::is_sha256_hex;

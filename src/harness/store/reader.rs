@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 /// A listing opened by [`RunReader::listing`], ready to be read.
 #[derive(Debug)]
-pub struct Listing {
+pub(crate) struct Listing {
     file: Option<std::fs::File>,
     start: u64,
     query: Query,

@@ -34,7 +34,8 @@ pub(crate) mod tasks;
 pub(crate) mod v03;
 pub(crate) mod v10;
 
-pub use tasks::{Progress, Reply};
+pub(crate) use tasks::Progress;
+pub use tasks::Reply;
 
 use model::{Role, TaskState};
 use serde_json::Value;

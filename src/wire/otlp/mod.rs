@@ -47,9 +47,11 @@ pub mod config;
 pub(crate) mod exporter;
 pub mod send;
 
-pub use config::{Local, OtlpConfig, OtlpFlags, new_instance_id, resource_from_env};
-pub use exporter::{ErrorHook, ExportStats, Exporter, ExporterOptions, LINGER};
-pub use send::{Delivery, RetryPolicy, send};
+pub(crate) use config::{OtlpFlags, new_instance_id, resource_from_env};
+pub(crate) use config::Local;
+pub use config::OtlpConfig;
+pub use exporter::{ErrorHook, Exporter, ExporterOptions};
+pub use send::{RetryPolicy, send};
 
 use std::fmt;
 use std::time::Duration;
