@@ -170,7 +170,7 @@ pub(crate) fn input_hash_of_members(members: &serde_json::Map<String, Value>) ->
 }
 
 /// The `dd-envelope-json-v1` hash of an envelope document (a delegation's `content_hash`).
-pub(crate) fn envelope_hash(envelope: &Value) -> String {
+pub fn envelope_hash(envelope: &Value) -> String {
     Canonicalisation::EnvelopeDocument
         .content_hash(envelope)
         .expect("the whole-document projection cannot fail")

@@ -26,19 +26,19 @@ pub(crate) mod spec;
 pub(crate) mod tokens;
 pub(crate) mod validate;
 
-pub(crate) use canonical::{envelope_hash, schema_digest};
-pub use canonical::{Canonicalisation, content_hash, input_hash};
+pub(crate) use canonical::schema_digest;
+pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash};
 pub use envelope::Envelope;
 pub(crate) use envelope::{Delegation, Telemetry};
-pub(crate) use error::ContractError;
+pub use error::ContractError;
 pub(crate) use evidence::GroundingRef;
 pub use evidence::{EvidenceItem, Payload};
 pub use outcome::{Derivation, GroundingMode, Outcome, OutcomeStatus, ReasonCode};
 pub use pattern::PatternError;
-pub(crate) use principal::PrincipalKind;
 #[cfg(test)]
 pub(crate) use principal::Assurance;
-pub(crate) use principal::Principal;
+pub use principal::Principal;
+pub(crate) use principal::PrincipalKind;
 pub(crate) use problem::ProblemDetails;
 #[cfg(test)]
 pub(crate) use problem::ProblemType;

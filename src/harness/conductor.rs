@@ -31,23 +31,23 @@
 //! 6. `Conductor::store_run`: the run, then its spans to the OTLP exporter.
 //!
 //! Stages 1 and 2 can decide the outcome themselves; the agent is then not called. Stages 1–4
-//! and 6 are reported to an [`Observer`] as [`Stage`]s (the AG-UI transport streams 1–4, a
+//! and 6 are reported to an `Observer` as `Stage`s (the AG-UI transport streams 1–4, a
 //! streamed A2A run all five).
 //!
 //! Delegation: a remote agent in grounding mode `delegation`, invoked at the
 //! top level, is sent a grant (a bearer capability) with the harness's callback URL. While the
-//! parent runs, [`Conductor::invoke_delegated`] runs the requests it sends back as children
+//! parent runs, `Conductor::invoke_delegated` runs the requests it sends back as children
 //! in traces of their own, linked to its `delegate` span, and records each in the parent's
 //! `delegations`. A callback naming another parent invocation than the grant's is refused,
 //! and so is one from an agent the harness shares a key with that is not signed with that key
-//! (see [`Callback`]).
+//! (see `Callback`).
 //!
 //! # Suspension
 //!
 //! An agent may answer `suspended`, its statement the condition for resuming. On the A2A task
 //! path (`Conductor::invoke_until`, `Conductor::resume`) the conductor then stores no run
 //! yet: it keeps the turn (the agent's reply and the turn's spans) with the request, the
-//! principal, the condition and an expiry ([`Conductor::suspend_for`], one hour by default),
+//! principal, the condition and an expiry (`Conductor::suspend_for`, one hour by default),
 //! in memory and as a record in the store's own folder (`.ddwire/suspended/<id>.json`, written
 //! whole and synced), and the task answers `input-required`. A harness started over the store
 //! reads the records back, so a restart loses no suspended run. The same principal resumes it with data, which reaches the agent
@@ -425,7 +425,7 @@ impl Conductor {
     }
 
     /// Run one top-level invocation for `acting_for`, in a new trace linked to nothing.
-    pub(crate) fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
+    pub fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
         self.invoke_observed(request, acting_for, RunTrace::new(None), &|_, _| {})
     }
 

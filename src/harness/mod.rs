@@ -21,5 +21,5 @@ pub mod testkit;
 pub mod view;
 mod viewer;
 
-pub(crate) use error::HarnessError;
+pub use error::HarnessError;
 pub(crate) use error::Result;

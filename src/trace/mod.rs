@@ -17,12 +17,12 @@ pub mod waterfall;
 pub use context::{SpanContext, SpanId, TraceId, TraceState};
 pub use names::attr;
 pub(crate) use names::{CONDUCTOR_ATTRIBUTES, SpanName, event};
+#[cfg(test)]
+pub(crate) use record::Resource;
 pub use record::{AttrValue, Attributes, Event, Link, SpanKind, SpanRecord, Status, StatusCode};
 pub(crate) use span_json::into_stored;
 pub use span_json::{from_json, to_json};
 pub use tracer::{ActiveSpan, Tracer};
-#[cfg(test)]
-pub(crate) use record::Resource;
 #[cfg(test)]
 pub(crate) use tracer::{MAX_ATTRIBUTES, MAX_EVENTS};
 

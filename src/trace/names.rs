@@ -62,7 +62,7 @@ impl fmt::Display for SpanName {
 }
 
 /// The owned attribute keys (`OWNED_ATTRIBUTES` in the reference's `dd_sdk.tracing`), then
-/// the informational ones, each marked so. Only the first ten are in [`OWNED_ATTRIBUTES`].
+/// the informational ones, each marked so. Only the first ten are in `OWNED_ATTRIBUTES`.
 pub mod attr {
     /// The span's operation; equals the span name. Set by every helper.
     pub(crate) const OPERATION: &str = "dd.operation";
@@ -144,7 +144,8 @@ pub(crate) const OWNED_ATTRIBUTES: [&str; 10] = [
 
 /// The attributes only the conductor may set, and only on the root `invoke_agent` span
 /// (a span from an agent carrying one violates linter rule G0). In the reference's order.
-pub(crate) const CONDUCTOR_ATTRIBUTES: [&str; 3] = [attr::GROUNDING_MODE, attr::INPUT_HASH, attr::OUTCOME];
+pub(crate) const CONDUCTOR_ATTRIBUTES: [&str; 3] =
+    [attr::GROUNDING_MODE, attr::INPUT_HASH, attr::OUTCOME];
 
 /// Whether `key` is one of the [`OWNED_ATTRIBUTES`].
 pub(crate) fn is_owned(key: &str) -> bool {

@@ -79,7 +79,7 @@ pub enum WireError {
         cause: tls::TlsFailure,
     },
     /// The destination is refused by the client's egress policy
-    /// ([`http::egress`](crate::wire::http::egress)): no connection was made.
+    /// (`http::egress`): no connection was made.
     Egress {
         /// The URL called.
         url: String,

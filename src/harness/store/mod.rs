@@ -81,9 +81,9 @@
 //!
 //! [`RunReader`] opens a store read-only and never changes it (see `reader`); a `RunStore`
 //! is also a reader. Listings page through the index newest first ([`RunReader::page`],
-//! [`RunReader::newest_first`]) with filters ([`Query`]), a block at a time, so memory stays
+//! `RunReader::newest_first`) with filters ([`Query`]), a block at a time, so memory stays
 //! flat whatever the store's size. A run may be named by a unique prefix of its id
-//! ([`RunReader::resolve`]).
+//! (`RunReader::resolve`).
 
 pub(crate) mod index;
 pub(crate) mod journal;

@@ -242,7 +242,7 @@ impl RunReader {
     }
 
     /// Call `each` with `(index line offset, listing row)` for every run `query` matches,
-    /// newest first, until it breaks: [`RunReader::newest_first`] reading only the fields a
+    /// newest first, until it breaks: `RunReader::newest_first` reading only the fields a
     /// row needs (`index::listing_row`), so a large payload costs nothing to skip.
     pub fn rows_newest_first(
         &self,

@@ -323,7 +323,7 @@ impl RunStore {
         Ok((store, recovery))
     }
 
-    /// Open the store at `root` for reading only: every read method works, [`RunStore::append`]
+    /// Open the store at `root` for reading only: every read method works, `RunStore::append`
     /// refuses, and nothing on disk is created or changed (see [`RunReader::open`]).
     pub fn open_read_only(root: impl Into<PathBuf>) -> Result<RunStore> {
         Ok(RunStore {

@@ -2,7 +2,7 @@
 //!
 //! - [`model`]: one model of messages, parts, tasks and artifacts.
 //! - `codec`: the one writer and reader between that model and either binding's JSON, told
-//!   the binding; [`Binding`] spells what differs by name (methods, versions, enum names).
+//!   the binding; `Binding` spells what differs by name (methods, versions, enum names).
 //! - `v03` and `v10`: what only one binding has: its method names, how it tells a part's type
 //!   (`kind` against a oneof), the options of its send, its reading of task ids; and for 1.0
 //!   `ListTasks`.
@@ -20,7 +20,7 @@
 //! - `health`: the cards of the peers a registry keeps (the harness's agents, the relay's
 //!   peers), read timed, many at once, and again in the background.
 
-pub(crate) mod card;
+pub mod card;
 pub mod client;
 pub(crate) mod codec;
 pub(crate) mod endpoint;
@@ -34,8 +34,7 @@ pub(crate) mod tasks;
 pub(crate) mod v03;
 pub(crate) mod v10;
 
-pub(crate) use tasks::Progress;
-pub use tasks::Reply;
+pub use tasks::{Progress, Reply};
 
 use model::{Role, TaskState};
 use serde_json::Value;

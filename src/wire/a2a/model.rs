@@ -40,10 +40,10 @@ pub enum Part {
         metadata: Option<Map<String, Value>>,
     },
     /// Structured data its sender already wrote as JSON text: a data part on the wire, exactly
-    /// like [`Part::Data`]. A server builds it for data it made itself ([`Part::encoded`]), so
+    /// like [`Part::Data`]. A server builds it for data it made itself (`Part::encoded`), so
     /// the object is written once and copied into each answer, never built as a value tree,
     /// written again and freed. Nothing read from the wire is one: decoders make
-    /// [`Part::Data`], and [`Message::data_parts`] sees only those.
+    /// [`Part::Data`], and `Message::data_parts` sees only those.
     Encoded {
         /// The data, a JSON object.
         json: EncodedJson,
@@ -52,7 +52,7 @@ pub enum Part {
     },
 }
 
-/// JSON text, written once by [`EncodedJson::of`] and written out again verbatim.
+/// JSON text, written once by `EncodedJson::of` and written out again verbatim.
 #[derive(Clone, Debug)]
 pub struct EncodedJson(Box<serde_json::value::RawValue>);
 
@@ -231,7 +231,7 @@ pub struct TaskStatus {
 pub struct Artifact {
     /// The artifact's id, unique within its task.
     pub(crate) artifact_id: String,
-    /// Its name (`agent-result`, `envelope`: see [`artifact`](super::artifact)).
+    /// Its name (`agent-result`, `envelope`: see `artifact`).
     pub name: Option<String>,
     /// A description, if any.
     pub(crate) description: Option<String>,
@@ -321,7 +321,10 @@ impl Task {
     /// A task from its JSON as `binding` writes it (the `result` of a send that made one, or
     /// of `tasks/get` / `GetTask`).
     #[cfg(test)]
-    pub(crate) fn from_json(json: Value, binding: super::Binding) -> Result<Task, crate::wire::WireError> {
+    pub(crate) fn from_json(
+        json: Value,
+        binding: super::Binding,
+    ) -> Result<Task, crate::wire::WireError> {
         super::codec::decode_task(binding, json).map_err(|reason| {
             crate::wire::WireError::protocol(None, format!("the task is outside A2A: {reason}"))
         })

@@ -220,7 +220,11 @@ impl ChunkedDecoder {
 
     /// Decode what `input` holds, appending chunk data to `out`. After an error the decoder
     /// must not be used again (the framing is lost; the connection must close).
-    pub(crate) fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<Decoded, ChunkedError> {
+    pub(crate) fn decode(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<Decoded, ChunkedError> {
         let mut i = 0;
         while i < input.len() {
             let b = input[i];

@@ -263,7 +263,10 @@ impl std::error::Error for HeadError {}
 ///
 /// `Ok(None)`: the head is not complete yet and there is room for more. A window that holds
 /// the whole buffer with the head still incomplete is [`HeadError::TooLarge`].
-pub(crate) fn parse_request(window: &[u8], limits: &Limits) -> Result<Option<RequestHead>, HeadError> {
+pub(crate) fn parse_request(
+    window: &[u8],
+    limits: &Limits,
+) -> Result<Option<RequestHead>, HeadError> {
     let window = &window[..window.len().min(limits.max_header_bytes)];
     // On the stack, left uninitialised (httparse fills it zero-copy): no allocation, and no
     // 4 KiB of zeroing per request.
@@ -795,7 +798,9 @@ mod tests {
     #[test]
     fn a_complete_head_gives_its_framing_and_ambiguous_framing_is_refused() {
         let bytes = b"POST /a2a HTTP/1.1\r\nHost: agent.test\r\nContent-Length: 2\r\n\r\n{}";
-        let request = parse_request(bytes, &Limits::DEFAULT).unwrap().expect("a complete head");
+        let request = parse_request(bytes, &Limits::DEFAULT)
+            .unwrap()
+            .expect("a complete head");
         assert_eq!((request.method, request.path.as_str()), ("POST", "/a2a"));
         assert_eq!(request.framing, Framing::Length(2));
         assert_eq!(&bytes[request.len..], b"{}");

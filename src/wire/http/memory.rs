@@ -2,11 +2,11 @@
 //!
 //! A [`MemoryNet`] maps host names (`hello.agents.test`) to handlers. Sending a request
 //! serialises it to HTTP/1.1 bytes, parses those bytes back with the server's own parser
-//! ([`head`], [`body`]) within the same [`Limits`], runs the very handler the TCP server runs,
+//! (`head`, `body`) within the same [`Limits`], runs the very handler the TCP server runs,
 //! writes the response with the same `write_response`, and parses those bytes back with the
 //! client half of the same parser. Tests
 //! therefore exercise the real wire, framing and limits included, with no network; a
-//! per-call timeout is enforced as on TCP. A logged client ([`super::client::HttpClient::logged`])
+//! per-call timeout is enforced as on TCP. A logged client (`super::client::HttpClient::logged`)
 //! hands the request and response bytes to the wire log's tap as a TCP client's connection
 //! does.
 

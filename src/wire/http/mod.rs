@@ -47,7 +47,7 @@ pub struct Request {
     pub(crate) query: String,
     /// Header fields in arrival order, names lower-cased.
     pub(crate) headers: Vec<(String, String)>,
-    /// The body, read in full within [`Limits::max_body_bytes`].
+    /// The body, read in full within `Limits::max_body_bytes`.
     pub body: Vec<u8>,
     /// Set when the body could not be read within the limits; `body` is then empty and the
     /// handler answers with the reason (the A2A endpoint as a JSON-RPC error).
