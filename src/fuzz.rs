@@ -1,5 +1,6 @@
-//! Entry points for the fuzz targets (`fuzz/`) and the mutation test
-//! (`tests/parser_mutation.rs`): one function per hand-written parser, each taking raw bytes,
+//! Entry points for the fuzz targets (`fuzz/`), the mutation test
+//! (`tests/parser_mutation.rs`) and the load generator (`benches/load`, which reads responses
+//! with [`read_response`]): one function per hand-written parser, each taking raw bytes,
 //! driving the parser the way ddwire drives it, and asserting what must hold of its answer
 //! (a panic is a finding). Compiled only with the `fuzzing` feature, hidden from the docs, and
 //! no part of the stated API: see the crate documentation's "API rules".
@@ -641,4 +642,220 @@ pub fn signature(data: &[u8]) {
         fresh.verify_at(&other, &signed, now).is_err(),
         "an altered body verified"
     );
+}
+
+/// The chunked decoder alone (RFC 9112 §7.1): the first byte picks the limit; whatever the
+/// rest, it never panics, never consumes more than it is given, never exceeds its limit, and
+/// decodes the same at once as byte by byte.
+pub fn chunked(data: &[u8]) {
+    use crate::wire::http::chunked::{ChunkedDecoder, ChunkedError};
+    type Read = Result<(Vec<u8>, usize, bool), ChunkedError>;
+    fn whole(input: &[u8], limit: u64) -> Read {
+        let mut d = ChunkedDecoder::new(limit);
+        let mut out = Vec::new();
+        let r = d.decode(input, &mut out)?;
+        assert!(r.consumed <= input.len());
+        assert_eq!(r.done, d.is_done());
+        if !r.done {
+            assert_eq!(r.consumed, input.len());
+        }
+        Ok((out, r.consumed, r.done))
+    }
+    fn bytewise(input: &[u8], limit: u64) -> Read {
+        let mut d = ChunkedDecoder::new(limit);
+        let mut out = Vec::new();
+        let mut consumed = 0;
+        for b in input {
+            let r = d.decode(std::slice::from_ref(b), &mut out)?;
+            consumed += r.consumed;
+            if r.done {
+                return Ok((out, consumed, true));
+            }
+        }
+        Ok((out, consumed, false))
+    }
+    let Some((&selector, input)) = data.split_first() else {
+        return;
+    };
+    let limit = [0u64, 1, 7, 4096][usize::from(selector & 3)];
+    let a = whole(input, limit);
+    assert_eq!(a, bytewise(input, limit));
+    if let Ok((body, _, _)) = a {
+        assert!(body.len() as u64 <= limit);
+    }
+}
+
+/// The request parser end to end (RFC 9112 §2-§7): head, framing, body, and the in-memory
+/// server around them. The first byte picks the limits and where the input is split; the
+/// rest is the request. Every invariant of `tests/internal/http_parser_mutation.rs` holds.
+pub fn request(data: &[u8]) {
+    use crate::wire::http::body::BodyReader;
+    use crate::wire::http::head::{self, Framing, METHODS};
+    use crate::wire::http::memory::{parse_response, serve_bytes};
+    use crate::wire::http::{Handler, Limits, Response};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    static HANDLER: LazyLock<Handler> = LazyLock::new(|| {
+        Arc::new(|r: Request| {
+            CALLS.fetch_add(1, Ordering::SeqCst);
+            match r.body_error {
+                Some(e) => Response::error(e.status(), &e.to_string()),
+                None => Response::bytes(200, "application/octet-stream", r.body),
+            }
+        })
+    });
+    /// Feed a body reader `input` split at `cut`; (body, consumed, done) or the error.
+    fn read(
+        framing: Framing,
+        limit: usize,
+        input: &[u8],
+        cut: usize,
+    ) -> Option<(Vec<u8>, usize, bool)> {
+        let mut reader = BodyReader::new(framing, limit).ok()?;
+        let mut body = Vec::new();
+        let cut = cut.min(input.len());
+        let first = reader.feed(&input[..cut], &mut body).ok()?;
+        assert!(first.consumed <= cut);
+        if first.done {
+            return Some((body, first.consumed, true));
+        }
+        assert_eq!(first.consumed, cut);
+        let second = reader.feed(&input[cut..], &mut body).ok()?;
+        assert!(second.consumed <= input.len() - cut);
+        Some((body, cut + second.consumed, second.done))
+    }
+
+    let Some((&selector, input)) = data.split_first() else {
+        return;
+    };
+    let limits = Limits {
+        max_body_bytes: [0, 1, 16, 4096][usize::from(selector & 3)],
+        max_header_bytes: [64, 512, 16 * 1024][usize::from((selector >> 2) % 3)],
+        max_headers: [1, 8, 64][usize::from((selector >> 4) % 3)],
+        ..Limits::DEFAULT
+    };
+    if let Ok(Some(h)) = head::parse_request(input, &limits) {
+        assert!(h.len <= input.len() && h.len <= limits.max_header_bytes);
+        assert!(METHODS.contains(&h.method));
+        assert!(h.path.is_ascii() && h.query.is_ascii());
+        let count = |name: &str| h.headers.iter().filter(|(n, _)| n == name).count();
+        assert!(count("host") <= 1);
+        match h.framing {
+            Framing::Chunked => assert_eq!(count("content-length"), 0),
+            Framing::Length(_) => assert_eq!(count("content-length"), 1),
+            Framing::Empty => assert_eq!(count("content-length") + count("transfer-encoding"), 0),
+            Framing::UntilClose => panic!("a request delimited by closing"),
+        }
+        let cut = usize::from(selector) * 7 % h.len.max(1);
+        assert_eq!(head::parse_request(&input[..cut], &limits), Ok(None));
+        let rest = &input[h.len..];
+        let whole = read(h.framing, limits.max_body_bytes, rest, rest.len());
+        let split = read(
+            h.framing,
+            limits.max_body_bytes,
+            rest,
+            usize::from(selector) % (rest.len() + 1),
+        );
+        assert_eq!(whole, split);
+        if let Some((body, consumed, _)) = whole {
+            assert!(body.len() <= limits.max_body_bytes && consumed <= rest.len());
+        }
+    }
+    let before = CALLS.load(Ordering::SeqCst);
+    let out = serve_bytes(&HANDLER, input, &limits);
+    assert!(CALLS.load(Ordering::SeqCst) - before <= 1);
+    let method = if input.starts_with(b"HEAD ") {
+        "HEAD"
+    } else {
+        "GET"
+    };
+    let response = parse_response(&out, method).expect("the server's answer parses");
+    assert!((200..600).contains(&response.status));
+}
+
+/// For the load generator (`benches/load`): one HTTP/1.1 response read from `stream` with the
+/// client half of the server's own parser (RFC 9112 §6), its body read and dropped; `(status,
+/// keep-alive)`, or None on any error. `buf` is reused between calls and grows to hold a head
+/// of up to `max_head` bytes; a body over `max_body` bytes is an error, never allocated or
+/// waited for. Bytes after the response are dropped.
+pub fn read_response(
+    stream: &mut impl std::io::Read,
+    buf: &mut Vec<u8>,
+    method: &str,
+    max_head: usize,
+    max_body: usize,
+) -> Option<(u16, bool)> {
+    use crate::wire::http::body::BodyReader;
+    use crate::wire::http::head;
+    if buf.is_empty() {
+        buf.resize(4096, 0);
+    }
+    let mut filled = 0;
+    let head = loop {
+        if filled == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = stream.read(&mut buf[filled..]).ok()?;
+        if n == 0 {
+            return None;
+        }
+        filled += n;
+        if let Some(head) = head::parse_response(&buf[..filled], method, max_head).ok()? {
+            break head;
+        }
+    };
+    let mut reader = BodyReader::new(head.framing, max_body).ok()?;
+    let mut sink = Vec::new();
+    let mut fed = reader.feed(&buf[head.len..filled], &mut sink).ok()?;
+    while !fed.done {
+        sink.clear();
+        let n = stream.read(buf).ok()?;
+        if n == 0 {
+            reader.end_of_input().ok()?;
+            break;
+        }
+        fed = reader.feed(&buf[..n], &mut sink).ok()?;
+    }
+    Some((head.status, head.keep_alive))
+}
+
+/// For the load generator's `harness` benchmark (`benches/load`): one invocation of
+/// `document` straight into `conductor` (no HTTP), each stage timed through the conductor's
+/// observer. The twelve instants are: the start, then each of the five stages' start and end
+/// in the order they run (policy gate, input check, agent call, grounding check, store), then
+/// the end. An error names the stage that did not report, or the failed invocation.
+pub fn stage_instants(
+    conductor: &crate::harness::conductor::Conductor,
+    document: &Value,
+    acting_for: &crate::contract::Principal,
+) -> Result<[std::time::Instant; 12], String> {
+    use crate::harness::conductor::{Phase, RunTrace, Stage};
+    use std::sync::Mutex;
+    use std::time::Instant;
+    let marks: Mutex<Vec<(Stage, Phase, Instant)>> = Mutex::new(Vec::with_capacity(16));
+    let observer = |stage: Stage, phase: Phase| {
+        marks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((stage, phase, Instant::now()));
+    };
+    let request = InvocationRequest::from_value(document).map_err(|e| e.to_string())?;
+    let start = Instant::now();
+    let run = conductor.invoke_observed(request, acting_for, RunTrace::new(None), &observer);
+    let end = Instant::now();
+    run.map_err(|e| format!("an invocation failed: {e}"))?;
+    let marks = marks.lock().unwrap_or_else(|p| p.into_inner());
+    let mut points = [start; 12];
+    for (i, stage) in Stage::ALL.into_iter().enumerate() {
+        for (j, phase) in [Phase::Started, Phase::Finished].into_iter().enumerate() {
+            points[1 + 2 * i + j] = marks
+                .iter()
+                .find(|(s, p, _)| *s == stage && *p == phase)
+                .map(|m| m.2)
+                .ok_or_else(|| format!("stage {} did not report {phase:?}", stage.name()))?;
+        }
+    }
+    points[11] = end;
+    Ok(points)
 }

@@ -11,55 +11,58 @@
 //!
 //! | module | holds |
 //! |---|---|
-//! | [`json`], [`ids`], [`text`] | bounded parsing of untrusted JSON; UUIDv7; a peer's text escaped for a terminal or a log |
+//! | [`json`], [`ids`], `text` (crate-private) | bounded parsing of untrusted JSON; UUIDv7; a peer's text escaped for a terminal or a log |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
 //! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]), the waterfall view ([`trace::waterfall`]), the relay session linter ([`trace::relay_lint`]) |
 //! | [`wire`] | HTTP (a sans-IO parser, a bounded server with a request log, a ureq client, in-memory), A2A (v0.3 and 1.0), AG-UI, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]), the byte-exact wire log (`wire::wirelog`, crate-private) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, run store, routes |
 //! | [`check`] | `ddwire check`: probes any A2A JSON-RPC endpoint against the specifications |
-//! | [`signals`] | SIGTERM, SIGINT and SIGHUP as messages, for the drain (`wire::http::drain`); the crate's only `unsafe` |
+//! | `signals` (crate-private) | SIGTERM, SIGINT and SIGHUP as messages, for the drain (`wire::http::drain`); the crate's only `unsafe` |
 //! | [`relay`] | `ddwire relay`: forwards A2A calls between peers, a SERVER and a CLIENT span per hop |
 //!
 //! ## The stated API
 //!
 //! Everything public is listed here; everything else is crate-private, and `#![deny(missing_docs)]`
-//! holds on what is public. Within the modules listed, an item is public when a user of the
-//! API needs it (the benches, the examples, the fuzz targets and the integration tests in
-//! `tests/*.rs` use nothing else), or when a public signature carries it. The `ddwire`
-//! binary's command line lives in the library as a hidden `cli` module, no part of this API,
-//! so that it can use crate-private items; the binary only calls `cli::main`.
+//! holds on what is public. An item is public when a user of the library needs it (an agent
+//! author, or an embedder of the harness, the relay or the checker), or when a public
+//! signature carries it; the examples, the doc tests, the benches and the integration tests
+//! left in `tests/*.rs` (those that must run as a process of their own) use nothing else.
+//! The `ddwire` binary's command line lives in the library as a hidden `cli` module, no part
+//! of this API, so that it can use crate-private items; the binary only calls `cli::main`.
 //!
 //! - **The contract** ([`contract`]): the documents ([`contract::InvocationRequest`],
-//!   [`contract::AgentResult`], [`contract::Envelope`] and their parts), content hashes
-//!   ([`contract::Canonicalisation`], [`contract::input_hash`], [`contract::envelope_hash`]),
-//!   [`contract::validate_envelope`], agent specifications ([`contract::AgentSpec`]) and the
-//!   shipped classes ([`contract::classes`]); [`ids::new_uuid7`] and [`ids::is_uuid7`] for the
-//!   ids documents carry; [`json::parse`] for untrusted bytes.
-//! - **The trace** ([`trace`]): [`trace::SpanRecord`] and its parts, [`trace::Tracer`], span JSON
-//!   ([`trace::to_json`], [`trace::from_json`]), trace context ([`trace::SpanContext`]),
-//!   the waterfall view of a run for people ([`trace::waterfall`]), the OTLP encoders
+//!   [`contract::AgentResult`], [`contract::Envelope`] and their parts: outcome, evidence,
+//!   payload), content hashes ([`contract::Canonicalisation`], [`contract::input_hash`], [`contract::envelope_hash`],
+//!   [`contract::content_hash`]), [`contract::validate_envelope`], agent specifications
+//!   ([`contract::AgentSpec`]) and the shipped classes ([`contract::classes`]);
+//!   [`ids::new_uuid7`] and [`ids::is_uuid7`] for the ids documents carry; [`json::parse`] for
+//!   untrusted bytes.
+//! - **The trace** ([`trace`]): [`trace::SpanRecord`] and its parts, [`trace::Tracer`] and its
+//!   spans, the attribute names an agent reads ([`trace::attr`]), span JSON
+//!   ([`trace::to_json`], [`trace::from_json`]), trace context ([`trace::SpanContext`]), the
+//!   waterfall view of a run for people ([`trace::waterfall`]), the OTLP encoders
 //!   ([`trace::otlp`]), and the linter of a relay session read back from its file
 //!   ([`trace::relay_lint::read_session`], [`trace::relay_lint::lint`]).
-//! - **The wire**: [`wire::a2a::client::A2aClient`] with the A2A model
-//!   ([`wire::a2a::model`]) and cards ([`wire::a2a::card`]); the request signature
-//!   ([`wire::sign`]: [`wire::sign::Signer`] and [`wire::sign::Verifier`] for agent authors);
-//!   the OTLP exporter ([`wire::otlp`]); AG-UI events ([`wire::agui`]); TLS ([`wire::tls`]); and [`wire::http`], the HTTP/1.1
-//!   layer every server here runs on, whose sans-IO parser
-//!   ([`wire::http::head`], [`wire::http::chunked`], [`wire::http::body`]) is public so that
-//!   auditors and the fuzz targets (`fuzz/`) can drive it directly.
+//! - **The wire** ([`wire`]): [`wire::a2a::client::A2aClient`] with the A2A model
+//!   ([`wire::a2a::model`]) and an agent's card ([`wire::a2a::card::agent_card`]); the request
+//!   signature ([`wire::sign`]: [`wire::sign::Signer`] and [`wire::sign::Verifier`] and their
+//!   key); the OTLP exporter ([`wire::otlp`]); TLS settings ([`wire::tls`]); and of the
+//!   HTTP/1.1 layer every server here runs on ([`wire::http`]) what serving and calling need:
+//!   the request, response and handler types, the server ([`wire::http::server`]), the client
+//!   ([`wire::http::client`]) and the in-memory transport ([`wire::http::memory`]). The
+//!   sans-IO parser under them is crate-private; the fuzz targets reach it through the hidden
+//!   `fuzz` module.
 //! - **Agents** ([`agent`]): the [`agent::Agent`] trait, the agent server
-//!   ([`agent::server`]), delegation ([`agent::delegate`]) and the built-in agents.
+//!   ([`agent::server`]) and the built-in agents ([`agent::builtin`]).
 //! - **The harness** ([`harness`]): the [`harness::conductor::Conductor`] and what it is built
 //!   from ([`harness::registry`], [`harness::policy`], [`harness::identity`]), the harness's
 //!   routes ([`harness::server`]), the grounding linter ([`harness::grounding::lint`]), the run
-//!   store's writer and reader ([`harness::store::RunStore`], [`harness::store::RunReader`],
-//!   which also reads stored runs for OTLP export), a stored run with the runs it delegated to
-//!   ([`harness::view::load`], for the waterfall), and the test kit
-//!   (`harness::testkit`, with the `testkit` feature).
+//!   store's writer and reader ([`harness::store::RunStore`], [`harness::store::RunReader`]), a
+//!   stored run with the runs it delegated to ([`harness::view::load`], for the waterfall),
+//!   and the test kit (`harness::testkit`, with the `testkit` feature).
 //! - **`ddwire check`** ([`check::run`]).
-//! - **`ddwire relay`** ([`relay::Relay`], [`relay::RelayConfig`], [`relay::handler`]): peers,
-//!   the star gate, forwarding and translating between bindings, spans per hop.
+//! - **`ddwire relay`** ([`relay::Relay`], [`relay::RelayConfig`], [`relay::handler`]).
 //! - **Errors**: [`Error`] and each layer's own ([`json::JsonError`],
 //!   [`contract::ContractError`], [`trace::TraceError`], [`wire::WireError`],
 //!   [`agent::server::ServeError`], [`harness::HarnessError`] (with the run store's
@@ -68,8 +71,9 @@
 //! With the `testkit` feature (which `cargo test` turns on for this crate's own tests),
 //! `harness::testkit` serves a whole harness and its agents in memory, for the tests of
 //! agents built on ddwire. With the `fuzzing` feature (which `fuzz/` and `cargo test` turn
-//! on), a hidden `fuzz` module gives the cargo-fuzz targets and `tests/parser_mutation.rs` one
-//! entry point per hand-written parser; it is no part of the stated API.
+//! on), a hidden `fuzz` module gives the cargo-fuzz targets, `tests/parser_mutation.rs` and
+//! the load generator (`benches/load`) one entry point per hand-written parser, each taking
+//! and returning plain data; it is no part of the stated API.
 //!
 //! ## Adding to the public API
 //!
@@ -204,8 +208,8 @@ pub mod ids;
 pub mod json;
 pub mod relay;
 #[allow(unsafe_code)]
-pub mod signals;
-pub mod text;
+pub(crate) mod signals;
+pub(crate) mod text;
 pub(crate) mod time;
 pub mod trace;
 pub mod wire;

@@ -7,7 +7,7 @@
 //! entry point the fuzz target calls (`ddwire::fuzz`, behind the `fuzzing` feature), which
 //! asserts that target's invariants: no panic, and round trips where the parser has a writer.
 //!
-//! The HTTP parser's own mutation test is `tests/http_parser_mutation.rs`.
+//! The HTTP parser's own mutation test is `tests/internal/http_parser_mutation.rs`.
 
 use serde_json::{Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -6,13 +6,12 @@
 //! way, so ddwire, the Python a2a-sdk and nginx are compared by one yardstick.
 //! Figures are printed, never asserted: timings belong in benchmarks, not tests.
 //!
-//! It reads responses with ddwire's public HTTP parser (`wire::http::head::parse_response`
-//! and `wire::http::body::BodyReader`), so a made-up `Content-Length` is refused by the
-//! reader, never allocated or waited for (the reader's own tests prove that).
+//! It reads responses with ddwire's own HTTP parser (the response-head parser and body reader,
+//! crate-private, reached through the hidden `ddwire::fuzz::read_response`), so a made-up
+//! `Content-Length` is refused by the reader, never allocated or waited for (the reader's own
+//! tests prove that).
 
-use ddwire::wire::http::body::BodyReader;
-use ddwire::wire::http::head;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -499,35 +498,7 @@ fn micros(took: Duration) -> u32 {
 /// Read one response with the client half of the server's own parser; `(status,
 /// keep-alive)`. Bytes after the response (none, in a closed loop) are dropped.
 fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>, method: &str) -> Option<(u16, bool)> {
-    let mut filled = 0;
-    let head = loop {
-        if filled == buf.len() {
-            buf.resize(buf.len() * 2, 0);
-        }
-        let n = s.read(&mut buf[filled..]).ok()?;
-        if n == 0 {
-            return None;
-        }
-        filled += n;
-        if let Some(head) = head::parse_response(&buf[..filled], method, MAX_HEAD).ok()? {
-            break head;
-        }
-    };
-    // The body is read and dropped: only its framing matters here. A length the peer made up
-    // is refused by the reader, never allocated or waited for.
-    let mut reader = BodyReader::new(head.framing, MAX_RESPONSE_BYTES).ok()?;
-    let mut sink = Vec::new();
-    let mut fed = reader.feed(&buf[head.len..filled], &mut sink).ok()?;
-    while !fed.done {
-        sink.clear();
-        let n = s.read(buf).ok()?;
-        if n == 0 {
-            reader.end_of_input().ok()?;
-            break;
-        }
-        fed = reader.feed(&buf[..n], &mut sink).ok()?;
-    }
-    Some((head.status, head.keep_alive))
+    ddwire::fuzz::read_response(s, buf, method, MAX_HEAD, MAX_RESPONSE_BYTES)
 }
 
 /// The largest response head the generator reads.

@@ -532,23 +532,12 @@ fn harness(args: &Args) -> Result<i32, String> {
 
 /// Where one run's time goes: `runs` invocations one after another, straight into
 /// `conductor` (no HTTP, no JSON-RPC, no A2A task), each stage timed through the conductor's
-/// observer (`Conductor::invoke_observed`), and the gaps between stages named for what the
+/// observer (the hidden `ddwire::fuzz::stage_instants`), and the gaps between stages named for what the
 /// conductor does there. Prints the median of each and, given the p50 of the same invocation
 /// through the harness over HTTP at one connection (`wire_p50_us`), what the wire adds: reading
 /// and decoding the request, the A2A task, the hand-over of the agent call, the reply written.
 fn stages(conductor: &Conductor, runs: usize, wire_p50_us: Option<u32>) -> Result<(), String> {
-    use ddwire::contract::InvocationRequest;
-    use ddwire::harness::conductor::{Phase, RunTrace, Stage};
-    use std::sync::Mutex;
     use std::time::Instant;
-    // The marks of one run: (stage, phase, when).
-    let marks: Mutex<Vec<(Stage, Phase, Instant)>> = Mutex::new(Vec::with_capacity(16));
-    let observer = |stage: Stage, phase: Phase| {
-        marks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push((stage, phase, Instant::now()));
-    };
     let principal = demo_principal();
     let document = echo_request();
     // Columns: before the gate, each stage, the gaps between them, after the store, total.
@@ -568,34 +557,8 @@ fn stages(conductor: &Conductor, runs: usize, wire_p50_us: Option<u32>) -> Resul
         |a: Instant, b: Instant| b.duration_since(a).as_micros().min(u128::from(u32::MAX)) as u32;
     eprintln!("bench harness: {runs} invocations one at a time, each stage timed...");
     for _ in 0..runs {
-        let request = InvocationRequest::from_value(&document).map_err(|e| e.to_string())?;
-        marks.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        let start = Instant::now();
-        let run = conductor.invoke_observed(request, &principal, RunTrace::new(None), &observer);
-        let end = Instant::now();
-        run.map_err(|e| format!("an invocation failed: {e}"))?;
-        let marks = marks.lock().unwrap_or_else(|p| p.into_inner());
-        let at = |stage: Stage, phase: Phase| {
-            marks
-                .iter()
-                .find(|(s, p, _)| *s == stage && *p == phase)
-                .map(|m| m.2)
-                .ok_or_else(|| format!("stage {} did not report {phase:?}", stage.name()))
-        };
-        let points = [
-            start,
-            at(Stage::PolicyGate, Phase::Started)?,
-            at(Stage::PolicyGate, Phase::Finished)?,
-            at(Stage::InputCheck, Phase::Started)?,
-            at(Stage::InputCheck, Phase::Finished)?,
-            at(Stage::AgentCall, Phase::Started)?,
-            at(Stage::AgentCall, Phase::Finished)?,
-            at(Stage::GroundingCheck, Phase::Started)?,
-            at(Stage::GroundingCheck, Phase::Finished)?,
-            at(Stage::Store, Phase::Started)?,
-            at(Stage::Store, Phase::Finished)?,
-            end,
-        ];
+        let points = ddwire::fuzz::stage_instants(conductor, &document, &principal)?;
+        let (start, end) = (points[0], points[11]);
         // before gate | gate | (gate..input) + input | agent | agent..grounding | grounding |
         // grounding..store | store | after
         let spans = [

@@ -31,28 +31,28 @@ pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A grant to delegate, as it arrived, and the client to use it.
 #[derive(Clone)]
-pub struct Delegate {
+pub(crate) struct Delegate {
     /// The harness's base URL.
-    pub url: String,
+    pub(crate) url: String,
     /// The grant's bearer token (`dd.delegation_token`).
-    pub token: String,
+    pub(crate) token: String,
     /// The invocation the grant was issued for, sent as `dd.parent_invocation_id`.
     pub(crate) parent_invocation_id: Option<String>,
     /// Signs the callback when the agent server holds a key.
-    pub client: A2aClient,
+    pub(crate) client: A2aClient,
     /// How long a delegated call may take.
     pub(crate) timeout: Duration,
 }
 
 /// What a delegation returned: the child's envelope, and how to cite it.
 #[derive(Clone, Debug)]
-pub struct Delegated {
+pub(crate) struct Delegated {
     /// The child's envelope, as the harness returned it.
-    pub envelope: Envelope,
+    pub(crate) envelope: Envelope,
     /// `invocation:<child id>` and the `dd-envelope-json-v1` hash of the stored envelope.
-    pub reference: GroundingRef,
+    pub(crate) reference: GroundingRef,
     /// The same, as an evidence item.
-    pub evidence: EvidenceItem,
+    pub(crate) evidence: EvidenceItem,
 }
 
 impl Delegate {

@@ -6,7 +6,7 @@
 //! server does no governance: the harness judges what comes back.
 
 pub mod builtin;
-pub mod delegate;
+pub(crate) mod delegate;
 pub mod server;
 
 use crate::contract::spec::AgentSpec;
@@ -62,9 +62,9 @@ pub struct RunContext<'a> {
     /// This run's own tracer, parented to the caller's span.
     pub tracer: &'a Tracer,
     /// `input:<invocation_id>`: the source id that cites the input.
-    pub input_ref: String,
+    pub(crate) input_ref: String,
     /// The `dd-input-json-v1` hash of the input, as the conductor computed it.
-    pub input_hash: String,
+    pub(crate) input_hash: String,
     /// How a delegation agent invokes another agent through the harness; `None` for every
     /// other agent, and for a delegation agent called without a grant (the CLI).
     pub(crate) delegate: Option<delegate::Delegate>,

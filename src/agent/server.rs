@@ -15,7 +15,7 @@
 //! finished tasks cannot be continued, `historyLength` is honoured, a non-blocking send
 //! (`returnImmediately: true`, `blocking: false`) is answered at once with the task
 //! `submitted` while the agent runs, `CancelTask` cancels a task not yet finished (a long run
-//! learns it through [`RunContext::task`]), and `ListTasks` lists the newest
+//! learns it through `RunContext::task`), and `ListTasks` lists the newest
 //! 1,024 tasks this server answered: older
 //! ones are forgotten, and a restart forgets them all. JSON-RPC is served at `/a2a`, `/a2a/`
 //! and `/`; the card carries an `ETag` and `Cache-Control`.

@@ -37,7 +37,8 @@ mod probes;
 mod report;
 
 pub(crate) use probes::Level;
-pub use report::{ProbeResult, Report, Status, Tally};
+pub(crate) use report::ProbeResult;
+pub use report::{Report, Status, Tally};
 
 use crate::wire::WireError;
 use crate::wire::a2a::Binding;

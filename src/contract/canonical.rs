@@ -177,7 +177,7 @@ pub fn envelope_hash(envelope: &Value) -> String {
 }
 
 /// The digest of a class schema (`dd-json-document-v1`), which cards and envelopes carry.
-pub fn schema_digest(schema: &Value) -> String {
+pub(crate) fn schema_digest(schema: &Value) -> String {
     Canonicalisation::JsonDocument
         .content_hash(schema)
         .expect("the whole-document projection cannot fail")

@@ -14,7 +14,7 @@ pub struct Envelope {
     /// The invocation's id, the request's UUIDv7.
     pub(crate) invocation_id: String,
     /// The agent that ran (or would have run).
-    pub agent_id: String,
+    pub(crate) agent_id: String,
     /// The agent's version, from its card.
     pub(crate) agent_version: String,
     /// When the conductor finished the run, RFC 3339 in UTC.
@@ -74,7 +74,7 @@ fn must_be_true<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error
 /// What the run cost, as far as it was measured. Closed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Telemetry {
+pub(crate) struct Telemetry {
     /// 32 lowercase hex digits: the root `invoke_agent` span's trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) trace_id: Option<String>,
@@ -121,7 +121,7 @@ impl Telemetry {
 /// How `energy_estimate_j` was obtained.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EnergyMethod {
+pub(crate) enum EnergyMethod {
     #[default]
     /// No energy figure is given.
     NotMeasured,
@@ -134,7 +134,7 @@ pub enum EnergyMethod {
 /// One child invocation, as the conductor recorded it. Closed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Delegation {
+pub(crate) struct Delegation {
     /// The child run's invocation id.
     pub(crate) delegated_invocation_id: String,
     /// The agent the child ran.

@@ -44,7 +44,7 @@ impl EvidenceItem {
 
     /// Evidence citing an input by its source id (`input:<id>`) and hash, as a run context
     /// gives them.
-    pub fn citing_input(input_ref: &str, input_hash: &str) -> EvidenceItem {
+    pub(crate) fn citing_input(input_ref: &str, input_hash: &str) -> EvidenceItem {
         EvidenceItem {
             source_id: input_ref.to_string(),
             source_uri: None,
@@ -61,11 +61,11 @@ impl EvidenceItem {
 /// The identity and content hash of one thing a payload rests on. Closed.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GroundingRef {
+pub(crate) struct GroundingRef {
     /// The cited evidence's `source_id`.
-    pub source_id: String,
+    pub(crate) source_id: String,
     /// Its `content_hash`: the reference holds only if the two agree.
-    pub content_hash: String,
+    pub(crate) content_hash: String,
 }
 
 /// A payload: an open document that names its class and what it rests on.

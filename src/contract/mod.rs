@@ -26,18 +26,28 @@ pub(crate) mod spec;
 pub(crate) mod tokens;
 pub(crate) mod validate;
 
-pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash, schema_digest};
-pub use envelope::{Delegation, EnergyMethod, Envelope, Telemetry};
+pub(crate) use canonical::schema_digest;
+pub use canonical::{Canonicalisation, content_hash, envelope_hash, input_hash};
+pub use envelope::Envelope;
+pub(crate) use envelope::{Delegation, Telemetry};
 pub use error::ContractError;
-pub use evidence::{EvidenceItem, GroundingRef, Payload};
+pub(crate) use evidence::GroundingRef;
+pub use evidence::{EvidenceItem, Payload};
 pub use outcome::{Derivation, GroundingMode, Outcome, OutcomeStatus, ReasonCode};
 pub use pattern::PatternError;
-pub use principal::{Assurance, Principal, PrincipalKind};
-pub use problem::{PROBLEM_BASE, ProblemDetails, ProblemType};
-pub use request::{Input, InvocationRequest};
+#[cfg(test)]
+pub(crate) use principal::Assurance;
+pub use principal::Principal;
+pub(crate) use principal::PrincipalKind;
+pub(crate) use problem::ProblemDetails;
+#[cfg(test)]
+pub(crate) use problem::ProblemType;
+pub(crate) use request::Input;
+pub use request::InvocationRequest;
 pub use result::AgentResult;
 pub use schema::SchemaError;
-pub use spec::{AgentSpec, ClassSchema, Derived};
+pub(crate) use spec::ClassSchema;
+pub use spec::{AgentSpec, Derived};
 pub use validate::validate_envelope;
 
 /// The contract version this crate implements (the `version` of the reference's

@@ -80,7 +80,7 @@ macro_rules! wire_names {
             /// Every value, in declaration order.
             pub const ALL: &'static [$ty] = &[$(<$ty>::$variant),*];
             /// The value as the contract spells it.
-            pub fn as_str(self) -> &'static str {
+            pub(crate) fn as_str(self) -> &'static str {
                 match self { $(<$ty>::$variant => $name),* }
             }
             /// The value the contract spells `s`, if any.
@@ -141,7 +141,7 @@ pub struct Outcome {
     /// Who decides a referred invocation (a role, such as `data_steward`).
     pub(crate) referred_to: Option<String>,
     /// One sentence for a person: what happened.
-    pub statement: String,
+    pub(crate) statement: String,
 }
 
 impl Outcome {

@@ -22,7 +22,7 @@ pub struct Principal {
 /// A person, or a role that is accountable as one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum PrincipalKind {
+pub(crate) enum PrincipalKind {
     #[default]
     /// A natural person.
     Person,
@@ -33,7 +33,7 @@ pub enum PrincipalKind {
 /// How the principal was established. Only operator assertion exists today.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Assurance {
+pub(crate) enum Assurance {
     #[default]
     /// The operator asserted it (configuration or a bearer token).
     Asserted,

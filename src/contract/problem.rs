@@ -3,12 +3,12 @@
 use serde::{Deserialize, Serialize};
 
 /// The namespace of Data Director's problem types (a w3id not yet registered).
-pub const PROBLEM_BASE: &str = "https://w3id.org/data-director/problems/";
+pub(crate) const PROBLEM_BASE: &str = "https://w3id.org/data-director/problems/";
 
 /// RFC 9457 problem details. The status member is `http_status`, not the RFC's `status`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ProblemDetails {
+pub(crate) struct ProblemDetails {
     #[serde(rename = "type")]
     /// The problem type URI (`https://w3id.org/data-director/problems/<slug>`).
     pub(crate) type_: String,
@@ -38,7 +38,7 @@ pub struct ProblemDetails {
 
 /// The problem types the conductor produces, with the reference's titles and statuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ProblemType {
+pub(crate) enum ProblemType {
     /// The institutional profile does not enable the agent.
     AgentNotPermitted,
     /// The agent declares another action class than the profile assigns it.

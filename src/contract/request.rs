@@ -19,7 +19,7 @@ pub struct InvocationRequest {
     pub(crate) requirement_ids: Vec<String>,
     /// RFC 3339; now when a caller leaves it out.
     #[serde(default = "crate::time::now_rfc3339")]
-    pub issued_at: String,
+    pub(crate) issued_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The conversation this request continues, if any.
     pub(crate) conversation_id: Option<String>,
@@ -129,12 +129,12 @@ impl InvocationRequest {
     /// Read and check a request document: closed (an unknown key such as `acting_for` is
     /// refused, named), every field of its type and pattern, `issued_at` a date-time. A missing
     /// `invocation_id` or `issued_at` is filled, as the reference's model does.
-    pub fn from_value(document: &Value) -> Result<InvocationRequest, super::ContractError> {
+    pub(crate) fn from_value(document: &Value) -> Result<InvocationRequest, super::ContractError> {
         plain(document).map_or_else(|| validated(document), Ok)
     }
 
     /// A request for `agent_id` on `input`, with a fresh id and `issued_at` now.
-    pub fn new(agent_id: impl Into<String>, input: Input) -> InvocationRequest {
+    pub(crate) fn new(agent_id: impl Into<String>, input: Input) -> InvocationRequest {
         InvocationRequest {
             invocation_id: crate::ids::new_uuid7(),
             agent_id: agent_id.into(),

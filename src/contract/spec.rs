@@ -56,7 +56,7 @@ impl PartialEq for ClassSchema {
 impl ClassSchema {
     /// A class schema from its JSON Schema, checked: a valid schema that requires
     /// `schema_class` to be exactly `name`.
-    pub fn new(name: &str, json_schema: Value) -> Result<ClassSchema, ContractError> {
+    pub(crate) fn new(name: &str, json_schema: Value) -> Result<ClassSchema, ContractError> {
         // The run store keeps every schema it checked a run against; one it could not write
         // back as JSON would make the agent's every run unstorable.
         if let Some(found) = crate::json::non_finite(&json_schema) {

@@ -254,7 +254,7 @@ fn kind_of(v: &Value) -> &'static str {
 /// A fresh bearer token: 32 bytes from the operating system's generator in URL-safe base64
 /// without padding (RFC 4648 §5; 43 characters), as Python's `secrets.token_urlsafe(32)`.
 /// `ddwire token new` prints one for a tokens file; a delegation grant is one.
-pub fn new_token() -> Result<String, TokenError> {
+pub(crate) fn new_token() -> Result<String, TokenError> {
     let mut bytes = [0u8; 32];
     crate::ids::try_secret_bytes(&mut bytes).map_err(|e| TokenError::NoRandomness {
         reason: e.to_string(),

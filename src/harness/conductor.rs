@@ -31,23 +31,23 @@
 //! 6. `Conductor::store_run`: the run, then its spans to the OTLP exporter.
 //!
 //! Stages 1 and 2 can decide the outcome themselves; the agent is then not called. Stages 1–4
-//! and 6 are reported to an [`Observer`] as [`Stage`]s (the AG-UI transport streams 1–4, a
+//! and 6 are reported to an `Observer` as `Stage`s (the AG-UI transport streams 1–4, a
 //! streamed A2A run all five).
 //!
 //! Delegation: a remote agent in grounding mode `delegation`, invoked at the
 //! top level, is sent a grant (a bearer capability) with the harness's callback URL. While the
-//! parent runs, [`Conductor::invoke_delegated`] runs the requests it sends back as children
+//! parent runs, `Conductor::invoke_delegated` runs the requests it sends back as children
 //! in traces of their own, linked to its `delegate` span, and records each in the parent's
 //! `delegations`. A callback naming another parent invocation than the grant's is refused,
 //! and so is one from an agent the harness shares a key with that is not signed with that key
-//! (see [`Callback`]).
+//! (see `Callback`).
 //!
 //! # Suspension
 //!
 //! An agent may answer `suspended`, its statement the condition for resuming. On the A2A task
 //! path (`Conductor::invoke_until`, `Conductor::resume`) the conductor then stores no run
 //! yet: it keeps the turn (the agent's reply and the turn's spans) with the request, the
-//! principal, the condition and an expiry ([`Conductor::suspend_for`], one hour by default),
+//! principal, the condition and an expiry (`Conductor::suspend_for`, one hour by default),
 //! in memory and as a record in the store's own folder (`.ddwire/suspended/<id>.json`, written
 //! whole and synced), and the task answers `input-required`. A harness started over the store
 //! reads the records back, so a restart loses no suspended run. The same principal resumes it with data, which reaches the agent
@@ -127,7 +127,7 @@ pub(crate) const CANCELED: &str = "Canceled";
 
 /// A stage of one invocation, as an observer (the AG-UI transport) sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
+pub(crate) enum Stage {
     /// The profile decides whether the agent may run.
     PolicyGate,
     /// The input is checked against the agent's class schema.
@@ -157,7 +157,7 @@ impl Stage {
     }
 
     /// The step name an AG-UI client shows.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Stage::PolicyGate => "policy_gate",
             Stage::InputCheck => "input_check",
@@ -170,7 +170,7 @@ impl Stage {
 
 /// Whether a stage is starting or has finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// The stage has begun.
     Started,
     /// The stage has ended.
@@ -335,7 +335,7 @@ pub(crate) struct Callback<'a> {
 /// child's root links to the delegating `delegate` span, so each run's tree is linted alone
 /// and no caller can place spans in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RunTrace {
+pub(crate) struct RunTrace {
     /// The root span as it will be: a new random trace id and span id, sampled.
     pub(crate) root: SpanContext,
     /// The span the root links to: the caller's (its `traceparent` and `tracestate`), or for
@@ -345,7 +345,7 @@ pub struct RunTrace {
 
 impl RunTrace {
     /// A new trace, its root linked to `link` if given.
-    pub fn new(link: Option<SpanContext>) -> RunTrace {
+    pub(crate) fn new(link: Option<SpanContext>) -> RunTrace {
         RunTrace {
             root: SpanContext {
                 trace_id: TraceId::random(),
@@ -363,11 +363,6 @@ impl RunTrace {
     /// then linked to nothing.
     pub(crate) fn for_caller(traceparent: Option<&str>, tracestate: Option<&str>) -> RunTrace {
         RunTrace::new(SpanContext::extract(traceparent, tracestate))
-    }
-
-    /// The run's trace id (the envelope's `telemetry.trace_id`).
-    pub fn trace_id(&self) -> TraceId {
-        self.root.trace_id
     }
 
     /// The W3C `traceresponse` header value naming the run's root span
@@ -430,13 +425,13 @@ impl Conductor {
     }
 
     /// Run one top-level invocation for `acting_for`, in a new trace linked to nothing.
-    pub(crate) fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
+    pub fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
         self.invoke_observed(request, acting_for, RunTrace::new(None), &|_, _| {})
     }
 
     /// [`Conductor::invoke`] in the trace `trace` (its root's ids, chosen by the transport,
     /// and the caller's span it links to), reporting each stage to `observer`.
-    pub fn invoke_observed(
+    pub(crate) fn invoke_observed(
         &self,
         request: InvocationRequest,
         acting_for: &Principal,

@@ -6,9 +6,9 @@
 //! payload class: it walks the payload for `grounded_on` lists, and a payload that has none is
 //! a violation. Nothing passes because the linter did not recognise it.
 //!
-//! It reads only owned attributes ([`SpanRecord::owned`]), from plain records, and
-//! does no I/O, so the conductor runs it at invocation time ([`lint_run`]) and the CLI runs it
-//! offline over a stored run ([`lint_stored`], which first restores a withheld result from the
+//! It reads only owned attributes (`SpanRecord::owned`), from plain records, and
+//! does no I/O, so the conductor runs it at invocation time (`lint_run`) and the CLI runs it
+//! offline over a stored run (`lint_stored`, which first restores a withheld result from the
 //! agent's reply as received, so a stored run gets the verdict it got when it ran).
 //!
 //! # Rules
@@ -16,7 +16,7 @@
 //! Every mode:
 //! - **G0**, structure: exactly one `invoke_agent` root; every other span is in the root's
 //!   trace and descends from the root (invariant 6); only the root carries the
-//!   [`CONDUCTOR_ATTRIBUTES`] (invariant 7); the envelope's `grounding_mode` is valid and
+//!   `CONDUCTOR_ATTRIBUTES` (invariant 7); the envelope's `grounding_mode` is valid and
 //!   equals the root's `dd.grounding_mode`; a payload has `schema_class` and `grounded_on`;
 //!   every grounding reference is well formed.
 //! - **E1**, evidence content: every evidence item that carries `content` hashes to

@@ -12,13 +12,15 @@
 //!   digests in constant time. An unauthenticated caller is refused (in the task, not with
 //!   HTTP 401, as the spec says).
 //!
-//! What a caller may read follows the same credentials ([`Authenticator::access_for`]): with
+//! What a caller may read follows the same credentials (`Authenticator::access_for`): with
 //! bearer tokens, a principal reads its own runs (delegated children run under the grant's
 //! principal, so they are its own too), and a token whose entry says `"role": "auditor"` or
 //! `"role": "steward"` reads every run; only a steward may decide a referred run (see
 //! `approval`). An operator-mode harness answers every reader, as before.
 
-pub use crate::contract::tokens::{Role, Token, new_token, token_digest};
+pub(crate) use crate::contract::tokens::Token;
+pub(crate) use crate::contract::tokens::new_token;
+pub use crate::contract::tokens::{Role, token_digest};
 use crate::contract::tokens::{find_token, read_tokens_file};
 use crate::contract::{Principal, PrincipalKind};
 use crate::harness::{HarnessError, Result};

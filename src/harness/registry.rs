@@ -8,7 +8,7 @@
 //! incompatible; the rest still load. Registration is not permission: the policy gate decides.
 //!
 //! `key_file` names the file holding the secret the harness shares with that agent (relative
-//! paths are read from the configuration file's folder; see [`Key::from_file`] for its form):
+//! paths are read from the configuration file's folder; see `Key::from_file` for its form):
 //! the harness then signs every call to the agent and requires the agent's delegation
 //! callbacks to be signed with it ([`crate::wire::sign`]). A key file that cannot be read is a
 //! configuration error, never a silently unsigned agent.
@@ -212,10 +212,10 @@ pub(crate) const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
 
 /// The agents the harness knows, and those it could not admit.
 ///
-/// A registry read from a configuration ([`Registry::from_config`]) can refresh: it reads
-/// every configured card again ([`Registry::refresh`]), at once when an invocation names an
-/// unknown id ([`Registry::get_or_refresh`]), and in the background with bounded backoff
-/// ([`Registry::refresh_in_background`]). A refresh admits agents that have come up, checks a
+/// A registry read from a configuration (`Registry::from_config`) can refresh: it reads
+/// every configured card again (`Registry::refresh`), at once when an invocation names an
+/// unknown id (`Registry::get_or_refresh`), and in the background with bounded backoff
+/// (`Registry::refresh_in_background`). A refresh admits agents that have come up, checks a
 /// card that changed again (and drops the agent if its new card is no longer admissible),
 /// and keeps an admitted agent whose card cannot be read at the moment: a brief outage does
 /// not unregister an agent, a call to it fails as any call to a down agent does.

@@ -1,9 +1,9 @@
 //! The harness's own routes: A2A (both bindings) at `/a2a` and `/`, its card, plain JSON
-//! routes for runs and agents, and (see [`super::agui`]) AG-UI. A run's routes answer from
+//! routes for runs and agents, and (see `super::agui`) AG-UI. A run's routes answer from
 //! the store: `GET /runs/{id}` the envelope, `/spans` the span JSON lines as stored,
 //! `/grounding` the linter's report, `/approval` a steward's decision, `/agent-result` the
 //! agent's reply, and `/waterfall` the run with its delegated runs as
-//! [`crate::trace::waterfall::to_json`] computes it (`ddwire show --json`; the viewer draws it).
+//! `crate::trace::waterfall::to_json` computes it (`ddwire show --json`; the viewer draws it).
 //!
 //! Over A2A the harness is called like any agent, with one data part holding an
 //! InvocationRequest. A conductor-decided outcome (a refusal, a withheld result) is a
@@ -135,7 +135,8 @@ impl Harness {
 
     /// Send a keep-alive comment on an A2A stream after `every` without an event (default
     /// 15 s).
-    pub fn with_keep_alive(mut self, every: Duration) -> Harness {
+    #[cfg(test)]
+    pub(crate) fn with_keep_alive(mut self, every: Duration) -> Harness {
         self.keep_alive = every;
         self
     }

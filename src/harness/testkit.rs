@@ -48,11 +48,11 @@ pub struct TestHarness {
     /// The in-memory network the harness and its agents are served on.
     pub net: MemoryNet,
     /// The harness, as served at [`HARNESS_URL`].
-    pub harness: Arc<Harness>,
+    pub(crate) harness: Arc<Harness>,
     /// A client on the same network.
     pub client: A2aClient,
     /// The temporary run store (removed when the harness is dropped).
-    pub runs: PathBuf,
+    pub(crate) runs: PathBuf,
 }
 
 impl TestHarness {
@@ -73,7 +73,7 @@ impl TestHarness {
 
     /// A harness over `agents` under the profile `profile_json`, each agent called with
     /// `timeout`.
-    pub fn with_profile(
+    pub(crate) fn with_profile(
         agents: Vec<Arc<dyn Agent>>,
         profile_json: &str,
         timeout: Duration,
@@ -130,7 +130,7 @@ impl TestHarness {
     }
 
     /// The conductor.
-    pub fn conductor(&self) -> &Conductor {
+    pub(crate) fn conductor(&self) -> &Conductor {
         &self.harness.conductor
     }
 
@@ -170,7 +170,7 @@ fn permissive(agents: &[Arc<dyn Agent>]) -> String {
 }
 
 /// A key under `id` with 32 random bytes as its secret (64 hex digits, as a key file holds).
-pub fn random_key(id: &str) -> Key {
+pub(crate) fn random_key(id: &str) -> Key {
     let mut secret = [0u8; 32];
     crate::ids::secret_bytes(&mut secret);
     Key::new(id, crate::ids::hex(&secret).as_bytes()).expect("a valid key")

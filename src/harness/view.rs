@@ -3,7 +3,7 @@
 //! A delegated child keeps its own trace and its own run directory; the parent names it twice:
 //! its `delegate` span's `dd.source_id` is `invocation:<child id>`, and its envelope's
 //! `delegations` lists it. Both are followed, children of children too (at most
-//! [`MAX_DEPTH`] runs deep; a run is read once). A child that cannot be read is listed with
+//! `MAX_DEPTH` runs deep; a run is read once). A child that cannot be read is listed with
 //! the reason, never dropped in silence. Read-only: nothing in the store changes.
 
 use super::store::RunReader;
@@ -16,7 +16,7 @@ pub(crate) const NO_SUCH_RUN: &str = "the run store holds no such run";
 
 /// The run `invocation_id` with its delegated runs, or `None` if the store holds no such run.
 /// Span lines that are not span JSON are skipped and counted in
-/// [`RunView::unreadable_spans`].
+/// `RunView::unreadable_spans`.
 pub fn load(reader: &RunReader, invocation_id: &str) -> Result<Option<RunView>> {
     let mut seen = HashSet::new();
     load_at(reader, invocation_id, 0, &mut seen)

@@ -2,7 +2,7 @@
 //! output, and numbers that tolerate the float spelling protobuf gives integers.
 //!
 //! - [`parse`] reads untrusted bytes with explicit [`Limits`] (size and nesting depth) and an
-//!   element budget proportional to the size ([`max_elements`]), so a hostile body is refused
+//!   element budget proportional to the size (`max_elements`), so a hostile body is refused
 //!   with a clear message before it can exhaust the stack or memory.
 //! - `python` writes bytes identical to CPython's `json.dumps`, which defines every content
 //!   hash and the span JSON lines.
@@ -39,14 +39,14 @@ pub enum JsonError {
         /// The limit it broke.
         limit: usize,
     },
-    /// An integer literal longer than Python's `json.loads` accepts ([`MAX_INTEGER_DIGITS`]).
+    /// An integer literal longer than Python's `json.loads` accepts (`MAX_INTEGER_DIGITS`).
     IntegerTooLong {
         /// How many digits it has.
         digits: usize,
         /// The limit it broke.
         limit: usize,
     },
-    /// More array elements and object members than [`max_elements`] allows a document of its
+    /// More array elements and object members than `max_elements` allows a document of its
     /// size: refused by the pre-scan, before any tree is built.
     TooManyElements {
         /// The document's size in bytes.

@@ -37,14 +37,14 @@
 //!   route but `/livez`, `/healthz` and the peers' cards takes `Authorization: Bearer` (401
 //!   otherwise), and changing the peers takes a token whose entry says `"role": "admin"`
 //!   (403); `POST` and `DELETE /peers` answer 403 unless registration is allowed at all. The
-//!   browser rules are `serve`'s ([`BrowserPolicy`]: `Host`, `Origin`, a JSON media type). A
+//!   browser rules are `serve`'s (`BrowserPolicy`: `Host`, `Origin`, a JSON media type). A
 //!   peer URL is scheme, host, port and path only, and the relay calls peers through a client
-//!   that connects only where the [`Egress`] policy allows (checked after DNS resolution),
-//!   follows no redirect and reads at most [`MAX_REPLY_BYTES`] of a reply. Every forward and
+//!   that connects only where the `Egress` policy allows (checked after DNS resolution),
+//!   follows no redirect and reads at most `MAX_REPLY_BYTES` of a reply. Every forward and
 //!   card fetch carries `Via: 1.1 <the relay's pseudonym>` (and a message the metadata
-//!   `relay.hops`); a call that already passed this relay, or [`DEFAULT_MAX_HOPS`] relays, is
+//!   `relay.hops`); a call that already passed this relay, or `DEFAULT_MAX_HOPS` relays, is
 //!   refused as `loop_detected`. Peers' health is checked in the background
-//!   ([`Relay::watch_health`]); `GET /peers` and `/healthz` show the last state seen.
+//!   (`Relay::watch_health`); `GET /peers` and `/healthz` show the last state seen.
 //!
 //! The relay knows no conductor: it imports `wire/` and `trace/`, never `harness/`.
 

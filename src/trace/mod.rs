@@ -15,12 +15,16 @@ pub(crate) mod tracer;
 pub mod waterfall;
 
 pub use context::{SpanContext, SpanId, TraceId, TraceState};
-pub use names::{CONDUCTOR_ATTRIBUTES, OWNED_ATTRIBUTES, SpanName, attr, event};
-pub use record::{
-    AttrValue, Attributes, Event, Link, Resource, SpanKind, SpanRecord, Status, StatusCode,
-};
-pub use span_json::{as_stored, from_json, into_stored, to_json};
-pub use tracer::{ActiveSpan, MAX_ATTRIBUTES, MAX_EVENTS, MAX_LINKS, SpanBuilder, Tracer};
+pub use names::attr;
+pub(crate) use names::{CONDUCTOR_ATTRIBUTES, SpanName, event};
+#[cfg(test)]
+pub(crate) use record::Resource;
+pub use record::{AttrValue, Attributes, Event, Link, SpanKind, SpanRecord, Status, StatusCode};
+pub(crate) use span_json::into_stored;
+pub use span_json::{from_json, to_json};
+pub use tracer::{ActiveSpan, Tracer};
+#[cfg(test)]
+pub(crate) use tracer::{MAX_ATTRIBUTES, MAX_EVENTS};
 
 /// A span JSON document that is not one.
 #[derive(Debug)]

@@ -11,7 +11,7 @@ use std::fmt;
 
 /// The six span names of the trace format. Closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum SpanName {
+pub(crate) enum SpanName {
     /// The root of one invocation; opened by the conductor.
     InvokeAgent,
     /// The institutional profile's decision, before the agent runs.
@@ -62,7 +62,7 @@ impl fmt::Display for SpanName {
 }
 
 /// The owned attribute keys (`OWNED_ATTRIBUTES` in the reference's `dd_sdk.tracing`), then
-/// the informational ones, each marked so. Only the first ten are in [`OWNED_ATTRIBUTES`].
+/// the informational ones, each marked so. Only the first ten are in `OWNED_ATTRIBUTES`.
 pub mod attr {
     /// The span's operation; equals the span name. Set by every helper.
     pub(crate) const OPERATION: &str = "dd.operation";
@@ -115,7 +115,7 @@ pub mod attr {
 /// The names of the span events the conductor records on the root `invoke_agent` span, beside
 /// the stage events (named after the stage: `policy_gate`, `input_check`, `agent_call`).
 /// Informational: no check reads them.
-pub mod event {
+pub(crate) mod event {
     /// The conductor withheld the agent's result: the envelope says `failed` whatever the
     /// agent claimed (its `dd.outcome` on the root). Carries
     /// [`WITHHELD_STAGE`](super::attr::WITHHELD_STAGE),
@@ -129,7 +129,7 @@ pub mod event {
 }
 
 /// The ten owned attributes: the only ones the linter and the provenance writer read.
-pub const OWNED_ATTRIBUTES: [&str; 10] = [
+pub(crate) const OWNED_ATTRIBUTES: [&str; 10] = [
     attr::OPERATION,
     attr::AGENT_ID,
     attr::SOURCE_ID,
@@ -144,7 +144,8 @@ pub const OWNED_ATTRIBUTES: [&str; 10] = [
 
 /// The attributes only the conductor may set, and only on the root `invoke_agent` span
 /// (a span from an agent carrying one violates linter rule G0). In the reference's order.
-pub const CONDUCTOR_ATTRIBUTES: [&str; 3] = [attr::GROUNDING_MODE, attr::INPUT_HASH, attr::OUTCOME];
+pub(crate) const CONDUCTOR_ATTRIBUTES: [&str; 3] =
+    [attr::GROUNDING_MODE, attr::INPUT_HASH, attr::OUTCOME];
 
 /// Whether `key` is one of the [`OWNED_ATTRIBUTES`].
 pub(crate) fn is_owned(key: &str) -> bool {

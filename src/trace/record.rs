@@ -299,7 +299,7 @@ pub struct Link {
 
 /// The entity that produced the spans.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Resource {
+pub(crate) struct Resource {
     /// Resource attributes (`service.name`, `telemetry.sdk.*`...).
     pub(crate) attributes: Attributes,
     /// The schema URL of the attributes; empty when none.

@@ -159,12 +159,13 @@ fn write_double(o: &mut String, x: f64) {
 /// reads back as it was; a span holding anything a line spells differently (a raw JSON or
 /// non-finite attribute value, an empty array, whose element type a line cannot tell, or an
 /// empty status description, which a line leaves out) takes the whole round trip.
-pub fn as_stored(span: &SpanRecord) -> SpanRecord {
+#[cfg(test)]
+pub(crate) fn as_stored(span: &SpanRecord) -> SpanRecord {
     into_stored(span.clone())
 }
 
 /// [`as_stored`], for a span the caller is done with.
-pub fn into_stored(mut span: SpanRecord) -> SpanRecord {
+pub(crate) fn into_stored(mut span: SpanRecord) -> SpanRecord {
     if !reads_back_but_for_times(&span) {
         // A line the tracer wrote always reads back; the fallback is for a span that could not.
         return from_json(&to_json(&span)).unwrap_or(span);

@@ -45,11 +45,11 @@ pub struct Tracer {
 /// Per-span limits, OpenTelemetry's defaults (`OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT`,
 /// `OTEL_SPAN_EVENT_COUNT_LIMIT`, `OTEL_SPAN_LINK_COUNT_LIMIT`): past each, the oldest entry
 /// is dropped, as the Python SDK does.
-pub const MAX_ATTRIBUTES: usize = 128;
+pub(crate) const MAX_ATTRIBUTES: usize = 128;
 /// See [`MAX_ATTRIBUTES`].
-pub const MAX_EVENTS: usize = 128;
+pub(crate) const MAX_EVENTS: usize = 128;
 /// See [`MAX_ATTRIBUTES`].
-pub const MAX_LINKS: usize = 128;
+pub(crate) const MAX_LINKS: usize = 128;
 
 #[derive(Debug, Default)]
 struct State {
@@ -170,7 +170,8 @@ impl Tracer {
     }
 
     /// How many spans are held (open and finished); zero after every trace is taken.
-    pub fn held(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
         let state = self.lock();
         state.open.len() + state.finished.values().map(Vec::len).sum::<usize>()
     }
@@ -180,10 +181,12 @@ enum Parent {
     /// The innermost open span, else the remote parent, else a new trace.
     Current,
     /// A new trace, whatever is open.
+    #[cfg(test)]
     NewTrace,
     /// A new trace whose root has these ids, chosen before it started.
     Chosen(TraceId, SpanId),
     /// This context.
+    #[cfg(test)]
     Explicit(SpanContext),
 }
 
@@ -195,7 +198,7 @@ enum Name {
 }
 
 /// Options for one span before it starts.
-pub struct SpanBuilder<'t> {
+pub(crate) struct SpanBuilder<'t> {
     tracer: &'t Tracer,
     name: Name,
     kind: SpanKind,
@@ -213,7 +216,8 @@ impl<'t> SpanBuilder<'t> {
 
     /// Start a new trace instead of joining the current one (how a delegated child's
     /// `invoke_agent` begins, linked rather than nested).
-    pub fn new_trace(mut self) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new_trace(mut self) -> Self {
         self.parent = Parent::NewTrace;
         self
     }
@@ -228,7 +232,8 @@ impl<'t> SpanBuilder<'t> {
     }
 
     /// Parent the span to `parent` instead of the current span.
-    pub fn parent(mut self, parent: SpanContext) -> Self {
+    #[cfg(test)]
+    pub(crate) fn parent(mut self, parent: SpanContext) -> Self {
         self.parent = Parent::Explicit(parent);
         self
     }
@@ -260,7 +265,10 @@ impl<'t> SpanBuilder<'t> {
                 .last()
                 .map(SpanRecord::context)
                 .or_else(|| tracer.remote_parent.clone()),
-            Parent::NewTrace | Parent::Chosen(..) => None,
+            Parent::Chosen(..) => None,
+            #[cfg(test)]
+            Parent::NewTrace => None,
+            #[cfg(test)]
             Parent::Explicit(ctx) => Some(ctx.clone()),
         };
         let (trace_id, parent_id, trace_state) = match (&self.parent, parent) {

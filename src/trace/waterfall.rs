@@ -27,7 +27,7 @@
 //!
 //! Rendering is a pure function of a [`RunView`] (the envelope, spans, grounding summary and
 //! child runs, as the store keeps them) and [`Options`]; loading the view is the caller's.
-//! [`to_json`] gives the same view as data, for scripts.
+//! `to_json` gives the same view as data, for scripts.
 
 use super::SpanId;
 use super::names::{SpanName, attr};

@@ -9,12 +9,9 @@
 use crate::json::python::{self, Style};
 use serde_json::{Value, json};
 
-/// The AG-UI protocol version ddwire speaks.
-pub const PROTOCOL_VERSION: &str = "1.0";
-
 /// The events a run emits.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Event {
+pub(crate) enum Event {
     /// First event of every run.
     RunStarted {
         /// The conversation (`threadId`).
@@ -67,7 +64,7 @@ impl Event {
     }
 
     /// The event as one line of JSON, fields in ag-ui-protocol's model order.
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         let mut fields: Vec<(&str, Value)> = vec![("type", json!(self.kind()))];
         match self {
             Event::RunStarted { thread_id, run_id } => {
@@ -132,7 +129,7 @@ impl Event {
     }
 
     /// The event as one SSE frame.
-    pub fn to_sse(&self) -> Vec<u8> {
+    pub(crate) fn to_sse(&self) -> Vec<u8> {
         super::sse::event(&self.to_json())
     }
 }
@@ -140,7 +137,7 @@ impl Event {
 /// Something a run needs from outside before it can continue (AG-UI 1.0 `Interrupt`): a
 /// suspended run's resume condition.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Interrupt {
+pub(crate) struct Interrupt {
     /// Names the interrupt; a resume entry answers it by this id (the run's invocation id).
     pub(crate) id: String,
     /// Why the run stopped (`input_required`).

@@ -4,7 +4,7 @@
 //! Knows the contract and the trace format, never the harness or an agent.
 
 pub mod a2a;
-pub mod agui;
+pub(crate) mod agui;
 pub(crate) mod hmac;
 pub mod http;
 pub(crate) mod jsonrpc;
@@ -79,7 +79,7 @@ pub enum WireError {
         cause: tls::TlsFailure,
     },
     /// The destination is refused by the client's egress policy
-    /// ([`http::egress`](crate::wire::http::egress)): no connection was made.
+    /// (`http::egress`): no connection was made.
     Egress {
         /// The URL called.
         url: String,

@@ -257,14 +257,14 @@ pub enum KeyError {
         /// The key file.
         path: PathBuf,
     },
-    /// The secret is shorter than [`MIN_SECRET_LEN`] bytes.
+    /// The secret is shorter than `MIN_SECRET_LEN` bytes.
     TooShort {
         /// The key file, when read from one.
         path: Option<PathBuf>,
         /// The secret's length in bytes.
         len: usize,
     },
-    /// The secret is longer than [`MAX_SECRET_LEN`] bytes.
+    /// The secret is longer than `MAX_SECRET_LEN` bytes.
     TooLong {
         /// The key file, when read from one.
         path: Option<PathBuf>,
@@ -445,7 +445,7 @@ pub struct Signature {
 }
 
 impl Signature {
-    /// The four header fields, in [`HEADERS`] order.
+    /// The four header fields, in `HEADERS` order.
     pub fn headers(&self) -> [(&'static str, String); 4] {
         [
             (KEY_ID_HEADER, self.key_id.clone()),
@@ -723,7 +723,7 @@ impl fmt::Debug for Verifier {
 
 impl Verifier {
     /// A verifier of requests travelling in `direction`, signed by any of `keys`, with the
-    /// default window ([`DEFAULT_WINDOW`]) and nonce capacity ([`DEFAULT_NONCE_CAPACITY`]).
+    /// default window ([`DEFAULT_WINDOW`]) and nonce capacity (`DEFAULT_NONCE_CAPACITY`).
     pub fn new(direction: Direction, keys: impl IntoIterator<Item = Key>) -> Verifier {
         Verifier {
             direction,

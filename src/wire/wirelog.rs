@@ -339,7 +339,7 @@ impl From<WireLogError> for WireError {
 
 /// A wire log being written: cheap to clone, shared by a server and the clients of a process.
 #[derive(Clone)]
-pub struct WireLog {
+pub(crate) struct WireLog {
     inner: Arc<Inner>,
 }
 

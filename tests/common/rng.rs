@@ -1,5 +1,5 @@
 //! The seeded generator the mutation tests share (`parser_mutation.rs`,
-//! `http_parser_mutation.rs`): the same seed gives the same inputs on every machine, so a
+//! `internal/http_parser_mutation.rs`): the same seed gives the same inputs on every machine, so a
 //! failure names a case anyone can run again.
 
 /// xorshift64*: small, fast, and the same sequence for the same seed.

@@ -265,7 +265,7 @@ pub struct Query {
     pub limit: Option<usize>,
     /// Continue after this run: the rows older than it (the last row of the previous page).
     pub after: Option<String>,
-    /// Where the `after` run's line starts in the index, as a page's [`Cursor`] gives it: a
+    /// Where the `after` run's line starts in the index, as a page's `Cursor` gives it: a
     /// hint that spares searching the index for it. Checked, and ignored if it is wrong.
     pub at: Option<u64>,
     /// Runs of this agent (`agent_id`).

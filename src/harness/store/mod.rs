@@ -81,9 +81,9 @@
 //!
 //! [`RunReader`] opens a store read-only and never changes it (see `reader`); a `RunStore`
 //! is also a reader. Listings page through the index newest first ([`RunReader::page`],
-//! [`RunReader::newest_first`]) with filters ([`Query`]), a block at a time, so memory stays
+//! `RunReader::newest_first`) with filters ([`Query`]), a block at a time, so memory stays
 //! flat whatever the store's size. A run may be named by a unique prefix of its id
-//! ([`RunReader::resolve`]).
+//! (`RunReader::resolve`).
 
 pub(crate) mod index;
 pub(crate) mod journal;
@@ -93,10 +93,9 @@ pub(crate) mod writer;
 
 mod files;
 
-pub use index::{Cursor, Page, Query, Scan, parse_time};
+pub use index::{Query, parse_time};
 pub(crate) use reader::CANDIDATES_SHOWN;
-pub use reader::{Listing, RunReader};
-pub use recovery::Recovery;
+pub use reader::RunReader;
 pub use writer::RunStore;
 
 use crate::contract::formats::is_sha256_hex;
@@ -145,7 +144,7 @@ pub(crate) const COMPACT: Style = Style {
 
 /// One run to store. `schemas` pairs each class schema the run was checked against with its
 /// digest (`schema_digest`, as the envelope names it).
-pub struct NewRun<'a> {
+pub(crate) struct NewRun<'a> {
     /// The envelope, as it is stored.
     pub(crate) envelope: &'a Value,
     /// The request the run answered.

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 /// A listing opened by [`RunReader::listing`], ready to be read.
 #[derive(Debug)]
-pub struct Listing {
+pub(crate) struct Listing {
     file: Option<std::fs::File>,
     start: u64,
     query: Query,
@@ -115,7 +115,8 @@ impl RunReader {
     }
 
     /// The index file, `<root>/invocations.jsonl`.
-    pub fn index_path(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn index_path(&self) -> &Path {
         &self.index
     }
 
@@ -241,7 +242,7 @@ impl RunReader {
     }
 
     /// Call `each` with `(index line offset, listing row)` for every run `query` matches,
-    /// newest first, until it breaks: [`RunReader::newest_first`] reading only the fields a
+    /// newest first, until it breaks: `RunReader::newest_first` reading only the fields a
     /// row needs (`index::listing_row`), so a large payload costs nothing to skip.
     pub fn rows_newest_first(
         &self,

@@ -38,7 +38,7 @@ pub(crate) const DROPPED_LINES: &str = "dropped-index-lines.txt";
 
 /// What recovery repaired. Empty when the store was left clean.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Recovery {
+pub(crate) struct Recovery {
     /// Leftover temporary entries removed: runs or schemas whose write never finished.
     pub(crate) removed: Vec<PathBuf>,
     /// Runs restored or repaired from the journal of a writer that stopped.

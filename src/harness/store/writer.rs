@@ -335,7 +335,7 @@ impl RunStore {
         Ok((store, recovery))
     }
 
-    /// Open the store at `root` for reading only: every read method works, [`RunStore::append`]
+    /// Open the store at `root` for reading only: every read method works, `RunStore::append`
     /// refuses, and nothing on disk is created or changed (see [`RunReader::open`]).
     pub fn open_read_only(root: impl Into<PathBuf>) -> Result<RunStore> {
         Ok(RunStore {
@@ -351,7 +351,8 @@ impl RunStore {
 
     /// This writer's id (`<pid>-<16 hex digits>`), which names its lock, journal and
     /// temporary entries; `None` when read-only.
-    pub fn writer_id(&self) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn writer_id(&self) -> Option<&str> {
         self.writer.as_ref().map(|w| w.id.as_str())
     }
 
@@ -377,14 +378,6 @@ impl RunStore {
         let written = std::fs::write(&probe, b"ok");
         let removed = std::fs::remove_file(&probe);
         written.and(removed)
-    }
-
-    /// Recover again, as on open (the store's lock is taken, so writers in other processes
-    /// wait for it). Calling it is harmless.
-    pub fn recover(&self) -> Result<Recovery> {
-        let writer = self.writer()?;
-        let _held = StoreLock::acquire(&self.root().join(CONTROL_DIR))?;
-        recovery::recover(self.root(), &writer.id)
     }
 
     fn writer(&self) -> Result<&Writer> {
@@ -413,7 +406,8 @@ impl RunStore {
     /// and the stored run is left exactly as it was. When this returns `Ok`, the run is
     /// durable, in its directory and in the index; when it returns `Err`, nothing of it is
     /// stored and the same id may be sent again.
-    pub fn append(&self, run: &NewRun) -> Result<PathBuf> {
+    #[cfg(test)]
+    pub(crate) fn append(&self, run: &NewRun) -> Result<PathBuf> {
         self.append_with_files(run, &[])
     }
 

@@ -124,11 +124,11 @@ impl Scope {
 /// `service.name = "ddwire-harness"`, an agent's spans its agent id, a Python agent's the
 /// Python SDK's resource. Those stay as stored, with two additions:
 ///
-/// - the resource whose stored `service.name` is [`ExportResource::local_service`] (the
+/// - the resource whose stored `service.name` is `ExportResource::local_service` (the
 ///   exporting program's own spans), or a span with no resource at all, takes every
-///   attribute of [`ExportResource::local`], replacing a stored value of the same key in
+///   attribute of `ExportResource::local`, replacing a stored value of the same key in
 ///   place (`OTEL_SERVICE_NAME`, `service.version`, `service.instance.id`);
-/// - every resource takes each attribute of [`ExportResource::common`] whose key it lacks
+/// - every resource takes each attribute of `ExportResource::common` whose key it lacks
 ///   (`OTEL_RESOURCE_ATTRIBUTES`): a stored attribute is never overwritten by it.
 ///
 /// The default adds nothing.

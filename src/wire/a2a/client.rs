@@ -6,7 +6,7 @@
 //! accepted), or [`WireError::Protocol`] for a reply outside the protocol. Nothing here panics
 //! on what a peer sends.
 //!
-//! A client given a [`Signer`] ([`A2aClient::signed`]) signs every JSON-RPC call it sends
+//! A client given a [`Signer`] (`A2aClient::signed`) signs every JSON-RPC call it sends
 //! (see [`crate::wire::sign`]); card fetches are never signed, since a card is public.
 
 use super::codec::{Json, decode_result, decode_task};
@@ -193,7 +193,7 @@ impl A2aClient {
     /// except a JSON-RPC error sent with one (a refused signature's 401, say), which is
     /// [`WireError::JsonRpc`]; a 404 is always [`WireError::HttpStatus`], whatever its body
     /// says, since the endpoint is not there.
-    pub(crate) fn call(
+    pub fn call(
         &self,
         target: &Target,
         method: &str,

@@ -1077,7 +1077,7 @@ fn answer_text(answer: Answer, binding: Binding, method: &str) -> String {
 
 /// The JSON-RPC error code of a refused signature: a server error (JSON-RPC 2.0 §5.1) outside
 /// the -32001 to -32009 that A2A assigns. HTTP 401 is the primary signal.
-pub const SIGNATURE_REFUSED: i64 = -32040;
+pub(crate) const SIGNATURE_REFUSED: i64 = -32040;
 
 /// The answer to a request whose signature was refused, before its JSON-RPC was read: HTTP
 /// 401 (as A2A answers failed authentication, RFC 9110 §15.5.2) with `WWW-Authenticate:

@@ -2,7 +2,7 @@
 //!
 //! - [`model`]: one model of messages, parts, tasks and artifacts.
 //! - `codec`: the one writer and reader between that model and either binding's JSON, told
-//!   the binding; [`Binding`] spells what differs by name (methods, versions, enum names).
+//!   the binding; `Binding` spells what differs by name (methods, versions, enum names).
 //! - `v03` and `v10`: what only one binding has: its method names, how it tells a part's type
 //!   (`kind` against a oneof), the options of its send, its reading of task ids; and for 1.0
 //!   `ListTasks`.
@@ -34,8 +34,7 @@ pub(crate) mod tasks;
 pub(crate) mod v03;
 pub(crate) mod v10;
 
-pub use endpoint::SIGNATURE_REFUSED;
-pub(crate) use tasks::{Progress, Reply};
+pub use tasks::{Progress, Reply};
 
 use model::{Role, TaskState};
 use serde_json::Value;
@@ -43,24 +42,24 @@ use serde_json::Value;
 /// Where an A2A endpoint is served, and the agent card.
 pub(crate) const JSONRPC_PATH: &str = "/a2a";
 /// The agent card's well-known path (A2A 0.3 and 1.0).
-pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+pub(crate) const CARD_PATH: &str = "/.well-known/agent-card.json";
 /// The card path before A2A 0.3, still served for old clients.
 pub(crate) const LEGACY_CARD_PATH: &str = "/.well-known/agent.json";
 
 /// Message metadata keys of the Data Director wire (`dd_sdk.wire`).
-pub mod meta {
+pub(crate) mod meta {
     /// `input:<invocation_id>`: the source id that cites the input.
     pub(crate) const INPUT_REF: &str = "dd.input_ref";
     /// The `dd-input-json-v1` hash of the input.
     pub(crate) const INPUT_HASH: &str = "dd.input_hash";
     /// The W3C `traceparent` of the caller's span.
-    pub const TRACEPARENT: &str = "traceparent";
+    pub(crate) const TRACEPARENT: &str = "traceparent";
     /// The W3C `tracestate` accompanying it.
     pub(crate) const TRACESTATE: &str = "tracestate";
     /// Where a delegation agent calls the harness back.
     pub(crate) const DELEGATE_URL: &str = "dd.delegate_url";
     /// The bearer capability that allows it.
-    pub const DELEGATION_TOKEN: &str = "dd.delegation_token";
+    pub(crate) const DELEGATION_TOKEN: &str = "dd.delegation_token";
     /// On a delegation callback: the invocation the grant was issued for. The harness refuses
     /// a token presented for another parent.
     pub(crate) const PARENT_INVOCATION_ID: &str = "dd.parent_invocation_id";
@@ -88,11 +87,11 @@ pub mod meta {
 }
 
 /// Artifact names of the Data Director wire.
-pub mod artifact {
+pub(crate) mod artifact {
     /// An agent's reply: one data part `{"result": AgentResult, "spans": [span JSON strings]}`.
-    pub const AGENT_RESULT: &str = "agent-result";
+    pub(crate) const AGENT_RESULT: &str = "agent-result";
     /// The harness's reply: one data part holding the envelope.
-    pub const ENVELOPE: &str = "envelope";
+    pub(crate) const ENVELOPE: &str = "envelope";
     /// For a delegated call: the stored envelope as text, so its hash survives the wire.
     pub(crate) const ENVELOPE_JSON: &str = "envelope-json";
 }
@@ -102,7 +101,7 @@ pub mod artifact {
 /// spelled here (method names, versions, enum names) and, where the specifications shape an
 /// object differently, in `v03` and `v10`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Binding {
+pub(crate) enum Binding {
     /// A2A v0.3: `message/send`, `kind` discriminators.
     V03,
     /// A2A 1.0: `SendMessage`, ProtoJSON, `A2A-Version: 1.0`.

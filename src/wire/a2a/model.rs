@@ -40,10 +40,10 @@ pub enum Part {
         metadata: Option<Map<String, Value>>,
     },
     /// Structured data its sender already wrote as JSON text: a data part on the wire, exactly
-    /// like [`Part::Data`]. A server builds it for data it made itself ([`Part::encoded`]), so
+    /// like [`Part::Data`]. A server builds it for data it made itself (`Part::encoded`), so
     /// the object is written once and copied into each answer, never built as a value tree,
     /// written again and freed. Nothing read from the wire is one: decoders make
-    /// [`Part::Data`], and [`Message::data_parts`] sees only those.
+    /// [`Part::Data`], and `Message::data_parts` sees only those.
     Encoded {
         /// The data, a JSON object.
         json: EncodedJson,
@@ -52,7 +52,7 @@ pub enum Part {
     },
 }
 
-/// JSON text, written once by [`EncodedJson::of`] and written out again verbatim.
+/// JSON text, written once by `EncodedJson::of` and written out again verbatim.
 #[derive(Clone, Debug)]
 pub struct EncodedJson(Box<serde_json::value::RawValue>);
 
@@ -144,7 +144,7 @@ pub struct Message {
     /// Extension URIs the message uses.
     pub(crate) extensions: Vec<String>,
     /// Its metadata (the Data Director keys of [`meta`](super::meta) travel here).
-    pub metadata: Option<Map<String, Value>>,
+    pub(crate) metadata: Option<Map<String, Value>>,
 }
 
 impl Message {
@@ -231,12 +231,12 @@ pub struct TaskStatus {
 pub struct Artifact {
     /// The artifact's id, unique within its task.
     pub(crate) artifact_id: String,
-    /// Its name (`agent-result`, `envelope`: see [`artifact`](super::artifact)).
+    /// Its name (`agent-result`, `envelope`: see `artifact`).
     pub name: Option<String>,
     /// A description, if any.
     pub(crate) description: Option<String>,
     /// Its content.
-    pub parts: Vec<Part>,
+    pub(crate) parts: Vec<Part>,
     /// Its metadata, if any.
     pub(crate) metadata: Option<Map<String, Value>>,
 }
@@ -311,7 +311,7 @@ impl Task {
     }
 
     /// The artifacts named `name`.
-    pub fn artifacts_named(&self, name: &str) -> Vec<&Artifact> {
+    pub(crate) fn artifacts_named(&self, name: &str) -> Vec<&Artifact> {
         self.artifacts
             .iter()
             .filter(|a| a.name.as_deref() == Some(name))
@@ -320,7 +320,11 @@ impl Task {
 
     /// A task from its JSON as `binding` writes it (the `result` of a send that made one, or
     /// of `tasks/get` / `GetTask`).
-    pub fn from_json(json: Value, binding: super::Binding) -> Result<Task, crate::wire::WireError> {
+    #[cfg(test)]
+    pub(crate) fn from_json(
+        json: Value,
+        binding: super::Binding,
+    ) -> Result<Task, crate::wire::WireError> {
         super::codec::decode_task(binding, json).map_err(|reason| {
             crate::wire::WireError::protocol(None, format!("the task is outside A2A: {reason}"))
         })

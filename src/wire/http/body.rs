@@ -11,7 +11,7 @@ use super::head::Framing;
 
 /// Reads one body; see the module documentation.
 #[derive(Clone, Debug)]
-pub struct BodyReader {
+pub(crate) struct BodyReader {
     state: State,
     limit: u64,
 }
@@ -27,7 +27,7 @@ enum State {
 impl BodyReader {
     /// A reader for `framing` that refuses more than `limit` bytes. A declared length over the
     /// limit is refused at once, before any of the body is read.
-    pub fn new(framing: Framing, limit: usize) -> Result<BodyReader, BodyError> {
+    pub(crate) fn new(framing: Framing, limit: usize) -> Result<BodyReader, BodyError> {
         let state = match framing {
             Framing::Empty | Framing::Length(0) => State::Done,
             Framing::Length(n) if n > limit as u64 => {
@@ -58,7 +58,7 @@ impl BodyReader {
     }
 
     /// Take what `input` holds of the body, appending it to `out`.
-    pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<Decoded, BodyError> {
+    pub(crate) fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<Decoded, BodyError> {
         match &mut self.state {
             State::Done => Ok(Decoded {
                 consumed: 0,
@@ -101,7 +101,7 @@ impl BodyReader {
 
     /// The peer closed: fine for a body delimited by closing, [`BodyError::Truncated`] for any
     /// other body not yet complete.
-    pub fn end_of_input(&mut self) -> Result<(), BodyError> {
+    pub(crate) fn end_of_input(&mut self) -> Result<(), BodyError> {
         match self.state {
             State::Done => Ok(()),
             State::UntilClose => {

@@ -38,7 +38,7 @@ pub(crate) const MAX_TRAILER: usize = 8 * 1024;
 /// Why a chunked body was refused. Every variant answers HTTP 400, except
 /// [`ChunkedError::TooLarge`] (413).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ChunkedError {
+pub(crate) enum ChunkedError {
     /// A chunk-size line did not start with a hex digit.
     NoSize {
         /// The byte found instead.
@@ -147,11 +147,11 @@ impl std::error::Error for ChunkedError {}
 
 /// What one call to [`ChunkedDecoder::decode`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Decoded {
+pub(crate) struct Decoded {
     /// Input bytes consumed. Less than the input only when `done`: the rest follows the body.
-    pub consumed: usize,
+    pub(crate) consumed: usize,
     /// The last chunk and the trailer section have been read.
-    pub done: bool,
+    pub(crate) done: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -186,7 +186,7 @@ enum State {
 
 /// A chunked body decoder; see the module documentation.
 #[derive(Clone, Debug)]
-pub struct ChunkedDecoder {
+pub(crate) struct ChunkedDecoder {
     state: State,
     /// The size being read, then the data left in the current chunk.
     size: u64,
@@ -201,7 +201,7 @@ pub struct ChunkedDecoder {
 
 impl ChunkedDecoder {
     /// A decoder that refuses more than `limit` bytes of data.
-    pub fn new(limit: u64) -> ChunkedDecoder {
+    pub(crate) fn new(limit: u64) -> ChunkedDecoder {
         ChunkedDecoder {
             state: State::SizeStart,
             size: 0,
@@ -213,13 +213,18 @@ impl ChunkedDecoder {
     }
 
     /// Whether the whole body has been read.
-    pub fn is_done(&self) -> bool {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn is_done(&self) -> bool {
         self.state == State::Done
     }
 
     /// Decode what `input` holds, appending chunk data to `out`. After an error the decoder
     /// must not be used again (the framing is lost; the connection must close).
-    pub fn decode(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<Decoded, ChunkedError> {
+    pub(crate) fn decode(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<Decoded, ChunkedError> {
         let mut i = 0;
         while i < input.len() {
             let b = input[i];

@@ -4,8 +4,8 @@
 //!
 //! # The wire log
 //!
-//! A client made with [`HttpClient::tcp_logged`] writes each request it sends and each
-//! response it reads to a [`WireLog`], byte for byte as they crossed the socket: the bytes are
+//! A client made with `HttpClient::tcp_logged` writes each request it sends and each
+//! response it reads to a `WireLog`, byte for byte as they crossed the socket: the bytes are
 //! taken from ureq's transport (a connector wrapping ureq's own, over TCP or TLS), below every
 //! choice ureq makes, and handed to the connection's `wirelog::Tap`, the wire log's one seam. So the
 //! log shows what ureq adds to the fields ddwire sets: `Host`, `User-Agent: ddwire/<version>`
@@ -14,20 +14,20 @@
 //! request: its head, then its body by the framing the head gives (RFC 9112 §6), so a
 //! blocking call and a streamed one (an event stream the relay forwards) are logged alike, each
 //! message as soon as its last byte has passed. A message the connection ended first (a body
-//! over [`MAX_RESPONSE_BYTES`], a stream its reader dropped before its end, a timeout) is
+//! over `MAX_RESPONSE_BYTES`, a stream its reader dropped before its end, a timeout) is
 //! logged incomplete when ureq lets the connection go. A logged client over the in-memory
 //! transport logs the bytes it carries the same way.
 //!
 //! # Interrupting a call
 //!
-//! [`interruptible`] runs calls on the calling thread so that another thread can make them
-//! give up: once the [`Interrupt`]'s flag is set, a call waiting for its response fails within
-//! [`INTERRUPT_POLL`] with [`WireError::Interrupted`], over TCP, TLS and the in-memory
+//! `interruptible` runs calls on the calling thread so that another thread can make them
+//! give up: once the `Interrupt`'s flag is set, a call waiting for its response fails within
+//! `INTERRUPT_POLL` with [`WireError::Interrupted`], over TCP, TLS and the in-memory
 //! transport alike, and its connection is closed (never pooled). The wait for a response, head
 //! or body, is cut into slices of that length while an interrupt is in force, and the flag is
 //! read between them: a call waiting on a slow agent makes one timed `read` (and, over TCP, a
 //! `setsockopt`) 40 times a second. Nothing else changes, and a call made outside
-//! [`interruptible`] waits as it always did. Connecting and sending are not sliced: they are
+//! `interruptible` waits as it always did. Connecting and sending are not sliced: they are
 //! bounded by the call's own timeout.
 
 use super::Limits;
@@ -155,7 +155,11 @@ impl ClientRequest {
     }
 
     /// A `POST` of a JSON body.
-    pub fn post_json(url: impl Into<String>, body: Vec<u8>, timeout: Duration) -> ClientRequest {
+    pub(crate) fn post_json(
+        url: impl Into<String>,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> ClientRequest {
         ClientRequest {
             method: "POST",
             url: url.into(),
@@ -166,7 +170,7 @@ impl ClientRequest {
     }
 
     /// Add a header.
-    pub fn header(mut self, name: &str, value: &str) -> ClientRequest {
+    pub(crate) fn header(mut self, name: &str, value: &str) -> ClientRequest {
         self.headers.push((name.into(), value.into()));
         self
     }
@@ -179,7 +183,7 @@ pub struct ClientResponse {
     pub status: u16,
     /// Names lower-cased.
     pub(crate) headers: Vec<(String, String)>,
-    /// The whole body, read within [`MAX_RESPONSE_BYTES`].
+    /// The whole body, read within `MAX_RESPONSE_BYTES`.
     pub body: Vec<u8>,
 }
 
@@ -227,7 +231,8 @@ impl HttpClient {
 
     /// [`HttpClient::tcp`], writing every request and response to `log` as they crossed the
     /// socket (see the module's docs).
-    pub fn tcp_logged(log: WireLog) -> HttpClient {
+    #[cfg(test)]
+    pub(crate) fn tcp_logged(log: WireLog) -> HttpClient {
         HttpClient::tcp().logged(log)
     }
 

@@ -33,7 +33,7 @@ use super::Limits;
 
 /// An HTTP version this server speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Version {
+pub(crate) enum Version {
     /// `HTTP/1.0`: persistent only when asked for, no chunked coding.
     Http10,
     /// `HTTP/1.1`.
@@ -42,7 +42,7 @@ pub enum Version {
 
 /// How a message's body is delimited (RFC 9112 §6.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Framing {
+pub(crate) enum Framing {
     /// No body.
     Empty,
     /// Exactly this many bytes (`Content-Length`; `u64::MAX` for a value too large to hold).
@@ -55,26 +55,26 @@ pub enum Framing {
 
 /// A complete, valid request head.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RequestHead {
+pub(crate) struct RequestHead {
     /// The method, exactly as sent (one of [`METHODS`]).
-    pub method: &'static str,
+    pub(crate) method: &'static str,
     /// The path of the target (origin-form; absolute-form is reduced to its path), without
     /// the query. `*` for `OPTIONS *`.
-    pub path: String,
+    pub(crate) path: String,
     /// The query, without `?`.
-    pub query: String,
+    pub(crate) query: String,
     /// The version of the request line.
-    pub version: Version,
+    pub(crate) version: Version,
     /// Header fields in arrival order, names lower-cased, values without surrounding spaces.
-    pub headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(String, String)>,
     /// How the body is delimited (RFC 9112 §6.3).
-    pub framing: Framing,
+    pub(crate) framing: Framing,
     /// Whether the connection may serve another request after this one (RFC 9112 §9.3).
     pub(crate) keep_alive: bool,
     /// `Expect: 100-continue` was sent.
     pub(crate) expect_continue: bool,
     /// Bytes of the head, blank line included: the body (or the next request) starts here.
-    pub len: usize,
+    pub(crate) len: usize,
 }
 
 /// The most header fields any request may carry, whatever [`Limits::max_headers`] says.
@@ -82,12 +82,12 @@ pub(crate) const MAX_FIELDS: usize = 128;
 
 /// The methods passed to a handler; anything else is answered 501 (RFC 9110 §9.1). CONNECT
 /// and TRACE are left out: ddwire is no proxy, and TRACE would echo credentials.
-pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"];
+pub(crate) const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"];
 
 /// Why a head was refused. Each names its status ([`HeadError::status`]); all close the
 /// connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HeadError {
+pub(crate) enum HeadError {
     /// The head buffer filled before the head ended.
     TooLarge {
         /// The limit in bytes.
@@ -176,7 +176,7 @@ pub enum HeadError {
 
 impl HeadError {
     /// The HTTP status that answers this error.
-    pub fn status(&self) -> u16 {
+    pub(crate) fn status(&self) -> u16 {
         match self {
             HeadError::TooLarge { .. } | HeadError::TooManyFields { .. } => 431,
             HeadError::Version { .. } => 505,
@@ -263,7 +263,10 @@ impl std::error::Error for HeadError {}
 ///
 /// `Ok(None)`: the head is not complete yet and there is room for more. A window that holds
 /// the whole buffer with the head still incomplete is [`HeadError::TooLarge`].
-pub fn parse_request(window: &[u8], limits: &Limits) -> Result<Option<RequestHead>, HeadError> {
+pub(crate) fn parse_request(
+    window: &[u8],
+    limits: &Limits,
+) -> Result<Option<RequestHead>, HeadError> {
     let window = &window[..window.len().min(limits.max_header_bytes)];
     // On the stack, left uninitialised (httparse fills it zero-copy): no allocation, and no
     // 4 KiB of zeroing per request.
@@ -644,23 +647,23 @@ fn clip(s: &str, max: usize) -> String {
 
 /// A complete response head, as a client reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ResponseHead {
+pub(crate) struct ResponseHead {
     /// The status code.
-    pub status: u16,
+    pub(crate) status: u16,
     /// Header fields in arrival order, names lower-cased (values not UTF-8 are converted
     /// lossily: a client only reports them).
     pub(crate) headers: Vec<(String, String)>,
     /// How the body is delimited (RFC 9112 §6.3).
-    pub framing: Framing,
+    pub(crate) framing: Framing,
     /// Whether the connection may carry another request.
-    pub keep_alive: bool,
+    pub(crate) keep_alive: bool,
     /// Bytes of the head.
-    pub len: usize,
+    pub(crate) len: usize,
 }
 
 /// Why a response head could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ResponseHeadError {
+pub(crate) enum ResponseHeadError {
     /// httparse refused the head.
     Malformed {
         /// httparse's reason.
@@ -700,7 +703,7 @@ impl std::error::Error for ResponseHeadError {}
 /// request made with `method`. `Ok(None)`: not complete yet. Framing per RFC 9112 §6.3: no
 /// body after HEAD, 1xx, 204 and 304; chunked if it is the final coding, else until close;
 /// else `Content-Length`; else until close.
-pub fn parse_response(
+pub(crate) fn parse_response(
     window: &[u8],
     method: &str,
     max_bytes: usize,
@@ -790,6 +793,22 @@ mod tests {
 
     fn limits() -> Limits {
         Limits::DEFAULT
+    }
+
+    #[test]
+    fn a_complete_head_gives_its_framing_and_ambiguous_framing_is_refused() {
+        let bytes = b"POST /a2a HTTP/1.1\r\nHost: agent.test\r\nContent-Length: 2\r\n\r\n{}";
+        let request = parse_request(bytes, &Limits::DEFAULT)
+            .unwrap()
+            .expect("a complete head");
+        assert_eq!((request.method, request.path.as_str()), ("POST", "/a2a"));
+        assert_eq!(request.framing, Framing::Length(2));
+        assert_eq!(&bytes[request.len..], b"{}");
+
+        // Ambiguous framing is refused, with the status to answer and a reason.
+        let smuggle = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let refused = parse_request(smuggle, &Limits::DEFAULT).unwrap_err();
+        assert_eq!(refused.status(), 400);
     }
 
     fn head(bytes: &[u8]) -> RequestHead {

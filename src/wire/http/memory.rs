@@ -2,11 +2,11 @@
 //!
 //! A [`MemoryNet`] maps host names (`hello.agents.test`) to handlers. Sending a request
 //! serialises it to HTTP/1.1 bytes, parses those bytes back with the server's own parser
-//! ([`head`], [`body`]) within the same [`Limits`], runs the very handler the TCP server runs,
+//! (`head`, `body`) within the same [`Limits`], runs the very handler the TCP server runs,
 //! writes the response with the same `write_response`, and parses those bytes back with the
 //! client half of the same parser. Tests
 //! therefore exercise the real wire, framing and limits included, with no network; a
-//! per-call timeout is enforced as on TCP. A logged client ([`super::client::HttpClient::logged`])
+//! per-call timeout is enforced as on TCP. A logged client (`super::client::HttpClient::logged`)
 //! hands the request and response bytes to the wire log's tap as a TCP client's connection
 //! does.
 
@@ -47,7 +47,8 @@ impl MemoryNet {
     }
 
     /// Take `host` off the network (a later call is refused, as a stopped server's would be).
-    pub fn remove(&self, host: &str) {
+    #[cfg(test)]
+    pub(crate) fn remove(&self, host: &str) {
         self.hosts
             .write()
             .unwrap_or_else(|p| p.into_inner())
@@ -65,7 +66,8 @@ impl MemoryNet {
     }
 
     /// Send a request to a host on this network.
-    pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
+    #[cfg(test)]
+    pub(crate) fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
         self.exchange(request, None)
     }
 
@@ -176,7 +178,7 @@ pub(crate) fn request_bytes(request: &ClientRequest, host: &str, target: &str) -
 /// the server half of the transport, usable on its own with captured bytes: the same parser,
 /// limits, handler call and writer as the TCP server, so the same bytes give the same answer
 /// (a refused head, an over-limit body, `HEAD` answered with `GET`'s head).
-pub fn serve_bytes(handler: &Handler, bytes: &[u8], limits: &Limits) -> Vec<u8> {
+pub(crate) fn serve_bytes(handler: &Handler, bytes: &[u8], limits: &Limits) -> Vec<u8> {
     let close = Framing {
         http10: false,
         keep_alive: false,
@@ -251,7 +253,7 @@ pub fn serve_bytes(handler: &Handler, bytes: &[u8], limits: &Limits) -> Vec<u8> 
 
 /// Parse response bytes as a client does, for a request made with `method`, within
 /// [`MAX_RESPONSE_BYTES`].
-pub fn parse_response(bytes: &[u8], method: &str) -> Result<ClientResponse> {
+pub(crate) fn parse_response(bytes: &[u8], method: &str) -> Result<ClientResponse> {
     let head = head::parse_response(bytes, method, bytes.len().max(1))
         .map_err(|e| WireError::protocol(None, e.to_string()))?
         .ok_or_else(|| WireError::protocol(None, "the response ended inside its head"))?;

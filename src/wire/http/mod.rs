@@ -7,37 +7,21 @@
 //! - [`memory`]: an in-memory transport that carries real HTTP/1.1 bytes through the very same
 //!   parser, handler and writer, without a socket.
 //!
-//! The wire representation is sans-IO, one module per concept: [`head`] parses a request or
-//! response head and decides its framing (RFC 9112 §2–§6), [`chunked`] decodes the chunked
-//! transfer coding (§7.1), [`body`] reads a body by its framing within a limit, and [`write`]
+//! The wire representation is sans-IO, one module per concept: `head` parses a request or
+//! response head and decides its framing (RFC 9112 §2–§6), `chunked` decodes the chunked
+//! transfer coding (§7.1), `body` reads a body by its framing within a limit, and `write`
 //! writes every response (and the request bytes of the in-memory transport and the load
 //! generator). Each takes bytes and gives bytes; the server and the in-memory transport differ
 //! only in where the bytes come from. `vendor-notes/http.md` says what is followed, what is
 //! refused and why.
-//!
-//! ```
-//! use ddwire::wire::http::{head, Limits};
-//!
-//! let bytes = b"POST /a2a HTTP/1.1\r\nHost: agent.test\r\nContent-Length: 2\r\n\r\n{}";
-//! let request = head::parse_request(bytes, &Limits::DEFAULT)?.expect("a complete head");
-//! assert_eq!((request.method, request.path.as_str()), ("POST", "/a2a"));
-//! assert_eq!(request.framing, head::Framing::Length(2));
-//! assert_eq!(&bytes[request.len..], b"{}");
-//!
-//! // Ambiguous framing is refused, with the status to answer and a reason.
-//! let smuggle = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n";
-//! let refused = head::parse_request(smuggle, &Limits::DEFAULT).unwrap_err();
-//! assert_eq!(refused.status(), 400);
-//! # Ok::<(), head::HeadError>(())
-//! ```
 
-pub mod body;
+pub(crate) mod body;
 pub(crate) mod browser;
-pub mod chunked;
+pub(crate) mod chunked;
 pub mod client;
 pub(crate) mod drain;
 pub(crate) mod egress;
-pub mod head;
+pub(crate) mod head;
 pub(crate) mod log;
 pub mod memory;
 pub mod server;
@@ -56,18 +40,18 @@ pub struct Request {
     /// The method as sent, one of [`head::METHODS`]. A `HEAD` request reaches the handler as
     /// `GET`: the server sends the head of the `GET` response without its body (RFC 9110
     /// §9.3.2), so `HEAD` works wherever `GET` does.
-    pub method: String,
+    pub(crate) method: String,
     /// The path, without the query string.
     pub path: String,
     /// The raw query string, without `?`.
     pub(crate) query: String,
     /// Header fields in arrival order, names lower-cased.
     pub(crate) headers: Vec<(String, String)>,
-    /// The body, read in full within [`Limits::max_body_bytes`].
+    /// The body, read in full within `Limits::max_body_bytes`.
     pub body: Vec<u8>,
     /// Set when the body could not be read within the limits; `body` is then empty and the
     /// handler answers with the reason (the A2A endpoint as a JSON-RPC error).
-    pub body_error: Option<BodyError>,
+    pub(crate) body_error: Option<BodyError>,
     /// The peer, when there is a socket.
     pub(crate) remote_addr: Option<SocketAddr>,
 }
@@ -106,7 +90,7 @@ impl Request {
 /// Why a request body was not read. A handler sees the first two (and answers them, the A2A
 /// endpoint as a JSON-RPC error too); the server answers the others itself.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     /// Larger than the limit (HTTP 413).
     TooLarge {
         /// The limit in bytes.
@@ -132,7 +116,7 @@ pub enum BodyError {
 
 impl BodyError {
     /// The HTTP status that answers this error.
-    pub fn status(&self) -> u16 {
+    pub(crate) fn status(&self) -> u16 {
         match self {
             BodyError::TooLarge { .. } => 413,
             BodyError::Timeout { .. } => 408,
@@ -233,12 +217,12 @@ impl Response {
     }
 
     /// `application/json`.
-    pub fn json(status: u16, body: &serde_json::Value) -> Response {
+    pub(crate) fn json(status: u16, body: &serde_json::Value) -> Response {
         Response::bytes(status, "application/json", body.to_string().into_bytes())
     }
 
     /// `{"error": message}` as JSON, the shape of every plain-route error.
-    pub fn error(status: u16, message: &str) -> Response {
+    pub(crate) fn error(status: u16, message: &str) -> Response {
         Response::json(status, &serde_json::json!({ "error": message }))
     }
 
@@ -290,32 +274,32 @@ pub type Handler = Arc<dyn Fn(Request) -> Response + Send + Sync>;
 pub struct Limits {
     /// Largest request body (HTTP 413 beyond it, answered before the body is read when
     /// `Content-Length` declares it). Default 4 MiB.
-    pub max_body_bytes: usize,
+    pub(crate) max_body_bytes: usize,
     /// The head buffer: request line plus header fields must fit in it (HTTP 431 beyond it,
     /// after reading at most this many bytes). Default 16 KiB.
-    pub max_header_bytes: usize,
+    pub(crate) max_header_bytes: usize,
     /// Most header fields in one request (HTTP 431 beyond it; never more than
     /// [`head::MAX_FIELDS`]). Default 64.
-    pub max_headers: usize,
+    pub(crate) max_headers: usize,
     /// The whole head must arrive within this, counted from the connection's accept (first
     /// request) or the request's first byte (later ones), however slowly the bytes drip
     /// (HTTP 408). Default 10 s.
-    pub head_timeout: Duration,
+    pub(crate) head_timeout: Duration,
     /// The whole body must arrive within this, counted from the end of the head (HTTP 408).
     /// Default 30 s.
-    pub body_timeout: Duration,
+    pub(crate) body_timeout: Duration,
     /// A kept-alive connection with no request for this long is closed. Default 30 s (above
     /// the 15 s that ureq, the client ddwire calls agents with, keeps idle connections).
-    pub idle_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
     /// A response write that makes no progress for this long ends the connection. Default 30 s.
-    pub write_timeout: Duration,
+    pub(crate) write_timeout: Duration,
     /// Most connections served at once; one more is answered 503 and closed. Default 1,024.
-    pub max_connections: usize,
+    pub(crate) max_connections: usize,
     /// Most connections one client (one peer IP address; an IPv4-mapped IPv6 address counts as
     /// its IPv4 address) holds at once, counted from the accept; one more is answered 503 and
     /// closed, so one client cannot take the whole of [`Limits::max_connections`]. Clients
     /// behind one proxy or NAT share its address: raise this for them. Default 64.
-    pub max_connections_per_client: usize,
+    pub(crate) max_connections_per_client: usize,
     /// Most bytes of request bodies the server holds in memory at once, across every
     /// connection: a body's buffer is counted as it grows (a declared `Content-Length` as its
     /// bytes arrive, so a client that declares much and sends little holds only what it sent)
@@ -324,7 +308,7 @@ pub struct Limits {
     /// body larger than the whole budget is read only while no other is held. It bounds
     /// request bodies, not what a handler builds from them (see [`crate::json::max_elements`]).
     /// Default 64 MiB.
-    pub max_body_memory: usize,
+    pub(crate) max_body_memory: usize,
 }
 
 impl Limits {

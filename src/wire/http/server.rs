@@ -11,29 +11,29 @@
 //! - a slow client, a hung agent or a long conductor run holds only the thread of the
 //!   connection it came on, so cheap routes (`/healthz`, cards, `tasks/get`) and every other
 //!   caller are served by their own threads meanwhile: no shared worker can be taken;
-//! - the thread count is bounded by the connection cap ([`Limits::max_connections`], 1,024 by
+//! - the thread count is bounded by the connection cap (`Limits::max_connections`, 1,024 by
 //!   default): one connection more is answered 503 and closed;
 //! - handing each request to a pool costs a wake-up and two context switches per request
 //!   (about a third of the throughput under tiny_http, which did that).
 //!
 //! # Bounds
 //!
-//! - The head is read into a fixed buffer of [`Limits::max_header_bytes`] owned by the
+//! - The head is read into a fixed buffer of `Limits::max_header_bytes` owned by the
 //!   connection; a head that fills it is answered 431 after reading at most that many bytes.
-//! - The whole head must arrive within [`Limits::head_timeout`] (from the accept for the first
+//! - The whole head must arrive within `Limits::head_timeout` (from the accept for the first
 //!   request, from its first byte for later ones), not a timeout per read, so a client
 //!   dripping one byte at a time (slowloris) is answered 408 and closed when it runs out.
-//! - The whole body must arrive within [`Limits::body_timeout`] (408), and be at most
-//!   [`Limits::max_body_bytes`] (413; refused before reading when its length is declared).
-//! - The bodies held at once, across connections, are at most [`Limits::max_body_memory`]: a
+//! - The whole body must arrive within `Limits::body_timeout` (408), and be at most
+//!   `Limits::max_body_bytes` (413; refused before reading when its length is declared).
+//! - The bodies held at once, across connections, are at most `Limits::max_body_memory`: a
 //!   body's buffer is counted as it grows and given back when its handler returns; a body
-//!   that finds no room within [`BUDGET_WAIT`] is answered 503 with `Retry-After` and closed.
-//! - One client (one peer IP address) holds at most [`Limits::max_connections_per_client`]
+//!   that finds no room within `BUDGET_WAIT` is answered 503 with `Retry-After` and closed.
+//! - One client (one peer IP address) holds at most `Limits::max_connections_per_client`
 //!   connections, counted from the accept: one more is answered 503 and closed as the
 //!   connection cap's are, so one client dripping heads on many connections cannot take the
 //!   cap from every other.
-//! - A kept-alive connection idle for [`Limits::idle_timeout`] is closed; a write that makes
-//!   no progress for [`Limits::write_timeout`] ends the connection.
+//! - A kept-alive connection idle for `Limits::idle_timeout` is closed; a write that makes
+//!   no progress for `Limits::write_timeout` ends the connection.
 //! - The accept loop survives running out of file descriptors (EMFILE, ENFILE) or memory for
 //!   sockets: it sheds the waiting connection with a 503 (through a reserved descriptor), backs
 //!   off, keeps accepting, and logs the event once per burst.
@@ -52,7 +52,7 @@
 //! connection kept alive from before gets 503 and `Connection: close`; such a connection's
 //! thread ends when the connection closes or idles out. A drain (SIGTERM, see
 //! `vendor-notes/signals.md`) does the same in steps with a deadline:
-//! [`Server::stop_accepting`], then [`Server::close_by`].
+//! `Server::stop_accepting`, then `Server::close_by`.
 
 use super::body::BodyReader;
 use super::head::{self, HeadError, RequestHead};
@@ -274,7 +274,8 @@ impl Server {
     }
 
     /// Connections open now.
-    pub fn connections(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn connections(&self) -> usize {
         self.shared.connections.load(Ordering::SeqCst)
     }
 

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 /// What the command line said about export; every field may be absent.
 #[derive(Clone, Debug, Default)]
-pub struct OtlpFlags {
+pub(crate) struct OtlpFlags {
     /// `--otlp-endpoint`: a base URL, `/v1/traces` is appended.
     pub(crate) endpoint: Option<String>,
     /// `--otlp-traces-endpoint`: the full URL, used as it is.
@@ -237,7 +237,7 @@ fn headers(
 
 /// Who the exporting program is, for [`OtlpConfig::resolve`].
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Local<'a> {
+pub(crate) struct Local<'a> {
     /// The `service.name` its own spans were stored under (`ddwire-harness`).
     pub(crate) service: Option<&'a str>,
     /// This process's `service.instance.id`, when it is the process that made those spans.
@@ -249,7 +249,7 @@ pub struct Local<'a> {
 /// name the exporting program (`OTEL_SERVICE_NAME` first, then `OTEL_RESOURCE_ATTRIBUTES`,
 /// then ddwire's version and `local`'s instance id), every other `OTEL_RESOURCE_ATTRIBUTES`
 /// key goes to every resource that lacks it.
-pub fn resource_from_env(
+pub(crate) fn resource_from_env(
     env: &dyn Fn(&str) -> Option<String>,
     local: Local<'_>,
 ) -> Result<ExportResource, OtlpError> {
@@ -284,7 +284,7 @@ pub fn resource_from_env(
 }
 
 /// A random UUID (version 4, RFC 9562 §5.4): a fresh `service.instance.id` for this process.
-pub fn new_instance_id() -> String {
+pub(crate) fn new_instance_id() -> String {
     let mut b = [0u8; 16];
     crate::ids::random_bytes(&mut b);
     b[6] = (b[6] & 0x0f) | 0x40;

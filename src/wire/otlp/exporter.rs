@@ -79,7 +79,7 @@ pub struct Exporter {
 enum Batch {
     Records(Vec<SpanRecord>),
     /// The tracer's records of a run the store holds, sent as its lines read back (see
-    /// [`crate::trace::as_stored`]), made so on the exporter's thread.
+    /// `trace::span_json::as_stored`), made so on the exporter's thread.
     Stored(Vec<SpanRecord>),
     /// Span JSON lines as the run store holds them, read on the exporter's thread.
     SpanJson(Vec<String>),
@@ -223,7 +223,7 @@ pub(crate) const MAX_SPANS_PER_REQUEST: usize = 512;
 /// processor waits its schedule delay (5 s by default) likewise; this one is short, so that a
 /// run reaches the receiver soon after it is stored. A request costs the exporter's thread
 /// (and the receiver) about as much as encoding a few runs does, on the cores the runs share.
-pub const LINGER: Duration = Duration::from_millis(50);
+pub(crate) const LINGER: Duration = Duration::from_millis(50);
 
 /// The exporter's thread, until every handle is gone: take a batch, let more gather for
 /// its linger ([`LINGER`] by default; less once a full request's worth is waiting, or someone

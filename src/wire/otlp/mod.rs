@@ -8,7 +8,7 @@
 //!   retried as OTLP/HTTP says (429, 502, 503, 504 and unreachable receivers; exponential
 //!   backoff with jitter; `Retry-After` honoured) (`mod@send`);
 //! - [`Exporter`]: a bounded queue and a thread of its own, so exporting never slows or fails
-//!   the caller; what was exported, dropped and failed is counted in [`ExportStats`]
+//!   the caller; what was exported, dropped and failed is counted in `ExportStats`
 //!   (`exporter`).
 //!
 //! Follows opentelemetry-proto v1.11.0 `docs/specification.md` §"OTLP/HTTP" and the
@@ -43,13 +43,15 @@
 //! # Ok::<(), ddwire::wire::otlp::OtlpError>(())
 //! ```
 
-pub mod config;
+pub(crate) mod config;
 pub(crate) mod exporter;
 pub(crate) mod send;
 
-pub use config::{Local, OtlpConfig, OtlpFlags, new_instance_id, resource_from_env};
-pub use exporter::{ErrorHook, ExportStats, Exporter, ExporterOptions, LINGER};
-pub use send::{Delivery, RetryPolicy, send};
+pub(crate) use config::Local;
+pub use config::OtlpConfig;
+pub(crate) use config::{OtlpFlags, new_instance_id, resource_from_env};
+pub use exporter::{ErrorHook, Exporter, ExporterOptions};
+pub use send::{RetryPolicy, send};
 
 use std::fmt;
 use std::time::Duration;

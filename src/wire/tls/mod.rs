@@ -273,7 +273,7 @@ impl ClientTls {
     }
 }
 
-/// A listener's TLS side: the certificate served now (swapped whole by [`ServerIdentity::reload`])
+/// A listener's TLS side: the certificate served now (swapped whole by `ServerIdentity::reload`)
 /// and the rustls configuration every connection starts from. Clones share one identity.
 #[derive(Clone)]
 pub struct ServerIdentity {

@@ -4,9 +4,7 @@
 //!
 //! Both versions write every frame identically (checked below), so ddwire follows both.
 
-mod common;
-
-use common::sse_data;
+use super::common::sse_data;
 use ddwire::wire::agui::Event;
 use serde_json::Value;
 
@@ -115,7 +113,7 @@ fn every_event_ddwire_emits_is_framed_byte_for_byte_as_ag_ui_protocol_1_0_0_fram
 #[test]
 fn both_ag_ui_protocol_versions_frame_every_event_identically() {
     // If a future pin makes them differ, ddwire follows 1.0.0 (the protocol version it speaks,
-    // `agui::PROTOCOL_VERSION`, and the version `@ag-ui/client` 1.0.0 pairs with); the tests
+    // 1.0, and the version `@ag-ui/client` 1.0.0 pairs with); the tests
     // above would then name the 0.1.x cases that differ.
     let (old, new) = (cases(V0_1_22), cases(V1_0_0));
     assert_eq!(old.len(), new.len());
