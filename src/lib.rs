@@ -188,6 +188,7 @@
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(unreachable_pub)]
+#![deny(unnameable_types)]
 
 /// `eprintln!` for a process that outlives its reader: one line to stderr, dropped when
 /// stderr is closed. `eprintln!` panics on a failed write, so a server whose log

@@ -37,7 +37,7 @@ mod probes;
 mod report;
 
 pub(crate) use probes::Level;
-pub(crate) use report::ProbeResult;
+pub use report::ProbeResult;
 pub use report::{Report, Status, Tally};
 
 use crate::wire::WireError;

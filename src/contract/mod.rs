@@ -42,11 +42,11 @@ pub(crate) use principal::PrincipalKind;
 pub(crate) use problem::ProblemDetails;
 #[cfg(test)]
 pub(crate) use problem::ProblemType;
-pub(crate) use request::Input;
+pub use request::Input;
 pub use request::InvocationRequest;
 pub use result::AgentResult;
 pub use schema::SchemaError;
-pub(crate) use spec::ClassSchema;
+pub use spec::ClassSchema;
 pub use spec::{AgentSpec, Derived};
 pub use validate::validate_envelope;
 

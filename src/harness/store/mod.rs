@@ -93,7 +93,7 @@ pub(crate) mod writer;
 
 mod files;
 
-pub use index::{Query, parse_time};
+pub use index::{Cursor, Page, Query, Scan, parse_time};
 pub(crate) use reader::CANDIDATES_SHOWN;
 pub use reader::RunReader;
 pub use writer::RunStore;

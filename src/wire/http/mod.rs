@@ -28,6 +28,7 @@ pub mod server;
 pub(crate) mod write;
 
 pub(crate) use write::write_response;
+pub use egress::EgressError;
 
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;

@@ -50,8 +50,8 @@ pub(crate) mod send;
 pub(crate) use config::Local;
 pub use config::OtlpConfig;
 pub(crate) use config::{OtlpFlags, new_instance_id, resource_from_env};
-pub use exporter::{ErrorHook, Exporter, ExporterOptions};
-pub use send::{RetryPolicy, send};
+pub use exporter::{ErrorHook, ExportStats, Exporter, ExporterOptions};
+pub use send::{Delivery, RetryPolicy, send};
 
 use std::fmt;
 use std::time::Duration;
