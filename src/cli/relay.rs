@@ -52,12 +52,8 @@ pub(crate) static COMMAND: Command = Command {
               and streams in flight get --drain-timeout seconds (default 10; a stream still open\n\
               then ends with an error event, -32000), the OTLP queue is flushed, and the process\n\
               exits 0.",
-    flags: &[
-        Flag {
-            name: "host",
-            value: Some("H"),
-            help: "Address to bind (default 127.0.0.1)",
-        },
+    flags: setup::server_flags!([
+        setup::HOST,
         Flag {
             name: "port",
             value: Some("P"),
@@ -115,22 +111,7 @@ pub(crate) static COMMAND: Command = Command {
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,
         export::OTLP_HEADER,
-        setup::TLS_CERT,
-        setup::TLS_KEY,
-        setup::TLS_CLIENT_CA,
-        setup::CA_FILE,
-        setup::CA_ONLY,
-        setup::TLS_CLIENT_CERT,
-        setup::TLS_CLIENT_KEY,
-        setup::MAX_CONNECTIONS,
-        setup::MAX_CONNECTIONS_PER_CLIENT,
-        setup::MAX_BODY_MEMORY,
-        drain::DRAIN_TIMEOUT,
-        setup::LOG_FORMAT,
-        setup::LOG_LEVEL,
-        setup::QUIET,
-        setup::WIRE_LOG,
-    ],
+    ]),
     run,
 };
 
@@ -138,8 +119,6 @@ fn run(args: &Parsed) -> Result<i32, String> {
     if !args.positionals.is_empty() {
         return Err(format!("takes no arguments, got {:?}", args.positionals));
     }
-    let host = args.value("host").unwrap_or("127.0.0.1");
-    let port: u16 = args.number("port")?.unwrap_or(8010);
     let peers = match args.value("peers") {
         Some(path) => {
             let bytes = super::read_input(path)?;
@@ -150,19 +129,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let timeout = hop_timeout(args)?;
     let request_log = setup::request_log(args)?;
     let wire = setup::wire_log(args)?;
-    let limits = setup::server_limits(args)?;
-    let mut bound =
-        http::server::bind(&format!("{host}:{port}"), limits).map_err(|e| e.to_string())?;
-    if let Some(log) = request_log {
-        bound = bound.with_request_log(log);
-    }
-    if let Some(log) = &wire {
-        bound = bound.with_wire_log(log.clone());
-    }
-    let tls = setup::server_tls(args, "relay")?;
-    if let Some(identity) = &tls {
-        bound = bound.with_tls(identity.clone());
-    }
+    let (bound, tls) = setup::listener(args, "relay", 8010, request_log, wire.as_ref())?;
     let scheme = bound.scheme();
     let http = setup::http_client(args, wire.as_ref())?;
     let public = args

@@ -12,6 +12,7 @@ use crate::harness::store::{RunReader, RunStore};
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::http::browser::BrowserPolicy;
 use crate::wire::http::client::HttpClient;
+use crate::wire::http::server::Bound;
 use crate::wire::tls::{ClientTrust, KeyPair, ServerIdentity, ServerTls, TlsError};
 use std::path::{Path, PathBuf};
 
@@ -84,6 +85,41 @@ pub(crate) fn replay_window(args: &Parsed) -> Result<std::time::Duration, String
     }
 }
 
+/// `--host`, the address every server command binds.
+pub(crate) const HOST: Flag = Flag {
+    name: "host",
+    value: Some("H"),
+    help: "Address to bind (default 127.0.0.1)",
+};
+
+/// The flags of a command that serves (`serve`, `relay`, `agent`), in the order `--help` lists
+/// them: its own, then the listener's (TLS, limits, drain timeout), then any listed before the
+/// log flags (`agent`'s `--delay`), then the log flags.
+macro_rules! server_flags {
+    ([$($own:expr),* $(,)?] $(, [$($late:expr),* $(,)?])?) => {
+        &[
+            $($own,)*
+            $crate::cli::setup::TLS_CERT,
+            $crate::cli::setup::TLS_KEY,
+            $crate::cli::setup::TLS_CLIENT_CA,
+            $crate::cli::setup::CA_FILE,
+            $crate::cli::setup::CA_ONLY,
+            $crate::cli::setup::TLS_CLIENT_CERT,
+            $crate::cli::setup::TLS_CLIENT_KEY,
+            $crate::cli::setup::MAX_CONNECTIONS,
+            $crate::cli::setup::MAX_CONNECTIONS_PER_CLIENT,
+            $crate::cli::setup::MAX_BODY_MEMORY,
+            $crate::cli::drain::DRAIN_TIMEOUT,
+            $($($late,)*)?
+            $crate::cli::setup::LOG_FORMAT,
+            $crate::cli::setup::LOG_LEVEL,
+            $crate::cli::setup::QUIET,
+            $crate::cli::setup::WIRE_LOG,
+        ]
+    };
+}
+pub(crate) use server_flags;
+
 pub(crate) const MAX_CONNECTIONS: Flag = Flag {
     name: "max-connections",
     value: Some("N"),
@@ -128,6 +164,35 @@ pub(crate) fn server_limits(args: &Parsed) -> Result<crate::wire::http::Limits, 
         limits.max_body_memory = bytes;
     }
     Ok(limits)
+}
+
+/// A server command's listener: bound to `--host` (default 127.0.0.1) and `--port` (default
+/// `default_port`) within the limits the flags give, logging requests to `request_log` and
+/// every message to `wire`, over TLS when `--tls-cert` is given. The TLS identity is returned
+/// too, for the drain to reload on SIGHUP; `who` names the command in what its watcher prints.
+pub(crate) fn listener(
+    args: &Parsed,
+    who: &'static str,
+    default_port: u16,
+    request_log: Option<std::sync::Arc<crate::wire::http::log::RequestLog>>,
+    wire: Option<&crate::wire::wirelog::WireLog>,
+) -> Result<(Bound, Option<ServerIdentity>), String> {
+    let host = args.value("host").unwrap_or("127.0.0.1");
+    let port: u16 = args.number("port")?.unwrap_or(default_port);
+    let limits = server_limits(args)?;
+    let mut bound = crate::wire::http::server::bind(&format!("{host}:{port}"), limits)
+        .map_err(|e| e.to_string())?;
+    if let Some(log) = request_log {
+        bound = bound.with_request_log(log);
+    }
+    if let Some(log) = wire {
+        bound = bound.with_wire_log(log.clone());
+    }
+    let tls = server_tls(args, who)?;
+    if let Some(identity) = &tls {
+        bound = bound.with_tls(identity.clone());
+    }
+    Ok((bound, tls))
 }
 
 /// `value` if it is an http:// or https:// URL; else a message naming `what` and the fix.
