@@ -42,26 +42,22 @@ pub(crate) static COMMAND: Command = Command {
     flags: setup::server_flags!(
         [
             setup::HOST,
-            Flag {
-                name: "port",
-                value: Some("P"),
-                help: "Port to bind (default: the agent's own)",
-            },
-            Flag {
-                name: "public-url",
-                value: Some("URL"),
-                help: "Base URL advertised on the card (default http://H:P)",
-            },
-            Flag {
-                name: "key-file",
-                value: Some("F"),
-                help: "Require calls signed with the secret shared with the harness, read from F",
-            },
-            Flag {
-                name: "replay-window",
-                value: Some("S"),
-                help: "How far a signed call's time may be from this clock, in seconds (default 300)",
-            },
+            Flag::taking("port", "P", "Port to bind (default: the agent's own)"),
+            Flag::taking(
+                "public-url",
+                "URL",
+                "Base URL advertised on the card (default http://H:P)"
+            ),
+            Flag::taking(
+                "key-file",
+                "F",
+                "Require calls signed with the secret shared with the harness, read from F"
+            ),
+            Flag::taking(
+                "replay-window",
+                "S",
+                "How far a signed call's time may be from this clock, in seconds (default 300)"
+            ),
         ],
         [Flag {
             name: "delay",

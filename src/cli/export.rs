@@ -58,24 +58,20 @@ pub(crate) static COMMAND: Command = Command {
               unreachable one is retried with backoff. Exit 0 when every run was exported, 1 when\n\
               one failed.",
     flags: &[
-        Flag {
-            name: "all",
-            value: None,
-            help: "Export every stored run, oldest first",
-        },
-        Flag {
-            name: "since",
-            value: Some("T"),
-            help: "With --all: only runs completed at or after T (RFC 3339, or 90s/15m/2h/7d ago)",
-        },
+        Flag::switch("all", "Export every stored run, oldest first"),
+        Flag::taking(
+            "since",
+            "T",
+            "With --all: only runs completed at or after T (RFC 3339, or 90s/15m/2h/7d ago)",
+        ),
         setup::RUNS,
         OTLP_ENDPOINT,
         OTLP_TRACES_ENDPOINT,
-        Flag {
-            name: "otlp-file",
-            value: Some("F"),
-            help: "Append one OTLP/JSON request per run to F instead (- for stdout)",
-        },
+        Flag::taking(
+            "otlp-file",
+            "F",
+            "Append one OTLP/JSON request per run to F instead (- for stdout)",
+        ),
         OTLP_PROTOCOL,
         OTLP_HEADER,
         setup::CA_FILE,

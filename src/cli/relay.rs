@@ -54,59 +54,49 @@ pub(crate) static COMMAND: Command = Command {
               exits 0.",
     flags: setup::server_flags!([
         setup::HOST,
-        Flag {
-            name: "port",
-            value: Some("P"),
-            help: "Port (default 8010)",
-        },
-        Flag {
-            name: "public-url",
-            value: Some("URL"),
-            help: "Base URL callers reach the relay at (default the bound address)",
-        },
-        Flag {
-            name: "peers",
-            value: Some("FILE"),
-            help: "Peers to start with (JSON, see above)",
-        },
+        Flag::taking("port", "P", "Port (default 8010)"),
+        Flag::taking(
+            "public-url",
+            "URL",
+            "Base URL callers reach the relay at (default the bound address)"
+        ),
+        Flag::taking("peers", "FILE", "Peers to start with (JSON, see above)"),
         setup::TOKENS,
-        Flag {
-            name: "allow-registration",
-            value: None,
-            help: "Let POST and DELETE /peers change the peers (with --tokens: for admin tokens)",
-        },
-        Flag {
-            name: "peer-allow",
-            value: Some("CIDR|HOST,..."),
-            help: "Destinations peers may be at (CIDRs, addresses, host names, *.domain); repeatable",
-        },
+        Flag::switch(
+            "allow-registration",
+            "Let POST and DELETE /peers change the peers (with --tokens: for admin tokens)"
+        ),
+        Flag::taking(
+            "peer-allow",
+            "CIDR|HOST,...",
+            "Destinations peers may be at (CIDRs, addresses, host names, *.domain); repeatable"
+        ),
         setup::ALLOWED_HOSTS,
         setup::CORS_ORIGIN,
-        Flag {
-            name: "health-interval",
-            value: Some("SECS"),
-            help: "How often peers' health is checked in the background (default 30)",
-        },
-        Flag {
-            name: "star",
-            value: None,
-            help: "Enforce a star topology: every route has a hub at one end",
-        },
-        Flag {
-            name: "traces",
-            value: Some("DIR"),
-            help: "Append each session's spans to DIR/<contextId>.jsonl",
-        },
-        Flag {
-            name: "timeout",
-            value: Some("SECS"),
-            help: "How long one forward may take (default 60)",
-        },
-        Flag {
-            name: "id",
-            value: Some("ID"),
-            help: "The relay's agent.id on its spans (default ddwire.relay)",
-        },
+        Flag::taking(
+            "health-interval",
+            "SECS",
+            "How often peers' health is checked in the background (default 30)"
+        ),
+        Flag::switch(
+            "star",
+            "Enforce a star topology: every route has a hub at one end"
+        ),
+        Flag::taking(
+            "traces",
+            "DIR",
+            "Append each session's spans to DIR/<contextId>.jsonl"
+        ),
+        Flag::taking(
+            "timeout",
+            "SECS",
+            "How long one forward may take (default 60)"
+        ),
+        Flag::taking(
+            "id",
+            "ID",
+            "The relay's agent.id on its spans (default ddwire.relay)"
+        ),
         export::OTLP_ENDPOINT,
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,

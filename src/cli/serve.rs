@@ -99,40 +99,35 @@ pub(crate) static COMMAND: Command = Command {
               lists the OTEL_* variables read.",
     flags: setup::server_flags!([
         setup::HOST,
-        Flag {
-            name: "port",
-            value: Some("P"),
-            help: "Port (default 8000)",
-        },
-        Flag {
-            name: "public-url",
-            value: Some("URL"),
-            help: "Base URL on the card and for delegation callbacks (or DD_HARNESS_URL)",
-        },
+        Flag::taking("port", "P", "Port (default 8000)"),
+        Flag::taking(
+            "public-url",
+            "URL",
+            "Base URL on the card and for delegation callbacks (or DD_HARNESS_URL)"
+        ),
         setup::AGENTS,
         setup::PROFILE,
         setup::RUNS,
-        Flag {
-            name: "read-only",
-            value: None,
-            help: "Open the run store read-only: serve stored runs, make none",
-        },
+        Flag::switch(
+            "read-only",
+            "Open the run store read-only: serve stored runs, make none"
+        ),
         setup::TOKENS,
         setup::ALLOWED_HOSTS,
         setup::CORS_ORIGIN,
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
         setup::REPLAY_WINDOW,
-        Flag {
-            name: "suspend-for",
-            value: Some("S"),
-            help: "Seconds a suspended run (input-required) waits to be resumed (default 3600)",
-        },
-        Flag {
-            name: "approval-for",
-            value: Some("S"),
-            help: "Seconds after its referral a steward may approve a referred run (default 86400)",
-        },
+        Flag::taking(
+            "suspend-for",
+            "S",
+            "Seconds a suspended run (input-required) waits to be resumed (default 3600)"
+        ),
+        Flag::taking(
+            "approval-for",
+            "S",
+            "Seconds after its referral a steward may approve a referred run (default 86400)"
+        ),
         export::OTLP_ENDPOINT,
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,
