@@ -869,21 +869,19 @@ impl Committer {
             journal::seal(&mut bytes[start..], self.segment.seq);
         }
         let path = self.segment.path.clone();
+        // Every job of the group fails alike when the journal could not be written or synced.
+        let journal_failed = |doing: &str, e: &std::io::Error| -> Vec<Result<()>> {
+            let shown = shown(&self.root, &path);
+            let what = format!("{doing} the journal {shown}; nothing was stored");
+            every(&|| HarnessError::io(what.clone(), copy_io(e)))
+        };
         let written = self.segment.file.write_all_at(&bytes, before);
         if bytes.capacity() <= MAX_KEPT_BUFFER {
             self.buffer = bytes;
         }
         if let Err(e) = written {
             let _ = self.segment.file.set_len(before);
-            return every(&|| {
-                HarnessError::io(
-                    format!(
-                        "writing the journal {}; nothing was stored",
-                        shown(&self.root, &path)
-                    ),
-                    copy_io(&e),
-                )
-            });
+            return journal_failed("writing", &e);
         }
         if let Err(e) = self.segment.file.sync_data() {
             // Whether the records reached the disk is unknown: take them back, so that no
@@ -900,15 +898,7 @@ impl Committer {
                     shown(&self.root, &path)
                 ));
             }
-            return every(&|| {
-                HarnessError::io(
-                    format!(
-                        "syncing the journal {}; nothing was stored",
-                        shown(&self.root, &path)
-                    ),
-                    copy_io(&e),
-                )
-            });
+            return journal_failed("syncing", &e);
         }
         self.segment.len = before + group.iter().map(|j| j.record.len() as u64).sum::<u64>();
 
