@@ -1584,7 +1584,6 @@ fn turn_json(
     Value::Object(turn)
 }
 
-/// `turns.json`: when the run was suspended, until when, who resumed it, and every turn.
 /// `turns.json` of a resumed run decided now: the turns it was suspended with, then this one
 /// (the resumption, the agent's reply and the spans of its call).
 fn resumed_turns(r: Resumed<'_>, agent_reply: Option<&Value>, spans: &[SpanRecord]) -> String {
@@ -1594,6 +1593,7 @@ fn resumed_turns(r: Resumed<'_>, agent_reply: Option<&Value>, spans: &[SpanRecor
     turns_json(&s, Some(&r.resumed_by))
 }
 
+/// `turns.json`: when the run was suspended, until when, who resumed it, and every turn.
 fn turns_json(s: &Suspension, resumed_by: Option<&str>) -> String {
     let mut doc = Map::new();
     doc.insert("suspended_at".into(), Value::String(s.suspended_at.clone()));
