@@ -59,11 +59,11 @@ pub(crate) static COMMAND: Command = Command {
                 "How far a signed call's time may be from this clock, in seconds (default 300)"
             ),
         ],
-        [Flag {
-            name: "delay",
-            value: Some("D"),
-            help: "echo only: work on each task for D seconds (up to 3600, decimals allowed) before answering",
-        }]
+        [Flag::taking(
+            "delay",
+            "D",
+            "echo only: work on each task for D seconds (up to 3600, decimals allowed) before answering"
+        )]
     ),
     run,
 };

@@ -16,26 +16,26 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) const OTLP_ENDPOINT: Flag = Flag {
-    name: "otlp-endpoint",
-    value: Some("URL"),
-    help: "OTLP/HTTP base URL; /v1/traces is appended (or OTEL_EXPORTER_OTLP_ENDPOINT)",
-};
-pub(crate) const OTLP_TRACES_ENDPOINT: Flag = Flag {
-    name: "otlp-traces-endpoint",
-    value: Some("URL"),
-    help: "Full OTLP/HTTP traces URL, used as is (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)",
-};
-pub(crate) const OTLP_PROTOCOL: Flag = Flag {
-    name: "otlp-protocol",
-    value: Some("P"),
-    help: "http/protobuf (default) or http/json (or OTEL_EXPORTER_OTLP_PROTOCOL)",
-};
-pub(crate) const OTLP_HEADER: Flag = Flag {
-    name: "otlp-header",
-    value: Some("K=V"),
-    help: "Header on every export request, repeatable (or OTEL_EXPORTER_OTLP_HEADERS)",
-};
+pub(crate) const OTLP_ENDPOINT: Flag = Flag::taking(
+    "otlp-endpoint",
+    "URL",
+    "OTLP/HTTP base URL; /v1/traces is appended (or OTEL_EXPORTER_OTLP_ENDPOINT)",
+);
+pub(crate) const OTLP_TRACES_ENDPOINT: Flag = Flag::taking(
+    "otlp-traces-endpoint",
+    "URL",
+    "Full OTLP/HTTP traces URL, used as is (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)",
+);
+pub(crate) const OTLP_PROTOCOL: Flag = Flag::taking(
+    "otlp-protocol",
+    "P",
+    "http/protobuf (default) or http/json (or OTEL_EXPORTER_OTLP_PROTOCOL)",
+);
+pub(crate) const OTLP_HEADER: Flag = Flag::taking(
+    "otlp-header",
+    "K=V",
+    "Header on every export request, repeatable (or OTEL_EXPORTER_OTLP_HEADERS)",
+);
 
 pub(crate) static COMMAND: Command = Command {
     name: "export",

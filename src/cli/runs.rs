@@ -11,11 +11,11 @@ use crate::trace::waterfall;
 use std::io::{ErrorKind, Write};
 use std::ops::ControlFlow;
 
-const RUN_FLAG: Flag = Flag {
-    name: "after",
-    value: Some("RUN"),
-    help: "Continue after this run (an id or a unique prefix): the runs older than it",
-};
+const RUN_FLAG: Flag = Flag::taking(
+    "after",
+    "RUN",
+    "Continue after this run (an id or a unique prefix): the runs older than it",
+);
 
 pub(crate) static RUNS: Command = Command {
     name: "runs",
@@ -77,21 +77,16 @@ pub(crate) static TRACE: Command = Command {
     run: trace_command,
 };
 
-const ENVELOPE_FLAG: Flag = Flag {
-    name: "envelope",
-    value: None,
-    help: "Print the stored envelope in full instead of its summary",
-};
-const JSON_FLAG: Flag = Flag {
-    name: "json",
-    value: None,
-    help: "Print the view as one JSON document, for scripts",
-};
-const WIDTH_FLAG: Flag = Flag {
-    name: "width",
-    value: Some("N"),
-    help: "Draw for a terminal N columns wide (default: COLUMNS, else 100)",
-};
+const ENVELOPE_FLAG: Flag = Flag::switch(
+    "envelope",
+    "Print the stored envelope in full instead of its summary",
+);
+const JSON_FLAG: Flag = Flag::switch("json", "Print the view as one JSON document, for scripts");
+const WIDTH_FLAG: Flag = Flag::taking(
+    "width",
+    "N",
+    "Draw for a terminal N columns wide (default: COLUMNS, else 100)",
+);
 
 pub(crate) static REPLAY: Command = Command {
     name: "replay",
