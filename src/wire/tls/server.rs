@@ -6,7 +6,7 @@
 //! reads a TLS record may take, so a client dripping a record byte by byte is bounded exactly
 //! as one dripping a plain head is.
 
-use super::client::{provider, read_certs, read_pair};
+use super::client::{provider, read_certs, read_pair, refused};
 use super::{KeyPair, ServerTls, TlsError};
 use crate::text::Unpoison;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
@@ -92,13 +92,6 @@ impl Identity {
 
     fn files_changed(&self) -> bool {
         *self.stamp.lock().unpoisoned() != stamp(&self.files)
-    }
-}
-
-fn refused(what: &str, e: rustls::Error) -> TlsError {
-    TlsError::Refused {
-        what: what.to_string(),
-        reason: e.to_string(),
     }
 }
 
