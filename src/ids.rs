@@ -4,6 +4,7 @@
 //! This sits at the bottom of the crate, beside [`json`](crate::json) and the clock,
 //! so the trace and the wire can mint ids without knowing the contract that names them.
 
+use crate::text::Unpoison;
 use std::sync::Mutex;
 
 /// A new UUIDv7, lowercase, time-ordered within this process.
@@ -21,7 +22,7 @@ pub fn new_uuid7() -> String {
     static LAST: Mutex<(u64, u64)> = Mutex::new((0, 0));
     let now_ms = crate::time::now_ns() / 1_000_000;
     let (ms, counter) = {
-        let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+        let mut last = LAST.lock().unpoisoned();
         let (last_ms, last_counter) = *last;
         let next = if now_ms > last_ms {
             (now_ms, random_u64() & ((1 << 41) - 1))

@@ -4,7 +4,8 @@
 //! is not UTF-8 as `\xNN`; printable characters stay as they are.
 //!
 //! Beside it, the crate's one text truncation ([`truncate`]) and its one base64 (RFC 4648:
-//! [`base64`], [`base64_decode`]), which every layer above uses.
+//! [`base64`], [`base64_decode`]), which every layer above uses, and its one way past a
+//! poisoned lock ([`Unpoison`]).
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -133,6 +134,21 @@ pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
         out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
     }
     Some(out)
+}
+
+/// A lock whose holder panicked is taken all the same: every guarded value in the crate is
+/// left consistent between statements (a counter, a map, a queue), so one panicking request
+/// must not take every later one down with it. For what `Mutex::lock`, `RwLock::read` and
+/// `write`, and `Condvar::wait` return.
+pub(crate) trait Unpoison<G> {
+    /// The guard, poisoned or not.
+    fn unpoisoned(self) -> G;
+}
+
+impl<G> Unpoison<G> for std::sync::LockResult<G> {
+    fn unpoisoned(self) -> G {
+        self.unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@ use super::args::{Flag, Parsed};
 use super::{drain, setup};
 use crate::agent::{builtin, server};
 use crate::wire::a2a::client::A2aClient;
-use crate::wire::http;
 use crate::wire::http::drain::Drain;
 use crate::wire::sign::Key;
 use std::path::Path;
@@ -40,53 +39,32 @@ pub(crate) static COMMAND: Command = Command {
               Requests are logged on stderr as `ddwire serve --help` describes (--log-format,\n\
               --log-level or DD_LOG, --quiet); --wire-log FILE appends every HTTP message in and\n\
               out, the agent's delegation callbacks included (vendor-notes/wire-log.md).",
-    flags: &[
-        Flag {
-            name: "host",
-            value: Some("H"),
-            help: "Address to bind (default 127.0.0.1)",
-        },
-        Flag {
-            name: "port",
-            value: Some("P"),
-            help: "Port to bind (default: the agent's own)",
-        },
-        Flag {
-            name: "public-url",
-            value: Some("URL"),
-            help: "Base URL advertised on the card (default http://H:P)",
-        },
-        Flag {
-            name: "key-file",
-            value: Some("F"),
-            help: "Require calls signed with the secret shared with the harness, read from F",
-        },
-        Flag {
-            name: "replay-window",
-            value: Some("S"),
-            help: "How far a signed call's time may be from this clock, in seconds (default 300)",
-        },
-        setup::TLS_CERT,
-        setup::TLS_KEY,
-        setup::TLS_CLIENT_CA,
-        setup::CA_FILE,
-        setup::CA_ONLY,
-        setup::TLS_CLIENT_CERT,
-        setup::TLS_CLIENT_KEY,
-        setup::MAX_CONNECTIONS,
-        setup::MAX_CONNECTIONS_PER_CLIENT,
-        setup::MAX_BODY_MEMORY,
-        drain::DRAIN_TIMEOUT,
-        Flag {
-            name: "delay",
-            value: Some("D"),
-            help: "echo only: work on each task for D seconds (up to 3600, decimals allowed) before answering",
-        },
-        setup::LOG_FORMAT,
-        setup::LOG_LEVEL,
-        setup::QUIET,
-        setup::WIRE_LOG,
-    ],
+    flags: setup::server_flags!(
+        [
+            setup::HOST,
+            Flag::taking("port", "P", "Port to bind (default: the agent's own)"),
+            Flag::taking(
+                "public-url",
+                "URL",
+                "Base URL advertised on the card (default http://H:P)"
+            ),
+            Flag::taking(
+                "key-file",
+                "F",
+                "Require calls signed with the secret shared with the harness, read from F"
+            ),
+            Flag::taking(
+                "replay-window",
+                "S",
+                "How far a signed call's time may be from this clock, in seconds (default 300)"
+            ),
+        ],
+        [Flag::taking(
+            "delay",
+            "D",
+            "echo only: work on each task for D seconds (up to 3600, decimals allowed) before answering"
+        )]
+    ),
     run,
 };
 
@@ -98,26 +76,12 @@ fn run(args: &Parsed) -> Result<i32, String> {
         ));
     };
     let (agent, default_port) = built_in(args, name)?;
-    let host = args.value("host").unwrap_or("127.0.0.1");
-    let port: u16 = args.number("port")?.unwrap_or(default_port);
-    let addr = format!("{host}:{port}");
     let window = setup::replay_window(args)?;
-    let limits = setup::server_limits(args)?;
     let request_log = setup::request_log(args)?;
     let wire = setup::wire_log(args)?;
     // The client a delegation agent calls the harness back through.
     let client = A2aClient::new(setup::http_client(args, wire.as_ref())?);
-    let mut bound = http::server::bind(&addr, limits).map_err(|e| e.to_string())?;
-    if let Some(log) = request_log {
-        bound = bound.with_request_log(log);
-    }
-    if let Some(log) = wire {
-        bound = bound.with_wire_log(log);
-    }
-    let tls = setup::server_tls(args, "agent")?;
-    if let Some(identity) = &tls {
-        bound = bound.with_tls(identity.clone());
-    }
+    let (bound, tls) = setup::listener(args, "agent", default_port, request_log, wire.as_ref())?;
     let scheme = bound.scheme();
     let key = match args.value("key-file") {
         Some(path) => Some(

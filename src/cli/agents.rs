@@ -11,14 +11,7 @@ pub(crate) static COMMAND: Command = Command {
     usage: "agents [--json] [--agents FILE]",
     details: "Reads each agent card the agents config lists and rebuilds its spec from the Data\n\
               Director extension. --json prints {\"agents\", \"unavailable\", \"incompatible\"}.",
-    flags: &[
-        Flag {
-            name: "json",
-            value: None,
-            help: "Print JSON",
-        },
-        setup::AGENTS,
-    ],
+    flags: &[Flag::switch("json", "Print JSON"), setup::AGENTS],
     run,
 };
 

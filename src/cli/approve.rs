@@ -21,21 +21,13 @@ macro_rules! decision_rules {
 }
 
 const FLAGS: &[Flag] = &[
-    Flag {
-        name: "harness",
-        value: Some("URL"),
-        help: "The harness that holds the run (or DD_HARNESS_URL)",
-    },
-    Flag {
-        name: "token",
-        value: Some("T"),
-        help: "The steward's bearer token (or DD_TOKEN)",
-    },
-    Flag {
-        name: "reason",
-        value: Some("TEXT"),
-        help: "Why, recorded with the decision",
-    },
+    Flag::taking(
+        "harness",
+        "URL",
+        "The harness that holds the run (or DD_HARNESS_URL)",
+    ),
+    Flag::taking("token", "T", "The steward's bearer token (or DD_TOKEN)"),
+    Flag::taking("reason", "TEXT", "Why, recorded with the decision"),
     setup::WIRE_LOG,
     setup::CA_FILE,
     setup::CA_ONLY,

@@ -76,6 +76,30 @@ pub(crate) struct Flag {
     pub(crate) help: &'static str,
 }
 
+impl Flag {
+    /// `--name PLACEHOLDER`: a flag that takes a value.
+    pub(crate) const fn taking(
+        name: &'static str,
+        placeholder: &'static str,
+        help: &'static str,
+    ) -> Flag {
+        Flag {
+            name,
+            value: Some(placeholder),
+            help,
+        }
+    }
+
+    /// `--name`: a switch, given or not.
+    pub(crate) const fn switch(name: &'static str, help: &'static str) -> Flag {
+        Flag {
+            name,
+            value: None,
+            help,
+        }
+    }
+}
+
 /// What a command line said, after checking it against the command's flags.
 #[derive(Debug, Default)]
 pub(crate) struct Parsed {
@@ -184,21 +208,9 @@ mod tests {
     use super::*;
 
     const FLAGS: &[Flag] = &[
-        Flag {
-            name: "port",
-            value: Some("PORT"),
-            help: "",
-        },
-        Flag {
-            name: "json",
-            value: None,
-            help: "",
-        },
-        Flag {
-            name: "requirement",
-            value: Some("R"),
-            help: "",
-        },
+        Flag::taking("port", "PORT", ""),
+        Flag::switch("json", ""),
+        Flag::taking("requirement", "R", ""),
     ];
 
     fn args(s: &[&str]) -> Vec<String> {

@@ -25,55 +25,45 @@ pub(crate) static COMMAND: Command = Command {
               Exit 0: every probe passed (warnings allowed unless --strict); 1: a probe failed;\n\
               2: bad usage, or nothing answered at URL.",
     flags: &[
-        Flag {
-            name: "binding",
-            value: Some("B"),
-            help: "auto (the card's preferred, default), 0.3, 1.0 or both",
-        },
-        Flag {
-            name: "message",
-            value: Some("FILE"),
-            help: "The message to send: an A2A Message (either binding) or a JSON document for one data part; - for stdin",
-        },
-        Flag {
-            name: "token",
-            value: Some("T"),
-            help: "Send Authorization: Bearer T on every request",
-        },
-        Flag {
-            name: "dd",
-            value: None,
-            help: "Also check the Data Director extension and the AgentResult/Envelope reply",
-        },
-        Flag {
-            name: "format",
-            value: Some("F"),
-            help: "text (default), json or junit",
-        },
-        Flag {
-            name: "out",
-            value: Some("FILE"),
-            help: "Write the report to FILE (a one-line summary goes to stderr)",
-        },
-        Flag {
-            name: "timeout",
-            value: Some("S"),
-            help: "Seconds any one request may take (default 10)",
-        },
-        Flag {
-            name: "strict",
-            value: None,
-            help: "Warnings fail too",
-        },
+        Flag::taking(
+            "binding",
+            "B",
+            "auto (the card's preferred, default), 0.3, 1.0 or both",
+        ),
+        Flag::taking(
+            "message",
+            "FILE",
+            "The message to send: an A2A Message (either binding) or a JSON document for one data part; - for stdin",
+        ),
+        Flag::taking(
+            "token",
+            "T",
+            "Send Authorization: Bearer T on every request",
+        ),
+        Flag::switch(
+            "dd",
+            "Also check the Data Director extension and the AgentResult/Envelope reply",
+        ),
+        Flag::taking("format", "F", "text (default), json or junit"),
+        Flag::taking(
+            "out",
+            "FILE",
+            "Write the report to FILE (a one-line summary goes to stderr)",
+        ),
+        Flag::taking(
+            "timeout",
+            "S",
+            "Seconds any one request may take (default 10)",
+        ),
+        Flag::switch("strict", "Warnings fail too"),
         setup::CA_FILE,
         setup::CA_ONLY,
         setup::TLS_CLIENT_CERT,
         setup::TLS_CLIENT_KEY,
-        Flag {
-            name: "insecure",
-            value: None,
-            help: "Verify no TLS certificate (any CA, any host): a smoke test's shortcut; every report says so",
-        },
+        Flag::switch(
+            "insecure",
+            "Verify no TLS certificate (any CA, any host): a smoke test's shortcut; every report says so",
+        ),
     ],
     run,
 };

@@ -40,11 +40,10 @@ pub(crate) static COMMAND: Command = Command {
               and the demo waits up to 60 s for the exports before it ends.",
     flags: &[
         setup::RUNS,
-        Flag {
-            name: "quiet",
-            value: None,
-            help: "Print each invocation's outcome, without its waterfall",
-        },
+        Flag::switch(
+            "quiet",
+            "Print each invocation's outcome, without its waterfall",
+        ),
         export::OTLP_ENDPOINT,
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,

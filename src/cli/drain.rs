@@ -22,11 +22,11 @@ const CUT_GRACE: Duration = Duration::from_secs(2);
 /// How long the OTLP queue gets to flush after the drain.
 const FLUSH_TIMEOUT: Duration = Duration::from_secs(5);
 
-pub(crate) const DRAIN_TIMEOUT: Flag = Flag {
-    name: "drain-timeout",
-    value: Some("S"),
-    help: "On SIGTERM/SIGINT, how long runs in flight get to finish, in seconds (default 10)",
-};
+pub(crate) const DRAIN_TIMEOUT: Flag = Flag::taking(
+    "drain-timeout",
+    "S",
+    "On SIGTERM/SIGINT, how long runs in flight get to finish, in seconds (default 10)",
+);
 
 /// `--drain-timeout`, checked.
 pub(crate) fn timeout(args: &Parsed) -> Result<Duration, String> {

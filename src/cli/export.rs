@@ -16,26 +16,26 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) const OTLP_ENDPOINT: Flag = Flag {
-    name: "otlp-endpoint",
-    value: Some("URL"),
-    help: "OTLP/HTTP base URL; /v1/traces is appended (or OTEL_EXPORTER_OTLP_ENDPOINT)",
-};
-pub(crate) const OTLP_TRACES_ENDPOINT: Flag = Flag {
-    name: "otlp-traces-endpoint",
-    value: Some("URL"),
-    help: "Full OTLP/HTTP traces URL, used as is (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)",
-};
-pub(crate) const OTLP_PROTOCOL: Flag = Flag {
-    name: "otlp-protocol",
-    value: Some("P"),
-    help: "http/protobuf (default) or http/json (or OTEL_EXPORTER_OTLP_PROTOCOL)",
-};
-pub(crate) const OTLP_HEADER: Flag = Flag {
-    name: "otlp-header",
-    value: Some("K=V"),
-    help: "Header on every export request, repeatable (or OTEL_EXPORTER_OTLP_HEADERS)",
-};
+pub(crate) const OTLP_ENDPOINT: Flag = Flag::taking(
+    "otlp-endpoint",
+    "URL",
+    "OTLP/HTTP base URL; /v1/traces is appended (or OTEL_EXPORTER_OTLP_ENDPOINT)",
+);
+pub(crate) const OTLP_TRACES_ENDPOINT: Flag = Flag::taking(
+    "otlp-traces-endpoint",
+    "URL",
+    "Full OTLP/HTTP traces URL, used as is (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)",
+);
+pub(crate) const OTLP_PROTOCOL: Flag = Flag::taking(
+    "otlp-protocol",
+    "P",
+    "http/protobuf (default) or http/json (or OTEL_EXPORTER_OTLP_PROTOCOL)",
+);
+pub(crate) const OTLP_HEADER: Flag = Flag::taking(
+    "otlp-header",
+    "K=V",
+    "Header on every export request, repeatable (or OTEL_EXPORTER_OTLP_HEADERS)",
+);
 
 pub(crate) static COMMAND: Command = Command {
     name: "export",
@@ -58,24 +58,20 @@ pub(crate) static COMMAND: Command = Command {
               unreachable one is retried with backoff. Exit 0 when every run was exported, 1 when\n\
               one failed.",
     flags: &[
-        Flag {
-            name: "all",
-            value: None,
-            help: "Export every stored run, oldest first",
-        },
-        Flag {
-            name: "since",
-            value: Some("T"),
-            help: "With --all: only runs completed at or after T (RFC 3339, or 90s/15m/2h/7d ago)",
-        },
+        Flag::switch("all", "Export every stored run, oldest first"),
+        Flag::taking(
+            "since",
+            "T",
+            "With --all: only runs completed at or after T (RFC 3339, or 90s/15m/2h/7d ago)",
+        ),
         setup::RUNS,
         OTLP_ENDPOINT,
         OTLP_TRACES_ENDPOINT,
-        Flag {
-            name: "otlp-file",
-            value: Some("F"),
-            help: "Append one OTLP/JSON request per run to F instead (- for stdout)",
-        },
+        Flag::taking(
+            "otlp-file",
+            "F",
+            "Append one OTLP/JSON request per run to F instead (- for stdout)",
+        ),
         OTLP_PROTOCOL,
         OTLP_HEADER,
         setup::CA_FILE,

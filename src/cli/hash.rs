@@ -18,16 +18,12 @@ pub(crate) static COMMAND: Command = Command {
               Example: check an envelope's input hash by hand:\n  \
               jq .input runs/<id>/request.json | ddwire hash -",
     flags: &[
-        Flag {
-            name: "canonicalisation",
-            value: Some("NAME"),
-            help: "Projection to hash (default dd-input-json-v1)",
-        },
-        Flag {
-            name: "canonical",
-            value: None,
-            help: "Print the canonical bytes instead of the hash",
-        },
+        Flag::taking(
+            "canonicalisation",
+            "NAME",
+            "Projection to hash (default dd-input-json-v1)",
+        ),
+        Flag::switch("canonical", "Print the canonical bytes instead of the hash"),
     ],
     run,
 };

@@ -28,36 +28,24 @@ pub(crate) static COMMAND: Command = Command {
               Exit 0 when an envelope was made (whatever its outcome), 1 when the request was\n\
               refused and no run was made, 2 on bad usage or configuration.",
     flags: &[
-        Flag {
-            name: "agent",
-            value: Some("ID"),
-            help: "The agent to run",
-        },
-        Flag {
-            name: "input",
-            value: Some("FILE"),
-            help: "The input document (- for stdin)",
-        },
-        Flag {
-            name: "requirement",
-            value: Some("R"),
-            help: "A requirement id the request serves (repeatable)",
-        },
-        Flag {
-            name: "conversation",
-            value: Some("ID"),
-            help: "The conversation (a UUIDv7) the request belongs to",
-        },
-        Flag {
-            name: "harness",
-            value: Some("URL"),
-            help: "Send to this harness instead of running locally",
-        },
-        Flag {
-            name: "token",
-            value: Some("T"),
-            help: "Bearer token for --harness",
-        },
+        Flag::taking("agent", "ID", "The agent to run"),
+        Flag::taking("input", "FILE", "The input document (- for stdin)"),
+        Flag::taking(
+            "requirement",
+            "R",
+            "A requirement id the request serves (repeatable)",
+        ),
+        Flag::taking(
+            "conversation",
+            "ID",
+            "The conversation (a UUIDv7) the request belongs to",
+        ),
+        Flag::taking(
+            "harness",
+            "URL",
+            "Send to this harness instead of running locally",
+        ),
+        Flag::taking("token", "T", "Bearer token for --harness"),
         setup::AGENTS,
         setup::PROFILE,
         setup::RUNS,

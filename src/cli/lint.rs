@@ -45,21 +45,18 @@ pub(crate) static COMMAND: Command = Command {
               the two are the same. For a relay session: {\"file\", \"session\", \"spans\",\n\
               \"passed\", \"checks\": [{\"check\", \"passed\", \"violations\"}]}.",
     flags: &[
-        Flag {
-            name: "all",
-            value: None,
-            help: "Check every run in the store against its stored verdict (with TRACES_DIR: every relay session in it)",
-        },
-        Flag {
-            name: "relay",
-            value: None,
-            help: "Read the file (or every *.jsonl of the folder) as relay sessions",
-        },
-        Flag {
-            name: "json",
-            value: None,
-            help: "Print the report as JSON (one object per run with --all), for scripts",
-        },
+        Flag::switch(
+            "all",
+            "Check every run in the store against its stored verdict (with TRACES_DIR: every relay session in it)",
+        ),
+        Flag::switch(
+            "relay",
+            "Read the file (or every *.jsonl of the folder) as relay sessions",
+        ),
+        Flag::switch(
+            "json",
+            "Print the report as JSON (one object per run with --all), for scripts",
+        ),
         setup::RUNS,
     ],
     run,

@@ -14,11 +14,10 @@ pub(crate) static COMMAND: Command = Command {
               policy_digest) and what it lets each agent do. A key nothing enforces, or a\n\
               malformed value, is an error naming it. --explain prints what each key means.\n\
               examples/profile.json uses every key.",
-    flags: &[Flag {
-        name: "explain",
-        value: None,
-        help: "Explain every key a profile may hold",
-    }],
+    flags: &[Flag::switch(
+        "explain",
+        "Explain every key a profile may hold",
+    )],
     run,
 };
 

@@ -52,85 +52,56 @@ pub(crate) static COMMAND: Command = Command {
               and streams in flight get --drain-timeout seconds (default 10; a stream still open\n\
               then ends with an error event, -32000), the OTLP queue is flushed, and the process\n\
               exits 0.",
-    flags: &[
-        Flag {
-            name: "host",
-            value: Some("H"),
-            help: "Address to bind (default 127.0.0.1)",
-        },
-        Flag {
-            name: "port",
-            value: Some("P"),
-            help: "Port (default 8010)",
-        },
-        Flag {
-            name: "public-url",
-            value: Some("URL"),
-            help: "Base URL callers reach the relay at (default the bound address)",
-        },
-        Flag {
-            name: "peers",
-            value: Some("FILE"),
-            help: "Peers to start with (JSON, see above)",
-        },
+    flags: setup::server_flags!([
+        setup::HOST,
+        Flag::taking("port", "P", "Port (default 8010)"),
+        Flag::taking(
+            "public-url",
+            "URL",
+            "Base URL callers reach the relay at (default the bound address)"
+        ),
+        Flag::taking("peers", "FILE", "Peers to start with (JSON, see above)"),
         setup::TOKENS,
-        Flag {
-            name: "allow-registration",
-            value: None,
-            help: "Let POST and DELETE /peers change the peers (with --tokens: for admin tokens)",
-        },
-        Flag {
-            name: "peer-allow",
-            value: Some("CIDR|HOST,..."),
-            help: "Destinations peers may be at (CIDRs, addresses, host names, *.domain); repeatable",
-        },
+        Flag::switch(
+            "allow-registration",
+            "Let POST and DELETE /peers change the peers (with --tokens: for admin tokens)"
+        ),
+        Flag::taking(
+            "peer-allow",
+            "CIDR|HOST,...",
+            "Destinations peers may be at (CIDRs, addresses, host names, *.domain); repeatable"
+        ),
         setup::ALLOWED_HOSTS,
         setup::CORS_ORIGIN,
-        Flag {
-            name: "health-interval",
-            value: Some("SECS"),
-            help: "How often peers' health is checked in the background (default 30)",
-        },
-        Flag {
-            name: "star",
-            value: None,
-            help: "Enforce a star topology: every route has a hub at one end",
-        },
-        Flag {
-            name: "traces",
-            value: Some("DIR"),
-            help: "Append each session's spans to DIR/<contextId>.jsonl",
-        },
-        Flag {
-            name: "timeout",
-            value: Some("SECS"),
-            help: "How long one forward may take (default 60)",
-        },
-        Flag {
-            name: "id",
-            value: Some("ID"),
-            help: "The relay's agent.id on its spans (default ddwire.relay)",
-        },
+        Flag::taking(
+            "health-interval",
+            "SECS",
+            "How often peers' health is checked in the background (default 30)"
+        ),
+        Flag::switch(
+            "star",
+            "Enforce a star topology: every route has a hub at one end"
+        ),
+        Flag::taking(
+            "traces",
+            "DIR",
+            "Append each session's spans to DIR/<contextId>.jsonl"
+        ),
+        Flag::taking(
+            "timeout",
+            "SECS",
+            "How long one forward may take (default 60)"
+        ),
+        Flag::taking(
+            "id",
+            "ID",
+            "The relay's agent.id on its spans (default ddwire.relay)"
+        ),
         export::OTLP_ENDPOINT,
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,
         export::OTLP_HEADER,
-        setup::TLS_CERT,
-        setup::TLS_KEY,
-        setup::TLS_CLIENT_CA,
-        setup::CA_FILE,
-        setup::CA_ONLY,
-        setup::TLS_CLIENT_CERT,
-        setup::TLS_CLIENT_KEY,
-        setup::MAX_CONNECTIONS,
-        setup::MAX_CONNECTIONS_PER_CLIENT,
-        setup::MAX_BODY_MEMORY,
-        drain::DRAIN_TIMEOUT,
-        setup::LOG_FORMAT,
-        setup::LOG_LEVEL,
-        setup::QUIET,
-        setup::WIRE_LOG,
-    ],
+    ]),
     run,
 };
 
@@ -138,8 +109,6 @@ fn run(args: &Parsed) -> Result<i32, String> {
     if !args.positionals.is_empty() {
         return Err(format!("takes no arguments, got {:?}", args.positionals));
     }
-    let host = args.value("host").unwrap_or("127.0.0.1");
-    let port: u16 = args.number("port")?.unwrap_or(8010);
     let peers = match args.value("peers") {
         Some(path) => {
             let bytes = super::read_input(path)?;
@@ -150,19 +119,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let timeout = hop_timeout(args)?;
     let request_log = setup::request_log(args)?;
     let wire = setup::wire_log(args)?;
-    let limits = setup::server_limits(args)?;
-    let mut bound =
-        http::server::bind(&format!("{host}:{port}"), limits).map_err(|e| e.to_string())?;
-    if let Some(log) = request_log {
-        bound = bound.with_request_log(log);
-    }
-    if let Some(log) = &wire {
-        bound = bound.with_wire_log(log.clone());
-    }
-    let tls = setup::server_tls(args, "relay")?;
-    if let Some(identity) = &tls {
-        bound = bound.with_tls(identity.clone());
-    }
+    let (bound, tls) = setup::listener(args, "relay", 8010, request_log, wire.as_ref())?;
     let scheme = bound.scheme();
     let http = setup::http_client(args, wire.as_ref())?;
     let public = args

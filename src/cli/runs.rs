@@ -11,11 +11,11 @@ use crate::trace::waterfall;
 use std::io::{ErrorKind, Write};
 use std::ops::ControlFlow;
 
-const RUN_FLAG: Flag = Flag {
-    name: "after",
-    value: Some("RUN"),
-    help: "Continue after this run (an id or a unique prefix): the runs older than it",
-};
+const RUN_FLAG: Flag = Flag::taking(
+    "after",
+    "RUN",
+    "Continue after this run (an id or a unique prefix): the runs older than it",
+);
 
 pub(crate) static RUNS: Command = Command {
     name: "runs",
@@ -30,47 +30,23 @@ pub(crate) static RUNS: Command = Command {
               Read-only: nothing in the store is created or changed, so it works on a\n\
               read-only file system and beside a running harness.",
     flags: &[
-        Flag {
-            name: "limit",
-            value: Some("N"),
-            help: "At most N runs",
-        },
+        Flag::taking("limit", "N", "At most N runs"),
         RUN_FLAG,
-        Flag {
-            name: "agent",
-            value: Some("ID"),
-            help: "Only runs of this agent",
-        },
-        Flag {
-            name: "status",
-            value: Some("S"),
-            help: "Only runs with this outcome (succeeded, failed, abstained, referred, ...)",
-        },
-        Flag {
-            name: "principal",
-            value: Some("P"),
-            help: "Only runs acting for this principal (its id or name)",
-        },
-        Flag {
-            name: "conversation",
-            value: Some("ID"),
-            help: "Only runs of this conversation",
-        },
-        Flag {
-            name: "since",
-            value: Some("TIME"),
-            help: "Only runs completed at or after TIME",
-        },
-        Flag {
-            name: "until",
-            value: Some("TIME"),
-            help: "Only runs completed before TIME",
-        },
-        Flag {
-            name: "json",
-            value: None,
-            help: "Print one JSON object per line",
-        },
+        Flag::taking("agent", "ID", "Only runs of this agent"),
+        Flag::taking(
+            "status",
+            "S",
+            "Only runs with this outcome (succeeded, failed, abstained, referred, ...)",
+        ),
+        Flag::taking(
+            "principal",
+            "P",
+            "Only runs acting for this principal (its id or name)",
+        ),
+        Flag::taking("conversation", "ID", "Only runs of this conversation"),
+        Flag::taking("since", "TIME", "Only runs completed at or after TIME"),
+        Flag::taking("until", "TIME", "Only runs completed before TIME"),
+        Flag::switch("json", "Print one JSON object per line"),
         setup::RUNS,
     ],
     run: runs,
@@ -101,21 +77,16 @@ pub(crate) static TRACE: Command = Command {
     run: trace_command,
 };
 
-const ENVELOPE_FLAG: Flag = Flag {
-    name: "envelope",
-    value: None,
-    help: "Print the stored envelope in full instead of its summary",
-};
-const JSON_FLAG: Flag = Flag {
-    name: "json",
-    value: None,
-    help: "Print the view as one JSON document, for scripts",
-};
-const WIDTH_FLAG: Flag = Flag {
-    name: "width",
-    value: Some("N"),
-    help: "Draw for a terminal N columns wide (default: COLUMNS, else 100)",
-};
+const ENVELOPE_FLAG: Flag = Flag::switch(
+    "envelope",
+    "Print the stored envelope in full instead of its summary",
+);
+const JSON_FLAG: Flag = Flag::switch("json", "Print the view as one JSON document, for scripts");
+const WIDTH_FLAG: Flag = Flag::taking(
+    "width",
+    "N",
+    "Draw for a terminal N columns wide (default: COLUMNS, else 100)",
+);
 
 pub(crate) static REPLAY: Command = Command {
     name: "replay",

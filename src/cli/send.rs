@@ -22,31 +22,23 @@ pub(crate) static COMMAND: Command = Command {
               {\"agent_id\": \"hello.world\", \"input\": {\"schema_class\": \"Message\", \"message_text\": \"hi\"}}\n\
               (examples/request.json); to an agent, the same with the agent's own agent_id.",
     flags: &[
-        Flag {
-            name: "data",
-            value: Some("FILE"),
-            help: "The data part, a JSON document (default: -, stdin)",
-        },
-        Flag {
-            name: "token",
-            value: Some("T"),
-            help: "Send Authorization: Bearer T (a harness started with --tokens needs one)",
-        },
-        Flag {
-            name: "binding",
-            value: Some("V"),
-            help: "Force A2A 0.3 or 1.0 instead of the card's choice",
-        },
-        Flag {
-            name: "metadata",
-            value: Some("JSON"),
-            help: "Message metadata, a JSON object",
-        },
-        Flag {
-            name: "timeout",
-            value: Some("SECONDS"),
-            help: "Per-call timeout (default 60)",
-        },
+        Flag::taking(
+            "data",
+            "FILE",
+            "The data part, a JSON document (default: -, stdin)",
+        ),
+        Flag::taking(
+            "token",
+            "T",
+            "Send Authorization: Bearer T (a harness started with --tokens needs one)",
+        ),
+        Flag::taking(
+            "binding",
+            "V",
+            "Force A2A 0.3 or 1.0 instead of the card's choice",
+        ),
+        Flag::taking("metadata", "JSON", "Message metadata, a JSON object"),
+        Flag::taking("timeout", "SECONDS", "Per-call timeout (default 60)"),
         setup::WIRE_LOG,
         setup::CA_FILE,
         setup::CA_ONLY,

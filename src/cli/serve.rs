@@ -7,7 +7,6 @@ use crate::harness::identity::{self, Authenticator};
 use crate::harness::registry;
 use crate::harness::server::{self, Harness};
 use crate::wire::a2a::client::A2aClient;
-use crate::wire::http;
 use crate::wire::http::drain::Drain;
 use std::sync::Arc;
 
@@ -98,66 +97,42 @@ pub(crate) static COMMAND: Command = Command {
               export never slows or fails a run; a busy or unreachable receiver is retried with\n\
               backoff, and what is dropped or fails is reported on stderr. `ddwire export --help`\n\
               lists the OTEL_* variables read.",
-    flags: &[
-        Flag {
-            name: "host",
-            value: Some("H"),
-            help: "Address to bind (default 127.0.0.1)",
-        },
-        Flag {
-            name: "port",
-            value: Some("P"),
-            help: "Port (default 8000)",
-        },
-        Flag {
-            name: "public-url",
-            value: Some("URL"),
-            help: "Base URL on the card and for delegation callbacks (or DD_HARNESS_URL)",
-        },
+    flags: setup::server_flags!([
+        setup::HOST,
+        Flag::taking("port", "P", "Port (default 8000)"),
+        Flag::taking(
+            "public-url",
+            "URL",
+            "Base URL on the card and for delegation callbacks (or DD_HARNESS_URL)"
+        ),
         setup::AGENTS,
         setup::PROFILE,
         setup::RUNS,
-        Flag {
-            name: "read-only",
-            value: None,
-            help: "Open the run store read-only: serve stored runs, make none",
-        },
+        Flag::switch(
+            "read-only",
+            "Open the run store read-only: serve stored runs, make none"
+        ),
         setup::TOKENS,
         setup::ALLOWED_HOSTS,
         setup::CORS_ORIGIN,
         setup::ACTING_FOR_ID,
         setup::ACTING_FOR_NAME,
         setup::REPLAY_WINDOW,
-        Flag {
-            name: "suspend-for",
-            value: Some("S"),
-            help: "Seconds a suspended run (input-required) waits to be resumed (default 3600)",
-        },
-        Flag {
-            name: "approval-for",
-            value: Some("S"),
-            help: "Seconds after its referral a steward may approve a referred run (default 86400)",
-        },
+        Flag::taking(
+            "suspend-for",
+            "S",
+            "Seconds a suspended run (input-required) waits to be resumed (default 3600)"
+        ),
+        Flag::taking(
+            "approval-for",
+            "S",
+            "Seconds after its referral a steward may approve a referred run (default 86400)"
+        ),
         export::OTLP_ENDPOINT,
         export::OTLP_TRACES_ENDPOINT,
         export::OTLP_PROTOCOL,
         export::OTLP_HEADER,
-        setup::TLS_CERT,
-        setup::TLS_KEY,
-        setup::TLS_CLIENT_CA,
-        setup::CA_FILE,
-        setup::CA_ONLY,
-        setup::TLS_CLIENT_CERT,
-        setup::TLS_CLIENT_KEY,
-        setup::MAX_CONNECTIONS,
-        setup::MAX_CONNECTIONS_PER_CLIENT,
-        setup::MAX_BODY_MEMORY,
-        drain::DRAIN_TIMEOUT,
-        setup::LOG_FORMAT,
-        setup::LOG_LEVEL,
-        setup::QUIET,
-        setup::WIRE_LOG,
-    ],
+    ]),
     run,
 };
 
@@ -180,8 +155,6 @@ fn run(args: &Parsed) -> Result<i32, String> {
         }
         other => other?,
     };
-    let host = args.value("host").unwrap_or("127.0.0.1");
-    let port: u16 = args.number("port")?.unwrap_or(8000);
     let request_log = setup::request_log(args)?;
     let wire = setup::wire_log(args)?;
     let http = setup::http_client(args, wire.as_ref())?;
@@ -219,19 +192,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             )
         })
         .unwrap_or_default();
-    let limits = setup::server_limits(args)?;
-    let mut bound =
-        http::server::bind(&format!("{host}:{port}"), limits).map_err(|e| e.to_string())?;
-    if let Some(log) = request_log {
-        bound = bound.with_request_log(log);
-    }
-    if let Some(log) = &wire {
-        bound = bound.with_wire_log(log.clone());
-    }
-    let tls = setup::server_tls(args, "serve")?;
-    if let Some(identity) = &tls {
-        bound = bound.with_tls(identity.clone());
-    }
+    let (bound, tls) = setup::listener(args, "serve", 8000, request_log, wire.as_ref())?;
     let scheme = bound.scheme();
     let public = args
         .value("public-url")

@@ -12,39 +12,40 @@ use crate::harness::store::{RunReader, RunStore};
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::http::browser::BrowserPolicy;
 use crate::wire::http::client::HttpClient;
+use crate::wire::http::server::Bound;
 use crate::wire::tls::{ClientTrust, KeyPair, ServerIdentity, ServerTls, TlsError};
 use std::path::{Path, PathBuf};
 
-pub(crate) const AGENTS: Flag = Flag {
-    name: "agents",
-    value: Some("FILE"),
-    help: "Agents config, JSON (or DD_AGENTS_CONFIG; default: the built-in agents on their ports)",
-};
-pub(crate) const PROFILE: Flag = Flag {
-    name: "profile",
-    value: Some("FILE"),
-    help: "Institutional profile, JSON (or DD_PROFILE; default: the shipped profile)",
-};
-pub(crate) const RUNS: Flag = Flag {
-    name: "runs",
-    value: Some("DIR"),
-    help: "Run store directory (or DD_RUNS_DIR; default ./runs)",
-};
-pub(crate) const TOKENS: Flag = Flag {
-    name: "tokens",
-    value: Some("FILE"),
-    help: "Bearer tokens: JSON map of token SHA-256 digests to principals",
-};
-pub(crate) const ALLOWED_HOSTS: Flag = Flag {
-    name: "allowed-hosts",
-    value: Some("H,..."),
-    help: "Host names accepted besides IP addresses, localhost and the public URL's host (* for any)",
-};
-pub(crate) const CORS_ORIGIN: Flag = Flag {
-    name: "cors-origin",
-    value: Some("ORIGIN"),
-    help: "An origin (scheme://host[:port]) whose pages may call the server; repeatable",
-};
+pub(crate) const AGENTS: Flag = Flag::taking(
+    "agents",
+    "FILE",
+    "Agents config, JSON (or DD_AGENTS_CONFIG; default: the built-in agents on their ports)",
+);
+pub(crate) const PROFILE: Flag = Flag::taking(
+    "profile",
+    "FILE",
+    "Institutional profile, JSON (or DD_PROFILE; default: the shipped profile)",
+);
+pub(crate) const RUNS: Flag = Flag::taking(
+    "runs",
+    "DIR",
+    "Run store directory (or DD_RUNS_DIR; default ./runs)",
+);
+pub(crate) const TOKENS: Flag = Flag::taking(
+    "tokens",
+    "FILE",
+    "Bearer tokens: JSON map of token SHA-256 digests to principals",
+);
+pub(crate) const ALLOWED_HOSTS: Flag = Flag::taking(
+    "allowed-hosts",
+    "H,...",
+    "Host names accepted besides IP addresses, localhost and the public URL's host (* for any)",
+);
+pub(crate) const CORS_ORIGIN: Flag = Flag::taking(
+    "cors-origin",
+    "ORIGIN",
+    "An origin (scheme://host[:port]) whose pages may call the server; repeatable",
+);
 
 /// The browser rules of a server at `public` (`--allowed-hosts`, `--cors-origin`), as `serve`
 /// and `relay` apply them.
@@ -58,22 +59,22 @@ pub(crate) fn browser_policy(args: &Parsed, public: &str) -> Result<BrowserPolic
         .allow_origins(args.values("cors-origin"))
         .map_err(|e| e.to_string())
 }
-pub(crate) const ACTING_FOR_ID: Flag = Flag {
-    name: "acting-for-id",
-    value: Some("IRI"),
-    help: "Whom runs act for (or DD_PRINCIPAL_ID)",
-};
-pub(crate) const ACTING_FOR_NAME: Flag = Flag {
-    name: "acting-for-name",
-    value: Some("NAME"),
-    help: "Their name (or DD_PRINCIPAL_NAME)",
-};
+pub(crate) const ACTING_FOR_ID: Flag = Flag::taking(
+    "acting-for-id",
+    "IRI",
+    "Whom runs act for (or DD_PRINCIPAL_ID)",
+);
+pub(crate) const ACTING_FOR_NAME: Flag = Flag::taking(
+    "acting-for-name",
+    "NAME",
+    "Their name (or DD_PRINCIPAL_NAME)",
+);
 
-pub(crate) const REPLAY_WINDOW: Flag = Flag {
-    name: "replay-window",
-    value: Some("S"),
-    help: "How far a signed call's time may be from this clock, in seconds (default 300)",
-};
+pub(crate) const REPLAY_WINDOW: Flag = Flag::taking(
+    "replay-window",
+    "S",
+    "How far a signed call's time may be from this clock, in seconds (default 300)",
+);
 
 /// `--replay-window`, in whole seconds (default 300).
 pub(crate) fn replay_window(args: &Parsed) -> Result<std::time::Duration, String> {
@@ -84,22 +85,53 @@ pub(crate) fn replay_window(args: &Parsed) -> Result<std::time::Duration, String
     }
 }
 
-pub(crate) const MAX_CONNECTIONS: Flag = Flag {
-    name: "max-connections",
-    value: Some("N"),
-    help: "Connections served at once; one more gets 503 (default 1024)",
-};
+/// `--host`, the address every server command binds.
+pub(crate) const HOST: Flag = Flag::taking("host", "H", "Address to bind (default 127.0.0.1)");
 
-pub(crate) const MAX_CONNECTIONS_PER_CLIENT: Flag = Flag {
-    name: "max-connections-per-client",
-    value: Some("N"),
-    help: "Connections one client address holds at once; one more gets 503 (default 64)",
-};
-pub(crate) const MAX_BODY_MEMORY: Flag = Flag {
-    name: "max-body-memory",
-    value: Some("MIB"),
-    help: "MiB of request bodies held at once; past it a body waits 1 s, then gets 503 (default 64)",
-};
+/// The flags of a command that serves (`serve`, `relay`, `agent`), in the order `--help` lists
+/// them: its own, then the listener's (TLS, limits, drain timeout), then any listed before the
+/// log flags (`agent`'s `--delay`), then the log flags.
+macro_rules! server_flags {
+    ([$($own:expr),* $(,)?] $(, [$($late:expr),* $(,)?])?) => {
+        &[
+            $($own,)*
+            $crate::cli::setup::TLS_CERT,
+            $crate::cli::setup::TLS_KEY,
+            $crate::cli::setup::TLS_CLIENT_CA,
+            $crate::cli::setup::CA_FILE,
+            $crate::cli::setup::CA_ONLY,
+            $crate::cli::setup::TLS_CLIENT_CERT,
+            $crate::cli::setup::TLS_CLIENT_KEY,
+            $crate::cli::setup::MAX_CONNECTIONS,
+            $crate::cli::setup::MAX_CONNECTIONS_PER_CLIENT,
+            $crate::cli::setup::MAX_BODY_MEMORY,
+            $crate::cli::drain::DRAIN_TIMEOUT,
+            $($($late,)*)?
+            $crate::cli::setup::LOG_FORMAT,
+            $crate::cli::setup::LOG_LEVEL,
+            $crate::cli::setup::QUIET,
+            $crate::cli::setup::WIRE_LOG,
+        ]
+    };
+}
+pub(crate) use server_flags;
+
+pub(crate) const MAX_CONNECTIONS: Flag = Flag::taking(
+    "max-connections",
+    "N",
+    "Connections served at once; one more gets 503 (default 1024)",
+);
+
+pub(crate) const MAX_CONNECTIONS_PER_CLIENT: Flag = Flag::taking(
+    "max-connections-per-client",
+    "N",
+    "Connections one client address holds at once; one more gets 503 (default 64)",
+);
+pub(crate) const MAX_BODY_MEMORY: Flag = Flag::taking(
+    "max-body-memory",
+    "MIB",
+    "MiB of request bodies held at once; past it a body waits 1 s, then gets 503 (default 64)",
+);
 
 /// The HTTP server's limits: the defaults, with `--max-connections`,
 /// `--max-connections-per-client` and `--max-body-memory` if given.
@@ -128,6 +160,35 @@ pub(crate) fn server_limits(args: &Parsed) -> Result<crate::wire::http::Limits, 
         limits.max_body_memory = bytes;
     }
     Ok(limits)
+}
+
+/// A server command's listener: bound to `--host` (default 127.0.0.1) and `--port` (default
+/// `default_port`) within the limits the flags give, logging requests to `request_log` and
+/// every message to `wire`, over TLS when `--tls-cert` is given. The TLS identity is returned
+/// too, for the drain to reload on SIGHUP; `who` names the command in what its watcher prints.
+pub(crate) fn listener(
+    args: &Parsed,
+    who: &'static str,
+    default_port: u16,
+    request_log: Option<std::sync::Arc<crate::wire::http::log::RequestLog>>,
+    wire: Option<&crate::wire::wirelog::WireLog>,
+) -> Result<(Bound, Option<ServerIdentity>), String> {
+    let host = args.value("host").unwrap_or("127.0.0.1");
+    let port: u16 = args.number("port")?.unwrap_or(default_port);
+    let limits = server_limits(args)?;
+    let mut bound = crate::wire::http::server::bind(&format!("{host}:{port}"), limits)
+        .map_err(|e| e.to_string())?;
+    if let Some(log) = request_log {
+        bound = bound.with_request_log(log);
+    }
+    if let Some(log) = wire {
+        bound = bound.with_wire_log(log.clone());
+    }
+    let tls = server_tls(args, who)?;
+    if let Some(identity) = &tls {
+        bound = bound.with_tls(identity.clone());
+    }
+    Ok((bound, tls))
 }
 
 /// `value` if it is an http:// or https:// URL; else a message naming `what` and the fix.
@@ -309,26 +370,22 @@ pub(crate) fn color(out: &impl std::io::IsTerminal) -> bool {
     out.is_terminal() && env("NO_COLOR").is_none()
 }
 
-pub(crate) const LOG_FORMAT: Flag = Flag {
-    name: "log-format",
-    value: Some("F"),
-    help: "Request log lines as text or json (default text)",
-};
-pub(crate) const LOG_LEVEL: Flag = Flag {
-    name: "log-level",
-    value: Some("L"),
-    help: "Log requests at error, warn, info or debug (or DD_LOG; default info)",
-};
-pub(crate) const QUIET: Flag = Flag {
-    name: "quiet",
-    value: None,
-    help: "Log no requests",
-};
-pub(crate) const WIRE_LOG: Flag = Flag {
-    name: "wire-log",
-    value: Some("FILE"),
-    help: "Append every HTTP message in and out to FILE, byte for byte (see `ddwire wirelog`)",
-};
+pub(crate) const LOG_FORMAT: Flag = Flag::taking(
+    "log-format",
+    "F",
+    "Request log lines as text or json (default text)",
+);
+pub(crate) const LOG_LEVEL: Flag = Flag::taking(
+    "log-level",
+    "L",
+    "Log requests at error, warn, info or debug (or DD_LOG; default info)",
+);
+pub(crate) const QUIET: Flag = Flag::switch("quiet", "Log no requests");
+pub(crate) const WIRE_LOG: Flag = Flag::taking(
+    "wire-log",
+    "FILE",
+    "Append every HTTP message in and out to FILE, byte for byte (see `ddwire wirelog`)",
+);
 
 /// The request log the flags ask for: none with `--quiet`, else stderr at `--log-level` (or
 /// `DD_LOG`, else info) in `--log-format` (default text).
@@ -358,41 +415,40 @@ pub(crate) fn wire_log(args: &Parsed) -> Result<Option<crate::wire::wirelog::Wir
         .transpose()
 }
 
-pub(crate) const CA_FILE: Flag = Flag {
-    name: "ca-file",
-    value: Some("FILE"),
-    help: "Trust this CA (PEM) for https:// calls besides the system's (or DD_CA_FILE); repeatable",
-};
-pub(crate) const CA_ONLY: Flag = Flag {
-    name: "ca-only",
-    value: None,
-    help: "Trust only the --ca-file CAs, not the system's (air-gapped installs)",
-};
-pub(crate) const TLS_CLIENT_CERT: Flag = Flag {
-    name: "tls-client-cert",
-    value: Some("FILE"),
-    help: "Present this certificate chain (PEM) to servers that ask for one (mTLS)",
-};
-pub(crate) const TLS_CLIENT_KEY: Flag = Flag {
-    name: "tls-client-key",
-    value: Some("FILE"),
-    help: "The client certificate's private key (PEM, chmod 600)",
-};
-pub(crate) const TLS_CERT: Flag = Flag {
-    name: "tls-cert",
-    value: Some("FILE"),
-    help: "Serve over TLS with this certificate chain (PEM); reloaded on SIGHUP or change",
-};
-pub(crate) const TLS_KEY: Flag = Flag {
-    name: "tls-key",
-    value: Some("FILE"),
-    help: "The certificate's private key (PEM, chmod 600)",
-};
-pub(crate) const TLS_CLIENT_CA: Flag = Flag {
-    name: "tls-client-ca",
-    value: Some("FILE"),
-    help: "Require client certificates signed by this CA (PEM): mTLS",
-};
+pub(crate) const CA_FILE: Flag = Flag::taking(
+    "ca-file",
+    "FILE",
+    "Trust this CA (PEM) for https:// calls besides the system's (or DD_CA_FILE); repeatable",
+);
+pub(crate) const CA_ONLY: Flag = Flag::switch(
+    "ca-only",
+    "Trust only the --ca-file CAs, not the system's (air-gapped installs)",
+);
+pub(crate) const TLS_CLIENT_CERT: Flag = Flag::taking(
+    "tls-client-cert",
+    "FILE",
+    "Present this certificate chain (PEM) to servers that ask for one (mTLS)",
+);
+pub(crate) const TLS_CLIENT_KEY: Flag = Flag::taking(
+    "tls-client-key",
+    "FILE",
+    "The client certificate's private key (PEM, chmod 600)",
+);
+pub(crate) const TLS_CERT: Flag = Flag::taking(
+    "tls-cert",
+    "FILE",
+    "Serve over TLS with this certificate chain (PEM); reloaded on SIGHUP or change",
+);
+pub(crate) const TLS_KEY: Flag = Flag::taking(
+    "tls-key",
+    "FILE",
+    "The certificate's private key (PEM, chmod 600)",
+);
+pub(crate) const TLS_CLIENT_CA: Flag = Flag::taking(
+    "tls-client-ca",
+    "FILE",
+    "Require client certificates signed by this CA (PEM): mTLS",
+);
 
 /// A flag pair given whole or not at all: both values, or neither.
 fn pair(args: &Parsed, a: &str, b: &str) -> Result<Option<KeyPair>, String> {

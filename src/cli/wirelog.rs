@@ -15,16 +15,8 @@ pub(crate) static COMMAND: Command = Command {
               that record lost messages, and the closing totals, are shown where they fall.\n\
               The format is vendor-notes/wire-log.md. Exit 1 if a line is not a wire log line.",
     flags: &[
-        Flag {
-            name: "connection",
-            value: Some("N"),
-            help: "Only the messages of connection N",
-        },
-        Flag {
-            name: "heads",
-            value: None,
-            help: "Heads only, no bodies",
-        },
+        Flag::taking("connection", "N", "Only the messages of connection N"),
+        Flag::switch("heads", "Heads only, no bodies"),
     ],
     run,
 };

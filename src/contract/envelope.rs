@@ -4,6 +4,7 @@ use super::evidence::{EvidenceItem, Payload};
 use super::outcome::{GroundingMode, Outcome, OutcomeStatus};
 use super::principal::Principal;
 use super::problem::ProblemDetails;
+use crate::json::lenient::opt_u64;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -81,18 +82,12 @@ pub(crate) struct Telemetry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The model the agent called, if any.
     pub(crate) model_id: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::json::lenient::opt_u64"
-    )]
+    #[serde(default, deserialize_with = "opt_u64")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     /// Input tokens the model counted, if reported.
     pub(crate) input_tokens: Option<u64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::json::lenient::opt_u64"
-    )]
+    #[serde(default, deserialize_with = "opt_u64")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     /// Output tokens the model counted, if reported.
     pub(crate) output_tokens: Option<u64>,
     #[serde(default)]

@@ -1,5 +1,6 @@
 //! Problem details (RFC 9457 shape) and the problem types the conductor produces.
 
+use crate::json::lenient::opt_i64;
 use serde::{Deserialize, Serialize};
 
 /// The namespace of Data Director's problem types (a w3id not yet registered).
@@ -15,11 +16,8 @@ pub(crate) struct ProblemDetails {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The problem type's short, human-readable summary.
     pub(crate) title: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::json::lenient::opt_i64"
-    )]
+    #[serde(default, deserialize_with = "opt_i64")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     /// The HTTP status the problem corresponds to (RFC 9457's `status`).
     pub(crate) http_status: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,6 +3,7 @@
 
 use super::evidence::{EvidenceItem, Payload};
 use super::outcome::Outcome;
+use crate::json::lenient::opt_u64;
 use serde::{Deserialize, Serialize};
 
 /// An agent's answer, as it crosses the wire (`wire._result_to_document` in the reference):
@@ -20,18 +21,12 @@ pub struct AgentResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     /// The model the agent called, if any.
     pub model_id: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::json::lenient::opt_u64"
-    )]
+    #[serde(default, deserialize_with = "opt_u64")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     /// Input tokens the model counted, if reported.
     pub(crate) input_tokens: Option<u64>,
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::json::lenient::opt_u64"
-    )]
+    #[serde(default, deserialize_with = "opt_u64")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     /// Output tokens the model counted, if reported.
     pub(crate) output_tokens: Option<u64>,
 }

@@ -99,6 +99,7 @@ use crate::contract::{
 };
 use crate::contract::{AgentSpec, ClassSchema, ContractError, Payload};
 use crate::harness::{HarnessError, Result};
+use crate::text::Unpoison;
 use crate::trace::{
     ActiveSpan, AttrValue, Attributes, SpanContext, SpanId, SpanName, SpanRecord, StatusCode,
     TraceId, TraceState, Tracer, attr, event,
@@ -664,7 +665,7 @@ impl Conductor {
             reason: reason.to_string(),
         };
         let suspension = {
-            let mut suspended = self.suspended.lock().unwrap_or_else(|p| p.into_inner());
+            let mut suspended = self.suspended.lock().unpoisoned();
             match suspended.get(invocation_id) {
                 None if self.store.has(invocation_id) => {
                     return Err(refused("it is decided and stored (it may have expired)"));
@@ -685,7 +686,7 @@ impl Conductor {
     pub(crate) fn suspended_for(&self, invocation_id: &str) -> Option<String> {
         self.suspended
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unpoisoned()
             .get(invocation_id)
             .map(|s| s.acting_for.principal_id.clone())
     }
@@ -756,10 +757,7 @@ impl Conductor {
                 resume_condition: suspension.resume_condition.clone(),
                 expires_at: suspension.expires_at.clone(),
             });
-            self.suspended
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id, suspension);
+            self.suspended.lock().unpoisoned().insert(id, suspension);
         }
         waiting
     }
@@ -768,7 +766,7 @@ impl Conductor {
     fn expire_due(&self) {
         let now = crate::time::now_ns() as i128;
         let due: Vec<Suspension> = {
-            let mut suspended = self.suspended.lock().unwrap_or_else(|p| p.into_inner());
+            let mut suspended = self.suspended.lock().unpoisoned();
             let ids: Vec<String> = suspended
                 .iter()
                 .filter(|(_, s)| s.expires_ns <= now)
@@ -802,7 +800,7 @@ impl Conductor {
 
     /// Hold a resumed run's id in the running set (it is not stored yet, and was not running).
     fn admit_resumed(&self, id: &str) -> Result<Running<'_>> {
-        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let mut running = self.running.lock().unpoisoned();
         if !running.insert(id.to_string()) {
             return Err(HarnessError::DuplicateInvocation {
                 invocation_id: id.to_string(),
@@ -824,7 +822,7 @@ impl Conductor {
     ) -> Result<Run> {
         let token = callback.token;
         let (parent_id, conversation_id, acting_for) = {
-            let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
+            let mut grants = self.grants.lock().unpoisoned();
             let grant = grants
                 .get_mut(&grant_key(token))
                 .filter(|g| !g.revoked)
@@ -934,12 +932,8 @@ impl Conductor {
 
     /// Put `id` in the running set, unless it is running or stored.
     fn admit(&self, id: &str) -> Result<Running<'_>> {
-        let suspended = self
-            .suspended
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(id);
-        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let suspended = self.suspended.lock().unpoisoned().contains_key(id);
+        let mut running = self.running.lock().unpoisoned();
         if suspended || running.contains(id) || self.store.has(id) {
             return Err(HarnessError::DuplicateInvocation {
                 invocation_id: id.to_string(),
@@ -1172,7 +1166,7 @@ impl Conductor {
         }
         self.suspended
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unpoisoned()
             .insert(invocation.request.invocation_id.clone(), suspension);
         Turn::Suspended {
             resume_condition,
@@ -1408,7 +1402,7 @@ impl Conductor {
         };
         self.grants
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unpoisoned()
             .insert(grant_key(&token), grant);
         Some(GrantGuard {
             conductor: self,
@@ -1422,27 +1416,24 @@ impl Conductor {
     /// child is bounded by its agent's call timeout, and its [`InFlight`] guard uncounts it
     /// even if it panics.
     fn revoke_grant(&self, key: &str) -> Option<Grant> {
-        let mut grants = self.grants.lock().unwrap_or_else(|p| p.into_inner());
+        let mut grants = self.grants.lock().unpoisoned();
         if let Some(grant) = grants.get_mut(key) {
             grant.revoked = true;
         }
         while grants.get(key).is_some_and(|g| g.in_flight > 0) {
-            grants = self
-                .grants_changed
-                .wait(grants)
-                .unwrap_or_else(|p| p.into_inner());
+            grants = self.grants_changed.wait(grants).unpoisoned();
         }
         grants.remove(key)
     }
 
     /// How many grants are live (for tests: none outlives its invocation).
     pub(crate) fn live_grants(&self) -> usize {
-        self.grants.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.grants.lock().unpoisoned().len()
     }
 
     /// How many invocations are running (a drain waits for them; none stays after it returns).
     pub(crate) fn running(&self) -> usize {
-        self.running.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.running.lock().unpoisoned().len()
     }
 }
 
@@ -1588,7 +1579,6 @@ fn turn_json(
     Value::Object(turn)
 }
 
-/// `turns.json`: when the run was suspended, until when, who resumed it, and every turn.
 /// `turns.json` of a resumed run decided now: the turns it was suspended with, then this one
 /// (the resumption, the agent's reply and the spans of its call).
 fn resumed_turns(r: Resumed<'_>, agent_reply: Option<&Value>, spans: &[SpanRecord]) -> String {
@@ -1598,6 +1588,7 @@ fn resumed_turns(r: Resumed<'_>, agent_reply: Option<&Value>, spans: &[SpanRecor
     turns_json(&s, Some(&r.resumed_by))
 }
 
+/// `turns.json`: when the run was suspended, until when, who resumed it, and every turn.
 fn turns_json(s: &Suspension, resumed_by: Option<&str>) -> String {
     let mut doc = Map::new();
     doc.insert("suspended_at".into(), Value::String(s.suspended_at.clone()));
@@ -1816,10 +1807,7 @@ struct Running<'a> {
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
-        self.set
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.id);
+        self.set.lock().unpoisoned().remove(&self.id);
     }
 }
 
@@ -1862,11 +1850,7 @@ impl InFlight<'_> {
     /// Record the child in its grant, then uncount it (by dropping the guard), so revocation
     /// sees the record once the count reaches zero.
     fn record(self, delegation: Delegation) {
-        let mut grants = self
-            .conductor
-            .grants
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut grants = self.conductor.grants.lock().unpoisoned();
         // Revocation waits for in-flight children, so the grant is still here.
         if let Some(grant) = grants.get_mut(&self.key) {
             grant.delegations.push(delegation);
@@ -1876,11 +1860,7 @@ impl InFlight<'_> {
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        let mut grants = self
-            .conductor
-            .grants
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut grants = self.conductor.grants.lock().unpoisoned();
         if let Some(grant) = grants.get_mut(&self.key) {
             grant.in_flight = grant.in_flight.saturating_sub(1);
         }

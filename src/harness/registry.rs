@@ -17,6 +17,7 @@ use crate::contract::ContractError;
 use crate::contract::spec::AgentSpec;
 use crate::harness::{HarnessError, Result};
 use crate::json::python::str_repr;
+use crate::text::Unpoison;
 use crate::wire::a2a::card;
 use crate::wire::a2a::client::{A2aClient, DEFAULT_TIMEOUT, Target};
 use crate::wire::a2a::health;
@@ -516,11 +517,7 @@ impl Registry {
         let sources = sources_of(client, &load_config(path)?)?;
         let dropped = {
             // Under the refresh lock: no refresh runs over half-swapped sources.
-            let _clock = self
-                .shared
-                .refreshing
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
+            let _clock = self.shared.refreshing.lock().unpoisoned();
             let old = self.sources();
             let mut state = self.write();
             // What each source admitted, carried over by URL to its place in the new list;
@@ -547,11 +544,7 @@ impl Registry {
             state.admitted = admitted;
             state.unavailable.clear();
             state.incompatible.clear();
-            *self
-                .shared
-                .sources
-                .write()
-                .unwrap_or_else(|p| p.into_inner()) = Arc::new(sources);
+            *self.shared.sources.write().unpoisoned() = Arc::new(sources);
             self.shared.generation.fetch_add(1, Ordering::SeqCst);
             dropped
         };
@@ -563,13 +556,7 @@ impl Registry {
     }
 
     fn sources(&self) -> Arc<Vec<Source>> {
-        Arc::clone(
-            &self
-                .shared
-                .sources
-                .read()
-                .unwrap_or_else(|p| p.into_inner()),
-        )
+        Arc::clone(&self.shared.sources.read().unpoisoned())
     }
 }
 
@@ -612,11 +599,11 @@ fn sources_of(client: &A2aClient, entries: &[AgentEntry]) -> Result<Vec<Source>>
 
 impl Registry {
     fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
-        self.shared.state.read().unwrap_or_else(|p| p.into_inner())
+        self.shared.state.read().unpoisoned()
     }
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
-        self.shared.state.write().unwrap_or_else(|p| p.into_inner())
+        self.shared.state.write().unpoisoned()
     }
 
     /// Read every configured card again, now (waiting for a refresh already running, then
@@ -635,11 +622,7 @@ impl Registry {
             return (Refreshed::default(), Vec::new());
         };
         let arrived = Instant::now();
-        let mut clock = self
-            .shared
-            .refreshing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut clock = self.shared.refreshing.lock().unpoisoned();
         if on_demand {
             let fresh = clock.started.is_some_and(|t| t > arrived);
             let recent = clock
@@ -682,12 +665,7 @@ impl Registry {
         }
         let mut attempt = 0u32;
         let wait = move |shared: &Shared| {
-            let pending = !shared
-                .state
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .unavailable
-                .is_empty();
+            let pending = !shared.state.read().unpoisoned().unavailable.is_empty();
             if pending {
                 let wait = retry_wait(attempt);
                 attempt = attempt.saturating_add(1);

@@ -38,6 +38,7 @@ use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::formats::is_sha256_hex;
 use crate::contract::{InvocationRequest, Principal};
 use crate::harness::{HarnessError, Result};
+use crate::text::Unpoison;
 use crate::wire::a2a::card::ServedCard;
 use crate::wire::a2a::endpoint::{
     A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, ReplyHeaders, TaskPlan,
@@ -209,12 +210,12 @@ impl Harness {
     /// The card and verifier for the registry as it is now.
     fn built(&self) -> Arc<Built> {
         let generation = self.conductor.registry.generation();
-        let current = Arc::clone(&self.built.read().unwrap_or_else(|p| p.into_inner()));
+        let current = Arc::clone(&self.built.read().unpoisoned());
         if current.generation == generation {
             return current;
         }
         let fresh = Arc::new(build(&self.conductor, &self.public_url, self.window));
-        *self.built.write().unwrap_or_else(|p| p.into_inner()) = Arc::clone(&fresh);
+        *self.built.write().unpoisoned() = Arc::clone(&fresh);
         fresh
     }
 }

@@ -64,6 +64,7 @@ pub use routes::handler;
 pub(crate) use topology::Topology;
 
 use crate::contract::tokens::Token;
+use crate::text::Unpoison;
 use crate::wire::a2a::client::A2aClient;
 use crate::wire::a2a::health;
 use crate::wire::http::browser::BrowserPolicy;
@@ -228,15 +229,11 @@ impl Relay {
 
     /// Set the base URL callers reach the relay at, once its port is known.
     pub fn set_public_url(&self, url: &str) {
-        *self.public_url.lock().unwrap_or_else(|p| p.into_inner()) =
-            url.trim_end_matches('/').to_string();
+        *self.public_url.lock().unpoisoned() = url.trim_end_matches('/').to_string();
     }
 
     pub(crate) fn public_url(&self) -> String {
-        self.public_url
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.public_url.lock().unpoisoned().clone()
     }
 
     /// Fetch every peer's card now ([`health::AT_ONCE`] at a time, each within
@@ -299,7 +296,7 @@ impl Relay {
     }
 
     fn count(&self, outcome: Result<(), FailureClass>) {
-        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let mut counts = self.counts.lock().unpoisoned();
         match outcome {
             Ok(()) => counts.forwarded += 1,
             Err(class) => *counts.failed.entry(class).or_default() += 1,

@@ -8,6 +8,7 @@
 //! ([`TaskOwners::record`] says who owns it), so it cannot take over the task's later calls
 //! (`tasks/get`, `tasks/cancel`, a follow-up message), which would go to it otherwise.
 
+use crate::text::Unpoison;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
@@ -70,7 +71,7 @@ impl TaskOwners {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.lock().unpoisoned()
     }
 
     /// Remember that `peer` owns `task_id`, and what it said of it: what was known of the task

@@ -13,6 +13,7 @@
 //! read as `hub`, and its `planner`, `validator`, `worker` and `deployer` as `leaf`.
 
 use super::RelayError;
+use crate::text::Unpoison;
 use crate::wire::WireError;
 use crate::wire::a2a::Binding;
 use crate::wire::a2a::card::jsonrpc_interfaces;
@@ -427,11 +428,11 @@ impl Registry {
     }
 
     fn read(&self) -> RwLockReadGuard<'_, BTreeMap<String, Peer>> {
-        self.peers.read().unwrap_or_else(|p| p.into_inner())
+        self.peers.read().unpoisoned()
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<String, Peer>> {
-        self.peers.write().unwrap_or_else(|p| p.into_inner())
+        self.peers.write().unpoisoned()
     }
 
     /// Add `spec`, or replace the peer of the same id (forgetting its card and health when its

@@ -6,6 +6,7 @@ use super::failure::FailureClass;
 use super::hop;
 use super::peers::{HealthState, PeerSpec, Registered};
 use crate::contract::tokens::{Role, find_token};
+use crate::text::Unpoison;
 use crate::wire::WireError;
 use crate::wire::a2a::{Binding, CARD_PATH, JSONRPC_PATH, LEGACY_CARD_PATH};
 use crate::wire::http::{Handler, Request, Response};
@@ -352,7 +353,7 @@ fn healthz(relay: &Relay) -> Response {
                    "detail": p.health.detail})
         })
         .collect();
-    let counts = relay.counts.lock().unwrap_or_else(|p| p.into_inner());
+    let counts = relay.counts.lock().unpoisoned();
     let failed: serde_json::Map<String, Value> = FailureClass::ALL
         .iter()
         .map(|class| {

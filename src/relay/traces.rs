@@ -14,6 +14,7 @@
 //! first, then every hundredth), and never fails the call.
 
 use super::RelayError;
+use crate::text::Unpoison;
 use crate::trace::SpanRecord;
 use crate::wire::otlp::Exporter;
 use std::io::Write;
@@ -97,7 +98,7 @@ impl TraceSink {
     }
 
     fn append(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-        let _held = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _held = self.write_lock.lock().unpoisoned();
         let mut file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

@@ -31,6 +31,7 @@ use super::names::{SpanName, attr};
 use super::record::{
     AttrValue, Attributes, Event, Link, Resource, SpanKind, SpanRecord, Status, StatusCode,
 };
+use crate::text::Unpoison;
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
@@ -82,9 +83,7 @@ impl Tracer {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock().unpoisoned()
     }
 
     /// Start building a span named `name`.

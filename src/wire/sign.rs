@@ -65,6 +65,7 @@
 
 use super::hmac::{self, Hmac, TAG_LEN};
 use crate::ids::hex;
+use crate::text::Unpoison;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
@@ -868,7 +869,7 @@ impl Verifier {
         }
         self.nonces
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unpoisoned()
             .admit(key_id, nonce, timestamp, now, self.window_secs)?;
         Ok(key_id.to_string())
     }

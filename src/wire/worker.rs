@@ -12,6 +12,7 @@
 //! - The thread ends when its queue is closed and empty: when the [`Worker`] is dropped, or at
 //!   [`Worker::close`], which waits for it up to a deadline.
 
+use crate::text::Unpoison;
 use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -53,7 +54,7 @@ struct State<T> {
 
 impl<T> Shared<T> {
     fn lock(&self) -> MutexGuard<'_, State<T>> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().unpoisoned()
     }
 }
 
@@ -88,7 +89,7 @@ impl<T> Worker<T> {
         work: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<()> {
         let handle = std::thread::Builder::new().name(name.into()).spawn(work)?;
-        *self.thread.lock().unwrap_or_else(|p| p.into_inner()) = Some(handle);
+        *self.thread.lock().unpoisoned() = Some(handle);
         Ok(())
     }
 
@@ -138,7 +139,7 @@ impl<T> Worker<T> {
                 .shared
                 .settled
                 .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
+                .unpoisoned()
                 .0;
         }
         state.flushing -= 1;
@@ -149,7 +150,7 @@ impl<T> Worker<T> {
     /// finish what is queued and end; `true` if it did.
     pub(crate) fn close(&self, timeout: Duration) -> bool {
         self.shared.lock().tx.take();
-        let thread = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let thread = self.thread.lock().unpoisoned().take();
         let Some(thread) = thread else {
             return true;
         };

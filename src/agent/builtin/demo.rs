@@ -7,6 +7,7 @@
 //! - `demo.confirm`: suspends every run until the caller confirms it (A2A `input-required`),
 //!   then replies, or abstains if the caller declines.
 
+use super::Decision;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
@@ -66,11 +67,7 @@ impl Agent for Ungrounded {
         &self.spec
     }
 
-    fn run(
-        &self,
-        _request: &InvocationRequest,
-        ctx: &RunContext<'_>,
-    ) -> Result<AgentResult, AgentError> {
+    fn run(&self, _request: &InvocationRequest, ctx: &RunContext<'_>) -> Decision {
         let invented = "0".repeat(64);
         let payload = json!({
             "schema_class": "Reply",
@@ -118,11 +115,7 @@ impl Agent for Failing {
         &self.spec
     }
 
-    fn run(
-        &self,
-        _request: &InvocationRequest,
-        _ctx: &RunContext<'_>,
-    ) -> Result<AgentResult, AgentError> {
+    fn run(&self, _request: &InvocationRequest, _ctx: &RunContext<'_>) -> Decision {
         Err(AgentError::new(
             "DemoFailure",
             "this demonstration agent fails every run",
@@ -166,11 +159,7 @@ impl Agent for Confirm {
         &self.spec
     }
 
-    fn run(
-        &self,
-        request: &InvocationRequest,
-        ctx: &RunContext<'_>,
-    ) -> Result<AgentResult, AgentError> {
+    fn run(&self, request: &InvocationRequest, ctx: &RunContext<'_>) -> Decision {
         let Some(resumption) = ctx.resumption else {
             return Ok(AgentResult::new(Outcome::suspended(CONFIRM_CONDITION)));
         };

@@ -4,6 +4,7 @@
 //! "Demonstration only" are never chosen), and relays that agent's reply, grounded on its own
 //! input and on the child's stored envelope.
 
+use super::Decision;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
@@ -69,11 +70,7 @@ impl Agent for Director {
         &self.spec
     }
 
-    fn run(
-        &self,
-        request: &InvocationRequest,
-        ctx: &RunContext<'_>,
-    ) -> Result<AgentResult, AgentError> {
+    fn run(&self, request: &InvocationRequest, ctx: &RunContext<'_>) -> Decision {
         let Some(delegate) = &ctx.delegate else {
             return Ok(AgentResult::new(Outcome::abstained(
                 ReasonCode::CapabilityNotImplemented,

@@ -18,6 +18,7 @@
 //! contract call or conversation, stays `working` for that long before it answers, so that a
 //! client can watch it go submitted → working → completed and cancel it meanwhile.
 
+use super::Decision;
 use crate::agent::Conversation;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
@@ -101,11 +102,7 @@ impl Agent for Echo {
         &self.spec
     }
 
-    fn run(
-        &self,
-        request: &InvocationRequest,
-        ctx: &RunContext<'_>,
-    ) -> Result<AgentResult, AgentError> {
+    fn run(&self, request: &InvocationRequest, ctx: &RunContext<'_>) -> Decision {
         if wait_or_cancel(self.delay, ctx.task) {
             return Err(AgentError::new("Canceled", "the task was canceled"));
         }

@@ -1,5 +1,6 @@
 //! `hello.world`: a template reply to a message, grounded on the message.
 
+use super::Decision;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
@@ -44,11 +45,7 @@ impl Agent for Hello {
         &self.spec
     }
 
-    fn run(
-        &self,
-        request: &InvocationRequest,
-        ctx: &RunContext<'_>,
-    ) -> Result<AgentResult, AgentError> {
+    fn run(&self, request: &InvocationRequest, ctx: &RunContext<'_>) -> Decision {
         let text = request
             .input
             .0

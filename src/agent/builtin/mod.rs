@@ -30,6 +30,9 @@ use crate::contract::{CONTRACT_VERSION, Derivation, GroundingMode, classes};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// What [`Agent::run`] returns, named once for the built-in agents' signatures.
+type Decision = Result<crate::contract::AgentResult, super::AgentError>;
+
 /// The spec of a built-in agent that answers a `Message` with a template `Reply` (its
 /// `reply_text` derivation recorded in `reply_derivation`), in `converse` action class.
 fn message_to_reply(

@@ -1,6 +1,7 @@
 //! `stub.abstain`: accepts every shipped input class and abstains.
 
-use crate::agent::{Agent, AgentError, RunContext};
+use super::Decision;
+use crate::agent::{Agent, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
     AgentResult, CONTRACT_VERSION, GroundingMode, InvocationRequest, Outcome, ReasonCode, classes,
@@ -45,11 +46,7 @@ impl Agent for Stub {
         &self.spec
     }
 
-    fn run(
-        &self,
-        _request: &InvocationRequest,
-        _ctx: &RunContext<'_>,
-    ) -> Result<AgentResult, AgentError> {
+    fn run(&self, _request: &InvocationRequest, _ctx: &RunContext<'_>) -> Decision {
         Ok(AgentResult::new(Outcome::abstained(
             ReasonCode::CapabilityNotImplemented,
             "The stub agent decides nothing; it abstains on every input.",

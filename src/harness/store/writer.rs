@@ -48,6 +48,7 @@ use crate::contract::schema_digest;
 use crate::harness::{HarnessError, Result};
 use crate::ids::{is_uuid7, random_u64};
 use crate::json::python::{self, Style};
+use crate::text::Unpoison;
 use crossbeam_channel::Sender;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -132,7 +133,7 @@ const MAX_MEMO_SCHEMAS: usize = 256;
 impl SchemaMemo {
     /// The text kept for `schema` under `digest`, if an equal schema was kept under it.
     fn text(&self, digest: &str, schema: &Value) -> Option<String> {
-        let memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let memo = self.0.lock().unpoisoned();
         match memo.get(digest) {
             Some((kept, text)) if kept == schema => Some(text.clone()),
             _ => None,
@@ -140,7 +141,7 @@ impl SchemaMemo {
     }
 
     fn keep(&self, digest: &str, schema: &Value, text: &str) {
-        let mut memo = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut memo = self.0.lock().unpoisoned();
         if memo.len() >= MAX_MEMO_SCHEMAS {
             memo.clear();
         }
@@ -498,7 +499,7 @@ impl RunStore {
 impl Commits {
     /// Commit `job` with whatever else is waiting; its result.
     fn commit(&self, mut job: Job) -> Result<()> {
-        let mut queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut queue = self.queue.lock().unpoisoned();
         let ticket = queue.next_ticket;
         queue.next_ticket += 1;
         job.ticket = ticket;
@@ -515,7 +516,7 @@ impl Commits {
                 .into());
             }
             if queue.leading {
-                queue = self.turn.wait(queue).unwrap_or_else(|p| p.into_inner());
+                queue = self.turn.wait(queue).unpoisoned();
                 continue;
             }
             let Some(mut committer) = queue.committer.take() else {
@@ -535,7 +536,7 @@ impl Commits {
             let guard = Leading(self);
             let results = committer.commit(&group);
             std::mem::forget(guard);
-            queue = self.queue.lock().unwrap_or_else(|p| p.into_inner());
+            queue = self.queue.lock().unpoisoned();
             queue.committer = Some(committer);
             queue.leading = false;
             for (job, result) in group.into_iter().zip(results) {
@@ -551,7 +552,7 @@ struct Leading<'a>(&'a Commits);
 
 impl Drop for Leading<'_> {
     fn drop(&mut self) {
-        let mut queue = self.0.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut queue = self.0.queue.lock().unpoisoned();
         queue.leading = false;
         self.0.turn.notify_all();
     }
@@ -561,13 +562,9 @@ impl Writer {
     /// What dropping the writer does, while others may still hold the store: wait for a
     /// commit in progress, checkpoint the journal, and remove this writer's lock file.
     fn close(&self) {
-        let mut queue = self.commits.queue.lock().unwrap_or_else(|p| p.into_inner());
+        let mut queue = self.commits.queue.lock().unpoisoned();
         while queue.leading {
-            queue = self
-                .commits
-                .turn
-                .wait(queue)
-                .unwrap_or_else(|p| p.into_inner());
+            queue = self.commits.turn.wait(queue).unpoisoned();
         }
         queue.closed = true;
         let committer = queue.committer.take();
@@ -584,13 +581,7 @@ impl Drop for Writer {
     fn drop(&mut self) {
         // Every append has returned (they borrow the store): checkpoint the last segment, stop
         // the checkpoint thread, and only then let this writer's lock go.
-        let committer = self
-            .commits
-            .queue
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .committer
-            .take();
+        let committer = self.commits.queue.lock().unpoisoned().committer.take();
         if let Some(committer) = committer {
             committer.finish();
         }
@@ -846,7 +837,7 @@ impl Committer {
         if let Some(handle) = self.checkpointer.take() {
             let _ = handle.join();
         }
-        if let Some(spare) = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(spare) = self.spare.lock().unpoisoned().take() {
             let _ = fs::remove_file(spare);
         }
     }
@@ -872,21 +863,19 @@ impl Committer {
             journal::seal(&mut bytes[start..], self.segment.seq);
         }
         let path = self.segment.path.clone();
+        // Every job of the group fails alike when the journal could not be written or synced.
+        let journal_failed = |doing: &str, e: &std::io::Error| -> Vec<Result<()>> {
+            let shown = shown(&self.root, &path);
+            let what = format!("{doing} the journal {shown}; nothing was stored");
+            every(&|| HarnessError::io(what.clone(), copy_io(e)))
+        };
         let written = self.segment.file.write_all_at(&bytes, before);
         if bytes.capacity() <= MAX_KEPT_BUFFER {
             self.buffer = bytes;
         }
         if let Err(e) = written {
             let _ = self.segment.file.set_len(before);
-            return every(&|| {
-                HarnessError::io(
-                    format!(
-                        "writing the journal {}; nothing was stored",
-                        shown(&self.root, &path)
-                    ),
-                    copy_io(&e),
-                )
-            });
+            return journal_failed("writing", &e);
         }
         if let Err(e) = self.segment.file.sync_data() {
             // Whether the records reached the disk is unknown: take them back, so that no
@@ -903,15 +892,7 @@ impl Committer {
                     shown(&self.root, &path)
                 ));
             }
-            return every(&|| {
-                HarnessError::io(
-                    format!(
-                        "syncing the journal {}; nothing was stored",
-                        shown(&self.root, &path)
-                    ),
-                    copy_io(&e),
-                )
-            });
+            return journal_failed("syncing", &e);
         }
         self.segment.len = before + group.iter().map(|j| j.record.len() as u64).sum::<u64>();
 
@@ -958,7 +939,7 @@ impl Committer {
             let made = MADE_SEGMENT_BYTES.min(self.segment_bytes);
             // The spare's name is reused by whoever keeps the next one: hold the lock until this
             // one is renamed away, so it is this file that becomes the segment.
-            let mut kept = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+            let mut kept = self.spare.lock().unpoisoned();
             let next = match kept.take() {
                 Some(spare) => {
                     let full_at = self.segment_bytes;
@@ -1237,7 +1218,7 @@ fn write_zeros(file: &mut File, mut n: u64) -> std::io::Result<()> {
 
 /// Write a spare segment of zeros, synced, unless there is a spare already.
 fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -> Result<()> {
-    if spare.lock().unwrap_or_else(|p| p.into_inner()).is_some() {
+    if spare.lock().unpoisoned().is_some() {
         return Ok(());
     }
     let control = root.join(CONTROL_DIR);
@@ -1255,7 +1236,7 @@ fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -
             e,
         ));
     }
-    let mut kept = spare.lock().unwrap_or_else(|p| p.into_inner());
+    let mut kept = spare.lock().unpoisoned();
     if kept.is_some() {
         // A checkpoint kept one meanwhile.
         let _ = fs::remove_file(&tmp);
@@ -1308,7 +1289,7 @@ fn checkpoint(
         ],
     )?;
     let control = root.join(CONTROL_DIR);
-    let mut kept = spare.lock().unwrap_or_else(|p| p.into_inner());
+    let mut kept = spare.lock().unpoisoned();
     // A segment made short on the commit path is not kept: as the spare it would stand in the
     // way of a full-size one.
     let full_size = fs::metadata(segment).is_ok_and(|m| m.len() >= segment_bytes);

@@ -58,6 +58,7 @@
 pub(crate) use super::error::A2aError;
 use super::error::DecodeError;
 pub(crate) use super::tasks::{ListQuery, Progress, Reply, TASKS_KEPT, TaskPage, TaskStore};
+use crate::text::Unpoison;
 
 use super::codec::{
     Json, decode_history_length, decode_send_options, decode_send_params, decode_task_id,
@@ -99,19 +100,19 @@ pub(crate) struct ReplyHeaders(Arc<Mutex<Vec<(String, String)>>>);
 impl ReplyHeaders {
     /// Set `name` (replacing an earlier value) to `value`.
     pub(crate) fn set(&self, name: &str, value: String) {
-        let mut fields = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fields = self.0.lock().unpoisoned();
         fields.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
         fields.push((name.to_string(), value));
     }
 
     /// Remove `name`, if it was set.
     pub(crate) fn remove(&self, name: &str) {
-        let mut fields = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut fields = self.0.lock().unpoisoned();
         fields.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
     }
 
     fn take(&self) -> Vec<(String, String)> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(&mut *self.0.lock().unpoisoned())
     }
 }
 
@@ -903,10 +904,7 @@ impl Endpoint {
             return Ok(slot);
         };
         let share = self.max_background_per_owner;
-        let mut owners = self
-            .background_owners
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let mut owners = self.background_owners.lock().unpoisoned();
         let held = owners.entry(owner.clone()).or_insert(0);
         if *held >= share {
             return Err(A2aError::BackgroundShareFull { share, limit });
@@ -950,7 +948,7 @@ impl Drop for Slot {
     fn drop(&mut self) {
         self.count.fetch_sub(1, Ordering::SeqCst);
         if let Some((owners, owner)) = &self.owner {
-            let mut owners = owners.lock().unwrap_or_else(|p| p.into_inner());
+            let mut owners = owners.lock().unpoisoned();
             if let Some(held) = owners.get_mut(owner) {
                 *held -= 1;
                 if *held == 0 {

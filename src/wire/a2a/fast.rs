@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 #[serde(deny_unknown_fields)]
 pub(crate) struct SendFast<'a> {
     #[serde(borrow)]
-    message: Obj<MessageFast<'a>>,
+    message: Obj<MessageFast<'a, PartFast<'a>>>,
     // Kept when `null`: v0.3's reader keeps it, 1.0's reads it as absent.
     #[serde(default, deserialize_with = "present")]
     configuration: Option<Value>,
@@ -33,9 +33,11 @@ pub(crate) struct SendFast<'a> {
     metadata: Option<Map<String, Value>>,
 }
 
+/// A message of either binding, its parts read as `P`: the send's parts here, the reply's in
+/// [`super::reply`], whose readers differ on purpose over a 1.0 part's `null` member.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct MessageFast<'a> {
+pub(super) struct MessageFast<'a, P> {
     // Read, never kept: the general reader ignores it in both bindings.
     #[serde(default, rename = "kind")]
     _kind: Option<IgnoredAny>,
@@ -44,8 +46,9 @@ struct MessageFast<'a> {
     #[serde(rename = "messageId")]
     message_id: String,
     // `null` fails here (v0.3 refuses it, 1.0 reads it as empty): the general reader decides.
-    #[serde(default, borrow)]
-    parts: Vec<Obj<PartFast<'a>>>,
+    // `Vec::new`, not `default`: that would ask `P: Default`.
+    #[serde(default = "Vec::new")]
+    parts: Vec<Obj<P>>,
     // `null` is `None` here and in `opt_str`; another non-string fails here (`opt_str` would
     // read it as `None`), which only sends the request the general way.
     #[serde(rename = "contextId", default)]
@@ -81,33 +84,47 @@ impl SendFast<'_> {
     /// (a v0.3 part without its `kind`, a 1.0 part with a `null` member), an empty
     /// `messageId` in 1.0 (which it reads as absent).
     pub(crate) fn into_params(self, binding: Binding) -> Option<SendParams> {
-        let Obj(m) = self.message;
-        let role = [Role::User, Role::Agent]
-            .into_iter()
-            .find(|r| binding.role_name(*r) == m.role)?;
+        let message = self
+            .message
+            .0
+            .into_message(binding, |p| p.into_part(binding))?;
+        Some(SendParams {
+            message,
+            configuration: self
+                .configuration
+                .filter(|c| !(binding == Binding::V10 && c.is_null())),
+            metadata: self.metadata,
+        })
+    }
+}
+
+impl<P> MessageFast<'_, P> {
+    /// The message, each part read by `part`; `None` where a part is declined, for a role not
+    /// spelled as `binding` spells it, or for an empty `messageId` in 1.0 (which the general
+    /// reader reads as absent).
+    pub(super) fn into_message(
+        self,
+        binding: Binding,
+        mut part: impl FnMut(P) -> Option<Part>,
+    ) -> Option<Message> {
         let v10 = binding == Binding::V10;
-        if v10 && m.message_id.is_empty() {
+        if v10 && self.message_id.is_empty() {
             return None;
         }
-        let parts = m
-            .parts
-            .into_iter()
-            .map(|Obj(p)| p.into_part(binding))
-            .collect::<Option<Vec<Part>>>()?;
         // 1.0 reads an empty string as absent (ProtoJSON: proto3 strings have no presence).
         let id = |s: Option<String>| s.filter(|s| !(v10 && s.is_empty()));
-        Some(SendParams {
-            message: Message {
-                message_id: m.message_id,
-                role,
-                parts,
-                context_id: id(m.context_id),
-                task_id: id(m.task_id),
-                reference_task_ids: Vec::new(),
-                extensions: Vec::new(),
-                metadata: m.metadata,
-            },
-            configuration: self.configuration.filter(|c| !(v10 && c.is_null())),
+        Some(Message {
+            role: [Role::User, Role::Agent]
+                .into_iter()
+                .find(|r| binding.role_name(*r) == self.role)?,
+            parts: (self.parts.into_iter())
+                .map(|Obj(p)| part(p))
+                .collect::<Option<_>>()?,
+            message_id: self.message_id,
+            context_id: id(self.context_id),
+            task_id: id(self.task_id),
+            reference_task_ids: Vec::new(),
+            extensions: Vec::new(),
             metadata: self.metadata,
         })
     }

@@ -14,7 +14,8 @@
 //! (`tests` and the `fuzz` target `a2a_decode` hold the two to it).
 
 use super::Binding;
-use super::model::{Artifact, Message, Part, Task, TaskStatus};
+use super::fast::MessageFast;
+use super::model::{Artifact, Part, Task, TaskStatus};
 use crate::json::Obj;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
@@ -80,7 +81,7 @@ struct TaskFast<'a> {
     #[serde(default, borrow)]
     artifacts: Vec<Obj<ArtifactFast<'a>>>,
     #[serde(default, borrow)]
-    history: Vec<Obj<MessageFast<'a>>>,
+    history: Vec<Obj<MessageFast<'a, PartFast<'a>>>>,
     #[serde(default)]
     metadata: Option<Map<String, Value>>,
 }
@@ -91,7 +92,7 @@ struct StatusFast<'a> {
     #[serde(borrow)]
     state: &'a str,
     #[serde(default, deserialize_with = "some", borrow)]
-    message: Option<Obj<MessageFast<'a>>>,
+    message: Option<Obj<MessageFast<'a, PartFast<'a>>>>,
     #[serde(default)]
     timestamp: Option<String>,
 }
@@ -107,26 +108,6 @@ struct ArtifactFast<'a> {
     description: Option<String>,
     #[serde(default, borrow)]
     parts: Vec<Obj<PartFast<'a>>>,
-    #[serde(default)]
-    metadata: Option<Map<String, Value>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MessageFast<'a> {
-    // Read, never kept: the general reader ignores a message's `kind` too.
-    #[serde(default, rename = "kind")]
-    _kind: Option<IgnoredAny>,
-    #[serde(borrow)]
-    role: &'a str,
-    #[serde(rename = "messageId")]
-    message_id: String,
-    #[serde(default, borrow)]
-    parts: Vec<Obj<PartFast<'a>>>,
-    #[serde(rename = "contextId", default)]
-    context_id: Option<String>,
-    #[serde(rename = "taskId", default)]
-    task_id: Option<String>,
     #[serde(default)]
     metadata: Option<Map<String, Value>>,
 }
@@ -171,7 +152,7 @@ impl TaskFast<'_> {
         let Obj(status) = self.status;
         let state = binding.state_from(&Value::from(status.state))?;
         let message = match status.message {
-            Some(Obj(m)) => Some(m.into_message(binding)?),
+            Some(Obj(m)) => Some(m.into_message(binding, |p| part(binding, p))?),
             None => None,
         };
         let artifacts = self
@@ -182,7 +163,7 @@ impl TaskFast<'_> {
         let history = self
             .history
             .into_iter()
-            .map(|Obj(m)| m.into_message(binding))
+            .map(|Obj(m)| m.into_message(binding, |p| part(binding, p)))
             .collect::<Option<Vec<_>>>()?;
         Some(Task {
             id: required(binding, self.id)?,
@@ -209,52 +190,36 @@ impl ArtifactFast<'_> {
             artifact_id,
             name: optional(binding, self.name),
             description: optional(binding, self.description),
-            parts: parts(binding, self.parts)?,
+            parts: (self.parts.into_iter())
+                .map(|Obj(p)| part(binding, p))
+                .collect::<Option<_>>()?,
             metadata: self.metadata,
         })
     }
 }
 
-impl MessageFast<'_> {
-    fn into_message(self, binding: Binding) -> Option<Message> {
-        Some(Message {
-            message_id: required(binding, self.message_id)?,
-            role: binding.role_from(&Value::from(self.role))?,
-            parts: parts(binding, self.parts)?,
-            context_id: optional(binding, self.context_id),
-            task_id: optional(binding, self.task_id),
-            reference_task_ids: Vec::new(),
-            extensions: Vec::new(),
-            metadata: self.metadata,
-        })
+/// The part, if it is exactly one text or one data object as the binding tells them apart.
+fn part(binding: Binding, p: PartFast<'_>) -> Option<Part> {
+    let metadata = p.metadata;
+    match (binding, p.kind, p.text, p.data) {
+        (Binding::V03, Some("text"), Some(text), None) | (Binding::V10, None, Some(text), None) => {
+            Some(Part::Text { text, metadata })
+        }
+        (Binding::V03, Some("data"), None, Some(data)) | (Binding::V10, None, None, Some(data)) => {
+            Some(Part::Data {
+                data: Value::Object(data),
+                metadata,
+            })
+        }
+        _ => None,
     }
-}
-
-/// The parts, each exactly one text or one data object, as the binding tells them apart.
-fn parts(binding: Binding, parts: Vec<Obj<PartFast<'_>>>) -> Option<Vec<Part>> {
-    parts
-        .into_iter()
-        .map(|Obj(p)| {
-            let metadata = p.metadata;
-            match (binding, p.kind, p.text, p.data) {
-                (Binding::V03, Some("text"), Some(text), None)
-                | (Binding::V10, None, Some(text), None) => Some(Part::Text { text, metadata }),
-                (Binding::V03, Some("data"), None, Some(data))
-                | (Binding::V10, None, None, Some(data)) => Some(Part::Data {
-                    data: Value::Object(data),
-                    metadata,
-                }),
-                _ => None,
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::wire::a2a::codec::{Json, decode_result};
-    use crate::wire::a2a::model::{Role, SendResult, TaskState};
+    use crate::wire::a2a::model::{Message, Role, SendResult, TaskState};
     use crate::wire::jsonrpc;
     use serde_json::json;
 

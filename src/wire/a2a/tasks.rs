@@ -23,6 +23,7 @@
 use super::error::A2aError;
 use super::model::{Artifact, Message, Task, TaskState};
 use super::stream::{ArtifactUpdate, StatusUpdate, StreamEvent};
+use crate::text::Unpoison;
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{Map, Value};
 use std::collections::{HashMap, VecDeque};
@@ -247,7 +248,7 @@ impl TaskStore {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Tasks> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.inner.lock().unpoisoned()
     }
 
     /// Remember a finished task (replacing one with the same id).

@@ -10,6 +10,7 @@
 //! rather than a closed connection).
 
 use super::{Handler, Request, Response};
+use crate::text::Unpoison;
 use crossbeam_channel::{Receiver, Sender, select};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -73,15 +74,11 @@ impl Drain {
     /// End every guarded stream now, each with its terminal event, and run the cut hooks.
     pub(crate) fn cut(&self) {
         self.start();
-        self.inner
-            .cut_tx
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        self.inner.cut_tx.lock().unpoisoned().take();
         // The flag is set under the hooks' lock, so a hook given meanwhile either is taken
         // here or sees the cut and runs at once: never neither.
         let hooks = {
-            let mut hooks = self.inner.on_cut.lock().unwrap_or_else(|p| p.into_inner());
+            let mut hooks = self.inner.on_cut.lock().unpoisoned();
             self.inner.cut.store(true, Ordering::SeqCst);
             std::mem::take(&mut *hooks)
         };
@@ -98,7 +95,7 @@ impl Drain {
     /// Run `hook` when the drain is cut (at once, if it already is).
     pub(crate) fn on_cut(&self, hook: impl FnOnce() + Send + 'static) {
         {
-            let mut hooks = self.inner.on_cut.lock().unwrap_or_else(|p| p.into_inner());
+            let mut hooks = self.inner.on_cut.lock().unpoisoned();
             if !self.is_cut() {
                 hooks.push(Box::new(hook));
                 return;

@@ -19,6 +19,7 @@
 //! request's `User-Agent` and body size. Text or JSON ([`Format`]); every field that came from
 //! a peer is escaped, so a request cannot forge a line.
 
+use crate::text::Unpoison;
 use std::fmt;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -203,7 +204,7 @@ impl RequestLog {
             Format::Json => self.json(entry, level),
         };
         line.push('\n');
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = self.out.lock().unpoisoned();
         let _ = out.write_all(line.as_bytes());
         let _ = out.flush();
     }

@@ -13,6 +13,7 @@
 use super::client::{ClientRequest, ClientResponse, MAX_RESPONSE_BYTES};
 use super::write::{self, Framing};
 use super::{BodyError, Handler, Limits, Request, Response, body, head, write_response};
+use crate::text::Unpoison;
 use crate::wire::WireError;
 use crate::wire::wirelog::{self, Direction, Side, Tap, WireLog};
 
@@ -41,7 +42,7 @@ impl MemoryNet {
     pub fn serve(&self, host: &str, handler: Handler, limits: Limits) -> String {
         self.hosts
             .write()
-            .unwrap_or_else(|p| p.into_inner())
+            .unpoisoned()
             .insert(host.to_ascii_lowercase(), (handler, limits));
         format!("http://{host}")
     }
@@ -51,7 +52,7 @@ impl MemoryNet {
     pub(crate) fn remove(&self, host: &str) {
         self.hosts
             .write()
-            .unwrap_or_else(|p| p.into_inner())
+            .unpoisoned()
             .remove(&host.to_ascii_lowercase());
     }
 
@@ -60,7 +61,7 @@ impl MemoryNet {
     /// (`None` stops it). Only with the `testkit` feature.
     #[cfg(any(test, feature = "testkit"))]
     pub(crate) fn panic_on_calls_to(&self, host: Option<&str>) {
-        let mut panicking = self.panicking.write().unwrap_or_else(|p| p.into_inner());
+        let mut panicking = self.panicking.write().unpoisoned();
         panicking.clear();
         panicking.extend(host.map(str::to_ascii_lowercase));
     }
@@ -86,7 +87,7 @@ impl MemoryNet {
         if self
             .panicking
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unpoisoned()
             .contains(&host.to_ascii_lowercase())
         {
             panic!("injected panic: a call to {}", request.url);
@@ -94,7 +95,7 @@ impl MemoryNet {
         let found = self
             .hosts
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unpoisoned()
             .get(&host.to_ascii_lowercase())
             .cloned();
         let Some((handler, limits)) = found else {

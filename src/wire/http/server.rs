@@ -59,6 +59,7 @@ use super::head::{self, HeadError, RequestHead};
 use super::log::{Entry, RequestLog};
 use super::write::{self, Framing};
 use super::{Body, BodyError, Handler, Limits, Notes, Request, Response};
+use crate::text::Unpoison;
 use crate::wire::WireError;
 use crate::wire::tls::ServerIdentity;
 use crate::wire::wirelog::{self, Direction, Side, Tap, WireLog};
@@ -348,10 +349,6 @@ impl Drop for Server {
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// How long accepts must go without running out of descriptors before a burst is over. A
 /// flood frees a descriptor with every connection it is refused, so accepts succeed between
 /// refusals; without this quiet time each of them would end a burst and start a new one.
@@ -497,7 +494,7 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> io::Resul
     let client = peer.ip().to_canonical();
     let open = shared.connections.fetch_add(1, Ordering::SeqCst) + 1;
     let held = {
-        let mut clients = lock(&shared.clients);
+        let mut clients = shared.clients.lock().unpoisoned();
         let n = clients.entry(client).or_insert(0);
         *n += 1;
         *n
@@ -548,7 +545,7 @@ struct Counted(Arc<Shared>, IpAddr);
 impl Drop for Counted {
     fn drop(&mut self) {
         self.0.connections.fetch_sub(1, Ordering::SeqCst);
-        let mut clients = lock(&self.0.clients);
+        let mut clients = self.0.clients.lock().unpoisoned();
         if let Some(n) = clients.get_mut(&self.1) {
             *n -= 1;
             if *n == 0 {
@@ -582,7 +579,7 @@ struct CountState {
 
 impl Count {
     fn lock(&self) -> std::sync::MutexGuard<'_, CountState> {
-        lock(&self.state)
+        self.state.lock().unpoisoned()
     }
 
     /// Sleep until the count changes (or a spurious wake-up), at most `timeout` if given.
@@ -593,12 +590,8 @@ impl Count {
     ) -> std::sync::MutexGuard<'a, CountState> {
         guard.waiters += 1;
         let mut guard = match timeout {
-            Some(t) => self
-                .changed
-                .wait_timeout(guard, t)
-                .map(|(g, _)| g)
-                .unwrap_or_else(|p| p.into_inner().0),
-            None => self.changed.wait(guard).unwrap_or_else(|p| p.into_inner()),
+            Some(t) => self.changed.wait_timeout(guard, t).unpoisoned().0,
+            None => self.changed.wait(guard).unpoisoned(),
         };
         guard.waiters -= 1;
         guard

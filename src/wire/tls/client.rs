@@ -96,7 +96,8 @@ impl Config {
     }
 }
 
-fn refused(what: &str, e: rustls::Error) -> TlsError {
+/// rustls refused configuring `what`, for the reason `e`.
+pub(super) fn refused(what: &str, e: rustls::Error) -> TlsError {
     TlsError::Refused {
         what: what.to_string(),
         reason: e.to_string(),

@@ -6,8 +6,9 @@
 //! reads a TLS record may take, so a client dripping a record byte by byte is bounded exactly
 //! as one dripping a plain head is.
 
-use super::client::{provider, read_certs, read_pair};
+use super::client::{provider, read_certs, read_pair, refused};
 use super::{KeyPair, ServerTls, TlsError};
+use crate::text::Unpoison;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
 use rustls::sign::CertifiedKey;
 use rustls::{RootCertStore, ServerConfig, ServerConnection};
@@ -36,9 +37,7 @@ struct Current(RwLock<Arc<CertifiedKey>>);
 
 impl ResolvesServerCert for Current {
     fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        Some(Arc::clone(
-            &self.0.read().unwrap_or_else(|p| p.into_inner()),
-        ))
+        Some(Arc::clone(&self.0.read().unpoisoned()))
     }
 }
 
@@ -83,23 +82,16 @@ impl Identity {
 
     /// Read the pair again; `Ok(true)` when the certificate differs from the one served.
     pub(crate) fn reload(&self) -> Result<bool, TlsError> {
-        *self.stamp.lock().unwrap_or_else(|p| p.into_inner()) = stamp(&self.files);
+        *self.stamp.lock().unpoisoned() = stamp(&self.files);
         let key = certified(&self.files)?;
-        let mut current = self.current.0.write().unwrap_or_else(|p| p.into_inner());
+        let mut current = self.current.0.write().unpoisoned();
         let changed = current.cert != key.cert;
         *current = key;
         Ok(changed)
     }
 
     fn files_changed(&self) -> bool {
-        *self.stamp.lock().unwrap_or_else(|p| p.into_inner()) != stamp(&self.files)
-    }
-}
-
-fn refused(what: &str, e: rustls::Error) -> TlsError {
-    TlsError::Refused {
-        what: what.to_string(),
-        reason: e.to_string(),
+        *self.stamp.lock().unpoisoned() != stamp(&self.files)
     }
 }
 
