@@ -27,8 +27,8 @@ pub mod memory;
 pub mod server;
 pub(crate) mod write;
 
-pub(crate) use write::write_response;
 pub use egress::EgressError;
+pub(crate) use write::write_response;
 
 use crossbeam_channel::Receiver;
 use std::net::SocketAddr;
