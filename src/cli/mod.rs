@@ -7,11 +7,11 @@
 //! `export` picks stored runs by id or time and sends them to an OTLP receiver or writes the
 //! collector's file format; `demo` scripts its seven invocations.
 //!
-//! Exit codes ([`EXIT_CODES`], printed by `ddwire --help`): 0 success, 1 the command ran and
+//! Exit codes (`EXIT_CODES`, printed by `ddwire --help`): 0 success, 1 the command ran and
 //! reports failure (a lint that failed, a refused invocation; an envelope that did not succeed
 //! is still 0), 2 bad usage or configuration, 3 `lint`: the linter did not run.
 //!
-//! Commands print to stdout with [`outln!`] and [`out!`], never `println!`: a closed pipe then
+//! Commands print to stdout with `outln!` and `out!`, never `println!`: a closed pipe then
 //! ends the command quietly (clippy's `print_stdout` keeps it so).
 
 #![deny(clippy::print_stdout)]
