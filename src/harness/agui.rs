@@ -34,7 +34,7 @@
 
 use super::conductor::{AGENT_NOT_RUN, Observer, Phase, RunTrace, Stage, Turn};
 use super::identity::Access;
-use super::server::Harness;
+use super::served::Harness;
 use crate::contract::problem::ProblemType;
 use crate::contract::{ContractError, InvocationRequest, OutcomeStatus, ReasonCode};
 use crate::harness::HarnessError;
@@ -427,7 +427,7 @@ fn prepare(
 
 /// `GET /agui/runs/{id}`: a stored run as the same events a live run sent.
 pub(crate) fn replay(harness: &Harness, reference: &str, access: &Access) -> Response {
-    let id = match super::server::resolve_run(harness, reference, access) {
+    let id = match super::served::resolve_run(harness, reference, access) {
         Ok(id) => id,
         Err(response) => return response,
     };

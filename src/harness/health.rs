@@ -14,7 +14,7 @@
 //!  "export": {"endpoint": "http://…/v1/traces", "queued": 0, "dropped_batches": 0, …}}
 //! ```
 
-use super::server::Harness;
+use super::served::Harness;
 use crate::wire::http::Response;
 use crate::wire::http::server::OpenConnections;
 use serde_json::{Value, json};

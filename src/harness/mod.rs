@@ -13,6 +13,7 @@ pub mod identity;
 pub mod policy;
 pub mod registry;
 pub(crate) mod remote;
+mod served;
 pub mod server;
 pub mod store;
 pub(crate) mod tasks;

@@ -32,213 +32,25 @@
 //! without a key) are handled as before.
 
 use super::approval::{ApprovalError, Verdict};
-use super::conductor::{Callback, Conductor, Phase, RunTrace, Stage, Turn};
+use super::conductor::{Callback, Phase, RunTrace, Stage, Turn};
 use super::identity::{Access, Authenticator, Role as TokenRole};
+pub use super::served::Harness;
+use super::served::{resolve_run, unauthorized};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::formats::is_sha256_hex;
 use crate::contract::{InvocationRequest, Principal};
 use crate::harness::{HarnessError, Result};
-use crate::text::Unpoison;
-use crate::wire::a2a::card::ServedCard;
 use crate::wire::a2a::endpoint::{
     A2aError, CallContext, Endpoint, Execute, List, Plan, Progress, Reply, ReplyHeaders, TaskPlan,
     Visible, Work, signature_refused,
 };
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
-use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, card, meta};
-use crate::wire::http::browser::BrowserPolicy;
-use crate::wire::http::drain::Drain;
-use crate::wire::http::server::OpenConnections;
+use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, meta};
 use crate::wire::http::{Handler, Request, Response};
-use crate::wire::sign::{Direction, Verifier};
+use crate::wire::sign::Verifier;
 use serde_json::{Value, json};
 use std::ops::ControlFlow;
-use std::sync::{Arc, RwLock};
-use std::time::Duration;
-
-/// A harness: its conductor, how it authenticates callers, and its card.
-pub struct Harness {
-    /// The conductor every route runs invocations through.
-    pub(crate) conductor: Conductor,
-    /// `None`: only delegation callbacks under a live grant are accepted.
-    pub(crate) authenticator: Option<Authenticator>,
-    /// The base URL on the card (and, for delegation, the conductor's callback).
-    pub(crate) public_url: String,
-    /// The card and the callback verifier, as built from the registry's current contents.
-    built: RwLock<Arc<Built>>,
-    /// How far a signed callback's time may be from this clock (`None`: the default).
-    window: Option<Duration>,
-    /// The server's open connections, for `/healthz`.
-    connections: Option<OpenConnections>,
-    /// Started on SIGTERM/SIGINT: `/healthz` answers 503, streams end when it is cut.
-    pub(crate) drain: Drain,
-    /// What a browser may do: host names, origins, media types ([`crate::wire::http::browser`]).
-    browser: BrowserPolicy,
-    /// How often an idle A2A stream sends a keep-alive comment.
-    keep_alive: Duration,
-    /// Set when the drain is cut: what interrupts an approved run's agent call. Made, and hooked
-    /// to the drain, by the first decision.
-    cut_interrupt: std::sync::OnceLock<crate::wire::http::client::Interrupt>,
-}
-
-/// What the harness builds from its registry, rebuilt when the registry changes.
-struct Built {
-    generation: u64,
-    card: ServedCard,
-    /// Verifies signed delegation callbacks, with the keys the registry holds.
-    callbacks: Verifier,
-}
-
-impl Harness {
-    /// A harness at `public_url`; its card lists one skill per registered agent and carries
-    /// the manifest, and is rebuilt whenever a refresh changes the registry.
-    pub fn new(
-        mut conductor: Conductor,
-        authenticator: Option<Authenticator>,
-        public_url: &str,
-    ) -> Harness {
-        let public_url = public_url.trim_end_matches('/').to_string();
-        conductor
-            .callback_url
-            .get_or_insert_with(|| public_url.clone());
-        let built = build(&conductor, &public_url, None);
-        Harness {
-            conductor,
-            authenticator,
-            browser: BrowserPolicy::new(&public_url),
-            public_url,
-            built: RwLock::new(Arc::new(built)),
-            window: None,
-            connections: None,
-            drain: Drain::new(),
-            keep_alive: crate::wire::a2a::endpoint::KEEP_ALIVE,
-            cut_interrupt: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// The interrupt a cut drain sets (one hook on the drain, however many decisions).
-    fn cut_interrupt(&self) -> crate::wire::http::client::Interrupt {
-        self.cut_interrupt
-            .get_or_init(|| {
-                let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
-                let (keep_open, wake) = crossbeam_channel::bounded::<()>(0);
-                self.drain.on_cut({
-                    let flag = Arc::clone(&flag);
-                    move || {
-                        flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                        drop(keep_open);
-                    }
-                });
-                crate::wire::http::client::Interrupt { flag, wake }
-            })
-            .clone()
-    }
-
-    /// Send a keep-alive comment on an A2A stream after `every` without an event (default
-    /// 15 s).
-    #[cfg(test)]
-    pub(crate) fn with_keep_alive(mut self, every: Duration) -> Harness {
-        self.keep_alive = every;
-        self
-    }
-
-    /// Accept signed callbacks dated up to `window` from this clock, either way (default
-    /// 300 s).
-    pub(crate) fn with_replay_window(mut self, window: Duration) -> Harness {
-        self.window = Some(window);
-        self.built = RwLock::new(Arc::new(build(
-            &self.conductor,
-            &self.public_url,
-            self.window,
-        )));
-        self
-    }
-
-    /// Report the server's open connections on `/healthz`.
-    pub(crate) fn with_open_connections(mut self, connections: OpenConnections) -> Harness {
-        self.connections = Some(connections);
-        self
-    }
-
-    /// Share `drain` with the process: once started, `/healthz` answers 503; once cut, every
-    /// AG-UI stream still open ends with a `RUN_ERROR`, and every A2A stream with a final
-    /// `failed` status update (`dd.error: shutting_down`).
-    pub(crate) fn with_drain(mut self, drain: Drain) -> Harness {
-        self.drain = drain;
-        self
-    }
-
-    /// Which stored runs the caller may read, from its `Authorization` header: every run
-    /// without bearer tokens (operator mode, or a harness taking only delegation callbacks),
-    /// else its own (all, for an auditor). `Err` is the 401 to answer (RFC 6750 §3).
-    pub(crate) fn read_access(
-        &self,
-        headers: &[(String, String)],
-    ) -> std::result::Result<Access, Response> {
-        let Some(auth) = &self.authenticator else {
-            return Ok(Access::All);
-        };
-        auth.access_for(Some(headers)).map_err(|e| {
-            let presented = crate::wire::http::header(headers, "authorization").is_some();
-            unauthorized(&e.to_string(), presented)
-        })
-    }
-
-    /// Whether `access` may see the stored run `id` (an unreadable run is not seen).
-    pub(crate) fn sees_run(&self, access: &Access, id: &str) -> bool {
-        match access {
-            Access::All => true,
-            Access::Own(_) => matches!(
-                self.conductor.store.envelope(id),
-                Ok(Some(envelope)) if access.sees_envelope(&envelope)
-            ),
-        }
-    }
-
-    /// Answer browsers as `policy` says (by default: the public URL's host and IP literals,
-    /// no other origin; see [`crate::wire::http::browser`]).
-    pub(crate) fn with_browser_policy(mut self, policy: BrowserPolicy) -> Harness {
-        self.browser = policy;
-        self
-    }
-
-    /// The card, as served.
-    pub fn card(&self) -> Value {
-        serde_json::from_slice(self.built().card.bytes()).unwrap_or(Value::Null)
-    }
-
-    /// The card and verifier for the registry as it is now.
-    fn built(&self) -> Arc<Built> {
-        let generation = self.conductor.registry.generation();
-        let current = Arc::clone(&self.built.read().unpoisoned());
-        if current.generation == generation {
-            return current;
-        }
-        let fresh = Arc::new(build(&self.conductor, &self.public_url, self.window));
-        *self.built.write().unpoisoned() = Arc::clone(&fresh);
-        fresh
-    }
-}
-
-fn build(conductor: &Conductor, public_url: &str, window: Option<Duration>) -> Built {
-    // Read first: a refresh landing meanwhile bumps it again, and the next request rebuilds.
-    let generation = conductor.registry.generation();
-    let keys: Vec<_> = conductor
-        .registry
-        .agents()
-        .into_iter()
-        .filter_map(|a| a.key.clone())
-        .collect();
-    let mut callbacks = Verifier::new(Direction::ToHarness, keys);
-    if let Some(window) = window {
-        callbacks = callbacks.with_window(window);
-    }
-    Built {
-        generation,
-        card: ServedCard::new(&harness_card(conductor, public_url)),
-        callbacks,
-    }
-}
+use std::sync::Arc;
 
 /// A caller refused for its credentials, as A2A answers it: the reason once (the error's own
 /// text starts "unauthenticated: ", which the A2A error's text already says).
@@ -250,45 +62,6 @@ fn refused(e: HarnessError) -> A2aError {
             None => reason,
         },
     }
-}
-
-/// HTTP 401 with the challenge RFC 6750 §3 asks for: `error="invalid_token"` when a
-/// credential was presented and refused, a bare challenge when none was.
-pub(crate) fn unauthorized(reason: &str, presented: bool) -> Response {
-    let challenge = if presented {
-        "Bearer realm=\"ddwire\", error=\"invalid_token\""
-    } else {
-        "Bearer realm=\"ddwire\""
-    };
-    Response::error(401, reason).with_header("WWW-Authenticate", challenge)
-}
-
-/// The harness's card: one skill per registered agent, and the manifest extension.
-pub(crate) fn harness_card(conductor: &Conductor, public_url: &str) -> Value {
-    let skills: Vec<Value> = conductor
-        .registry
-        .agents()
-        .iter()
-        .map(|a| card::skill(&a.spec))
-        .collect();
-    let manifest = json!({
-        "uri": card::MANIFEST_EXTENSION_URI,
-        "description": "Data Director manifest: the description of every agent this harness runs, for a delegation agent to route from.",
-        "required": false,
-        "params": { "agents": conductor.registry.manifest() },
-    });
-    let mut card = card::base_card(
-        "ddwire harness",
-        "A Data Director harness: runs registered agents under the institutional profile, checks every result's grounding, and returns an envelope.",
-        env!("CARGO_PKG_VERSION"),
-        public_url,
-        vec![manifest],
-        skills,
-    );
-    // The harness streams a run's stages and, after every check, its result (see
-    // `wire::a2a::endpoint`, "Streams"); agents answer whole replies and say `false`.
-    card["capabilities"]["streaming"] = Value::Bool(true);
-    card
 }
 
 /// The request handler of a harness.
@@ -718,55 +491,6 @@ fn read_route(
             404,
             &format!("no route {} {}", request.method, request.path),
         ),
-    }
-}
-
-/// The stored run `reference` names (a whole id or a unique prefix of one), or the answer to
-/// give instead: 404 if none, 409 with the candidates if several runs share the prefix.
-pub(crate) fn resolve_run(
-    harness: &Harness,
-    reference: &str,
-    access: &Access,
-) -> std::result::Result<String, Response> {
-    let not_found = || Response::error(404, &format!("no run {reference}"));
-    match harness.conductor.store.resolve(reference) {
-        Ok(id) if harness.sees_run(access, &id) => Ok(id),
-        Ok(_) => Err(not_found()),
-        Err(HarnessError::Store(StoreError::AmbiguousRun {
-            candidates, total, ..
-        })) if *access != Access::All => {
-            // Only the reader's own runs count: a prefix shared with another principal's run
-            // resolves to the reader's, and candidates name no one else's.
-            let mine: Vec<String> = candidates
-                .into_iter()
-                .filter(|id| harness.sees_run(access, id))
-                .collect();
-            match mine.as_slice() {
-                [] => Err(not_found()),
-                [one] if total <= super::store::CANDIDATES_SHOWN => Ok(one.clone()),
-                _ => Err(Response::json(
-                    409,
-                    &json!({
-                        "error": format!("{reference} is the start of several of your runs: give more of the id"),
-                        "candidates": mine,
-                    }),
-                )),
-            }
-        }
-        Err(HarnessError::Store(StoreError::NoSuchRun { .. })) => Err(not_found()),
-        Err(e @ HarnessError::Store(StoreError::AmbiguousRun { .. })) => {
-            let candidates = match &e {
-                HarnessError::Store(StoreError::AmbiguousRun { candidates, .. }) => {
-                    candidates.clone()
-                }
-                _ => Vec::new(),
-            };
-            Err(Response::json(
-                409,
-                &json!({ "error": e.to_string(), "candidates": candidates }),
-            ))
-        }
-        Err(e) => Err(Response::error(500, &e.to_string())),
     }
 }
 
