@@ -50,6 +50,10 @@ const EVENTS_BUFFERED: usize = 4;
 /// memory.
 const MAX_EVENT_BYTES: usize = 1 << 20;
 
+/// What the relay reads of a peer's stream after its last event: the chunked end, and room
+/// for a few stray comments.
+const MAX_TAIL: u64 = 64 << 10;
+
 /// Forward the stream call `inbound` (which has an id): the relay's answer, a stream or a whole
 /// reply. The hop runs on a thread of its own, which holds its spans until the stream ends.
 pub(crate) fn carry_stream(relay: Arc<Relay>, inbound: Inbound) -> Response {
@@ -218,7 +222,15 @@ fn pass_stream(
         caller: &events,
     };
     let mut count = 0;
-    let ended = hop.pass_events(body, &mut session, &mut count);
+    let read_error = Rc::new(RefCell::new(None));
+    let mut reader = sse::Reader::with_limit(
+        PeerBody {
+            body,
+            error: read_error.clone(),
+        },
+        MAX_EVENT_BYTES,
+    );
+    let ended = hop.pass_events(&mut reader, &read_error, &mut session, &mut count);
     server.set(n::STREAM_EVENTS, count as i64);
     if let Err(failure) = &ended {
         // The caller learns why its stream ended.
@@ -234,8 +246,30 @@ fn pass_stream(
         inbound,
         server,
         session.as_deref(),
-        ended.as_ref().map(|()| None),
+        ended.as_ref().map(|_| None),
     );
+    if matches!(ended, Ok(Ended::Last)) {
+        read_tail(reader.into_inner());
+    }
+}
+
+/// How a peer's stream that did not fail ended.
+#[derive(Debug, PartialEq)]
+enum Ended {
+    /// Its last event was passed on.
+    Last,
+    /// The caller went away first; the peer is not read further.
+    CallerGone,
+}
+
+/// After a peer's last event, read what is left of its body (the chunked end, no more than
+/// [`MAX_TAIL`] bytes, each read bounded by the stream's idle timeout) and drop it: a body
+/// read to its end lets the connection be kept for the next call, and the wire log holds the
+/// stream whole. The caller's stream has already ended, so a peer slow to end its own costs the
+/// caller nothing.
+fn read_tail(body: PeerBody) {
+    use std::io::Read;
+    let _ = std::io::copy(&mut body.take(MAX_TAIL), &mut std::io::sink());
 }
 
 /// One stream's hop while its events pass.
@@ -287,10 +321,11 @@ impl Hop<'_, '_> {
     /// the stream failed, if it did.
     fn pass_events(
         &self,
-        body: BodyStream,
+        reader: &mut sse::Reader<PeerBody>,
+        read_error: &RefCell<Option<WireError>>,
         session: &mut Option<String>,
         seq: &mut u64,
-    ) -> Result<(), Failure> {
+    ) -> Result<Ended, Failure> {
         let peer = self.peer;
         let failed = |error: WireError| Failure::Peer {
             peer: peer.to_string(),
@@ -307,20 +342,12 @@ impl Hop<'_, '_> {
             })
         };
         let id = self.inbound.call.id.clone().unwrap_or(Value::Null);
-        let read_error = Rc::new(RefCell::new(None));
-        let mut reader = sse::Reader::with_limit(
-            PeerBody {
-                body,
-                error: read_error.clone(),
-            },
-            MAX_EVENT_BYTES,
-        );
         loop {
             let event = match reader.next_item() {
                 Ok(Some(sse::Item::Event(event))) => event,
                 Ok(Some(sse::Item::Comment(text))) => {
                     if self.caller.send(sse::comment(&text)).is_err() {
-                        return Ok(());
+                        return Ok(Ended::CallerGone);
                     }
                     continue;
                 }
@@ -358,10 +385,10 @@ impl Hop<'_, '_> {
             if sent.is_err() {
                 // The caller went away: stop reading the peer.
                 self.server.set(n::CALLER_GONE, true);
-                return Ok(());
+                return Ok(Ended::CallerGone);
             }
             if decoded.is_last() {
-                return Ok(());
+                return Ok(Ended::Last);
             }
         }
     }

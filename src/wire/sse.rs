@@ -153,6 +153,12 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// The reader it reads from, and with it any bytes this reader has not yet taken; bytes
+    /// taken and not yet returned as an event are dropped.
+    pub(crate) fn into_inner(self) -> R {
+        self.inner
+    }
+
     /// The next event or comment; `None` at the end of the stream (an unfinished event there is
     /// dropped, §9.2.6).
     pub(crate) fn next_item(&mut self) -> Result<Option<Item>, SseError> {

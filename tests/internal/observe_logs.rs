@@ -674,6 +674,12 @@ fn streaming_peer(wire: &WireLog) -> Server {
             let event = json!({"jsonrpc": "2.0", "id": id, "result": result});
             tx.send(format!("data: {event}\n\n").into_bytes()).unwrap();
         }
+        // The stream's end (the chunked terminator) comes well after its last event, as a
+        // server's can: the relay must still read it for the stream to be logged whole.
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            drop(tx);
+        });
         Response::stream(200, "text/event-stream", rx)
     });
     bound.serve(handler).unwrap()
