@@ -17,29 +17,19 @@
 //! over `MAX_RESPONSE_BYTES`, a stream its reader dropped before its end, a timeout) is
 //! logged incomplete when ureq lets the connection go. A logged client over the in-memory
 //! transport logs the bytes it carries the same way.
-//!
-//! # Interrupting a call
-//!
-//! `interruptible` runs calls on the calling thread so that another thread can make them
-//! give up: once the `Interrupt`'s flag is set, a call waiting for its response fails within
-//! `INTERRUPT_POLL` with [`WireError::Interrupted`], over TCP, TLS and the in-memory
-//! transport alike, and its connection is closed (never pooled). The wait for a response, head
-//! or body, is cut into slices of that length while an interrupt is in force, and the flag is
-//! read between them: a call waiting on a slow agent makes one timed `read` (and, over TCP, a
-//! `setsockopt`) 40 times a second. Nothing else changes, and a call made outside
-//! `interruptible` waits as it always did. Connecting and sending are not sliced: they are
-//! bounded by the call's own timeout.
 
 use super::Limits;
 use super::body::BodyReader;
+pub use super::call::{ClientRequest, ClientResponse};
+pub(crate) use super::call::{
+    INTERRUPT_POLL, Interrupt, MAX_RESPONSE_BYTES, interrupt_in_force, interruptible,
+};
 use super::egress::{Egress, EgressError};
 use super::head::{self, Framing};
 use super::memory::MemoryNet;
 use crate::wire::WireError;
 use crate::wire::tls::{ClientTls, ClientTrust, KeyPair, TlsError, TlsFailure};
 use crate::wire::wirelog::{self, Direction, Side, Tap, WireLog};
-use std::cell::RefCell;
-use std::sync::Arc;
 
 type Result<T, E = WireError> = std::result::Result<T, E>;
 use std::net::{IpAddr, SocketAddr};
@@ -126,77 +116,6 @@ impl Resolver for GuardedResolver {
         }
     }
 }
-
-/// A request to send.
-#[derive(Clone, Debug)]
-pub struct ClientRequest {
-    /// `GET` or `POST`.
-    pub(crate) method: &'static str,
-    /// The absolute `http://` URL.
-    pub(crate) url: String,
-    /// Extra header fields (`Host` and framing are added by the transport).
-    pub(crate) headers: Vec<(String, String)>,
-    /// The body (empty for `GET`).
-    pub(crate) body: Vec<u8>,
-    /// The whole call must finish within this (connect, send, receive).
-    pub(crate) timeout: Duration,
-}
-
-impl ClientRequest {
-    /// A `GET`.
-    pub fn get(url: impl Into<String>, timeout: Duration) -> ClientRequest {
-        ClientRequest {
-            method: "GET",
-            url: url.into(),
-            headers: Vec::new(),
-            body: Vec::new(),
-            timeout,
-        }
-    }
-
-    /// A `POST` of a JSON body.
-    pub(crate) fn post_json(
-        url: impl Into<String>,
-        body: Vec<u8>,
-        timeout: Duration,
-    ) -> ClientRequest {
-        ClientRequest {
-            method: "POST",
-            url: url.into(),
-            headers: vec![("Content-Type".into(), "application/json".into())],
-            body,
-            timeout,
-        }
-    }
-
-    /// Add a header.
-    pub(crate) fn header(mut self, name: &str, value: &str) -> ClientRequest {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-}
-
-/// A response received.
-#[derive(Clone, Debug)]
-pub struct ClientResponse {
-    /// The status code.
-    pub status: u16,
-    /// Names lower-cased.
-    pub(crate) headers: Vec<(String, String)>,
-    /// The whole body, read within `MAX_RESPONSE_BYTES`.
-    pub body: Vec<u8>,
-}
-
-impl ClientResponse {
-    /// The first value of a header.
-    pub fn header(&self, name: &str) -> Option<&str> {
-        super::header(&self.headers, name)
-    }
-}
-
-/// The largest response body a client accepts (a reply carrying an agent's spans can be
-/// large, but not unbounded).
-pub(crate) const MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// An HTTP client: cheap to clone, safe to share between threads.
 #[derive(Clone)]
@@ -336,9 +255,9 @@ fn build_agent(
     use ureq::unversioned::transport::{ConnectProxyConnector, TcpConnector};
     let connector = ().chain(ConnectProxyConnector::default()).chain(TcpConnector::default());
     #[cfg(feature = "tls")]
-    let connector = connector.chain(crate::wire::tls::client::TlsConnector(Arc::clone(
-        &tls.config.rustls,
-    )));
+    let connector = connector.chain(crate::wire::tls::client::TlsConnector(
+        std::sync::Arc::clone(&tls.config.rustls),
+    ));
     #[cfg(not(feature = "tls"))]
     let _ = tls;
     if let Some(log) = log {
@@ -368,43 +287,6 @@ fn agent_config_for(guarded: bool) -> ureq::config::Config {
     }
 }
 
-/// How soon an interrupted call notices, at most, while it waits for a response.
-pub(crate) const INTERRUPT_POLL: Duration = Duration::from_millis(25);
-
-/// What makes a call in flight give up: a flag another thread sets, and a channel that is
-/// disconnected when it does (the in-memory transport waits on it).
-#[derive(Clone)]
-pub(crate) struct Interrupt {
-    pub(crate) flag: Arc<std::sync::atomic::AtomicBool>,
-    pub(crate) wake: crossbeam_channel::Receiver<()>,
-}
-
-impl Interrupt {
-    pub(crate) fn is_set(&self) -> bool {
-        self.flag.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-/// Run `calls` with `interrupt` in force for every HTTP call they make on this thread (see
-/// the module's "Interrupting a call"). When `calls` returns or unwinds, whatever was in force
-/// before is again.
-pub(crate) fn interruptible<T>(interrupt: Interrupt, calls: impl FnOnce() -> T) -> T {
-    struct Restore(Option<Interrupt>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let before = self.0.take();
-            INTERRUPT.with(|i| *i.borrow_mut() = before);
-        }
-    }
-    let _restore = Restore(INTERRUPT.with(|i| i.borrow_mut().replace(interrupt)));
-    calls()
-}
-
-/// The interrupt in force on this thread, if any.
-pub(crate) fn interrupt_in_force() -> Option<Interrupt> {
-    INTERRUPT.with(|i| i.borrow().clone())
-}
-
 /// What an interrupted wait fails with, inside an I/O error of kind `Other`: not
 /// `Interrupted`, which `std::io::Read::read_to_end` retries (a body read would then spin until
 /// the call's timeout), and not a disconnection, which ends a close-delimited body as if whole.
@@ -422,11 +304,6 @@ impl std::error::Error for InterruptedCall {}
 
 fn interrupted() -> std::io::Error {
     std::io::Error::other(InterruptedCall)
-}
-
-thread_local! {
-    /// The interrupt the calls on this thread answer to ([`interruptible`]).
-    static INTERRUPT: RefCell<Option<Interrupt>> = const { RefCell::new(None) };
 }
 
 /// A connector wrapping ureq's transport so that what a logged client sends and reads is

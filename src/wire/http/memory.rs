@@ -10,7 +10,7 @@
 //! hands the request and response bytes to the wire log's tap as a TCP client's connection
 //! does.
 
-use super::client::{ClientRequest, ClientResponse, MAX_RESPONSE_BYTES};
+use super::call::{ClientRequest, ClientResponse, MAX_RESPONSE_BYTES};
 use super::write::{self, Framing};
 use super::{BodyError, Handler, Limits, Request, Response, body, head, write_response};
 use crate::text::Unpoison;
@@ -118,7 +118,7 @@ impl MemoryNet {
             url: request.url.clone(),
             after: request.timeout,
         };
-        let response_bytes = match super::client::interrupt_in_force() {
+        let response_bytes = match super::call::interrupt_in_force() {
             None => rx.recv_timeout(request.timeout).map_err(|_| timed_out())?,
             // Under `interruptible`, the wait ends when the interrupt is set, as a socket's does.
             Some(interrupt) => {

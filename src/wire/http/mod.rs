@@ -3,7 +3,8 @@
 //!
 //! - [`server`]: ddwire's own server on `std::net`, one thread per connection, bounded
 //!   everywhere (head buffer and deadline, body limit and deadline, connection cap);
-//! - [`client`]: calls over a shared ureq agent;
+//! - [`client`]: calls over a shared ureq agent, with the request, response and interrupt
+//!   that both client transports share in `call`;
 //! - [`memory`]: an in-memory transport that carries real HTTP/1.1 bytes through the very same
 //!   parser, handler and writer, without a socket.
 //!
@@ -17,6 +18,7 @@
 
 pub(crate) mod body;
 pub(crate) mod browser;
+pub(crate) mod call;
 pub(crate) mod chunked;
 pub mod client;
 pub(crate) mod drain;
