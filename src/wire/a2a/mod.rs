@@ -26,6 +26,7 @@ pub(crate) mod codec;
 pub(crate) mod endpoint;
 pub(crate) mod error;
 pub(crate) mod fast;
+pub(crate) mod fields;
 pub(crate) mod health;
 pub mod model;
 pub(crate) mod reply;

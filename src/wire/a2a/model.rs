@@ -318,18 +318,6 @@ impl Task {
             .collect()
     }
 
-    /// A task from its JSON as `binding` writes it (the `result` of a send that made one, or
-    /// of `tasks/get` / `GetTask`).
-    #[cfg(test)]
-    pub(crate) fn from_json(
-        json: Value,
-        binding: super::Binding,
-    ) -> Result<Task, crate::wire::WireError> {
-        super::codec::decode_task(binding, json).map_err(|reason| {
-            crate::wire::WireError::protocol(None, format!("the task is outside A2A: {reason}"))
-        })
-    }
-
     /// Why a task failed: the first `error` in a data part of its status message, else its
     /// text parts joined.
     pub(crate) fn failure_detail(&self) -> Option<String> {
@@ -449,13 +437,6 @@ pub(crate) enum SendResult {
     Task(Task),
     /// The agent answered with a message alone.
     Message(Message),
-}
-
-impl SendResult {
-    /// The `result` member of a send's JSON-RPC response, as `binding` writes it.
-    pub(crate) fn to_json(&self, binding: super::Binding) -> Value {
-        super::codec::encode_result(binding, self)
-    }
 }
 
 /// `message/send` / `SendMessage` parameters.

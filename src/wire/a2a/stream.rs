@@ -19,7 +19,6 @@
 //! of a2a-sdk 0.3.26 and 1.3.0, as this module's tests write them out, are its test vectors.
 
 use super::Binding;
-use super::error::DecodeError;
 use super::model::{Artifact, Message, Task, TaskState, TaskStatus};
 #[cfg(test)]
 use crate::wire::WireError;
@@ -105,23 +104,6 @@ impl StreamEvent {
             StreamEvent::Status(s) => Some(&s.task_id),
             StreamEvent::Artifact(a) => Some(&a.task_id),
         }
-    }
-
-    /// The event as the `result` of a JSON-RPC response in `binding`, as JSON text.
-    pub(crate) fn to_json_text(&self, binding: Binding) -> String {
-        serde_json::to_string(&super::codec::Json(binding, self))
-            .expect("a model value always serialises")
-    }
-
-    /// The event as a JSON value (see [`StreamEvent::to_json_text`]).
-    #[cfg(test)]
-    pub(crate) fn to_json(&self, binding: Binding) -> Value {
-        serde_json::from_str(&self.to_json_text(binding)).expect("an event is written as JSON")
-    }
-
-    /// Read the `result` of one streamed response as `binding` writes it.
-    pub(crate) fn from_json(v: Value, binding: Binding) -> Result<StreamEvent, DecodeError> {
-        super::codec::decode_event(binding, v)
     }
 
     /// One SSE frame's `data` as a client reads it: a JSON-RPC response answering

@@ -9,8 +9,8 @@
 //! part); writing always sends `kind`, since other peers discriminate on it.
 
 use super::Binding;
-use super::codec::Fields;
 use super::error::DecodeError;
+use super::fields::Fields;
 use super::model::{File, Part};
 use serde_json::Value;
 

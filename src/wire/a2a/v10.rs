@@ -10,8 +10,8 @@
 //! `MessageToDict`: camelCase, empty fields left out.
 
 use super::Binding;
-use super::codec::{Fields, count_param, get};
 use super::error::{A2aError, DecodeError};
+use super::fields::{Fields, count_param, get};
 use super::model::{File, Part, TaskState};
 use super::tasks::{DEFAULT_PAGE_SIZE, ListQuery, MAX_PAGE_SIZE};
 use serde_json::Value;
