@@ -94,6 +94,10 @@ pub(crate) struct Regex {
     source: String,
     prog: Vec<Inst>,
     classes: Vec<Class>,
+    /// For each class, which ASCII characters it matches, one bit each: the matcher tests a
+    /// bit for an ASCII character (most of what patterns read: ids, hashes, timestamps) and
+    /// asks the class itself for any other.
+    ascii: Vec<[u64; 2]>,
     /// Loop-entry positions, one per unbounded repetition (see [`Inst::Progress`]).
     slots: usize,
     /// Every match must start at position 0 (the pattern begins with `^`).
@@ -124,10 +128,12 @@ impl Regex {
         };
         compiler.node(&ast).map_err(fail)?;
         compiler.emit(Inst::Match).map_err(fail)?;
+        let ascii = parser.classes.iter().map(Class::ascii_bits).collect();
         Ok(Regex {
             source: pattern.to_owned(),
             prog: compiler.prog,
             classes: parser.classes,
+            ascii,
             slots: compiler.slots,
             anchored: anchored(&ast),
         })
@@ -199,12 +205,13 @@ impl Regex {
                     });
                 }
                 *steps -= 1;
-                let next = text[pos..].chars().next();
-                let consumed = |ok: bool| next.filter(|_| ok).map(char::len_utf8);
                 let advance = match &self.prog[pc] {
-                    Inst::Char(c) => consumed(next == Some(*c)),
-                    Inst::Any => consumed(next.is_some_and(|c| c != '\n')),
-                    Inst::Class(i) => consumed(next.is_some_and(|c| self.classes[*i].matches(c))),
+                    Inst::Char(c) => take(text, pos, |next| next == *c),
+                    Inst::Any => take(text, pos, |next| next != '\n'),
+                    Inst::Class(i) => take(text, pos, |next| match u32::from(next) {
+                        b @ 0..=127 => self.ascii[*i][(b >> 6) as usize] >> (b & 63) & 1 == 1,
+                        _ => self.classes[*i].matches(next),
+                    }),
                     Inst::Start => (pos == 0).then_some(0),
                     Inst::End => (pos == text.len()).then_some(0),
                     Inst::Split(first, second) => {
@@ -235,6 +242,16 @@ impl Regex {
         }
         Ok(false)
     }
+}
+
+/// The length of the character of `text` at `pos` if there is one and `accept` takes it.
+/// `pos` is always at a character boundary: the matcher moves by whole characters.
+fn take(text: &str, pos: usize, accept: impl FnOnce(char) -> bool) -> Option<usize> {
+    let next = match *text.as_bytes().get(pos)? {
+        b if b.is_ascii() => char::from(b),
+        _ => text[pos..].chars().next()?,
+    };
+    accept(next).then(|| next.len_utf8())
 }
 
 /// Backtracking work: resume a thread at `(pc, pos)`, or undo a [`Inst::Save`].
@@ -305,6 +322,18 @@ enum Perl {
 }
 
 impl Class {
+    /// [`Class::matches`] for each ASCII character, as bits (character `b` is bit `b % 64` of
+    /// word `b / 64`).
+    fn ascii_bits(&self) -> [u64; 2] {
+        let mut bits = [0u64; 2];
+        for b in 0u8..128 {
+            if self.matches(char::from(b)) {
+                bits[usize::from(b >> 6)] |= 1 << (b & 63);
+            }
+        }
+        bits
+    }
+
     fn matches(&self, c: char) -> bool {
         let hit = self.items.iter().any(|item| match *item {
             Item::Range(lo, hi) => lo <= c && c <= hi,
@@ -1259,6 +1288,40 @@ mod tests {
             Ok(true),
             "the same pattern is fine on easy input"
         );
+    }
+
+    #[test]
+    fn an_ascii_character_is_in_a_class_exactly_when_the_class_reads_it_so() {
+        let classes = [
+            r"[0-9a-f]",
+            r"[^0-9a-f]",
+            r"\d",
+            r"\D",
+            r"\w",
+            r"\W",
+            r"\s",
+            r"\S",
+            r"[\s\d_]",
+            r"[^\W\d]",
+            r"[ -~]",
+            r"[\x00-\x1f\x7f]",
+            r"[-.]",
+            r"[\]\\^]",
+        ];
+        for class in classes {
+            let re = Regex::new(&format!("^{class}$")).unwrap();
+            assert_eq!(re.classes.len(), 1, "{class}");
+            for c in (0u8..128)
+                .map(char::from)
+                .chain(['é', '٣', '\u{2028}', '😀'])
+            {
+                assert_eq!(
+                    re.try_match(&c.to_string()),
+                    Ok(re.classes[0].matches(c)),
+                    "{class} on {c:?}"
+                );
+            }
+        }
     }
 
     #[test]
