@@ -71,7 +71,7 @@
 //! With the `testkit` feature (which `cargo test` turns on for this crate's own tests),
 //! `harness::testkit` serves a whole harness and its agents in memory, for the tests of
 //! agents built on ddwire. With the `fuzzing` feature (which `fuzz/` and `cargo test` turn
-//! on), a hidden `fuzz` module gives the cargo-fuzz targets, `tests/parser_mutation.rs` and
+//! on), a hidden `fuzz` module gives the cargo-fuzz targets, `tests/internal/parser_mutation.rs` and
 //! the load generator (`benches/load`) one entry point per hand-written parser, each taking
 //! and returning plain data; it is no part of the stated API.
 //!

@@ -11,8 +11,16 @@ mod a2a_fixtures;
 mod a2a_tasks;
 mod a2a_wire;
 mod agui_fixtures;
+mod canonical_fixtures;
 mod check;
+mod cli;
+mod cli_export;
+mod cli_lint;
+mod cli_logs;
+mod cli_manners;
+mod cli_trace;
 mod drain;
+mod examples;
 mod guard_memory;
 mod harness_approval;
 mod harness_conductor;
@@ -29,30 +37,46 @@ mod harness_tasks;
 mod harness_transport;
 mod harness_trust;
 mod hostile_input;
+mod http_binary;
 mod http_parser_mutation;
 mod http_server;
+mod lint_python_files;
+// The build without TLS only: its refusals are what it checks.
+#[cfg(not(feature = "tls"))]
+mod no_tls;
 mod observe_logs;
 mod otlp_export;
+mod otlp_fixtures;
+mod parser_mutation;
 mod relay;
 mod relay_contexts;
 mod relay_guard;
+mod relay_lint;
 mod signed_calls;
 mod span_json_fixtures;
 mod store_errors;
 mod store_hostile_json;
+mod store_listing;
+mod store_memory;
 mod store_processes;
 mod store_recovery;
 mod tls;
+mod trace_context_fixtures;
 mod trace_truth;
 mod viewer_routes;
 
-// Shared helpers, the same files the integration tests include.
+// Shared helpers: scripted agents and harnesses, synthetic run stores, the seeded generator,
+// raw HTTP and JSON-RPC exchanges.
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../raw_http/mod.rs"]
 mod raw_http;
+#[path = "../common/rng.rs"]
+mod rng;
 #[path = "../rpc/mod.rs"]
 mod rpc;
+#[path = "../common/synthetic.rs"]
+mod synthetic;
 
 /// The `ddwire` binary, for the tests here that run it. Integration tests have its path in
 /// `CARGO_BIN_EXE_ddwire`; unit tests do not, so it is found where cargo builds it, beside
