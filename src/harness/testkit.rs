@@ -31,10 +31,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Where the in-memory harness is served.
-pub const HARNESS_URL: &str = "http://harness.test";
+pub(crate) const HARNESS_URL: &str = "http://harness.test";
 
 /// The principal tests act for (the reference's `TEST_PRINCIPAL`).
-pub fn test_principal() -> Principal {
+pub(crate) fn test_principal() -> Principal {
     Principal::new(
         "https://orcid.org/0000-0002-1825-0097",
         "Josiah Carberry",

@@ -93,7 +93,8 @@ pub(crate) mod writer;
 
 mod files;
 
-pub use index::{Cursor, Page, Query, Scan, parse_time};
+pub(crate) use index::parse_time;
+pub use index::{Page, Query};
 pub(crate) use reader::CANDIDATES_SHOWN;
 pub use reader::RunReader;
 pub use writer::RunStore;

@@ -1,5 +1,5 @@
 //! Calling HTTP: one client over a shared ureq agent (connection reuse), or over the
-//! in-memory transport for tests. Both return the same [`ClientResponse`] and the same typed
+//! in-memory transport for tests. Both return the same `ClientResponse` and the same typed
 //! errors, so code above cannot tell them apart.
 //!
 //! # The wire log
@@ -129,7 +129,7 @@ impl Resolver for GuardedResolver {
 
 /// A request to send.
 #[derive(Clone, Debug)]
-pub struct ClientRequest {
+pub(crate) struct ClientRequest {
     /// `GET` or `POST`.
     pub(crate) method: &'static str,
     /// The absolute `http://` URL.
@@ -144,7 +144,7 @@ pub struct ClientRequest {
 
 impl ClientRequest {
     /// A `GET`.
-    pub fn get(url: impl Into<String>, timeout: Duration) -> ClientRequest {
+    pub(crate) fn get(url: impl Into<String>, timeout: Duration) -> ClientRequest {
         ClientRequest {
             method: "GET",
             url: url.into(),
@@ -178,18 +178,18 @@ impl ClientRequest {
 
 /// A response received.
 #[derive(Clone, Debug)]
-pub struct ClientResponse {
+pub(crate) struct ClientResponse {
     /// The status code.
-    pub status: u16,
+    pub(crate) status: u16,
     /// Names lower-cased.
     pub(crate) headers: Vec<(String, String)>,
     /// The whole body, read within `MAX_RESPONSE_BYTES`.
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl ClientResponse {
     /// The first value of a header.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         super::header(&self.headers, name)
     }
 }
@@ -222,7 +222,7 @@ impl Default for HttpClient {
 
 impl HttpClient {
     /// A client over TCP that keeps connections alive between calls, and trusts the system's
-    /// CAs for `https://` (see [`ClientTrust`]).
+    /// CAs for `https://` (see `ClientTrust`).
     pub fn tcp() -> HttpClient {
         let tls = ClientTls::new(&ClientTrust::default())
             .expect("the default trust reads no file and always builds");
@@ -238,7 +238,7 @@ impl HttpClient {
 
     /// A client over TCP that trusts, and presents, what `trust` names. Every file it names
     /// is read now; without the `tls` feature any trust but the default is refused.
-    pub fn tcp_trusting(trust: &ClientTrust) -> Result<HttpClient, TlsError> {
+    pub(crate) fn tcp_trusting(trust: &ClientTrust) -> Result<HttpClient, TlsError> {
         Ok(HttpClient::over(ClientTls::new(trust)?, None))
     }
 
@@ -318,7 +318,7 @@ impl HttpClient {
     }
 
     /// Send one request and read the whole response.
-    pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
+    pub(crate) fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
         match &self.transport {
             Via::Memory(net) => net.exchange(request, self.wire_log.as_ref()),
             Via::Tcp(agent, _) => send_tcp(agent, request, self.max_body),
