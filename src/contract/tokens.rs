@@ -29,7 +29,8 @@ pub struct Token {
 
 impl Token {
     /// A token with no role beyond its own runs.
-    pub fn new(digest: impl Into<String>, principal: Principal) -> Token {
+    #[cfg(test)]
+    pub(crate) fn new(digest: impl Into<String>, principal: Principal) -> Token {
         Token {
             digest: digest.into(),
             principal,

@@ -143,7 +143,8 @@ impl TestHarness {
     /// Make every later call to `agent_id` panic in the calling thread, as a bug in the HTTP
     /// client or the reply's decoding would (`None` stops it). The conductor must turn such a
     /// panic into a failed, stored run and release every grant and id it held.
-    pub fn panic_in_calls_to(&self, agent_id: Option<&str>) {
+    #[cfg(test)]
+    pub(crate) fn panic_in_calls_to(&self, agent_id: Option<&str>) {
         let host = agent_id.map(|id| format!("{id}.agents.test"));
         self.net.panic_on_calls_to(host.as_deref());
     }

@@ -41,7 +41,8 @@ impl TraceId {
     }
 
     /// Parse 32 lowercase hex digits.
-    pub fn from_hex(s: &str) -> Option<TraceId> {
+    #[cfg(test)]
+    pub(crate) fn from_hex(s: &str) -> Option<TraceId> {
         (s.len() == 32 && is_lower_hex(s)).then(|| u128::from_str_radix(s, 16).ok().map(TraceId))?
     }
 }
@@ -58,7 +59,8 @@ impl SpanId {
     }
 
     /// Parse 16 lowercase hex digits.
-    pub fn from_hex(s: &str) -> Option<SpanId> {
+    #[cfg(test)]
+    pub(crate) fn from_hex(s: &str) -> Option<SpanId> {
         (s.len() == 16 && is_lower_hex(s)).then(|| u64::from_str_radix(s, 16).ok().map(SpanId))?
     }
 }
@@ -75,6 +77,7 @@ impl fmt::Display for SpanId {
     }
 }
 
+#[cfg(test)]
 fn is_lower_hex(s: &str) -> bool {
     s.bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))

@@ -260,7 +260,7 @@ pub(crate) fn line_envelope(bytes: &[u8]) -> std::result::Result<Value, BadLine>
 
 /// Which runs a listing gives, and where it starts. Every filter given must match.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Query {
+pub(crate) struct Query {
     /// At most this many rows (a page); `None` for all.
     pub(crate) limit: Option<usize>,
     /// Continue after this run: the rows older than it (the last row of the previous page).
@@ -343,7 +343,7 @@ pub(crate) struct Cursor {
 
 /// One page of a listing, newest first.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Page {
+pub(crate) struct Page {
     /// One row per run (see `listing_row`).
     pub(crate) rows: Vec<Value>,
     /// Where the next page starts, if more runs match.

@@ -300,7 +300,8 @@ impl RunReader {
 
     /// One page of the listing, newest first: at most `query.limit` rows (100 if unset) of
     /// `index::listing_row`, and a cursor to the next page if more runs match.
-    pub fn page(&self, query: &Query) -> Result<Page> {
+    #[cfg(test)]
+    pub(crate) fn page(&self, query: &Query) -> Result<Page> {
         self.listing(query)?.page()
     }
 
