@@ -43,8 +43,8 @@
 //! - **The trace** ([`trace`]): [`trace::SpanRecord`], [`trace::Tracer`] and its spans, the
 //!   attribute names an agent reads ([`trace::attr`]), span JSON ([`trace::to_json`],
 //!   [`trace::from_json`]), trace context ([`trace::SpanContext`]) and the OTLP encoders
-//!   ([`trace::otlp`]). The waterfall view and the relay session linter are crate-private:
-//!   `ddwire runs`, `ddwire trace` and `ddwire lint` are their users.
+//!   ([`trace::otlp`]). The waterfall view and the relay session linter are crate-private
+//!   (the command line, the harness and the relay use them).
 //! - **The wire** ([`wire`]): [`wire::a2a::client::A2aClient`] with the A2A model
 //!   ([`wire::a2a::model`]) and what an agent's conversations hold ([`wire::a2a::Progress`],
 //!   [`wire::a2a::Reply`]); the request signature ([`wire::sign`]: [`wire::sign::Signer`] and

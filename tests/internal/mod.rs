@@ -1,9 +1,11 @@
-//! White-box tests: tests that need ddwire's internals (its private parsers and codecs, the
+//! ddwire's tests, those that need its internals (its private parsers and codecs, the
 //! Python-identical JSON writer, the conductor's and the harness's parts, the HTTP server's
-//! knobs), compiled into the library's own unit tests rather than as
-//! integration tests, so nothing is made public for them. `lib.rs` includes this module under
-//! `cfg(test)`, with `extern crate self as ddwire`, so these files read like the integration
-//! tests beside them while seeing `pub(crate)` items.
+//! knobs) and those that use its API or run its binary alike, compiled into the library's own
+//! unit tests rather than as integration tests, so nothing is public for a test's sake and a
+//! test of a private item needs no move. `lib.rs` includes this module under
+//! `cfg(test)`, with `extern crate self as ddwire`, so these files read like integration
+//! tests while seeing `pub(crate)` items. Only `tests/layers.rs` and `tests/audit_map.rs`,
+//! which read the sources and use no item, stay integration tests.
 
 mod a2a_batch;
 mod a2a_client_reply;
