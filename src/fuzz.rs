@@ -1,6 +1,6 @@
 //! Entry points for the fuzz targets (`fuzz/`), the mutation test
-//! (`tests/parser_mutation.rs`) and the load generator (`benches/load`, which reads responses
-//! with [`read_response`]): one function per hand-written parser, each taking raw bytes,
+//! (`tests/internal/parser_mutation.rs`) and the load generator (`benches/load`, which reads
+//! responses with [`read_response`]): one function per hand-written parser, each taking raw bytes,
 //! driving the parser the way ddwire drives it, and asserting what must hold of its answer
 //! (a panic is a finding). Compiled only with the `fuzzing` feature, hidden from the docs, and
 //! no part of the stated API: see the crate documentation's "API rules".

@@ -13,7 +13,7 @@
 //! |---|---|
 //! | [`json`], [`ids`], `text` (crate-private) | bounded parsing of untrusted JSON; UUIDv7; a peer's text escaped for a terminal or a log |
 //! | [`contract`] | InvocationRequest, AgentResult, Envelope, content hashes, the conditional rules, agent specs |
-//! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]), the waterfall view ([`trace::waterfall`]), the relay session linter ([`trace::relay_lint`]) |
+//! | [`trace`] | span names, [`trace::SpanRecord`], span JSON, the per-invocation [`trace::Tracer`], W3C trace context, the OTLP encodings ([`trace::otlp`]), the waterfall view (`trace::waterfall`), the relay session linter (`trace::relay_lint`) |
 //! | [`wire`] | HTTP (a sans-IO parser, a bounded server with a request log, a ureq client, in-memory), A2A (v0.3 and 1.0), AG-UI, signed calls ([`wire::sign`]), OTLP/HTTP export ([`wire::otlp`]), the byte-exact wire log (`wire::wirelog`, crate-private) |
 //! | [`agent`] | the [`agent::Agent`] trait, the agent server every agent runs, delegation, the built-in agents |
 //! | [`harness`] | registry, policy, identity, the [`harness::conductor::Conductor`], linter, run store, routes |
@@ -25,43 +25,45 @@
 //!
 //! Everything public is listed here; everything else is crate-private, and `#![deny(missing_docs)]`
 //! holds on what is public. An item is public when a user of the library needs it (an agent
-//! author, or an embedder of the harness, the relay or the checker), or when a public
-//! signature carries it; the examples, the doc tests, the benches and the integration tests
-//! left in `tests/*.rs` (those that must run as a process of their own) use nothing else.
-//! The `ddwire` binary's command line lives in the library as a hidden `cli` module, no part
-//! of this API, so that it can use crate-private items; the binary only calls `cli::main`.
+//! author, or an embedder of the harness, the relay or the checker), when a public signature
+//! carries it, or when the examples, the doc tests or the benches use it; every test of
+//! ddwire is a unit test (`tests/internal/`, with `tests/layers.rs` and `tests/audit_map.rs`
+//! reading only the sources), so none needs anything public. The `ddwire` binary's command
+//! line lives in the library as a hidden `cli` module, no part of this API, so that it can
+//! use crate-private items; the binary only calls `cli::main`.
 //!
 //! - **The contract** ([`contract`]): the documents ([`contract::InvocationRequest`],
 //!   [`contract::AgentResult`], [`contract::Envelope`] and their parts: outcome, evidence,
-//!   payload), content hashes ([`contract::Canonicalisation`], [`contract::input_hash`], [`contract::envelope_hash`],
-//!   [`contract::content_hash`]), [`contract::validate_envelope`], agent specifications
-//!   ([`contract::AgentSpec`]) and the shipped classes ([`contract::classes`]);
-//!   [`ids::new_uuid7`] and [`ids::is_uuid7`] for the ids documents carry; [`json::parse`] for
-//!   untrusted bytes.
-//! - **The trace** ([`trace`]): [`trace::SpanRecord`] and its parts, [`trace::Tracer`] and its
-//!   spans, the attribute names an agent reads ([`trace::attr`]), span JSON
-//!   ([`trace::to_json`], [`trace::from_json`]), trace context ([`trace::SpanContext`]), the
-//!   waterfall view of a run for people ([`trace::waterfall`]), the OTLP encoders
-//!   ([`trace::otlp`]), and the linter of a relay session read back from its file
-//!   ([`trace::relay_lint::read_session`], [`trace::relay_lint::lint`]).
+//!   payload, [`contract::Principal`]), content hashes ([`contract::Canonicalisation`],
+//!   [`contract::input_hash`], [`contract::envelope_hash`], [`contract::content_hash`]),
+//!   [`contract::validate_envelope`], agent specifications ([`contract::AgentSpec`]), the
+//!   shipped classes ([`contract::classes`]) and bearer tokens ([`contract::tokens`]);
+//!   [`ids::new_uuid7`] and [`ids::is_uuid7`] for the ids documents carry;
+//!   [`json::parse_str`] for untrusted text.
+//! - **The trace** ([`trace`]): [`trace::SpanRecord`], [`trace::Tracer`] and its spans, the
+//!   attribute names an agent reads ([`trace::attr`]), span JSON ([`trace::to_json`],
+//!   [`trace::from_json`]), trace context ([`trace::SpanContext`]) and the OTLP encoders
+//!   ([`trace::otlp`]). The waterfall view and the relay session linter are crate-private
+//!   (the command line, the harness and the relay use them).
 //! - **The wire** ([`wire`]): [`wire::a2a::client::A2aClient`] with the A2A model
-//!   ([`wire::a2a::model`]) and an agent's card ([`wire::a2a::card::agent_card`]); the request
-//!   signature ([`wire::sign`]: [`wire::sign::Signer`] and [`wire::sign::Verifier`] and their
-//!   key); the OTLP exporter ([`wire::otlp`]); TLS settings ([`wire::tls`]); and of the
-//!   HTTP/1.1 layer every server here runs on ([`wire::http`]) what serving and calling need:
-//!   the request, response and handler types, the server ([`wire::http::server`]), the client
+//!   ([`wire::a2a::model`]) and what an agent's conversations hold ([`wire::a2a::Progress`],
+//!   [`wire::a2a::Reply`]); the request signature ([`wire::sign`]: [`wire::sign::Signer`] and
+//!   [`wire::sign::Verifier`] and their key); the OTLP exporter and one-shot send
+//!   ([`wire::otlp`]); the TLS errors ([`wire::tls`]); and of the HTTP/1.1 layer every server
+//!   here runs on ([`wire::http`]) what serving and calling need: the request, response,
+//!   handler and limits types, the server ([`wire::http::server`]), the client
 //!   ([`wire::http::client`]) and the in-memory transport ([`wire::http::memory`]). The
-//!   sans-IO parser under them is crate-private; the fuzz targets reach it through the hidden
-//!   `fuzz` module.
-//! - **Agents** ([`agent`]): the [`agent::Agent`] trait, the agent server
-//!   ([`agent::server`]) and the built-in agents ([`agent::builtin`]).
+//!   sans-IO parser under them, the agent card's builder and the TLS configuration are
+//!   crate-private; the fuzz targets reach the parsers through the hidden `fuzz` module.
+//! - **Agents** ([`agent`]): the [`agent::Agent`] trait and its [`agent::Conversation`], the
+//!   agent server ([`agent::server`]) and the built-in agents ([`agent::builtin`]).
 //! - **The harness** ([`harness`]): the [`harness::conductor::Conductor`] and what it is built
 //!   from ([`harness::registry`], [`harness::policy`], [`harness::identity`]), the harness's
-//!   routes ([`harness::server`]), the grounding linter ([`harness::grounding::lint`]), the run
-//!   store's writer and reader ([`harness::store::RunStore`], [`harness::store::RunReader`]), a
-//!   stored run with the runs it delegated to ([`harness::view::load`], for the waterfall),
-//!   and the test kit (`harness::testkit`, with the `testkit` feature).
-//! - **`ddwire check`** ([`check::run`]).
+//!   routes ([`harness::server`]), the grounding linter's verdict
+//!   ([`harness::grounding::GroundingReport`]), the run store's writer and reader
+//!   ([`harness::store::RunStore`], [`harness::store::RunReader`]), and the test kit
+//!   (`harness::testkit`, with the `testkit` feature).
+//! - **`ddwire check`** ([`check::run`], its [`check::Options`] and [`check::Report`]).
 //! - **`ddwire relay`** ([`relay::Relay`], [`relay::RelayConfig`], [`relay::handler`]).
 //! - **Errors**: [`Error`] and each layer's own ([`json::JsonError`],
 //!   [`contract::ContractError`], [`trace::TraceError`], [`wire::WireError`],
@@ -71,9 +73,9 @@
 //! With the `testkit` feature (which `cargo test` turns on for this crate's own tests),
 //! `harness::testkit` serves a whole harness and its agents in memory, for the tests of
 //! agents built on ddwire. With the `fuzzing` feature (which `fuzz/` and `cargo test` turn
-//! on), a hidden `fuzz` module gives the cargo-fuzz targets, `tests/parser_mutation.rs` and
-//! the load generator (`benches/load`) one entry point per hand-written parser, each taking
-//! and returning plain data; it is no part of the stated API.
+//! on), a hidden `fuzz` module gives the cargo-fuzz targets, `tests/internal/parser_mutation.rs`
+//! and the load generator (`benches/load`) one entry point per hand-written parser, each
+//! taking and returning plain data; it is no part of the stated API.
 //!
 //! ## Adding to the public API
 //!

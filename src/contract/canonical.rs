@@ -68,7 +68,7 @@ impl Canonicalisation {
 
     /// Look a name up; an unknown one is [`ContractError::UnknownCanonicalisation`] with the
     /// reference's message.
-    pub fn from_name(name: &str) -> Result<Canonicalisation, ContractError> {
+    pub(crate) fn from_name(name: &str) -> Result<Canonicalisation, ContractError> {
         Canonicalisation::ALL
             .into_iter()
             .find(|c| c.name() == name)

@@ -23,7 +23,7 @@ pub(crate) mod request;
 mod result;
 pub(crate) mod schema;
 pub(crate) mod spec;
-pub(crate) mod tokens;
+pub mod tokens;
 pub(crate) mod validate;
 
 pub(crate) use canonical::schema_digest;

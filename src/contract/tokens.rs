@@ -29,7 +29,8 @@ pub struct Token {
 
 impl Token {
     /// A token with no role beyond its own runs.
-    pub fn new(digest: impl Into<String>, principal: Principal) -> Token {
+    #[cfg(test)]
+    pub(crate) fn new(digest: impl Into<String>, principal: Principal) -> Token {
         Token {
             digest: digest.into(),
             principal,
@@ -40,7 +41,7 @@ impl Token {
 
 /// What a token may do besides acting for its principal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     /// Its principal's own runs (and the runs delegated on its behalf).
     Principal,
     /// Read every run of a harness (`"role": "auditor"`).
@@ -264,7 +265,7 @@ pub(crate) fn new_token() -> Result<String, TokenError> {
 
 /// What a tokens file keys a principal by: the SHA-256 of the token, as 64 lowercase hex
 /// digits. A tokens file holds digests, never tokens.
-pub fn token_digest(token: &str) -> String {
+pub(crate) fn token_digest(token: &str) -> String {
     sha256_hex(token.as_bytes())
 }
 

@@ -1,7 +1,7 @@
 //! The conductor: policy gate → input check → agent call → grounding check → validation →
 //! store.
 //!
-//! [`Conductor::invoke`] is a plain function of a request and the principal the caller's
+//! `Conductor::invoke` is a plain function of a request and the principal the caller's
 //! credentials name; every transport (A2A, AG-UI, the CLI) is a thin wrapper around it. It
 //! fills everything an agent must not decide about itself: identifiers, timestamps, telemetry,
 //! the grounding mode and input hash the run is held to, whom it acted for, and whether the
@@ -426,7 +426,7 @@ impl Conductor {
     }
 
     /// Run one top-level invocation for `acting_for`, in a new trace linked to nothing.
-    pub fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
+    pub(crate) fn invoke(&self, request: InvocationRequest, acting_for: &Principal) -> Result<Run> {
         self.invoke_observed(request, acting_for, RunTrace::new(None), &|_, _| {})
     }
 

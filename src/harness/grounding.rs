@@ -1,7 +1,7 @@
 //! The grounding linter: bespoke rules over the generic trace, as the Python reference
 //! implementation applies them.
 //!
-//! [`lint`] reads the span tree of one `invoke_agent` and the envelope document it produced,
+//! `lint` reads the span tree of one `invoke_agent` and the envelope document it produced,
 //! and applies the rule set of the grounding mode the envelope declares. It never needs the
 //! payload class: it walks the payload for `grounded_on` lists, and a payload that has none is
 //! a violation. Nothing passes because the linter did not recognise it.
@@ -62,9 +62,9 @@ pub struct GroundingReport {
     /// whatever non-empty value it declared when that is not a mode; `None` when absent.
     pub(crate) mode: Option<String>,
     /// Every violation, prefixed by its rule id, in the order the checks found them.
-    pub violations: Vec<String>,
+    pub(crate) violations: Vec<String>,
     /// `retrieval` spans descending from the root.
-    pub retrieval_count: usize,
+    pub(crate) retrieval_count: usize,
     /// `chat` spans descending from the root.
     pub(crate) chat_count: usize,
 }
@@ -74,7 +74,7 @@ impl GroundingReport {
     /// `grounding: passed [<mode>] (<n> retrieval, <m> chat spans)`, or
     /// `grounding: FAILED [<mode>]` followed by one `\n  - <violation>` line per violation.
     /// A run whose agent never ran reads `grounding: not run [<mode>] (<why>)`.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mode = match self.mode.as_deref() {
             Some(m) if !m.is_empty() => m,
             _ => "unknown mode",
@@ -145,7 +145,7 @@ impl GroundingReport {
 /// Two G0 findings end the lint at once, as in the reference: a root count other than one
 /// (nothing else can be read), and an envelope without a valid `grounding_mode` (no rule set
 /// applies; the tree's own G0 findings are then not reported).
-pub fn lint(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
+pub(crate) fn lint(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
     // A non-object envelope reads as one with no keys: `Value::get` is `None` for it.
     let declared = envelope.get("grounding_mode");
     let declared_label = declared.filter(|v| is_truthy(v)).map(py_str);

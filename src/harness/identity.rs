@@ -18,9 +18,10 @@
 //! `"role": "steward"` reads every run; only a steward may decide a referred run (see
 //! `approval`). An operator-mode harness answers every reader, as before.
 
+pub(crate) use crate::contract::tokens::Token;
+pub use crate::contract::tokens::TokenError;
 pub(crate) use crate::contract::tokens::new_token;
-pub use crate::contract::tokens::{Role, token_digest};
-pub use crate::contract::tokens::{Token, TokenError};
+pub(crate) use crate::contract::tokens::{Role, token_digest};
 use crate::contract::tokens::{find_token, read_tokens_file};
 use crate::contract::{Principal, PrincipalKind};
 use crate::harness::{HarnessError, Result};

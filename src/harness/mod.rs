@@ -19,7 +19,7 @@ pub mod store;
 pub(crate) mod tasks;
 #[cfg(any(test, feature = "testkit"))]
 pub mod testkit;
-pub mod view;
+pub(crate) mod view;
 mod viewer;
 
 pub use error::HarnessError;

@@ -31,10 +31,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// Where the in-memory harness is served.
-pub const HARNESS_URL: &str = "http://harness.test";
+pub(crate) const HARNESS_URL: &str = "http://harness.test";
 
 /// The principal tests act for (the reference's `TEST_PRINCIPAL`).
-pub fn test_principal() -> Principal {
+pub(crate) fn test_principal() -> Principal {
     Principal::new(
         "https://orcid.org/0000-0002-1825-0097",
         "Josiah Carberry",
@@ -143,7 +143,8 @@ impl TestHarness {
     /// Make every later call to `agent_id` panic in the calling thread, as a bug in the HTTP
     /// client or the reply's decoding would (`None` stops it). The conductor must turn such a
     /// panic into a failed, stored run and release every grant and id it held.
-    pub fn panic_in_calls_to(&self, agent_id: Option<&str>) {
+    #[cfg(test)]
+    pub(crate) fn panic_in_calls_to(&self, agent_id: Option<&str>) {
         let host = agent_id.map(|id| format!("{id}.agents.test"));
         self.net.panic_on_calls_to(host.as_deref());
     }

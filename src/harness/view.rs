@@ -17,7 +17,7 @@ pub(crate) const NO_SUCH_RUN: &str = "the run store holds no such run";
 /// The run `invocation_id` with its delegated runs, or `None` if the store holds no such run.
 /// Span lines that are not span JSON are skipped and counted in
 /// `RunView::unreadable_spans`.
-pub fn load(reader: &RunReader, invocation_id: &str) -> Result<Option<RunView>> {
+pub(crate) fn load(reader: &RunReader, invocation_id: &str) -> Result<Option<RunView>> {
     let mut seen = HashSet::new();
     load_at(reader, invocation_id, 0, &mut seen)
 }

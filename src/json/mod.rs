@@ -1,7 +1,7 @@
 //! JSON as Data Director's wire and hashes need it: bounded parsing, Python-identical
 //! output, and numbers that tolerate the float spelling protobuf gives integers.
 //!
-//! - [`parse`] reads untrusted bytes with explicit [`Limits`] (size and nesting depth) and an
+//! - `parse` reads untrusted bytes with explicit `Limits` (size and nesting depth) and an
 //!   element budget proportional to the size (`max_elements`), so a hostile body is refused
 //!   with a clear message before it can exhaust the stack or memory.
 //! - `python` writes bytes identical to CPython's `json.dumps`, which defines every content
@@ -27,14 +27,14 @@ use std::fmt;
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum JsonError {
-    /// The document is larger than [`Limits::max_bytes`].
+    /// The document is larger than `Limits::max_bytes`.
     TooLarge {
         /// The document's size in bytes.
         bytes: usize,
         /// The limit it broke.
         limit: usize,
     },
-    /// Arrays and objects nest deeper than [`Limits::max_depth`].
+    /// Arrays and objects nest deeper than `Limits::max_depth`.
     TooDeep {
         /// The limit it broke.
         limit: usize,
@@ -109,11 +109,11 @@ impl std::error::Error for JsonError {
 
 /// Explicit limits on untrusted JSON.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Largest accepted document, in bytes.
-    pub max_bytes: usize,
+    pub(crate) max_bytes: usize,
     /// Deepest accepted nesting of arrays and objects (the top-level value is depth 1).
-    pub max_depth: usize,
+    pub(crate) max_depth: usize,
 }
 
 impl Limits {
@@ -135,7 +135,7 @@ impl Default for Limits {
 ///
 /// Number literals are kept exactly as written (serde_json's `arbitrary_precision`), so an
 /// integer beyond 2^64 or a float spelled `1E2` hashes as Python would hash it.
-pub fn parse(bytes: &[u8], limits: Limits) -> Result<Value, JsonError> {
+pub(crate) fn parse(bytes: &[u8], limits: Limits) -> Result<Value, JsonError> {
     if bytes.len() > limits.max_bytes {
         return Err(JsonError::TooLarge {
             bytes: bytes.len(),

@@ -41,7 +41,8 @@ impl TraceId {
     }
 
     /// Parse 32 lowercase hex digits.
-    pub fn from_hex(s: &str) -> Option<TraceId> {
+    #[cfg(test)]
+    pub(crate) fn from_hex(s: &str) -> Option<TraceId> {
         (s.len() == 32 && is_lower_hex(s)).then(|| u128::from_str_radix(s, 16).ok().map(TraceId))?
     }
 }
@@ -58,7 +59,8 @@ impl SpanId {
     }
 
     /// Parse 16 lowercase hex digits.
-    pub fn from_hex(s: &str) -> Option<SpanId> {
+    #[cfg(test)]
+    pub(crate) fn from_hex(s: &str) -> Option<SpanId> {
         (s.len() == 16 && is_lower_hex(s)).then(|| u64::from_str_radix(s, 16).ok().map(SpanId))?
     }
 }
@@ -75,6 +77,7 @@ impl fmt::Display for SpanId {
     }
 }
 
+#[cfg(test)]
 fn is_lower_hex(s: &str) -> bool {
     s.bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
@@ -94,18 +97,18 @@ pub struct SpanContext {
     /// The trace the span belongs to.
     pub trace_id: TraceId,
     /// The span itself.
-    pub span_id: SpanId,
+    pub(crate) span_id: SpanId,
     /// `trace-flags` as received (readers mask bits; reserved bits are kept, as OTel does).
-    pub flags: u8,
+    pub(crate) flags: u8,
     /// Vendor state carried along the trace (W3C `tracestate`).
-    pub trace_state: TraceState,
+    pub(crate) trace_state: TraceState,
     /// Whether this context came from another process.
     pub(crate) is_remote: bool,
 }
 
 impl SpanContext {
     /// The `traceparent` header value for this context, at version 00.
-    pub fn traceparent(&self) -> String {
+    pub(crate) fn traceparent(&self) -> String {
         format!("00-{}-{}-{:02x}", self.trace_id, self.span_id, self.flags)
     }
 
@@ -243,7 +246,7 @@ impl TraceState {
     }
 
     /// The header value: members joined by `,`.
-    pub fn header(&self) -> String {
+    pub(crate) fn header(&self) -> String {
         let parts: Vec<String> = self.0.iter().map(|(k, v)| format!("{k}={v}")).collect();
         parts.join(",")
     }
@@ -260,7 +263,7 @@ impl TraceState {
     }
 
     /// Whether there are no members.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 }

@@ -1,5 +1,5 @@
 //! The trace as data: span names, span records, span JSON, the tracer, trace context, the
-//! OTLP encodings of spans, and the linter of relay sessions read back ([`relay_lint`]).
+//! OTLP encodings of spans, and the linter of relay sessions read back (`relay_lint`).
 //!
 //! Knows no transport and no conductor. The layout follows OpenTelemetry's data model; the
 //! text follows OpenTelemetry Python's `ReadableSpan.to_json`, because that is the string an
@@ -9,17 +9,20 @@ pub(crate) mod context;
 pub(crate) mod names;
 pub mod otlp;
 pub(crate) mod record;
-pub mod relay_lint;
+pub(crate) mod relay_lint;
 pub(crate) mod span_json;
 pub(crate) mod tracer;
-pub mod waterfall;
+pub(crate) mod waterfall;
 
 pub use context::{SpanContext, SpanId, TraceId, TraceState};
 pub use names::attr;
 pub(crate) use names::{CONDUCTOR_ATTRIBUTES, SpanName, event};
 #[cfg(test)]
 pub(crate) use record::Resource;
-pub use record::{AttrValue, Attributes, Event, Link, SpanKind, SpanRecord, Status, StatusCode};
+pub use record::SpanRecord;
+pub(crate) use record::{AttrValue, Attributes, SpanKind, StatusCode};
+#[cfg(test)]
+pub(crate) use record::{Event, Link, Status};
 pub(crate) use span_json::into_stored;
 pub use span_json::{from_json, to_json};
 pub use tracer::{ActiveSpan, Tracer};

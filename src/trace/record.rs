@@ -11,9 +11,9 @@ use super::names::{SpanName, is_owned};
 #[derive(Clone, Debug, PartialEq)]
 pub struct SpanRecord {
     /// The span name. Kept as text: a span read from an agent may carry any name.
-    pub name: String,
+    pub(crate) name: String,
     /// The trace the span belongs to.
-    pub trace_id: TraceId,
+    pub(crate) trace_id: TraceId,
     /// The span's own id.
     pub span_id: SpanId,
     /// The parent span's id; `None` for a root span.
@@ -21,19 +21,19 @@ pub struct SpanRecord {
     /// The span's own context's trace state (inherited from a remote parent).
     pub(crate) trace_state: TraceState,
     /// The span's kind (OpenTelemetry's `SpanKind`).
-    pub kind: SpanKind,
+    pub(crate) kind: SpanKind,
     /// Nanoseconds since the Unix epoch; 0 when unknown.
     pub(crate) start_ns: u64,
     /// Nanoseconds since the Unix epoch; 0 when unknown.
-    pub end_ns: u64,
+    pub(crate) end_ns: u64,
     /// The span's status.
-    pub status: Status,
+    pub(crate) status: Status,
     /// In insertion order, which span JSON keeps.
-    pub attributes: Attributes,
+    pub(crate) attributes: Attributes,
     /// Timestamped events, in the order they were added.
-    pub events: Vec<Event>,
+    pub(crate) events: Vec<Event>,
     /// Links to spans of other traces (a delegated child's root links to its parent's span).
-    pub links: Vec<Link>,
+    pub(crate) links: Vec<Link>,
     /// The resource that produced the span (its `service.name`).
     pub(crate) resource: Resource,
 }
@@ -76,7 +76,7 @@ impl SpanRecord {
 
 /// OpenTelemetry's span kinds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SpanKind {
+pub(crate) enum SpanKind {
     #[default]
     /// An operation inside a process (the default).
     Internal,
@@ -129,9 +129,9 @@ impl SpanKind {
 
 /// A span's status.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Status {
+pub(crate) struct Status {
     /// The status code.
-    pub code: StatusCode,
+    pub(crate) code: StatusCode,
     /// Only meaningful with [`StatusCode::Error`]; OpenTelemetry drops it otherwise.
     pub(crate) description: Option<String>,
 }
@@ -149,7 +149,7 @@ impl Status {
 
 /// OpenTelemetry's status codes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum StatusCode {
+pub(crate) enum StatusCode {
     #[default]
     /// Nothing was said about the outcome (the default).
     Unset,
@@ -181,7 +181,7 @@ impl StatusCode {
 
 /// An attribute value: the types OpenTelemetry allows (a scalar, or a homogeneous array).
 #[derive(Clone, Debug, PartialEq)]
-pub enum AttrValue {
+pub(crate) enum AttrValue {
     /// A string.
     String(String),
     /// A boolean.
@@ -238,16 +238,16 @@ impl From<f64> for AttrValue {
 /// Attributes in insertion order, with the semantics of OpenTelemetry Python's
 /// `BoundedAttributes`: setting an existing key moves it to the end, an empty key is dropped.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Attributes(pub Vec<(String, AttrValue)>);
+pub(crate) struct Attributes(pub Vec<(String, AttrValue)>);
 
 impl Attributes {
     /// The value of `key`.
-    pub fn get(&self, key: &str) -> Option<&AttrValue> {
+    pub(crate) fn get(&self, key: &str) -> Option<&AttrValue> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
     /// Set `key`; an existing key moves to the end, an empty key is ignored.
-    pub fn set(&mut self, key: impl Into<String>, value: impl Into<AttrValue>) {
+    pub(crate) fn set(&mut self, key: impl Into<String>, value: impl Into<AttrValue>) {
         let key = key.into();
         if key.is_empty() {
             return;
@@ -267,26 +267,26 @@ impl Attributes {
     }
 
     /// Iterate in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &AttrValue)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &AttrValue)> {
         self.0.iter().map(|(k, v)| (k.as_str(), v))
     }
 }
 
 /// A timed annotation on a span.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Event {
+pub(crate) struct Event {
     /// The event's name.
-    pub name: String,
+    pub(crate) name: String,
     /// When it happened, in nanoseconds since the Unix epoch.
-    pub time_ns: u64,
+    pub(crate) time_ns: u64,
     /// Its attributes.
-    pub attributes: Attributes,
+    pub(crate) attributes: Attributes,
 }
 
 /// A reference to a span in another trace (how a delegated child points at its parent's
 /// `delegate` span).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Link {
+pub(crate) struct Link {
     /// The linked span's trace.
     pub(crate) trace_id: TraceId,
     /// The linked span.

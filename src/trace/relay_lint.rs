@@ -51,7 +51,7 @@ pub(crate) fn session_file_name(session: Option<&str>) -> String {
 /// An empty file (or one of blank lines only) is [`TraceError::EmptySession`]; a line that is
 /// not UTF-8 or not a span is [`TraceError::SessionLine`], marked `truncated` when it is the
 /// last line and the file does not end with a newline (a write cut short).
-pub fn read_session(bytes: &[u8]) -> Result<Vec<SpanRecord>, TraceError> {
+pub(crate) fn read_session(bytes: &[u8]) -> Result<Vec<SpanRecord>, TraceError> {
     let mut spans = Vec::new();
     let ends_whole = bytes.ends_with(b"\n");
     let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
@@ -77,7 +77,7 @@ pub fn read_session(bytes: &[u8]) -> Result<Vec<SpanRecord>, TraceError> {
 
 /// One of the eight assertions over a relay session's trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Check {
+pub(crate) enum Check {
     /// Every span has a non-zero trace and span id, unique in the file, and a parent within
     /// the file in its own trace, except the session's roots: SERVER spans, whose parent is
     /// the caller's (outside the file) or none.
@@ -110,7 +110,7 @@ pub enum Check {
 
 impl Check {
     /// Every check, in the order [`lint`] runs them.
-    pub const ALL: [Check; 8] = [
+    pub(crate) const ALL: [Check; 8] = [
         Check::Parents,
         Check::Propagation,
         Check::Session,
@@ -144,7 +144,7 @@ impl fmt::Display for Check {
 
 /// What one check concluded.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Nothing in the session breaks the assertion.
     Passed,
     /// Each way the session breaks it, in the order found.
@@ -153,23 +153,23 @@ pub enum Verdict {
 
 /// What the linter concluded about one relay session.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RelayReport {
+pub(crate) struct RelayReport {
     /// The session's `session.id` (the first span's), if any span carries one.
-    pub session: Option<String>,
+    pub(crate) session: Option<String>,
     /// The spans read.
     pub(crate) spans: usize,
     /// Each check and its verdict, in [`Check::ALL`]'s order.
-    pub checks: Vec<(Check, Verdict)>,
+    pub(crate) checks: Vec<(Check, Verdict)>,
 }
 
 impl RelayReport {
     /// Whether every check passed.
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.checks.iter().all(|(_, v)| *v == Verdict::Passed)
     }
 
     /// The checks that failed, in order.
-    pub fn failed(&self) -> Vec<Check> {
+    pub(crate) fn failed(&self) -> Vec<Check> {
         self.checks
             .iter()
             .filter(|(_, v)| *v != Verdict::Passed)
@@ -181,7 +181,7 @@ impl RelayReport {
     /// `relay session: FAILED [<session>] (<n> spans)`, then one line per check,
     /// `  <check>: passed` or `  <check>: FAILED` followed by `    - <violation>` lines. What
     /// the file says (ids, names) is escaped, so a file cannot drive a terminal.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let safe = |t: &str| crate::text::escape_str(t, false).into_owned();
         let session = safe(self.session.as_deref().unwrap_or("no session"));
         let head = if self.passed() { "passed" } else { "FAILED" };
@@ -238,7 +238,7 @@ pub(crate) fn is_relay_session(spans: &[SpanRecord]) -> bool {
 /// Run every check over one session's spans. `file_name` is the name of the file they were
 /// read from (its last path component), when the session check should hold the file to the
 /// name the relay gives a session's file.
-pub fn lint(spans: &[SpanRecord], file_name: Option<&str>) -> RelayReport {
+pub(crate) fn lint(spans: &[SpanRecord], file_name: Option<&str>) -> RelayReport {
     let session = spans
         .iter()
         .find_map(|s| str_attr(s, n::SESSION_ID))

@@ -78,7 +78,8 @@ impl Tracer {
     }
 
     /// The remote parent this tracer's roots hang under, if any.
-    pub fn remote_parent(&self) -> Option<&SpanContext> {
+    #[cfg(test)]
+    pub(crate) fn remote_parent(&self) -> Option<&SpanContext> {
         self.remote_parent.as_ref()
     }
 
@@ -148,7 +149,8 @@ impl Tracer {
     }
 
     /// `execute_tool`: one tool call (`dd.tool_name` is informational, not owned).
-    pub fn execute_tool(&self, tool_name: &str) -> ActiveSpan<'_> {
+    #[cfg(test)]
+    pub(crate) fn execute_tool(&self, tool_name: &str) -> ActiveSpan<'_> {
         self.span(SpanName::ExecuteTool)
             .attribute(attr::TOOL_NAME, tool_name)
             .start()

@@ -39,13 +39,13 @@ use std::fmt::Write as _;
 
 /// One stored run, with the delegated runs it started.
 #[derive(Clone, Debug, Default)]
-pub struct RunView {
+pub(crate) struct RunView {
     /// The run's envelope, as stored.
-    pub envelope: Value,
+    pub(crate) envelope: Value,
     /// Every span of the run (`spans.jsonl`).
-    pub spans: Vec<SpanRecord>,
+    pub(crate) spans: Vec<SpanRecord>,
     /// The grounding summary (`grounding.txt`), if stored.
-    pub grounding: Option<String>,
+    pub(crate) grounding: Option<String>,
     /// The delegated runs this run started, each read from the store.
     pub(crate) children: Vec<RunView>,
     /// Delegated runs named by the envelope or a `delegate` span that could not be read:
@@ -102,13 +102,13 @@ impl RunView {
 
 /// How to draw.
 #[derive(Clone, Copy, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// The terminal's width in columns; the timeline takes what the other columns leave.
-    pub width: usize,
+    pub(crate) width: usize,
     /// ANSI colours (only for a terminal, and never with `NO_COLOR`).
-    pub color: bool,
+    pub(crate) color: bool,
     /// The envelope summarised above the waterfall.
-    pub summary: bool,
+    pub(crate) summary: bool,
 }
 
 impl Default for Options {
@@ -140,7 +140,7 @@ const HARNESS_SERVICE: &str = "ddwire-harness";
 
 /// The run drawn as text: the envelope summarised (with [`Options::summary`]), then the
 /// waterfall, child runs nested under their `delegate` spans.
-pub fn render(run: &RunView, options: &Options) -> String {
+pub(crate) fn render(run: &RunView, options: &Options) -> String {
     // Every string came from an agent or the store: none reaches the terminal unescaped.
     let run = &terminal_safe(run);
     let paint = Paint(options.color);

@@ -46,7 +46,7 @@ pub(crate) fn comment(text: &str) -> Vec<u8> {
 #[allow(dead_code)] // the relay reads its peers' streams with it; the tests, ours
 pub(crate) struct Event {
     /// The event type (`event:`); `message` when none was given.
-    pub name: String,
+    pub(crate) name: String,
     /// The `data:` lines, joined with `\n`.
     pub(crate) data: String,
     /// The last event id seen on the stream (`id:`), if any.

@@ -1,4 +1,4 @@
-//! The seeded generator the mutation tests share (`parser_mutation.rs`,
+//! The seeded generator the mutation tests share (`internal/parser_mutation.rs`,
 //! `internal/http_parser_mutation.rs`): the same seed gives the same inputs on every machine, so a
 //! failure names a case anyone can run again.
 

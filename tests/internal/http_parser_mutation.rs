@@ -22,9 +22,7 @@ use ddwire::wire::http::{BodyError, Handler, Limits, Request, Response};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-#[path = "../common/rng.rs"]
-mod rng;
-use rng::Rng;
+use super::rng::Rng;
 
 /// Limits small enough that mutations reach every edge.
 const LIMITS: Limits = Limits {

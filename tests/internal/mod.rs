@@ -1,9 +1,11 @@
-//! White-box tests: tests that need ddwire's internals (its private parsers and codecs, the
+//! ddwire's tests, those that need its internals (its private parsers and codecs, the
 //! Python-identical JSON writer, the conductor's and the harness's parts, the HTTP server's
-//! knobs), compiled into the library's own unit tests rather than as
-//! integration tests, so nothing is made public for them. `lib.rs` includes this module under
-//! `cfg(test)`, with `extern crate self as ddwire`, so these files read like the integration
-//! tests beside them while seeing `pub(crate)` items.
+//! knobs) and those that use its API or run its binary alike, compiled into the library's own
+//! unit tests rather than as integration tests, so nothing is public for a test's sake and a
+//! test of a private item needs no move. `lib.rs` includes this module under
+//! `cfg(test)`, with `extern crate self as ddwire`, so these files read like integration
+//! tests while seeing `pub(crate)` items. Only `tests/layers.rs` and `tests/audit_map.rs`,
+//! which read the sources and use no item, stay integration tests.
 
 mod a2a_batch;
 mod a2a_client_reply;
@@ -11,8 +13,16 @@ mod a2a_fixtures;
 mod a2a_tasks;
 mod a2a_wire;
 mod agui_fixtures;
+mod canonical_fixtures;
 mod check;
+mod cli;
+mod cli_export;
+mod cli_lint;
+mod cli_logs;
+mod cli_manners;
+mod cli_trace;
 mod drain;
+mod examples;
 mod guard_memory;
 mod harness_approval;
 mod harness_conductor;
@@ -29,30 +39,46 @@ mod harness_tasks;
 mod harness_transport;
 mod harness_trust;
 mod hostile_input;
+mod http_binary;
 mod http_parser_mutation;
 mod http_server;
+mod lint_python_files;
+// The build without TLS only: its refusals are what it checks.
+#[cfg(not(feature = "tls"))]
+mod no_tls;
 mod observe_logs;
 mod otlp_export;
+mod otlp_fixtures;
+mod parser_mutation;
 mod relay;
 mod relay_contexts;
 mod relay_guard;
+mod relay_lint;
 mod signed_calls;
 mod span_json_fixtures;
 mod store_errors;
 mod store_hostile_json;
+mod store_listing;
+mod store_memory;
 mod store_processes;
 mod store_recovery;
 mod tls;
+mod trace_context_fixtures;
 mod trace_truth;
 mod viewer_routes;
 
-// Shared helpers, the same files the integration tests include.
+// Shared helpers: scripted agents and harnesses, synthetic run stores, the seeded generator,
+// raw HTTP and JSON-RPC exchanges.
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../raw_http/mod.rs"]
 mod raw_http;
+#[path = "../common/rng.rs"]
+mod rng;
 #[path = "../rpc/mod.rs"]
 mod rpc;
+#[path = "../common/synthetic.rs"]
+mod synthetic;
 
 /// The `ddwire` binary, for the tests here that run it. Integration tests have its path in
 /// `CARGO_BIN_EXE_ddwire`; unit tests do not, so it is found where cargo builds it, beside

@@ -64,7 +64,7 @@ fn message_to_reply(
 }
 
 /// The names `ddwire agent` accepts, with the default port each is served on.
-pub const NAMES: [(&str, u16); 7] = [
+pub(crate) const NAMES: [(&str, u16); 7] = [
     ("hello", 8101),
     ("stub", 8104),
     ("director", 8106),
@@ -75,7 +75,7 @@ pub const NAMES: [(&str, u16); 7] = [
 ];
 
 /// A built-in agent by its short name.
-pub fn by_name(name: &str) -> Option<Arc<dyn Agent>> {
+pub(crate) fn by_name(name: &str) -> Option<Arc<dyn Agent>> {
     match name {
         "hello" => Some(Arc::new(Hello::new())),
         "stub" => Some(Arc::new(Stub::new())),

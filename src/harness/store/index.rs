@@ -260,34 +260,34 @@ pub(crate) fn line_envelope(bytes: &[u8]) -> std::result::Result<Value, BadLine>
 
 /// Which runs a listing gives, and where it starts. Every filter given must match.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Query {
+pub(crate) struct Query {
     /// At most this many rows (a page); `None` for all.
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// Continue after this run: the rows older than it (the last row of the previous page).
-    pub after: Option<String>,
+    pub(crate) after: Option<String>,
     /// Where the `after` run's line starts in the index, as a page's `Cursor` gives it: a
     /// hint that spares searching the index for it. Checked, and ignored if it is wrong.
-    pub at: Option<u64>,
+    pub(crate) at: Option<u64>,
     /// Runs of this agent (`agent_id`).
-    pub agent_id: Option<String>,
+    pub(crate) agent_id: Option<String>,
     /// Runs with this outcome status (`succeeded`, `failed`, ...).
-    pub status: Option<String>,
+    pub(crate) status: Option<String>,
     /// Runs acting for this principal: its `principal_id` or its `name`.
-    pub principal: Option<String>,
+    pub(crate) principal: Option<String>,
     /// Runs acting for exactly this `principal_id` (the reader's own runs, when reads follow
     /// identity: a name never matches here).
-    pub principal_id: Option<String>,
+    pub(crate) principal_id: Option<String>,
     /// Runs of this conversation (`conversation_id`).
-    pub conversation_id: Option<String>,
+    pub(crate) conversation_id: Option<String>,
     /// Runs completed at or after this time (nanoseconds since the epoch; see [`parse_time`]).
-    pub since: Option<i128>,
+    pub(crate) since: Option<i128>,
     /// Runs completed before this time.
-    pub until: Option<i128>,
+    pub(crate) until: Option<i128>,
 }
 
 impl Query {
     /// Whether a stored envelope passes every filter.
-    pub fn matches(&self, envelope: &Value) -> bool {
+    pub(crate) fn matches(&self, envelope: &Value) -> bool {
         let text = |path: &[&str]| {
             path.iter()
                 .try_fold(envelope, |v, k| v.get(*k))
@@ -323,7 +323,7 @@ impl Query {
 
 /// A time for [`Query::since`] and [`Query::until`]: RFC 3339 (`2026-01-02T03:04:05Z`,
 /// offsets allowed) or a UTC date (`2026-01-02`, its midnight).
-pub fn parse_time(text: &str) -> Option<i128> {
+pub(crate) fn parse_time(text: &str) -> Option<i128> {
     crate::time::parse_rfc3339(text).or_else(|| {
         let date = text.as_bytes();
         (date.len() == 10 && date[4] == b'-' && date[7] == b'-')
@@ -334,27 +334,27 @@ pub fn parse_time(text: &str) -> Option<i128> {
 
 /// Where the next page starts: after the run `after`, whose line starts at `at`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Cursor {
+pub(crate) struct Cursor {
     /// The id of the last run listed.
-    pub after: String,
+    pub(crate) after: String,
     /// Where that run's index line starts (a hint: the id decides).
-    pub at: u64,
+    pub(crate) at: u64,
 }
 
 /// One page of a listing, newest first.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Page {
+pub(crate) struct Page {
     /// One row per run (see `listing_row`).
-    pub rows: Vec<Value>,
+    pub(crate) rows: Vec<Value>,
     /// Where the next page starts, if more runs match.
-    pub next: Option<Cursor>,
+    pub(crate) next: Option<Cursor>,
     /// Complete index lines that are not JSON objects, skipped.
     pub(crate) skipped: usize,
 }
 
 /// What a scan of the index met besides runs.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Scan {
+pub(crate) struct Scan {
     /// Complete index lines that are not JSON objects (only a crash or another program leaves
     /// them; the writer's recovery removes them), skipped.
     pub(crate) skipped: usize,

@@ -80,8 +80,8 @@
 //! # Reading
 //!
 //! [`RunReader`] opens a store read-only and never changes it (see `reader`); a `RunStore`
-//! is also a reader. Listings page through the index newest first ([`RunReader::page`],
-//! `RunReader::newest_first`) with filters ([`Query`]), a block at a time, so memory stays
+//! is also a reader. Listings page through the index newest first (`RunReader::page`,
+//! `RunReader::newest_first`) with filters (`Query`), a block at a time, so memory stays
 //! flat whatever the store's size. A run may be named by a unique prefix of its id
 //! (`RunReader::resolve`).
 
@@ -93,7 +93,7 @@ pub(crate) mod writer;
 
 mod files;
 
-pub use index::{Cursor, Page, Query, Scan, parse_time};
+pub(crate) use index::{Query, parse_time};
 pub(crate) use reader::CANDIDATES_SHOWN;
 pub use reader::RunReader;
 pub use writer::RunStore;

@@ -244,7 +244,7 @@ impl RunReader {
     /// Call `each` with `(index line offset, listing row)` for every run `query` matches,
     /// newest first, until it breaks: `RunReader::newest_first` reading only the fields a
     /// row needs (`index::listing_row`), so a large payload costs nothing to skip.
-    pub fn rows_newest_first(
+    pub(crate) fn rows_newest_first(
         &self,
         query: &Query,
         mut each: impl FnMut(u64, Value) -> ControlFlow<()>,
@@ -300,7 +300,8 @@ impl RunReader {
 
     /// One page of the listing, newest first: at most `query.limit` rows (100 if unset) of
     /// `index::listing_row`, and a cursor to the next page if more runs match.
-    pub fn page(&self, query: &Query) -> Result<Page> {
+    #[cfg(test)]
+    pub(crate) fn page(&self, query: &Query) -> Result<Page> {
         self.listing(query)?.page()
     }
 

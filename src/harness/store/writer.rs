@@ -90,7 +90,7 @@ const CHECKPOINT_BATCH: usize = 64;
 pub(crate) const STORE_LOCK: &str = "store.lock";
 
 /// The run store at one root directory, opened for writing (or, by
-/// [`RunStore::open_read_only`], for reading only). It is also a [`RunReader`]: every read
+/// `RunStore::open_read_only`, for reading only). It is also a [`RunReader`]: every read
 /// method works on it. Share it between threads (`&RunStore`); open a root once per process.
 #[derive(Debug)]
 pub struct RunStore {
@@ -338,7 +338,7 @@ impl RunStore {
 
     /// Open the store at `root` for reading only: every read method works, `RunStore::append`
     /// refuses, and nothing on disk is created or changed (see [`RunReader::open`]).
-    pub fn open_read_only(root: impl Into<PathBuf>) -> Result<RunStore> {
+    pub(crate) fn open_read_only(root: impl Into<PathBuf>) -> Result<RunStore> {
         Ok(RunStore {
             reader: RunReader::open(root)?,
             writer: None,

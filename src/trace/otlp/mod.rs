@@ -102,9 +102,9 @@ impl Encoding {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Scope {
     /// `InstrumentationScope.name`.
-    pub name: String,
+    pub(crate) name: String,
     /// `InstrumentationScope.version`; empty for none.
-    pub version: String,
+    pub(crate) version: String,
 }
 
 impl Scope {

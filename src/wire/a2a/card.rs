@@ -70,7 +70,7 @@ pub(crate) fn base_card(
 }
 
 /// The card of one agent served at `public_base` (never a wildcard bind address).
-pub fn agent_card(spec: &AgentSpec, public_base: &str) -> Value {
+pub(crate) fn agent_card(spec: &AgentSpec, public_base: &str) -> Value {
     let extension = json!({
         "uri": EXTENSION_URI,
         "description": "Data Director agent specification (the agent's description).",

@@ -48,7 +48,7 @@ impl Target {
 #[derive(Clone)]
 pub struct A2aClient {
     /// The HTTP client the calls go through (TCP or in memory).
-    pub http: HttpClient,
+    pub(crate) http: HttpClient,
     /// Used when a call names no timeout of its own.
     pub(crate) timeout: Duration,
     /// Signs every JSON-RPC call, when set.

@@ -8,7 +8,7 @@
 //!   `ListTasks`.
 //! - `fast`: the typed reader of a send in its plain shape (`message/send`, `SendMessage`),
 //!   straight from the body's text, which declines all else to `codec`.
-//! - [`card`]: agent cards that both SDK generations read, with the Data Director extension.
+//! - `card`: agent cards that both SDK generations read, with the Data Director extension.
 //! - `endpoint`: the server side: JSON-RPC dispatch, version negotiation, the task rules,
 //!   non-blocking sends.
 //! - `tasks`: the bounded task store, progress and cancellation, `ListTasks`.
@@ -20,7 +20,7 @@
 //! - `health`: the cards of the peers a registry keeps (the harness's agents, the relay's
 //!   peers), read timed, many at once, and again in the background.
 
-pub mod card;
+pub(crate) mod card;
 pub mod client;
 pub(crate) mod codec;
 pub(crate) mod endpoint;

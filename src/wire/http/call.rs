@@ -21,7 +21,7 @@ use std::time::Duration;
 
 /// A request to send.
 #[derive(Clone, Debug)]
-pub struct ClientRequest {
+pub(crate) struct ClientRequest {
     /// `GET` or `POST`.
     pub(crate) method: &'static str,
     /// The absolute `http://` URL.
@@ -36,7 +36,7 @@ pub struct ClientRequest {
 
 impl ClientRequest {
     /// A `GET`.
-    pub fn get(url: impl Into<String>, timeout: Duration) -> ClientRequest {
+    pub(crate) fn get(url: impl Into<String>, timeout: Duration) -> ClientRequest {
         ClientRequest {
             method: "GET",
             url: url.into(),
@@ -70,18 +70,18 @@ impl ClientRequest {
 
 /// A response received.
 #[derive(Clone, Debug)]
-pub struct ClientResponse {
+pub(crate) struct ClientResponse {
     /// The status code.
-    pub status: u16,
+    pub(crate) status: u16,
     /// Names lower-cased.
     pub(crate) headers: Vec<(String, String)>,
     /// The whole body, read within `MAX_RESPONSE_BYTES`.
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl ClientResponse {
     /// The first value of a header.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         super::header(&self.headers, name)
     }
 }

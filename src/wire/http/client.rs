@@ -1,5 +1,5 @@
 //! Calling HTTP: one client over a shared ureq agent (connection reuse), or over the
-//! in-memory transport for tests. Both return the same [`ClientResponse`] and the same typed
+//! in-memory transport for tests. Both return the same `ClientResponse` and the same typed
 //! errors, so code above cannot tell them apart.
 //!
 //! # The wire log
@@ -20,7 +20,7 @@
 
 use super::Limits;
 use super::body::BodyReader;
-pub use super::call::{ClientRequest, ClientResponse};
+pub(crate) use super::call::{ClientRequest, ClientResponse};
 pub(crate) use super::call::{
     INTERRUPT_POLL, Interrupt, MAX_RESPONSE_BYTES, interrupt_in_force, interruptible,
 };
@@ -141,7 +141,7 @@ impl Default for HttpClient {
 
 impl HttpClient {
     /// A client over TCP that keeps connections alive between calls, and trusts the system's
-    /// CAs for `https://` (see [`ClientTrust`]).
+    /// CAs for `https://` (see `ClientTrust`).
     pub fn tcp() -> HttpClient {
         let tls = ClientTls::new(&ClientTrust::default())
             .expect("the default trust reads no file and always builds");
@@ -157,7 +157,7 @@ impl HttpClient {
 
     /// A client over TCP that trusts, and presents, what `trust` names. Every file it names
     /// is read now; without the `tls` feature any trust but the default is refused.
-    pub fn tcp_trusting(trust: &ClientTrust) -> Result<HttpClient, TlsError> {
+    pub(crate) fn tcp_trusting(trust: &ClientTrust) -> Result<HttpClient, TlsError> {
         Ok(HttpClient::over(ClientTls::new(trust)?, None))
     }
 
@@ -237,7 +237,7 @@ impl HttpClient {
     }
 
     /// Send one request and read the whole response.
-    pub fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
+    pub(crate) fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
         match &self.transport {
             Via::Memory(net) => net.exchange(request, self.wire_log.as_ref()),
             Via::Tcp(agent, _) => send_tcp(agent, request, self.max_body),

@@ -60,6 +60,7 @@ impl MemoryNet {
     /// in the decoding of a reply would: the test kit's way to prove a caller survives a panic
     /// (`None` stops it). Only with the `testkit` feature.
     #[cfg(any(test, feature = "testkit"))]
+    #[cfg(test)]
     pub(crate) fn panic_on_calls_to(&self, host: Option<&str>) {
         let mut panicking = self.panicking.write().unpoisoned();
         panicking.clear();

@@ -51,7 +51,7 @@ pub struct Request {
     /// Header fields in arrival order, names lower-cased.
     pub(crate) headers: Vec<(String, String)>,
     /// The body, read in full within `Limits::max_body_bytes`.
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
     /// Set when the body could not be read within the limits; `body` is then empty and the
     /// handler answers with the reason (the A2A endpoint as a JSON-RPC error).
     pub(crate) body_error: Option<BodyError>,
@@ -230,7 +230,7 @@ impl Response {
     }
 
     /// No body (e.g. 204 for a JSON-RPC notification).
-    pub fn empty(status: u16) -> Response {
+    pub(crate) fn empty(status: u16) -> Response {
         Response {
             status,
             headers: Vec::new(),

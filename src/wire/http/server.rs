@@ -164,7 +164,7 @@ pub fn serve(addr: &str, handler: Handler, limits: Limits) -> Result<Server, Wir
 
 impl Bound {
     /// The address bound.
-    pub fn local_addr(&self) -> SocketAddr {
+    pub(crate) fn local_addr(&self) -> SocketAddr {
         self.addr
     }
 

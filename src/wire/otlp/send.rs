@@ -4,11 +4,11 @@
 //! - 200 is success; a `partial_success` in the answer is read and reported, never retried.
 //! - 429, 502, 503 and 504 are retried, and so is a receiver that cannot be reached, closes the
 //!   connection or does not answer in time. Every other status is final (400 means bad data).
-//! - Between attempts the wait doubles from [`RetryPolicy::initial`] up to
-//!   [`RetryPolicy::max_delay`], each wait drawn at random from its upper half (jitter), unless
+//! - Between attempts the wait doubles from `RetryPolicy::initial` up to
+//!   `RetryPolicy::max_delay`, each wait drawn at random from its upper half (jitter), unless
 //!   the answer carries `Retry-After` (seconds or an HTTP-date), which is waited for as given:
-//!   a `Retry-After` longer than [`RetryPolicy::max_retry_after`] ends the attempts instead.
-//! - A body larger than [`MAX_REQUEST_BYTES`] is not sent (§"OTLP/HTTP Request": 64 MiB).
+//!   a `Retry-After` longer than `RetryPolicy::max_retry_after` ends the attempts instead.
+//! - A body larger than `MAX_REQUEST_BYTES` is not sent (§"OTLP/HTTP Request": 64 MiB).
 
 use super::{OtlpConfig, OtlpError};
 use crate::text::{Keep, truncate};

@@ -3,7 +3,7 @@
 //! checks them).
 //!
 //! What is here is ddwire's side of the seam: which certificates to trust and present, read
-//! from PEM files ([`ClientTrust`], [`ServerTls`]), and every way a handshake can fail, as one
+//! from PEM files (`ClientTrust`, `ServerTls`), and every way a handshake can fail, as one
 //! typed [`TlsFailure`] cause. The handshakes, record layer and certificate checks are
 //! rustls's. `vendor-notes/tls.md` says what is taken from rustls, what is verified, and what
 //! is left out.
@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The one line a build without TLS answers to anything that needs it.
-pub const NOT_BUILT: &str =
+pub(crate) const NOT_BUILT: &str =
     "this build of ddwire has no TLS; rebuild with default features (cargo build --release)";
 
 /// Whether `url` is an `https://` URL (the scheme compared without regard to case).
@@ -33,11 +33,11 @@ pub(crate) fn is_https(url: &str) -> bool {
 
 /// A certificate chain and its private key, as PEM files.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyPair {
+pub(crate) struct KeyPair {
     /// The certificate first, then any intermediates.
-    pub cert: PathBuf,
+    pub(crate) cert: PathBuf,
     /// PKCS#8, PKCS#1 or SEC1; readable by its owner only.
-    pub key: PathBuf,
+    pub(crate) key: PathBuf,
 }
 
 /// Whom outbound calls trust, and what they present when a server asks for a certificate.
@@ -46,31 +46,31 @@ pub struct KeyPair {
 /// directories in `SSL_CERT_DIR` (as OpenSSL-based tools read them), else the distribution's
 /// bundle. Host names are always verified, except with [`ClientTrust::insecure`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClientTrust {
+pub(crate) struct ClientTrust {
     /// CAs trusted besides the system's (`--ca-file`, `DD_CA_FILE`).
-    pub ca_files: Vec<PathBuf>,
+    pub(crate) ca_files: Vec<PathBuf>,
     /// Trust [`ClientTrust::ca_files`] alone, not the system store (`--ca-only`).
-    pub ca_only: bool,
+    pub(crate) ca_only: bool,
     /// Verify nothing: any certificate, any host (`ddwire check --insecure` only).
-    pub insecure: bool,
+    pub(crate) insecure: bool,
     /// Presented to servers that ask for a client certificate (mTLS).
-    pub client_cert: Option<KeyPair>,
+    pub(crate) client_cert: Option<KeyPair>,
 }
 
 /// A listener's certificate, and the CA its clients' certificates must chain to, if any.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServerTls {
+pub(crate) struct ServerTls {
     /// Served to every client; reloaded on SIGHUP or when the files change.
-    pub identity: KeyPair,
+    pub(crate) identity: KeyPair,
     /// Require a client certificate signed by this CA (mTLS).
-    pub client_ca: Option<PathBuf>,
+    pub(crate) client_ca: Option<PathBuf>,
 }
 
 /// Why a TLS configuration cannot be used.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum TlsError {
-    /// The build has no TLS (see [`NOT_BUILT`]).
+    /// The build has no TLS (see `NOT_BUILT`).
     NotBuilt,
     /// A file cannot be read.
     Read {
@@ -276,7 +276,7 @@ impl ClientTls {
 /// A listener's TLS side: the certificate served now (swapped whole by `ServerIdentity::reload`)
 /// and the rustls configuration every connection starts from. Clones share one identity.
 #[derive(Clone)]
-pub struct ServerIdentity {
+pub(crate) struct ServerIdentity {
     #[cfg(feature = "tls")]
     pub(crate) inner: Arc<server::Identity>,
     #[cfg(not(feature = "tls"))]
@@ -291,7 +291,7 @@ impl fmt::Debug for ServerIdentity {
 
 impl ServerIdentity {
     /// Read the certificate, key and client CA `tls` names, and refuse what rustls would.
-    pub fn load(tls: &ServerTls) -> Result<ServerIdentity, TlsError> {
+    pub(crate) fn load(tls: &ServerTls) -> Result<ServerIdentity, TlsError> {
         #[cfg(feature = "tls")]
         {
             Ok(ServerIdentity {

@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 use std::ops::ControlFlow;
 use std::process::Command;
 
-#[path = "common/synthetic.rs"]
-mod synthetic;
+use super::synthetic;
 
 use synthetic::{Dir, T, harness, line, store_of};
 
@@ -253,7 +252,7 @@ fn the_runs_command_pages_and_filters() {
     let dir = Dir::new("cli");
     let ids = store_of(&dir.0, 12, false);
     let runs = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_ddwire"))
+        Command::new(super::ddwire_exe())
             .arg("runs")
             .args(args)
             .arg("--runs")

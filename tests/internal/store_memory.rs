@@ -1,8 +1,7 @@
 //! Memory that stays flat whatever the store's size: listings of 100,000 runs, run in a test
 //! process of their own, so that its resident memory measures them alone.
 
-#[path = "common/synthetic.rs"]
-mod synthetic;
+use super::synthetic;
 
 use ddwire::harness::server as harness_server;
 use ddwire::harness::store::{Query, RunReader};
@@ -26,8 +25,48 @@ fn rss_kib() -> u64 {
 /// `GET /runs` over TCP leave resident memory within a few MiB of where the first listing left
 /// it: nothing grows with the store. (Measured in this test's own process; the figure printed
 /// is for the closing note, the bound asserted is generous.)
+///
+/// The test binary runs hundreds of other tests on parallel threads, whose allocations would
+/// count in this process's resident memory; so the test runs this binary again as a child with
+/// only itself selected (`--exact`, one thread) and [`CHILD`] set, the child measures, and
+/// the parent checks the child's exit status and passes its output through.
 #[test]
 fn listing_100000_runs_keeps_memory_flat() {
+    if std::env::var_os(CHILD).is_some() {
+        measure_listings();
+    } else {
+        run_alone_in_a_child("listing_100000_runs_keeps_memory_flat");
+    }
+}
+
+/// Set in the child process that measures.
+const CHILD: &str = "DDWIRE_MEMORY_CHILD";
+
+/// Run the test `name` of this module in a child process of this test binary, alone; its
+/// output passed through, its failure this test's failure.
+fn run_alone_in_a_child(name: &str) {
+    let module = module_path!()
+        .split_once("::")
+        .map_or(module_path!(), |(_crate, path)| path);
+    let test = format!("{module}::{name}");
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", &test, "--test-threads=1", "--nocapture"])
+        .env(CHILD, "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the test binary runs again");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{test} failed in its own process");
+    assert!(
+        stdout.contains("1 passed"),
+        "the child process did not run {test}"
+    );
+}
+
+/// The measurement, in a process of its own.
+fn measure_listings() {
     let dir = Dir::new("large");
     let n = 100_000;
     store_of(&dir.0, n, false);

@@ -20,7 +20,7 @@ const TOKEN: &str = "example-token-do-not-deploy";
 const CHECKED_ELSEWHERE: &[&str] = &["README.md", "python_agent/"];
 
 fn ddwire() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    let mut c = Command::new(super::ddwire_exe());
     for var in [
         "DD_PRINCIPAL_ID",
         "DD_PRINCIPAL_NAME",
@@ -353,7 +353,7 @@ fn every_example_file_runs_through_the_cli_as_documented() {
         .collect();
     assert!(
         stale.is_empty(),
-        "examples/ files no test runs: {stale:?}; add them to tests/examples.rs"
+        "examples/ files no test runs: {stale:?}; add them to tests/internal/examples.rs"
     );
 }
 

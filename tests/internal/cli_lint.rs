@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 fn ddwire() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    let mut c = Command::new(super::ddwire_exe());
     for var in [
         "DD_RUNS_DIR",
         "DD_AGENTS_CONFIG",

@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 
 fn ddwire() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    let mut c = Command::new(super::ddwire_exe());
     for (k, _) in std::env::vars() {
         if k.starts_with("OTEL_") || k == "DD_RUNS_DIR" {
             c.env_remove(k);

@@ -2,8 +2,6 @@
 //! use of TLS is refused in one clear line, before any connection is made, and plain HTTP
 //! works as before.
 
-#![cfg(not(feature = "tls"))]
-
 use ddwire::wire::WireError;
 use ddwire::wire::http::client::{ClientRequest, HttpClient};
 use ddwire::wire::http::server;
@@ -68,7 +66,7 @@ fn any_trust_but_the_default_and_any_listener_identity_are_refused() {
 
 #[test]
 fn every_tls_flag_and_https_url_on_the_command_line_is_one_line_naming_the_rebuild() {
-    let exe = env!("CARGO_BIN_EXE_ddwire");
+    let exe = super::ddwire_exe();
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/tls");
     let cases: Vec<Vec<String>> = vec![
         vec!["check".into(), "https://127.0.0.1:9".into()],

@@ -1,8 +1,7 @@
 //! A newcomer's dead ends: each wrong turn gets a message that names the fix, and the command
 //! line behaves as Unix tools do (a closed pipe ends quietly, exit codes a script can act on).
 
-#[path = "common/synthetic.rs"]
-mod synthetic;
+use super::synthetic;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -10,7 +9,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn ddwire() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    let mut c = Command::new(super::ddwire_exe());
     for var in [
         "DD_PRINCIPAL_ID",
         "DD_PRINCIPAL_NAME",
@@ -97,7 +96,7 @@ fn runs_json_piped_into_head_ends_quietly_with_status_0() {
             .args(["-o", "pipefail", "-c"])
             .arg(format!(
                 "{} runs --json --runs {} | head -1",
-                env!("CARGO_BIN_EXE_ddwire"),
+                super::ddwire_exe(),
                 dir.display()
             ))
             .env_remove("DD_RUNS_DIR")

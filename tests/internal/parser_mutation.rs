@@ -12,9 +12,7 @@
 use serde_json::{Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+use super::rng::Rng;
 
 /// Pieces that reach the grammars' edges: JSON structure, escapes, big and odd numbers,
 /// multi-byte characters (a byte slice must never cut one), NUL (the two-input separator).

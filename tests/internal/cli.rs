@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 fn ddwire() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    let mut c = Command::new(super::ddwire_exe());
     // A developer's own principal must not leak into these tests.
     for var in [
         "DD_PRINCIPAL_ID",

@@ -7,7 +7,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 fn ddwire() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ddwire"));
+    let mut c = Command::new(super::ddwire_exe());
     for var in ["DD_RUNS_DIR", "COLUMNS", "NO_COLOR"] {
         c.env_remove(var);
     }
@@ -156,7 +156,7 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     let id = run_of("hello.world");
     let command = format!(
         "{} show {id} --runs {}",
-        env!("CARGO_BIN_EXE_ddwire"),
+        super::ddwire_exe(),
         demo_store().display()
     );
     let on_tty = |no_color: Option<&str>| {
