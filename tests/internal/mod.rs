@@ -110,6 +110,24 @@ pub(crate) fn ddwire_exe() -> &'static str {
                 newer.1.display()
             );
         }
+        // Both builds put the program at the same path, so it may be the other build's: an
+        // `https://` URL tells them apart (the build without TLS refuses it before connecting).
+        let probe = std::process::Command::new(&exe)
+            .args(["check", "https://127.0.0.1:1", "--timeout", "2"])
+            .output()
+            .expect("the program runs");
+        let has_tls = !String::from_utf8_lossy(&probe.stderr).contains(crate::wire::tls::NOT_BUILT);
+        let (built, wanted, build) = match cfg!(feature = "tls") {
+            true => ("without", "with", "cargo build"),
+            false => ("with", "without", "cargo build --no-default-features"),
+        };
+        assert_eq!(
+            has_tls,
+            cfg!(feature = "tls"),
+            "{} was built {built} TLS and these tests {wanted}: run `{build}` (plain `cargo test` \
+             with the same features builds it)",
+            exe.display()
+        );
         exe.to_str().expect("a UTF-8 target path").to_string()
     })
 }
