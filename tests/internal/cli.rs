@@ -1,23 +1,8 @@
 //! The `ddwire` binary: help, usage errors, and the commands that must refuse to run.
 
+use super::{ddwire, text};
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-
-fn ddwire() -> Command {
-    let mut c = Command::new(super::ddwire_exe());
-    // A developer's own principal must not leak into these tests.
-    for var in [
-        "DD_PRINCIPAL_ID",
-        "DD_PRINCIPAL_NAME",
-        "DD_PRINCIPAL_KIND",
-        "DD_AGENTS_CONFIG",
-        "DD_PROFILE",
-        "DD_RUNS_DIR",
-    ] {
-        c.env_remove(var);
-    }
-    c
-}
+use std::process::{Output, Stdio};
 
 fn run(args: &[&str]) -> Output {
     ddwire()
@@ -25,10 +10,6 @@ fn run(args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn temp_dir(tag: &str) -> PathBuf {

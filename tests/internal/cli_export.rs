@@ -1,25 +1,15 @@
 //! `ddwire export`: stored runs to an OTLP receiver on loopback TCP or to a file, the flags and
 //! variables that choose where, and its usage errors.
 
+use super::{ddwire, text};
 use ddwire::ids::new_uuid7;
 use ddwire::trace::from_json;
 use ddwire::wire::http::server::{self, Server};
 use ddwire::wire::http::{Handler, Limits, Request, Response};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::{Arc, Mutex};
-
-fn ddwire() -> Command {
-    let mut c = Command::new(super::ddwire_exe());
-    for (k, _) in std::env::vars() {
-        if k.starts_with("OTEL_") || k == "DD_RUNS_DIR" {
-            c.env_remove(k);
-        }
-    }
-    c.stdin(Stdio::null());
-    c
-}
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
     ddwire()
@@ -27,10 +17,6 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
         .envs(env.iter().copied())
         .output()
         .expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// A run store holding the fixture's delegated run and two more cases, as three runs completed

@@ -1,29 +1,7 @@
 //! `ddwire lint`: every verdict the harness stored can be reproduced offline from the store.
 
+use super::{run, text};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn ddwire() -> Command {
-    let mut c = Command::new(super::ddwire_exe());
-    for var in [
-        "DD_RUNS_DIR",
-        "DD_AGENTS_CONFIG",
-        "DD_PROFILE",
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-    ] {
-        c.env_remove(var);
-    }
-    c.stdin(Stdio::null());
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    ddwire().args(args).output().expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ddwire-lint-{tag}-{}", ddwire::ids::new_uuid7()));

@@ -1,34 +1,13 @@
 //! The logging flags of `ddwire serve`, `invoke` and `send`, and `ddwire wirelog`: real
 //! processes on loopback.
 
+use super::{ddwire, text};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-fn ddwire() -> Command {
-    let mut c = Command::new(super::ddwire_exe());
-    for var in [
-        "DD_PRINCIPAL_ID",
-        "DD_PRINCIPAL_NAME",
-        "DD_AGENTS_CONFIG",
-        "DD_PROFILE",
-        "DD_RUNS_DIR",
-        "DD_LOG",
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    ] {
-        c.env_remove(var);
-    }
-    c.stdin(Stdio::null());
-    c
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 struct TempDir(PathBuf);
 

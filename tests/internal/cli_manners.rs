@@ -2,35 +2,12 @@
 //! line behaves as Unix tools do (a closed pipe ends quietly, exit codes a script can act on).
 
 use super::synthetic;
+use super::{ddwire, run, text};
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn ddwire() -> Command {
-    let mut c = Command::new(super::ddwire_exe());
-    for var in [
-        "DD_PRINCIPAL_ID",
-        "DD_PRINCIPAL_NAME",
-        "DD_PRINCIPAL_KIND",
-        "DD_AGENTS_CONFIG",
-        "DD_PROFILE",
-        "DD_RUNS_DIR",
-    ] {
-        c.env_remove(var);
-    }
-    c.stdin(Stdio::null());
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    ddwire().args(args).output().expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn temp_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("ddwire-manners-{tag}-{}", ddwire::ids::new_uuid7()));

@@ -1,23 +1,11 @@
 //! `ddwire show` and `ddwire trace`: a stored run as a waterfall, over runs `ddwire demo`
 //! made through a real harness on loopback.
 
+use super::{ddwire, text};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
-
-fn ddwire() -> Command {
-    let mut c = Command::new(super::ddwire_exe());
-    for var in ["DD_RUNS_DIR", "COLUMNS", "NO_COLOR"] {
-        c.env_remove(var);
-    }
-    c.stdin(Stdio::null());
-    c
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn ok(out: Output) -> String {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -3,6 +3,7 @@
 //! profile and tokens, the Rust example agent is served and invoked, and each run's verdict is
 //! reproduced by `ddwire lint`. A file this test does not know is a failure: add it here.
 
+use super::{ddwire, run, text};
 use ddwire::agent::{builtin, server};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -18,30 +19,6 @@ const TOKEN: &str = "example-token-do-not-deploy";
 /// Files checked elsewhere: the README (read by people), the Python agent (run by the interop
 /// suite, `tests/interop/run a2a-python-agent`).
 const CHECKED_ELSEWHERE: &[&str] = &["README.md", "python_agent/"];
-
-fn ddwire() -> Command {
-    let mut c = Command::new(super::ddwire_exe());
-    for var in [
-        "DD_PRINCIPAL_ID",
-        "DD_PRINCIPAL_NAME",
-        "DD_AGENTS_CONFIG",
-        "DD_PROFILE",
-        "DD_RUNS_DIR",
-        "OTEL_EXPORTER_OTLP_ENDPOINT",
-    ] {
-        c.env_remove(var);
-    }
-    c.stdin(Stdio::null());
-    c
-}
-
-fn run(args: &[&str]) -> Output {
-    ddwire().args(args).output().expect("the binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn example(path: &str) -> String {
     format!("{EXAMPLES}/{path}")

@@ -132,6 +132,33 @@ pub(crate) fn ddwire_exe() -> &'static str {
     })
 }
 
+/// The `ddwire` program as the tests that run it start it: none of the developer's own settings
+/// (`DD_*`, `OTEL_*`, `COLUMNS`, `NO_COLOR`) reach it, and it reads no standard input unless the
+/// test gives it some.
+pub(crate) fn ddwire() -> std::process::Command {
+    let mut c = std::process::Command::new(ddwire_exe());
+    for (name, _) in std::env::vars_os() {
+        let own = name.to_str().is_some_and(|n| {
+            n.starts_with("DD_") || n.starts_with("OTEL_") || n == "COLUMNS" || n == "NO_COLOR"
+        });
+        if own {
+            c.env_remove(name);
+        }
+    }
+    c.stdin(std::process::Stdio::null());
+    c
+}
+
+/// Run `ddwire` with `args` and wait for it.
+pub(crate) fn run(args: &[&str]) -> std::process::Output {
+    ddwire().args(args).output().expect("the binary runs")
+}
+
+/// A program's output as text.
+pub(crate) fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
 fn modified(path: &std::path::Path) -> Option<std::time::SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
