@@ -141,6 +141,40 @@ fn fill_leaving(dir: &Path, pages: u64) -> PathBuf {
     path
 }
 
+/// A store opened on a disk with less room than a journal segment written ahead (1 MiB of
+/// zeros) still opens: its segment grows as runs come instead, so the harness starts, reads
+/// and recovers on a nearly full disk, and stores the runs that fit.
+#[test]
+fn a_store_opens_and_stores_on_a_disk_too_full_to_write_its_journal_ahead() {
+    let Some(fs_) = Tmpfs::mount("enospc-open", "2m") else {
+        return;
+    };
+    let runs = fs_.path.join("runs");
+    fs::create_dir_all(&runs).unwrap();
+    let filler = fill_leaving(&fs_.path, 64);
+    let (conductor, _net) = bare_conductor(vec![Arc::new(Echo::new())], &runs);
+    let id = new_uuid7();
+    let run = conductor
+        .invoke(echo_request(&id, json!("x")), &test_principal())
+        .unwrap();
+    assert_eq!(run.envelope.outcome.status.as_str(), "succeeded");
+    assert_eq!(index_counts(&runs).get(&id), Some(&1));
+    let segments: Vec<u64> = fs::read_dir(runs.join(".ddwire"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".wal"))
+        .map(|e| e.metadata().unwrap().len())
+        .collect();
+    assert!(
+        !segments.is_empty() && segments.iter().all(|len| *len < 1 << 20),
+        "a segment as long as one written ahead: {segments:?}"
+    );
+    drop(conductor);
+    fs::remove_file(filler).unwrap();
+    let store = RunStore::open(&runs).unwrap();
+    assert!(store.has(&id));
+}
+
 /// The ENOSPC: a full disk at the index append left a torn line, a failed task for a
 /// run whose directory was in place, and a retry refused as a duplicate. Here the free space
 /// is swept page by page through every step of storing a run (its files, the journal, the

@@ -730,7 +730,23 @@ impl Segment {
             .open(&path)
             .and_then(|mut file| {
                 file.write_all(&header)?;
-                write_zeros(&mut file, full_at.saturating_sub(header.len() as u64))?;
+                let zeros = full_at.saturating_sub(header.len() as u64);
+                if let Err(e) = write_zeros(&mut file, zeros) {
+                    if !matches!(e.kind(), ErrorKind::StorageFull | ErrorKind::QuotaExceeded) {
+                        return Err(e);
+                    }
+                    // A disk too full for the zeros still takes a segment that grows as
+                    // records come (each group's fsync then syncs its size too): the store
+                    // opens, reads and recovers on a full disk, and refuses only the runs
+                    // that do not fit.
+                    file.set_len(header.len() as u64)?;
+                    stderr_line!(
+                        "ddwire: run store {}: no room to write the journal {} ahead ({e}); it \
+                         grows as runs come",
+                        control.parent().unwrap_or(control).display(),
+                        segment_name(writer, seq)
+                    );
+                }
                 file.sync_data()?;
                 Ok(file)
             });
