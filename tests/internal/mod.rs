@@ -39,7 +39,6 @@ mod harness_tasks;
 mod harness_transport;
 mod harness_trust;
 mod hostile_input;
-mod http_binary;
 mod http_parser_mutation;
 mod http_server;
 mod lint_python_files;

@@ -23,7 +23,7 @@ impl Agent {
     /// Start `ddwire agent echo --port 0 EXTRA...`, under `sh -c 'ulimit -n N; exec ...'`
     /// when `fd_limit` is given.
     fn start(extra: &[&str], fd_limit: Option<u32>) -> Agent {
-        let bin = super::ddwire_exe();
+        let bin = env!("CARGO_BIN_EXE_ddwire");
         let mut command = match fd_limit {
             Some(n) => {
                 let mut c = Command::new("sh");
