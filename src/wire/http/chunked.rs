@@ -408,6 +408,26 @@ pub(crate) fn is_tchar(b: u8) -> bool {
         | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~')
 }
 
+/// Decode `input` one byte at a time: (body, consumed, done) or the error. The oracle the
+/// unit tests and the fuzz target hold a whole-input decode to.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn decode_bytewise(
+    input: &[u8],
+    limit: u64,
+) -> Result<(Vec<u8>, usize, bool), ChunkedError> {
+    let mut d = ChunkedDecoder::new(limit);
+    let mut out = Vec::new();
+    let mut consumed = 0;
+    for b in input {
+        let r = d.decode(std::slice::from_ref(b), &mut out)?;
+        consumed += r.consumed;
+        if r.done {
+            return Ok((out, consumed, true));
+        }
+    }
+    Ok((out, consumed, false))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,37 +440,22 @@ mod tests {
         Ok((out, r.consumed, r.done))
     }
 
-    /// Decode `input` one byte at a time; must agree with `whole`.
-    fn bytewise(input: &[u8], limit: u64) -> Result<(Vec<u8>, usize, bool), ChunkedError> {
-        let mut d = ChunkedDecoder::new(limit);
-        let mut out = Vec::new();
-        let mut consumed = 0;
-        for b in input {
-            let r = d.decode(std::slice::from_ref(b), &mut out)?;
-            consumed += r.consumed;
-            if r.done {
-                return Ok((out, consumed, true));
-            }
-        }
-        Ok((out, consumed, false))
-    }
-
     fn ok(input: &[u8]) -> (Vec<u8>, usize) {
         let a = whole(input, 1 << 20).unwrap();
-        assert_eq!(a, bytewise(input, 1 << 20).unwrap(), "{input:?}");
+        assert_eq!(a, decode_bytewise(input, 1 << 20).unwrap(), "{input:?}");
         assert!(a.2, "not done: {input:?}");
         (a.0, a.1)
     }
 
     fn err(input: &[u8]) -> ChunkedError {
         let a = whole(input, 1 << 20).unwrap_err();
-        assert_eq!(a, bytewise(input, 1 << 20).unwrap_err(), "{input:?}");
+        assert_eq!(a, decode_bytewise(input, 1 << 20).unwrap_err(), "{input:?}");
         a
     }
 
     fn partial(input: &[u8]) {
         let a = whole(input, 1 << 20).unwrap();
-        assert_eq!(a, bytewise(input, 1 << 20).unwrap(), "{input:?}");
+        assert_eq!(a, decode_bytewise(input, 1 << 20).unwrap(), "{input:?}");
         assert!(!a.2, "done early: {input:?}");
         assert_eq!(a.1, input.len());
     }
