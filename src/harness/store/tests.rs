@@ -1067,6 +1067,52 @@ fn a_stopped_writers_journal_is_replayed_and_removed() {
     assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());
 }
 
+/// A lone caller's run is journaled and synced while its directory is written: when the
+/// directory then cannot be written, the run is refused, its record is voided in the journal,
+/// and no recovery ever publishes it; the same id may be sent again.
+#[test]
+fn a_run_whose_directory_fails_after_its_record_is_synced_is_voided_and_never_recovered() {
+    let root = TempRoot::new("dir-after-sync");
+    let store = RunStore::open(&root.0).unwrap();
+    let first = envelope(&new_uuid7(), "hello", "2026-01-01T00:00:00Z");
+    put(&store, &first).unwrap();
+    let refused = envelope(&new_uuid7(), "hello", "2026-01-02T00:00:00Z");
+    let id = |e: &Value| e["invocation_id"].as_str().unwrap().to_string();
+
+    // The store's directory moves away under the writer: the journal it holds open still takes
+    // the record and its fsync, but the run's temporary directory cannot be created.
+    let moved = root.0.with_extension("moved");
+    fs::rename(&root.0, &moved).unwrap();
+    let err = put(&store, &refused).unwrap_err().to_string();
+    let journal = fs::read_dir(moved.join(CONTROL_DIR))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "wal"))
+        .unwrap();
+    let segment = fs::read(&journal).unwrap();
+    fs::rename(&moved, &root.0).unwrap();
+    assert!(err.starts_with("creating .tmp-"), "{err}");
+    assert!(err.contains(&id(&refused)), "{err}");
+    assert!(!store.has(&id(&refused)));
+    drop(store);
+
+    // The journal as it stood, left by a writer that stopped: its first run is published
+    // already, and its refused one is void.
+    let control = root.0.join(CONTROL_DIR);
+    let dead = "999999-00000000deadbeef";
+    fs::write(control.join(format!("writer-{dead}.0.wal")), &segment).unwrap();
+    fs::write(control.join(format!("writer-{dead}.lock")), "").unwrap();
+    let (store, recovery) = RunStore::open_reporting(&root.0).unwrap();
+    assert_eq!(recovery.writers, vec![dead.to_string()]);
+    assert!(recovery.replayed.is_empty(), "{recovery:?}");
+    assert!(!store.has(&id(&refused)));
+    assert_eq!(ids(&list(&store)), vec![id(&first)]);
+    assert!(leftovers(&root.0).is_empty(), "{:?}", leftovers(&root.0));
+
+    put(&store, &refused).unwrap();
+    assert_eq!(ids(&list(&store)), vec![id(&first), id(&refused)]);
+}
+
 /// A journal record whose id another complete run holds (a writer that lost the race for the
 /// id) is never replayed over it.
 #[test]
