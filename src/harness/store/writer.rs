@@ -9,7 +9,8 @@
 //!    journal segment with one write, and syncs it once: the group is durable, in one fsync
 //!    round whatever its size. A lone caller commits its own run at once and writes its
 //!    directory while the writer's sync thread syncs the journal, so the two wait for each
-//!    other only as long as the slower takes; a caller that finds a commit in progress writes
+//!    other only as long as the slower takes (where a sync costs less than the hand-over, as on
+//!    tmpfs, it syncs on its own thread instead); a caller that finds a commit in progress writes
 //!    its directory meanwhile, and the runs that arrive while one group syncs make up the next.
 //!    A directory that cannot be written after its record was synced is undone as below.
 //! 3. Under the store's lock (a `flock` on `.ddwire/store.lock`, which every writer process
@@ -315,6 +316,7 @@ impl RunStore {
             buffer: Vec::new(),
             checkpointer: Some(checkpointer),
             syncer: Syncer::start()?,
+            last_sync: Duration::ZERO,
             broken: None,
         };
         let store = RunStore {
@@ -848,12 +850,18 @@ struct Syncer {
     thread: Option<JoinHandle<()>>,
 }
 
+/// The shortest sync worth overlapping with a lone caller's directory: a shorter one (on tmpfs,
+/// or a disk whose cache acknowledges at once) is done on the caller's thread, since handing it
+/// to the sync thread and back costs two wake-ups, about as much as it saves.
+const OVERLAP_WORTH: Duration = Duration::from_micros(50);
+
 /// What the syncer thread is asked to do, and its answer.
 enum SyncStep {
     Idle,
     Asked(Arc<File>),
     Syncing,
-    Done(std::io::Result<()>),
+    /// The sync's result and how long it took.
+    Done(std::io::Result<()>, Duration),
     Stop,
 }
 
@@ -870,12 +878,14 @@ impl Syncer {
                     match std::mem::replace(&mut *held, SyncStep::Syncing) {
                         SyncStep::Asked(file) => {
                             drop(held);
+                            let started = Instant::now();
                             let synced = file.sync_data();
+                            let took = started.elapsed();
                             held = state.lock().unpoisoned();
                             if matches!(*held, SyncStep::Stop) {
                                 return;
                             }
-                            *held = SyncStep::Done(synced);
+                            *held = SyncStep::Done(synced, took);
                             changed.notify_all();
                         }
                         SyncStep::Stop => return,
@@ -893,12 +903,13 @@ impl Syncer {
         })
     }
 
-    /// `file.sync_data()` on the syncer thread while `work` runs on this one; both results.
+    /// `file.sync_data()` on the syncer thread while `work` runs on this one: the sync's result
+    /// and time, and `work`'s result.
     fn sync_during<T>(
         &self,
         file: &Arc<File>,
         work: impl FnOnce() -> T,
-    ) -> (std::io::Result<()>, T) {
+    ) -> (std::io::Result<()>, Duration, T) {
         let (state, changed) = &*self.shared;
         *state.lock().unpoisoned() = SyncStep::Asked(Arc::clone(file));
         changed.notify_all();
@@ -906,7 +917,7 @@ impl Syncer {
         let mut held = state.lock().unpoisoned();
         loop {
             match std::mem::replace(&mut *held, SyncStep::Idle) {
-                SyncStep::Done(synced) => return (synced, done),
+                SyncStep::Done(synced, took) => return (synced, took, done),
                 other => {
                     *held = other;
                     held = changed.wait(held).unpoisoned();
@@ -946,6 +957,8 @@ struct Committer {
     buffer: Vec<u8>,
     checkpointer: Option<JoinHandle<()>>,
     syncer: Syncer,
+    /// How long the last sync of the journal took.
+    last_sync: Duration,
     /// Set when the journal is in a state no run can be committed to; every append then fails
     /// with this, until a restart recovers.
     broken: Option<String>,
@@ -1012,13 +1025,25 @@ impl Committer {
             let _ = self.segment.file.set_len(before);
             return journal_failed("writing", &e);
         }
-        let (synced, dir) = match own_dir {
-            Some(write_dir) => {
-                let (synced, dir) = self.syncer.sync_during(&self.segment.file, write_dir);
-                (synced, Some(dir))
-            }
-            None => (self.segment.file.sync_data(), None),
+        let inline = |file: &File| {
+            let started = Instant::now();
+            (file.sync_data(), started.elapsed())
         };
+        let (synced, took, dir) = match own_dir {
+            Some(write_dir) if self.last_sync >= OVERLAP_WORTH => {
+                let (synced, took, dir) = self.syncer.sync_during(&self.segment.file, write_dir);
+                (synced, took, Some(dir))
+            }
+            Some(write_dir) => {
+                let (synced, took) = inline(&self.segment.file);
+                (synced, took, Some(write_dir()))
+            }
+            None => {
+                let (synced, took) = inline(&self.segment.file);
+                (synced, took, None)
+            }
+        };
+        self.last_sync = took;
         if let Err(e) = synced {
             // Whether the records reached the disk is unknown: take them back, so that no
             // recovery publishes runs their callers were told failed.
@@ -1461,4 +1486,28 @@ fn checkpoint(
     }
     drop(kept);
     sync_dir(root, &control)
+}
+
+#[cfg(test)]
+mod syncer_tests {
+    use super::*;
+
+    /// The sync thread syncs while the caller's work runs, hands both results back each time,
+    /// and is joined when dropped, even right after a sync.
+    #[test]
+    fn the_sync_thread_syncs_while_the_work_runs_and_stops_when_dropped() {
+        let dir = std::env::temp_dir().join(format!("ddwire-syncer-{}", crate::ids::new_uuid7()));
+        fs::create_dir_all(&dir).unwrap();
+        let file = Arc::new(File::create(dir.join("journal")).unwrap());
+        let syncer = Syncer::start().unwrap();
+        for n in 0..200u32 {
+            file.write_all_at(&n.to_le_bytes(), u64::from(n) * 4).unwrap();
+            let (synced, _, done) = syncer.sync_during(&file, || n * 2);
+            synced.unwrap();
+            assert_eq!(done, n * 2);
+        }
+        drop(syncer);
+        assert_eq!(fs::read(dir.join("journal")).unwrap().len(), 800);
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }
