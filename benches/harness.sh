@@ -26,10 +26,12 @@
 # repository's disk, at CONCURRENCY connections and at one, driven by the same generator with the
 # same call (A2A v0.3 message/send); printed per round and as the median of the rounds' ratios,
 # with 200 sampled runs of each phase stored and succeeded. Stores are removed only at the end:
-# ext4 skips inodes freed in the last 30 s when it allocates one, so deleting thousands of run
-# files between phases would slow the next phase's file creation (the kernel's
-# `recently_deleted`, which `perf` shows), and any other process deleting many files on the
-# same disk during a run skews it the same way.
+# ext4 mounted without a journal (as on the machine these figures come from; `dmesg` says so)
+# skips, when it allocates an inode, those freed in the last 60 s, or 360 s while their inode
+# table block is not yet written back (`recently_deleted` in fs/ext4/ialloc.c, which `perf`
+# shows), so deleting thousands of run files between phases would slow the next phase's file
+# creation. Any other process deleting many files on the same disk in the 6 minutes before or
+# during a run skews it the same way: leave the disk alone that long before measuring.
 #
 # Then COUNT more runs through the harness on tmpfs, with the process's resident memory before
 # and after; with MASSIF=1, the same under valgrind's massif, printing the live heap over the
