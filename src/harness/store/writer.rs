@@ -1501,7 +1501,8 @@ mod syncer_tests {
         let file = Arc::new(File::create(dir.join("journal")).unwrap());
         let syncer = Syncer::start().unwrap();
         for n in 0..200u32 {
-            file.write_all_at(&n.to_le_bytes(), u64::from(n) * 4).unwrap();
+            file.write_all_at(&n.to_le_bytes(), u64::from(n) * 4)
+                .unwrap();
             let (synced, _, done) = syncer.sync_during(&file, || n * 2);
             synced.unwrap();
             assert_eq!(done, n * 2);
