@@ -162,10 +162,11 @@ struct Job {
     index_line: String,
 }
 
-/// Group commit without a thread of its own: runs wait in a queue, and whichever caller finds
-/// no commit in progress leads one for everything waiting (its own run among them), then
-/// hands the results out. A lone caller so commits its own run with no thread hand-off; under
-/// load, the runs that arrive while one group syncs make up the next.
+/// Group commit led by the callers: runs wait in a queue, and whichever caller finds no commit
+/// in progress leads one for everything waiting (its own run among them), then hands the
+/// results out. A lone caller so commits its own run itself (handing only the fsync to the
+/// writer's sync thread, see [`Syncer`]); under load, the runs that arrive while one group
+/// syncs make up the next.
 #[derive(Debug)]
 struct Commits {
     queue: Mutex<Queue>,
@@ -257,6 +258,8 @@ impl RunStore {
 
     /// Open with journal segments of `segment_bytes`.
     pub(crate) fn open_with(root: PathBuf, segment_bytes: u64) -> Result<(RunStore, Recovery)> {
+        // First, so that failing to start it leaves nothing on disk.
+        let syncer = Syncer::start()?;
         let control = root.join(CONTROL_DIR);
         fs::create_dir_all(&control).map_err(|e| {
             HarnessError::io(format!("creating the run store {}", root.display()), e)
@@ -315,7 +318,7 @@ impl RunStore {
             spare_asked: false,
             buffer: Vec::new(),
             checkpointer: Some(checkpointer),
-            syncer: Syncer::start()?,
+            syncer,
             last_sync: Duration::ZERO,
             broken: None,
         };
@@ -523,11 +526,16 @@ impl Commits {
             queue.committer = Some(committer);
             queue.leading = false;
             self.turn.notify_all();
-            return results.pop().unwrap_or(Ok(()));
+            return results.pop().unwrap_or_else(|| {
+                Err(StoreError::failed("the commit gave no result; nothing was stored").into())
+            });
         }
-        drop(queue);
-        write_dir()?;
-        let mut queue = self.queue.lock().unpoisoned();
+        // A closed store or a lost journal refuses below, with no directory written for it.
+        if !queue.closed && (queue.leading || queue.committer.is_some()) {
+            drop(queue);
+            write_dir()?;
+            queue = self.queue.lock().unpoisoned();
+        }
         queue.waiting.push(job);
         loop {
             if let Some(result) = queue.done.remove(&ticket) {
@@ -986,7 +994,8 @@ impl Committer {
 
     /// Commit a group: journal, publish, answer. Returns one result per job. With
     /// `own_dir`, the group is the leader's one job, whose directory that writes while the
-    /// syncer thread syncs the journal; without it, every job's directory is written.
+    /// syncer thread syncs the journal (a panic in it is that run's error); without it, every
+    /// job's directory is already written.
     fn commit(
         &mut self,
         group: &[Job],
@@ -1029,6 +1038,18 @@ impl Committer {
             let started = Instant::now();
             (file.sync_data(), started.elapsed())
         };
+        let own_dir = own_dir.map(|write_dir| {
+            || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(write_dir)).unwrap_or_else(
+                    |_| {
+                        Err(StoreError::failed(
+                            "writing the run's directory panicked; nothing was stored",
+                        )
+                        .into())
+                    },
+                )
+            }
+        });
         let (synced, took, dir) = match own_dir {
             Some(write_dir) if self.last_sync >= OVERLAP_WORTH => {
                 let (synced, took, dir) = self.syncer.sync_during(&self.segment.file, write_dir);
@@ -1068,7 +1089,7 @@ impl Committer {
             Some(Err(e)) => vec![Err(e)],
             _ => group.iter().map(|_| Ok(())).collect(),
         };
-        let results = self.publish(group, ready);
+        let mut results = self.publish(group, ready);
 
         // 3. Void what was journaled but not published, so no recovery publishes it.
         let failed: Vec<u64> = results
@@ -1093,6 +1114,15 @@ impl Committer {
                      the run store",
                     shown(&self.root, &path)
                 ));
+                // Its record stays valid: the run is not stored now, but a restart may store it.
+                for result in results.iter_mut().filter(|r| r.is_err()) {
+                    let why = std::mem::replace(result, Ok(())).unwrap_err();
+                    *result = Err(StoreError::failed(format!(
+                        "{why}; marking its journal record void then failed ({e}), so the \
+                         harness's next start may still store this run"
+                    ))
+                    .into());
+                }
             }
         }
 
