@@ -1067,8 +1067,8 @@ fn a_stopped_writers_journal_is_replayed_and_removed() {
     assert!(RunStore::open_reporting(&root.0).unwrap().1.is_clean());
 }
 
-/// A lone caller's run is journaled and synced while its directory is written: when the
-/// directory then cannot be written, the run is refused, its record is voided in the journal,
+/// A lone caller's run is journaled and synced before or while its directory is written (as
+/// the last fsync's time decides): when the directory then cannot be written, the run is refused, its record is voided in the journal,
 /// and no recovery ever publishes it; the same id may be sent again.
 #[test]
 fn a_run_whose_directory_fails_after_its_record_is_synced_is_voided_and_never_recovered() {
