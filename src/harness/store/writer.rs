@@ -1092,9 +1092,21 @@ impl Committer {
         let mut results = self.publish(group, ready);
 
         // 3. Void what was journaled but not published, so no recovery publishes it.
+        self.void_unpublished(&mut results, &offsets);
+        // 4. A segment a quarter full has a preallocated successor made, off this path; a full
+        // one goes to the checkpoint.
+        self.rotate();
+        results
+    }
+
+    /// Mark void, and sync, the journal records (at `offsets`) of the runs whose `results` are
+    /// errors. Should that fail, the journal is broken and each such error says that a restart
+    /// may still store its run.
+    fn void_unpublished(&mut self, results: &mut [Result<()>], offsets: &[u64]) {
+        let path = &self.segment.path;
         let failed: Vec<u64> = results
             .iter()
-            .zip(&offsets)
+            .zip(offsets)
             .filter(|(r, _)| r.is_err())
             .map(|(_, o)| *o)
             .collect();
@@ -1112,7 +1124,7 @@ impl Committer {
                 self.broken = Some(format!(
                     "the journal {} could not be written ({e}); restart the harness to recover \
                      the run store",
-                    shown(&self.root, &path)
+                    shown(&self.root, path)
                 ));
                 // Its record stays valid: the run is not stored now, but a restart may store it.
                 for result in results.iter_mut().filter(|r| r.is_err()) {
@@ -1125,9 +1137,11 @@ impl Committer {
                 }
             }
         }
+    }
 
-        // 4. A segment a quarter full has a preallocated successor made, off this path; a full
-        // one goes to the checkpoint.
+    /// Ask for a spare once the segment is a quarter full, and move to the next segment once it
+    /// is full, handing the full one to the checkpoint.
+    fn rotate(&mut self) {
         if !self.spare_asked && self.segment.len >= self.segment.full_at / 4 {
             self.spare_asked = true;
             if let Some(tx) = &self.checkpoints {
@@ -1169,7 +1183,6 @@ impl Committer {
                 ),
             }
         }
-        results
     }
 
     /// Rename each run that is `ready` into place and append the index lines of those that
