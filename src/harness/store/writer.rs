@@ -61,7 +61,7 @@ use std::io::{ErrorKind, Write};
 use std::ops::Deref;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -515,16 +515,8 @@ impl Commits {
         queue.next_ticket += 1;
         job.ticket = ticket;
         let idle = !queue.leading && !queue.closed && queue.waiting.is_empty();
-        if idle && let Some(mut committer) = queue.committer.take() {
-            queue.leading = true;
-            drop(queue);
-            let guard = Leading(self);
-            let group = [job];
-            let mut results = committer.commit(&group, Some(write_dir));
-            std::mem::forget(guard);
-            let mut queue = self.queue.lock().unpoisoned();
-            queue.committer = Some(committer);
-            queue.leading = false;
+        if idle && let Some(committer) = queue.committer.take() {
+            let (_queue, mut results) = self.lead(queue, committer, &[job], Some(write_dir));
             self.turn.notify_all();
             return results.pop().unwrap_or_else(|| {
                 Err(StoreError::failed("the commit gave no result; nothing was stored").into())
@@ -552,7 +544,7 @@ impl Commits {
                 queue = self.turn.wait(queue).unpoisoned();
                 continue;
             }
-            let Some(mut committer) = queue.committer.take() else {
+            let Some(committer) = queue.committer.take() else {
                 // A leader panicked with the journal: nothing can be committed any more.
                 queue.waiting.retain(|j| j.ticket != ticket);
                 return Err(StoreError::failed(
@@ -563,20 +555,35 @@ impl Commits {
             };
             let take = queue.waiting.len().min(MAX_GROUP);
             let group: Vec<Job> = queue.waiting.drain(..take).collect();
-            queue.leading = true;
-            drop(queue);
-            // If the commit panics, the guard wakes the others (who then find no committer).
-            let guard = Leading(self);
-            let results = committer.commit(&group, None::<fn() -> Result<()>>);
-            std::mem::forget(guard);
-            queue = self.queue.lock().unpoisoned();
-            queue.committer = Some(committer);
-            queue.leading = false;
+            let results;
+            (queue, results) = self.lead(queue, committer, &group, None::<fn() -> Result<()>>);
             for (job, result) in group.into_iter().zip(results) {
                 queue.done.insert(job.ticket, result);
             }
             self.turn.notify_all();
         }
+    }
+
+    /// Commit `group` with `committer`, taken from `queue`: the queue is marked as led and
+    /// unlocked meanwhile, then locked again with the committer back. Returns it and one result
+    /// per job; the caller hands the results out and wakes the others.
+    fn lead<'a>(
+        &'a self,
+        mut queue: MutexGuard<'a, Queue>,
+        mut committer: Committer,
+        group: &[Job],
+        own_dir: Option<impl FnOnce() -> Result<()>>,
+    ) -> (MutexGuard<'a, Queue>, Vec<Result<()>>) {
+        queue.leading = true;
+        drop(queue);
+        // If the commit panics, the guard wakes the others (who then find no committer).
+        let guard = Leading(self);
+        let results = committer.commit(group, own_dir);
+        std::mem::forget(guard);
+        let mut queue = self.queue.lock().unpoisoned();
+        queue.committer = Some(committer);
+        queue.leading = false;
+        (queue, results)
     }
 }
 
