@@ -3,9 +3,9 @@
 //! retitle a window, clear the screen or move the cursor) is written as `\u{…}`, a byte that
 //! is not UTF-8 as `\xNN`; printable characters stay as they are.
 //!
-//! Beside it, the crate's one text truncation ([`truncate`]) and its one base64 (RFC 4648:
-//! [`base64`], [`base64_decode`]), which every layer above uses, and its one way past a
-//! poisoned lock ([`Unpoison`]).
+//! Beside it, the crate's one text truncation ([`truncate`]), its one base64 (RFC 4648:
+//! [`base64`], [`base64_decode`]) and its one percent-decoding ([`percent_decode`]), which
+//! every layer above uses, and its one way past a poisoned lock ([`Unpoison`]).
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -136,6 +136,27 @@ pub(crate) fn base64_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// `%XX` escapes decoded (RFC 3986 §2.1), and with `plus_as_space` a `+` as a space (the
+/// form encoding of a query string); `None` for a bad escape or bytes that are not UTF-8.
+pub(crate) fn percent_decode(text: &str, plus_as_space: bool) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' if plus_as_space => out.push(b' '),
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).ok()
+}
+
 /// A lock whose holder panicked is taken all the same: every guarded value in the crate is
 /// left consistent between statements (a counter, a map, a queue), so one panicking request
 /// must not take every later one down with it. For what `Mutex::lock`, `RwLock::read` and
@@ -190,6 +211,22 @@ mod tests {
             "never inside a character"
         );
         assert_eq!(truncate("héllo", Keep::Bytes(3), "[cut]"), "hé[cut]");
+    }
+
+    #[test]
+    fn percent_decoding_reads_escapes_and_a_plus_only_in_a_query() {
+        assert_eq!(
+            percent_decode("a%20b+c%2B", true).as_deref(),
+            Some("a b c+")
+        );
+        assert_eq!(
+            percent_decode("a%20b+c%2B", false).as_deref(),
+            Some("a b+c+")
+        );
+        assert_eq!(percent_decode("%C3%A9", false).as_deref(), Some("é"));
+        for bad in ["%", "%4", "%zz", "%C3", "a%g0"] {
+            assert_eq!(percent_decode(bad, true), None, "{bad}");
+        }
     }
 
     #[test]

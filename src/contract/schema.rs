@@ -569,7 +569,7 @@ impl Compiler<'_> {
         let Some(fragment) = reference.strip_prefix('#') else {
             return refuse("only local references ('#' or '#/…') are supported");
         };
-        let Some(fragment) = percent_decode(fragment) else {
+        let Some(fragment) = crate::text::percent_decode(fragment, false) else {
             return refuse("malformed percent-encoding");
         };
         let tokens: Vec<String> = if fragment.is_empty() {
@@ -784,24 +784,6 @@ fn lookup<'v>(root: &'v Value, tokens: &[String]) -> Option<&'v Value> {
         }
         _ => None,
     })
-}
-
-/// Decode `%XX` escapes of a URI fragment into UTF-8 text.
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = text.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// The state of one validation.

@@ -606,8 +606,8 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
     let mut seen: Vec<String> = Vec::new();
     for pair in raw.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = percent_decode(key).ok_or(BadRequest::QueryNotUtf8)?;
-        let value = percent_decode(value).ok_or(BadRequest::QueryNotUtf8)?;
+        let key = crate::text::percent_decode(key, true).ok_or(BadRequest::QueryNotUtf8)?;
+        let value = crate::text::percent_decode(value, true).ok_or(BadRequest::QueryNotUtf8)?;
         if seen.contains(&key) {
             return Err(BadRequest::Repeated { key });
         }
@@ -726,26 +726,6 @@ impl std::fmt::Display for BadRequest {
             }
         }
     }
-}
-
-/// A query-string component, `+` and `%XX` decoded (the form encoding of URLs, RFC 3986 §2.1).
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = bytes.get(i + 1..i + 3)?;
-                out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
 }
 
 fn json_or_500(v: Result<Value>) -> Response {

@@ -368,29 +368,11 @@ fn parse_key_values(value: &str, setting: &str) -> Result<Vec<(String, String)>,
         if k.is_empty() {
             return Err(bad(format!("{:?} has an empty key", member.trim())));
         }
-        let v = percent_decode(v.trim())
+        let v = crate::text::percent_decode(v.trim(), false)
             .ok_or_else(|| bad(format!("the value of {k:?} has a bad % escape")))?;
         out.push((k.to_string(), v));
     }
     Ok(out)
-}
-
-/// Decode `%XX` escapes (RFC 3986 §2.1); `None` for a bad escape or bytes that are not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// A header a user gave: a token name (RFC 9110 §5.1) and a value of visible characters,
