@@ -168,7 +168,7 @@ pub(crate) fn render(run: &RunView, options: &Options) -> String {
     let timeline = format!("timeline, 0 to {}", unit.format_total(draw.axis.total()));
     let bar = draw.bar;
     let head = format!("{:>8}  {:>9}  {timeline:<bar$}  span", "start", "duration");
-    let _ = writeln!(draw.out, "{}", draw.paint.dim(&head));
+    let _ = writeln!(draw.out, "{}", draw.paint.sgr(DIM, &head));
     let head_end = draw.out.len();
     draw.run(&run, "", None, 0);
     if draw.out.len() == head_end {
@@ -195,12 +195,8 @@ fn run_json(run: &RunView, axis: &Axis, depth: usize) -> Value {
     let spans: Vec<Value> = spans
         .into_iter()
         .map(|s| {
-            span_json(
-                s,
-                axis,
-                depths.get(&s.span_id).copied().unwrap_or(0),
-                marked(s),
-            )
+            let depth = depths.get(&s.span_id).copied().unwrap_or(0);
+            span_json(s, axis, depth, marked(s))
         })
         .collect();
     let children: Vec<Value> = run
@@ -416,7 +412,7 @@ impl<'a> Draw<'a> {
                 if let Some(p) = span.parent_id {
                     let _ = write!(note, ", parent {p}");
                 }
-                self.line(&format!("{deeper}   "), &self.paint.dim(&note));
+                self.line(&format!("{deeper}   "), &self.paint.sgr(DIM, &note));
             }
         }
         for (child, (here, deeper)) in unplaced.into_iter().zip(&mut branches) {
@@ -425,7 +421,7 @@ impl<'a> Draw<'a> {
         for ((id, why), (here, _)) in run.missing.iter().zip(branches) {
             self.line(
                 &here,
-                &self.paint.red(&format!("↳ run {id} not shown: {why}")),
+                &self.paint.sgr(RED, &format!("↳ run {id} not shown: {why}")),
             );
         }
     }
@@ -443,11 +439,11 @@ impl<'a> Draw<'a> {
         let withheld = (tree.marked)(span);
         let bar = self.axis.bar(span.start_ns, span.end_ns, self.bar);
         let bar = if withheld {
-            self.paint.yellow(&bar)
+            self.paint.sgr(YELLOW, &bar)
         } else if span.status.code == StatusCode::Error {
-            self.paint.red(&bar)
+            self.paint.sgr(RED, &bar)
         } else {
-            self.paint.cyan(&bar)
+            self.paint.sgr(CYAN, &bar)
         };
         let unit = self.axis.unit();
         let _ = writeln!(
@@ -468,7 +464,7 @@ impl<'a> Draw<'a> {
             "│  "
         };
         for text in details(span, tree.from) {
-            self.line(&format!("{deeper}{below}"), &self.paint.dim(&text));
+            self.line(&format!("{deeper}{below}"), &self.paint.sgr(DIM, &text));
         }
         let mut branches = branches(deeper, kids.len() + usize::from(child.is_some()));
         for (&kid, (here, deeper)) in kids.iter().zip(&mut branches) {
@@ -495,7 +491,7 @@ impl<'a> Draw<'a> {
         if depth + 1 >= MAX_DEPTH || self.seen.contains(child.invocation_id()) {
             let why =
                 format!("(not followed further: deeper than {MAX_DEPTH} runs, or already shown)");
-            self.line(&format!("{deeper}   "), &self.paint.dim(&why));
+            self.line(&format!("{deeper}   "), &self.paint.sgr(DIM, &why));
             return;
         }
         self.run(child, deeper, from, depth + 1);
@@ -581,21 +577,24 @@ fn keys(span: &SpanRecord) -> Vec<String> {
 
 /// A span's line: name, agent, the owned attributes a reader looks for, status and marks.
 fn label(span: &SpanRecord, withheld: bool, paint: &Paint) -> String {
-    let mut parts = vec![paint.bold(&span.name)];
+    let mut parts = vec![paint.sgr(BOLD, &span.name)];
     parts.extend(keys(span));
     let is_root = span.parent_id.is_none() && span.is(SpanName::InvokeAgent);
     match span.status.code {
-        StatusCode::Error => parts.push(paint.red("ERROR")),
-        StatusCode::Ok => parts.push(paint.green("OK")),
-        StatusCode::Unset if is_root => parts.push(paint.dim("status unset")),
+        StatusCode::Error => parts.push(paint.sgr(RED, "ERROR")),
+        StatusCode::Ok => parts.push(paint.sgr(GREEN, "OK")),
+        StatusCode::Unset if is_root => parts.push(paint.sgr(DIM, "status unset")),
         StatusCode::Unset => {}
     }
     if withheld {
-        parts.push(paint.yellow(if is_root {
-            "⊘ WITHHELD"
-        } else {
-            "⊘ withheld"
-        }));
+        parts.push(paint.sgr(
+            YELLOW,
+            if is_root {
+                "⊘ WITHHELD"
+            } else {
+                "⊘ withheld"
+            },
+        ));
     }
     parts.join("  ")
 }
@@ -611,15 +610,18 @@ fn run_line(child: &RunView, paint: &Paint) -> String {
         status_paint(status, paint)
     );
     if child.withheld().is_some() {
-        line.push_str(&format!("  {}", paint.yellow("⊘ WITHHELD")));
+        line.push_str(&format!("  {}", paint.sgr(YELLOW, "⊘ WITHHELD")));
     }
     if let Some(verdict) = child.grounding.as_deref().and_then(verdict) {
         // `passed [mode] (counts)`: the verdict and mode are what matter here.
         let verdict = verdict.split(" (").next().unwrap_or(verdict);
-        line.push_str(&format!("  {}", paint.dim(&format!("grounding {verdict}"))));
+        line.push_str(&format!(
+            "  {}",
+            paint.sgr(DIM, &format!("grounding {verdict}"))
+        ));
     }
     if let Some(trace) = text(env, &["telemetry", "trace_id"]) {
-        line.push_str(&paint.dim(&format!("  own trace {trace}")));
+        line.push_str(&paint.sgr(DIM, &format!("  own trace {trace}")));
     }
     line
 }
@@ -729,7 +731,10 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
     let statement = text(env, &["outcome", "statement"]).unwrap_or("");
     field(
         "outcome",
-        &format!("{}: {statement}", paint.bold(&status_paint(status, paint))),
+        &format!(
+            "{}: {statement}",
+            paint.sgr(BOLD, &status_paint(status, paint))
+        ),
         out,
     );
     if env.get("problem").is_some_and(Value::is_object) {
@@ -740,7 +745,7 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
     if let Some(reason) = run.withheld() {
         field(
             "withheld",
-            &paint.yellow(&format!(
+            &paint.sgr(YELLOW, &format!(
                 "⊘ {reason}: the result did not leave the harness; the spans behind it are marked below"
             )),
             out,
@@ -782,7 +787,7 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
 /// One line of the summary: `name`, dimmed and padded to a column, then `value`.
 fn write_field(paint: &Paint, name: &str, value: &str, out: &mut String) {
     // Padded before it is painted: escape codes take no columns.
-    let _ = writeln!(out, "{}{value}", paint.dim(&format!("{name:<11}")));
+    let _ = writeln!(out, "{}{value}", paint.sgr(DIM, &format!("{name:<11}")));
 }
 
 /// The summary's grounding verdict, as the stored report gives it, with the report's further
@@ -796,11 +801,11 @@ fn grounding_fields(run: &RunView, paint: &Paint, out: &mut String) {
         // The linter ran over the spans (grounding.txt says so, as the reference writes it),
         // but the agent gave no result to check: a reader is told that, not "passed".
         let why = format!("no output to check: the agent gave no result (grounding.txt: {first})");
-        return write_field(paint, "grounding", &paint.dim(&why), out);
+        return write_field(paint, "grounding", &paint.sgr(DIM, &why), out);
     }
     let first = match grounding_passed(g) {
-        Some(true) => paint.green(first),
-        Some(false) => paint.red(first),
+        Some(true) => paint.sgr(GREEN, first),
+        Some(false) => paint.sgr(RED, first),
         None => first.to_string(),
     };
     write_field(paint, "grounding", &first, out);
@@ -823,10 +828,13 @@ fn trace_line(run: &RunView, paint: &Paint) -> String {
         axis.unit().format_total(axis.total())
     );
     if run.unreadable_spans > 0 {
-        trace.push_str(&paint.red(&format!(
-            "; {} line(s) of spans.jsonl are not span JSON and are not drawn",
-            run.unreadable_spans
-        )));
+        trace.push_str(&paint.sgr(
+            RED,
+            &format!(
+                "; {} line(s) of spans.jsonl are not span JSON and are not drawn",
+                run.unreadable_spans
+            ),
+        ));
     }
     trace
 }
@@ -918,9 +926,9 @@ fn attrs_json(attrs: &Attributes) -> Value {
 
 fn status_paint(status: &str, paint: &Paint) -> String {
     match status {
-        "succeeded" => paint.green(status),
-        "failed" => paint.red(status),
-        _ => paint.yellow(status),
+        "succeeded" => paint.sgr(GREEN, status),
+        "failed" => paint.sgr(RED, status),
+        _ => paint.sgr(YELLOW, status),
     }
 }
 
@@ -980,21 +988,17 @@ impl Axis {
     /// still shows where it starts.
     fn bar(&self, start: u64, end: u64, width: usize) -> String {
         let total = self.total().max(1) as f64;
-        let cell = |ns: u64| (self.offset(ns) as f64 / total * width as f64) as usize;
-        let from = cell(start).min(width.saturating_sub(1));
-        let to = (self.offset(end.max(start)) as f64 / total * width as f64).ceil() as usize;
-        let to = to.clamp(from + 1, width);
-        let mut bar = String::with_capacity(width * 3);
-        for i in 0..width {
-            bar.push(if i < from || i >= to {
-                ' '
-            } else if to - from == 1 && end.saturating_sub(start) * (width as u64) < self.total() {
-                '▏'
-            } else {
-                '█'
-            });
-        }
-        bar
+        let cell = |ns: u64| self.offset(ns) as f64 / total * width as f64;
+        let from = (cell(start) as usize).min(width.saturating_sub(1));
+        let to = (cell(end.max(start)).ceil() as usize).clamp(from + 1, width);
+        let thin = to - from == 1 && end.saturating_sub(start) * (width as u64) < self.total();
+        (0..width)
+            .map(|i| match i {
+                _ if i < from || i >= to => ' ',
+                _ if thin => '▏',
+                _ => '█',
+            })
+            .collect()
     }
 }
 
@@ -1018,6 +1022,14 @@ impl Unit {
 /// ANSI SGR colours, or none.
 struct Paint(bool);
 
+/// The SGR codes the waterfall paints with.
+const BOLD: &str = "1";
+const DIM: &str = "2";
+const RED: &str = "31";
+const GREEN: &str = "32";
+const YELLOW: &str = "33";
+const CYAN: &str = "36";
+
 impl Paint {
     fn sgr(&self, code: &str, s: &str) -> String {
         if self.0 && !s.is_empty() {
@@ -1025,24 +1037,6 @@ impl Paint {
         } else {
             s.to_string()
         }
-    }
-    fn bold(&self, s: &str) -> String {
-        self.sgr("1", s)
-    }
-    fn dim(&self, s: &str) -> String {
-        self.sgr("2", s)
-    }
-    fn red(&self, s: &str) -> String {
-        self.sgr("31", s)
-    }
-    fn green(&self, s: &str) -> String {
-        self.sgr("32", s)
-    }
-    fn yellow(&self, s: &str) -> String {
-        self.sgr("33", s)
-    }
-    fn cyan(&self, s: &str) -> String {
-        self.sgr("36", s)
     }
 }
 
