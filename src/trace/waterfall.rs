@@ -389,14 +389,11 @@ impl<'a> Draw<'a> {
         };
         let roots = tree.children.get(&None).map_or(&[][..], Vec::as_slice);
         let main_trace = root(run).map(|r| r.trace_id);
+        let named: HashSet<&str> = run.spans.iter().filter_map(delegated_id).collect();
         let unplaced: Vec<&RunView> = run
             .children
             .iter()
-            .filter(|c| {
-                !run.spans
-                    .iter()
-                    .any(|s| delegated_id(s) == Some(c.invocation_id()))
-            })
+            .filter(|c| !named.contains(c.invocation_id()))
             .collect();
         let mut branches = branches(prefix, roots.len() + unplaced.len() + run.missing.len());
         let mut placed = HashSet::new();
@@ -437,14 +434,16 @@ impl<'a> Draw<'a> {
         depth: usize,
     ) {
         let withheld = (tree.marked)(span);
-        let bar = self.axis.bar(span.start_ns, span.end_ns, self.bar);
-        let bar = if withheld {
-            self.paint.sgr(YELLOW, &bar)
+        let colour = if withheld {
+            YELLOW
         } else if span.status.code == StatusCode::Error {
-            self.paint.sgr(RED, &bar)
+            RED
         } else {
-            self.paint.sgr(CYAN, &bar)
+            CYAN
         };
+        let bar = self
+            .paint
+            .sgr(colour, &self.axis.bar(span.start_ns, span.end_ns, self.bar));
         let unit = self.axis.unit();
         let _ = writeln!(
             self.out,
@@ -453,10 +452,8 @@ impl<'a> Draw<'a> {
             unit.format(span.end_ns.saturating_sub(span.start_ns)),
             label(span, withheld, &self.paint),
         );
-        let kids = tree
-            .children
-            .get(&Some(span.span_id))
-            .map_or(&[][..], Vec::as_slice);
+        let kids = tree.children.get(&Some(span.span_id));
+        let kids = kids.map_or(&[][..], Vec::as_slice);
         let child = delegated_id(span).and_then(|id| tree.runs.get(id).copied());
         let below = if kids.is_empty() && child.is_none() {
             "   "
