@@ -86,19 +86,20 @@ fn hide_unseen(view: &mut RunView, access: &Access) {
 /// "chat_count"}`, the counts `null` where the summary does not give them (a failed one), and
 /// `passed` `null` when the linter did not run (the agent never ran).
 pub(crate) fn grounding_json(invocation_id: &str, summary: &str) -> Value {
-    let parsed = parse_summary(summary);
+    let parsed = parse_summary(summary).unwrap_or_default();
     json!({
         "invocation_id": invocation_id,
         "summary": summary,
-        "passed": parsed.as_ref().and_then(|p| p.passed),
-        "mode": parsed.as_ref().and_then(|p| p.mode.clone()),
-        "violations": parsed.as_ref().map(|p| p.violations.clone()).unwrap_or_default(),
-        "retrieval_count": parsed.as_ref().and_then(|p| p.counts.map(|c| c.0)),
-        "chat_count": parsed.as_ref().and_then(|p| p.counts.map(|c| c.1)),
+        "passed": parsed.passed,
+        "mode": parsed.mode,
+        "violations": parsed.violations,
+        "retrieval_count": parsed.counts.map(|c| c.0),
+        "chat_count": parsed.counts.map(|c| c.1),
     })
 }
 
-/// What a summary says, read back.
+/// What a summary says, read back; nothing for a summary that does not read.
+#[derive(Default)]
 struct Summary {
     /// `None` when the linter did not run.
     passed: Option<bool>,
@@ -114,16 +115,15 @@ fn parse_summary(text: &str) -> Option<Summary> {
     let first = lines.next()?.strip_prefix("grounding: ")?;
     let (verdict, rest) = first.split_once(" [")?;
     let (mode, tail) = rest.split_once(']')?;
+    let mode = (mode != "unknown mode").then(|| mode.to_string());
     let passed = match verdict {
         "passed" => true,
         "FAILED" => false,
         // The agent never ran: there was nothing to lint, which is neither verdict.
         "not run" => {
             return Some(Summary {
-                passed: None,
-                mode: (mode != "unknown mode").then(|| mode.to_string()),
-                violations: Vec::new(),
-                counts: None,
+                mode,
+                ..Summary::default()
             });
         }
         _ => return None,
@@ -140,7 +140,7 @@ fn parse_summary(text: &str) -> Option<Summary> {
         .collect();
     Some(Summary {
         passed: Some(passed),
-        mode: (mode != "unknown mode").then(|| mode.to_string()),
+        mode,
         violations,
         counts,
     })

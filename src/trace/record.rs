@@ -56,10 +56,7 @@ impl SpanRecord {
 
     /// An owned attribute as text, if it is a string.
     pub fn owned_str(&self, key: &str) -> Option<&str> {
-        match self.owned(key) {
-            Some(AttrValue::String(s)) => Some(s),
-            _ => None,
-        }
+        self.attributes.get_str(key).filter(|_| is_owned(key))
     }
 
     /// This span's context, for a child in another process or a link.
@@ -244,6 +241,14 @@ impl Attributes {
     /// The value of `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&AttrValue> {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    /// The value of `key`, if it is a string.
+    pub(crate) fn get_str(&self, key: &str) -> Option<&str> {
+        match self.get(key) {
+            Some(AttrValue::String(s)) => Some(s),
+            _ => None,
+        }
     }
 
     /// Set `key`; an existing key moves to the end, an empty key is ignored.

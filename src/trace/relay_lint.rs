@@ -241,7 +241,7 @@ pub(crate) fn is_relay_session(spans: &[SpanRecord]) -> bool {
 pub(crate) fn lint(spans: &[SpanRecord], file_name: Option<&str>) -> RelayReport {
     let session = spans
         .iter()
-        .find_map(|s| str_attr(s, n::SESSION_ID))
+        .find_map(|s| s.attributes.get_str(n::SESSION_ID))
         .map(str::to_string);
     let index = Index::new(spans);
     let checks = Check::ALL
@@ -320,13 +320,6 @@ fn who(span: &SpanRecord) -> String {
     format!("{} 0x{} ({})", span.name, span.span_id, span.kind.name())
 }
 
-fn str_attr<'s>(span: &'s SpanRecord, key: &str) -> Option<&'s str> {
-    match span.attributes.get(key) {
-        Some(AttrValue::String(s)) => Some(s),
-        _ => None,
-    }
-}
-
 fn parents(spans: &[SpanRecord], index: &Index<'_>) -> Vec<String> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
@@ -403,10 +396,12 @@ fn propagation(spans: &[SpanRecord], index: &Index<'_>) -> Vec<String> {
 
 fn session_ids(spans: &[SpanRecord], file_name: Option<&str>) -> Vec<String> {
     let mut out = Vec::new();
-    let first = spans.iter().find_map(|s| str_attr(s, n::SESSION_ID));
+    let first = spans
+        .iter()
+        .find_map(|s| s.attributes.get_str(n::SESSION_ID));
     let no_session = file_name == Some(session_file_name(None).as_str());
     for s in spans {
-        match (str_attr(s, n::SESSION_ID), first) {
+        match (s.attributes.get_str(n::SESSION_ID), first) {
             (Some(id), _) if no_session => out.push(format!(
                 "{} carries session.id {id:?} in the file of calls that named no session",
                 who(s)
@@ -450,7 +445,7 @@ fn context_ids(span: &SpanRecord) -> Vec<(&'static str, String)> {
         ("input.value", n::INPUT_VALUE),
         ("output.value", n::OUTPUT_VALUE),
     ] {
-        let Some(text) = str_attr(span, key) else {
+        let Some(text) = span.attributes.get_str(key) else {
             continue;
         };
         let Ok(doc) = serde_json::from_str::<Value>(text) else {
@@ -494,15 +489,15 @@ fn task_states(spans: &[SpanRecord], index: &Index<'_>) -> Vec<String> {
     for s in spans {
         let relay = index.servers_above(s);
         for e in s.events.iter().filter(|e| e.name == n::EVENT_STATE_CHANGE) {
-            let get = |k| match e.attributes.get(k) {
-                Some(AttrValue::String(v)) => Some(v.as_str()),
-                _ => None,
-            };
-            let Some(task) = get(n::TASK_ID).or_else(|| str_attr(s, n::TASK_ID)) else {
+            let Some(task) = e
+                .attributes
+                .get_str(n::TASK_ID)
+                .or_else(|| s.attributes.get_str(n::TASK_ID))
+            else {
                 out.push(format!("{}: a state change names no task", who(s)));
                 continue;
             };
-            let Some(to) = get(n::TO) else {
+            let Some(to) = e.attributes.get_str(n::TO) else {
                 out.push(format!(
                     "{}: task {task}'s state change has no `to`",
                     who(s)
@@ -516,7 +511,7 @@ fn task_states(spans: &[SpanRecord], index: &Index<'_>) -> Vec<String> {
             by_task
                 .entry(key)
                 .or_default()
-                .push((e.time_ns, get(n::FROM), to, s));
+                .push((e.time_ns, e.attributes.get_str(n::FROM), to, s));
         }
     }
     for key in order {

@@ -31,7 +31,7 @@
 
 use super::SpanId;
 use super::names::{SpanName, attr};
-use super::record::{AttrValue, SpanRecord, StatusCode};
+use super::record::{AttrValue, Attributes, SpanRecord, StatusCode};
 use crate::text::{Keep, truncate};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -68,35 +68,44 @@ impl RunView {
     /// The ids of the delegated runs this run names: each `delegate` span's
     /// `invocation:<id>`, then any other in the envelope's `delegations`, without repeats.
     pub(crate) fn child_ids(&self) -> Vec<String> {
+        let mut spans: Vec<&SpanRecord> = self.spans.iter().collect();
+        in_start_order(&mut spans);
+        let listed = self.envelope.get("delegations").and_then(Value::as_array);
+        let listed = listed.into_iter().flatten();
         let mut ids: Vec<String> = Vec::new();
-        let mut delegates: Vec<&SpanRecord> = self
-            .spans
-            .iter()
-            .filter(|s| s.is(SpanName::Delegate))
-            .collect();
-        in_start_order(&mut delegates);
-        for span in delegates {
-            if let Some(id) = delegated_id(span)
-                && !ids.iter().any(|i| i == id)
-            {
+        for id in spans
+            .into_iter()
+            .filter_map(delegated_id)
+            .chain(listed.filter_map(|d| text(d, &["delegated_invocation_id"])))
+        {
+            if !ids.iter().any(|i| i == id) {
                 ids.push(id.to_string());
-            }
-        }
-        if let Some(list) = self.envelope.get("delegations").and_then(Value::as_array) {
-            for d in list {
-                if let Some(id) = text(d, &["delegated_invocation_id"])
-                    && !ids.iter().any(|i| i == id)
-                {
-                    ids.push(id.to_string());
-                }
             }
         }
         ids
     }
 
-    /// Whether the run's result was withheld, and why (the problem's title, or what shows it).
+    /// Whether the run's result was withheld, and why (the problem's title, or what shows it):
+    /// its problem is `grounding-violation`, or it says `failed` while the root recorded the
+    /// agent's `succeeded` (the contract sets `dd.outcome` before it withholds), or the root
+    /// carries the conductor's `withheld` event (which also marks a result withheld by
+    /// validation whatever the agent claimed).
     pub(crate) fn withheld(&self) -> Option<String> {
-        withheld_reason(&self.envelope, &self.spans)
+        let title = text(&self.envelope, &["problem", "title"]);
+        if problem_kind(&self.envelope) == Some(GROUNDING_VIOLATION) {
+            return Some(title.unwrap_or("failed the grounding linter").to_string());
+        }
+        let status = text(&self.envelope, &["outcome", "status"]);
+        let root = self
+            .spans
+            .iter()
+            .find(|s| s.parent_id.is_none() && s.is(SpanName::InvokeAgent));
+        let claimed = root.and_then(|r| r.owned_str(attr::OUTCOME));
+        let withheld_event =
+            root.is_some_and(|r| r.events.iter().any(|e| e.name == super::event::WITHHELD));
+        let overruled = claimed == Some("succeeded") && status.is_some_and(|s| s != "succeeded");
+        (withheld_event || overruled)
+            .then(|| title.unwrap_or("withheld by the harness").to_string())
     }
 }
 
@@ -142,87 +151,30 @@ const HARNESS_SERVICE: &str = "ddwire-harness";
 /// waterfall, child runs nested under their `delegate` spans.
 pub(crate) fn render(run: &RunView, options: &Options) -> String {
     // Every string came from an agent or the store: none reaches the terminal unescaped.
-    let run = &terminal_safe(run);
-    let paint = Paint(options.color);
-    let mut out = String::new();
+    let mut run = run.clone();
+    terminal_safe(&mut run);
+    let mut draw = Draw {
+        paint: Paint(options.color),
+        axis: Axis::of(&run),
+        bar: bar_width(options.width),
+        seen: HashSet::new(),
+        out: String::new(),
+    };
     if options.summary {
-        summary(run, &paint, &mut out);
-        out.push('\n');
+        summary(&run, &draw.paint, &mut draw.out);
+        draw.out.push('\n');
     }
-    let axis = Axis::of(run);
-    let bar = bar_width(options.width);
-    let mut rows = Vec::new();
-    collect(run, "", true, None, &mut rows, &mut HashSet::new(), 0);
-    let unit = axis.unit();
-    let _ = writeln!(
-        out,
-        "{}",
-        paint.dim(&format!(
-            "{:>8}  {:>9}  {:<bar$}  span",
-            "start",
-            "duration",
-            format!("timeline, 0 to {}", unit.format_total(axis.total())),
-        ))
-    );
-    if rows.is_empty() {
-        let _ = writeln!(out, "{:TIME_COLUMNS$}{:bar$}  (no spans stored)", "", "");
+    let unit = draw.axis.unit();
+    let timeline = format!("timeline, 0 to {}", unit.format_total(draw.axis.total()));
+    let bar = draw.bar;
+    let head = format!("{:>8}  {:>9}  {timeline:<bar$}  span", "start", "duration");
+    let _ = writeln!(draw.out, "{}", draw.paint.sgr(DIM, &head));
+    let head_end = draw.out.len();
+    draw.run(&run, "", None, 0);
+    if draw.out.len() == head_end {
+        draw.line("", "(no spans stored)");
     }
-    for row in rows {
-        match row {
-            Row::Span {
-                span,
-                prefix,
-                withheld,
-            } => {
-                let start = axis.offset(span.start_ns);
-                let duration = span.end_ns.saturating_sub(span.start_ns);
-                let status = span.status.code;
-                let drawn = axis.bar(span.start_ns, span.end_ns, bar);
-                let drawn = if withheld {
-                    paint.yellow(&drawn)
-                } else if status == StatusCode::Error {
-                    paint.red(&drawn)
-                } else {
-                    paint.cyan(&drawn)
-                };
-                let _ = writeln!(
-                    out,
-                    "{:>8}  {:>9}  {drawn}  {prefix}{}",
-                    unit.format(start),
-                    unit.format(duration),
-                    label(span, withheld, &paint),
-                );
-            }
-            Row::Detail { prefix, text } => {
-                let _ = writeln!(
-                    out,
-                    "{:TIME_COLUMNS$}{:bar$}  {prefix}{}",
-                    "",
-                    "",
-                    paint.dim(&text)
-                );
-            }
-            Row::Run { prefix, child } => {
-                let _ = writeln!(
-                    out,
-                    "{:TIME_COLUMNS$}{:bar$}  {prefix}{}",
-                    "",
-                    "",
-                    run_line(child, &paint)
-                );
-            }
-            Row::Missing { prefix, id, why } => {
-                let _ = writeln!(
-                    out,
-                    "{:TIME_COLUMNS$}{:bar$}  {prefix}{}",
-                    "",
-                    "",
-                    paint.red(&format!("↳ run {id} not shown: {why}"))
-                );
-            }
-        }
-    }
-    out
+    draw.out
 }
 
 /// The same view as data: the run's summary, every span with its offset from the start of the
@@ -231,33 +183,28 @@ pub(crate) fn render(run: &RunView, options: &Options) -> String {
 /// links, and the child runs, nested as drawn. `ddwire show --json` prints it, and the harness
 /// serves it as `GET /runs/{id}/waterfall` for the viewer page, so the two cannot disagree.
 pub(crate) fn to_json(run: &RunView) -> Value {
-    let axis = Axis::of(run);
-    run_json(run, &axis, 0)
+    run_json(run, &Axis::of(run), 0)
 }
 
 fn run_json(run: &RunView, axis: &Axis, depth: usize) -> Value {
     let withheld = run.withheld();
-    let root_service = root(run).and_then(service);
+    let marked = withheld_marks(run);
     let depths = depths(&run.spans);
     let mut spans: Vec<&SpanRecord> = run.spans.iter().collect();
     in_start_order(&mut spans);
     let spans: Vec<Value> = spans
         .into_iter()
         .map(|s| {
-            let mut doc = span_json(s, axis);
-            doc["depth"] = json!(depths.get(&s.span_id).copied().unwrap_or(0));
-            doc["withheld"] = json!(withheld.is_some() && marks_withheld(s, run, root_service));
-            doc
+            let depth = depths.get(&s.span_id).copied().unwrap_or(0);
+            span_json(s, axis, depth, marked(s))
         })
         .collect();
-    let children: Vec<Value> = if depth < MAX_DEPTH {
-        run.children
-            .iter()
-            .map(|c| run_json(c, axis, depth + 1))
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let children: Vec<Value> = run
+        .children
+        .iter()
+        .filter(|_| depth < MAX_DEPTH)
+        .map(|c| run_json(c, axis, depth + 1))
+        .collect();
     let missing: Vec<Value> = run
         .missing
         .iter()
@@ -288,8 +235,9 @@ fn run_json(run: &RunView, axis: &Axis, depth: usize) -> Value {
     })
 }
 
-/// One span as data, on the view's time axis; [`run_json`] adds what depends on its run.
-fn span_json(s: &SpanRecord, axis: &Axis) -> Value {
+/// One span as data, on the view's time axis, with its depth in its run's tree and whether
+/// it is marked withheld.
+fn span_json(s: &SpanRecord, axis: &Axis, depth: usize, withheld: bool) -> Value {
     let events: Vec<Value> = s
         .events
         .iter()
@@ -298,7 +246,7 @@ fn span_json(s: &SpanRecord, axis: &Axis) -> Value {
                 "name": e.name,
                 "offset_ns": axis.offset(e.time_ns),
                 "time_ns": e.time_ns,
-                "attributes": attrs_json(e.attributes.iter()),
+                "attributes": attrs_json(&e.attributes),
             })
         })
         .collect();
@@ -323,10 +271,12 @@ fn span_json(s: &SpanRecord, axis: &Axis) -> Value {
             "description": s.status.description,
         },
         "keys": keys(s),
-        "attributes": attrs_json(s.attributes.iter()),
+        "attributes": attrs_json(&s.attributes),
         "events": events,
         "links": links,
         "delegated_invocation_id": delegated_id(s),
+        "depth": depth,
+        "withheld": withheld,
     })
 }
 
@@ -336,17 +286,21 @@ fn in_start_order(spans: &mut [&SpanRecord]) {
     spans.sort_by_key(|s| (s.start_ns, s.span_id));
 }
 
-/// Each span's depth in its run's tree: how many ancestors the run holds above it. A parent
-/// the run does not hold, or the span itself, ends the chain (the span is drawn as a root), and
-/// so does a cycle. Each span is measured once, so a long chain costs no more than a short one.
-fn depths(spans: &[SpanRecord]) -> HashMap<SpanId, usize> {
+/// A span's parent in the run of `spans`: `None` for a root, and for a span whose parent the
+/// run does not hold, or is the span itself (it is drawn as a root).
+fn parent_in(spans: &[SpanRecord]) -> impl Fn(&SpanRecord) -> Option<SpanId> {
     let ids: HashSet<SpanId> = spans.iter().map(|s| s.span_id).collect();
+    move |s| s.parent_id.filter(|p| ids.contains(p) && *p != s.span_id)
+}
+
+/// Each span's depth in its run's tree: how many ancestors the run holds above it ([`parent_in`];
+/// a cycle ends the chain too). Each span is measured once, so a long chain costs no more than
+/// a short one.
+fn depths(spans: &[SpanRecord]) -> HashMap<SpanId, usize> {
+    let parent_in = parent_in(spans);
     let parent: HashMap<SpanId, SpanId> = spans
         .iter()
-        .filter_map(|s| {
-            let p = s.parent_id.filter(|p| ids.contains(p) && *p != s.span_id)?;
-            Some((s.span_id, p))
-        })
+        .filter_map(|s| Some((s.span_id, parent_in(s)?)))
         .collect();
     let mut known: HashMap<SpanId, usize> = HashMap::new();
     for s in spans {
@@ -372,247 +326,214 @@ fn depths(spans: &[SpanRecord]) -> HashMap<SpanId, usize> {
     known
 }
 
-/// One line of the waterfall, in the order drawn.
-enum Row<'a> {
-    Span {
-        span: &'a SpanRecord,
-        prefix: String,
-        withheld: bool,
-    },
-    Detail {
-        prefix: String,
-        text: String,
-    },
-    Run {
-        prefix: String,
-        child: &'a RunView,
-    },
-    Missing {
-        prefix: String,
-        id: String,
-        why: String,
-    },
-}
-
-/// The rows of `run`'s spans, their details and its child runs, each nested under the
-/// `delegate` span naming it. `prefix` continues the tree of the span a child run hangs from;
-/// `top` says this is the view's own run (whose roots sit at the left margin).
-fn collect<'a>(
-    run: &'a RunView,
-    prefix: &str,
-    top: bool,
-    from: Option<SpanId>,
-    rows: &mut Vec<Row<'a>>,
-    seen: &mut HashSet<String>,
-    depth: usize,
-) {
-    seen.insert(run.invocation_id().to_string());
-    let ids: HashSet<SpanId> = run.spans.iter().map(|s| s.span_id).collect();
-    let mut children: HashMap<Option<SpanId>, Vec<&SpanRecord>> = HashMap::new();
-    for s in &run.spans {
-        children
-            .entry(s.parent_id.filter(|p| ids.contains(p) && *p != s.span_id))
-            .or_default()
-            .push(s);
-    }
-    for list in children.values_mut() {
-        in_start_order(list);
-    }
-    let by_id: HashMap<&str, &RunView> = run
-        .children
-        .iter()
-        .map(|c| (c.invocation_id(), c))
-        .collect();
-    let mut placed: HashSet<&str> = HashSet::new();
+/// Which spans of `run` are marked withheld: none unless the run was withheld; then its root,
+/// and every span the agent recorded (another resource than the conductor's).
+fn withheld_marks(run: &RunView) -> impl Fn(&SpanRecord) -> bool + '_ {
     let withheld = run.withheld().is_some();
-    let root_service = root(run).and_then(service);
-    let ctx = Walk {
-        run,
-        children: &children,
-        by_id: &by_id,
-        withheld,
-        root_service,
-        from,
-    };
-    let roots = children.get(&None).cloned().unwrap_or_default();
-    let main_trace = root(run).map(|r| r.trace_id);
-    let n = roots.len();
-    // Child runs no delegate span names, and those that could not be read, come last.
-    let unplaced: Vec<&RunView> = run
-        .children
-        .iter()
-        .filter(|c| {
-            !run.spans
-                .iter()
-                .any(|s| s.is(SpanName::Delegate) && delegated_id(s) == Some(c.invocation_id()))
-        })
-        .collect();
-    let trailing = unplaced.len() + run.missing.len();
-    for (i, span) in roots.iter().enumerate() {
-        let last = i + 1 == n && trailing == 0;
-        let (here, deeper) = if top {
-            (String::new(), String::new())
-        } else {
-            branch(prefix, last)
-        };
-        walk(span, &here, &deeper, &ctx, rows, &mut placed, seen, depth);
-        if span.parent_id.is_some() || main_trace.is_some_and(|t| t != span.trace_id) {
-            let note = match span.parent_id {
-                Some(p) => format!(
-                    "outside the run's tree: trace {}, parent {p}",
-                    span.trace_id
-                ),
-                None => format!("outside the run's tree: trace {}", span.trace_id),
-            };
-            rows.push(Row::Detail {
-                prefix: format!("{deeper}   "),
-                text: note,
-            });
-        }
-    }
-    for (i, child) in unplaced.iter().enumerate() {
-        let last = i + 1 == unplaced.len() && run.missing.is_empty();
-        let (here, deeper) = branch(prefix, last);
-        child_run(child, &here, &deeper, None, rows, seen, depth);
-    }
-    for (i, (id, why)) in run.missing.iter().enumerate() {
-        let last = i + 1 == run.missing.len();
-        let (here, _) = branch(prefix, last);
-        rows.push(Row::Missing {
-            prefix: here,
-            id: id.clone(),
-            why: why.clone(),
-        });
+    let top = root(run);
+    let own = top.and_then(service).unwrap_or(HARNESS_SERVICE);
+    move |span| {
+        withheld && (top.is_some_and(|r| r.span_id == span.span_id) || service(span) != Some(own))
     }
 }
 
-/// The prefixes of a node and of what hangs below it, in a tree drawn with box characters.
-fn branch(prefix: &str, last: bool) -> (String, String) {
-    (
-        format!("{prefix}{}", if last { "└─ " } else { "├─ " }),
-        format!("{prefix}{}", if last { "   " } else { "│  " }),
-    )
+/// The waterfall being drawn: its columns, its time axis, and the runs drawn so far.
+struct Draw<'a> {
+    paint: Paint,
+    axis: Axis,
+    /// The timeline's width.
+    bar: usize,
+    seen: HashSet<&'a str>,
+    out: String,
 }
 
-/// What walking one run's span tree reads: maps borrowed for the walk (`'m`) of data borrowed
-/// for the whole rendering (`'a`).
-struct Walk<'m, 'a> {
-    run: &'a RunView,
-    children: &'m HashMap<Option<SpanId>, Vec<&'a SpanRecord>>,
-    by_id: &'m HashMap<&'a str, &'a RunView>,
-    withheld: bool,
-    root_service: Option<&'a str>,
+/// One run's span tree, as [`Draw::walk`] reads it.
+struct Tree<'a> {
+    /// Each span's children in start order, under its parent in the run (`None`: the roots).
+    children: HashMap<Option<SpanId>, Vec<&'a SpanRecord>>,
+    /// The run's delegated runs, by invocation id.
+    runs: HashMap<&'a str, &'a RunView>,
+    marked: Box<dyn Fn(&SpanRecord) -> bool + 'a>,
     /// The `delegate` span this run hangs from, when it is a delegated child.
     from: Option<SpanId>,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn walk<'a>(
-    span: &'a SpanRecord,
-    here: &str,
-    deeper: &str,
-    ctx: &Walk<'_, 'a>,
-    rows: &mut Vec<Row<'a>>,
-    placed: &mut HashSet<&'a str>,
-    seen: &mut HashSet<String>,
-    depth: usize,
-) {
-    rows.push(Row::Span {
-        span,
-        prefix: here.to_string(),
-        withheld: ctx.withheld && marks_withheld(span, ctx.run, ctx.root_service),
-    });
-    let kids = ctx
-        .children
-        .get(&Some(span.span_id))
-        .map(Vec::as_slice)
-        .unwrap_or(&[]);
-    let child_run = delegated_id(span).and_then(|id| ctx.by_id.get(id).copied());
-    let has_below = !kids.is_empty() || child_run.is_some();
-    let detail_prefix = format!("{deeper}{}", if has_below { "│  " } else { "   " });
-    for text in details(span, ctx) {
-        rows.push(Row::Detail {
-            prefix: detail_prefix.clone(),
-            text,
-        });
+impl<'a> Draw<'a> {
+    /// A line with the time columns left empty: `text` after the tree's `prefix`.
+    fn line(&mut self, prefix: &str, text: &str) {
+        let bar = self.bar;
+        let _ = writeln!(self.out, "{:TIME_COLUMNS$}{:bar$}  {prefix}{text}", "", "");
     }
-    for (i, kid) in kids.iter().enumerate() {
-        let last = i + 1 == kids.len() && child_run.is_none();
-        let (h, d) = branch(deeper, last);
-        walk(kid, &h, &d, ctx, rows, placed, seen, depth);
-    }
-    if let Some(child) = child_run
-        && placed.insert(child.invocation_id())
-    {
-        let (h, d) = branch(deeper, true);
-        self::child_run(child, &h, &d, Some(span.span_id), rows, seen, depth);
-    }
-}
 
-/// A delegated run under the span (or run) it hangs from: a line naming it, then its spans.
-fn child_run<'a>(
-    child: &'a RunView,
-    here: &str,
-    deeper: &str,
-    from: Option<SpanId>,
-    rows: &mut Vec<Row<'a>>,
-    seen: &mut HashSet<String>,
-    depth: usize,
-) {
-    rows.push(Row::Run {
-        prefix: here.to_string(),
-        child,
-    });
-    if depth + 1 >= MAX_DEPTH || seen.contains(child.invocation_id()) {
-        rows.push(Row::Detail {
-            prefix: format!("{deeper}   "),
-            text: format!("(not followed further: deeper than {MAX_DEPTH} runs, or already shown)"),
-        });
-        return;
-    }
-    collect(child, deeper, false, from, rows, seen, depth + 1);
-}
-
-/// The lines under a span: its events (at their time after the span's start), its links, and
-/// the description of an error status.
-fn details(span: &SpanRecord, ctx: &Walk<'_, '_>) -> Vec<String> {
-    let mut out = Vec::new();
-    let t0 = span.start_ns;
-    for e in &span.events {
-        let mut line = format!(
-            "· {}  +{} ms",
-            e.name,
-            Unit::Millis.format(e.time_ns.saturating_sub(t0))
-        );
-        for (k, v) in e.attributes.iter() {
-            let _ = write!(
-                line,
-                "  {}={}",
-                k.strip_prefix("dd.stage.").unwrap_or(k),
-                value(v)
+    /// The lines of `run`'s spans, their details and its child runs, each nested under the
+    /// `delegate` span naming it; child runs no span names, and those that could not be read,
+    /// come last. `prefix` continues the tree of the span (`from`) a child run hangs from; the
+    /// view's own run (`depth` 0) has its roots at the left margin.
+    fn run(&mut self, run: &'a RunView, prefix: &str, from: Option<SpanId>, depth: usize) {
+        self.seen.insert(run.invocation_id());
+        let parent_in = parent_in(&run.spans);
+        let mut children: HashMap<Option<SpanId>, Vec<&SpanRecord>> = HashMap::new();
+        for s in &run.spans {
+            children.entry(parent_in(s)).or_default().push(s);
+        }
+        children.values_mut().for_each(|list| in_start_order(list));
+        let tree = Tree {
+            children,
+            runs: run
+                .children
+                .iter()
+                .map(|c| (c.invocation_id(), c))
+                .collect(),
+            marked: Box::new(withheld_marks(run)),
+            from,
+        };
+        let roots = tree.children.get(&None).map_or(&[][..], Vec::as_slice);
+        let main_trace = root(run).map(|r| r.trace_id);
+        let named: HashSet<&str> = run.spans.iter().filter_map(delegated_id).collect();
+        let unplaced: Vec<&RunView> = run
+            .children
+            .iter()
+            .filter(|c| !named.contains(c.invocation_id()))
+            .collect();
+        let mut branches = branches(prefix, roots.len() + unplaced.len() + run.missing.len());
+        let mut placed = HashSet::new();
+        for (&span, (here, deeper)) in roots.iter().zip(&mut branches) {
+            let (here, deeper) = if depth == 0 {
+                Default::default()
+            } else {
+                (here, deeper)
+            };
+            self.walk(span, &here, &deeper, &tree, &mut placed, depth);
+            if span.parent_id.is_some() || main_trace.is_some_and(|t| t != span.trace_id) {
+                let mut note = format!("outside the run's tree: trace {}", span.trace_id);
+                if let Some(p) = span.parent_id {
+                    let _ = write!(note, ", parent {p}");
+                }
+                self.line(&format!("{deeper}   "), &self.paint.sgr(DIM, &note));
+            }
+        }
+        for (child, (here, deeper)) in unplaced.into_iter().zip(&mut branches) {
+            self.child_run(child, &here, &deeper, None, depth);
+        }
+        for ((id, why), (here, _)) in run.missing.iter().zip(branches) {
+            self.line(
+                &here,
+                &self.paint.sgr(RED, &format!("↳ run {id} not shown: {why}")),
             );
         }
-        out.push(line);
     }
-    for l in &span.links {
-        if ctx.from == Some(l.span_id) {
-            out.push(format!(
-                "⇠ linked to the delegate span above ({} of trace {})",
-                l.span_id, l.trace_id
-            ));
+
+    /// A span's line and the lines under it, then its children and the delegated run it names.
+    fn walk(
+        &mut self,
+        span: &'a SpanRecord,
+        here: &str,
+        deeper: &str,
+        tree: &Tree<'a>,
+        placed: &mut HashSet<&'a str>,
+        depth: usize,
+    ) {
+        let withheld = (tree.marked)(span);
+        let colour = if withheld {
+            YELLOW
+        } else if span.status.code == StatusCode::Error {
+            RED
         } else {
-            out.push(format!(
-                "⇠ linked to span {} of trace {}",
-                l.span_id, l.trace_id
-            ));
+            CYAN
+        };
+        let bar = self
+            .paint
+            .sgr(colour, &self.axis.bar(span.start_ns, span.end_ns, self.bar));
+        let unit = self.axis.unit();
+        let _ = writeln!(
+            self.out,
+            "{:>8}  {:>9}  {bar}  {here}{}",
+            unit.format(self.axis.offset(span.start_ns)),
+            unit.format(span.end_ns.saturating_sub(span.start_ns)),
+            label(span, withheld, &self.paint),
+        );
+        let kids = tree.children.get(&Some(span.span_id));
+        let kids = kids.map_or(&[][..], Vec::as_slice);
+        let child = delegated_id(span).and_then(|id| tree.runs.get(id).copied());
+        let below = if kids.is_empty() && child.is_none() {
+            "   "
+        } else {
+            "│  "
+        };
+        for text in details(span, tree.from) {
+            self.line(&format!("{deeper}{below}"), &self.paint.sgr(DIM, &text));
+        }
+        let mut branches = branches(deeper, kids.len() + usize::from(child.is_some()));
+        for (&kid, (here, deeper)) in kids.iter().zip(&mut branches) {
+            self.walk(kid, &here, &deeper, tree, placed, depth);
+        }
+        if let Some(child) = child
+            && placed.insert(child.invocation_id())
+            && let Some((here, deeper)) = branches.next()
+        {
+            self.child_run(child, &here, &deeper, Some(span.span_id), depth);
         }
     }
-    if span.status.code == StatusCode::Error
-        && let Some(d) = &span.status.description
-    {
-        out.push(format!("error: {d}"));
+
+    /// A delegated run under the span (or run) it hangs from: a line naming it, then its spans.
+    fn child_run(
+        &mut self,
+        child: &'a RunView,
+        here: &str,
+        deeper: &str,
+        from: Option<SpanId>,
+        depth: usize,
+    ) {
+        self.line(here, &run_line(child, &self.paint));
+        if depth + 1 >= MAX_DEPTH || self.seen.contains(child.invocation_id()) {
+            let why =
+                format!("(not followed further: deeper than {MAX_DEPTH} runs, or already shown)");
+            self.line(&format!("{deeper}   "), &self.paint.sgr(DIM, &why));
+            return;
+        }
+        self.run(child, deeper, from, depth + 1);
     }
-    out
+}
+
+/// The prefixes of `n` siblings below `prefix`, and of what hangs below each, in a tree drawn
+/// with box characters.
+fn branches(prefix: &str, n: usize) -> impl Iterator<Item = (String, String)> + '_ {
+    (1..=n).map(move |i| {
+        let (here, below) = if i == n {
+            ("└─ ", "   ")
+        } else {
+            ("├─ ", "│  ")
+        };
+        (format!("{prefix}{here}"), format!("{prefix}{below}"))
+    })
+}
+
+/// The lines under a span: its events (at their time after the span's start), its links
+/// (`from` is the `delegate` span its run hangs from), and the description of an error status.
+fn details(span: &SpanRecord, from: Option<SpanId>) -> Vec<String> {
+    let events = span.events.iter().map(|e| {
+        let since = e.time_ns.saturating_sub(span.start_ns);
+        let mut line = format!("· {}  +{} ms", e.name, MILLIS.format(since));
+        for (k, v) in e.attributes.iter() {
+            let k = k.strip_prefix("dd.stage.").unwrap_or(k);
+            let _ = write!(line, "  {k}={}", value(v));
+        }
+        line
+    });
+    let links = span.links.iter().map(|l| {
+        if from == Some(l.span_id) {
+            format!(
+                "⇠ linked to the delegate span above ({} of trace {})",
+                l.span_id, l.trace_id
+            )
+        } else {
+            format!("⇠ linked to span {} of trace {}", l.span_id, l.trace_id)
+        }
+    });
+    let error = (span.status.description.as_ref())
+        .filter(|_| span.status.code == StatusCode::Error)
+        .map(|d| format!("error: {d}"));
+    events.chain(links).chain(error).collect()
 }
 
 /// What a span's line says between its name and its status: the agent (`→ agent` on a
@@ -620,29 +541,19 @@ fn details(span: &SpanRecord, ctx: &Walk<'_, '_>) -> Vec<String> {
 fn keys(span: &SpanRecord) -> Vec<String> {
     let own = |k: &str| span.owned(k).map(value);
     let mut parts = Vec::new();
-    match SpanName::parse(&span.name) {
-        Some(SpanName::Delegate) => {
-            if let Some(agent) = own(attr::AGENT_ID) {
-                parts.push(format!("→ {agent}"));
-            }
-        }
-        _ => {
-            if let Some(agent) = own(attr::AGENT_ID) {
-                parts.push(agent);
-            }
-        }
+    if let Some(agent) = own(attr::AGENT_ID) {
+        parts.push(match SpanName::parse(&span.name) {
+            Some(SpanName::Delegate) => format!("→ {agent}"),
+            _ => agent,
+        });
     }
-    if let Some(mode) = own(attr::GROUNDING_MODE) {
-        match own(attr::OUTCOME) {
-            Some(outcome) => parts.push(format!("{mode} → {outcome}")),
-            None => parts.push(mode),
-        }
-    } else if let Some(outcome) = own(attr::OUTCOME) {
-        parts.push(format!("→ {outcome}"));
+    match (own(attr::GROUNDING_MODE), own(attr::OUTCOME)) {
+        (Some(mode), Some(outcome)) => parts.push(format!("{mode} → {outcome}")),
+        (Some(mode), None) => parts.push(mode),
+        (None, Some(outcome)) => parts.push(format!("→ {outcome}")),
+        (None, None) => {}
     }
-    if let Some(source) = own(attr::SOURCE_ID) {
-        parts.push(source);
-    }
+    parts.extend(own(attr::SOURCE_ID));
     if let Some(hash) = own(attr::CONTENT_HASH) {
         parts.push(format!("#{}", truncate(&hash, Keep::Chars(12), "…")));
     }
@@ -655,7 +566,7 @@ fn keys(span: &SpanRecord) -> Vec<String> {
         (None, Some(o)) => parts.push(format!("tokens {o} out")),
         (None, None) => {}
     }
-    if let Some(AttrValue::String(tool)) = span.attributes.get(attr::TOOL_NAME) {
+    if let Some(tool) = span.attributes.get_str(attr::TOOL_NAME) {
         parts.push(format!("tool {tool}"));
     }
     parts
@@ -663,21 +574,24 @@ fn keys(span: &SpanRecord) -> Vec<String> {
 
 /// A span's line: name, agent, the owned attributes a reader looks for, status and marks.
 fn label(span: &SpanRecord, withheld: bool, paint: &Paint) -> String {
-    let mut parts = vec![paint.bold(&span.name)];
+    let mut parts = vec![paint.sgr(BOLD, &span.name)];
     parts.extend(keys(span));
     let is_root = span.parent_id.is_none() && span.is(SpanName::InvokeAgent);
     match span.status.code {
-        StatusCode::Error => parts.push(paint.red("ERROR")),
-        StatusCode::Ok => parts.push(paint.green("OK")),
-        StatusCode::Unset if is_root => parts.push(paint.dim("status unset")),
+        StatusCode::Error => parts.push(paint.sgr(RED, "ERROR")),
+        StatusCode::Ok => parts.push(paint.sgr(GREEN, "OK")),
+        StatusCode::Unset if is_root => parts.push(paint.sgr(DIM, "status unset")),
         StatusCode::Unset => {}
     }
     if withheld {
-        parts.push(paint.yellow(if is_root {
-            "⊘ WITHHELD"
-        } else {
-            "⊘ withheld"
-        }));
+        parts.push(paint.sgr(
+            YELLOW,
+            if is_root {
+                "⊘ WITHHELD"
+            } else {
+                "⊘ withheld"
+            },
+        ));
     }
     parts.join("  ")
 }
@@ -693,24 +607,26 @@ fn run_line(child: &RunView, paint: &Paint) -> String {
         status_paint(status, paint)
     );
     if child.withheld().is_some() {
-        line.push_str(&format!("  {}", paint.yellow("⊘ WITHHELD")));
+        line.push_str(&format!("  {}", paint.sgr(YELLOW, "⊘ WITHHELD")));
     }
-    if let Some(verdict) = child.grounding.as_deref().and_then(|g| g.lines().next()) {
-        // `grounding: passed [mode] (counts)`: the verdict and mode are what matter here.
-        let verdict = verdict.strip_prefix("grounding: ").unwrap_or(verdict);
+    if let Some(verdict) = child.grounding.as_deref().and_then(verdict) {
+        // `passed [mode] (counts)`: the verdict and mode are what matter here.
         let verdict = verdict.split(" (").next().unwrap_or(verdict);
-        line.push_str(&format!("  {}", paint.dim(&format!("grounding {verdict}"))));
+        line.push_str(&format!(
+            "  {}",
+            paint.sgr(DIM, &format!("grounding {verdict}"))
+        ));
     }
     if let Some(trace) = text(env, &["telemetry", "trace_id"]) {
-        line.push_str(&paint.dim(&format!("  own trace {trace}")));
+        line.push_str(&paint.sgr(DIM, &format!("  own trace {trace}")));
     }
     line
 }
 
-/// A copy of `run` whose every string shows control characters as escapes (see
-/// `crate::text`), so an agent's statement or span name cannot drive the terminal; the
-/// waterfall's own colours are added afterwards.
-fn terminal_safe(run: &RunView) -> RunView {
+/// Makes every string of `run` show control characters as escapes (see `crate::text`), so an
+/// agent's statement or span name cannot drive the terminal; the waterfall's own colours are
+/// added afterwards.
+fn terminal_safe(run: &mut RunView) {
     fn s(text: &mut String, lines: bool) {
         if let std::borrow::Cow::Owned(safe) = crate::text::escape_str(text, lines) {
             *text = safe;
@@ -724,7 +640,7 @@ fn terminal_safe(run: &RunView) -> RunView {
             _ => {}
         }
     }
-    fn attributes(a: &mut crate::trace::record::Attributes) {
+    fn attributes(a: &mut Attributes) {
         for (k, v) in &mut a.0 {
             s(k, false);
             match v {
@@ -734,24 +650,14 @@ fn terminal_safe(run: &RunView) -> RunView {
             }
         }
     }
-    // Every field but the delegated runs, which are made safe one by one below.
-    let mut safe = RunView {
-        envelope: run.envelope.clone(),
-        spans: run.spans.clone(),
-        grounding: run.grounding.clone(),
-        children: Vec::new(),
-        missing: run.missing.clone(),
-        unreadable_spans: run.unreadable_spans,
-        decision: run.decision.clone(),
-    };
-    json(&mut safe.envelope);
-    if let Some(d) = &mut safe.decision {
+    json(&mut run.envelope);
+    if let Some(d) = &mut run.decision {
         json(d);
     }
-    if let Some(g) = &mut safe.grounding {
+    if let Some(g) = &mut run.grounding {
         s(g, true);
     }
-    for span in &mut safe.spans {
+    for span in &mut run.spans {
         s(&mut span.name, false);
         attributes(&mut span.attributes);
         attributes(&mut span.resource.attributes);
@@ -763,12 +669,11 @@ fn terminal_safe(run: &RunView) -> RunView {
             attributes(&mut event.attributes);
         }
     }
-    for (id, why) in &mut safe.missing {
+    for (id, why) in &mut run.missing {
         s(id, false);
         s(why, false);
     }
-    safe.children = run.children.iter().map(terminal_safe).collect();
-    safe
+    run.children.iter_mut().for_each(terminal_safe);
 }
 
 /// Whether the run ended with the agent giving no result (it raised, could not be reached,
@@ -776,8 +681,12 @@ fn terminal_safe(run: &RunView) -> RunView {
 /// checked nothing.
 pub(crate) fn no_output(envelope: &Value) -> bool {
     text(envelope, &["outcome", "status"]) != Some("succeeded")
-        && text(envelope, &["problem", "type"])
-            .is_some_and(|t| t.rsplit('/').next() == Some("agent-error"))
+        && problem_kind(envelope) == Some("agent-error")
+}
+
+/// The last segment of the envelope's problem type (`agent-error`, `grounding-violation`...).
+fn problem_kind(envelope: &Value) -> Option<&str> {
+    text(envelope, &["problem", "type"]).and_then(|t| t.rsplit('/').next())
 }
 
 /// A steward's decision as `show` states it, from the side of the run `id`.
@@ -819,23 +728,21 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
     let statement = text(env, &["outcome", "statement"]).unwrap_or("");
     field(
         "outcome",
-        &format!("{}: {statement}", paint.bold(&status_paint(status, paint))),
+        &format!(
+            "{}: {statement}",
+            paint.sgr(BOLD, &status_paint(status, paint))
+        ),
         out,
     );
-    if let Some(problem) = env.get("problem").filter(|p| p.is_object()) {
-        let kind = text(problem, &["type"])
-            .map(|t| t.rsplit('/').next().unwrap_or(t))
-            .unwrap_or("?");
-        field(
-            "problem",
-            &format!("{} ({kind})", text(problem, &["title"]).unwrap_or("?")),
-            out,
-        );
+    if env.get("problem").is_some_and(Value::is_object) {
+        let title = text(env, &["problem", "title"]).unwrap_or("?");
+        let kind = problem_kind(env).unwrap_or("?");
+        field("problem", &format!("{title} ({kind})"), out);
     }
     if let Some(reason) = run.withheld() {
         field(
             "withheld",
-            &paint.yellow(&format!(
+            &paint.sgr(YELLOW, &format!(
                 "⊘ {reason}: the result did not leave the harness; the spans behind it are marked below"
             )),
             out,
@@ -877,64 +784,54 @@ fn summary(run: &RunView, paint: &Paint, out: &mut String) {
 /// One line of the summary: `name`, dimmed and padded to a column, then `value`.
 fn write_field(paint: &Paint, name: &str, value: &str, out: &mut String) {
     // Padded before it is painted: escape codes take no columns.
-    let _ = writeln!(out, "{}{value}", paint.dim(&format!("{name:<11}")));
+    let _ = writeln!(out, "{}{value}", paint.sgr(DIM, &format!("{name:<11}")));
 }
 
 /// The summary's grounding verdict, as the stored report gives it, with the report's further
 /// lines under it.
 fn grounding_fields(run: &RunView, paint: &Paint, out: &mut String) {
-    match &run.grounding {
+    let Some(g) = &run.grounding else {
+        return write_field(paint, "grounding", "(no report stored)", out);
+    };
+    let first = verdict(g).unwrap_or("");
+    if no_output(&run.envelope) {
         // The linter ran over the spans (grounding.txt says so, as the reference writes it),
         // but the agent gave no result to check: a reader is told that, not "passed".
-        Some(g) if no_output(&run.envelope) => {
-            let first = g.lines().next().unwrap_or("");
-            let first = first.strip_prefix("grounding: ").unwrap_or(first);
-            write_field(
-                paint,
-                "grounding",
-                &paint.dim(&format!(
-                    "no output to check: the agent gave no result (grounding.txt: {first})"
-                )),
-                out,
-            );
-        }
-        Some(g) => {
-            let mut lines = g.lines();
-            let first = lines.next().unwrap_or("");
-            let first = first.strip_prefix("grounding: ").unwrap_or(first);
-            let verdict = match grounding_passed(g) {
-                Some(true) => paint.green(first),
-                Some(false) => paint.red(first),
-                None => first.to_string(),
-            };
-            write_field(paint, "grounding", &verdict, out);
-            for line in lines {
-                let _ = writeln!(out, "{:<11}{line}", "");
-            }
-        }
-        None => write_field(paint, "grounding", "(no report stored)", out),
+        let why = format!("no output to check: the agent gave no result (grounding.txt: {first})");
+        return write_field(paint, "grounding", &paint.sgr(DIM, &why), out);
+    }
+    let first = match grounding_passed(g) {
+        Some(true) => paint.sgr(GREEN, first),
+        Some(false) => paint.sgr(RED, first),
+        None => first.to_string(),
+    };
+    write_field(paint, "grounding", &first, out);
+    for line in g.lines().skip(1) {
+        let _ = writeln!(out, "{:<11}{line}", "");
     }
 }
 
 /// The summary's trace line: the trace id, how many spans in how many runs, the time they
 /// took, and any lines of spans that could not be drawn.
 fn trace_line(run: &RunView, paint: &Paint) -> String {
-    let total = count(run);
+    let (spans, runs) = count(run);
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     let axis = Axis::of(run);
     let mut trace = format!(
-        "{}  {} span{} in {} run{}, {}",
+        "{}  {spans} span{} in {runs} run{}, {}",
         text(&run.envelope, &["telemetry", "trace_id"]).unwrap_or("?"),
-        total.0,
-        if total.0 == 1 { "" } else { "s" },
-        total.1,
-        if total.1 == 1 { "" } else { "s" },
+        plural(spans),
+        plural(runs),
         axis.unit().format_total(axis.total())
     );
     if run.unreadable_spans > 0 {
-        trace.push_str(&paint.red(&format!(
-            "; {} line(s) of spans.jsonl are not span JSON and are not drawn",
-            run.unreadable_spans
-        )));
+        trace.push_str(&paint.sgr(
+            RED,
+            &format!(
+                "; {} line(s) of spans.jsonl are not span JSON and are not drawn",
+                run.unreadable_spans
+            ),
+        ));
     }
     trace
 }
@@ -947,46 +844,8 @@ fn count(run: &RunView) -> (usize, usize) {
     })
 }
 
-/// Why `envelope`'s result was withheld, if it was: its problem is `grounding-violation`, or
-/// it says `failed` while the root recorded the agent's `succeeded` (the contract sets
-/// `dd.outcome` before it withholds), or the root carries the conductor's `withheld` event
-/// (which also marks a result withheld by validation whatever the agent claimed).
-fn withheld_reason(envelope: &Value, spans: &[SpanRecord]) -> Option<String> {
-    let problem = envelope.get("problem");
-    let kind = problem.and_then(|p| text(p, &["type"])).unwrap_or("");
-    let title = problem.and_then(|p| text(p, &["title"]));
-    if kind.rsplit('/').next() == Some(GROUNDING_VIOLATION) {
-        return Some(title.unwrap_or("failed the grounding linter").to_string());
-    }
-    let status = text(envelope, &["outcome", "status"]);
-    let root = spans
-        .iter()
-        .find(|s| s.parent_id.is_none() && s.is(SpanName::InvokeAgent));
-    let claimed = root.and_then(|r| r.owned_str(attr::OUTCOME));
-    let withheld_event =
-        root.is_some_and(|r| r.events.iter().any(|e| e.name == super::event::WITHHELD));
-    if withheld_event || (claimed == Some("succeeded") && status.is_some_and(|s| s != "succeeded"))
-    {
-        return Some(title.unwrap_or("withheld by the harness").to_string());
-    }
-    None
-}
-
-/// Whether a span of a withheld run is marked: its root, and every span the agent recorded
-/// (another resource than the conductor's).
-fn marks_withheld(span: &SpanRecord, run: &RunView, root_service: Option<&str>) -> bool {
-    if root(run).is_some_and(|r| r.span_id == span.span_id) {
-        return true;
-    }
-    let own = root_service.unwrap_or(HARNESS_SERVICE);
-    service(span) != Some(own)
-}
-
 fn service(span: &SpanRecord) -> Option<&str> {
-    match span.resource.attributes.get("service.name") {
-        Some(AttrValue::String(s)) => Some(s),
-        _ => None,
-    }
+    span.resource.attributes.get_str("service.name")
 }
 
 /// The run's root: its `invoke_agent` span without a parent (else the earliest span without).
@@ -1007,10 +866,15 @@ fn delegated_id(span: &SpanRecord) -> Option<&str> {
         .filter(|id| !id.is_empty())
 }
 
+/// A grounding summary's verdict: its first line, without `grounding: `.
+fn verdict(summary: &str) -> Option<&str> {
+    let first = summary.lines().next()?;
+    Some(first.strip_prefix("grounding: ").unwrap_or(first))
+}
+
 /// `Some(true)` for a summary that passed, `Some(false)` for one that failed.
 fn grounding_passed(summary: &str) -> Option<bool> {
-    let first = summary.lines().next()?;
-    let verdict = first.strip_prefix("grounding: ").unwrap_or(first);
+    let verdict = verdict(summary)?;
     if verdict.starts_with("passed") {
         Some(true)
     } else if verdict.starts_with("FAILED") || verdict.starts_with("failed") {
@@ -1028,11 +892,8 @@ fn text<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
 
 fn value(v: &AttrValue) -> String {
     match v {
-        AttrValue::String(s) => s.clone(),
-        AttrValue::Bool(b) => b.to_string(),
-        AttrValue::Int(i) => i.to_string(),
+        AttrValue::String(s) | AttrValue::Json(s) => s.clone(),
         AttrValue::Double(d) => d.to_string(),
-        AttrValue::Json(j) => j.clone(),
         other => attr_json(other).to_string(),
     }
 }
@@ -1051,15 +912,20 @@ fn attr_json(v: &AttrValue) -> Value {
     }
 }
 
-fn attrs_json<'a>(attrs: impl Iterator<Item = (&'a str, &'a AttrValue)>) -> Value {
-    Value::Object(attrs.map(|(k, v)| (k.to_string(), attr_json(v))).collect())
+fn attrs_json(attrs: &Attributes) -> Value {
+    Value::Object(
+        attrs
+            .iter()
+            .map(|(k, v)| (k.to_string(), attr_json(v)))
+            .collect(),
+    )
 }
 
 fn status_paint(status: &str, paint: &Paint) -> String {
     match status {
-        "succeeded" => paint.green(status),
-        "failed" => paint.red(status),
-        _ => paint.yellow(status),
+        "succeeded" => paint.sgr(GREEN, status),
+        "failed" => paint.sgr(RED, status),
+        _ => paint.sgr(YELLOW, status),
     }
 }
 
@@ -1083,24 +949,18 @@ impl Axis {
             end: 0,
         };
         axis.extend(run, 0);
-        if axis.start > axis.end {
-            axis.start = axis.end;
-        }
+        axis.start = axis.start.min(axis.end);
         axis
     }
 
     fn extend(&mut self, run: &RunView, depth: usize) {
-        for s in &run.spans {
-            // 0 means unknown: it would stretch the axis back to 1970.
-            if s.start_ns > 0 {
-                self.start = self.start.min(s.start_ns);
-                self.end = self.end.max(s.end_ns.max(s.start_ns));
-            }
+        // 0 means unknown: it would stretch the axis back to 1970.
+        for s in run.spans.iter().filter(|s| s.start_ns > 0) {
+            self.start = self.start.min(s.start_ns);
+            self.end = self.end.max(s.end_ns.max(s.start_ns));
         }
-        if depth < MAX_DEPTH {
-            for c in &run.children {
-                self.extend(c, depth + 1);
-            }
+        for c in run.children.iter().filter(|_| depth < MAX_DEPTH) {
+            self.extend(c, depth + 1);
         }
     }
 
@@ -1115,9 +975,9 @@ impl Axis {
     /// Milliseconds for a view under 10 s, seconds beyond.
     fn unit(&self) -> Unit {
         if self.total() < 10_000_000_000 {
-            Unit::Millis
+            MILLIS
         } else {
-            Unit::Seconds
+            SECONDS
         }
     }
 
@@ -1125,48 +985,47 @@ impl Axis {
     /// still shows where it starts.
     fn bar(&self, start: u64, end: u64, width: usize) -> String {
         let total = self.total().max(1) as f64;
-        let cell = |ns: u64| (self.offset(ns) as f64 / total * width as f64) as usize;
-        let from = cell(start).min(width.saturating_sub(1));
-        let to = (self.offset(end.max(start)) as f64 / total * width as f64).ceil() as usize;
-        let to = to.clamp(from + 1, width);
-        let mut bar = String::with_capacity(width * 3);
-        for i in 0..width {
-            bar.push(if i < from || i >= to {
-                ' '
-            } else if to - from == 1 && end.saturating_sub(start) * (width as u64) < self.total() {
-                '▏'
-            } else {
-                '█'
-            });
-        }
-        bar
+        let cell = |ns: u64| self.offset(ns) as f64 / total * width as f64;
+        let from = (cell(start) as usize).min(width.saturating_sub(1));
+        let to = (cell(end.max(start)).ceil() as usize).clamp(from + 1, width);
+        let thin = to - from == 1 && end.saturating_sub(start) * (width as u64) < self.total();
+        (0..width)
+            .map(|i| match i {
+                _ if i < from || i >= to => ' ',
+                _ if thin => '▏',
+                _ => '█',
+            })
+            .collect()
     }
 }
 
+/// A unit of the time columns: nanoseconds in one, and its symbol.
 #[derive(Clone, Copy)]
-enum Unit {
-    Millis,
-    Seconds,
-}
+struct Unit(f64, &'static str);
+
+const MILLIS: Unit = Unit(1e6, "ms");
+const SECONDS: Unit = Unit(1e9, "s");
 
 impl Unit {
     fn format(self, ns: u64) -> String {
-        match self {
-            Unit::Millis => format!("{:.3}", ns as f64 / 1e6),
-            Unit::Seconds => format!("{:.3}", ns as f64 / 1e9),
-        }
+        format!("{:.3}", ns as f64 / self.0)
     }
 
     fn format_total(self, ns: u64) -> String {
-        match self {
-            Unit::Millis => format!("{} ms", self.format(ns)),
-            Unit::Seconds => format!("{} s", self.format(ns)),
-        }
+        format!("{} {}", self.format(ns), self.1)
     }
 }
 
 /// ANSI SGR colours, or none.
 struct Paint(bool);
+
+/// The SGR codes the waterfall paints with.
+const BOLD: &str = "1";
+const DIM: &str = "2";
+const RED: &str = "31";
+const GREEN: &str = "32";
+const YELLOW: &str = "33";
+const CYAN: &str = "36";
 
 impl Paint {
     fn sgr(&self, code: &str, s: &str) -> String {
@@ -1175,24 +1034,6 @@ impl Paint {
         } else {
             s.to_string()
         }
-    }
-    fn bold(&self, s: &str) -> String {
-        self.sgr("1", s)
-    }
-    fn dim(&self, s: &str) -> String {
-        self.sgr("2", s)
-    }
-    fn red(&self, s: &str) -> String {
-        self.sgr("31", s)
-    }
-    fn green(&self, s: &str) -> String {
-        self.sgr("32", s)
-    }
-    fn yellow(&self, s: &str) -> String {
-        self.sgr("33", s)
-    }
-    fn cyan(&self, s: &str) -> String {
-        self.sgr("36", s)
     }
 }
 
