@@ -158,6 +158,7 @@ pub(crate) fn render(run: &RunView, options: &Options) -> String {
         axis: Axis::of(&run),
         bar: bar_width(options.width),
         seen: HashSet::new(),
+        drawn: HashSet::new(),
         out: String::new(),
     };
     if options.summary {
@@ -344,6 +345,8 @@ struct Draw<'a> {
     /// The timeline's width.
     bar: usize,
     seen: HashSet<&'a str>,
+    /// The spans drawn so far, by address: a span is drawn once, however its run's ids loop.
+    drawn: HashSet<*const SpanRecord>,
     out: String,
 }
 
@@ -387,7 +390,21 @@ impl<'a> Draw<'a> {
             marked: Box::new(withheld_marks(run)),
             from,
         };
-        let roots = tree.children.get(&None).map_or(&[][..], Vec::as_slice);
+        // The roots, then any span no root leads to (its ids loop): each drawn as a root.
+        let mut roots = tree.children.get(&None).cloned().unwrap_or_default();
+        let mut reached = HashSet::new();
+        reach(&tree.children, roots.clone(), &mut reached);
+        for span in &run.spans {
+            if !reached.contains(&std::ptr::from_ref(span)) {
+                roots.push(span);
+                reach(&tree.children, vec![span], &mut reached);
+            }
+        }
+        roots.extend(
+            run.spans
+                .iter()
+                .filter(|s| !reached.contains(&std::ptr::from_ref(*s))),
+        );
         let main_trace = root(run).map(|r| r.trace_id);
         let named: HashSet<&str> = run.spans.iter().filter_map(delegated_id).collect();
         let unplaced: Vec<&RunView> = run
@@ -403,7 +420,7 @@ impl<'a> Draw<'a> {
             } else {
                 (here, deeper)
             };
-            self.walk(span, &here, &deeper, &tree, &mut placed, depth);
+            self.walk(span, here, deeper.clone(), &tree, &mut placed, depth);
             if span.parent_id.is_some() || main_trace.is_some_and(|t| t != span.trace_id) {
                 let mut note = format!("outside the run's tree: trace {}", span.trace_id);
                 if let Some(p) = span.parent_id {
@@ -423,55 +440,80 @@ impl<'a> Draw<'a> {
         }
     }
 
-    /// A span's line and the lines under it, then its children and the delegated run it names.
+    /// A span's line and the lines under it, then its children and the delegated run it names,
+    /// depth first with a stack of its own: a chain of spans as long as a reply may carry
+    /// nests no deeper on the thread's stack than one span.
     fn walk(
         &mut self,
         span: &'a SpanRecord,
-        here: &str,
-        deeper: &str,
+        here: String,
+        deeper: String,
         tree: &Tree<'a>,
         placed: &mut HashSet<&'a str>,
         depth: usize,
     ) {
-        let withheld = (tree.marked)(span);
-        let colour = if withheld {
-            YELLOW
-        } else if span.status.code == StatusCode::Error {
-            RED
-        } else {
-            CYAN
-        };
-        let bar = self
-            .paint
-            .sgr(colour, &self.axis.bar(span.start_ns, span.end_ns, self.bar));
-        let unit = self.axis.unit();
-        let _ = writeln!(
-            self.out,
-            "{:>8}  {:>9}  {bar}  {here}{}",
-            unit.format(self.axis.offset(span.start_ns)),
-            unit.format(span.end_ns.saturating_sub(span.start_ns)),
-            label(span, withheld, &self.paint),
-        );
-        let kids = tree.children.get(&Some(span.span_id));
-        let kids = kids.map_or(&[][..], Vec::as_slice);
-        let child = delegated_id(span).and_then(|id| tree.runs.get(id).copied());
-        let below = if kids.is_empty() && child.is_none() {
-            "   "
-        } else {
-            "│  "
-        };
-        for text in details(span, tree.from) {
-            self.line(&format!("{deeper}{below}"), &self.paint.sgr(DIM, &text));
+        enum Next<'a> {
+            Span(&'a SpanRecord, String, String),
+            Run(&'a RunView, SpanId, String, String),
         }
-        let mut branches = branches(deeper, kids.len() + usize::from(child.is_some()));
-        for (&kid, (here, deeper)) in kids.iter().zip(&mut branches) {
-            self.walk(kid, &here, &deeper, tree, placed, depth);
-        }
-        if let Some(child) = child
-            && placed.insert(child.invocation_id())
-            && let Some((here, deeper)) = branches.next()
-        {
-            self.child_run(child, &here, &deeper, Some(span.span_id), depth);
+        let mut next = vec![Next::Span(span, here, deeper)];
+        while let Some(item) = next.pop() {
+            let (span, here, deeper) = match item {
+                Next::Span(span, here, deeper) => (span, here, deeper),
+                Next::Run(child, from, here, deeper) => {
+                    if placed.insert(child.invocation_id()) {
+                        self.child_run(child, &here, &deeper, Some(from), depth);
+                    }
+                    continue;
+                }
+            };
+            if !self.drawn.insert(std::ptr::from_ref(span)) {
+                continue;
+            }
+            let withheld = (tree.marked)(span);
+            let colour = if withheld {
+                YELLOW
+            } else if span.status.code == StatusCode::Error {
+                RED
+            } else {
+                CYAN
+            };
+            let bar = self
+                .paint
+                .sgr(colour, &self.axis.bar(span.start_ns, span.end_ns, self.bar));
+            let unit = self.axis.unit();
+            let _ = writeln!(
+                self.out,
+                "{:>8}  {:>9}  {bar}  {here}{}",
+                unit.format(self.axis.offset(span.start_ns)),
+                unit.format(span.end_ns.saturating_sub(span.start_ns)),
+                label(span, withheld, &self.paint),
+            );
+            let kids: Vec<&SpanRecord> = (tree.children.get(&Some(span.span_id)).into_iter())
+                .flatten()
+                .filter(|k| !self.drawn.contains(&std::ptr::from_ref(**k)))
+                .copied()
+                .collect();
+            let child = delegated_id(span).and_then(|id| tree.runs.get(id).copied());
+            let below = if kids.is_empty() && child.is_none() {
+                "   "
+            } else {
+                "│  "
+            };
+            for text in details(span, tree.from) {
+                self.line(&format!("{deeper}{below}"), &self.paint.sgr(DIM, &text));
+            }
+            // Pushed last to first, so that they are drawn first to last.
+            let mut branches = branches(&deeper, kids.len() + usize::from(child.is_some()));
+            let mut below: Vec<Next<'a>> = (kids.into_iter().zip(&mut branches))
+                .map(|(kid, (here, deeper))| Next::Span(kid, here, deeper))
+                .collect();
+            if let Some(child) = child
+                && let Some((here, deeper)) = branches.next()
+            {
+                below.push(Next::Run(child, span.span_id, here, deeper));
+            }
+            next.extend(below.into_iter().rev());
         }
     }
 
@@ -492,6 +534,19 @@ impl<'a> Draw<'a> {
             return;
         }
         self.run(child, deeper, from, depth + 1);
+    }
+}
+
+/// Adds to `reached` each span a walk down `children` from `from` reaches, by address.
+fn reach<'a>(
+    children: &HashMap<Option<SpanId>, Vec<&'a SpanRecord>>,
+    mut from: Vec<&'a SpanRecord>,
+    reached: &mut HashSet<*const SpanRecord>,
+) {
+    while let Some(span) = from.pop() {
+        if reached.insert(std::ptr::from_ref(span)) {
+            from.extend(children.get(&Some(span.span_id)).into_iter().flatten());
+        }
     }
 }
 
@@ -1381,6 +1436,37 @@ start   duration  timeline, 0 to 40.000 ms  span
   25.000      4.000              ███                └─ chat  model m1  tokens 4 in / 7 out
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn spans_whose_ids_loop_are_each_drawn_once_and_the_drawing_ends() {
+        // An agent's spans are untrusted: two spans may share an id, and parents may loop.
+        let mut run = hello();
+        let kept = run.spans.len();
+        run.spans.push(span("retrieval", 40, None, 2, 3));
+        run.spans.push(span("retrieval", 41, Some(40), 2, 3));
+        // A second span 40, under 41: walking down from the first 40 would come back to 41.
+        run.spans.push(span("tool", 40, Some(41), 2, 3));
+        // A loop no root leads to.
+        run.spans.push(span("retrieval", 50, Some(51), 3, 4));
+        run.spans.push(span("retrieval", 51, Some(50), 3, 4));
+        // A chain as long as a reply may carry (harness::remote::MAX_SPANS is 10,000).
+        run.spans.extend(
+            (60..2_060u64).map(|i| span("retrieval", i, Some(i - 1).filter(|p| *p >= 60), 4, 5)),
+        );
+        let text = render(&run, &plain(85));
+        let span_lines = text
+            .lines()
+            .filter(|l| l.contains("retrieval") || l.contains("tool"))
+            .count();
+        assert_eq!(span_lines, 2_000 + 5, "{text:.3000}");
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.contains("outside the run's tree"))
+                .count(),
+            1
+        );
+        assert!(run.spans.len() == kept + 2_005);
     }
 
     #[test]
