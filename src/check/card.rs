@@ -42,13 +42,12 @@ pub(crate) fn interface_urls(card: &Value) -> Vec<(String, String)> {
         out.push(("url".to_string(), url.to_string()));
     }
     for key in ["supportedInterfaces", "additionalInterfaces"] {
-        for (i, entry) in card
+        let list = card
             .get(key)
             .and_then(Value::as_array)
             .into_iter()
-            .flatten()
-            .enumerate()
-        {
+            .flatten();
+        for (i, entry) in list.enumerate() {
             if let Some(url) = text(entry, "url") {
                 out.push((format!("{key}[{i}].url"), url.to_string()));
             }
@@ -59,11 +58,7 @@ pub(crate) fn interface_urls(card: &Value) -> Vec<(String, String)> {
 
 /// The host of an absolute URL (brackets of an IPv6 literal removed), or why there is none.
 pub(crate) fn host_of(url: &str) -> Result<&str, &'static str> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))
-        .or_else(|| url.split_once("://").map(|(_, r)| r))
-        .ok_or("not an absolute URL")?;
+    let (_, rest) = url.split_once("://").ok_or("not an absolute URL")?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = if let Some(v6) = hostport.strip_prefix('[') {
@@ -263,18 +258,14 @@ fn invocation_request(description: &Value) -> Option<(Value, Option<String>)> {
     } else {
         input = json!({ "schema_class": class });
     }
-    let note = match AgentSpec::from_description(description) {
-        Ok(spec) => spec.schema(class).and_then(|s| {
-            let errors = s.errors(&input);
-            (!errors.is_empty()).then(|| {
-                format!(
-                    "the built-in {class} input does not satisfy its schema ({}); give one with --message",
-                    errors.join("; ")
-                )
-            })
-        }),
-        Err(_) => None,
-    };
+    let spec = AgentSpec::from_description(description).ok();
+    let errors = spec.and_then(|spec| Some(spec.schema(class)?.errors(&input)));
+    let note = errors.filter(|e| !e.is_empty()).map(|errors| {
+        format!(
+            "the built-in {class} input does not satisfy its schema ({}); give one with --message",
+            errors.join("; ")
+        )
+    });
     Some((json!({ "agent_id": agent_id, "input": input }), note))
 }
 
@@ -288,11 +279,7 @@ pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
     if let Some(reference) = text(schema, "$ref") {
         let target = reference
             .strip_prefix("#/")
-            .map(|path| {
-                path.split('/')
-                    .try_fold(root, |node, key| node.get(key))
-                    .unwrap_or(&Value::Null)
-            })
+            .and_then(|path| path.split('/').try_fold(root, |node, key| node.get(key)))
             .unwrap_or(&Value::Null);
         return example(target, root, depth + 1);
     }

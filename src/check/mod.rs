@@ -190,12 +190,12 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
     let https = crate::wire::tls::is_https(&options.url);
     for probe in PROBES {
         let Run::Card(f) = probe.run else { continue };
-        let result = if ctx.tls_failed {
-            let why = Outcome::Skip("the TLS handshake failed".into());
-            result_of(probe, None, why, Duration::ZERO, strict)
+        let run = if ctx.tls_failed {
+            Err("the TLS handshake failed".to_string())
         } else {
-            timed(probe, None, strict, || f(&mut ctx))
+            Ok(|| f(&mut ctx))
         };
+        let result = record(probe, None, strict, run);
         // The handshake probe is listed for an http:// URL only when it found TLS there.
         if https || probe.id != probes::TLS_PROBE || result.status != Status::Skip {
             results.push(result);
@@ -221,15 +221,13 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
     for target in runs {
         for probe in PROBES {
             let Run::Binding(f) = probe.run else { continue };
-            results.push(match target {
-                Some(t) => timed(probe, Some(t.binding), strict, || {
+            let run = match target {
+                Some(t) => Ok(|| {
                     f(&mut ctx, t).unwrap_or_else(|e| Outcome::Violation(format!("no answer: {e}")))
                 }),
-                None => {
-                    let why = Outcome::Skip(notes.first().cloned().unwrap_or_default());
-                    result_of(probe, None, why, Duration::ZERO, strict)
-                }
-            });
+                None => Err(notes.first().cloned().unwrap_or_default()),
+            };
+            results.push(record(probe, target.map(|t| t.binding), strict, run));
         }
     }
     Ok(Report {
@@ -244,25 +242,19 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
     })
 }
 
-/// Runs a probe's function and times it.
-fn timed(
+/// A probe's result: its function run and timed, or a skip for the reason given, which
+/// took no time.
+fn record(
     probe: &Probe,
     binding: Option<Binding>,
     strict: bool,
-    f: impl FnOnce() -> Outcome,
+    run: Result<impl FnOnce() -> Outcome, String>,
 ) -> ProbeResult {
     let start = Instant::now();
-    let outcome = f();
-    result_of(probe, binding, outcome, start.elapsed(), strict)
-}
-
-fn result_of(
-    probe: &Probe,
-    binding: Option<Binding>,
-    outcome: Outcome,
-    latency: Duration,
-    strict: bool,
-) -> ProbeResult {
+    let (outcome, latency) = match run {
+        Ok(f) => (f(), start.elapsed()),
+        Err(why) => (Outcome::Skip(why), Duration::ZERO),
+    };
     let (status, detail) = match outcome {
         Outcome::Pass(note) => (Status::Pass, note),
         Outcome::Skip(why) => (Status::Skip, Some(why)),

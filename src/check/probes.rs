@@ -421,7 +421,7 @@ fn plain_to_tls(ctx: &mut Ctx, url: &str) -> Outcome {
 
 fn card_fetch(ctx: &mut Ctx) -> Outcome {
     let mut tried = Vec::new();
-    for (url, legacy) in card_urls(&ctx.base) {
+    for (url, legacy_path) in card_urls(&ctx.base) {
         let answer = match ctx.wire.get(&url) {
             Ok(a) => a,
             Err(
@@ -437,24 +437,25 @@ fn card_fetch(ctx: &mut Ctx) -> Outcome {
                 continue;
             }
         };
-        match (answer.status, answer.json()) {
-            (404, _) => tried.push(format!("GET {url}: {}", answer.describe())),
+        return match (answer.status, answer.json()) {
+            (404, _) => {
+                tried.push(format!("GET {url}: {}", answer.describe()));
+                continue;
+            }
             (200, Some(value @ Value::Object(_))) => {
                 ctx.card = Some(Card {
                     value,
                     url,
-                    legacy_path: legacy,
+                    legacy_path,
                 });
-                return pass();
+                pass()
             }
-            (200, _) => {
-                return Outcome::Violation(format!(
-                    "GET {url}: the body is not a JSON object: {}",
-                    answer.describe()
-                ));
-            }
-            _ => return Outcome::Violation(format!("GET {url}: {}", answer.describe())),
-        }
+            (200, _) => Outcome::Violation(format!(
+                "GET {url}: the body is not a JSON object: {}",
+                answer.describe()
+            )),
+            _ => Outcome::Violation(format!("GET {url}: {}", answer.describe())),
+        };
     }
     Outcome::Violation(tried.join("; "))
 }
