@@ -305,17 +305,11 @@ pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
     match kind {
         "object" => {
             let mut out = Map::new();
-            let required = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            for name in required.iter().filter_map(Value::as_str) {
-                let property = schema
-                    .get("properties")
-                    .and_then(|p| p.get(name))
-                    .unwrap_or(&Value::Null);
-                out.insert(name.to_string(), example(property, root, depth + 1));
+            let required = schema.get("required").and_then(Value::as_array);
+            for name in required.into_iter().flatten().filter_map(Value::as_str) {
+                let property = schema.get("properties").and_then(|p| p.get(name));
+                let value = example(property.unwrap_or(&Value::Null), root, depth + 1);
+                out.insert(name.to_string(), value);
             }
             Value::Object(out)
         }
@@ -329,17 +323,9 @@ pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
             )
         }
         "integer" | "number" => {
-            let min = schema
-                .get("minimum")
-                .and_then(Value::as_i64)
-                .or_else(|| {
-                    schema
-                        .get("exclusiveMinimum")
-                        .and_then(Value::as_i64)
-                        .map(|m| m + 1)
-                })
-                .unwrap_or(0);
-            json!(min)
+            let int = |key| schema.get(key).and_then(Value::as_i64);
+            let min = int("minimum").or_else(|| int("exclusiveMinimum").map(|m| m + 1));
+            json!(min.unwrap_or(0))
         }
         "boolean" => Value::Bool(false),
         "null" => Value::Null,

@@ -42,7 +42,7 @@ impl Answer {
     }
 
     /// The JSON-RPC error of a single error response.
-    pub(super) fn rpc_error(&self) -> Option<RpcError> {
+    pub(super) fn rpc_error(&self) -> Option<Refusal> {
         rpc_error_of(&self.json()?)
     }
 
@@ -55,12 +55,12 @@ impl Answer {
 }
 
 /// A JSON-RPC error response's code and message, shown as `error <code> (<message>)`.
-pub(crate) struct RpcError {
+pub(crate) struct Refusal {
     pub(crate) code: i64,
     message: String,
 }
 
-impl fmt::Display for RpcError {
+impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -72,11 +72,11 @@ impl fmt::Display for RpcError {
 }
 
 /// The error of a JSON-RPC error response object.
-pub(crate) fn rpc_error_of(doc: &Value) -> Option<RpcError> {
+pub(crate) fn rpc_error_of(doc: &Value) -> Option<Refusal> {
     let error = doc.get("error")?;
     let code = error.get("code")?.as_i64()?;
     let message = error.get("message").and_then(Value::as_str);
-    Some(RpcError {
+    Some(Refusal {
         code,
         message: message.unwrap_or("").to_string(),
     })

@@ -88,12 +88,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     };
     let render: fn(&Report) -> String = match args.value("format").unwrap_or("text") {
         "text" => Report::text,
-        "json" => |r| {
-            format!(
-                "{}\n",
-                serde_json::to_string_pretty(&r.json()).unwrap_or_default()
-            )
-        },
+        "json" => |r| format!("{:#}\n", r.json()),
         "junit" => Report::junit,
         other => {
             return Err(format!(
