@@ -35,12 +35,6 @@ pub(crate) fn jsonrpc_url(card: &Value, binding: Binding) -> Option<String> {
         .find_map(|(b, url)| (b == binding).then_some(url))
 }
 
-/// The binding the card prefers: that of its first JSON-RPC interface (1.0 §8.3.1: "the first
-/// entry … represents the preferred interface"), else v0.3 at `url`.
-pub(crate) fn preferred(card: &Value) -> Option<Binding> {
-    jsonrpc_interfaces(card).first().map(|(b, _)| *b)
-}
-
 /// Every URL the card advertises for an interface, with where it says so.
 pub(crate) fn interface_urls(card: &Value) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -48,13 +42,12 @@ pub(crate) fn interface_urls(card: &Value) -> Vec<(String, String)> {
         out.push(("url".to_string(), url.to_string()));
     }
     for key in ["supportedInterfaces", "additionalInterfaces"] {
-        for (i, entry) in card
+        let list = card
             .get(key)
             .and_then(Value::as_array)
             .into_iter()
-            .flatten()
-            .enumerate()
-        {
+            .flatten();
+        for (i, entry) in list.enumerate() {
             if let Some(url) = text(entry, "url") {
                 out.push((format!("{key}[{i}].url"), url.to_string()));
             }
@@ -64,46 +57,21 @@ pub(crate) fn interface_urls(card: &Value) -> Vec<(String, String)> {
 }
 
 /// The host of an absolute URL (brackets of an IPv6 literal removed), or why there is none.
-pub(crate) fn host_of(url: &str) -> Result<&str, NoHost> {
-    let rest = url
-        .strip_prefix("http://")
-        .or_else(|| url.strip_prefix("https://"))
-        .or_else(|| url.split_once("://").map(|(_, r)| r))
-        .ok_or(NoHost::NotAbsolute)?;
+pub(crate) fn host_of(url: &str) -> Result<&str, &'static str> {
+    let (_, rest) = url.split_once("://").ok_or("not an absolute URL")?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = if let Some(v6) = hostport.strip_prefix('[') {
         v6.split_once(']')
             .map(|(h, _)| h)
-            .ok_or(NoHost::UnclosedIpv6)?
+            .ok_or("an unclosed IPv6 literal")?
     } else {
         hostport.split(':').next().unwrap_or("")
     };
     if host.is_empty() {
-        Err(NoHost::Empty)
+        Err("no host")
     } else {
         Ok(host)
-    }
-}
-
-/// Why a URL names no host.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum NoHost {
-    /// It has no scheme: it is relative.
-    NotAbsolute,
-    /// A `[` opens an IPv6 literal that no `]` closes.
-    UnclosedIpv6,
-    /// Its authority is empty (`http://:80/`).
-    Empty,
-}
-
-impl std::fmt::Display for NoHost {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            NoHost::NotAbsolute => "not an absolute URL",
-            NoHost::UnclosedIpv6 => "an unclosed IPv6 literal",
-            NoHost::Empty => "no host",
-        })
     }
 }
 
@@ -117,37 +85,23 @@ pub(crate) fn is_bind_all(host: &str) -> bool {
 /// The problems that keep a card from reading as `generation`, or `None` when the card does
 /// not claim that generation at all.
 pub(crate) fn generation_problems(card: &Value, binding: Binding) -> Option<Vec<String>> {
-    let claims = match binding {
-        Binding::V03 => card.get("url").is_some(),
-        Binding::V10 => card.get("supportedInterfaces").is_some(),
+    let (claim, keys): (&str, &[&str]) = match binding {
+        Binding::V03 => ("url", &["name", "description", "version", "url"]),
+        Binding::V10 => ("supportedInterfaces", &["name", "description", "version"]),
     };
-    if !claims {
-        return None;
-    }
+    card.get(claim)?;
     let mut problems = Vec::new();
-    let mut need_text = |key: &str| {
-        if text(card, key).is_none() {
-            problems.push(format!("{key} must be a string"));
-        }
-    };
-    need_text("name");
-    need_text("description");
-    need_text("version");
-    match binding {
-        Binding::V03 => need_text("url"),
-        Binding::V10 => match card.get("supportedInterfaces").and_then(Value::as_array) {
+    need_text(&mut problems, card, "", keys);
+    if binding == Binding::V10 {
+        match card.get(claim).and_then(Value::as_array) {
             Some(list) if !list.is_empty() => {
                 for (i, entry) in list.iter().enumerate() {
-                    for key in ["url", "protocolBinding", "protocolVersion"] {
-                        if text(entry, key).is_none() {
-                            problems
-                                .push(format!("supportedInterfaces[{i}].{key} must be a string"));
-                        }
-                    }
+                    let keys = ["url", "protocolBinding", "protocolVersion"];
+                    need_text(&mut problems, entry, &format!("{claim}[{i}]."), &keys);
                 }
             }
             _ => problems.push("supportedInterfaces must be a non-empty list".into()),
-        },
+        }
     }
     if !card.get("capabilities").is_some_and(Value::is_object) {
         problems.push("capabilities must be an object".into());
@@ -161,11 +115,8 @@ pub(crate) fn generation_problems(card: &Value, binding: Binding) -> Option<Vec<
         None => problems.push("skills must be a list".into()),
         Some(skills) => {
             for (i, skill) in skills.iter().enumerate() {
-                for key in ["id", "name", "description"] {
-                    if text(skill, key).is_none() {
-                        problems.push(format!("skills[{i}].{key} must be a string"));
-                    }
-                }
+                let keys = ["id", "name", "description"];
+                need_text(&mut problems, skill, &format!("skills[{i}]."), &keys);
                 if !is_text_list(skill.get("tags")) {
                     problems.push(format!("skills[{i}].tags must be a list of strings"));
                 }
@@ -176,9 +127,8 @@ pub(crate) fn generation_problems(card: &Value, binding: Binding) -> Option<Vec<
         match ext.as_array() {
             Some(list) => {
                 for (i, e) in list.iter().enumerate() {
-                    if text(e, "uri").is_none() {
-                        problems.push(format!("capabilities.extensions[{i}].uri must be a string"));
-                    }
+                    let at = format!("capabilities.extensions[{i}].");
+                    need_text(&mut problems, e, &at, &["uri"]);
                 }
             }
             None => problems.push("capabilities.extensions must be a list".into()),
@@ -187,17 +137,44 @@ pub(crate) fn generation_problems(card: &Value, binding: Binding) -> Option<Vec<
     Some(problems)
 }
 
+/// A problem for each of `keys` that is not a string in `v`, named under `at`.
+fn need_text(problems: &mut Vec<String>, v: &Value, at: &str, keys: &[&str]) {
+    for key in keys.iter().filter(|k| text(v, k).is_none()) {
+        problems.push(format!("{at}{key} must be a string"));
+    }
+}
+
 fn is_text_list(v: Option<&Value>) -> bool {
     v.and_then(Value::as_array)
         .is_some_and(|l| l.iter().all(Value::is_string))
 }
 
-/// A boolean capability the card declares (`capabilities.<name>`), false when absent.
-pub(crate) fn capability(card: &Value, name: &str) -> bool {
+/// The entries of the card's `capabilities.extensions`.
+fn extensions(card: &Value) -> impl Iterator<Item = &Value> {
     card.get("capabilities")
-        .and_then(|c| c.get(name))
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
+        .and_then(|c| c.get("extensions"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+}
+
+fn required(extension: &Value) -> bool {
+    extension.get("required").and_then(Value::as_bool) == Some(true)
+}
+
+/// Whether the card marks the extension `uri` `required: true` (its first entry for `uri`).
+pub(crate) fn requires(card: &Value, uri: &str) -> bool {
+    extensions(card)
+        .find(|e| text(e, "uri") == Some(uri))
+        .is_some_and(required)
+}
+
+/// The URIs of the extensions the card marks `required: true`.
+pub(crate) fn required_extensions(card: &Value) -> Vec<String> {
+    extensions(card)
+        .filter(|e| required(e))
+        .filter_map(|e| text(e, "uri").map(str::to_string))
+        .collect()
 }
 
 /// What the card says Data Director is behind it.
@@ -281,18 +258,14 @@ fn invocation_request(description: &Value) -> Option<(Value, Option<String>)> {
     } else {
         input = json!({ "schema_class": class });
     }
-    let note = match AgentSpec::from_description(description) {
-        Ok(spec) => spec.schema(class).and_then(|s| {
-            let errors = s.errors(&input);
-            (!errors.is_empty()).then(|| {
-                format!(
-                    "the built-in {class} input does not satisfy its schema ({}); give one with --message",
-                    errors.join("; ")
-                )
-            })
-        }),
-        Err(_) => None,
-    };
+    let spec = AgentSpec::from_description(description).ok();
+    let errors = spec.and_then(|spec| Some(spec.schema(class)?.errors(&input)));
+    let note = errors.filter(|e| !e.is_empty()).map(|errors| {
+        format!(
+            "the built-in {class} input does not satisfy its schema ({}); give one with --message",
+            errors.join("; ")
+        )
+    });
     Some((json!({ "agent_id": agent_id, "input": input }), note))
 }
 
@@ -306,11 +279,7 @@ pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
     if let Some(reference) = text(schema, "$ref") {
         let target = reference
             .strip_prefix("#/")
-            .map(|path| {
-                path.split('/')
-                    .try_fold(root, |node, key| node.get(key))
-                    .unwrap_or(&Value::Null)
-            })
+            .and_then(|path| path.split('/').try_fold(root, |node, key| node.get(key)))
             .unwrap_or(&Value::Null);
         return example(target, root, depth + 1);
     }
@@ -336,17 +305,11 @@ pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
     match kind {
         "object" => {
             let mut out = Map::new();
-            let required = schema
-                .get("required")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            for name in required.iter().filter_map(Value::as_str) {
-                let property = schema
-                    .get("properties")
-                    .and_then(|p| p.get(name))
-                    .unwrap_or(&Value::Null);
-                out.insert(name.to_string(), example(property, root, depth + 1));
+            let required = schema.get("required").and_then(Value::as_array);
+            for name in required.into_iter().flatten().filter_map(Value::as_str) {
+                let property = schema.get("properties").and_then(|p| p.get(name));
+                let value = example(property.unwrap_or(&Value::Null), root, depth + 1);
+                out.insert(name.to_string(), value);
             }
             Value::Object(out)
         }
@@ -360,17 +323,9 @@ pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
             )
         }
         "integer" | "number" => {
-            let min = schema
-                .get("minimum")
-                .and_then(Value::as_i64)
-                .or_else(|| {
-                    schema
-                        .get("exclusiveMinimum")
-                        .and_then(Value::as_i64)
-                        .map(|m| m + 1)
-                })
-                .unwrap_or(0);
-            json!(min)
+            let int = |key| schema.get(key).and_then(Value::as_i64);
+            let min = int("minimum").or_else(|| int("exclusiveMinimum").map(|m| m + 1));
+            json!(min.unwrap_or(0))
         }
         "boolean" => Value::Bool(false),
         "null" => Value::Null,
@@ -379,11 +334,9 @@ pub(crate) fn example(schema: &Value, root: &Value, depth: usize) -> Value {
             Some("uri" | "iri") => Value::String("https://example.org/ddwire-check".into()),
             _ => {
                 let min = schema.get("minLength").and_then(Value::as_u64).unwrap_or(0);
-                let mut s = "Hello from ddwire check.".to_string();
-                while (s.chars().count() as u64) < min.min(4096) {
-                    s.push('.');
-                }
-                Value::String(s)
+                let hello = "Hello from ddwire check.";
+                let dots = (min.min(4096) as usize).saturating_sub(hello.len());
+                Value::String(format!("{hello}{}", ".".repeat(dots)))
             }
         },
     }
@@ -411,7 +364,7 @@ mod tests {
     use super::*;
     use crate::agent::Agent;
     use crate::agent::builtin::{Echo, Hello};
-    use crate::wire::a2a::card::agent_card;
+    use crate::wire::a2a::card::{agent_card, pick_binding};
 
     #[test]
     fn bind_all_hosts_are_told_from_reachable_ones() {
@@ -433,7 +386,7 @@ mod tests {
     #[test]
     fn a_ddwire_card_declares_both_bindings_and_prefers_1_0() {
         let card = agent_card(Hello::new().spec(), "http://127.0.0.1:8101");
-        assert_eq!(preferred(&card), Some(Binding::V10));
+        assert_eq!(pick_binding(&card).ok().map(|(b, _)| b), Some(Binding::V10));
         for b in [Binding::V03, Binding::V10] {
             assert_eq!(
                 jsonrpc_url(&card, b).as_deref(),
@@ -446,7 +399,7 @@ mod tests {
     #[test]
     fn a_v0_3_card_serves_v0_3_at_its_url_and_a_1_0_card_declares_no_v0_3() {
         let v03 = json!({"url": "http://h/", "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC"});
-        assert_eq!(preferred(&v03), Some(Binding::V03));
+        assert_eq!(pick_binding(&v03).ok().map(|(b, _)| b), Some(Binding::V03));
         assert_eq!(jsonrpc_url(&v03, Binding::V10), None);
         let v10 = json!({"supportedInterfaces": [
             {"url": "http://h/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},

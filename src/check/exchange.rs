@@ -1,15 +1,18 @@
-//! The probes' view of the wire: one request, what came back, how long it took.
+//! The probes' view of the wire: one request, and what came back.
 //!
 //! Probes send what a well-behaved client never would (bad JSON, notifications, batches,
 //! oversized bodies), so they build their bodies themselves and read the answer as bytes;
 //! the A2A codecs ([`crate::wire::a2a::v03`], [`crate::wire::a2a::v10`]) read the results.
 
+use crate::text::{Keep, truncate};
 use crate::wire::WireError;
+use crate::wire::a2a::client::Target;
 use crate::wire::a2a::{Binding, v10};
 use crate::wire::http::client::{ClientRequest, HttpClient};
-use crate::wire::sse;
+use crate::wire::{jsonrpc, sse};
 use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::fmt;
+use std::time::Duration;
 
 /// The most characters of a peer's body a report quotes.
 pub(crate) const QUOTE_CHARS: usize = 240;
@@ -38,8 +41,8 @@ impl Answer {
         }
     }
 
-    /// The JSON-RPC error code and message of a single error response.
-    pub(super) fn rpc_error(&self) -> Option<(i64, String)> {
+    /// The JSON-RPC error of a single error response.
+    pub(super) fn rpc_error(&self) -> Option<Refusal> {
         rpc_error_of(&self.json()?)
     }
 
@@ -51,39 +54,47 @@ impl Answer {
     }
 }
 
-/// The error code and message of a JSON-RPC error response object.
-pub(crate) fn rpc_error_of(doc: &Value) -> Option<(i64, String)> {
+/// A JSON-RPC error response's code and message, shown as `error <code> (<message>)`.
+pub(crate) struct Refusal {
+    pub(crate) code: i64,
+    message: String,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "error {} ({})",
+            self.code,
+            quote(self.message.as_bytes())
+        )
+    }
+}
+
+/// The error of a JSON-RPC error response object.
+pub(crate) fn rpc_error_of(doc: &Value) -> Option<Refusal> {
     let error = doc.get("error")?;
     let code = error.get("code")?.as_i64()?;
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    Some((code, message))
+    let message = error.get("message").and_then(Value::as_str);
+    Some(Refusal {
+        code,
+        message: message.unwrap_or("").to_string(),
+    })
 }
 
 /// Bytes from a peer as text fit for a report: lossy UTF-8, control characters shown as
 /// spaces, cut at [`QUOTE_CHARS`] characters with the full length noted.
 pub(crate) fn quote(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let count = text.chars().count();
-    let mut out: String = text
-        .chars()
-        .take(QUOTE_CHARS)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if count > QUOTE_CHARS {
-        out.push_str(&format!("… ({} bytes)", bytes.len()));
-    }
-    out
+    let text = String::from_utf8_lossy(bytes).replace(char::is_control, " ");
+    let cut = format!("… ({} bytes)", bytes.len());
+    truncate(&text, Keep::Chars(QUOTE_CHARS), &cut).into_owned()
 }
 
 /// How a request went: an answer, or the transport error that stopped it.
 pub(crate) type Sent = Result<Answer, WireError>;
 
 /// Sends the probes' requests: the one HTTP client, the caller's token, the per-request
-/// timeout, and the time spent on the wire.
+/// timeout.
 pub(crate) struct Wire {
     pub(crate) http: HttpClient,
     pub(crate) token: Option<String>,
@@ -96,34 +107,22 @@ pub(crate) struct Wire {
 impl Wire {
     /// `GET url`.
     pub(super) fn get(&self, url: &str) -> Sent {
-        let mut request = ClientRequest::get(url, self.timeout)
+        let request = ClientRequest::get(url, self.timeout)
             .header("Accept", "application/json")
             .header("A2A-Version", v10::PROTOCOL_VERSION);
-        if let Some(token) = &self.token {
-            request = request.header("Authorization", &format!("Bearer {token}"));
-        }
         self.send(request)
     }
 
-    /// `POST url` with `body` as JSON, in `binding` (its version and extensions headers),
-    /// with extra header fields (which replace the binding's of the same name).
-    pub(super) fn post(
-        &self,
-        url: &str,
-        binding: Binding,
-        body: Vec<u8>,
-        extra: &[(&str, &str)],
-    ) -> Sent {
-        let mut request = ClientRequest::post_json(url, body, self.timeout)
+    /// `POST` `body` as JSON to the target, in its binding (its version and extensions
+    /// headers), with extra header fields (which replace the binding's of the same name).
+    pub(super) fn post(&self, t: &Target, body: Vec<u8>, extra: &[(&str, &str)]) -> Sent {
+        let mut request = ClientRequest::post_json(&t.url, body, self.timeout)
             .header("Accept", "application/json, text/event-stream");
-        if binding == Binding::V10 {
+        if t.binding == Binding::V10 {
             request = request.header("A2A-Version", v10::PROTOCOL_VERSION);
         }
         if !self.extensions.is_empty() {
-            request = request.header(binding.extensions_header(), &self.extensions.join(", "));
-        }
-        if let Some(token) = &self.token {
-            request = request.header("Authorization", &format!("Bearer {token}"));
+            request = request.header(t.binding.extensions_header(), &self.extensions.join(", "));
         }
         for (name, value) in extra {
             request
@@ -134,20 +133,21 @@ impl Wire {
         self.send(request)
     }
 
-    /// A JSON-RPC call with an id: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`.
-    pub(super) fn call(
-        &self,
-        url: &str,
-        binding: Binding,
-        id: &Value,
-        method: &str,
-        params: Value,
-    ) -> Sent {
-        let body = crate::wire::jsonrpc::request(id, method, params).to_string();
-        self.post(url, binding, body.into_bytes(), &[])
+    /// `POST` a JSON document to the target.
+    pub(super) fn post_json(&self, t: &Target, doc: &Value) -> Sent {
+        self.post(t, doc.to_string().into_bytes(), &[])
     }
 
-    fn send(&self, request: ClientRequest) -> Sent {
+    /// A JSON-RPC call with an id: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`.
+    pub(super) fn call(&self, t: &Target, id: &Value, method: &str, params: Value) -> Sent {
+        self.post_json(t, &jsonrpc::request(id, method, params))
+    }
+
+    /// Sends `request` with the caller's token.
+    fn send(&self, mut request: ClientRequest) -> Sent {
+        if let Some(token) = &self.token {
+            request = request.header("Authorization", &format!("Bearer {token}"));
+        }
         let response = self.http.send(request)?;
         Ok(Answer {
             status: response.status,
@@ -155,13 +155,6 @@ impl Wire {
             body: response.body,
         })
     }
-}
-
-/// Times a probe.
-pub(crate) fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
-    let start = Instant::now();
-    let out = f();
-    (out, start.elapsed())
 }
 
 /// A fresh request id for a probe (`ddwire-check-<uuid7>`), so a log line can be traced back.

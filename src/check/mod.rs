@@ -44,7 +44,7 @@ use crate::wire::WireError;
 use crate::wire::a2a::Binding;
 use crate::wire::a2a::client::Target;
 use crate::wire::http::client::HttpClient;
-use probes::{Ctx, Outcome, PROBES, Scope};
+use probes::{Ctx, Outcome, PROBES, Probe, Run};
 use serde_json::Value;
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -185,15 +185,17 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
         dd: options.dd,
         sent: Vec::new(),
     };
+    let strict = options.strict;
     let mut results = Vec::new();
     let https = crate::wire::tls::is_https(&options.url);
-    for probe in PROBES.iter().filter(|p| p.scope() == Scope::Card) {
-        if ctx.tls_failed {
-            let why = Outcome::Skip("the TLS handshake failed".into());
-            results.push(result_of(probe, None, why, Duration::ZERO, options.strict));
-            continue;
-        }
-        let result = run_probe(probe, &mut ctx, None, options.strict);
+    for probe in PROBES {
+        let Run::Card(f) = probe.run else { continue };
+        let run = if ctx.tls_failed {
+            Err("the TLS handshake failed".to_string())
+        } else {
+            Ok(|| f(&mut ctx))
+        };
+        let result = record(probe, None, strict, run);
         // The handshake probe is listed for an http:// URL only when it found TLS there.
         if https || probe.id != probes::TLS_PROBE || result.status != Status::Skip {
             results.push(result);
@@ -208,26 +210,24 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
     let (targets, notes) = targets(ctx.card.as_ref().map(|c| &c.value), options.bindings);
     if let Some(card) = &ctx.card {
         // A client must ask for the extensions a card marks required (A2A 1.0 §3.3.4).
-        ctx.wire.extensions = required_extensions(&card.value);
+        ctx.wire.extensions = card::required_extensions(&card.value);
     }
-    for target in &targets {
-        for probe in PROBES.iter().filter(|p| p.scope() == Scope::Binding) {
-            results.push(run_probe(probe, &mut ctx, Some(target), options.strict));
-        }
-    }
-    if targets.is_empty() {
-        let why = notes
-            .first()
-            .cloned()
-            .unwrap_or_else(|| "no binding to probe".into());
-        for probe in PROBES.iter().filter(|p| p.scope() == Scope::Binding) {
-            results.push(result_of(
-                probe,
-                None,
-                Outcome::Skip(why.clone()),
-                Duration::ZERO,
-                options.strict,
-            ));
+    // With no binding to probe, each binding probe is listed once, skipped.
+    let runs: Vec<Option<&Target>> = if targets.is_empty() {
+        vec![None]
+    } else {
+        targets.iter().map(Some).collect()
+    };
+    for target in runs {
+        for probe in PROBES {
+            let Run::Binding(f) = probe.run else { continue };
+            let run = match target {
+                Some(t) => Ok(|| {
+                    f(&mut ctx, t).unwrap_or_else(|e| Outcome::Violation(format!("no answer: {e}")))
+                }),
+                None => Err(notes.first().cloned().unwrap_or_default()),
+            };
+            results.push(record(probe, target.map(|t| t.binding), strict, run));
         }
     }
     Ok(Report {
@@ -235,30 +235,26 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
         card_url: ctx.card.as_ref().map(|c| c.url.clone()),
         bindings: targets.iter().map(|t| t.binding).collect(),
         notes,
-        strict: options.strict,
+        strict,
         insecure: options.insecure,
         results,
         elapsed: start.elapsed(),
     })
 }
 
-fn run_probe(
-    probe: &probes::Probe,
-    ctx: &mut Ctx,
-    target: Option<&Target>,
-    strict: bool,
-) -> ProbeResult {
-    let (outcome, latency) = exchange::timed(|| probe.run(ctx, target));
-    result_of(probe, target.map(|t| t.binding), outcome, latency, strict)
-}
-
-fn result_of(
-    probe: &probes::Probe,
+/// A probe's result: its function run and timed, or a skip for the reason given, which
+/// took no time.
+fn record(
+    probe: &Probe,
     binding: Option<Binding>,
-    outcome: Outcome,
-    latency: Duration,
     strict: bool,
+    run: Result<impl FnOnce() -> Outcome, String>,
 ) -> ProbeResult {
+    let start = Instant::now();
+    let (outcome, latency) = match run {
+        Ok(f) => (f(), start.elapsed()),
+        Err(why) => (Outcome::Skip(why), Duration::ZERO),
+    };
     let (status, detail) = match outcome {
         Outcome::Pass(note) => (Status::Pass, note),
         Outcome::Skip(why) => (Status::Skip, Some(why)),
@@ -285,25 +281,25 @@ fn targets(card: Option<&Value>, choice: Bindings) -> (Vec<Target>, Vec<String>)
         return (Vec::new(), vec!["no card was read".into()]);
     };
     let at = |binding| card::jsonrpc_url(card, binding).map(|url| Target { binding, url });
-    let preferred = card::preferred(card);
-    let preferred_url = preferred.and_then(|b| card::jsonrpc_url(card, b));
+    let preferred = Target::from_card(card).ok();
     let mut notes = Vec::new();
-    let mut forced = |binding: Binding| match (at(binding), &preferred_url) {
+    let mut forced = |binding: Binding| match (at(binding), &preferred) {
         (Some(t), _) => vec![t],
-        (None, Some(url)) => {
+        (None, Some(p)) => {
             notes.push(format!(
-                "the card declares no A2A {} JSON-RPC interface; probed at its preferred URL {url}, as asked",
-                binding.version()
+                "the card declares no A2A {} JSON-RPC interface; probed at its preferred URL {}, as asked",
+                binding.version(),
+                p.url
             ));
             vec![Target {
                 binding,
-                url: url.clone(),
+                url: p.url.clone(),
             }]
         }
         (None, None) => Vec::new(),
     };
     let targets = match choice {
-        Bindings::Auto => preferred.and_then(at).into_iter().collect(),
+        Bindings::Auto => preferred.clone().into_iter().collect(),
         Bindings::V03 => forced(Binding::V03),
         Bindings::V10 => forced(Binding::V10),
         Bindings::Both => {
@@ -324,16 +320,4 @@ fn targets(card: Option<&Value>, choice: Bindings) -> (Vec<Target>, Vec<String>)
         notes.push("the card declares no JSON-RPC interface".into());
     }
     (targets, notes)
-}
-
-/// The URIs of the extensions a card marks `required: true`.
-fn required_extensions(card: &Value) -> Vec<String> {
-    card.get("capabilities")
-        .and_then(|c| c.get("extensions"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|e| e.get("required").and_then(Value::as_bool) == Some(true))
-        .filter_map(|e| e.get("uri").and_then(Value::as_str).map(str::to_string))
-        .collect()
 }

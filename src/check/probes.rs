@@ -10,12 +10,14 @@ use super::card::{self, Card, Described};
 use super::exchange::{Answer, Sent, Wire, fresh_id, quote, rpc_error_of, sse_data};
 use crate::contract::spec::AgentSpec;
 use crate::wire::WireError;
-use crate::wire::a2a::card::EXTENSION_URI;
+use crate::wire::a2a::card::{EXTENSION_URI, MANIFEST_EXTENSION_URI};
 use crate::wire::a2a::client::Target;
 use crate::wire::a2a::codec::{decode_result, decode_task, encode_send_params};
-use crate::wire::a2a::model::{Message, SendParams, SendResult, Task, TaskState};
-use crate::wire::a2a::{Binding, CARD_PATH, LEGACY_CARD_PATH, Operation, artifact, v10};
+use crate::wire::a2a::model::{Message, Part, SendParams, SendResult, Task, TaskState};
+use crate::wire::a2a::{Binding, CARD_PATH, LEGACY_CARD_PATH, Operation, artifact};
+use crate::wire::http::client::{ClientRequest, HttpClient};
 use crate::wire::jsonrpc;
+use crate::wire::tls::{ClientTrust, TlsFailure, is_https};
 use serde_json::{Value, json};
 
 /// How much a rule weighs.
@@ -39,15 +41,6 @@ impl Level {
     }
 }
 
-/// When a probe runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Scope {
-    /// Once, about the card.
-    Card,
-    /// Once in each binding probed, against that binding's JSON-RPC URL.
-    Binding,
-}
-
 /// What a probe found.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Outcome {
@@ -59,6 +52,10 @@ pub(crate) enum Outcome {
     /// The probe does not apply, or depends on one that failed.
     Skip(String),
 }
+
+/// What a binding probe found, or the transport error that left it no answer (a violation:
+/// "no answer: …").
+pub(crate) type Probed = Result<Outcome, WireError>;
 
 /// One row of the table.
 pub(crate) struct Probe {
@@ -74,25 +71,7 @@ pub(crate) struct Probe {
 #[derive(Clone, Copy)]
 pub(crate) enum Run {
     Card(fn(&mut Ctx) -> Outcome),
-    Binding(fn(&mut Ctx, &Target) -> Outcome),
-}
-
-impl Probe {
-    pub(crate) fn scope(&self) -> Scope {
-        match self.run {
-            Run::Card(_) => Scope::Card,
-            Run::Binding(_) => Scope::Binding,
-        }
-    }
-
-    /// Runs the probe; a binding probe given no binding is skipped.
-    pub(crate) fn run(&self, ctx: &mut Ctx, target: Option<&Target>) -> Outcome {
-        match (self.run, target) {
-            (Run::Card(f), _) => f(ctx),
-            (Run::Binding(f), Some(t)) => f(ctx, t),
-            (Run::Binding(_), None) => Outcome::Skip("runs in a binding".into()),
-        }
-    }
+    Binding(fn(&mut Ctx, &Target) -> Probed),
 }
 
 /// What a check knows as it goes: the wire, the card, the message to send, and what each
@@ -121,10 +100,12 @@ impl Ctx {
         self.card.as_ref().map(|c| &c.value)
     }
 
-    /// Call `method` at the target's URL under a fresh request id.
-    fn call(&self, t: &Target, method: &str, params: Value) -> Sent {
-        self.wire
-            .call(&t.url, t.binding, &fresh_id(), method, params)
+    /// Whether the card declares the boolean capability `capabilities.<name>` (false when
+    /// absent).
+    fn declares(&self, name: &str) -> bool {
+        self.card_value()
+            .and_then(|c| c.get("capabilities")?.get(name)?.as_bool())
+            .unwrap_or(false)
     }
 
     fn sent_task(&self, binding: Binding) -> Option<&Task> {
@@ -307,33 +288,36 @@ fn pass() -> Outcome {
     Outcome::Pass(None)
 }
 
-/// "no answer: <transport error>".
-fn no_answer(e: &WireError) -> Outcome {
-    Outcome::Violation(format!("no answer: {e}"))
+/// A pass (with `note`) when there is no problem, else a violation naming every one.
+fn judged(problems: Vec<String>, note: Option<String>) -> Outcome {
+    if problems.is_empty() {
+        Outcome::Pass(note)
+    } else {
+        Outcome::Violation(problems.join("; "))
+    }
 }
 
 /// The JSON-RPC error an answer must carry.
-fn expect_error(sent: &Sent, code: i64, name: &str) -> Outcome {
-    let answer = match sent {
-        Ok(a) => a,
-        Err(e) => return no_answer(e),
+fn expect_error(sent: Sent, code: i64, name: &str) -> Probed {
+    let answer = sent?;
+    let got = match answer.rpc_error() {
+        Some(e) if e.code == code => return Ok(pass()),
+        Some(e) => format!("{e}: {}", answer.describe()),
+        None => answer.describe(),
     };
-    match answer.rpc_error() {
-        Some((c, _)) if c == code => pass(),
-        Some((c, m)) => Outcome::Violation(format!(
-            "expected error {code} ({name}); got error {c} ({}): {}",
-            quote(m.as_bytes()),
-            answer.describe()
-        )),
-        None => Outcome::Violation(format!(
-            "expected error {code} ({name}); got {}",
-            answer.describe()
-        )),
-    }
+    Ok(Outcome::Violation(format!(
+        "expected error {code} ({name}); got {got}"
+    )))
 }
 
 fn unknown_task_id() -> String {
     format!("ddwire-check-no-such-task-{}", crate::ids::new_uuid7())
+}
+
+/// A harmless call under `id`: getting a task that does not exist.
+fn get_unknown_task(binding: Binding, id: &Value) -> Value {
+    let params = json!({ "id": unknown_task_id() });
+    jsonrpc::request(id, binding.method(Operation::GetTask), params)
 }
 
 /// The describe-the-JSON-type words for an id.
@@ -353,14 +337,24 @@ fn id_kind(v: &Value) -> &'static str {
 /// TLS; otherwise `run` leaves it out of the report (its outcome is a skip).
 pub(crate) const TLS_PROBE: &str = "tls.handshake";
 
+/// Where the card is looked for, each URL with whether it is the pre-0.3 path: the URL
+/// given when it names a card, else the well-known path and then the pre-0.3 one.
+fn card_urls(base: &str) -> Vec<(String, bool)> {
+    let base = base.trim_end_matches('/');
+    if base.ends_with(CARD_PATH) || base.ends_with(LEGACY_CARD_PATH) {
+        vec![(base.to_string(), base.ends_with(LEGACY_CARD_PATH))]
+    } else {
+        vec![
+            (format!("{base}{CARD_PATH}"), false),
+            (format!("{base}{LEGACY_CARD_PATH}"), true),
+        ]
+    }
+}
+
 fn tls(ctx: &mut Ctx) -> Outcome {
     let base = ctx.base.trim_end_matches('/');
-    let url = if base.ends_with(CARD_PATH) || base.ends_with(LEGACY_CARD_PATH) {
-        base.to_string()
-    } else {
-        format!("{base}{CARD_PATH}")
-    };
-    if !crate::wire::tls::is_https(base) {
+    let (url, _) = card_urls(base).swap_remove(0);
+    if !is_https(base) {
         return plain_to_tls(ctx, &url);
     }
     match ctx.wire.get(&url) {
@@ -401,18 +395,17 @@ fn plain_to_tls(ctx: &mut Ctx, url: &str) -> Outcome {
         return no_tls;
     }
     let https = format!("https://{}", &url["http://".len()..]);
-    let anyone = crate::wire::tls::ClientTrust {
+    let anyone = ClientTrust {
         insecure: true,
         ..Default::default()
     };
-    let Ok(client) = crate::wire::http::client::HttpClient::tcp_trusting(&anyone) else {
+    let Ok(client) = HttpClient::tcp_trusting(&anyone) else {
         return no_tls;
     };
-    let request = crate::wire::http::client::ClientRequest::get(&https, ctx.wire.timeout);
-    match client.send(request) {
+    match client.send(ClientRequest::get(&https, ctx.wire.timeout)) {
         Ok(_)
         | Err(WireError::Tls {
-            cause: crate::wire::tls::TlsFailure::ClientCertificateRefused { .. },
+            cause: TlsFailure::ClientCertificateRefused { .. },
             ..
         }) => {
             ctx.tls_failed = true;
@@ -427,18 +420,8 @@ fn plain_to_tls(ctx: &mut Ctx, url: &str) -> Outcome {
 // The card
 
 fn card_fetch(ctx: &mut Ctx) -> Outcome {
-    let base = ctx.base.trim_end_matches('/');
-    let given_card = base.ends_with(CARD_PATH) || base.ends_with(LEGACY_CARD_PATH);
-    let urls: Vec<(String, bool)> = if given_card {
-        vec![(base.to_string(), base.ends_with(LEGACY_CARD_PATH))]
-    } else {
-        vec![
-            (format!("{base}{CARD_PATH}"), false),
-            (format!("{base}{LEGACY_CARD_PATH}"), true),
-        ]
-    };
     let mut tried = Vec::new();
-    for (url, legacy) in urls {
+    for (url, legacy_path) in card_urls(&ctx.base) {
         let answer = match ctx.wire.get(&url) {
             Ok(a) => a,
             Err(
@@ -454,26 +437,24 @@ fn card_fetch(ctx: &mut Ctx) -> Outcome {
                 continue;
             }
         };
-        if answer.status == 404 {
-            tried.push(format!("GET {url}: {}", answer.describe()));
-            continue;
-        }
-        if answer.status != 200 {
-            return Outcome::Violation(format!("GET {url}: {}", answer.describe()));
-        }
-        return match answer.json() {
-            Some(value @ Value::Object(_)) => {
+        return match (answer.status, answer.json()) {
+            (404, _) => {
+                tried.push(format!("GET {url}: {}", answer.describe()));
+                continue;
+            }
+            (200, Some(value @ Value::Object(_))) => {
                 ctx.card = Some(Card {
                     value,
                     url,
-                    legacy_path: legacy,
+                    legacy_path,
                 });
                 pass()
             }
-            _ => Outcome::Violation(format!(
+            (200, _) => Outcome::Violation(format!(
                 "GET {url}: the body is not a JSON object: {}",
                 answer.describe()
             )),
+            _ => Outcome::Violation(format!("GET {url}: {}", answer.describe())),
         };
     }
     Outcome::Violation(tried.join("; "))
@@ -515,21 +496,18 @@ fn card_fields(ctx: &mut Ctx) -> Outcome {
                 .into(),
         );
     }
-    if problems.is_empty() {
-        Outcome::Pass(Some(format!("parses as A2A {}", claimed.join(" and "))))
-    } else {
-        Outcome::Violation(problems.join("; "))
-    }
+    let note = format!("parses as A2A {}", claimed.join(" and "));
+    judged(problems, Some(note))
 }
 
 fn card_interfaces(ctx: &mut Ctx) -> Outcome {
-    let Some(card) = ctx.card_value().cloned() else {
+    let Some(card) = ctx.card_value() else {
         return no_card();
     };
     let mut problems = Vec::new();
     let jsonrpc: Vec<String> = [Binding::V03, Binding::V10]
         .into_iter()
-        .filter_map(|b| card::jsonrpc_url(&card, b))
+        .filter_map(|b| card::jsonrpc_url(card, b))
         .collect();
     if jsonrpc.is_empty() {
         problems.push(
@@ -537,7 +515,7 @@ fn card_interfaces(ctx: &mut Ctx) -> Outcome {
         );
     }
     let mut reached: Vec<String> = Vec::new();
-    for (at, url) in card::interface_urls(&card) {
+    for (at, url) in card::interface_urls(card) {
         match card::host_of(&url) {
             Ok(host) if card::is_bind_all(host) => problems.push(format!(
                 "{at} {url} advertises the bind-all address {host}, which no client can reach"
@@ -560,11 +538,7 @@ fn card_interfaces(ctx: &mut Ctx) -> Outcome {
             Err(e) => problems.push(format!("{at} {url} is not reachable: {e}")),
         }
     }
-    if problems.is_empty() {
-        pass()
-    } else {
-        Outcome::Violation(problems.join("; "))
-    }
+    judged(problems, None)
 }
 
 fn card_dd(ctx: &mut Ctx) -> Outcome {
@@ -575,29 +549,16 @@ fn card_dd(ctx: &mut Ctx) -> Outcome {
         return no_card();
     };
     match card::described(card) {
-        Described::Agent(description) => {
-            let required = card
-                .get("capabilities")
-                .and_then(|c| c.get("extensions"))
-                .and_then(Value::as_array)
-                .and_then(|l| {
-                    l.iter()
-                        .find(|e| e.get("uri").and_then(Value::as_str) == Some(EXTENSION_URI))
-                })
-                .and_then(|e| e.get("required"))
-                .and_then(Value::as_bool)
-                == Some(true);
-            match AgentSpec::from_description(&description) {
-                Err(e) => Outcome::Violation(format!("the agent's description is refused: {e}")),
-                Ok(_) if !required => Outcome::Violation(format!(
-                    "the extension {EXTENSION_URI} is not marked \"required\": true"
-                )),
-                Ok(spec) => Outcome::Pass(Some(format!(
-                    "agent {} {} (contract {})",
-                    spec.agent_id, spec.version, spec.contract_version
-                ))),
-            }
-        }
+        Described::Agent(description) => match AgentSpec::from_description(&description) {
+            Err(e) => Outcome::Violation(format!("the agent's description is refused: {e}")),
+            Ok(_) if !card::requires(card, EXTENSION_URI) => Outcome::Violation(format!(
+                "the extension {EXTENSION_URI} is not marked \"required\": true"
+            )),
+            Ok(spec) => Outcome::Pass(Some(format!(
+                "agent {} {} (contract {})",
+                spec.agent_id, spec.version, spec.contract_version
+            ))),
+        },
         Described::Harness(list) => {
             let mut ids = Vec::new();
             let mut problems = Vec::new();
@@ -607,15 +568,11 @@ fn card_dd(ctx: &mut Ctx) -> Outcome {
                     Err(e) => problems.push(format!("manifest agents[{i}]: {e}")),
                 }
             }
-            if !problems.is_empty() {
-                Outcome::Violation(problems.join("; "))
-            } else {
-                Outcome::Pass(Some(format!("a harness serving [{}]", ids.join(", "))))
-            }
+            let note = format!("a harness serving [{}]", ids.join(", "));
+            judged(problems, Some(note))
         }
         Described::Neither => Outcome::Violation(format!(
-            "the card declares neither the agent-spec extension {EXTENSION_URI} nor the manifest extension {}",
-            crate::wire::a2a::card::MANIFEST_EXTENSION_URI
+            "the card declares neither the agent-spec extension {EXTENSION_URI} nor the manifest extension {MANIFEST_EXTENSION_URI}"
         )),
     }
 }
@@ -626,17 +583,14 @@ fn card_dd(ctx: &mut Ctx) -> Outcome {
 /// Not JSON: the spec's own example of a parse error (JSON-RPC 2.0 §7).
 const NOT_JSON: &[u8] = br#"{"jsonrpc": "2.0", "method": "foobar", "params": "bar", "baz]"#;
 
-fn parse_error(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let sent = ctx.wire.post(&t.url, t.binding, NOT_JSON.to_vec(), &[]);
-    expect_error(&sent, jsonrpc::PARSE_ERROR, "Parse error")
+fn parse_error(ctx: &mut Ctx, t: &Target) -> Probed {
+    let sent = ctx.wire.post(t, NOT_JSON.to_vec(), &[]);
+    expect_error(sent, jsonrpc::PARSE_ERROR, "Parse error")
 }
 
-fn error_id_null(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let answer = match ctx.wire.post(&t.url, t.binding, NOT_JSON.to_vec(), &[]) {
-        Ok(a) => a,
-        Err(e) => return no_answer(&e),
-    };
-    match answer.json() {
+fn error_id_null(ctx: &mut Ctx, t: &Target) -> Probed {
+    let answer = ctx.wire.post(t, NOT_JSON.to_vec(), &[])?;
+    Ok(match answer.json() {
         Some(doc) if doc.get("error").is_some() => match doc.get("id") {
             Some(Value::Null) => pass(),
             Some(other) => Outcome::Violation(format!(
@@ -652,41 +606,32 @@ fn error_id_null(ctx: &mut Ctx, t: &Target) -> Outcome {
             "expected a JSON-RPC error object; got {}",
             answer.describe()
         )),
-    }
+    })
 }
 
-fn invalid_request(ctx: &mut Ctx, t: &Target) -> Outcome {
+fn invalid_request(ctx: &mut Ctx, t: &Target) -> Probed {
     let body = json!({"jsonrpc": "2.0", "id": fresh_id(), "method": 1, "params": {}});
+    let sent = ctx.wire.post_json(t, &body);
+    expect_error(sent, jsonrpc::INVALID_REQUEST, "Invalid Request")
+}
+
+fn method_not_found(ctx: &mut Ctx, t: &Target) -> Probed {
     let sent = ctx
         .wire
-        .post(&t.url, t.binding, body.to_string().into_bytes(), &[]);
-    expect_error(&sent, jsonrpc::INVALID_REQUEST, "Invalid Request")
+        .call(t, &fresh_id(), "ddwire.check/no-such-method", json!({}));
+    expect_error(sent, jsonrpc::METHOD_NOT_FOUND, "Method not found")
 }
 
-fn method_not_found(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let sent = ctx.call(t, "ddwire.check/no-such-method", json!({}));
-    expect_error(&sent, jsonrpc::METHOD_NOT_FOUND, "Method not found")
+fn invalid_params(ctx: &mut Ctx, t: &Target) -> Probed {
+    let method = t.binding.method(Operation::GetTask);
+    let sent = ctx.wire.call(t, &fresh_id(), method, json!({}));
+    expect_error(sent, jsonrpc::INVALID_PARAMS, "Invalid params")
 }
 
-fn invalid_params(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let sent = ctx.call(t, t.binding.method(Operation::GetTask), json!({}));
-    expect_error(&sent, jsonrpc::INVALID_PARAMS, "Invalid params")
-}
-
-fn id_echo(ctx: &mut Ctx, t: &Target) -> Outcome {
+fn id_echo(ctx: &mut Ctx, t: &Target) -> Probed {
     let mut problems = Vec::new();
     for id in [json!(7), json!("7")] {
-        let params = json!({ "id": unknown_task_id() });
-        let answer = match ctx.wire.call(
-            &t.url,
-            t.binding,
-            &id,
-            t.binding.method(Operation::GetTask),
-            params,
-        ) {
-            Ok(a) => a,
-            Err(e) => return no_answer(&e),
-        };
+        let answer = ctx.wire.post_json(t, &get_unknown_task(t.binding, &id))?;
         match answer.json().as_ref().and_then(|d| d.get("id")) {
             Some(got) if *got == id => {}
             Some(got) => problems.push(format!(
@@ -698,83 +643,60 @@ fn id_echo(ctx: &mut Ctx, t: &Target) -> Outcome {
             None => problems.push(format!("sent id {id}, got no id: {}", answer.describe())),
         }
     }
-    if problems.is_empty() {
-        pass()
-    } else {
-        Outcome::Violation(problems.join("; "))
-    }
+    Ok(judged(problems, None))
 }
 
-fn notification(ctx: &mut Ctx, t: &Target) -> Outcome {
+fn notification(ctx: &mut Ctx, t: &Target) -> Probed {
     // A harmless call: getting a task that does not exist.
     let body = json!({"jsonrpc": "2.0", "method": t.binding.method(Operation::GetTask), "params": {"id": unknown_task_id()}});
-    match ctx
-        .wire
-        .post(&t.url, t.binding, body.to_string().into_bytes(), &[])
-    {
-        Err(e) => no_answer(&e),
-        Ok(a) if a.body.iter().all(u8::is_ascii_whitespace) && a.status < 300 => pass(),
-        Ok(a) => Outcome::Violation(format!("the notification was answered: {}", a.describe())),
-    }
+    let a = ctx.wire.post_json(t, &body)?;
+    Ok(
+        if a.body.iter().all(u8::is_ascii_whitespace) && a.status < 300 {
+            pass()
+        } else {
+            Outcome::Violation(format!("the notification was answered: {}", a.describe()))
+        },
+    )
 }
 
-fn batch(ctx: &mut Ctx, t: &Target) -> Outcome {
+fn batch(ctx: &mut Ctx, t: &Target) -> Probed {
     let ids = [fresh_id(), fresh_id()];
-    let method = t.binding.method(Operation::GetTask);
-    let body = Value::Array(
-        ids.iter()
-            .map(|id| jsonrpc::request(id, method, json!({ "id": unknown_task_id() })))
-            .collect(),
-    );
-    let answer = match ctx
-        .wire
-        .post(&t.url, t.binding, body.to_string().into_bytes(), &[])
-    {
-        Ok(a) => a,
-        Err(e) => return no_answer(&e),
-    };
-    match answer.json() {
-        Some(Value::Array(items)) => {
-            let mut answered: Vec<&Value> = items.iter().filter_map(|i| i.get("id")).collect();
-            let complete = items.len() == ids.len()
-                && items.iter().all(|i| {
-                    i.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
-                        && (i.get("result").is_some() || i.get("error").is_some())
-                })
-                && ids.iter().all(|id| {
-                    answered
-                        .iter()
-                        .position(|a| *a == id)
-                        .map(|p| answered.remove(p))
-                        .is_some()
-                });
-            if complete {
-                pass()
-            } else {
-                Outcome::Violation(format!(
-                    "expected an array of {} responses answering ids {} and {}; got {}",
-                    ids.len(),
-                    ids[0],
-                    ids[1],
-                    answer.describe()
-                ))
-            }
-        }
-        Some(doc) => match rpc_error_of(&doc) {
-            Some((code, message)) => Outcome::Pass(Some(format!(
-                "refused: error {code} ({})",
-                quote(message.as_bytes())
-            ))),
-            None => Outcome::Violation(format!(
-                "expected an array of responses or a JSON-RPC error; got {}",
+    let body = ids.iter().map(|id| get_unknown_task(t.binding, id));
+    let answer = ctx.wire.post_json(t, &Value::Array(body.collect()))?;
+    let doc = answer.json();
+    if let Some(Value::Array(items)) = &doc {
+        let mut answered: Vec<&Value> = items.iter().filter_map(|i| i.get("id")).collect();
+        let complete = items.len() == ids.len()
+            && items.iter().all(|i| {
+                i.get("jsonrpc").and_then(Value::as_str) == Some("2.0")
+                    && (i.get("result").is_some() || i.get("error").is_some())
+            })
+            && ids.iter().all(|id| {
+                answered
+                    .iter()
+                    .position(|a| *a == id)
+                    .map(|p| answered.remove(p))
+                    .is_some()
+            });
+        return Ok(if complete {
+            pass()
+        } else {
+            Outcome::Violation(format!(
+                "expected an array of {} responses answering ids {} and {}; got {}",
+                ids.len(),
+                ids[0],
+                ids[1],
                 answer.describe()
-            )),
-        },
+            ))
+        });
+    }
+    Ok(match doc.as_ref().and_then(rpc_error_of) {
+        Some(e) => Outcome::Pass(Some(format!("refused: {e}"))),
         None => Outcome::Violation(format!(
             "expected an array of responses or a JSON-RPC error; got {}",
             answer.describe()
         )),
-    }
+    })
 }
 
 /// The body size of `jsonrpc.oversize`: twice ddwire's limit, under common proxy limits.
@@ -795,9 +717,8 @@ pub(crate) fn oversize_body(size: usize) -> Vec<u8> {
     body
 }
 
-fn oversize(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let body = oversize_body(OVERSIZE_BYTES);
-    match ctx.wire.post(&t.url, t.binding, body, &[]) {
+fn oversize(ctx: &mut Ctx, t: &Target) -> Probed {
+    Ok(match ctx.wire.post(t, oversize_body(OVERSIZE_BYTES), &[]) {
         Err(WireError::Timeout { after, .. }) => Outcome::Violation(format!(
             "no answer to an 8 MiB request within {:.1} s: the server hangs on it",
             after.as_secs_f64()
@@ -808,16 +729,13 @@ fn oversize(ctx: &mut Ctx, t: &Target) -> Outcome {
         Ok(a) if a.status == 413 => pass(),
         Ok(a) if a.status >= 400 => Outcome::Pass(Some(format!("refused with {}", a.describe()))),
         Ok(a) => match a.rpc_error() {
-            Some((code, message)) => Outcome::Pass(Some(format!(
-                "answered with error {code} ({})",
-                quote(message.as_bytes())
-            ))),
+            Some(e) => Outcome::Pass(Some(format!("answered with {e}"))),
             None => Outcome::Violation(format!(
                 "expected HTTP 413 or a JSON-RPC error; got {}",
                 a.describe()
             )),
         },
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -826,10 +744,9 @@ fn oversize(ctx: &mut Ctx, t: &Target) -> Outcome {
 /// The params of a send in `binding`: the user's message, or the built-in one for this card
 /// (with a note saying which); a fresh message id each time.
 fn send_params(ctx: &Ctx, binding: Binding) -> (Value, Option<String>) {
-    let (mut message, note) = match (&ctx.message, ctx.card_value()) {
-        (Some(m), _) => (m.clone(), None),
-        (None, Some(card)) => card::builtin_message(card),
-        (None, None) => card::builtin_message(&Value::Null),
+    let (mut message, note) = match &ctx.message {
+        Some(m) => (m.clone(), None),
+        None => card::builtin_message(ctx.card_value().unwrap_or(&Value::Null)),
     };
     message.message_id = crate::ids::new_uuid7();
     let params = SendParams {
@@ -840,81 +757,56 @@ fn send_params(ctx: &Ctx, binding: Binding) -> (Value, Option<String>) {
     (encode_send_params(binding, &params), note)
 }
 
-/// Check the shape of a decoded task beyond what the codec requires.
-fn task_problems(task: &Task) -> Vec<String> {
-    let mut problems = Vec::new();
-    if task.id.is_empty() {
-        problems.push("the task has no id".to_string());
-    }
-    if task.context_id.is_empty() {
-        problems.push("the task has no contextId".to_string());
-    }
-    problems
-}
-
-fn send(ctx: &mut Ctx, t: &Target) -> Outcome {
+fn send(ctx: &mut Ctx, t: &Target) -> Probed {
     ctx.sent.retain(|(b, _)| *b != t.binding);
     ctx.sent.push((t.binding, None));
     let (params, note) = send_params(ctx, t.binding);
-    let method = t.binding.method(Operation::Send);
     let id = fresh_id();
-    let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
-        Ok(a) => a,
-        Err(e) => return no_answer(&e),
-    };
+    let answer = ctx
+        .wire
+        .call(t, &id, t.binding.method(Operation::Send), params)?;
     let with_note = |text: String| match &note {
         Some(n) => format!("{text} ({n})"),
         None => text,
     };
     let Some(doc) = answer.json() else {
-        return Outcome::Violation(with_note(format!(
+        return Ok(Outcome::Violation(with_note(format!(
             "expected a JSON-RPC response; got {}",
             answer.describe()
-        )));
+        ))));
     };
-    if let Some((code, message)) = rpc_error_of(&doc) {
-        return Outcome::Violation(with_note(format!(
-            "the send was refused with error {code} ({}): {}",
-            quote(message.as_bytes()),
+    if let Some(e) = rpc_error_of(&doc) {
+        return Ok(Outcome::Violation(with_note(format!(
+            "the send was refused with {e}: {}",
             answer.describe()
-        )));
+        ))));
     }
-    if doc.get("id") != Some(&id) {
-        return Outcome::Violation(format!(
-            "the response does not answer id {id}: {}",
-            answer.describe()
-        ));
-    }
-    let Some(result) = doc.get("result").cloned() else {
-        return Outcome::Violation(format!(
-            "the response has neither result nor error: {}",
-            answer.describe()
-        ));
-    };
-    match decode_result(t.binding, result) {
-        Err(e) => Outcome::Violation(format!(
-            "the result is not an A2A {} task or message: {e}: {}",
-            t.binding.version(),
-            answer.describe()
-        )),
-        Ok(SendResult::Message(m)) => {
-            if m.parts.is_empty() {
-                return Outcome::Violation(format!(
-                    "the message result has no parts: {}",
-                    answer.describe()
-                ));
-            }
-            Outcome::Pass(Some(with_note("a message".into())))
+    let decoded = doc
+        .get("result")
+        .cloned()
+        .map(|r| decode_result(t.binding, r));
+    let problem = match decoded {
+        _ if doc.get("id") != Some(&id) => format!("the response does not answer id {id}"),
+        None => "the response has neither result nor error".into(),
+        Some(Err(e)) => format!(
+            "the result is not an A2A {} task or message: {e}",
+            t.binding.version()
+        ),
+        Some(Ok(SendResult::Message(m))) if m.parts.is_empty() => {
+            "the message result has no parts".into()
         }
-        Ok(SendResult::Task(task)) => {
-            let problems = task_problems(&task);
-            if !problems.is_empty() {
-                return Outcome::Violation(format!(
-                    "{}: {}",
-                    problems.join("; "),
-                    answer.describe()
-                ));
-            }
+        Some(Ok(SendResult::Message(_))) => {
+            return Ok(Outcome::Pass(Some(with_note("a message".into()))));
+        }
+        Some(Ok(SendResult::Task(task))) if task.id.is_empty() || task.context_id.is_empty() => {
+            let missing = [("id", &task.id), ("contextId", &task.context_id)];
+            let missing = missing.iter().filter(|(_, value)| value.is_empty());
+            let problems: Vec<String> = missing
+                .map(|(name, _)| format!("the task has no {name}"))
+                .collect();
+            problems.join("; ")
+        }
+        Some(Ok(SendResult::Task(task))) => {
             let state = format!("a task, {:?}", task.status.state).to_lowercase();
             let detail = match (task.status.state, task.failure_detail()) {
                 (TaskState::Failed | TaskState::Rejected, Some(why)) => {
@@ -925,9 +817,13 @@ fn send(ctx: &mut Ctx, t: &Target) -> Outcome {
             if let Some(slot) = ctx.sent.iter_mut().find(|(b, _)| *b == t.binding) {
                 slot.1 = Some(task);
             }
-            Outcome::Pass(Some(with_note(detail)))
+            return Ok(Outcome::Pass(Some(with_note(detail))));
         }
-    }
+    };
+    Ok(Outcome::Violation(format!(
+        "{problem}: {}",
+        answer.describe()
+    )))
 }
 
 fn no_task(ctx: &Ctx, binding: Binding) -> Outcome {
@@ -939,31 +835,29 @@ fn no_task(ctx: &Ctx, binding: Binding) -> Outcome {
     })
 }
 
-fn get_task(ctx: &mut Ctx, t: &Target) -> Outcome {
+fn get_task(ctx: &mut Ctx, t: &Target) -> Probed {
     let Some(task) = ctx.sent_task(t.binding).cloned() else {
-        return no_task(ctx, t.binding);
+        return Ok(no_task(ctx, t.binding));
     };
-    let answer = match ctx.call(
-        t,
-        t.binding.method(Operation::GetTask),
-        json!({ "id": task.id }),
-    ) {
-        Ok(a) => a,
-        Err(e) => return no_answer(&e),
-    };
+    let method = t.binding.method(Operation::GetTask);
+    let answer = ctx
+        .wire
+        .call(t, &fresh_id(), method, json!({ "id": task.id }))?;
     let doc = answer.json().unwrap_or(Value::Null);
-    if let Some((code, message)) = rpc_error_of(&doc) {
-        return Outcome::Violation(format!(
-            "getting task {} was refused with error {code} ({}): {}",
+    if let Some(e) = rpc_error_of(&doc) {
+        return Ok(Outcome::Violation(format!(
+            "getting task {} was refused with {e}: {}",
             task.id,
-            quote(message.as_bytes()),
             answer.describe()
-        ));
+        )));
     }
     let Some(result) = doc.get("result").cloned() else {
-        return Outcome::Violation(format!("expected a task; got {}", answer.describe()));
+        return Ok(Outcome::Violation(format!(
+            "expected a task; got {}",
+            answer.describe()
+        )));
     };
-    match decode_task(t.binding, result) {
+    Ok(match decode_task(t.binding, result) {
         Err(e) => Outcome::Violation(format!(
             "the result is not an A2A {} task: {e}: {}",
             t.binding.version(),
@@ -982,35 +876,26 @@ fn get_task(ctx: &mut Ctx, t: &Target) -> Outcome {
             ))
         }
         Ok(_) => pass(),
-    }
+    })
 }
 
-fn task_not_found(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let sent = ctx.call(
-        t,
-        t.binding.method(Operation::GetTask),
-        json!({ "id": unknown_task_id() }),
-    );
-    expect_error(&sent, jsonrpc::TASK_NOT_FOUND, "TaskNotFoundError")
+fn task_not_found(ctx: &mut Ctx, t: &Target) -> Probed {
+    let sent = ctx
+        .wire
+        .post_json(t, &get_unknown_task(t.binding, &fresh_id()));
+    expect_error(sent, jsonrpc::TASK_NOT_FOUND, "TaskNotFoundError")
 }
 
-fn version(ctx: &mut Ctx, t: &Target) -> Outcome {
+fn version(ctx: &mut Ctx, t: &Target) -> Probed {
     if t.binding == Binding::V03 {
-        return Outcome::Skip("A2A 0.3 has no version negotiation".into());
+        return Ok(Outcome::Skip("A2A 0.3 has no version negotiation".into()));
     }
-    let body = jsonrpc::request(
-        &fresh_id(),
-        v10::GET_TASK,
-        json!({ "id": unknown_task_id() }),
-    );
-    let sent = ctx.wire.post(
-        &t.url,
-        t.binding,
-        body.to_string().into_bytes(),
-        &[("A2A-Version", "99.0")],
-    );
+    let body = get_unknown_task(t.binding, &fresh_id()).to_string();
+    let sent = ctx
+        .wire
+        .post(t, body.into_bytes(), &[("A2A-Version", "99.0")]);
     expect_error(
-        &sent,
+        sent,
         jsonrpc::VERSION_NOT_SUPPORTED,
         "VersionNotSupportedError",
     )
@@ -1029,71 +914,56 @@ fn responses(answer: &Answer) -> Vec<Option<Value>> {
     }
 }
 
-fn streaming(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let declared = ctx
-        .card_value()
-        .is_some_and(|c| card::capability(c, "streaming"));
+fn streaming(ctx: &mut Ctx, t: &Target) -> Probed {
+    let declared = ctx.declares("streaming");
     let (params, _) = send_params(ctx, t.binding);
     let method = t.binding.method(Operation::Stream);
     let id = fresh_id();
-    let answer = match ctx.wire.call(&t.url, t.binding, &id, method, params) {
-        Ok(a) => a,
-        Err(e) => return no_answer(&e),
-    };
+    let answer = ctx.wire.call(t, &id, method, params)?;
     let events = responses(&answer);
     let refusal = events.iter().flatten().find_map(rpc_error_of);
     if declared {
-        if let Some((code, message)) = refusal {
-            return Outcome::Violation(format!(
-                "the card declares capabilities.streaming: true, but {method} was refused with error {code} ({}): {}",
-                quote(message.as_bytes()),
+        if let Some(e) = refusal {
+            return Ok(Outcome::Violation(format!(
+                "the card declares capabilities.streaming: true, but {method} was refused with {e}: {}",
                 answer.describe()
-            ));
+            )));
         }
         if !answer.is_event_stream() {
-            return Outcome::Violation(format!(
+            return Ok(Outcome::Violation(format!(
                 "the card declares capabilities.streaming: true, but {method} did not answer with text/event-stream: {}",
                 answer.describe()
-            ));
+            )));
         }
         let good = events.iter().all(|e| {
             e.as_ref()
                 .is_some_and(|v| v.get("id") == Some(&id) && v.get("result").is_some())
         });
-        return if !events.is_empty() && good {
+        return Ok(if !events.is_empty() && good {
             Outcome::Pass(Some(format!("{} events", events.len())))
         } else {
             Outcome::Violation(format!(
                 "expected a stream of JSON-RPC responses to id {id}; got {}",
                 answer.describe()
             ))
-        };
+        });
     }
-    match (t.binding, refusal) {
-        (Binding::V10, Some((jsonrpc::UNSUPPORTED_OPERATION, _))) => pass(),
-        (Binding::V10, Some((code, message))) => Outcome::Violation(format!(
-            "streaming is not declared, so {method} must get -32004 (UnsupportedOperationError); got error {code} ({})",
-            quote(message.as_bytes())
-        )),
-        (Binding::V03, Some((code, message))) => Outcome::Pass(Some(format!(
-            "refused with error {code} ({})",
-            quote(message.as_bytes())
-        ))),
-        (Binding::V10, None) => Outcome::Violation(format!(
+    Ok(match (t.binding, refusal) {
+        (Binding::V10, Some(e)) if e.code == jsonrpc::UNSUPPORTED_OPERATION => pass(),
+        (Binding::V10, refusal) => Outcome::Violation(format!(
             "streaming is not declared, so {method} must get -32004 (UnsupportedOperationError); got {}",
-            answer.describe()
+            refusal.map_or_else(|| answer.describe(), |e| e.to_string())
         )),
+        (Binding::V03, Some(e)) => Outcome::Pass(Some(format!("refused with {e}"))),
         (Binding::V03, None) => Outcome::Pass(Some(format!(
             "not declared, but {method} answered: {}",
             answer.describe()
         ))),
-    }
+    })
 }
 
-fn push(ctx: &mut Ctx, t: &Target) -> Outcome {
-    let declared = ctx
-        .card_value()
-        .is_some_and(|c| card::capability(c, "pushNotifications"));
+fn push(ctx: &mut Ctx, t: &Target) -> Probed {
+    let declared = ctx.declares("pushNotifications");
     let task_id = ctx
         .sent_task(t.binding)
         .map(|task| task.id.clone())
@@ -1108,72 +978,58 @@ fn push(ctx: &mut Ctx, t: &Target) -> Outcome {
             json!({ "taskId": task_id }),
         ),
     };
-    let answer = match ctx.call(t, method, params) {
-        Ok(a) => a,
-        Err(e) => return no_answer(&e),
-    };
+    let answer = ctx.wire.call(t, &fresh_id(), method, params)?;
     let error = answer.rpc_error();
-    if declared {
-        return match error {
-            Some((code, message))
-                if [
-                    jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
-                    jsonrpc::UNSUPPORTED_OPERATION,
-                    jsonrpc::METHOD_NOT_FOUND,
-                ]
-                .contains(&code) =>
-            {
-                Outcome::Violation(format!(
-                    "the card declares capabilities.pushNotifications: true, but {method} was refused with error {code} ({})",
-                    quote(message.as_bytes())
-                ))
-            }
-            _ if answer.json().is_none() => Outcome::Violation(format!(
-                "expected a JSON-RPC response; got {}",
-                answer.describe()
-            )),
-            _ => pass(),
-        };
-    }
-    match (t.binding, error) {
-        (_, Some((jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED, _))) => pass(),
-        (Binding::V03, Some((code, message))) => Outcome::Pass(Some(format!(
-            "refused with error {code} ({}); A2A 0.3 §8.2 names -32003",
-            quote(message.as_bytes())
-        ))),
-        (Binding::V10, _) => Outcome::Violation(format!(
+    let refusals = [
+        jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED,
+        jsonrpc::UNSUPPORTED_OPERATION,
+        jsonrpc::METHOD_NOT_FOUND,
+    ];
+    Ok(match (declared, t.binding, error) {
+        (true, _, Some(e)) if refusals.contains(&e.code) => Outcome::Violation(format!(
+            "the card declares capabilities.pushNotifications: true, but {method} was refused with {e}"
+        )),
+        (true, _, _) if answer.json().is_none() => Outcome::Violation(format!(
+            "expected a JSON-RPC response; got {}",
+            answer.describe()
+        )),
+        (true, _, _) => pass(),
+        (false, _, Some(e)) if e.code == jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED => pass(),
+        (false, Binding::V03, Some(e)) => {
+            Outcome::Pass(Some(format!("refused with {e}; A2A 0.3 §8.2 names -32003")))
+        }
+        (false, Binding::V10, _) => Outcome::Violation(format!(
             "push notifications are not declared, so {method} must get -32003 (PushNotificationNotSupportedError); got {}",
             answer.describe()
         )),
-        (Binding::V03, None) => Outcome::Violation(format!(
+        (false, Binding::V03, None) => Outcome::Violation(format!(
             "push notifications are not declared, but {method} was not refused: {}",
             answer.describe()
         )),
-    }
+    })
 }
 
-fn extended_card(ctx: &mut Ctx, t: &Target) -> Outcome {
+fn extended_card(ctx: &mut Ctx, t: &Target) -> Probed {
     if t.binding == Binding::V03 {
-        return Outcome::Skip("A2A 0.3 names no code for an undeclared extended card".into());
+        return Ok(Outcome::Skip(
+            "A2A 0.3 names no code for an undeclared extended card".into(),
+        ));
     }
-    let declared = ctx
-        .card_value()
-        .is_some_and(|c| card::capability(c, "extendedAgentCard"));
-    let answer = match ctx.call(t, "GetExtendedAgentCard", json!({})) {
-        Ok(a) => a,
-        Err(e) => return no_answer(&e),
-    };
+    let declared = ctx.declares("extendedAgentCard");
+    let answer = ctx
+        .wire
+        .call(t, &fresh_id(), "GetExtendedAgentCard", json!({}))?;
     let doc = answer.json().unwrap_or(Value::Null);
-    match (declared, rpc_error_of(&doc)) {
-        (false, Some((jsonrpc::UNSUPPORTED_OPERATION, _))) => pass(),
+    Ok(match (declared, rpc_error_of(&doc).map(|e| e.code)) {
+        (false, Some(jsonrpc::UNSUPPORTED_OPERATION)) => pass(),
         (false, _) => Outcome::Violation(format!(
             "capabilities.extendedAgentCard is not declared, so GetExtendedAgentCard must get -32004 (UnsupportedOperationError); got {}",
             answer.describe()
         )),
-        (true, Some((jsonrpc::EXTENDED_CARD_NOT_CONFIGURED, _))) => {
+        (true, Some(jsonrpc::EXTENDED_CARD_NOT_CONFIGURED)) => {
             Outcome::Pass(Some("declared but not configured (-32007)".into()))
         }
-        (true, Some((jsonrpc::UNSUPPORTED_OPERATION, _))) => Outcome::Violation(format!(
+        (true, Some(jsonrpc::UNSUPPORTED_OPERATION)) => Outcome::Violation(format!(
             "the card declares capabilities.extendedAgentCard: true, but GetExtendedAgentCard was refused: {}",
             answer.describe()
         )),
@@ -1182,24 +1038,34 @@ fn extended_card(ctx: &mut Ctx, t: &Target) -> Outcome {
         (true, None) => {
             Outcome::Violation(format!("expected an agent card; got {}", answer.describe()))
         }
-    }
+    })
 }
 
 // ---------------------------------------------------------------------------------------
 // The Data Director reply
 
-fn dd_reply(ctx: &mut Ctx, t: &Target) -> Outcome {
+fn dd_reply(ctx: &mut Ctx, t: &Target) -> Probed {
     if !ctx.dd {
-        return Outcome::Skip("--dd not given".into());
+        return Ok(Outcome::Skip("--dd not given".into()));
     }
     let harness = match ctx.card_value().map(card::described) {
         Some(Described::Agent(_)) => false,
         Some(Described::Harness(_)) => true,
-        _ => return Outcome::Skip("the card declares no Data Director extension".into()),
+        _ => {
+            return Ok(Outcome::Skip(
+                "the card declares no Data Director extension".into(),
+            ));
+        }
     };
     let Some(task) = ctx.sent_task(t.binding) else {
-        return no_task(ctx, t.binding);
+        return Ok(no_task(ctx, t.binding));
     };
+    Ok(reply(task, harness))
+}
+
+/// Whether a completed task carries the reply: one artifact with one data part, an
+/// AgentResult with its spans (agent) or an Envelope (harness).
+fn reply(task: &Task, harness: bool) -> Outcome {
     if task.status.state != TaskState::Completed {
         return Outcome::Violation(format!(
             "the task ended {:?}{}",
@@ -1225,7 +1091,7 @@ fn dd_reply(ctx: &mut Ctx, t: &Target) -> Outcome {
         .parts
         .iter()
         .filter_map(|p| match p {
-            crate::wire::a2a::model::Part::Data { data, .. } => Some(data),
+            Part::Data { data, .. } => Some(data),
             _ => None,
         })
         .collect();
@@ -1293,12 +1159,12 @@ mod tests {
         // Card probes run before any binding's, so the card is read first.
         let first_binding = PROBES
             .iter()
-            .position(|p| p.scope() == Scope::Binding)
+            .position(|p| matches!(p.run, Run::Binding(_)))
             .unwrap();
         assert!(
             PROBES[first_binding..]
                 .iter()
-                .all(|p| p.scope() == Scope::Binding)
+                .all(|p| matches!(p.run, Run::Binding(_)))
         );
         // The handshake first: no byte of the card can be read without it.
         assert_eq!(PROBES[0].id, TLS_PROBE);

@@ -62,10 +62,6 @@ impl ProbeResult {
             None => self.id.to_string(),
         }
     }
-
-    fn group(&self) -> &str {
-        self.id.split('.').next().unwrap_or(self.id)
-    }
 }
 
 /// Everything a check found.
@@ -112,16 +108,13 @@ fn ms(d: Duration) -> f64 {
 impl Report {
     /// How many probes ended each way.
     pub(crate) fn tally(&self) -> Tally {
-        let mut t = Tally::default();
-        for r in &self.results {
-            match r.status {
-                Status::Pass => t.passed += 1,
-                Status::Warn => t.warned += 1,
-                Status::Fail => t.failed += 1,
-                Status::Skip => t.skipped += 1,
-            }
+        let count = |status| self.results.iter().filter(|r| r.status == status).count();
+        Tally {
+            passed: count(Status::Pass),
+            warned: count(Status::Warn),
+            failed: count(Status::Fail),
+            skipped: count(Status::Skip),
         }
-        t
     }
 
     /// Whether the endpoint passed: no failure (warnings are failures under `--strict`,
@@ -133,6 +126,11 @@ impl Report {
     /// The process exit code: 0 passed, 1 a probe failed.
     pub fn exit_code(&self) -> i32 {
         if self.passed() { 0 } else { 1 }
+    }
+
+    /// The versions of the bindings probed.
+    fn versions(&self) -> Vec<&'static str> {
+        self.bindings.iter().map(|b| b.version()).collect()
     }
 
     /// One line: `18 passed, 2 warnings, 0 failed, 3 skipped in 41.2 ms: PASSED`.
@@ -155,17 +153,12 @@ impl Report {
     pub fn text(&self) -> String {
         let mut out = format!("ddwire check {}\n", self.url);
         if let Some(card) = &self.card_url {
-            let bindings: Vec<&str> = self.bindings.iter().map(|b| b.version()).collect();
-            let _ = writeln!(
-                out,
-                "card {card}; bindings probed: {}{}",
-                if bindings.is_empty() {
-                    "none".to_string()
-                } else {
-                    bindings.join(", ")
-                },
-                if self.strict { "; strict" } else { "" }
-            );
+            let bindings = match self.versions().join(", ") {
+                none if none.is_empty() => "none".to_string(),
+                some => some,
+            };
+            let strict = if self.strict { "; strict" } else { "" };
+            let _ = writeln!(out, "card {card}; bindings probed: {bindings}{strict}");
         }
         if self.insecure {
             let _ = writeln!(out, "warning: {INSECURE}");
@@ -190,19 +183,17 @@ impl Report {
                 r.level.label(),
                 r.spec,
             );
-            match (r.status, &r.detail) {
-                (Status::Warn | Status::Fail, detail) => {
-                    let _ = writeln!(out, "      rule:  {}", r.title);
-                    let _ = writeln!(out, "      found: {}", detail.as_deref().unwrap_or("?"));
-                }
-                (Status::Pass, Some(note)) => {
-                    let _ = writeln!(out, "      note: {note}");
-                }
-                (Status::Skip, Some(why)) => {
-                    let _ = writeln!(out, "      skipped: {why}");
-                }
-                _ => {}
-            }
+            let _ = match (r.status, &r.detail) {
+                (Status::Warn | Status::Fail, detail) => writeln!(
+                    out,
+                    "      rule:  {}\n      found: {}",
+                    r.title,
+                    detail.as_deref().unwrap_or("?")
+                ),
+                (Status::Pass, Some(note)) => writeln!(out, "      note: {note}"),
+                (Status::Skip, Some(why)) => writeln!(out, "      skipped: {why}"),
+                _ => Ok(()),
+            };
         }
         let _ = writeln!(out, "\n{}", self.summary());
         out
@@ -230,7 +221,7 @@ impl Report {
         json!({
             "url": self.url,
             "card_url": self.card_url,
-            "bindings": self.bindings.iter().map(|b| b.version()).collect::<Vec<_>>(),
+            "bindings": self.versions(),
             "notes": self.notes,
             "strict": self.strict,
             "insecure": self.insecure,
@@ -248,43 +239,31 @@ impl Report {
     pub(crate) fn junit(&self) -> String {
         let t = self.tally();
         let secs = |d: Duration| format!("{:.6}", d.as_secs_f64());
-        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-        let _ = writeln!(
-            out,
-            "<testsuites name=\"ddwire check\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\">",
+        let counts = format!(
+            "tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\"",
             self.results.len(),
             t.failed,
             t.skipped,
             secs(self.elapsed)
         );
+        let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+        let _ = writeln!(out, "<testsuites name=\"ddwire check\" {counts}>");
         let _ = writeln!(
             out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{}\" timestamp=\"{}\">",
+            "  <testsuite name=\"{}\" {counts} timestamp=\"{}\">",
             xml(&format!("ddwire check {}", self.url)),
-            self.results.len(),
-            t.failed,
-            t.skipped,
-            secs(self.elapsed),
             xml(crate::time::now_rfc3339().trim_end_matches('Z')),
         );
         out.push_str("    <properties>\n");
         let properties = [
             ("url", self.url.clone()),
             ("card", self.card_url.clone().unwrap_or_default()),
-            (
-                "bindings",
-                self.bindings
-                    .iter()
-                    .map(|b| b.version())
-                    .collect::<Vec<_>>()
-                    .join(","),
-            ),
+            ("bindings", self.versions().join(",")),
             ("strict", self.strict.to_string()),
             ("insecure", self.insecure.to_string()),
         ];
         let warning = self.insecure.then_some(("warning", INSECURE.to_string()));
-        let properties = properties.into_iter().chain(warning);
-        for (name, value) in properties {
+        for (name, value) in properties.into_iter().chain(warning) {
             let _ = writeln!(
                 out,
                 "      <property name=\"{name}\" value=\"{}\"/>",
@@ -293,54 +272,37 @@ impl Report {
         }
         out.push_str("    </properties>\n");
         for r in &self.results {
-            let open = format!(
+            let detail = r.detail.as_deref().unwrap_or("");
+            let rule = format!("{} {}: {}", r.level.label(), r.spec, r.title);
+            let system_out = |text: String| format!("<system-out>{}</system-out>", xml(&text));
+            let inner = match r.status {
+                Status::Pass if detail.is_empty() => None,
+                Status::Pass => Some(system_out(format!("note: {detail}"))),
+                Status::Warn => Some(system_out(format!(
+                    "WARNING ({} {}): {}: {detail}",
+                    r.level.label(),
+                    r.spec,
+                    r.title
+                ))),
+                Status::Fail => Some(format!(
+                    "<failure message=\"{}\" type=\"{}\">{}</failure>",
+                    xml(&rule),
+                    r.level.label(),
+                    xml(&format!("{rule}: {detail}"))
+                )),
+                Status::Skip => Some(format!("<skipped message=\"{}\"/>", xml(detail))),
+            };
+            let _ = write!(
+                out,
                 "    <testcase classname=\"ddwire.check.{}\" name=\"{}\" time=\"{}\"",
-                xml(r.group()),
+                xml(r.id.split('.').next().unwrap_or(r.id)),
                 xml(&r.name()),
                 secs(r.latency)
             );
-            let detail = r.detail.as_deref().unwrap_or("");
-            match r.status {
-                Status::Pass if detail.is_empty() => {
-                    let _ = writeln!(out, "{open}/>");
-                }
-                Status::Pass => {
-                    let _ = writeln!(
-                        out,
-                        "{open}>\n      <system-out>{}</system-out>\n    </testcase>",
-                        xml(&format!("note: {detail}"))
-                    );
-                }
-                Status::Warn => {
-                    let _ = writeln!(
-                        out,
-                        "{open}>\n      <system-out>{}</system-out>\n    </testcase>",
-                        xml(&format!(
-                            "WARNING ({} {}): {}: {detail}",
-                            r.level.label(),
-                            r.spec,
-                            r.title
-                        ))
-                    );
-                }
-                Status::Fail => {
-                    let message = format!("{} {}: {}", r.level.label(), r.spec, r.title);
-                    let _ = writeln!(
-                        out,
-                        "{open}>\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
-                        xml(&message),
-                        r.level.label(),
-                        xml(&format!("{message}: {detail}"))
-                    );
-                }
-                Status::Skip => {
-                    let _ = writeln!(
-                        out,
-                        "{open}>\n      <skipped message=\"{}\"/>\n    </testcase>",
-                        xml(detail)
-                    );
-                }
-            }
+            let _ = match inner {
+                None => writeln!(out, "/>"),
+                Some(inner) => writeln!(out, ">\n      {inner}\n    </testcase>"),
+            };
         }
         out.push_str("  </testsuite>\n</testsuites>\n");
         out

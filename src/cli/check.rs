@@ -2,7 +2,7 @@
 
 use super::args::{Flag, Parsed};
 use super::{Command, read_input, setup};
-use crate::check::{self, Bindings, CheckError, Options};
+use crate::check::{self, Bindings, CheckError, Options, Report};
 use std::time::Duration;
 
 pub(crate) static COMMAND: Command = Command {
@@ -68,13 +68,6 @@ pub(crate) static COMMAND: Command = Command {
     run,
 };
 
-#[derive(Clone, Copy)]
-enum Format {
-    Text,
-    Json,
-    Junit,
-}
-
 fn run(args: &Parsed) -> Result<i32, String> {
     let [url] = args.positionals.as_slice() else {
         return Err("expects one URL: the agent's base URL or its card's URL".into());
@@ -93,10 +86,10 @@ fn run(args: &Parsed) -> Result<i32, String> {
             ));
         }
     };
-    let format = match args.value("format").unwrap_or("text") {
-        "text" => Format::Text,
-        "json" => Format::Json,
-        "junit" => Format::Junit,
+    let render: fn(&Report) -> String = match args.value("format").unwrap_or("text") {
+        "text" => Report::text,
+        "json" => |r| format!("{:#}\n", r.json()),
+        "junit" => Report::junit,
         other => {
             return Err(format!(
                 "--format must be text, json or junit, not {other:?}"
@@ -134,14 +127,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
         CheckError::BadMessage { .. } => format!("--message: {e}"),
         e => e.to_string(),
     })?;
-    let text = match format {
-        Format::Text => report.text(),
-        Format::Json => format!(
-            "{}\n",
-            serde_json::to_string_pretty(&report.json()).unwrap_or_default()
-        ),
-        Format::Junit => report.junit(),
-    };
+    let text = render(&report);
     match args.value("out") {
         None => out!("{text}"),
         Some(path) => {
