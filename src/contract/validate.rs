@@ -275,7 +275,7 @@ fn delegation_evidence_errors<'e>(
 }
 
 /// Python truthiness of a JSON value (`not x` is false).
-fn truthy(v: &Value) -> bool {
+pub(crate) fn truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -292,7 +292,7 @@ fn py_text(v: &Value) -> String {
 }
 
 /// `{x!r}` of an optional JSON value (`None` when absent).
-fn py_repr_opt(v: Option<&Value>) -> String {
+pub(crate) fn py_repr_opt(v: Option<&Value>) -> String {
     match v {
         None => "None".into(),
         Some(Value::String(s)) => str_repr(s),

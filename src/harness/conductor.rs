@@ -439,7 +439,8 @@ impl Conductor {
         trace: RunTrace,
         observer: Observer<'_>,
     ) -> Result<Run> {
-        self.invoke_top(request, acting_for, trace, observer, None)
+        top_level(&request)?;
+        done(self.guarded(request, acting_for, trace, observer, None, Turning::Once))
     }
 
     /// [`Conductor::invoke_observed`] for the A2A task `task`: once it is canceled, the
@@ -454,35 +455,9 @@ impl Conductor {
         observer: Observer<'_>,
         task: &Progress,
     ) -> Result<Turn> {
-        if request.parent_invocation_id.is_some() {
-            return Err(HarnessError::delegation(
-                "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
-            ));
-        }
-        self.guarded(
-            request,
-            acting_for,
-            trace,
-            observer,
-            Some(task),
-            Turning::MaySuspend,
-        )
-    }
-
-    fn invoke_top(
-        &self,
-        request: InvocationRequest,
-        acting_for: &Principal,
-        trace: RunTrace,
-        observer: Observer<'_>,
-        task: Option<&Progress>,
-    ) -> Result<Run> {
-        if request.parent_invocation_id.is_some() {
-            return Err(HarnessError::delegation(
-                "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
-            ));
-        }
-        done(self.guarded(request, acting_for, trace, observer, task, Turning::Once))
+        top_level(&request)?;
+        let turning = Turning::MaySuspend;
+        self.guarded(request, acting_for, trace, observer, Some(task), turning)
     }
 
     /// Resume the suspended run `invocation_id` with the caller's `resumption` (see the
@@ -497,7 +472,7 @@ impl Conductor {
         task: &Progress,
     ) -> Result<Turn> {
         let suspension = self.take_suspension(invocation_id, principal)?;
-        let _running = self.admit_resumed(invocation_id)?;
+        let _running = self.admit(invocation_id)?;
         let request = suspension.request.clone();
         let request_doc = suspension.request_doc.clone();
         let acting_for = suspension.acting_for.clone();
@@ -509,28 +484,10 @@ impl Conductor {
         // The resumed turn makes the run's trace: the run is stored once, with this trace, and
         // the earlier turns' spans in its turns file.
         let trace = RunTrace::new(None);
-        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            self.run(
-                &request,
-                &acting_for,
-                &trace,
-                observer,
-                Some(task),
-                Turning::Resuming(Box::new(resumed)),
-            )
-        }));
-        match outcome {
-            Ok(outcome) => outcome,
-            Err(panic) => self
-                .store_panicked(
-                    &request,
-                    &request_doc,
-                    &acting_for,
-                    &trace,
-                    &panic_message(&*panic),
-                )
-                .map(|run| Turn::Done(Box::new(run))),
-        }
+        let turning = Turning::Resuming(Box::new(resumed));
+        self.caught(&request, &request_doc, &acting_for, &trace, || {
+            self.run(&request, &acting_for, &trace, observer, Some(task), turning)
+        })
     }
 
     /// The caller abandons the suspended run `invocation_id` (an AG-UI resume entry
@@ -538,22 +495,12 @@ impl Conductor {
     /// turns, as a canceled A2A task is. Refused as [`Conductor::resume`] is.
     pub(crate) fn abandon(&self, invocation_id: &str, principal: &Principal) -> Result<Run> {
         let s = self.take_suspension(invocation_id, principal)?;
-        let _running = self.admit_resumed(invocation_id)?;
+        let _running = self.admit(invocation_id)?;
         let detail = format!(
             "{} abandoned the run the agent suspended at {}",
             principal.principal_id, s.suspended_at
         );
-        let turns = turns_json(&s, Some(&principal.principal_id));
-        let run = self.store_failure(
-            &s.request,
-            &s.request_doc,
-            &s.acting_for,
-            &RunTrace::new(None),
-            (CANCELED, &detail),
-            &[(TURNS_FILE, &turns)],
-        )?;
-        self.drop_record(invocation_id);
-        Ok(run)
+        self.store_unresumed(&s, (CANCELED, &detail), Some(&principal.principal_id))
     }
 
     /// A data steward's `verdict` on the referred run `referred_id` (see `approval`): the
@@ -779,37 +726,36 @@ impl Conductor {
                 "the run was suspended at {} and not resumed before {}",
                 s.suspended_at, s.expires_at
             );
-            let turns = turns_json(&s, None);
-            let stored = self.store_failure(
-                &s.request,
-                &s.request_doc,
-                &s.acting_for,
-                &RunTrace::new(None),
-                (EXPIRED, &detail),
-                &[(TURNS_FILE, &turns)],
-            );
-            match stored {
-                Ok(_) => self.drop_record(&s.request.invocation_id),
-                Err(e) => stderr_line!(
+            if let Err(e) = self.store_unresumed(&s, (EXPIRED, &detail), None) {
+                stderr_line!(
                     "ddwire: the expired run {} could not be stored: {e}",
                     s.request.invocation_id
-                ),
+                );
             }
         }
     }
 
-    /// Hold a resumed run's id in the running set (it is not stored yet, and was not running).
-    fn admit_resumed(&self, id: &str) -> Result<Running<'_>> {
-        let mut running = self.running.lock().unpoisoned();
-        if !running.insert(id.to_string()) {
-            return Err(HarnessError::DuplicateInvocation {
-                invocation_id: id.to_string(),
-            });
-        }
-        Ok(Running {
-            set: &self.running,
-            id: id.to_string(),
-        })
+    /// Store a suspended run its caller will not resume (abandoned, or expired) as failed,
+    /// with its turns, and forget its record.
+    fn store_unresumed(
+        &self,
+        s: &Suspension,
+        failure: (&str, &str),
+        resumed_by: Option<&str>,
+    ) -> Result<Run> {
+        let turns = turns_json(s, resumed_by);
+        let trace = RunTrace::new(None);
+        let files = [(TURNS_FILE, turns.as_str())];
+        let run = self.store_failure(
+            &s.request,
+            &s.request_doc,
+            &s.acting_for,
+            &trace,
+            failure,
+            &files,
+        )?;
+        self.drop_record(&s.request.invocation_id);
+        Ok(run)
     }
 
     /// Run a request a delegation agent sent back under its grant, and record it against the
@@ -888,7 +834,7 @@ impl Conductor {
 
     /// Refuse reused ids (running or stored), then run. The id is held in the running set by a
     /// guard, so it is released however the run ends; a panic in the run is stored as a failed
-    /// run ([`Conductor::store_panicked`]).
+    /// run ([`Conductor::caught`]).
     fn guarded(
         &self,
         request: InvocationRequest,
@@ -913,24 +859,13 @@ impl Conductor {
             return Err(StoreError::ReadOnly.into());
         }
         let _running = self.admit(&request.invocation_id)?;
-        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        self.caught(&request, &request_doc, acting_for, &trace, || {
             self.run(&request, acting_for, &trace, observer, task, turning)
-        }));
-        match outcome {
-            Ok(outcome) => outcome,
-            Err(panic) => self
-                .store_panicked(
-                    &request,
-                    &request_doc,
-                    acting_for,
-                    &trace,
-                    &panic_message(&*panic),
-                )
-                .map(|run| Turn::Done(Box::new(run))),
-        }
+        })
     }
 
-    /// Put `id` in the running set, unless it is running or stored.
+    /// Put `id` in the running set, unless it is running, suspended or stored (a resumed run's
+    /// id, taken from the suspended runs first, is none of these).
     fn admit(&self, id: &str) -> Result<Running<'_>> {
         let suspended = self.suspended.lock().unpoisoned().contains_key(id);
         let mut running = self.running.lock().unpoisoned();
@@ -946,27 +881,27 @@ impl Conductor {
         })
     }
 
-    /// Store the run of `request` as failed after a panic outside the agent call: an
-    /// `agent-error` envelope naming the panic, recording the children it delegated, and a
-    /// trace of one `invoke_agent` span. The conductor's other spans of the run are lost with
-    /// the stack that held them.
-    fn store_panicked(
+    /// The turn `run` makes of `request`; after a panic outside the agent call, the run stored
+    /// as failed: an `agent-error` envelope naming the panic, recording the children it
+    /// delegated, and a trace of one `invoke_agent` span. The conductor's other spans of the
+    /// run are lost with the stack that held them.
+    fn caught(
         &self,
         request: &InvocationRequest,
         request_doc: &Value,
         acting_for: &Principal,
         trace: &RunTrace,
-        message: &str,
-    ) -> Result<Run> {
-        let detail = format!("the harness panicked while running the agent: {message}");
-        self.store_failure(
-            request,
-            request_doc,
-            acting_for,
-            trace,
-            ("HarnessPanic", &detail),
-            &[],
-        )
+        run: impl FnOnce() -> Result<Turn>,
+    ) -> Result<Turn> {
+        std::panic::catch_unwind(AssertUnwindSafe(run)).unwrap_or_else(|panic| {
+            let detail = format!(
+                "the harness panicked while running the agent: {}",
+                panic_message(&*panic)
+            );
+            let failure = ("HarnessPanic", detail.as_str());
+            self.store_failure(request, request_doc, acting_for, trace, failure, &[])
+                .map(|run| Turn::Done(Box::new(run)))
+        })
     }
 
     /// Store the run of `request` as failed by the conductor (`agent-error`,
@@ -1001,8 +936,6 @@ impl Conductor {
         invocation.accepted = None;
         let tracer = Tracer::new(SERVICE_NAME);
         let root = invocation.root_span(&tracer, trace);
-        let trace_id = root.context().trace_id;
-        root.set(attr::OUTCOME, OutcomeStatus::Failed.as_str());
         let decided = Decided {
             delegations,
             ..Decided::by_conductor(
@@ -1010,14 +943,8 @@ impl Conductor {
                 Some(agent_error(&agent.spec.agent_id, kind, detail)),
             )
         };
-        let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
-        envelope.delegations = decided.delegations;
-        let document = envelope.to_document();
-        validate::validate_envelope(&document)?;
-        record_outcome(&root, &envelope);
-        root.end();
-        let records = tracer.take(trace_id);
-        let report = grounding::lint(&records, &document);
+        let (envelope, document, records, report) =
+            self.conclude(&invocation, &tracer, root, decided, &|_, _| {})?;
         let beside = Beside {
             agent_reply: None,
             files,
@@ -1057,20 +984,19 @@ impl Conductor {
         let trace_id = root.context().trace_id;
 
         let approval = approval.filter(|record| approval_holds(record, agent, &invocation));
-        let gate = stage(observer, Stage::PolicyGate, || {
+        let mut decided = stage(observer, Stage::PolicyGate, || {
             policy_gate(&self.profile, &agent.spec, &tracer, &root, approval)
-        });
-        let decided = match gate {
-            Some(refused) => refused,
-            None => match stage(observer, Stage::InputCheck, || {
+        })
+        .or_else(|| {
+            stage(observer, Stage::InputCheck, || {
                 input_check(&invocation, &root)
-            }) {
-                Some(refused) => refused,
-                None => stage(observer, Stage::AgentCall, || {
-                    self.call_agent(&invocation, &root, task, resumption)
-                }),
-            },
-        };
+            })
+        })
+        .unwrap_or_else(|| {
+            stage(observer, Stage::AgentCall, || {
+                self.call_agent(&invocation, &root, task, resumption)
+            })
+        });
         if can_suspend
             && decided.from_agent
             && decided.result.outcome.status == OutcomeStatus::Suspended
@@ -1082,7 +1008,47 @@ impl Conductor {
             let turn = turn_json(resumption, decided.agent_reply.as_ref(), &records);
             return Ok(self.suspend(&invocation, resumed, turn, decided.result.outcome.statement));
         }
-        let mut envelope = self.envelope(&invocation, decided.result, decided.problem, trace_id);
+        let agent_reply = decided.agent_reply.take();
+        let (envelope, document, records, report) =
+            self.conclude(&invocation, &tracer, root, decided, observer)?;
+        let turns = resumed.map(|r| resumed_turns(r, agent_reply.as_ref(), &records));
+        let approval_text = approval.map(Value::to_string);
+        let mut files: Vec<(&str, &str)> = Vec::new();
+        if let Some(t) = turns.as_deref() {
+            files.push((TURNS_FILE, t));
+        }
+        if let Some(a) = approval_text.as_deref() {
+            files.push((approval::APPROVAL_FILE, a));
+        }
+        stage(observer, Stage::Store, || {
+            let beside = Beside {
+                agent_reply: agent_reply.as_ref(),
+                files: &files,
+            };
+            self.store_run(&invocation, envelope, &document, records, report, beside)
+        })
+        .map(|run| {
+            if turns.is_some() {
+                self.drop_record(&request.invocation_id);
+            }
+            Turn::Done(Box::new(run))
+        })
+    }
+
+    /// Stages 4 and 5 over what the stages before decided: the envelope, with everything the
+    /// conductor fills, through the grounding check and validation, and the root ended with
+    /// its verdict. Returns what the store keeps: the envelope, its document, every span of
+    /// the run and the linter's report.
+    fn conclude(
+        &self,
+        invocation: &Invocation<'_>,
+        tracer: &Tracer,
+        root: ActiveSpan<'_>,
+        decided: Decided,
+        observer: Observer<'_>,
+    ) -> Result<(Envelope, Value, Vec<SpanRecord>, GroundingReport)> {
+        let trace_id = root.context().trace_id;
+        let mut envelope = self.envelope(invocation, decided.result, decided.problem, trace_id);
         envelope.delegations = decided.delegations;
         // Set before linting, as the reference does: a withheld run's root still says what
         // the agent claimed; its status and `withheld` event say what became
@@ -1106,28 +1072,7 @@ impl Conductor {
         {
             *slot = ended;
         }
-        let turns = resumed.map(|r| resumed_turns(r, decided.agent_reply.as_ref(), &records));
-        let approval_text = approval.map(Value::to_string);
-        let mut files: Vec<(&str, &str)> = Vec::new();
-        if let Some(t) = turns.as_deref() {
-            files.push((TURNS_FILE, t));
-        }
-        if let Some(a) = approval_text.as_deref() {
-            files.push((approval::APPROVAL_FILE, a));
-        }
-        stage(observer, Stage::Store, || {
-            let beside = Beside {
-                agent_reply: decided.agent_reply.as_ref(),
-                files: &files,
-            };
-            self.store_run(&invocation, envelope, &document, records, report, beside)
-        })
-        .map(|run| {
-            if turns.is_some() {
-                self.drop_record(&request.invocation_id);
-            }
-            Turn::Done(Box::new(run))
-        })
+        Ok((envelope, document, records, report))
     }
 
     /// Keep a turn the agent suspended (the first, or one more after a resumption) until its
@@ -1189,22 +1134,19 @@ impl Conductor {
         let agent_id = &agent.spec.agent_id;
         let mut metadata = Map::new();
         let input_ref = input_source_id(&request.invocation_id);
-        metadata.insert(meta::INPUT_REF.into(), Value::String(input_ref));
+        metadata.insert(meta::INPUT_REF.into(), input_ref.into());
         metadata.insert(
             meta::INPUT_HASH.into(),
-            Value::String(invocation.input_hash.clone()),
+            invocation.input_hash.clone().into(),
         );
-        metadata.insert(meta::TRACEPARENT.into(), Value::String(root.traceparent()));
+        metadata.insert(meta::TRACEPARENT.into(), root.traceparent().into());
         if let Some(resumption) = resumption {
             metadata.insert(meta::RESUMPTION.into(), resumption.clone());
         }
         let grant = self.issue_grant(request, agent, invocation.acting_for);
         if let (Some(grant), Some(url)) = (&grant, &self.callback_url) {
-            metadata.insert(meta::DELEGATE_URL.into(), Value::String(url.clone()));
-            metadata.insert(
-                meta::DELEGATION_TOKEN.into(),
-                Value::String(grant.token.clone()),
-            );
+            metadata.insert(meta::DELEGATE_URL.into(), url.clone().into());
+            metadata.insert(meta::DELEGATION_TOKEN.into(), grant.token.clone().into());
         }
         let document = &invocation.document;
         let (received, canceled) = match task {
@@ -1222,29 +1164,26 @@ impl Conductor {
             "failed"
         };
         stage_event(root, Stage::AgentCall, attr::STAGE_RESULT, answered);
-        let decided = match received {
+        let mut decided = match received {
             Err(failure) => {
-                let (statement, problem) = if canceled {
-                    let statement = format!("{CANCELED}: {}", failure.detail);
-                    (statement, agent_error(agent_id, CANCELED, &failure.detail))
-                } else if failure.unreachable {
-                    // Still `agent-error`, but not "raised": nothing reached the agent.
-                    let mut problem = agent_error(agent_id, "AgentUnreachable", &failure.detail);
-                    problem.title = Some(UNREACHABLE_TITLE.to_string());
-                    (
-                        format!(
-                            "Agent unreachable: {}. Is the agent running at that address?",
-                            failure.detail
-                        ),
-                        problem,
-                    )
+                let detail = &failure.detail;
+                // An unreachable agent is still `agent-error`, but not "raised": nothing
+                // reached the agent.
+                let unreachable = failure.unreachable && !canceled;
+                let (kind, statement) = if canceled {
+                    (CANCELED, format!("{CANCELED}: {detail}"))
+                } else if unreachable {
+                    let statement = format!(
+                        "Agent unreachable: {detail}. Is the agent running at that address?"
+                    );
+                    ("AgentUnreachable", statement)
                 } else {
-                    let statement = format!("Agent raised: {}", failure.detail);
-                    (
-                        statement,
-                        agent_error(agent_id, "RemoteAgentError", &failure.detail),
-                    )
+                    ("RemoteAgentError", format!("Agent raised: {detail}"))
                 };
+                let mut problem = agent_error(agent_id, kind, detail);
+                if unreachable {
+                    problem.title = Some(UNREACHABLE_TITLE.to_string());
+                }
                 Decided {
                     agent_reply: failure.reply,
                     ..Decided::by_conductor(Outcome::failed(statement), Some(problem))
@@ -1275,10 +1214,8 @@ impl Conductor {
                 }
             }
         };
-        Decided {
-            delegations,
-            ..decided
-        }
+        decided.delegations = delegations;
+        decided
     }
 
     /// The envelope of an invocation: what the stages decided, and everything the conductor
@@ -1291,7 +1228,7 @@ impl Conductor {
         trace_id: TraceId,
     ) -> Envelope {
         let (request, spec) = (invocation.request, &invocation.agent.spec);
-        let has_payload = result.payload.is_some();
+        let payload_schema = result.payload.as_ref().and(spec.payload_schema());
         Envelope {
             invocation_id: request.invocation_id.clone(),
             agent_id: spec.agent_id.clone(),
@@ -1305,11 +1242,7 @@ impl Conductor {
             input_schema: invocation.accepted.map(|c| c.digest.clone()),
             outcome: result.outcome,
             payload: result.payload,
-            payload_schema: if has_payload {
-                spec.payload_schema().map(|c| c.digest.clone())
-            } else {
-                None
-            },
+            payload_schema: payload_schema.map(|c| c.digest.clone()),
             evidence: result.evidence,
             telemetry: Telemetry {
                 model_id: result.model_id,
@@ -1340,15 +1273,14 @@ impl Conductor {
     ) -> Result<Run> {
         let Beside { agent_reply, files } = beside;
         let spans: Vec<String> = records.iter().map(crate::trace::to_json).collect();
-        let mut schemas: Vec<(&str, &Value)> = Vec::new();
-        if let Some(c) = invocation.accepted {
-            schemas.push((&c.digest, &c.json_schema));
-        }
-        if envelope.payload.is_some()
-            && let Some(c) = invocation.agent.spec.payload_schema()
-        {
-            schemas.push((&c.digest, &c.json_schema));
-        }
+        let payload = envelope.payload.as_ref();
+        let payload_schema = payload.and(invocation.agent.spec.payload_schema());
+        let schemas: Vec<(&str, &Value)> = invocation
+            .accepted
+            .into_iter()
+            .chain(payload_schema)
+            .map(|c| (c.digest.as_str(), &c.json_schema))
+            .collect();
         let summary = report.summary();
         let run_dir = self.store.append_with_files(
             &NewRun {
@@ -1545,6 +1477,16 @@ struct Beside<'a> {
 /// How long a suspended run waits for its caller by default.
 pub(crate) const SUSPEND_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
 
+/// Refuse a caller's request that sets its own lineage: only a delegation grant sets it.
+fn top_level(request: &InvocationRequest) -> Result<()> {
+    match request.parent_invocation_id {
+        Some(_) => Err(HarnessError::delegation(
+            "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The stored run of a turn that could not be suspended.
 fn done(turn: Result<Turn>) -> Result<Run> {
     match turn? {
@@ -1563,19 +1505,13 @@ fn turn_json(
     agent_reply: Option<&Value>,
     spans: &[SpanRecord],
 ) -> Value {
-    let spans: Vec<Value> = spans
-        .iter()
-        .map(|s| Value::String(crate::trace::to_json(s)))
-        .collect();
     let mut turn = Map::new();
     if let Some(r) = resumption {
         turn.insert("resumption".into(), r.clone());
     }
-    turn.insert(
-        "agent_reply".into(),
-        agent_reply.cloned().unwrap_or(Value::Null),
-    );
-    turn.insert("spans".into(), Value::Array(spans));
+    turn.insert("agent_reply".into(), agent_reply.cloned().into());
+    let spans = spans.iter().map(crate::trace::to_json).collect();
+    turn.insert("spans".into(), spans);
     Value::Object(turn)
 }
 
@@ -1591,12 +1527,12 @@ fn resumed_turns(r: Resumed<'_>, agent_reply: Option<&Value>, spans: &[SpanRecor
 /// `turns.json`: when the run was suspended, until when, who resumed it, and every turn.
 fn turns_json(s: &Suspension, resumed_by: Option<&str>) -> String {
     let mut doc = Map::new();
-    doc.insert("suspended_at".into(), Value::String(s.suspended_at.clone()));
-    doc.insert("expires_at".into(), Value::String(s.expires_at.clone()));
+    doc.insert("suspended_at".into(), s.suspended_at.clone().into());
+    doc.insert("expires_at".into(), s.expires_at.clone().into());
     if let Some(p) = resumed_by {
-        doc.insert("resumed_by".into(), Value::String(p.to_string()));
+        doc.insert("resumed_by".into(), p.into());
     }
-    doc.insert("turns".into(), Value::Array(s.turns.clone()));
+    doc.insert("turns".into(), s.turns.clone().into());
     crate::json::python::dumps(&Value::Object(doc), crate::json::python::Style::INDENT2)
 }
 
@@ -1637,16 +1573,16 @@ fn policy_gate(
     );
     if let Some(record) = approved {
         let mut attributes = Attributes::default();
-        let text = |k: &str| record[k].as_str().unwrap_or("").to_string();
-        attributes.set(attr::APPROVAL_REFERRED, text("referred_invocation_id"));
-        attributes.set(
-            attr::APPROVAL_BY,
-            record
-                .pointer("/decided_by/principal_id")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
-        );
-        attributes.set(attr::APPROVAL_AT, text("decided_at"));
+        for (key, at) in [
+            (attr::APPROVAL_REFERRED, "/referred_invocation_id"),
+            (attr::APPROVAL_BY, "/decided_by/principal_id"),
+            (attr::APPROVAL_AT, "/decided_at"),
+        ] {
+            attributes.set(
+                key,
+                record.pointer(at).and_then(Value::as_str).unwrap_or(""),
+            );
+        }
         root.add_event(event::APPROVED, attributes);
         return None;
     }
@@ -1674,22 +1610,16 @@ fn policy_gate(
 /// it accepts or every way the input breaks the schema.
 fn input_check(invocation: &Invocation<'_>, root: &ActiveSpan<'_>) -> Option<Decided> {
     let spec = &invocation.agent.spec;
-    let got = &invocation.class;
-    let refusal = match invocation
+    let (id, got) = (&spec.agent_id, &invocation.class);
+    let errors = invocation
         .accepted
-        .map(|c| c.errors(&invocation.document["input"]))
-    {
+        .map(|c| c.errors(&invocation.document["input"]));
+    let refusal = match errors {
         None => {
             let accepts = spec.accepts.join(", ");
             Some((
-                format!(
-                    "{} accepts {accepts}, not {got}. {AGENT_NOT_RUN}",
-                    spec.agent_id
-                ),
-                format!(
-                    "Agent '{}' accepts {accepts}; the request carried '{got}'.",
-                    spec.agent_id
-                ),
+                format!("{id} accepts {accepts}, not {got}. {AGENT_NOT_RUN}"),
+                format!("Agent '{id}' accepts {accepts}; the request carried '{got}'."),
             ))
         }
         Some(errors) if errors.is_empty() => None,
@@ -1698,8 +1628,7 @@ fn input_check(invocation: &Invocation<'_>, root: &ActiveSpan<'_>) -> Option<Dec
             Some((
                 format!("The input is not a valid {got}: {joined}. {AGENT_NOT_RUN}"),
                 format!(
-                    "Agent '{}' accepts '{got}', but the input does not conform to its schema: {joined}",
-                    spec.agent_id
+                    "Agent '{id}' accepts '{got}', but the input does not conform to its schema: {joined}"
                 ),
             ))
         }
@@ -1736,17 +1665,13 @@ fn grounding_check(
     if report.violations.is_empty() || envelope.outcome.status != OutcomeStatus::Succeeded {
         return (report, Some(document));
     }
-    let mut attributes = Attributes::default();
-    attributes.set(attr::WITHHELD_STAGE, Stage::GroundingCheck.name());
-    attributes.set(attr::WITHHELD_RULES, AttrValue::StringArray(report.rules()));
-    attributes.set(
-        attr::WITHHELD_VIOLATIONS,
-        AttrValue::StringArray(report.violations.clone()),
-    );
-    root.add_event(event::WITHHELD, attributes);
     let violations = report.violations.join("; ");
     withhold(
         envelope,
+        root,
+        Stage::GroundingCheck.name(),
+        Some(report.rules()),
+        report.violations.clone(),
         format!("Output withheld: it failed the grounding linter. {violations}"),
         ProblemType::GroundingViolation.with_detail(format!(
             "Nothing ungrounded leaves the system. Violations: {violations}"
@@ -1779,20 +1704,10 @@ fn validation(
         ContractError::Violation { violations, .. } => violations.clone(),
         other => vec![other.to_string()],
     };
-    let mut attributes = Attributes::default();
-    attributes.set(attr::WITHHELD_STAGE, VALIDATION);
-    attributes.set(
-        attr::WITHHELD_VIOLATIONS,
-        AttrValue::StringArray(listed.clone()),
-    );
-    root.add_event(event::WITHHELD, attributes);
     let violations = listed.join("; ");
-    let agent_id = envelope.agent_id.clone();
-    withhold(
-        envelope,
-        format!("Agent result violates the contract: {violations}"),
-        agent_error(&agent_id, "ContractViolation", &e.to_string()),
-    );
+    let problem = agent_error(&envelope.agent_id, "ContractViolation", &e.to_string());
+    let statement = format!("Agent result violates the contract: {violations}");
+    withhold(envelope, root, VALIDATION, None, listed, statement, problem);
     let document = envelope.to_document();
     validate::validate_envelope(&document)?;
     Ok(document)
@@ -1938,23 +1853,13 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 /// payload is checked as a value in place (moved out and back, not copied).
 fn payload_mismatch(agent: &RemoteAgent, payload: &mut Payload) -> Option<String> {
     let value = Value::Object(std::mem::take(&mut payload.0));
-    let mismatch = value_mismatch(agent, &value);
-    if let Value::Object(map) = value {
-        payload.0 = map;
-    }
-    mismatch
-}
-
-/// [`payload_mismatch`] of the payload as a value.
-fn value_mismatch(agent: &RemoteAgent, payload: &Value) -> Option<String> {
-    let got = payload
+    let got = value
         .get("schema_class")
         .map(crate::json::python::py_str)
         .unwrap_or_else(|| "None".into());
-    let declared = agent.spec.payload_schema();
-    match declared {
+    let mismatch = match agent.spec.payload_schema() {
         Some(class) if class.name == got => {
-            let errors = class.errors(payload);
+            let errors = class.errors(&value);
             (!errors.is_empty()).then(|| {
                 format!(
                     "returned a {got} its class schema does not admit: {}",
@@ -1966,7 +1871,11 @@ fn value_mismatch(agent: &RemoteAgent, payload: &Value) -> Option<String> {
             "returned {got}, declared {}",
             agent.spec.payload.as_deref().unwrap_or("none")
         )),
+    };
+    if let Value::Object(map) = value {
+        payload.0 = map;
     }
+    mismatch
 }
 
 /// `agent-error` problem details: `<agent_id>: <kind>: <detail>`.
@@ -1978,8 +1887,28 @@ fn agent_error(agent_id: &str, kind: &str, detail: &str) -> ProblemDetails {
     ProblemType::AgentError.with_detail(format!("{agent_id}: {kind}: {detail}"))
 }
 
-/// Turn an envelope into `failed` with `problem`, clearing what must not leave.
-fn withhold(envelope: &mut Envelope, statement: String, problem: ProblemDetails) {
+/// Turn an envelope into `failed` with `problem`, clearing what must not leave, and record on
+/// the root a `withheld` event naming the stage that withheld it, the rules that failed (when
+/// the stage names them) and the violations.
+fn withhold(
+    envelope: &mut Envelope,
+    root: &ActiveSpan<'_>,
+    stage: &str,
+    rules: Option<Vec<String>>,
+    violations: Vec<String>,
+    statement: String,
+    problem: ProblemDetails,
+) {
+    let mut attributes = Attributes::default();
+    attributes.set(attr::WITHHELD_STAGE, stage);
+    if let Some(rules) = rules {
+        attributes.set(attr::WITHHELD_RULES, AttrValue::StringArray(rules));
+    }
+    attributes.set(
+        attr::WITHHELD_VIOLATIONS,
+        AttrValue::StringArray(violations),
+    );
+    root.add_event(event::WITHHELD, attributes);
     envelope.outcome = Outcome::failed(statement);
     envelope.payload = None;
     envelope.payload_schema = None;

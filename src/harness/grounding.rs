@@ -45,7 +45,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use super::conductor::Stage;
 use crate::contract::canonical::verify;
+use crate::contract::problem::ProblemType;
+use crate::contract::validate::{py_repr_opt, truthy};
 use crate::contract::{GroundingMode, OutcomeStatus, input_source_id, invocation_source_id};
 use crate::json::python::{float_repr, py_repr, py_str, str_repr};
 use crate::trace::{AttrValue, CONDUCTOR_ATTRIBUTES, SpanId, SpanName, SpanRecord, attr};
@@ -127,12 +130,19 @@ impl GroundingReport {
         rules
     }
 
-    fn failed(mode: Option<String>, violation: String, tree: Option<&Tree<'_>>) -> Self {
+    /// The report of `violations` (passed if none) over `tree`, or of a run the linter did not
+    /// run on (`not_run`).
+    fn new(
+        mode: Option<String>,
+        not_run: Option<String>,
+        violations: Vec<String>,
+        tree: Option<&Tree<'_>>,
+    ) -> Self {
         GroundingReport {
-            passed: false,
-            not_run: None,
+            passed: not_run.is_none() && violations.is_empty(),
+            not_run,
             mode,
-            violations: vec![violation],
+            violations,
             retrieval_count: tree.map_or(0, |t| t.retrievals.len()),
             chat_count: tree.map_or(0, |t| t.chats.len()),
         }
@@ -146,46 +156,37 @@ impl GroundingReport {
 /// (nothing else can be read), and an envelope without a valid `grounding_mode` (no rule set
 /// applies; the tree's own G0 findings are then not reported).
 pub(crate) fn lint(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
-    // A non-object envelope reads as one with no keys: `Value::get` is `None` for it.
-    let declared = envelope.get("grounding_mode");
-    let declared_label = declared.filter(|v| is_truthy(v)).map(py_str);
-
-    let roots: Vec<usize> = indices_named(records, SpanName::InvokeAgent);
+    let roots = indices_named(records, SpanName::InvokeAgent);
     let &[root] = roots.as_slice() else {
-        return GroundingReport::failed(
-            declared_label,
-            format!(
-                "G0: expected exactly one {} span, found {}",
-                SpanName::InvokeAgent,
-                roots.len()
-            ),
-            None,
+        let found = format!(
+            "G0: expected exactly one {} span, found {}",
+            SpanName::InvokeAgent,
+            roots.len()
         );
+        return GroundingReport::new(declared_label(envelope), None, vec![found], None);
     };
     let descendants = descendants(records, root);
     let tree = Tree::new(&records[root], descendants.iter().map(|&i| &records[i]));
-    let mut violations = tree_violations(records, root, &descendants);
 
-    // G0: the mode. `str(None)` is not a mode either, so only a string can name one.
+    // G0: the mode. `str(None)` is not a mode either, so only a string can name one. A
+    // non-object envelope reads as one with no keys: `Value::get` is `None` for it.
+    let declared = envelope.get("grounding_mode");
     let Some(mode) = declared
         .and_then(Value::as_str)
         .and_then(GroundingMode::parse)
     else {
-        return GroundingReport::failed(
-            declared_label,
-            format!(
-                "G0: envelope declares no valid grounding_mode ({})",
-                repr_or_none(declared)
-            ),
-            Some(&tree),
+        let invalid = format!(
+            "G0: envelope declares no valid grounding_mode ({})",
+            py_repr_opt(declared)
         );
+        return GroundingReport::new(declared_label(envelope), None, vec![invalid], Some(&tree));
     };
-    violations.extend(g0_root_carries_the_mode(&tree, mode));
-    violations.extend(g0_payload_shape(envelope));
-
-    let (refs, ref_violations) = collect_refs(envelope);
-    violations.extend(ref_violations);
-    violations.extend(e1_evidence_content_matches_hash(envelope));
+    let mut violations = Vec::new();
+    tree_violations(records, root, &descendants, &mut violations);
+    g0_root_carries_the_mode(&tree, mode, &mut violations);
+    g0_payload_shape(envelope, &mut violations);
+    let refs = collect_refs(envelope, &mut violations);
+    e1_evidence_content_matches_hash(envelope, &mut violations);
 
     let run = Run {
         tree: &tree,
@@ -193,17 +194,19 @@ pub(crate) fn lint(records: &[SpanRecord], envelope: &Value) -> GroundingReport 
         refs: &refs,
     };
     for rule in rules_for(mode) {
-        violations.extend(rule(&run));
+        rule(&run, &mut violations);
     }
+    let mode = Some(mode.as_str().to_string());
+    GroundingReport::new(mode, None, violations, Some(&tree))
+}
 
-    GroundingReport {
-        passed: violations.is_empty(),
-        not_run: None,
-        mode: Some(mode.as_str().to_string()),
-        violations,
-        retrieval_count: tree.retrievals.len(),
-        chat_count: tree.chats.len(),
-    }
+/// The grounding mode the envelope declares, as a report names it: Python's `str()` of any
+/// truthy value, valid or not.
+fn declared_label(envelope: &Value) -> Option<String> {
+    envelope
+        .get("grounding_mode")
+        .filter(|v| truthy(v))
+        .map(py_str)
 }
 
 /// Lint one run as the conductor does: [`lint`], unless the conductor decided the run before
@@ -212,17 +215,7 @@ pub(crate) fn lint(records: &[SpanRecord], envelope: &Value) -> GroundingReport 
 /// report says the linter did not run.
 pub(crate) fn lint_run(records: &[SpanRecord], envelope: &Value) -> GroundingReport {
     match not_run_reason(records) {
-        Some(why) => GroundingReport {
-            passed: false,
-            not_run: Some(why),
-            mode: envelope
-                .get("grounding_mode")
-                .filter(|v| is_truthy(v))
-                .map(py_str),
-            violations: Vec::new(),
-            retrieval_count: 0,
-            chat_count: 0,
-        },
+        Some(why) => GroundingReport::new(declared_label(envelope), Some(why), Vec::new(), None),
         None => lint(records, envelope),
     }
 }
@@ -266,7 +259,7 @@ pub(crate) fn relint(
 /// Whether the stored `envelope` is a withheld result (see [`lint_stored`]).
 pub(crate) fn is_withheld(records: &[SpanRecord], envelope: &Value) -> bool {
     let problem = envelope["problem"]["type"].as_str().unwrap_or("");
-    if problem.rsplit('/').next() == Some("grounding-violation") {
+    if problem.rsplit('/').next() == Some(ProblemType::GroundingViolation.slug()) {
         return true;
     }
     let claimed = records
@@ -305,37 +298,28 @@ fn as_linted(envelope: &Value, result: &Value) -> Value {
 /// linter stand down (a second root is left to G0).
 fn not_run_reason(records: &[SpanRecord]) -> Option<String> {
     // Every invoke_agent span counts, as in the linter's own G0 check.
-    let roots: Vec<&SpanRecord> = records
-        .iter()
-        .filter(|s| s.is(SpanName::InvokeAgent))
-        .collect();
-    let [root] = roots.as_slice() else {
+    let &[root] = indices_named(records, SpanName::InvokeAgent).as_slice() else {
         return None;
     };
-    if root.events.iter().any(|e| e.name == "agent_call") {
+    let events = &records[root].events;
+    if events.iter().any(|e| e.name == Stage::AgentCall.name()) {
         return None;
     }
-    root.events.iter().find_map(|e| {
-        let decision = match e.attributes.get("dd.stage.decision") {
-            Some(AttrValue::String(d)) => d.as_str(),
+    events.iter().find_map(|e| {
+        let Some(AttrValue::String(decision)) = e.attributes.get(attr::STAGE_DECISION) else {
+            return None;
+        };
+        let why = match (Stage::parse(&e.name)?, decision.as_str()) {
+            (Stage::PolicyGate, "permitted") | (Stage::InputCheck, "accepted") => return None,
+            (Stage::PolicyGate, "requires_approval") => {
+                "the policy gate referred the run for approval".to_string()
+            }
+            (Stage::PolicyGate, "not_enabled") => "the profile does not enable it".to_string(),
+            (Stage::PolicyGate, d) => format!("the policy gate refused it, {d}"),
+            (Stage::InputCheck, _) => "the input check refused its input".to_string(),
             _ => return None,
         };
-        match (e.name.as_str(), decision) {
-            ("policy_gate", "permitted") | ("input_check", "accepted") => None,
-            ("policy_gate", "requires_approval") => Some(
-                "the agent was not run: the policy gate referred the run for approval".to_string(),
-            ),
-            ("policy_gate", "not_enabled") => {
-                Some("the agent was not run: the profile does not enable it".to_string())
-            }
-            ("policy_gate", d) => Some(format!(
-                "the agent was not run: the policy gate refused it, {d}"
-            )),
-            ("input_check", _) => {
-                Some("the agent was not run: the input check refused its input".to_string())
-            }
-            _ => None,
-        }
+        Some(format!("the agent was not run: {why}"))
     })
 }
 
@@ -348,8 +332,8 @@ struct Run<'a> {
     refs: &'a Refs,
 }
 
-/// A mode rule: the violations it finds, in order.
-type Rule = fn(&Run<'_>) -> Vec<String>;
+/// A mode rule: adds the violations it finds, in order.
+type Rule = fn(&Run<'_>, &mut Vec<String>);
 
 const RETRIEVAL_RULES: &[Rule] = &[
     g1_retrieval_before_chat,
@@ -370,8 +354,7 @@ const NONE_RULES: &[Rule] = &[
 ];
 const DELEGATION_RULES: &[Rule] = &[
     r1_no_retrieval,
-    d1_grounded_on_input_or_delegation,
-    d2_evidence_is_input_or_delegation,
+    d1_d2_everything_cites_the_input_or_a_delegation,
     g4_evidence_is_complete,
     d3_succeeded_cites_the_input,
 ];
@@ -425,13 +408,6 @@ impl<'a> Tree<'a> {
             .collect()
     }
 
-    fn retrieved_hashes(&self) -> HashSet<String> {
-        self.retrieved()
-            .into_iter()
-            .map(|c| c.content_hash)
-            .collect()
-    }
-
     /// The root's `dd.input_hash`, as `str()` reads it.
     fn input_hash(&self) -> String {
         attr_str(self.root.owned(attr::INPUT_HASH))
@@ -475,10 +451,14 @@ fn descendants(records: &[SpanRecord], root: usize) -> Vec<usize> {
 
 /// G0 over the spans, in record order: a span in another trace, or (if in the trace) not
 /// below the root; and, either way, a span other than the root carrying a conductor attribute.
-fn tree_violations(records: &[SpanRecord], root: usize, descendants: &[usize]) -> Vec<String> {
+fn tree_violations(
+    records: &[SpanRecord],
+    root: usize,
+    descendants: &[usize],
+    out: &mut Vec<String>,
+) {
     let root_span = &records[root];
     let in_tree: HashSet<SpanId> = descendants.iter().map(|&i| records[i].span_id).collect();
-    let mut out = Vec::new();
     for (i, span) in records.iter().enumerate() {
         if i == root {
             continue;
@@ -507,25 +487,22 @@ fn tree_violations(records: &[SpanRecord], root: usize, descendants: &[usize]) -
             ));
         }
     }
-    out
 }
 
 /// G0: the envelope's mode is the one the conductor wrote on the root span.
-fn g0_root_carries_the_mode(tree: &Tree<'_>, mode: GroundingMode) -> Option<String> {
-    let on_root = tree.root.owned(attr::GROUNDING_MODE);
-    (tree.root.owned_str(attr::GROUNDING_MODE) != Some(mode.as_str())).then(|| {
-        format!(
+fn g0_root_carries_the_mode(tree: &Tree<'_>, mode: GroundingMode, out: &mut Vec<String>) {
+    if tree.root.owned_str(attr::GROUNDING_MODE) != Some(mode.as_str()) {
+        out.push(format!(
             "G0: envelope declares grounding_mode {} but the root span carries {}",
             str_repr(mode.as_str()),
-            attr_repr(on_root)
-        )
-    })
+            attr_repr(tree.root.owned(attr::GROUNDING_MODE))
+        ));
+    }
 }
 
 /// G0: a payload is an object with `schema_class` and a top-level `grounded_on`. A payload
 /// without `grounded_on` is a violation, never a pass: nothing passes because the linter did not recognise it.
-fn g0_payload_shape(envelope: &Value) -> Vec<String> {
-    let mut out = Vec::new();
+fn g0_payload_shape(envelope: &Value, out: &mut Vec<String>) {
     match envelope.get("payload") {
         None | Some(Value::Null) => {}
         Some(Value::Object(payload)) => {
@@ -536,13 +513,12 @@ fn g0_payload_shape(envelope: &Value) -> Vec<String> {
                 out.push(format!(
                     "G0: payload {} lacks grounded_on; an ungroundable payload is a violation, \
                      not a pass",
-                    repr_or_none(payload.get("schema_class"))
+                    py_repr_opt(payload.get("schema_class"))
                 ));
             }
         }
         Some(_) => out.push("G0: payload is not an object".to_string()),
     }
-    out
 }
 
 // --- What the envelope cites ------------------------------------------------------------------
@@ -608,8 +584,7 @@ fn grounded_on_values<'v>(node: &'v Value, out: &mut Vec<&'v Value>) {
 /// Evidence ids and hashes are read with Python's `str()`, as the reference reads them. Two
 /// checks are ddwire's own, where the reference would raise instead: evidence that is neither
 /// absent, `null` nor a list, and an evidence item that is not an object.
-fn collect_refs(envelope: &Value) -> (Refs, Vec<String>) {
-    let mut violations = Vec::new();
+fn collect_refs(envelope: &Value, violations: &mut Vec<String>) -> Refs {
     let mut lists = Vec::new();
     if let Some(payload) = envelope.get("payload") {
         grounded_on_values(payload, &mut lists);
@@ -653,13 +628,10 @@ fn collect_refs(envelope: &Value) -> (Refs, Vec<String>) {
         }
         Some(_) => violations.push("G0: evidence is not a list".to_string()),
     }
-    (
-        Refs {
-            grounded_on,
-            evidence,
-        },
-        violations,
-    )
+    Refs {
+        grounded_on,
+        evidence,
+    }
 }
 
 // --- E1 ---------------------------------------------------------------------------------------
@@ -668,17 +640,14 @@ fn collect_refs(envelope: &Value) -> (Refs, Vec<String>) {
 /// its `canonicalisation`; what a reader is shown about a cited record is what the hash
 /// covers. Content that is not an object, and an unregistered canonicalisation, are violations
 /// too. Items without content, or with `null`, are not checked.
-fn e1_evidence_content_matches_hash(envelope: &Value) -> Vec<String> {
-    let Some(items) = envelope.get("evidence").and_then(Value::as_array) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for item in items {
+fn e1_evidence_content_matches_hash(envelope: &Value, out: &mut Vec<String>) {
+    let items = envelope.get("evidence").and_then(Value::as_array);
+    for item in items.into_iter().flatten() {
         let content = match item.get("content") {
             None | Some(Value::Null) => continue,
             Some(content) => content,
         };
-        let source_id = repr_or_none(item.get("source_id"));
+        let source_id = py_repr_opt(item.get("source_id"));
         if !content.is_object() {
             out.push(format!("E1: evidence {source_id} content is not an object"));
             continue;
@@ -692,20 +661,18 @@ fn e1_evidence_content_matches_hash(envelope: &Value) -> Vec<String> {
                 "E1: evidence {source_id} content does not hash to its content_hash ({}…) \
                  under {}",
                 short(&content_hash),
-                repr_or_none(canonicalisation)
+                py_repr_opt(canonicalisation)
             )),
         }
     }
-    out
 }
 
 // --- retrieval: G1-G4 -------------------------------------------------------------------------
 
 /// G1: the agent retrieves before it reasons. Every `chat` span starts after the first
 /// retrieval span to end has ended; a chat with no retrieval at all is one violation.
-fn g1_retrieval_before_chat(run: &Run<'_>) -> Vec<String> {
+fn g1_retrieval_before_chat(run: &Run<'_>, out: &mut Vec<String>) {
     let first_retrieval_end = run.tree.retrievals.iter().map(|r| r.end_ns).min();
-    let mut out = Vec::new();
     for chat in &run.tree.chats {
         let Some(end) = first_retrieval_end else {
             out.push("G1: a chat span exists but no retrieval span does".to_string());
@@ -718,131 +685,120 @@ fn g1_retrieval_before_chat(run: &Run<'_>) -> Vec<String> {
             ));
         }
     }
-    out
 }
 
 /// G2: nothing is asserted that was not retrieved. Every `grounded_on` entry, at any depth,
 /// matches a retrieval span on both `dd.source_id` and `dd.content_hash`; a succeeded payload
 /// with no reference at all rests on nothing.
-fn g2_asserted_was_retrieved(run: &Run<'_>) -> Vec<String> {
+fn g2_asserted_was_retrieved(run: &Run<'_>, out: &mut Vec<String>) {
     let retrieved = run.tree.retrieved();
-    let mut out: Vec<String> = run
+    for c in run
         .refs
         .grounded_on
         .iter()
         .filter(|c| !retrieved.contains(c))
-        .map(|c| {
-            format!(
-                "G2: payload rests on {} which was not retrieved in this invocation",
-                c.described()
-            )
-        })
-        .collect();
+    {
+        out.push(format!(
+            "G2: payload rests on {} which was not retrieved in this invocation",
+            c.described()
+        ));
+    }
     if succeeded(run.envelope) && has_payload(run.envelope) && run.refs.grounded_on.is_empty() {
         out.push("G2: a succeeded retrieval-mode payload rests on nothing".to_string());
     }
-    out
 }
 
 /// G3: every `content_hash` in the evidence appears on a retrieval span.
-fn g3_evidence_was_retrieved(run: &Run<'_>) -> Vec<String> {
-    let hashes = run.tree.retrieved_hashes();
-    run.refs
-        .evidence
+fn g3_evidence_was_retrieved(run: &Run<'_>, out: &mut Vec<String>) {
+    let hashes: HashSet<String> = run
+        .tree
+        .retrievals
         .iter()
-        .filter(|c| !hashes.contains(&c.content_hash))
-        .map(|c| {
-            format!(
+        .map(|r| attr_str(r.owned(attr::CONTENT_HASH)))
+        .collect();
+    for c in &run.refs.evidence {
+        if !hashes.contains(&c.content_hash) {
+            out.push(format!(
                 "G3: evidence {} hash {}… not in trace",
                 str_repr(&c.source_id),
                 short(&c.content_hash)
-            )
-        })
-        .collect()
+            ));
+        }
+    }
 }
 
 /// G4: the envelope is complete about what it rests on; every `grounded_on` hash appears in
 /// the evidence.
-fn g4_evidence_is_complete(run: &Run<'_>) -> Vec<String> {
+fn g4_evidence_is_complete(run: &Run<'_>, out: &mut Vec<String>) {
     let cited: HashSet<&str> = run
         .refs
         .evidence
         .iter()
         .map(|c| c.content_hash.as_str())
         .collect();
-    run.refs
-        .grounded_on
-        .iter()
-        .filter(|c| !cited.contains(c.content_hash.as_str()))
-        .map(|c| {
-            format!(
-                "G4: payload rests on {} absent from evidence",
-                c.described()
-            )
-        })
-        .collect()
+    for c in &run.refs.grounded_on {
+        if !cited.contains(c.content_hash.as_str()) {
+            let c = c.described();
+            out.push(format!("G4: payload rests on {c} absent from evidence"));
+        }
+    }
 }
 
 // --- input_only and none: R1-R3, N1 -----------------------------------------------------------
 
 /// R1: an agent that declared no retrieval made none.
-fn r1_no_retrieval(run: &Run<'_>) -> Vec<String> {
-    match run.tree.retrievals.len() {
-        0 => Vec::new(),
-        n => vec![format!(
+fn r1_no_retrieval(run: &Run<'_>, out: &mut Vec<String>) {
+    let n = run.tree.retrievals.len();
+    if n > 0 {
+        out.push(format!(
             "R1: {n} retrieval span(s) in an agent that declared none"
-        )],
+        ));
     }
 }
 
 /// R2: every `grounded_on` entry, then every evidence item, cites the input:
 /// `input:<invocation_id>` with the root's `dd.input_hash`.
-fn r2_everything_cites_the_input(run: &Run<'_>) -> Vec<String> {
+fn r2_everything_cites_the_input(run: &Run<'_>, out: &mut Vec<String>) {
     let expected = Citation::input(run.envelope, run.tree);
-    let labelled = [
+    for (label, citations) in [
         ("payload", &run.refs.grounded_on),
         ("evidence", &run.refs.evidence),
-    ];
-    labelled
-        .into_iter()
-        .flat_map(|(label, citations)| citations.iter().map(move |c| (label, c)))
-        .filter(|(_, c)| **c != expected)
-        .map(|(label, c)| {
-            format!(
+    ] {
+        for c in citations.iter().filter(|c| **c != expected) {
+            out.push(format!(
                 "R2: {label} cites {}; an input-grounded agent may cite only {}",
                 c.described(),
                 expected.described()
-            )
-        })
-        .collect()
+            ));
+        }
+    }
 }
 
 /// R3: a succeeded envelope cites the input at least once (with R2, any evidence does).
-fn r3_succeeded_cites_the_input(run: &Run<'_>) -> Vec<String> {
+fn r3_succeeded_cites_the_input(run: &Run<'_>, out: &mut Vec<String>) {
     if succeeded(run.envelope) && run.refs.evidence.is_empty() {
-        vec!["R3: a succeeded input-grounded envelope cites no evidence".to_string()]
-    } else {
-        Vec::new()
+        out.push("R3: a succeeded input-grounded envelope cites no evidence".to_string());
     }
 }
 
 /// N1: an agent that declared no model call made none.
-fn n1_no_chat(run: &Run<'_>) -> Vec<String> {
-    match run.tree.chats.len() {
-        0 => Vec::new(),
-        n => vec![format!(
+fn n1_no_chat(run: &Run<'_>, out: &mut Vec<String>) {
+    let n = run.tree.chats.len();
+    if n > 0 {
+        out.push(format!(
             "N1: {n} chat span(s) in an agent that declared no model call"
-        )],
+        ));
     }
 }
 
 // --- delegation: D1-D3 ------------------------------------------------------------------------
 
-/// What a delegation agent may cite: its input, and each child run the conductor recorded in
-/// `delegations` (`invocation:<child id>` with the child envelope's hash). The agent's own
-/// account of what it delegated is not what is trusted. Entries that are not objects are
-/// skipped, as in the reference.
-fn delegation_citable(run: &Run<'_>) -> HashSet<Citation> {
+/// D1: every `grounded_on` entry, then D2: every evidence item, cites what a delegation agent
+/// may cite: its input, and each child run the conductor recorded in `delegations`
+/// (`invocation:<child id>` with the child envelope's hash). The agent's own account of what
+/// it delegated is not what is trusted. Entries that are not objects are skipped, as in the
+/// reference.
+fn d1_d2_everything_cites_the_input_or_a_delegation(run: &Run<'_>, out: &mut Vec<String>) {
     let recorded = run
         .envelope
         .get("delegations")
@@ -854,51 +810,29 @@ fn delegation_citable(run: &Run<'_>) -> HashSet<Citation> {
             source_id: invocation_source_id(&str_or_none(d.get("delegated_invocation_id"))),
             content_hash: str_or_none(d.get("content_hash")),
         });
-    std::iter::once(Citation::input(run.envelope, run.tree))
+    let citable: HashSet<Citation> = std::iter::once(Citation::input(run.envelope, run.tree))
         .chain(recorded)
-        .collect()
-}
-
-/// D1: every `grounded_on` entry cites the input or a recorded delegation.
-fn d1_grounded_on_input_or_delegation(run: &Run<'_>) -> Vec<String> {
-    let citable = delegation_citable(run);
-    run.refs
-        .grounded_on
-        .iter()
-        .filter(|c| !citable.contains(c))
-        .map(|c| {
-            format!(
-                "D1: payload rests on {}, which is neither the input nor a delegation recorded \
-                 by the conductor",
-                c.described()
-            )
-        })
-        .collect()
-}
-
-/// D2: every evidence item cites the input or a recorded delegation.
-fn d2_evidence_is_input_or_delegation(run: &Run<'_>) -> Vec<String> {
-    let citable = delegation_citable(run);
-    run.refs
-        .evidence
-        .iter()
-        .filter(|c| !citable.contains(c))
-        .map(|c| {
-            format!(
-                "D2: evidence {} is neither the input nor a delegation recorded by the conductor",
-                c.described()
-            )
-        })
-        .collect()
+        .collect();
+    for c in run.refs.grounded_on.iter().filter(|c| !citable.contains(c)) {
+        out.push(format!(
+            "D1: payload rests on {}, which is neither the input nor a delegation recorded by \
+             the conductor",
+            c.described()
+        ));
+    }
+    for c in run.refs.evidence.iter().filter(|c| !citable.contains(c)) {
+        out.push(format!(
+            "D2: evidence {} is neither the input nor a delegation recorded by the conductor",
+            c.described()
+        ));
+    }
 }
 
 /// D3: a succeeded delegation envelope cites its input in evidence.
-fn d3_succeeded_cites_the_input(run: &Run<'_>) -> Vec<String> {
+fn d3_succeeded_cites_the_input(run: &Run<'_>, out: &mut Vec<String>) {
     let input = Citation::input(run.envelope, run.tree);
     if succeeded(run.envelope) && !run.refs.evidence.contains(&input) {
-        vec!["D3: a succeeded delegation envelope does not cite its input in evidence".to_string()]
-    } else {
-        Vec::new()
+        out.push("D3: a succeeded delegation envelope does not cite its input in evidence".into());
     }
 }
 
@@ -923,23 +857,6 @@ fn str_or_none(v: Option<&Value>) -> String {
     v.map_or_else(|| "None".to_string(), py_str)
 }
 
-/// Python's `repr(v)` of a looked-up value: `None` when absent or `null`.
-fn repr_or_none(v: Option<&Value>) -> String {
-    v.map_or_else(|| "None".to_string(), py_repr)
-}
-
-/// Python's truthiness of a JSON value.
-fn is_truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_none_or(|x| x != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(m) => !m.is_empty(),
-    }
-}
-
 /// `hash[:12]`: the first twelve characters (code points, as Python slices).
 fn short(hash: &str) -> std::borrow::Cow<'_, str> {
     crate::text::truncate(hash, crate::text::Keep::Chars(12), "")
@@ -960,17 +877,14 @@ fn attr_repr(value: Option<&AttrValue>) -> String {
         let inner: Vec<String> = items.iter().map(each).collect();
         format!("[{}]", inner.join(", "))
     }
-    fn boolean(b: bool) -> String {
-        if b { "True" } else { "False" }.to_string()
-    }
     match value {
         None => "None".to_string(),
         Some(AttrValue::String(s)) => str_repr(s),
-        Some(AttrValue::Bool(b)) => boolean(*b),
+        Some(AttrValue::Bool(b)) => py_repr(&Value::Bool(*b)),
         Some(AttrValue::Int(i)) => i.to_string(),
         Some(AttrValue::Double(x)) => float(*x),
         Some(AttrValue::StringArray(a)) => list(a, |s| str_repr(s)),
-        Some(AttrValue::BoolArray(a)) => list(a, |b| boolean(*b)),
+        Some(AttrValue::BoolArray(a)) => list(a, |b| py_repr(&Value::Bool(*b))),
         Some(AttrValue::IntArray(a)) => list(a, i64::to_string),
         Some(AttrValue::DoubleArray(a)) => list(a, |x| float(*x)),
         Some(AttrValue::Json(text)) => {
