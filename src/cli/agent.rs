@@ -5,7 +5,6 @@ use super::args::{Flag, Parsed};
 use super::{drain, setup};
 use crate::agent::{builtin, server};
 use crate::wire::a2a::client::A2aClient;
-use crate::wire::http::drain::Drain;
 use crate::wire::sign::Key;
 use std::path::Path;
 
@@ -92,16 +91,15 @@ fn run(args: &Parsed) -> Result<i32, String> {
         }
         None => None,
     };
-    let drain_timeout = drain::timeout(args)?;
-    let drain = Drain::new();
-    let signals = drain::install("agent");
+    let mut draining = drain::Draining::new(args, "agent")?;
+    draining.install();
     let server = server::serve_draining(
         bound,
         agent.clone(),
         args.value("public-url"),
         client,
         key.as_ref().map(|k| (k, window)),
-        &drain,
+        &draining.drain,
     )
     .map_err(|e| e.to_string())?;
     let addr = server.local_addr();
@@ -120,19 +118,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             "ddwire agent: warning: bound beyond loopback ({addr}) without --key-file; the agent authenticates no caller"
         );
     }
-    Ok(drain::serve_until_signal(
-        signals,
-        drain::Draining {
-            who: "agent",
-            server,
-            drain,
-            timeout: drain_timeout,
-            busy: &|| 0,
-            otlp: None,
-            tls,
-            on_hangup: None,
-        },
-    ))
+    Ok(draining.serve_until_signal(server, tls, None, &|| 0, None))
 }
 
 /// The built-in agent `name` (an echo delayed by `--delay`, if asked) and its default port;

@@ -193,10 +193,7 @@ pub fn main(argv: Vec<String>) -> i32 {
         _ => {}
     }
     let Some(command) = commands().into_iter().find(|c| c.name == first) else {
-        let hint = match args::nearest(first, commands().iter().map(|c| c.name)) {
-            Some(near) => format!("did you mean `ddwire {near}`? "),
-            None => String::new(),
-        };
+        let hint = args::did_you_mean(first, commands().iter().map(|c| c.name), "`ddwire ", "`");
         stderr_line!("ddwire: unknown command {first:?}; {hint}run `ddwire --help` for the list");
         return 2;
     };
@@ -233,6 +230,16 @@ pub(crate) fn write_stdout(text: std::fmt::Arguments<'_>) {
             stderr_line!("ddwire: writing to stdout: {e}");
             std::process::exit(1);
         }
+    }
+}
+
+/// What a write to a command's own (buffered) stdout came to: `Ok(false)` once the reader has
+/// gone (a closed pipe, as `| head` makes), which ends the command quietly.
+pub(crate) fn written(result: std::io::Result<()>) -> Result<bool, String> {
+    match result {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(format!("writing to stdout: {e}")),
     }
 }
 

@@ -5,7 +5,6 @@ use super::args::{Flag, Parsed};
 use super::{drain, export, setup};
 use crate::relay::{self, PeerSpec, Relay, RelayConfig, Topology};
 use crate::wire::http;
-use crate::wire::http::drain::Drain;
 use crate::wire::http::egress::Egress;
 use std::sync::Arc;
 use std::time::Duration;
@@ -106,9 +105,7 @@ pub(crate) static COMMAND: Command = Command {
 };
 
 fn run(args: &Parsed) -> Result<i32, String> {
-    if !args.positionals.is_empty() {
-        return Err(format!("takes no arguments, got {:?}", args.positionals));
-    }
+    args.no_arguments()?;
     let peers = match args.value("peers") {
         Some(path) => {
             let bytes = super::read_input(path)?;
@@ -131,16 +128,15 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let authenticated = config.tokens.is_some();
     let registration = config.allow_registration;
     let topology = config.topology;
-    let drain_timeout = drain::timeout(args)?;
-    let drain = Drain::new();
-    config.drain = Some(drain.clone());
+    let mut draining = drain::Draining::new(args, "relay")?;
+    config.drain = Some(draining.drain.clone());
     let relay = Arc::new(Relay::new(config).map_err(|e| e.to_string())?);
     relay.check_peers();
     relay.watch_health(health_every);
     let addr = bound.local_addr();
-    let signals = drain::install("relay");
+    draining.install();
     let server = bound
-        .serve(drain.gate(relay::handler(relay.clone())))
+        .serve(draining.drain.gate(relay::handler(relay.clone())))
         .map_err(|e| e.to_string())?;
     stderr_line!(
         "ddwire relay: on {scheme}://{addr} (public {public}); peers {:?}; topology {}",
@@ -157,19 +153,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
             }
         );
     }
-    Ok(drain::serve_until_signal(
-        signals,
-        drain::Draining {
-            who: "relay",
-            server,
-            drain,
-            timeout: drain_timeout,
-            busy: &|| 0,
-            otlp: relay.exporter().cloned(),
-            tls,
-            on_hangup: None,
-        },
-    ))
+    let otlp = relay.exporter().cloned();
+    Ok(draining.serve_until_signal(server, tls, otlp, &|| 0, None))
 }
 
 /// `--timeout`: how long a hop waits for its peer.
