@@ -1,7 +1,7 @@
 //! `ddwire agent NAME`: serve one of the built-in agents over A2A.
 
 use super::Command;
-use super::args::{Flag, Parsed};
+use super::args::{self, Flag, Parsed};
 use super::{drain, setup};
 use crate::agent::{builtin, server};
 use crate::wire::a2a::client::A2aClient;
@@ -132,15 +132,10 @@ fn built_in(
         .find(|(n, _)| *n == name)
         .ok_or_else(|| {
             // An agent id (`hello.world`) is a natural guess for the short name (`hello`).
-            let by_id = builtin::NAMES
-                .iter()
-                .map(|(n, _)| *n)
-                .find(|n| builtin::by_name(n).is_some_and(|a| a.spec().agent_id == name));
-            let near = by_id
-                .or_else(|| super::args::nearest(name, builtin::NAMES.iter().map(|(n, _)| *n)));
-            let hint = match near {
-                Some(near) => format!("did you mean {near}? "),
-                None => String::new(),
+            let by_id = super::builtin_rows().find(|(_, id, _)| id == name);
+            let hint = match by_id {
+                Some((near, ..)) => format!("did you mean {near}? "),
+                None => args::did_you_mean(name, builtin::NAMES.iter().map(|(n, _)| *n), "", ""),
             };
             format!(
                 "no built-in agent {name:?}; {hint}choose one of: {}",

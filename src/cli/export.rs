@@ -139,27 +139,18 @@ fn since(value: &str) -> Result<i128, String> {
     if let Some(t) = crate::harness::store::parse_time(value) {
         return Ok(t);
     }
-    let bad = || {
+    let age = [("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
+        .into_iter()
+        .find_map(|(unit, seconds)| {
+            Some((value.strip_suffix(unit)?.parse::<i128>().ok()?, seconds))
+        })
+        .filter(|&(n, _)| n >= 0);
+    let (n, seconds) = age.ok_or_else(|| {
         format!(
             "--since expects an RFC 3339 time or an age such as 90s, 15m, 2h or 7d, got {value:?}"
         )
-    };
-    let unit = value.chars().last().ok_or_else(bad)?;
-    let seconds: i128 = match unit {
-        's' => 1,
-        'm' => 60,
-        'h' => 3600,
-        'd' => 86_400,
-        _ => return Err(bad()),
-    };
-    let n: i128 = value[..value.len() - 1].parse().map_err(|_| bad())?;
-    if n < 0 {
-        return Err(bad());
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128);
-    Ok(now - n * seconds * 1_000_000_000)
+    })?;
+    Ok(i128::from(crate::time::now_ns()) - n * seconds * 1_000_000_000)
 }
 
 fn run(args: &Parsed) -> Result<i32, String> {

@@ -110,32 +110,25 @@ fn runs(args: &Parsed) -> Result<i32, String> {
     args.no_arguments()?;
     let store = setup::reader(args)?;
     let query = runs_query(args, &store)?;
-    let limit = query.limit;
     let json = args.switch("json");
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut printed = 0usize;
     let mut more = false;
     let mut last_id: Option<String> = None;
-    let mut failed = None;
+    let mut wrote = Ok(true);
     let scan = store
         .rows_newest_first(&query, |_, row| {
-            if limit.is_some_and(|l| printed == l) {
+            if query.limit.is_some_and(|l| printed == l) {
                 more = true;
                 return ControlFlow::Break(());
             }
-            match written(writeln!(out, "{}", row_line(&row, json))) {
-                Ok(true) => {
-                    printed += 1;
-                    last_id = row["invocation_id"].as_str().map(str::to_string);
-                    ControlFlow::Continue(())
-                }
-                Ok(false) => ControlFlow::Break(()),
-                Err(e) => {
-                    failed = Some(e);
-                    ControlFlow::Break(())
-                }
+            wrote = written(writeln!(out, "{}", row_line(&row, json)));
+            if wrote != Ok(true) {
+                return ControlFlow::Break(());
             }
+            printed += 1;
+            last_id = row["invocation_id"].as_str().map(str::to_string);
+            ControlFlow::Continue(())
         })
         .map_err(|e| match e {
             crate::harness::HarnessError::Store(StoreError::NoSuchRun { reference, store }) => format!(
@@ -144,9 +137,7 @@ fn runs(args: &Parsed) -> Result<i32, String> {
             ),
             other => other.to_string(),
         })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
+    wrote?;
     written(out.flush())?;
     if scan.skipped > 0 {
         stderr_line!(

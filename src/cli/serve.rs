@@ -156,11 +156,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let wire = setup::wire_log(args)?;
     let http = setup::http_client(args, wire.as_ref())?;
     let client = A2aClient::new(http.clone());
-    let mut conductor = if args.switch("read-only") {
-        setup::read_only_conductor(args, client)?
-    } else {
-        setup::conductor(args, client)?
-    };
+    let mut conductor = setup::conductor(args, client)?;
     if let Some(s) = args.at_least_one("suspend-for", " second")? {
         conductor.suspend_for = std::time::Duration::from_secs(s);
     }

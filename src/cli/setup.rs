@@ -290,23 +290,22 @@ pub(crate) fn authenticator(args: &Parsed) -> Result<Authenticator, String> {
     }
 }
 
-/// A conductor from the flags, calling agents through `client`.
+/// A conductor from the flags, calling agents through `client`. With `--read-only` its run
+/// store is opened read-only: it serves stored runs and makes none.
 pub(crate) fn conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
     let registry = registry(args, &client)?;
-    Ok(Conductor::new(
-        registry,
-        profile(args)?,
-        store(args)?,
-        client,
-    ))
-}
-
-/// A conductor over the run store opened read-only: it serves stored runs and makes none.
-pub(crate) fn read_only_conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
-    let registry = registry(args, &client)?;
-    let dir = runs_dir(args);
-    let store = RunStore::open_read_only(&dir).map_err(|e| format!("{e}; {RUNS_HINT}"))?;
-    Ok(Conductor::new(registry, profile(args)?, store, client))
+    let read_only = args
+        .switch("read-only")
+        .then(|| RunStore::open_read_only(runs_dir(args)));
+    let read_only = read_only
+        .transpose()
+        .map_err(|e| format!("{e}; {RUNS_HINT}"))?;
+    let profile = profile(args)?;
+    let store = match read_only {
+        Some(store) => store,
+        None => store(args)?,
+    };
+    Ok(Conductor::new(registry, profile, store, client))
 }
 
 /// Report agents that could not be admitted, on stderr.
