@@ -111,12 +111,13 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
         return Ok(if response.status == 400 { 2 } else { 1 });
     }
     let decision = &doc["decision"];
+    let printed = doc.get("envelope").unwrap_or(decision);
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(printed).unwrap_or_default()
+    );
     match doc.get("envelope") {
         Some(envelope) => {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(envelope).unwrap_or_default()
-            );
             let outcome = &envelope["outcome"];
             stderr_line!(
                 "approved run {}; the approved run {} is {}: {}",
@@ -126,16 +127,10 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
                 crate::text::escape_str(outcome["statement"].as_str().unwrap_or(""), false),
             );
         }
-        None => {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(decision).unwrap_or_default()
-            );
-            stderr_line!(
-                "declined run {}; its agent will not run",
-                decision["referred_invocation_id"].as_str().unwrap_or("?")
-            );
-        }
+        None => stderr_line!(
+            "declined run {}; its agent will not run",
+            decision["referred_invocation_id"].as_str().unwrap_or("?")
+        ),
     }
     Ok(0)
 }

@@ -166,6 +166,20 @@ impl Parsed {
         }
     }
 
+    /// `--name` in seconds (decimals allowed); `Err(out_of_range(s))` for one that `within`
+    /// refuses or that is not finite.
+    pub(crate) fn seconds(
+        &self,
+        name: &str,
+        within: impl Fn(f64) -> bool,
+        out_of_range: impl FnOnce(f64) -> String,
+    ) -> Result<Option<std::time::Duration>, String> {
+        match self.number::<f64>(name)? {
+            Some(s) if !(s.is_finite() && within(s)) => Err(out_of_range(s)),
+            s => Ok(s.map(std::time::Duration::from_secs_f64)),
+        }
+    }
+
     /// `--name` parsed as a number, with a clear message when it is not one, or is a whole
     /// number outside what the flag can hold (saying the range).
     pub(crate) fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, String> {

@@ -40,17 +40,13 @@ pub(crate) struct Draining {
 impl Draining {
     /// The drain of the command `who`, with `--drain-timeout` checked.
     pub(crate) fn new(args: &Parsed, who: &'static str) -> Result<Draining, String> {
-        let timeout = match args.number::<f64>("drain-timeout")? {
-            None => DEFAULT_TIMEOUT,
-            Some(s) if s.is_finite() && (0.0..=MAX_TIMEOUT_S).contains(&s) => {
-                Duration::from_secs_f64(s)
-            }
-            Some(s) => {
-                return Err(format!(
-                    "--drain-timeout must be from 0 to {MAX_TIMEOUT_S} seconds, got {s}"
-                ));
-            }
-        };
+        let timeout = args
+            .seconds(
+                "drain-timeout",
+                |s| (0.0..=MAX_TIMEOUT_S).contains(&s),
+                |s| format!("--drain-timeout must be from 0 to {MAX_TIMEOUT_S} seconds, got {s}"),
+            )?
+            .unwrap_or(DEFAULT_TIMEOUT);
         Ok(Draining {
             who,
             timeout,

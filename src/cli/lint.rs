@@ -124,16 +124,12 @@ fn looks_like_relay_session(path: &str) -> bool {
     let Ok(file) = std::fs::File::open(given) else {
         return false;
     };
-    let mut first = String::new();
-    let mut lines = std::io::BufReader::new(file.take(FIRST_SPAN_MAX));
-    while first.trim().is_empty() {
-        first.clear();
-        if !matches!(lines.read_line(&mut first), Ok(n) if n > 0) {
-            return false;
-        }
-    }
-    trace::from_json(first.trim_end())
-        .is_ok_and(|span| relay_lint::is_relay_session(std::slice::from_ref(&span)))
+    let lines = std::io::BufReader::new(file.take(FIRST_SPAN_MAX)).lines();
+    let first = lines.map_while(Result::ok).find(|l| !l.trim().is_empty());
+    first.is_some_and(|line| {
+        trace::from_json(line.trim_end())
+            .is_ok_and(|span| relay_lint::is_relay_session(std::slice::from_ref(&span)))
+    })
 }
 
 /// One relay session file's report.

@@ -368,10 +368,10 @@ pub(crate) fn request_log(
     args: &Parsed,
 ) -> Result<Option<std::sync::Arc<crate::wire::http::log::RequestLog>>, String> {
     use crate::wire::http::log::{Format, Level, RequestLog};
-    let format: Format = match args.value("log-format") {
-        Some(f) => f.parse().map_err(|e| format!("--log-format: {e}"))?,
-        None => Format::Text,
-    };
+    let format = args
+        .value("log-format")
+        .map_or(Ok(Format::Text), str::parse);
+    let format = format.map_err(|e| format!("--log-format: {e}"))?;
     let level: Level = match (args.value("log-level"), env("DD_LOG")) {
         (Some(l), _) => l.parse().map_err(|e| format!("--log-level: {e}"))?,
         (None, Some(l)) => l.parse().map_err(|e| format!("DD_LOG: {e}"))?,
