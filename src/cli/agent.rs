@@ -1,11 +1,10 @@
 //! `ddwire agent NAME`: serve one of the built-in agents over A2A.
 
 use super::Command;
-use super::args::{Flag, Parsed};
+use super::args::{self, Flag, Parsed};
 use super::{drain, setup};
 use crate::agent::{builtin, server};
 use crate::wire::a2a::client::A2aClient;
-use crate::wire::http::drain::Drain;
 use crate::wire::sign::Key;
 use std::path::Path;
 
@@ -92,16 +91,15 @@ fn run(args: &Parsed) -> Result<i32, String> {
         }
         None => None,
     };
-    let drain_timeout = drain::timeout(args)?;
-    let drain = Drain::new();
-    let signals = drain::install("agent");
+    let mut draining = drain::Draining::new(args, "agent")?;
+    draining.install();
     let server = server::serve_draining(
         bound,
         agent.clone(),
         args.value("public-url"),
         client,
         key.as_ref().map(|k| (k, window)),
-        &drain,
+        &draining.drain,
     )
     .map_err(|e| e.to_string())?;
     let addr = server.local_addr();
@@ -120,19 +118,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             "ddwire agent: warning: bound beyond loopback ({addr}) without --key-file; the agent authenticates no caller"
         );
     }
-    Ok(drain::serve_until_signal(
-        signals,
-        drain::Draining {
-            who: "agent",
-            server,
-            drain,
-            timeout: drain_timeout,
-            busy: &|| 0,
-            otlp: None,
-            tls,
-            on_hangup: None,
-        },
-    ))
+    Ok(draining.serve_until_signal(server, tls, None, &|| 0, None))
 }
 
 /// The built-in agent `name` (an echo delayed by `--delay`, if asked) and its default port;
@@ -146,15 +132,10 @@ fn built_in(
         .find(|(n, _)| *n == name)
         .ok_or_else(|| {
             // An agent id (`hello.world`) is a natural guess for the short name (`hello`).
-            let by_id = builtin::NAMES
-                .iter()
-                .map(|(n, _)| *n)
-                .find(|n| builtin::by_name(n).is_some_and(|a| a.spec().agent_id == name));
-            let near = by_id
-                .or_else(|| super::args::nearest(name, builtin::NAMES.iter().map(|(n, _)| *n)));
-            let hint = match near {
-                Some(near) => format!("did you mean {near}? "),
-                None => String::new(),
+            let by_id = super::builtin_rows().find(|(_, id, _)| id == name);
+            let hint = match by_id {
+                Some((near, ..)) => format!("did you mean {near}? "),
+                None => args::did_you_mean(name, builtin::NAMES.iter().map(|(n, _)| *n), "", ""),
             };
             format!(
                 "no built-in agent {name:?}; {hint}choose one of: {}",

@@ -47,7 +47,7 @@ pub(crate) static APPROVE: Command = Command {
         decision_rules!()
     ),
     flags: FLAGS,
-    run: approve,
+    run: |args| decide(args, "approve"),
 };
 
 pub(crate) static DECLINE: Command = Command {
@@ -61,16 +61,8 @@ pub(crate) static DECLINE: Command = Command {
         decision_rules!()
     ),
     flags: FLAGS,
-    run: decline,
+    run: |args| decide(args, "decline"),
 };
-
-fn approve(args: &Parsed) -> Result<i32, String> {
-    decide(args, "approve")
-}
-
-fn decline(args: &Parsed) -> Result<i32, String> {
-    decide(args, "decline")
-}
 
 fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
     let run = match args.positionals.as_slice() {
@@ -87,18 +79,11 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
             "{run:?} is not a run id: give an invocation id (a UUIDv7) or a unique prefix of one"
         ));
     }
-    let harness = args
-        .value("harness")
-        .map(str::to_string)
-        .or_else(|| std::env::var("DD_HARNESS_URL").ok().filter(|v| !v.is_empty()))
-        .ok_or(
+    let harness = setup::flag_or_env(args, "harness", "DD_HARNESS_URL").ok_or(
             "needs --harness URL (or DD_HARNESS_URL): a decision is made by the harness that holds the run, which knows its steward's token",
         )?;
     let harness = setup::http_url("--harness", &harness)?;
-    let token = args
-        .value("token")
-        .map(str::to_string)
-        .or_else(|| std::env::var("DD_TOKEN").ok().filter(|v| !v.is_empty()))
+    let token = setup::flag_or_env(args, "token", "DD_TOKEN")
         .ok_or("needs the steward's bearer token: --token T (or DD_TOKEN)")?;
     let body = match args.value("reason") {
         Some(reason) => json!({ "reason": reason }),
@@ -126,12 +111,13 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
         return Ok(if response.status == 400 { 2 } else { 1 });
     }
     let decision = &doc["decision"];
+    let printed = doc.get("envelope").unwrap_or(decision);
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(printed).unwrap_or_default()
+    );
     match doc.get("envelope") {
         Some(envelope) => {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(envelope).unwrap_or_default()
-            );
             let outcome = &envelope["outcome"];
             stderr_line!(
                 "approved run {}; the approved run {} is {}: {}",
@@ -141,16 +127,10 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
                 crate::text::escape_str(outcome["statement"].as_str().unwrap_or(""), false),
             );
         }
-        None => {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(decision).unwrap_or_default()
-            );
-            stderr_line!(
-                "declined run {}; its agent will not run",
-                decision["referred_invocation_id"].as_str().unwrap_or("?")
-            );
-        }
+        None => stderr_line!(
+            "declined run {}; its agent will not run",
+            decision["referred_invocation_id"].as_str().unwrap_or("?")
+        ),
     }
     Ok(0)
 }

@@ -30,6 +30,19 @@ pub(crate) fn nearest<'a>(
         .map(|(_, k)| k)
 }
 
+/// `did you mean {before}{name}{after}? ` for the known name nearest `typed` (see
+/// [`nearest`]), or nothing.
+pub(crate) fn did_you_mean<'a>(
+    typed: &str,
+    known: impl IntoIterator<Item = &'a str>,
+    before: &str,
+    after: &str,
+) -> String {
+    nearest(typed, known)
+        .map(|near| format!("did you mean {before}{near}{after}? "))
+        .unwrap_or_default()
+}
+
 /// Levenshtein distance, with a swap of two neighbours counting one (a typo like `inptu`).
 fn distance(a: &str, b: &str) -> usize {
     let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
@@ -128,6 +141,45 @@ impl Parsed {
         self.switches.contains(&name)
     }
 
+    /// The positional arguments as string slices, for matching against a pattern.
+    pub(crate) fn words(&self) -> Vec<&str> {
+        self.positionals.iter().map(String::as_str).collect()
+    }
+
+    /// `Err` when any positional argument was given, for a command that takes none.
+    pub(crate) fn no_arguments(&self) -> Result<(), String> {
+        if self.positionals.is_empty() {
+            return Ok(());
+        }
+        Err(format!("takes no arguments, got {:?}", self.positionals))
+    }
+
+    /// `--name` as a number that must not be 0 (`--name must be at least 1<unit>`).
+    pub(crate) fn at_least_one<T: std::str::FromStr + Default + PartialEq>(
+        &self,
+        name: &str,
+        unit: &str,
+    ) -> Result<Option<T>, String> {
+        match self.number::<T>(name)? {
+            Some(n) if n == T::default() => Err(format!("--{name} must be at least 1{unit}")),
+            n => Ok(n),
+        }
+    }
+
+    /// `--name` in seconds (decimals allowed); `Err(out_of_range(s))` for one that `within`
+    /// refuses or that is not finite.
+    pub(crate) fn seconds(
+        &self,
+        name: &str,
+        within: impl Fn(f64) -> bool,
+        out_of_range: impl FnOnce(f64) -> String,
+    ) -> Result<Option<std::time::Duration>, String> {
+        match self.number::<f64>(name)? {
+            Some(s) if !(s.is_finite() && within(s)) => Err(out_of_range(s)),
+            s => Ok(s.map(std::time::Duration::from_secs_f64)),
+        }
+    }
+
     /// `--name` parsed as a number, with a clear message when it is not one, or is a whole
     /// number outside what the flag can hold (saying the range).
     pub(crate) fn number<T: std::str::FromStr>(&self, name: &str) -> Result<Option<T>, String> {
@@ -167,10 +219,7 @@ pub(crate) fn parse(command: &str, flags: &[Flag], args: &[String]) -> Result<Pa
             None => (arg.trim_start_matches('-'), None),
         };
         let flag = flags.iter().find(|f| f.name == name).ok_or_else(|| {
-            let hint = match nearest(name, flags.iter().map(|f| f.name)) {
-                Some(near) => format!("did you mean --{near}? "),
-                None => String::new(),
-            };
+            let hint = did_you_mean(name, flags.iter().map(|f| f.name), "--", "");
             format!(
                 "unknown option {arg} for `ddwire {command}`; {hint}see `ddwire {command} --help`"
             )

@@ -17,21 +17,12 @@ pub(crate) static COMMAND: Command = Command {
 };
 
 fn run(args: &Parsed) -> Result<i32, String> {
-    let script = match args
-        .positionals
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
+    let script = match args.words().as_slice() {
         ["bash"] => bash(),
         ["zsh"] => zsh(),
         ["fish"] => fish(),
         [other] => {
-            let hint = match super::args::nearest(other, ["bash", "zsh", "fish"]) {
-                Some(near) => format!("did you mean {near}? "),
-                None => String::new(),
-            };
+            let hint = super::args::did_you_mean(other, ["bash", "zsh", "fish"], "", "");
             return Err(format!(
                 "no completions for {other:?}; {hint}choose bash, zsh or fish"
             ));
@@ -42,16 +33,11 @@ fn run(args: &Parsed) -> Result<i32, String> {
     Ok(0)
 }
 
-/// `(name, flags)` of every command, `--help` included.
-fn table() -> Vec<(&'static str, Vec<String>)> {
-    super::commands()
-        .into_iter()
-        .map(|c| {
-            let mut flags: Vec<String> = c.flags.iter().map(|f| format!("--{}", f.name)).collect();
-            flags.push("--help".into());
-            (c.name, flags)
-        })
-        .collect()
+/// Every flag of `c` as typed, `--help` included.
+fn flags(c: &Command) -> Vec<String> {
+    let mut flags: Vec<String> = c.flags.iter().map(|f| format!("--{}", f.name)).collect();
+    flags.push("--help".into());
+    flags
 }
 
 fn agent_names() -> String {
@@ -63,15 +49,11 @@ fn agent_names() -> String {
 }
 
 fn bash() -> String {
-    let table = table();
-    let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
-    let mut cases = String::new();
-    for (name, flags) in &table {
-        cases.push_str(&format!(
-            "        {name}) opts=\"{}\" ;;\n",
-            flags.join(" ")
-        ));
-    }
+    let names: Vec<&str> = super::commands().iter().map(|c| c.name).collect();
+    let cases: String = super::commands()
+        .iter()
+        .map(|c| format!("        {}) opts=\"{}\" ;;\n", c.name, flags(c).join(" ")))
+        .collect();
     format!(
         r#"# bash completion for ddwire
 _ddwire() {{
@@ -98,7 +80,6 @@ complete -F _ddwire ddwire
 }
 
 fn zsh() -> String {
-    let table = table();
     let mut commands = String::new();
     let mut cases = String::new();
     for c in super::commands() {
@@ -107,15 +88,11 @@ fn zsh() -> String {
             c.name,
             c.summary.replace('\'', "'\\''").replace(':', "\\:")
         ));
-    }
-    for (name, flags) in &table {
+        let flags: Vec<String> = flags(c).iter().map(|f| format!("'{f}[]'")).collect();
         cases.push_str(&format!(
-            "        {name}) _arguments '*:file:_files' {} ;;\n",
-            flags
-                .iter()
-                .map(|f| format!("'{f}[]'"))
-                .collect::<Vec<_>>()
-                .join(" ")
+            "        {}) _arguments '*:file:_files' {} ;;\n",
+            c.name,
+            flags.join(" ")
         ));
     }
     format!(

@@ -14,7 +14,7 @@ use crate::wire::tls::ServerIdentity;
 use std::time::{Duration, Instant};
 
 /// The default `--drain-timeout`.
-pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The longest `--drain-timeout` accepted.
 const MAX_TIMEOUT_S: f64 = 3600.0;
 /// How long streams cut at the deadline get to write their terminal event.
@@ -28,45 +28,123 @@ pub(crate) const DRAIN_TIMEOUT: Flag = Flag::taking(
     "On SIGTERM/SIGINT, how long runs in flight get to finish, in seconds (default 10)",
 );
 
-/// `--drain-timeout`, checked.
-pub(crate) fn timeout(args: &Parsed) -> Result<Duration, String> {
-    match args.number::<f64>("drain-timeout")? {
-        None => Ok(DEFAULT_TIMEOUT),
-        Some(s) if s.is_finite() && (0.0..=MAX_TIMEOUT_S).contains(&s) => {
-            Ok(Duration::from_secs_f64(s))
-        }
-        Some(s) => Err(format!(
-            "--drain-timeout must be from 0 to {MAX_TIMEOUT_S} seconds, got {s}"
-        )),
-    }
-}
-
-/// What to drain: the server, the shared drain state, work running off the request threads
-/// (the harness's background runs), and the exporter to flush.
-pub(crate) struct Draining<'a> {
-    pub(crate) who: &'static str,
-    pub(crate) server: Server,
+/// A server command's drain, set up before it serves: its `--drain-timeout`, and the drain
+/// state its handler shares.
+pub(crate) struct Draining {
+    who: &'static str,
+    timeout: Duration,
     pub(crate) drain: Drain,
-    pub(crate) timeout: Duration,
-    pub(crate) busy: &'a dyn Fn() -> usize,
-    pub(crate) otlp: Option<Exporter>,
-    /// The listener's certificate, reloaded on SIGHUP.
-    pub(crate) tls: Option<ServerIdentity>,
-    /// What else SIGHUP reads again (`serve`: the agents configuration).
-    pub(crate) on_hangup: Option<&'a dyn Fn()>,
+    signals: Option<signals::Signals>,
 }
 
-/// Install the signal handler. Call before serving, so that a signal arriving during
-/// start-up drains rather than kills.
-pub(crate) fn install(who: &str) -> Option<signals::Signals> {
-    match signals::install() {
-        Ok(s) => Some(s),
-        Err(e) => {
+impl Draining {
+    /// The drain of the command `who`, with `--drain-timeout` checked.
+    pub(crate) fn new(args: &Parsed, who: &'static str) -> Result<Draining, String> {
+        let timeout = args
+            .seconds(
+                "drain-timeout",
+                |s| (0.0..=MAX_TIMEOUT_S).contains(&s),
+                |s| format!("--drain-timeout must be from 0 to {MAX_TIMEOUT_S} seconds, got {s}"),
+            )?
+            .unwrap_or(DEFAULT_TIMEOUT);
+        Ok(Draining {
+            who,
+            timeout,
+            drain: Drain::new(),
+            signals: None,
+        })
+    }
+
+    /// Install the signal handler. Call before serving, so that a signal arriving during
+    /// start-up drains rather than kills.
+    pub(crate) fn install(&mut self) {
+        self.signals = signals::install()
+            .inspect_err(|e| {
+                stderr_line!(
+                    "ddwire {}: warning: no drain on SIGTERM/SIGINT ({e}); the process stops at once",
+                    self.who
+                )
+            })
+            .ok();
+    }
+
+    /// Serve `server` until a signal, then drain it: wait for its requests and for `busy` work
+    /// (running off the request threads: the harness's background runs), then flush `otlp`.
+    /// SIGHUP reloads `tls`, the listener's certificate, and calls `on_hangup` (`serve`: the
+    /// agents configuration is read again). The exit status.
+    pub(crate) fn serve_until_signal(
+        self,
+        mut server: Server,
+        tls: Option<ServerIdentity>,
+        otlp: Option<Exporter>,
+        busy: &dyn Fn() -> usize,
+        on_hangup: Option<&dyn Fn()>,
+    ) -> i32 {
+        let Some(mut signals) = self.signals else {
+            server.wait();
+            return 0;
+        };
+        let who = self.who;
+        let signal = loop {
+            match signals.wait() {
+                signals::Signal::Hangup => {
+                    reload(who, tls.as_ref());
+                    if let Some(more) = on_hangup {
+                        more();
+                    }
+                }
+                stop => break stop,
+            }
+        };
+        std::thread::spawn(move || {
+            let again = loop {
+                match signals.wait() {
+                    signals::Signal::Hangup => {}
+                    stop => break stop,
+                }
+            };
             stderr_line!(
-                "ddwire {who}: warning: no drain on SIGTERM/SIGINT ({e}); the process stops at once"
+                "ddwire {who}: {} during the drain: exiting now",
+                again.name()
             );
-            None
+            std::process::exit(1);
+        });
+        let started = Instant::now();
+        let deadline = started + self.timeout;
+        self.drain.start();
+        server.stop_accepting();
+        // Said once it is true: a supervisor that reads this line and connects must be refused.
+        stderr_line!(
+            "ddwire {who}: {}: draining: no new connections; work in flight gets up to {:.1} s",
+            signal.name(),
+            self.timeout.as_secs_f64()
+        );
+        while (server.in_flight() > 0 || busy() > 0) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
         }
+        let (requests, runs) = (server.in_flight(), busy());
+        if requests > 0 || runs > 0 {
+            stderr_line!(
+                "ddwire {who}: drain timeout: {requests} request(s) and {runs} run(s) still in flight \
+                 are abandoned; open streams end with a terminal event"
+            );
+            self.drain.cut();
+        }
+        server.close_by(Instant::now() + CUT_GRACE);
+        if let Some(otlp) = &otlp
+            && !otlp.flush(FLUSH_TIMEOUT)
+        {
+            stderr_line!(
+                "ddwire {who}: the OTLP queue did not empty within {} s; {} batch(es) unsent",
+                FLUSH_TIMEOUT.as_secs(),
+                otlp.stats().queued
+            );
+        }
+        stderr_line!(
+            "ddwire {who}: drained in {:.2} s; exiting",
+            started.elapsed().as_secs_f64()
+        );
+        0
     }
 }
 
@@ -85,74 +163,4 @@ fn reload(who: &str, tls: Option<&ServerIdentity>) {
             ),
         },
     }
-}
-
-/// Serve until a signal, then drain; the exit status.
-pub(crate) fn serve_until_signal(signals: Option<signals::Signals>, d: Draining<'_>) -> i32 {
-    let Some(mut signals) = signals else {
-        d.server.wait();
-        return 0;
-    };
-    let who = d.who;
-    let signal = loop {
-        match signals.wait() {
-            signals::Signal::Hangup => {
-                reload(who, d.tls.as_ref());
-                if let Some(more) = d.on_hangup {
-                    more();
-                }
-            }
-            stop => break stop,
-        }
-    };
-    std::thread::spawn(move || {
-        let again = loop {
-            match signals.wait() {
-                signals::Signal::Hangup => {}
-                stop => break stop,
-            }
-        };
-        stderr_line!(
-            "ddwire {who}: {} during the drain: exiting now",
-            again.name()
-        );
-        std::process::exit(1);
-    });
-    let started = Instant::now();
-    let deadline = started + d.timeout;
-    d.drain.start();
-    let mut server = d.server;
-    server.stop_accepting();
-    // Said once it is true: a supervisor that reads this line and connects must be refused.
-    stderr_line!(
-        "ddwire {who}: {}: draining: no new connections; work in flight gets up to {:.1} s",
-        signal.name(),
-        d.timeout.as_secs_f64()
-    );
-    while (server.in_flight() > 0 || (d.busy)() > 0) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let (requests, runs) = (server.in_flight(), (d.busy)());
-    if requests > 0 || runs > 0 {
-        stderr_line!(
-            "ddwire {who}: drain timeout: {requests} request(s) and {runs} run(s) still in flight \
-             are abandoned; open streams end with a terminal event"
-        );
-        d.drain.cut();
-    }
-    server.close_by(Instant::now() + CUT_GRACE);
-    if let Some(otlp) = &d.otlp
-        && !otlp.flush(FLUSH_TIMEOUT)
-    {
-        stderr_line!(
-            "ddwire {who}: the OTLP queue did not empty within {} s; {} batch(es) unsent",
-            FLUSH_TIMEOUT.as_secs(),
-            otlp.stats().queued
-        );
-    }
-    stderr_line!(
-        "ddwire {who}: drained in {:.2} s; exiting",
-        started.elapsed().as_secs_f64()
-    );
-    0
 }

@@ -4,6 +4,7 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::setup;
+use crate::harness::HarnessError;
 use crate::harness::conductor::SERVICE_NAME;
 use crate::harness::store::{RunReader, StoreError};
 use crate::trace::otlp::{Encoding, ExportResource, Scope};
@@ -105,22 +106,31 @@ pub(crate) fn start_exporter(
     client: HttpClient,
 ) -> Result<Option<Exporter>, String> {
     let instance_id = new_instance_id();
-    let local = Local {
-        service: Some(SERVICE_NAME),
-        instance_id: Some(&instance_id),
-    };
-    let Some(config) =
-        OtlpConfig::resolve(&otlp_flags(args), &env, local).map_err(|e| e.to_string())?
-    else {
+    let Some(config) = otlp_config(args, who, Some(&instance_id))? else {
         return Ok(None);
     };
-    for note in &config.notes {
-        stderr_line!("ddwire {who}: {note}");
-    }
     let hook: ErrorHook = Arc::new(move |e| stderr_line!("ddwire {who}: {e}"));
     let exporter = Exporter::start(config, client, ExporterOptions::default(), Some(hook))
         .map_err(|e| e.to_string())?;
     Ok(Some(exporter))
+}
+
+/// The OTLP export the flags and the environment configure, if any, for spans of this
+/// harness instance (`None`: read from stored runs), saying on stderr under `who` what it noted.
+fn otlp_config(
+    args: &Parsed,
+    who: &str,
+    instance_id: Option<&str>,
+) -> Result<Option<OtlpConfig>, String> {
+    let local = Local {
+        service: Some(SERVICE_NAME),
+        instance_id,
+    };
+    let config = OtlpConfig::resolve(&otlp_flags(args), &env, local).map_err(|e| e.to_string())?;
+    for note in config.iter().flat_map(|c| &c.notes) {
+        stderr_line!("ddwire {who}: {note}");
+    }
+    Ok(config)
 }
 
 /// How long `--since` reaches back: `90s`, `15m`, `2h`, `7d`, or an RFC 3339 time.
@@ -129,27 +139,18 @@ fn since(value: &str) -> Result<i128, String> {
     if let Some(t) = crate::harness::store::parse_time(value) {
         return Ok(t);
     }
-    let bad = || {
+    let age = [("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
+        .into_iter()
+        .find_map(|(unit, seconds)| {
+            Some((value.strip_suffix(unit)?.parse::<i128>().ok()?, seconds))
+        })
+        .filter(|&(n, _)| n >= 0);
+    let (n, seconds) = age.ok_or_else(|| {
         format!(
             "--since expects an RFC 3339 time or an age such as 90s, 15m, 2h or 7d, got {value:?}"
         )
-    };
-    let unit = value.chars().last().ok_or_else(bad)?;
-    let seconds: i128 = match unit {
-        's' => 1,
-        'm' => 60,
-        'h' => 3600,
-        'd' => 86_400,
-        _ => return Err(bad()),
-    };
-    let n: i128 = value[..value.len() - 1].parse().map_err(|_| bad())?;
-    if n < 0 {
-        return Err(bad());
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i128);
-    Ok(now - n * seconds * 1_000_000_000)
+    })?;
+    Ok(i128::from(crate::time::now_ns()) - n * seconds * 1_000_000_000)
 }
 
 fn run(args: &Parsed) -> Result<i32, String> {
@@ -162,29 +163,20 @@ fn run(args: &Parsed) -> Result<i32, String> {
             let store = store.as_ref().map_err(|e| e.to_string())?;
             store.run_ids(since).map_err(|e| e.to_string())?
         }
-        (false, false) if args.value("since").is_none() => {
-            // A run may be named by a unique prefix of its id; one that names none is reported
-            // below, with the others.
-            match &store {
-                Ok(store) => args
-                    .positionals
-                    .iter()
-                    .map(|r| match store.resolve(r) {
-                        Ok(id) => id,
-                        Err(
-                            e @ crate::harness::HarnessError::Store(StoreError::AmbiguousRun {
-                                ..
-                            }),
-                        ) => {
-                            stderr_line!("ddwire export: {e}");
-                            r.clone()
-                        }
-                        Err(_) => r.clone(),
-                    })
-                    .collect(),
-                Err(_) => args.positionals.clone(),
-            }
-        }
+        // A run may be named by a unique prefix of its id; one that names none is reported
+        // below, with the others.
+        (false, false) if args.value("since").is_none() => args
+            .positionals
+            .iter()
+            .map(|r| match store.as_ref().map(|s| s.resolve(r)) {
+                Ok(Ok(id)) => id,
+                Ok(Err(e @ HarnessError::Store(StoreError::AmbiguousRun { .. }))) => {
+                    stderr_line!("ddwire export: {e}");
+                    r.clone()
+                }
+                _ => r.clone(),
+            })
+            .collect(),
         (false, false) => return Err("--since goes with --all".into()),
         (true, false) => return Err("give RUN_IDs or --all, not both".into()),
         (false, true) => return Err("expects RUN_IDs, or --all".into()),
@@ -196,31 +188,25 @@ fn run(args: &Parsed) -> Result<i32, String> {
     }
     let (mut exported, mut spans_total, mut failed) = (0usize, 0usize, 0usize);
     for id in &ids {
-        let found = store.as_ref().map_or(Ok(None), |s| s.span_records(id));
-        let spans = match found {
-            Ok(Some(spans)) => spans,
-            Ok(None) => {
-                stderr_line!("ddwire export: no run {id} in {}", runs.display());
-                failed += 1;
+        let sent = match store.as_ref().map_or(Ok(None), |s| s.span_records(id)) {
+            Ok(None) => Err(format!("no run {id} in {}", runs.display())),
+            Ok(Some(spans)) if spans.is_empty() => {
+                stderr_line!("ddwire export: run {id} has no spans; nothing to send");
                 continue;
             }
-            Err(e) => {
-                stderr_line!("ddwire export: run {id}: {e}");
-                failed += 1;
-                continue;
-            }
+            Ok(Some(spans)) => out
+                .write(&spans)
+                .map(|()| spans.len())
+                .map_err(|e| format!("run {id}: {e}")),
+            Err(e) => Err(format!("run {id}: {e}")),
         };
-        if spans.is_empty() {
-            stderr_line!("ddwire export: run {id} has no spans; nothing to send");
-            continue;
-        }
-        match out.write(&spans) {
-            Ok(()) => {
+        match sent {
+            Ok(n) => {
                 exported += 1;
-                spans_total += spans.len();
+                spans_total += n;
             }
             Err(e) => {
-                stderr_line!("ddwire export: run {id}: {e}");
+                stderr_line!("ddwire export: {e}");
                 failed += 1;
             }
         }
@@ -239,36 +225,15 @@ fn run(args: &Parsed) -> Result<i32, String> {
 
 enum Output {
     Endpoint(OtlpConfig, HttpClient),
-    File(FileOut, ExportResource),
-}
-
-enum FileOut {
-    Stdout,
-    Path(String, std::fs::File),
-}
-
-impl FileOut {
-    fn open(path: &str) -> Result<FileOut, String> {
-        if path == "-" {
-            return Ok(FileOut::Stdout);
-        }
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)
-            .map(|f| FileOut::Path(path.to_string(), f))
-            .map_err(|e| format!("opening {path}: {e}"))
-    }
+    /// `--otlp-file`: its path, the file opened for appending (`None` for `-`, stdout), and
+    /// the resource each line's spans are of.
+    File(String, Option<std::fs::File>, ExportResource),
 }
 
 impl Output {
     /// Where the flags send the runs: the `--otlp-file` (OTLP/JSON lines), else the OTLP
     /// endpoint the flags or the environment name.
     fn of(args: &Parsed) -> Result<Output, String> {
-        let local = Local {
-            service: Some(SERVICE_NAME),
-            instance_id: None,
-        };
         Ok(match args.value("otlp-file") {
             Some(path) => {
                 let flags = otlp_flags(args);
@@ -282,26 +247,30 @@ impl Output {
                         "--otlp-file always writes OTLP/JSON; --otlp-protocol and --otlp-header are for endpoints".into(),
                     );
                 }
+                let local = Local {
+                    service: Some(SERVICE_NAME),
+                    instance_id: None,
+                };
                 let resource = resource_from_env(&env, local).map_err(|e| e.to_string())?;
-                Output::File(FileOut::open(path)?, resource)
+                let file = (path != "-")
+                    .then(|| {
+                        std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(path)
+                    })
+                    .transpose()
+                    .map_err(|e| format!("opening {path}: {e}"))?;
+                Output::File(path.to_string(), file, resource)
             }
-            None => {
-                match OtlpConfig::resolve(&otlp_flags(args), &env, local)
-                    .map_err(|e| e.to_string())?
-                {
-                    Some(config) => {
-                        for note in &config.notes {
-                            stderr_line!("ddwire export: {note}");
-                        }
-                        Output::Endpoint(config, setup::http_client(args, None)?)
-                    }
-                    None => {
-                        return Err(
-                            "nowhere to export: give --otlp-endpoint URL, --otlp-traces-endpoint URL or --otlp-file F (or set OTEL_EXPORTER_OTLP_ENDPOINT)".into(),
-                        );
-                    }
+            None => match otlp_config(args, "export", None)? {
+                Some(config) => Output::Endpoint(config, setup::http_client(args, None)?),
+                None => {
+                    return Err(
+                        "nowhere to export: give --otlp-endpoint URL, --otlp-traces-endpoint URL or --otlp-file F (or set OTEL_EXPORTER_OTLP_ENDPOINT)".into(),
+                    );
                 }
-            }
+            },
         })
     }
 
@@ -319,21 +288,19 @@ impl Output {
                 }
                 Ok(())
             }
-            Output::File(file, resource) => {
+            Output::File(_, file, resource) => {
                 // One request per line, as the collector's file exporter and the Python
                 // FileSpanExporter write it; one write per line, so lines never interleave.
                 let mut line = Encoding::Json.encode(spans, resource, &Scope::ddwire());
                 line.push(b'\n');
-                let result = match file {
+                let Some(f) = file else {
                     // A reader that stopped (`| head -1`) has all it wanted: end quietly, as
                     // every command does on a closed pipe.
-                    FileOut::Stdout => {
-                        super::write_stdout(format_args!("{}", String::from_utf8_lossy(&line)));
-                        Ok(())
-                    }
-                    FileOut::Path(_, f) => f.write_all(&line),
+                    super::write_stdout(format_args!("{}", String::from_utf8_lossy(&line)));
+                    return Ok(());
                 };
-                result.map_err(|e| format!("writing {}: {e}", self.describe()))
+                f.write_all(&line)
+                    .map_err(|e| format!("writing {}: {e}", self.describe()))
             }
         }
     }
@@ -343,8 +310,8 @@ impl Output {
             Output::Endpoint(config, _) => {
                 format!("{} ({})", config.endpoint, config.encoding.protocol())
             }
-            Output::File(FileOut::Stdout, _) => "stdout".into(),
-            Output::File(FileOut::Path(path, _), _) => path.clone(),
+            Output::File(_, None, _) => "stdout".into(),
+            Output::File(path, Some(_), _) => path.clone(),
         }
     }
 }

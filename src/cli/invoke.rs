@@ -93,32 +93,50 @@ fn run(args: &Parsed) -> Result<i32, String> {
     code
 }
 
-/// A hint for an agent id the harness does not know: the built-in agent's id when a short name
-/// (`hello`) was given for it, or the nearest built-in id.
 /// A peer's text as a terminal may show it (see [`crate::text`]).
 fn safe(text: &str) -> std::borrow::Cow<'_, str> {
     crate::text::escape_str(text, false)
 }
 
+/// A hint for an agent id the harness does not know: the built-in agent's id when a short name
+/// (`hello`) was given for it, or the nearest built-in id.
 fn agent_hint(error: &str, agent_id: &str) -> String {
     if !error.contains("no agent registered") && !error.contains("unknown agent") {
         return String::new();
     }
-    let builtins: Vec<(&str, String)> = crate::agent::builtin::NAMES
-        .iter()
-        .filter_map(|(name, _)| {
-            crate::agent::builtin::by_name(name).map(|a| (*name, a.spec().agent_id.clone()))
-        })
-        .collect();
-    if let Some((name, id)) = builtins.iter().find(|(name, _)| *name == agent_id) {
+    let builtins: Vec<_> = super::builtin_rows().collect();
+    if let Some((name, id, _)) = builtins.iter().find(|(name, ..)| *name == agent_id) {
         return format!(
             "\n`{name}` is the short name `ddwire agent` takes; its agent id is {id}: --agent {id}"
         );
     }
-    match super::args::nearest(agent_id, builtins.iter().map(|(_, id)| id.as_str())) {
+    match super::args::nearest(agent_id, builtins.iter().map(|(_, id, _)| id.as_str())) {
         Some(near) => format!("\ndid you mean --agent {near}?"),
         None => String::new(),
     }
+}
+
+/// Say that the request was refused (`shown`: why) and no run made; the exit status.
+fn refused(shown: &str, agent_id: &str) -> i32 {
+    stderr_line!(
+        "ddwire invoke: refused, no run was made: {shown}{}",
+        agent_hint(shown, agent_id)
+    );
+    1
+}
+
+/// Print `envelope` on stdout, and its outcome on stderr.
+fn print_envelope(envelope: &Value) {
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(envelope).unwrap_or_default()
+    );
+    let outcome = &envelope["outcome"];
+    stderr_line!(
+        "outcome: {} ({})",
+        safe(outcome["status"].as_str().unwrap_or("?")),
+        safe(outcome["statement"].as_str().unwrap_or(""))
+    );
 }
 
 fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result<i32, String> {
@@ -127,38 +145,22 @@ fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result
     let conductor = setup::conductor(args, client)?;
     setup::report_registry(&conductor.registry);
     let agent_id = request.agent_id.clone();
-    let agent_id = agent_id.as_str();
-    match conductor.invoke(request, &principal) {
-        Ok(run) => {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(&run.envelope.to_document()).unwrap_or_default()
-            );
-            stderr_line!(
-                "outcome: {} ({})",
-                run.envelope.outcome.status,
-                safe(&run.envelope.outcome.statement)
-            );
-            let envelope = run.envelope.to_document();
-            if crate::trace::waterfall::no_output(&envelope) {
-                stderr_line!(
-                    "grounding: no output to check: the agent gave no result (grounding.txt: {})",
-                    run.report.summary().lines().next().unwrap_or("")
-                );
-            } else {
-                stderr_line!("{}", run.report.summary());
-            }
-            stderr_line!("run directory: {}", run.run_dir.display());
-            Ok(0)
-        }
-        Err(e) => {
-            stderr_line!(
-                "ddwire invoke: refused, no run was made: {e}{}",
-                agent_hint(&e.to_string(), agent_id)
-            );
-            Ok(1)
-        }
+    let run = match conductor.invoke(request, &principal) {
+        Ok(run) => run,
+        Err(e) => return Ok(refused(&e.to_string(), &agent_id)),
+    };
+    let envelope = run.envelope.to_document();
+    print_envelope(&envelope);
+    if crate::trace::waterfall::no_output(&envelope) {
+        stderr_line!(
+            "grounding: no output to check: the agent gave no result (grounding.txt: {})",
+            run.report.summary().lines().next().unwrap_or("")
+        );
+    } else {
+        stderr_line!("{}", run.report.summary());
     }
+    stderr_line!("run directory: {}", run.run_dir.display());
+    Ok(0)
 }
 
 fn remote(
@@ -167,7 +169,6 @@ fn remote(
     token: Option<&str>,
     request: &InvocationRequest,
 ) -> Result<i32, String> {
-    let timeout = Duration::from_secs(300);
     let card = client
         .fetch_card(url, Duration::from_secs(30))
         .map_err(|e| e.to_string())?;
@@ -176,28 +177,14 @@ fn remote(
     let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", a.as_str())).collect();
     let message = Message::new(Role::User, vec![Part::data(request.to_document())]);
     let task = client
-        .send_for_task(&target, message, &headers, timeout)
+        .send_for_task(&target, message, &headers, Duration::from_secs(300))
         .map_err(|e| e.to_string())?;
     if task.status.state != TaskState::Completed {
         let detail = task.failure_detail().unwrap_or_default();
-        stderr_line!(
-            "ddwire invoke: refused, no run was made: {}{}",
-            safe(&detail),
-            agent_hint(&detail, &request.agent_id)
-        );
-        return Ok(1);
+        return Ok(refused(&safe(&detail), &request.agent_id));
     }
     let envelope = envelope_of(&task).ok_or("the harness replied without an envelope artifact")?;
-    outln!(
-        "{}",
-        serde_json::to_string_pretty(&envelope).unwrap_or_default()
-    );
-    let outcome = &envelope["outcome"];
-    stderr_line!(
-        "outcome: {} ({})",
-        safe(outcome["status"].as_str().unwrap_or("?")),
-        safe(outcome["statement"].as_str().unwrap_or(""))
-    );
+    print_envelope(&envelope);
     stderr_line!(
         "run {} stored by the harness at {url}",
         envelope["invocation_id"].as_str().unwrap_or("?")
@@ -207,15 +194,12 @@ fn remote(
 
 /// The envelope a harness's completed task carries: the data of its envelope artifact.
 pub(super) fn envelope_of(task: &Task) -> Option<Value> {
-    task.artifacts_named(artifact::ENVELOPE)
-        .first()
-        .and_then(|a| {
-            a.parts.iter().find_map(|p| {
-                if let Part::Data { data, .. } = p {
-                    Some(data.clone())
-                } else {
-                    None
-                }
-            })
-        })
+    let artifact = task
+        .artifacts_named(artifact::ENVELOPE)
+        .into_iter()
+        .next()?;
+    artifact.parts.iter().find_map(|p| match p {
+        Part::Data { data, .. } => Some(data.clone()),
+        _ => None,
+    })
 }

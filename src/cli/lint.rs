@@ -62,11 +62,6 @@ pub(crate) static COMMAND: Command = Command {
     run,
 };
 
-/// A report as `--json` prints it (the shape `GET /runs/{id}/grounding` answers too).
-fn report_json(id: Option<&str>, report: &GroundingReport, stored: Option<&str>) -> String {
-    report.to_json(id, stored).to_string()
-}
-
 /// The exit status of a report that says the linter did not run.
 const NOT_RUN: i32 = 3;
 
@@ -129,16 +124,12 @@ fn looks_like_relay_session(path: &str) -> bool {
     let Ok(file) = std::fs::File::open(given) else {
         return false;
     };
-    let mut first = String::new();
-    let mut lines = std::io::BufReader::new(file.take(FIRST_SPAN_MAX));
-    while first.trim().is_empty() {
-        first.clear();
-        if !matches!(lines.read_line(&mut first), Ok(n) if n > 0) {
-            return false;
-        }
-    }
-    trace::from_json(first.trim_end())
-        .is_ok_and(|span| relay_lint::is_relay_session(std::slice::from_ref(&span)))
+    let lines = std::io::BufReader::new(file.take(FIRST_SPAN_MAX)).lines();
+    let first = lines.map_while(Result::ok).find(|l| !l.trim().is_empty());
+    first.is_some_and(|line| {
+        trace::from_json(line.trim_end())
+            .is_ok_and(|span| relay_lint::is_relay_session(std::slice::from_ref(&span)))
+    })
 }
 
 /// One relay session file's report.
@@ -184,22 +175,17 @@ fn relay_all(args: &Parsed, dir: &str) -> Result<i32, String> {
                 print_unreadable(args, "file", &shown, &e);
             }
             Ok(report) => {
-                if report.passed() {
-                    passed += 1;
-                } else {
-                    failed += 1;
-                }
+                passed += usize::from(report.passed());
+                failed += usize::from(!report.passed());
+                // A file's name is the peer's contextId: escaped before a terminal sees it.
+                let escaped = crate::text::escape_str(&shown, false);
+                let names: Vec<&str> = report.failed().iter().map(|c| c.id()).collect();
                 if args.switch("json") {
                     outln!("{}", report.to_json(Some(&shown)));
-                    continue;
-                }
-                // A file's name is the peer's contextId: escaped before a terminal sees it.
-                let shown = crate::text::escape_str(&shown, false);
-                if report.passed() {
-                    outln!("{shown}  passed ({} spans)", report.spans);
+                } else if report.passed() {
+                    outln!("{escaped}  passed ({} spans)", report.spans);
                 } else {
-                    let names: Vec<&str> = report.failed().iter().map(|c| c.id()).collect();
-                    outln!("{shown}  FAILED: {}", names.join(", "));
+                    outln!("{escaped}  FAILED: {}", names.join(", "));
                 }
             }
         }
@@ -249,30 +235,17 @@ fn all(args: &Parsed) -> Result<i32, String> {
         let summary = report.summary();
         let first = summary.lines().next().unwrap_or("");
         let stored = reader.grounding(id).map_err(|e| e.to_string())?;
-        if args.switch("json") {
-            outln!("{}", report_json(Some(id), &report, stored.as_deref()));
-            match stored {
-                Some(s) if s.trim_end() == summary => agree += 1,
-                _ => differ += 1,
-            }
-            continue;
-        }
+        let agrees = stored.as_deref().is_some_and(|s| s.trim_end() == summary);
+        agree += usize::from(agrees);
+        differ += usize::from(!agrees);
         match stored {
-            Some(stored) if stored.trim_end() == summary => {
-                agree += 1;
-                outln!("{id}  {first}");
-            }
-            Some(stored) => {
-                differ += 1;
-                outln!(
-                    "{id}  {first}  DIFFERS from grounding.txt: {}",
-                    stored.lines().next().unwrap_or("")
-                );
-            }
-            None => {
-                differ += 1;
-                outln!("{id}  {first}  DIFFERS: no grounding.txt stored");
-            }
+            _ if args.switch("json") => outln!("{}", report.to_json(Some(id), stored.as_deref())),
+            _ if agrees => outln!("{id}  {first}"),
+            Some(stored) => outln!(
+                "{id}  {first}  DIFFERS from grounding.txt: {}",
+                stored.lines().next().unwrap_or("")
+            ),
+            None => outln!("{id}  {first}  DIFFERS: no grounding.txt stored"),
         }
     }
     stderr_line!(
@@ -312,20 +285,12 @@ fn stored(args: &Parsed, reference: &str) -> Result<i32, String> {
     let envelope = json(ENVELOPE_FILE)?
         .ok_or_else(|| format!("{} holds no {ENVELOPE_FILE}", dir.display()))?;
     let spans_path = dir.join(SPANS_FILE).display().to_string();
-    let spans = read(SPANS_FILE)?.unwrap_or_default();
-    let spans = String::from_utf8(spans).map_err(|_| format!("{spans_path} is not UTF-8"))?;
-    let records = span_lines(&spans_path, &spans)?;
+    let records = span_lines(&spans_path, read(SPANS_FILE)?.unwrap_or_default())?;
     let reply = json(AGENT_REPLY_FILE)?;
-    let report = grounding::lint_stored(&records, &envelope, reply.as_ref());
-    warn_if_withheld_without_reply(&records, &envelope, reply.as_ref(), &dir);
+    let report = lint(&records, &envelope, reply.as_ref(), &dir);
     let code = exit_code(&report);
     let stored = read(GROUNDING_FILE)?.map(|b| String::from_utf8_lossy(&b).into_owned());
-    if args.switch("json") {
-        let id = envelope.get("invocation_id").and_then(Value::as_str);
-        outln!("{}", report_json(id, &report, stored.as_deref()));
-    } else {
-        outln!("{}", report.summary());
-    }
+    print(args, &envelope, &report, stored.as_deref());
     match stored {
         Some(stored) if stored.trim_end() != report.summary() => {
             stderr_line!(
@@ -353,9 +318,7 @@ fn files(
     envelope_path: &str,
     reply: Option<&String>,
 ) -> Result<i32, String> {
-    let text =
-        String::from_utf8(read_input(spans)?).map_err(|_| format!("{spans} is not UTF-8"))?;
-    let records = span_lines(spans, &text)?;
+    let records = span_lines(spans, read_input(spans)?)?;
     let envelope = json_file(envelope_path)?;
     let beside = Path::new(envelope_path)
         .parent()
@@ -372,28 +335,24 @@ fn files(
         }
         (None, _) => None,
     };
-    warn_if_withheld_without_reply(
+    let report = lint(
         &records,
         &envelope,
         reply.as_ref(),
         Path::new(envelope_path),
     );
-    let report = grounding::lint_stored(&records, &envelope, reply.as_ref());
-    if args.switch("json") {
-        let id = envelope.get("invocation_id").and_then(Value::as_str);
-        outln!("{}", report_json(id, &report, None));
-    } else {
-        outln!("{}", report.summary());
-    }
+    print(args, &envelope, &report, None);
     Ok(exit_code(&report))
 }
 
-fn warn_if_withheld_without_reply(
+/// The report on a run's `records` and `envelope`, the agent's `reply` put back into a withheld
+/// envelope; a withheld one without it is linted as stored, saying so and naming `whence`.
+fn lint(
     records: &[SpanRecord],
     envelope: &Value,
     reply: Option<&Value>,
     whence: &Path,
-) {
+) -> GroundingReport {
     if reply.is_none() && grounding::is_withheld(records, envelope) {
         stderr_line!(
             "ddwire lint: {} is a withheld result and no agent reply ({AGENT_REPLY_FILE}) was \
@@ -401,6 +360,18 @@ fn warn_if_withheld_without_reply(
              agent sent",
             whence.display()
         );
+    }
+    grounding::lint_stored(records, envelope, reply)
+}
+
+/// A report as `--json` prints it (the shape `GET /runs/{id}/grounding` answers too), else
+/// its summary.
+fn print(args: &Parsed, envelope: &Value, report: &GroundingReport, stored: Option<&str>) {
+    if args.switch("json") {
+        let id = envelope.get("invocation_id").and_then(Value::as_str);
+        outln!("{}", report.to_json(id, stored));
+    } else {
+        outln!("{}", report.summary());
     }
 }
 
@@ -414,16 +385,14 @@ fn exit_code(report: &GroundingReport) -> i32 {
     }
 }
 
-fn span_lines(path: &str, text: &str) -> Result<Vec<SpanRecord>, String> {
-    let mut records = Vec::new();
-    for (i, line) in text
-        .lines()
+/// The spans of the span JSON lines `bytes` read from `path`.
+fn span_lines(path: &str, bytes: Vec<u8>) -> Result<Vec<SpanRecord>, String> {
+    let text = String::from_utf8(bytes).map_err(|_| format!("{path} is not UTF-8"))?;
+    text.lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-    {
-        records.push(trace::from_json(line).map_err(|e| format!("{path}:{}: {e}", i + 1))?);
-    }
-    Ok(records)
+        .map(|(i, line)| trace::from_json(line).map_err(|e| format!("{path}:{}: {e}", i + 1)))
+        .collect()
 }
 
 fn json_file(path: &str) -> Result<Value, String> {

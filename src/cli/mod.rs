@@ -127,9 +127,6 @@ fn builtin_rows() -> impl Iterator<Item = (&'static str, String, u16)> {
 /// Help text with `{builtin_agents}` filled in (a table, one agent a line), so help and errors
 /// give one list.
 fn fill(text: &str) -> String {
-    if !text.contains("{builtin_agents}") {
-        return text.to_string();
-    }
     let table: String = builtin_rows()
         .map(|(name, id, port)| format!("\n  {name:<11} {id:<16} port {port}"))
         .collect();
@@ -193,10 +190,7 @@ pub fn main(argv: Vec<String>) -> i32 {
         _ => {}
     }
     let Some(command) = commands().into_iter().find(|c| c.name == first) else {
-        let hint = match args::nearest(first, commands().iter().map(|c| c.name)) {
-            Some(near) => format!("did you mean `ddwire {near}`? "),
-            None => String::new(),
-        };
+        let hint = args::did_you_mean(first, commands().iter().map(|c| c.name), "`ddwire ", "`");
         stderr_line!("ddwire: unknown command {first:?}; {hint}run `ddwire --help` for the list");
         return 2;
     };
@@ -233,6 +227,16 @@ pub(crate) fn write_stdout(text: std::fmt::Arguments<'_>) {
             stderr_line!("ddwire: writing to stdout: {e}");
             std::process::exit(1);
         }
+    }
+}
+
+/// What a write to a command's own (buffered) stdout came to: `Ok(false)` once the reader has
+/// gone (a closed pipe, as `| head` makes), which ends the command quietly.
+pub(crate) fn written(result: std::io::Result<()>) -> Result<bool, String> {
+    match result {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(format!("writing to stdout: {e}")),
     }
 }
 

@@ -70,16 +70,16 @@ fn run(args: &Parsed) -> Result<i32, String> {
         };
         outln!("  {agent:<24} {class:<10} {verdict}");
     }
-    let unused: Vec<&String> = profile
+    let unused: Vec<&str> = profile
         .actions_requiring_approval
         .iter()
         .filter(|c| !profile.agents.values().any(|a| a == *c))
+        .map(String::as_str)
         .collect();
     if !unused.is_empty() {
-        let names: Vec<&str> = unused.iter().map(|s| s.as_str()).collect();
         outln!(
             "requiring approval {} (no enabled agent has this class yet)",
-            names.join(", ")
+            unused.join(", ")
         );
     }
     Ok(0)

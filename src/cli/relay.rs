@@ -5,7 +5,6 @@ use super::args::{Flag, Parsed};
 use super::{drain, export, setup};
 use crate::relay::{self, PeerSpec, Relay, RelayConfig, Topology};
 use crate::wire::http;
-use crate::wire::http::drain::Drain;
 use crate::wire::http::egress::Egress;
 use std::sync::Arc;
 use std::time::Duration;
@@ -106,9 +105,7 @@ pub(crate) static COMMAND: Command = Command {
 };
 
 fn run(args: &Parsed) -> Result<i32, String> {
-    if !args.positionals.is_empty() {
-        return Err(format!("takes no arguments, got {:?}", args.positionals));
-    }
+    args.no_arguments()?;
     let peers = match args.value("peers") {
         Some(path) => {
             let bytes = super::read_input(path)?;
@@ -116,7 +113,14 @@ fn run(args: &Parsed) -> Result<i32, String> {
         }
         None => Vec::new(),
     };
-    let timeout = hop_timeout(args)?;
+    // How long a hop waits for its peer.
+    let timeout = args
+        .seconds(
+            "timeout",
+            |s| s > 0.0 && s <= 3600.0,
+            |s| format!("--timeout {s}: must be more than 0 and at most 3600 seconds"),
+        )?
+        .unwrap_or(relay::DEFAULT_TIMEOUT);
     let request_log = setup::request_log(args)?;
     let wire = setup::wire_log(args)?;
     let (bound, tls) = setup::listener(args, "relay", 8010, request_log, wire.as_ref())?;
@@ -127,20 +131,26 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .map(str::to_string)
         .unwrap_or_else(|| bound.default_public_url());
     let mut config = relay_config(args, peers, &public, http, timeout)?;
-    let health_every = health_interval(args)?;
+    // How often the relay reads its peers' cards again.
+    let health_every = args
+        .seconds(
+            "health-interval",
+            |s| (1.0..=86_400.0).contains(&s),
+            |s| format!("--health-interval {s}: must be 1 to 86400 seconds"),
+        )?
+        .unwrap_or(relay::DEFAULT_HEALTH_INTERVAL);
     let authenticated = config.tokens.is_some();
     let registration = config.allow_registration;
     let topology = config.topology;
-    let drain_timeout = drain::timeout(args)?;
-    let drain = Drain::new();
-    config.drain = Some(drain.clone());
+    let mut draining = drain::Draining::new(args, "relay")?;
+    config.drain = Some(draining.drain.clone());
     let relay = Arc::new(Relay::new(config).map_err(|e| e.to_string())?);
     relay.check_peers();
     relay.watch_health(health_every);
     let addr = bound.local_addr();
-    let signals = drain::install("relay");
+    draining.install();
     let server = bound
-        .serve(drain.gate(relay::handler(relay.clone())))
+        .serve(draining.drain.gate(relay::handler(relay.clone())))
         .map_err(|e| e.to_string())?;
     stderr_line!(
         "ddwire relay: on {scheme}://{addr} (public {public}); peers {:?}; topology {}",
@@ -157,43 +167,8 @@ fn run(args: &Parsed) -> Result<i32, String> {
             }
         );
     }
-    Ok(drain::serve_until_signal(
-        signals,
-        drain::Draining {
-            who: "relay",
-            server,
-            drain,
-            timeout: drain_timeout,
-            busy: &|| 0,
-            otlp: relay.exporter().cloned(),
-            tls,
-            on_hangup: None,
-        },
-    ))
-}
-
-/// `--timeout`: how long a hop waits for its peer.
-fn hop_timeout(args: &Parsed) -> Result<Duration, String> {
-    Ok(match args.number::<f64>("timeout")? {
-        Some(s) if s.is_finite() && s > 0.0 && s <= 3600.0 => Duration::from_secs_f64(s),
-        Some(s) => {
-            return Err(format!(
-                "--timeout {s}: must be more than 0 and at most 3600 seconds"
-            ));
-        }
-        None => relay::DEFAULT_TIMEOUT,
-    })
-}
-
-/// `--health-interval`: how often the relay reads its peers' cards again.
-fn health_interval(args: &Parsed) -> Result<Duration, String> {
-    Ok(match args.number::<f64>("health-interval")? {
-        Some(s) if (1.0..=86_400.0).contains(&s) => Duration::from_secs_f64(s),
-        Some(s) => {
-            return Err(format!("--health-interval {s}: must be 1 to 86400 seconds"));
-        }
-        None => relay::DEFAULT_HEALTH_INTERVAL,
-    })
+    let otlp = relay.exporter().cloned();
+    Ok(draining.serve_until_signal(server, tls, otlp, &|| 0, None))
 }
 
 /// The relay's configuration from its flags, for `peers`, answering at `public`, calling

@@ -1,14 +1,13 @@
 //! `ddwire runs`, `ddwire show`, `ddwire replay`: reading the run store, read-only.
 
-use super::Command;
 use super::args::{Flag, Parsed};
-use super::setup;
+use super::{Command, setup, written};
 use crate::harness::agui::replay_events;
 use crate::harness::store::StoreError;
 use crate::harness::store::{Query, RunReader, parse_time};
 use crate::harness::view;
 use crate::trace::waterfall;
-use std::io::{ErrorKind, Write};
+use std::io::Write;
 use std::ops::ControlFlow;
 
 const RUN_FLAG: Flag = Flag::taking(
@@ -64,7 +63,7 @@ pub(crate) static SHOW: Command = Command {
               under the delegate span that started them. Spans of a withheld result are marked.\n\
               Colour only on a terminal, and never with NO_COLOR set. Read-only.",
     flags: &[ENVELOPE_FLAG, JSON_FLAG, WIDTH_FLAG, setup::RUNS],
-    run: show,
+    run: |args| draw(args, true),
 };
 
 pub(crate) static TRACE: Command = Command {
@@ -74,7 +73,7 @@ pub(crate) static TRACE: Command = Command {
     details: "The waterfall of `ddwire show` without the envelope's summary: RUN is a run id or a\n\
               unique prefix of one. Read-only.",
     flags: &[JSON_FLAG, WIDTH_FLAG, setup::RUNS],
-    run: trace_command,
+    run: |args| draw(args, false),
 };
 
 const ENVELOPE_FLAG: Flag = Flag::switch(
@@ -97,55 +96,39 @@ pub(crate) static REPLAY: Command = Command {
     run: replay,
 };
 
-fn one_id(args: &Parsed) -> Result<&str, String> {
-    match args.positionals.as_slice() {
-        [id] => Ok(id),
-        _ => Err("expects one RUN (an id or a unique prefix of one)".into()),
-    }
-}
-
-/// Print to stdout; `Ok(false)` once the reader has gone (a closed pipe, as `| head` does),
-/// which ends the command quietly, as Unix tools end.
-fn emit(out: &mut impl Write, line: &str) -> Result<bool, String> {
-    match writeln!(out, "{line}") {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(false),
-        Err(e) => Err(format!("writing to stdout: {e}")),
-    }
+/// The store, and the id of the run its one positional argument names.
+fn one_run(args: &Parsed) -> Result<(RunReader, String), String> {
+    let store = setup::reader(args)?;
+    let [reference] = args.positionals.as_slice() else {
+        return Err("expects one RUN (an id or a unique prefix of one)".into());
+    };
+    let id = setup::resolve(&store, reference)?;
+    Ok((store, id))
 }
 
 fn runs(args: &Parsed) -> Result<i32, String> {
-    if !args.positionals.is_empty() {
-        return Err(format!("takes no arguments, got {:?}", args.positionals));
-    }
+    args.no_arguments()?;
     let store = setup::reader(args)?;
     let query = runs_query(args, &store)?;
-    let limit = query.limit;
     let json = args.switch("json");
-    let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut printed = 0usize;
     let mut more = false;
     let mut last_id: Option<String> = None;
-    let mut failed = None;
+    let mut wrote = Ok(true);
     let scan = store
         .rows_newest_first(&query, |_, row| {
-            if limit.is_some_and(|l| printed == l) {
+            if query.limit.is_some_and(|l| printed == l) {
                 more = true;
                 return ControlFlow::Break(());
             }
-            match emit(&mut out, &row_line(&row, json)) {
-                Ok(true) => {
-                    printed += 1;
-                    last_id = row["invocation_id"].as_str().map(str::to_string);
-                    ControlFlow::Continue(())
-                }
-                Ok(false) => ControlFlow::Break(()),
-                Err(e) => {
-                    failed = Some(e);
-                    ControlFlow::Break(())
-                }
+            wrote = written(writeln!(out, "{}", row_line(&row, json)));
+            if wrote != Ok(true) {
+                return ControlFlow::Break(());
             }
+            printed += 1;
+            last_id = row["invocation_id"].as_str().map(str::to_string);
+            ControlFlow::Continue(())
         })
         .map_err(|e| match e {
             crate::harness::HarnessError::Store(StoreError::NoSuchRun { reference, store }) => format!(
@@ -154,15 +137,8 @@ fn runs(args: &Parsed) -> Result<i32, String> {
             ),
             other => other.to_string(),
         })?;
-    if let Some(e) = failed {
-        return Err(e);
-    }
-    match out.flush() {
-        Err(e) if e.kind() != ErrorKind::BrokenPipe => {
-            return Err(format!("writing to stdout: {e}"));
-        }
-        _ => {}
-    }
+    wrote?;
+    written(out.flush())?;
     if scan.skipped > 0 {
         stderr_line!(
             "ddwire runs: skipped {} index line(s) that are not JSON ({}); a harness opening the store repairs them",
@@ -193,12 +169,8 @@ fn runs_query(args: &Parsed, store: &RunReader) -> Result<Query, String> {
             })
             .transpose()
     };
-    let limit = args.number::<usize>("limit")?;
-    if limit == Some(0) {
-        return Err("--limit must be at least 1".into());
-    }
     Ok(Query {
-        limit,
+        limit: args.at_least_one("limit", "")?,
         after: args
             .value("after")
             .map(|r| {
@@ -266,29 +238,20 @@ fn this_page_command() -> String {
     command
 }
 
-fn show(args: &Parsed) -> Result<i32, String> {
-    draw(args, true)
-}
-
-fn trace_command(args: &Parsed) -> Result<i32, String> {
-    draw(args, false)
-}
-
 /// `show` (with the envelope) and `trace` (without).
 fn draw(args: &Parsed, with_envelope: bool) -> Result<i32, String> {
-    let store = setup::reader(args)?;
-    let id = setup::resolve(&store, one_id(args)?)?;
+    let (store, id) = one_run(args)?;
     let id = id.as_str();
     let view = view::load(&store, id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no run {id} in {}", store.shown_root().display()))?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = std::io::stdout().lock();
     if args.switch("json") {
-        emit(&mut out, &waterfall::to_json(&view).to_string())?;
+        written(writeln!(out, "{}", waterfall::to_json(&view)))?;
         return Ok(0);
     }
     let mut options = setup::terminal(args, &std::io::stdout())?;
+    options.summary = with_envelope;
     let mut text = String::new();
     if with_envelope && args.switch("envelope") {
         let envelope = store
@@ -298,8 +261,6 @@ fn draw(args: &Parsed, with_envelope: bool) -> Result<i32, String> {
         text.push_str(envelope.trim_end());
         text.push_str("\n\n");
         options.summary = false;
-    } else {
-        options.summary = with_envelope;
     }
     text.push_str(&waterfall::render(&view, &options));
     if with_envelope && store.agent_reply(id).map_err(|e| e.to_string())?.is_some() {
@@ -312,26 +273,22 @@ fn draw(args: &Parsed, with_envelope: bool) -> Result<i32, String> {
                 .display()
         ));
     }
-    emit(&mut out, text.trim_end())?;
+    written(writeln!(out, "{}", text.trim_end()))?;
     Ok(0)
 }
 
 fn replay(args: &Parsed) -> Result<i32, String> {
-    let store = setup::reader(args)?;
-    let id = setup::resolve(&store, one_id(args)?)?;
+    let (store, id) = one_run(args)?;
     let envelope = store
         .envelope(&id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no run {id} in {}", store.shown_root().display()))?;
     let spans = store.spans(&id).map_err(|e| e.to_string())?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = std::io::stdout().lock();
     for event in replay_events(&envelope, spans.as_deref()) {
         let frame = String::from_utf8_lossy(&event.to_sse()).into_owned();
-        match out.write_all(frame.as_bytes()) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::BrokenPipe => return Ok(0),
-            Err(e) => return Err(format!("writing to stdout: {e}")),
+        if !written(out.write_all(frame.as_bytes()))? {
+            break;
         }
     }
     Ok(0)

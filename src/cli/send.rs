@@ -53,14 +53,13 @@ fn run(args: &Parsed) -> Result<i32, String> {
         return Err("expects the agent's base URL (http://host:port)".into());
     };
     let url = &setup::http_url("URL", url)?;
-    let timeout = match args.number::<f64>("timeout")?.unwrap_or(60.0) {
-        t if t.is_finite() && t > 0.0 && t <= 86_400.0 => Duration::from_secs_f64(t),
-        t => {
-            return Err(format!(
-                "--timeout must be more than 0 and at most 86400 seconds, got {t}"
-            ));
-        }
-    };
+    let timeout = args
+        .seconds(
+            "timeout",
+            |t| t > 0.0 && t <= 86_400.0,
+            |t| format!("--timeout must be more than 0 and at most 86400 seconds, got {t}"),
+        )?
+        .unwrap_or(Duration::from_secs(60));
     let data = crate::json::parse(
         &read_input(args.value("data").unwrap_or("-"))?,
         crate::json::Limits::DEFAULT,

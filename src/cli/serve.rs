@@ -7,7 +7,6 @@ use crate::harness::identity::{self, Authenticator};
 use crate::harness::registry;
 use crate::harness::server::{self, Harness};
 use crate::wire::a2a::client::A2aClient;
-use crate::wire::http::drain::Drain;
 use std::sync::Arc;
 
 /// The longest `--approval-for` taken: ten years.
@@ -137,9 +136,7 @@ pub(crate) static COMMAND: Command = Command {
 };
 
 fn run(args: &Parsed) -> Result<i32, String> {
-    if !args.positionals.is_empty() {
-        return Err(format!("takes no arguments, got {:?}", args.positionals));
-    }
+    args.no_arguments()?;
     // A read-only harness makes no run, so whom runs act for need not be configured: without
     // --tokens it reads as an operator would (every stored run).
     let authenticator = match setup::authenticator(args) {
@@ -159,19 +156,12 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let wire = setup::wire_log(args)?;
     let http = setup::http_client(args, wire.as_ref())?;
     let client = A2aClient::new(http.clone());
-    let mut conductor = if args.switch("read-only") {
-        setup::read_only_conductor(args, client)?
-    } else {
-        setup::conductor(args, client)?
-    };
-    match args.number::<u64>("suspend-for")? {
-        None => {}
-        Some(0) => return Err("--suspend-for must be at least 1 second".into()),
-        Some(s) => conductor.suspend_for = std::time::Duration::from_secs(s),
+    let mut conductor = setup::conductor(args, client)?;
+    if let Some(s) = args.at_least_one("suspend-for", " second")? {
+        conductor.suspend_for = std::time::Duration::from_secs(s);
     }
-    match args.number::<u64>("approval-for")? {
+    match args.at_least_one("approval-for", " second")? {
         None => {}
-        Some(0) => return Err("--approval-for must be at least 1 second".into()),
         Some(s) if s > MAX_APPROVAL_FOR_S => {
             return Err(format!(
                 "--approval-for {s} is more than ten years ({MAX_APPROVAL_FOR_S} s); a referral \
@@ -194,32 +184,24 @@ fn run(args: &Parsed) -> Result<i32, String> {
         .unwrap_or_default();
     let (bound, tls) = setup::listener(args, "serve", 8000, request_log, wire.as_ref())?;
     let scheme = bound.scheme();
-    let public = args
-        .value("public-url")
-        .map(str::to_string)
-        .or_else(|| {
-            std::env::var("DD_HARNESS_URL")
-                .ok()
-                .filter(|v| !v.is_empty())
-        })
+    let public = setup::flag_or_env(args, "public-url", "DD_HARNESS_URL")
         .unwrap_or_else(|| bound.default_public_url());
     let addr = bound.local_addr();
     let registry = conductor.registry.clone();
     setup::report_registry(&registry);
     let bearer = authenticator.requires_credentials();
     let window = setup::replay_window(args)?;
-    let drain_timeout = drain::timeout(args)?;
+    let mut draining = drain::Draining::new(args, "serve")?;
     let otlp = conductor.otlp.clone();
-    let drain = Drain::new();
     let browser = setup::browser_policy(args, &public)?;
     let harness = Arc::new(
         Harness::new(conductor, Some(authenticator), &public)
             .with_replay_window(window)
             .with_open_connections(bound.open_connections())
-            .with_drain(drain.clone())
+            .with_drain(draining.drain.clone())
             .with_browser_policy(browser),
     );
-    let signals = drain::install("serve");
+    draining.install();
     let server = bound
         .serve(server::handler(Arc::clone(&harness)))
         .map_err(|e| e.to_string())?;
@@ -284,19 +266,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
             "ddwire serve: SIGHUP: agents configuration not read again, nothing changed: {e}"
         ),
     };
-    let code = drain::serve_until_signal(
-        signals,
-        drain::Draining {
-            who: "serve",
-            server,
-            drain,
-            timeout: drain_timeout,
-            busy: &busy,
-            otlp,
-            tls,
-            on_hangup: Some(&reload_agents),
-        },
-    );
+    let code = draining.serve_until_signal(server, tls, otlp, &busy, Some(&reload_agents));
     // Idle kept-alive connections (a delegation agent's above all) still hold the harness, so
     // the store would never be dropped: close it here, leaving no writer for the next start.
     harness.conductor.store.close();

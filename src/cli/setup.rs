@@ -78,11 +78,10 @@ pub(crate) const REPLAY_WINDOW: Flag = Flag::taking(
 
 /// `--replay-window`, in whole seconds (default 300).
 pub(crate) fn replay_window(args: &Parsed) -> Result<std::time::Duration, String> {
-    match args.number::<u64>("replay-window")? {
-        None => Ok(crate::wire::sign::DEFAULT_WINDOW),
-        Some(0) => Err("--replay-window must be at least 1 second".into()),
-        Some(s) => Ok(std::time::Duration::from_secs(s)),
-    }
+    Ok(args.at_least_one("replay-window", " second")?.map_or(
+        crate::wire::sign::DEFAULT_WINDOW,
+        std::time::Duration::from_secs,
+    ))
 }
 
 /// `--host`, the address every server command binds.
@@ -137,16 +136,10 @@ pub(crate) const MAX_BODY_MEMORY: Flag = Flag::taking(
 /// `--max-connections-per-client` and `--max-body-memory` if given.
 pub(crate) fn server_limits(args: &Parsed) -> Result<crate::wire::http::Limits, String> {
     let mut limits = crate::wire::http::Limits::DEFAULT;
-    if let Some(n) = args.number::<usize>("max-connections")? {
-        if n == 0 {
-            return Err("--max-connections must be at least 1".into());
-        }
+    if let Some(n) = args.at_least_one("max-connections", "")? {
         limits.max_connections = n;
     }
-    if let Some(n) = args.number::<usize>("max-connections-per-client")? {
-        if n == 0 {
-            return Err("--max-connections-per-client must be at least 1".into());
-        }
+    if let Some(n) = args.at_least_one("max-connections-per-client", "")? {
         limits.max_connections_per_client = n;
     }
     if let Some(mib) = args.number::<usize>("max-body-memory")? {
@@ -212,12 +205,14 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// `--flag`'s value, else the environment variable `var` unless it is empty.
+pub(crate) fn flag_or_env(args: &Parsed, flag: &str, var: &str) -> Option<String> {
+    args.value(flag).map(str::to_string).or_else(|| env(var))
+}
+
 /// The run store the flags or `DD_RUNS_DIR` name, default `./runs`.
 pub(crate) fn runs_dir(args: &Parsed) -> PathBuf {
-    args.value("runs")
-        .map(PathBuf::from)
-        .or_else(|| env("DD_RUNS_DIR").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("runs"))
+    PathBuf::from(flag_or_env(args, "runs", "DD_RUNS_DIR").unwrap_or_else(|| "runs".into()))
 }
 
 /// What every "which store" message ends with.
@@ -256,11 +251,7 @@ pub(crate) fn resolve(store: &RunReader, reference: &str) -> Result<String, Stri
 
 /// The deployment's profile.
 pub(crate) fn profile(args: &Parsed) -> Result<Profile, String> {
-    match args
-        .value("profile")
-        .map(str::to_string)
-        .or_else(|| env("DD_PROFILE"))
-    {
+    match flag_or_env(args, "profile", "DD_PROFILE") {
         Some(path) => Profile::load(Path::new(&path)).map_err(|e| {
             format!("{e} (--profile FILE or DD_PROFILE; `ddwire profile --explain` gives the keys)")
         }),
@@ -270,24 +261,14 @@ pub(crate) fn profile(args: &Parsed) -> Result<Profile, String> {
 
 /// The registry, from the agents config (reading every card).
 pub(crate) fn registry(args: &Parsed, client: &A2aClient) -> Result<Registry, String> {
-    let entries = match args
-        .value("agents")
-        .map(str::to_string)
-        .or_else(|| env("DD_AGENTS_CONFIG"))
-    {
-        Some(path) => {
-            return Registry::from_config_file(client, Path::new(&path)).map_err(|e| {
-                format!(
-                    "{e} (--agents FILE or DD_AGENTS_CONFIG; examples/agents.json shows the shape)"
-                )
-            });
-        }
-        None => registry::parse_config(
-            registry::DEFAULT_AGENTS_CONFIG.as_bytes(),
-            "<built-in agents config>",
-        )
-        .map_err(|e| e.to_string())?,
-    };
+    if let Some(path) = flag_or_env(args, "agents", "DD_AGENTS_CONFIG") {
+        return Registry::from_config_file(client, Path::new(&path)).map_err(|e| {
+            format!("{e} (--agents FILE or DD_AGENTS_CONFIG; examples/agents.json shows the shape)")
+        });
+    }
+    let built_in = registry::DEFAULT_AGENTS_CONFIG.as_bytes();
+    let entries =
+        registry::parse_config(built_in, "<built-in agents config>").map_err(|e| e.to_string())?;
     Registry::from_config(client, &entries).map_err(|e| e.to_string())
 }
 
@@ -309,23 +290,22 @@ pub(crate) fn authenticator(args: &Parsed) -> Result<Authenticator, String> {
     }
 }
 
-/// A conductor from the flags, calling agents through `client`.
+/// A conductor from the flags, calling agents through `client`. With `--read-only` its run
+/// store is opened read-only: it serves stored runs and makes none.
 pub(crate) fn conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
     let registry = registry(args, &client)?;
-    Ok(Conductor::new(
-        registry,
-        profile(args)?,
-        store(args)?,
-        client,
-    ))
-}
-
-/// A conductor over the run store opened read-only: it serves stored runs and makes none.
-pub(crate) fn read_only_conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
-    let registry = registry(args, &client)?;
-    let dir = runs_dir(args);
-    let store = RunStore::open_read_only(&dir).map_err(|e| format!("{e}; {RUNS_HINT}"))?;
-    Ok(Conductor::new(registry, profile(args)?, store, client))
+    let read_only = args
+        .switch("read-only")
+        .then(|| RunStore::open_read_only(runs_dir(args)));
+    let read_only = read_only
+        .transpose()
+        .map_err(|e| format!("{e}; {RUNS_HINT}"))?;
+    let profile = profile(args)?;
+    let store = match read_only {
+        Some(store) => store,
+        None => store(args)?,
+    };
+    Ok(Conductor::new(registry, profile, store, client))
 }
 
 /// Report agents that could not be admitted, on stderr.
@@ -344,13 +324,8 @@ pub(crate) fn terminal(
     args: &Parsed,
     out: &impl std::io::IsTerminal,
 ) -> Result<crate::trace::waterfall::Options, String> {
-    let width = match args.number::<usize>("width")? {
-        Some(0) => return Err("--width must be at least 1".into()),
-        Some(w) => w,
-        None => columns(),
-    };
     Ok(crate::trace::waterfall::Options {
-        width,
+        width: args.at_least_one("width", "")?.unwrap_or_else(columns),
         color: color(out),
         summary: true,
     })
@@ -393,10 +368,10 @@ pub(crate) fn request_log(
     args: &Parsed,
 ) -> Result<Option<std::sync::Arc<crate::wire::http::log::RequestLog>>, String> {
     use crate::wire::http::log::{Format, Level, RequestLog};
-    let format: Format = match args.value("log-format") {
-        Some(f) => f.parse().map_err(|e| format!("--log-format: {e}"))?,
-        None => Format::Text,
-    };
+    let format = args
+        .value("log-format")
+        .map_or(Ok(Format::Text), str::parse);
+    let format = format.map_err(|e| format!("--log-format: {e}"))?;
     let level: Level = match (args.value("log-level"), env("DD_LOG")) {
         (Some(l), _) => l.parse().map_err(|e| format!("--log-level: {e}"))?,
         (None, Some(l)) => l.parse().map_err(|e| format!("DD_LOG: {e}"))?,

@@ -22,13 +22,7 @@ pub(crate) static COMMAND: Command = Command {
 };
 
 fn run(args: &Parsed) -> Result<i32, String> {
-    match args
-        .positionals
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
+    match args.words().as_slice() {
         ["new"] => {
             let token = new_token().map_err(|e| e.to_string())?;
             outln!("{token}");

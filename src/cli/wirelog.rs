@@ -1,9 +1,9 @@
 //! `ddwire wirelog FILE`: a wire log, for people.
 
-use super::Command;
 use super::args::{Flag, Parsed};
+use super::{Command, written};
 use crate::wire::wirelog;
-use std::io::{BufRead, ErrorKind, Write};
+use std::io::{BufRead, Write};
 
 pub(crate) static COMMAND: Command = Command {
     name: "wirelog",
@@ -60,17 +60,10 @@ fn run(args: &Parsed) -> Result<i32, String> {
                 continue;
             }
         };
-        match writeln!(out, "{shown}") {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::BrokenPipe => return Ok(0),
-            Err(e) => return Err(format!("writing to stdout: {e}")),
+        if !written(writeln!(out, "{shown}"))? {
+            return Ok(0);
         }
     }
-    match out.flush() {
-        Err(e) if e.kind() != ErrorKind::BrokenPipe => {
-            return Err(format!("writing to stdout: {e}"));
-        }
-        _ => {}
-    }
+    written(out.flush())?;
     Ok(if bad > 0 { 1 } else { 0 })
 }
