@@ -189,8 +189,16 @@ fn strip_comments(source: &str) -> Vec<String> {
 /// modules (the attribute, the `mod` line and everything to its closing brace; a
 /// `#[cfg(test)] mod name;` declaration too).
 fn code_lines(source: &str) -> usize {
+    code_outside_tests(source)
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .count()
+}
+
+/// The lines of [`strip_comments`] outside `#[cfg(test)]` modules, blank ones kept.
+fn code_outside_tests(source: &str) -> Vec<String> {
     let lines = strip_comments(source);
-    let mut count = 0;
+    let mut kept = Vec::new();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i].trim();
@@ -236,12 +244,10 @@ fn code_lines(source: &str) -> usize {
                 continue;
             }
         }
-        if !line.is_empty() {
-            count += 1;
-        }
+        kept.push(lines[i].clone());
         i += 1;
     }
-    count
+    kept
 }
 
 #[test]
@@ -531,6 +537,90 @@ fn the_byte_path_stays_within_its_budget() {
         total <= BYTE_PATH_BUDGET,
         "the byte path is {total} code lines, {} over its budget of {BYTE_PATH_BUDGET}",
         total - BYTE_PATH_BUDGET
+    );
+}
+
+// --- Functions a reader can hold in mind -------------------------------------------------
+
+/// The longest a function outside tests may be, in code lines (its signature to its closing
+/// brace, nested items included).
+const LONGEST_FUNCTION: usize = 120;
+
+/// `(name, code lines)` of each function with a body in `source`, outside test modules.
+fn functions(source: &str) -> Vec<(String, usize)> {
+    let code = code_outside_tests(source);
+    let mut found = Vec::new();
+    for (at, line) in code.iter().enumerate() {
+        let words: Vec<&str> = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+        let Some(name) = words.windows(2).find(|w| w[0] == "fn" && !w[1].is_empty()) else {
+            continue;
+        };
+        // From the signature to the brace that closes the body; none before a `;` (a
+        // declaration without a body).
+        let mut depth = 0i64;
+        let mut opened = false;
+        let mut end = None;
+        'lines: for (k, l) in code.iter().enumerate().skip(at) {
+            for c in l.chars() {
+                match c {
+                    ';' if !opened => break 'lines,
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                if opened && depth == 0 {
+                    end = Some(k);
+                    break 'lines;
+                }
+            }
+        }
+        if let Some(end) = end {
+            let lines = code[at..=end].iter().filter(|l| !l.trim().is_empty()).count();
+            found.push((name[1].to_string(), lines));
+        }
+    }
+    found
+}
+
+#[test]
+fn functions_are_measured_from_signature_to_closing_brace_without_comments_or_tests() {
+    let source = r#"trait T {
+    fn declared(&self);
+}
+/// Doc.
+fn three() {
+    let s = "}{ fn not_a_function() {";
+
+    // a comment
+    s.len();
+}
+#[cfg(test)]
+mod tests {
+    fn in_a_test() {}
+}
+"#;
+    assert_eq!(functions(source), [("three".to_string(), 4)]);
+}
+
+#[test]
+fn no_function_outside_tests_is_longer_than_the_limit() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut long = Vec::new();
+    for path in files.iter().filter(|p| !p.ends_with("tests.rs")) {
+        for (name, lines) in functions(&read(path)) {
+            if lines > LONGEST_FUNCTION {
+                long.push(format!("{path}: fn {name}: {lines} code lines"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {LONGEST_FUNCTION} code lines; split them into named steps:\n{}",
+        long.join("\n")
     );
 }
 

@@ -3,10 +3,12 @@
 use super::Command;
 use super::args::{Flag, Parsed};
 use super::{drain, export, setup};
+use crate::harness::conductor::Conductor;
 use crate::harness::identity::{self, Authenticator};
-use crate::harness::registry;
+use crate::harness::registry::{self, Registry};
 use crate::harness::server::{self, Harness};
 use crate::wire::a2a::client::A2aClient;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 /// The longest `--approval-for` taken: ten years.
@@ -156,20 +158,7 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let wire = setup::wire_log(args)?;
     let http = setup::http_client(args, wire.as_ref())?;
     let client = A2aClient::new(http.clone());
-    let mut conductor = setup::conductor(args, client)?;
-    if let Some(s) = args.at_least_one("suspend-for", " second")? {
-        conductor.suspend_for = std::time::Duration::from_secs(s);
-    }
-    match args.at_least_one("approval-for", " second")? {
-        None => {}
-        Some(s) if s > MAX_APPROVAL_FOR_S => {
-            return Err(format!(
-                "--approval-for {s} is more than ten years ({MAX_APPROVAL_FOR_S} s); a referral \
-                 should not wait that long"
-            ));
-        }
-        Some(s) => conductor.approve_for = std::time::Duration::from_secs(s),
-    }
+    let mut conductor = conductor(args, client)?;
     conductor.otlp = export::start_exporter(args, "serve", http)?;
     let exporting = conductor
         .otlp
@@ -212,6 +201,50 @@ fn run(args: &Parsed) -> Result<i32, String> {
         registry.unavailable().len(),
         registry.incompatible().len()
     );
+    announce(args, &public, &registry, addr, bearer);
+    let busy = || harness.conductor.running();
+    let reload_agents = || match harness.conductor.registry.reload() {
+        Ok(r) => stderr_line!(
+            "ddwire serve: SIGHUP: agents configuration read again: {} added, {} changed, {} removed; {} unavailable, {} incompatible",
+            r.added.len(),
+            r.changed.len(),
+            r.removed.len(),
+            r.unavailable,
+            r.incompatible
+        ),
+        Err(e) => stderr_line!(
+            "ddwire serve: SIGHUP: agents configuration not read again, nothing changed: {e}"
+        ),
+    };
+    let code = draining.serve_until_signal(server, tls, otlp, &busy, Some(&reload_agents));
+    // Idle kept-alive connections (a delegation agent's above all) still hold the harness, so
+    // the store would never be dropped: close it here, leaving no writer for the next start.
+    harness.conductor.store.close();
+    Ok(code)
+}
+
+/// The conductor `setup` configures, with how long a run may stay suspended or referred.
+fn conductor(args: &Parsed, client: A2aClient) -> Result<Conductor, String> {
+    let mut conductor = setup::conductor(args, client)?;
+    if let Some(s) = args.at_least_one("suspend-for", " second")? {
+        conductor.suspend_for = std::time::Duration::from_secs(s);
+    }
+    match args.at_least_one("approval-for", " second")? {
+        None => {}
+        Some(s) if s > MAX_APPROVAL_FOR_S => {
+            return Err(format!(
+                "--approval-for {s} is more than ten years ({MAX_APPROVAL_FOR_S} s); a referral \
+                 should not wait that long"
+            ));
+        }
+        Some(s) => conductor.approve_for = std::time::Duration::from_secs(s),
+    }
+    Ok(conductor)
+}
+
+/// What a newcomer needs to know once the harness serves: when unavailable agents are fetched
+/// again, where the viewer is, what a browser may do, and whether reads need a token.
+fn announce(args: &Parsed, public: &str, registry: &Registry, addr: SocketAddr, bearer: bool) {
     if !registry.unavailable().is_empty() {
         stderr_line!(
             "ddwire serve: unavailable agents are fetched again in the background (after {} s, \
@@ -252,23 +285,4 @@ fn run(args: &Parsed) -> Result<i32, String> {
             "ddwire serve: warning: bound beyond loopback ({addr}) without --tokens: every caller acts for the operator's principal"
         );
     }
-    let busy = || harness.conductor.running();
-    let reload_agents = || match harness.conductor.registry.reload() {
-        Ok(r) => stderr_line!(
-            "ddwire serve: SIGHUP: agents configuration read again: {} added, {} changed, {} removed; {} unavailable, {} incompatible",
-            r.added.len(),
-            r.changed.len(),
-            r.removed.len(),
-            r.unavailable,
-            r.incompatible
-        ),
-        Err(e) => stderr_line!(
-            "ddwire serve: SIGHUP: agents configuration not read again, nothing changed: {e}"
-        ),
-    };
-    let code = draining.serve_until_signal(server, tls, otlp, &busy, Some(&reload_agents));
-    // Idle kept-alive connections (a delegation agent's above all) still hold the harness, so
-    // the store would never be dropped: close it here, leaving no writer for the next start.
-    harness.conductor.store.close();
-    Ok(code)
 }
