@@ -84,7 +84,7 @@ pub(crate) struct Inbound {
     pub(crate) binding: Binding,
     /// The peer the request path names (`/peers/{id}/a2a`), if any.
     pub(crate) path_peer: Option<String>,
-    /// The request's header fields, names lower-cased.
+    /// The request's header fields.
     pub(crate) headers: Vec<(String, String)>,
 }
 

@@ -261,9 +261,10 @@ pub(crate) fn check_id(id: &str) -> Result<(), RelayError> {
 }
 
 /// How a peer looked when last checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) enum HealthState {
     /// Not checked yet.
+    #[default]
     Unknown,
     /// Its card answered (or a forward to it did).
     Up,
@@ -282,7 +283,7 @@ impl HealthState {
 }
 
 /// A peer's last health.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Health {
     pub(crate) state: HealthState,
     /// When it was last checked (RFC 3339), if ever.
@@ -291,17 +292,6 @@ pub(crate) struct Health {
     pub(crate) detail: Option<String>,
     /// How long the last check took, in milliseconds.
     pub(crate) latency_ms: Option<u64>,
-}
-
-impl Default for Health {
-    fn default() -> Self {
-        Health {
-            state: HealthState::Unknown,
-            checked_at: None,
-            detail: None,
-            latency_ms: None,
-        }
-    }
 }
 
 /// Where a peer takes JSON-RPC, as its card says (or its URL, when it has no card).
@@ -417,14 +407,10 @@ pub(crate) enum Registered {
 
 impl Registry {
     pub(crate) fn new(specs: Vec<PeerSpec>) -> Registry {
-        let registry = Registry::default();
-        {
-            let mut peers = registry.write();
-            for spec in specs {
-                peers.insert(spec.id.clone(), Peer::new(spec));
-            }
+        let peers = specs.into_iter().map(|s| (s.id.clone(), Peer::new(s)));
+        Registry {
+            peers: RwLock::new(peers.collect()),
         }
-        registry
     }
 
     fn read(&self) -> RwLockReadGuard<'_, BTreeMap<String, Peer>> {

@@ -176,11 +176,7 @@ fn rpc(relay: &Arc<Relay>, request: &Request, path_peer: Option<&str>) -> Respon
         call,
         binding,
         path_peer: path_peer.map(str::to_string),
-        headers: request
-            .headers
-            .iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
-            .collect(),
+        headers: request.headers.clone(),
     };
     if inbound.kind.streams() && inbound.call.id.is_some() {
         return super::stream::carry_stream(relay.clone(), inbound);

@@ -15,7 +15,6 @@ use crate::wire::a2a::codec::{
     decode_result, decode_send_params, decode_task, encode_result, encode_send_params, encode_task,
 };
 use crate::wire::a2a::error::DecodeError;
-use crate::wire::a2a::stream::StreamEvent;
 use crate::wire::a2a::{Binding, Operation};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -124,11 +123,6 @@ pub(crate) fn result(
         }
         _ => Ok(result),
     }
-}
-
-/// A stream event (the `result` of one event) from the peer's binding, as the caller's JSON.
-pub(crate) fn event(decoded: &StreamEvent, to: Binding) -> String {
-    decoded.to_json_text(to)
 }
 
 #[cfg(test)]
