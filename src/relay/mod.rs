@@ -297,7 +297,7 @@ impl Relay {
 
     /// The OTLP exporter, to flush before the process exits.
     pub(crate) fn exporter(&self) -> Option<&Exporter> {
-        self.sink.exporter()
+        self.sink.exporter.as_ref()
     }
 
     fn count(&self, outcome: Result<(), FailureClass>) {

@@ -139,13 +139,9 @@ impl PeerSpec {
         };
         let authority = rest.split('/').next().unwrap_or_default();
         let (host, port) = split_authority(authority).unwrap_or((authority, None));
+        let host = host.trim_start_matches('[').trim_end_matches(']');
         let port = port.and_then(|p| p.parse().ok()).unwrap_or(default);
-        (
-            host.trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_ascii_lowercase(),
-            port,
-        )
+        (host.to_ascii_lowercase(), port)
     }
 
     /// Refuse the peer now when its host is an address the `egress` policy refuses (a host
@@ -196,12 +192,12 @@ impl PeerSpec {
     /// Read a peers file's bytes: `{"peers": [...]}` or a bare list of peers. `source` names
     /// the file in errors.
     pub(crate) fn parse_file(bytes: &[u8], source: &str) -> Result<Vec<PeerSpec>, RelayError> {
-        let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT).map_err(|e| {
-            RelayError::PeersFile {
-                source: source.to_string(),
-                reason: format!("not JSON: {e}"),
-            }
-        })?;
+        let bad = |reason: String| RelayError::PeersFile {
+            source: source.to_string(),
+            reason,
+        };
+        let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT)
+            .map_err(|e| bad(format!("not JSON: {e}")))?;
         let list = match doc {
             Value::Array(list) => Some(list),
             Value::Object(mut obj) => match obj.remove("peers") {
@@ -210,29 +206,21 @@ impl PeerSpec {
             },
             _ => None,
         }
-        .ok_or_else(|| RelayError::PeersFile {
-            source: source.to_string(),
-            reason: "expected {\"peers\": [...]} or a list of peers".into(),
-        })?;
+        .ok_or_else(|| bad("expected {\"peers\": [...]} or a list of peers".into()))?;
         let mut peers: Vec<PeerSpec> = Vec::with_capacity(list.len());
         for (i, item) in list.iter().enumerate() {
-            let peer = PeerSpec::from_json(item).map_err(|e| RelayError::PeersFile {
-                source: source.to_string(),
-                reason: format!("peers[{i}]: {e}"),
-            })?;
+            let peer = PeerSpec::from_json(item).map_err(|e| bad(format!("peers[{i}]: {e}")))?;
             if peers.iter().any(|p| p.id == peer.id) {
-                return Err(RelayError::PeersFile {
-                    source: source.to_string(),
-                    reason: format!("peers[{i}]: the id {:?} is listed twice", peer.id),
-                });
+                let id = &peer.id;
+                return Err(bad(format!("peers[{i}]: the id {id:?} is listed twice")));
             }
             peers.push(peer);
         }
         if peers.len() > MAX_PEERS {
-            return Err(RelayError::PeersFile {
-                source: source.to_string(),
-                reason: format!("{} peers, more than the limit of {MAX_PEERS}", peers.len()),
-            });
+            let n = peers.len();
+            return Err(bad(format!(
+                "{n} peers, more than the limit of {MAX_PEERS}"
+            )));
         }
         Ok(peers)
     }

@@ -283,10 +283,9 @@ fn peer_card(relay: &Relay, request: &Request, id: &str) -> Response {
             ),
         );
     }
-    let Some(mut peer) = relay.registry.get(id) else {
-        return Response::error(404, &format!("no peer is registered as {id:?}"));
-    };
-    if peer.card.is_none() {
+    if let Some(peer) = relay.registry.get(id)
+        && peer.card.is_none()
+    {
         let fetched = relay.fetch_card(id, &peer.spec.url, &via);
         // 508 Loop Detected (RFC 5842 §7.2): the fetch came back to a relay it had passed.
         if matches!(fetched, Err(WireError::HttpStatus { status: 508, .. })) {
@@ -295,11 +294,11 @@ fn peer_card(relay: &Relay, request: &Request, id: &str) -> Response {
                 &format!("peer {id:?}'s card leads back to a relay this request has passed"),
             );
         }
-        match relay.registry.get(id) {
-            Some(p) => peer = p,
-            None => return Response::error(404, &format!("no peer is registered as {id:?}")),
-        }
     }
+    // Read after any fetch, which recorded the card or why there is none.
+    let Some(peer) = relay.registry.get(id) else {
+        return Response::error(404, &format!("no peer is registered as {id:?}"));
+    };
     let Some(card) = peer.card.as_deref() else {
         let why = peer.card_error.as_deref().unwrap_or("no card");
         return Response::error(502, &format!("peer {id:?} serves no usable card: {why}"));
@@ -365,11 +364,11 @@ fn healthz(relay: &Relay) -> Response {
         "forwarded": counts.forwarded,
         "failed": failed,
         "traces": {
-            "dir": relay.sink.dir().map(|d| d.display().to_string()),
+            "dir": relay.sink.dir.as_ref().map(|d| d.display().to_string()),
             "spans_written": relay.sink.spans_written.load(std::sync::atomic::Ordering::Relaxed),
             "write_errors": relay.sink.write_errors.load(std::sync::atomic::Ordering::Relaxed),
         },
-        "export": relay.sink.exporter().map(|x| {
+        "export": relay.sink.exporter.as_ref().map(|x| {
             let s = x.stats();
             json!({"endpoint": x.config().endpoint, "stats": format!("{s:?}")})
         }),
