@@ -79,26 +79,18 @@ impl PeerSpec {
     pub fn new(id: &str, url: &str, role: Role) -> Result<PeerSpec, RelayError> {
         check_id(id)?;
         let url = url.trim().trim_end_matches('/');
+        let refuse = |why: String| Err(RelayError::peer(id, format!("url {url:?}{why}")));
         let rest = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
             (Some(rest), _) => rest,
             (None, Some(_)) if !cfg!(feature = "tls") => {
-                return Err(RelayError::peer(
-                    id,
-                    format!("url {url:?}: {}", crate::wire::tls::NOT_BUILT),
-                ));
+                return refuse(format!(": {}", crate::wire::tls::NOT_BUILT));
             }
             (None, Some(rest)) => rest,
-            (None, None) => {
-                return Err(RelayError::peer(
-                    id,
-                    format!("url {url:?} is not an http:// or https:// URL"),
-                ));
-            }
+            (None, None) => return refuse(" is not an http:// or https:// URL".into()),
         };
         let bad = |why: &str| {
-            Err(RelayError::peer(
-                id,
-                format!("url {url:?} {why}: a peer URL is scheme://host[:port][/path] only"),
+            refuse(format!(
+                " {why}: a peer URL is scheme://host[:port][/path] only"
             ))
         };
         if url
@@ -118,7 +110,7 @@ impl PeerSpec {
             return bad("names no host, or a malformed one");
         };
         if host.is_empty() || rest.starts_with('/') {
-            return Err(RelayError::peer(id, format!("url {url:?} names no host")));
+            return refuse(" names no host".into());
         }
         if port.is_some_and(|p| p.parse::<u16>().map_or(true, |p| p == 0)) {
             return bad("has a port that is not 1 to 65535");
