@@ -126,19 +126,16 @@ fn forward_headers(
     inbound: &Inbound,
     peer_binding: Binding,
     context: &SpanContext,
-) -> Vec<(String, String)> {
+) -> Vec<(&'static str, String)> {
     let mut headers = vec![
-        ("traceparent".to_string(), context.traceparent()),
-        ("Via".to_string(), relay.via_after(&inbound.via())),
+        ("traceparent", context.traceparent()),
+        ("Via", relay.via_after(&inbound.via())),
     ];
     if !context.trace_state.is_empty() {
-        headers.push(("tracestate".into(), context.trace_state.header()));
+        headers.push(("tracestate", context.trace_state.header()));
     }
     if let Some(ext) = inbound.header(inbound.binding.extensions_header()) {
-        headers.push((
-            peer_binding.extensions_header().to_string(),
-            ext.to_string(),
-        ));
+        headers.push((peer_binding.extensions_header(), ext.to_string()));
     }
     headers
 }
@@ -307,10 +304,7 @@ pub(crate) fn send_forward<'t, R>(
     };
     client.set(n::RPC_METHOD, method);
     let owned = forward_headers(relay, inbound, endpoint.binding, &context);
-    let headers: Vec<(&str, &str)> = owned
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let headers: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let sent = send(method, params, &headers);
     relay
         .registry
