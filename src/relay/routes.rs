@@ -47,16 +47,15 @@ fn need(method: &str, path: &str) -> Need {
 /// The browser rules (`serve`'s), then the caller's credentials, then the route.
 fn route(relay: &Arc<Relay>, request: &Request) -> Response {
     let browser = &relay.browser;
-    if let Err(refused) = browser.admit(request) {
-        return browser.decorate(request, refused);
-    }
-    if request.method == "POST"
-        && let Err(refused) = browser.admit_body(request)
-    {
-        return browser.decorate(request, refused);
-    }
     let path = request.path.trim_end_matches('/');
-    let response = match authorize(relay, request, need(&request.method, path)) {
+    let admitted = browser
+        .admit(request)
+        .and_then(|()| match request.method.as_str() {
+            "POST" => browser.admit_body(request),
+            _ => Ok(()),
+        })
+        .and_then(|()| authorize(relay, request, need(&request.method, path)));
+    let response = match admitted {
         Ok(()) => route_to(relay, request, path),
         Err(refused) => refused,
     };
@@ -71,12 +70,9 @@ fn authorize(relay: &Relay, request: &Request, need: Need) -> Result<(), Respons
             "runtime registration is off: the relay's peers come from its --peers file; start it with --allow-registration (and --tokens with an admin entry) to change them over HTTP",
         ));
     }
-    let Some(tokens) = &relay.tokens else {
+    let (Some(tokens), Need::Caller | Need::Admin) = (&relay.tokens, need) else {
         return Ok(());
     };
-    if need == Need::Nothing {
-        return Ok(());
-    }
     let token = find_token(tokens, request.header("authorization")).map_err(|e| {
         // RFC 6750 §3: a request without (valid) credentials is answered 401 with a challenge.
         Response::error(401, &e.to_string())
