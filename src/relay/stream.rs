@@ -383,23 +383,16 @@ impl Hop<'_, '_> {
         let (relay, peer, server) = (self.relay, self.peer, self.server);
         // The event's object: v0.3 writes it as the result, 1.0 under its one member's name.
         let (kind, inner) = match self.peer_binding {
-            Binding::V03 => (
-                result
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .to_string(),
-                result,
-            ),
+            Binding::V03 => (result.get("kind").and_then(Value::as_str), result),
             Binding::V10 => match result.as_object().and_then(|o| o.iter().next()) {
-                Some((k, v)) => (k.clone(), v),
-                None => ("?".into(), result),
+                Some((k, v)) => (Some(k.as_str()), v),
+                None => (None, result),
             },
         };
         let mut chunk = Attributes::default();
         chunk.set(n::SEQ, seq as i64);
         chunk.set(n::FINAL, decoded.is_last());
-        chunk.set(n::KIND, kind);
+        chunk.set(n::KIND, kind.unwrap_or("?"));
         server.add_event(n::EVENT_STREAM_CHUNK, chunk);
         let context_id = inner.get("contextId").and_then(Value::as_str);
         let state = inner
