@@ -84,7 +84,7 @@ pub(crate) struct Inbound {
     pub(crate) binding: Binding,
     /// The peer the request path names (`/peers/{id}/a2a`), if any.
     pub(crate) path_peer: Option<String>,
-    /// The request's header fields, names lower-cased.
+    /// The request's header fields.
     pub(crate) headers: Vec<(String, String)>,
 }
 
@@ -126,15 +126,16 @@ impl Inbound {
         meta_str(self.message()?.get("metadata")?, key)
     }
 
-    fn params_meta(&self, key: &str) -> Option<&str> {
-        meta_str(self.call.params.get("metadata")?, key)
+    /// `key` in the message's metadata, else in the params'.
+    fn meta(&self, key: &str) -> Option<&str> {
+        let params_meta = || meta_str(self.call.params.get("metadata")?, key);
+        self.message_meta(key).or_else(params_meta)
     }
 
     /// Who the call says it comes from: message metadata `agent.id`, else the params'
     /// metadata, else the `X-Agent-Id` header.
     pub(crate) fn sender(&self) -> Option<&str> {
-        self.message_meta(META_SENDER)
-            .or_else(|| self.params_meta(META_SENDER))
+        self.meta(META_SENDER)
             .or_else(|| self.header(SENDER_HEADER))
             .map(str::trim)
             .filter(|s| !s.is_empty())
@@ -144,8 +145,7 @@ impl Inbound {
     /// params' metadata.
     pub(crate) fn named_target(&self) -> Option<&str> {
         self.path_peer.as_deref().or_else(|| {
-            self.message_meta(META_TARGET)
-                .or_else(|| self.params_meta(META_TARGET))
+            self.meta(META_TARGET)
                 .map(str::trim)
                 .filter(|s| !s.is_empty())
         })

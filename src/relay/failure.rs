@@ -251,21 +251,18 @@ impl fmt::Display for Failure {
                 f,
                 "relay: no peer is known to own task {id:?} (the relay remembers the tasks it carried, newest first); POST to /peers/{{id}}/a2a to ask a peer directly"
             ),
-            Failure::Peer { peer, error } => match FailureClass::of(error) {
-                FailureClass::Peer404 => write!(f, "relay: peer {peer:?} answered 404: {error}"),
-                FailureClass::PeerTimeout => write!(f, "relay: peer {peer:?} timed out: {error}"),
-                FailureClass::PeerDisconnect => {
-                    write!(f, "relay: peer {peer:?} disconnected: {error}")
-                }
-                FailureClass::DestinationRefused => write!(
-                    f,
-                    "relay: peer {peer:?} is at a destination the relay may not reach: {error}"
-                ),
-                _ => write!(
-                    f,
-                    "relay: peer {peer:?} answered outside the protocol: {error}"
-                ),
-            },
+            Failure::Peer { peer, error } => {
+                let what = match FailureClass::of(error) {
+                    FailureClass::Peer404 => "answered 404",
+                    FailureClass::PeerTimeout => "timed out",
+                    FailureClass::PeerDisconnect => "disconnected",
+                    FailureClass::DestinationRefused => {
+                        "is at a destination the relay may not reach"
+                    }
+                    _ => "answered outside the protocol",
+                };
+                write!(f, "relay: peer {peer:?} {what}: {error}")
+            }
             Failure::InvalidReply { peer, reason } => write!(
                 f,
                 "relay: peer {peer:?} answered outside A2A, so nothing is passed on as its answer: {reason}"

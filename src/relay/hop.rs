@@ -118,17 +118,6 @@ pub(crate) fn via_names(via: &str, received_by: &str) -> bool {
     })
 }
 
-/// The `Via` a forward carries: the caller's, with this relay appended (RFC 9110 §7.6.3).
-pub(crate) fn via_out(relay: &Relay, inbound: &Inbound) -> String {
-    let mine = format!("1.1 {}", relay.via_name);
-    let theirs = inbound.via();
-    if theirs.is_empty() {
-        mine
-    } else {
-        format!("{theirs}, {mine}")
-    }
-}
-
 /// The header fields a forward carries: the forward's `traceparent` (and `tracestate`), the
 /// caller's A2A extensions header as it declared it (the relay declares none of its own),
 /// and the `Via` that carries the hop count.
@@ -137,19 +126,16 @@ fn forward_headers(
     inbound: &Inbound,
     peer_binding: Binding,
     context: &SpanContext,
-) -> Vec<(String, String)> {
+) -> Vec<(&'static str, String)> {
     let mut headers = vec![
-        ("traceparent".to_string(), context.traceparent()),
-        ("Via".to_string(), via_out(relay, inbound)),
+        ("traceparent", context.traceparent()),
+        ("Via", relay.via_after(&inbound.via())),
     ];
     if !context.trace_state.is_empty() {
-        headers.push(("tracestate".into(), context.trace_state.header()));
+        headers.push(("tracestate", context.trace_state.header()));
     }
     if let Some(ext) = inbound.header(inbound.binding.extensions_header()) {
-        headers.push((
-            peer_binding.extensions_header().to_string(),
-            ext.to_string(),
-        ));
+        headers.push((peer_binding.extensions_header(), ext.to_string()));
     }
     headers
 }
@@ -253,32 +239,25 @@ fn forward(
                 .call_announcing(endpoint, method, params, headers, timeout, false)
         },
     );
-    let result = answered
-        .and_then(|result| {
-            if endpoint.binding == inbound.binding {
-                return Ok(result);
-            }
+    let result = answered.and_then(|result| {
+        let invalid = |reason| Failure::InvalidReply {
+            peer: peer.spec.id.clone(),
+            reason,
+        };
+        let result = if endpoint.binding == inbound.binding {
+            result
+        } else {
             translate::result(inbound.kind, endpoint.binding, inbound.binding, result).map_err(
-                |reason| Failure::InvalidReply {
-                    peer: peer.spec.id.clone(),
-                    reason: format!(
-                        "its A2A {} answer cannot be read: {reason}",
-                        endpoint.binding.version()
-                    ),
+                |reason| {
+                    let version = endpoint.binding.version();
+                    invalid(format!("its A2A {version} answer cannot be read: {reason}"))
                 },
-            )
-        })
-        .and_then(|result| {
-            check_reply(inbound.kind, &result)
-                .map(|()| result)
-                .map_err(|e| Failure::InvalidReply {
-                    peer: peer.spec.id.clone(),
-                    reason: e.to_string(),
-                })
-        })
-        .and_then(|result| {
-            note_task(relay, &peer.spec.id, &result, server, session).map(|()| result)
-        });
+            )?
+        };
+        check_reply(inbound.kind, &result).map_err(invalid)?;
+        note_task(relay, &peer.spec.id, &result, server, session)?;
+        Ok(result)
+    });
     let status = result.is_ok().then_some(200);
     let outcome = result.as_ref().map(|_| ());
     end_client(client, outcome, status, 0, session.as_deref());
@@ -325,10 +304,7 @@ pub(crate) fn send_forward<'t, R>(
     };
     client.set(n::RPC_METHOD, method);
     let owned = forward_headers(relay, inbound, endpoint.binding, &context);
-    let headers: Vec<(&str, &str)> = owned
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let headers: Vec<(&str, &str)> = owned.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let sent = send(method, params, &headers);
     relay
         .registry
@@ -456,58 +432,35 @@ fn endpoint_of(relay: &Relay, peer: &Peer, inbound: &Inbound) -> Result<Target, 
 
 /// Whether a peer's `result` is an answer to a call of `kind`: a send answers a Task or a
 /// Message (1.0 wraps either as `{"task": …}` / `{"message": …}`), `tasks/get` and
-/// `tasks/cancel` answer a Task. Anything else is not passed on as if it were one.
-pub(crate) fn check_reply(kind: Kind, result: &Value) -> Result<(), NotAnAnswer> {
-    let answers = match kind {
-        Kind::Send => task_of(result).is_some() || message_of(result).is_some(),
-        Kind::Get | Kind::Cancel => task_of(result).is_some(),
-        _ => true,
-    };
-    if answers {
-        Ok(())
-    } else {
-        Err(NotAnAnswer {
-            kind,
-            got: excerpt(result),
-        })
-    }
-}
-
-/// A peer's result that answers no call of its kind: the kind, and an excerpt of the result.
-#[derive(Debug)]
-pub(crate) struct NotAnAnswer {
-    kind: Kind,
-    got: String,
-}
-
-impl std::fmt::Display for NotAnAnswer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let got = &self.got;
-        match self.kind {
-            Kind::Send => write!(
-                f,
-                "a send must be answered with a Task or a Message, got {got}"
-            ),
-            _ => write!(f, "a task call must be answered with a Task, got {got}"),
+/// `tasks/cancel` answer a Task. Anything else is not passed on as if it were one: `Err` says
+/// what was wanted, and shows the start of what came.
+pub(crate) fn check_reply(kind: Kind, result: &Value) -> Result<(), String> {
+    let wanted = match kind {
+        Kind::Send if task_of(result).is_none() && message_of(result).is_none() => {
+            "a send must be answered with a Task or a Message"
         }
-    }
+        Kind::Get | Kind::Cancel if task_of(result).is_none() => {
+            "a task call must be answered with a Task"
+        }
+        _ => return Ok(()),
+    };
+    let got = result.to_string();
+    Err(format!(
+        "{wanted}, got {}",
+        truncate(&got, Keep::Chars(120), "…")
+    ))
 }
 
 /// The Task a result is, or wraps (1.0 `{"task": …}`): an object with a string `id` and a
 /// `status` object.
 fn task_of(result: &Value) -> Option<&Map<String, Value>> {
-    let candidate = match result.get("task") {
-        Some(task) => task,
-        None => result,
-    };
-    let task = candidate.as_object()?;
+    let task = result.get("task").unwrap_or(result).as_object()?;
     (task.get("id")?.is_string() && task.get("status")?.is_object()).then_some(task)
 }
 
 /// The Message a result is, or wraps: an object with a string `messageId`.
 fn message_of(result: &Value) -> Option<&Map<String, Value>> {
-    let candidate = result.get("message").unwrap_or(result);
-    let message = candidate.as_object()?;
+    let message = result.get("message").unwrap_or(result).as_object()?;
     message.get("messageId")?.is_string().then_some(message)
 }
 
@@ -628,11 +581,6 @@ fn input_of(inbound: &Inbound) -> Value {
 /// `text` cut to [`MAX_VALUE_CHARS`] characters (on a character boundary), marked when cut.
 fn clip(text: &str) -> String {
     truncate(text, Keep::Chars(MAX_VALUE_CHARS), "…[cut]").into_owned()
-}
-
-/// The start of a reply, for a failure's detail.
-fn excerpt(v: &Value) -> String {
-    truncate(&v.to_string(), Keep::Chars(120), "…").into_owned()
 }
 
 #[cfg(test)]

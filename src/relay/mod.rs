@@ -256,16 +256,21 @@ impl Relay {
         url: &str,
         via_in: &str,
     ) -> Result<serde_json::Value, crate::wire::WireError> {
-        let via = if via_in.trim().is_empty() {
-            format!("1.1 {}", self.via_name)
-        } else {
-            format!("{via_in}, 1.1 {}", self.via_name)
-        };
+        let via = self.via_after(via_in);
         let check = self
             .client
             .check_card(url, CARD_TIMEOUT.min(self.timeout), &[("Via", &via)]);
         self.registry.record_card(id, url, &check);
         check.card
+    }
+
+    /// `via` (the `Via` a request came with, empty if none) with this relay appended (RFC
+    /// 9110 §7.6.3): what a forward or a card fetch carries.
+    fn via_after(&self, via: &str) -> String {
+        match via.trim() {
+            "" => format!("1.1 {}", self.via_name),
+            _ => format!("{via}, 1.1 {}", self.via_name),
+        }
     }
 
     /// Refuse `spec` when its URL is the relay's own public URL's host and port: the relay
@@ -292,7 +297,7 @@ impl Relay {
 
     /// The OTLP exporter, to flush before the process exits.
     pub(crate) fn exporter(&self) -> Option<&Exporter> {
-        self.sink.exporter()
+        self.sink.exporter.as_ref()
     }
 
     fn count(&self, outcome: Result<(), FailureClass>) {

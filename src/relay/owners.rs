@@ -94,42 +94,41 @@ impl TaskOwners {
         let mut inner = self.lock();
         // Taken under the lock: two records of one task are in the order of their times.
         let at_ns = crate::time::now_ns();
-        if let Some(owner) = inner.owners.get_mut(task_id) {
-            if owner.peer != peer {
+        let before = match inner.owners.get_mut(task_id) {
+            Some(owner) if owner.peer != peer => {
                 return Err(OwnedBy {
                     owner: owner.peer.clone(),
                 });
             }
-            let before = owner.state.clone();
-            if let Some(c) = context_id {
-                owner.context_id = Some(c.to_string());
+            Some(owner) => {
+                let before = owner.state.clone();
+                if let Some(c) = context_id {
+                    owner.context_id = Some(c.to_string());
+                }
+                if let Some(s) = state {
+                    owner.state = Some(s.to_string());
+                }
+                before
             }
-            if let Some(s) = state {
-                owner.state = Some(s.to_string());
+            None => {
+                let owner = Owner {
+                    peer: peer.to_string(),
+                    context_id: context_id.map(str::to_string),
+                    state: state.map(str::to_string),
+                };
+                inner.owners.insert(task_id.to_string(), owner);
+                inner.order.push_back(task_id.to_string());
+                while inner.order.len() > self.capacity {
+                    if let Some(old) = inner.order.pop_front() {
+                        inner.owners.remove(&old);
+                    }
+                }
+                None
             }
-            return Ok(Seen {
-                tracked: true,
-                before,
-                at_ns,
-            });
-        }
-        inner.owners.insert(
-            task_id.to_string(),
-            Owner {
-                peer: peer.to_string(),
-                context_id: context_id.map(str::to_string),
-                state: state.map(str::to_string),
-            },
-        );
-        inner.order.push_back(task_id.to_string());
-        while inner.order.len() > self.capacity {
-            if let Some(old) = inner.order.pop_front() {
-                inner.owners.remove(&old);
-            }
-        }
+        };
         Ok(Seen {
             tracked: true,
-            before: None,
+            before,
             at_ns,
         })
     }

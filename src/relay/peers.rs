@@ -79,26 +79,18 @@ impl PeerSpec {
     pub fn new(id: &str, url: &str, role: Role) -> Result<PeerSpec, RelayError> {
         check_id(id)?;
         let url = url.trim().trim_end_matches('/');
+        let refuse = |why: String| Err(RelayError::peer(id, format!("url {url:?}{why}")));
         let rest = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
             (Some(rest), _) => rest,
             (None, Some(_)) if !cfg!(feature = "tls") => {
-                return Err(RelayError::peer(
-                    id,
-                    format!("url {url:?}: {}", crate::wire::tls::NOT_BUILT),
-                ));
+                return refuse(format!(": {}", crate::wire::tls::NOT_BUILT));
             }
             (None, Some(rest)) => rest,
-            (None, None) => {
-                return Err(RelayError::peer(
-                    id,
-                    format!("url {url:?} is not an http:// or https:// URL"),
-                ));
-            }
+            (None, None) => return refuse(" is not an http:// or https:// URL".into()),
         };
         let bad = |why: &str| {
-            Err(RelayError::peer(
-                id,
-                format!("url {url:?} {why}: a peer URL is scheme://host[:port][/path] only"),
+            refuse(format!(
+                " {why}: a peer URL is scheme://host[:port][/path] only"
             ))
         };
         if url
@@ -118,7 +110,7 @@ impl PeerSpec {
             return bad("names no host, or a malformed one");
         };
         if host.is_empty() || rest.starts_with('/') {
-            return Err(RelayError::peer(id, format!("url {url:?} names no host")));
+            return refuse(" names no host".into());
         }
         if port.is_some_and(|p| p.parse::<u16>().map_or(true, |p| p == 0)) {
             return bad("has a port that is not 1 to 65535");
@@ -139,13 +131,9 @@ impl PeerSpec {
         };
         let authority = rest.split('/').next().unwrap_or_default();
         let (host, port) = split_authority(authority).unwrap_or((authority, None));
+        let host = host.trim_start_matches('[').trim_end_matches(']');
         let port = port.and_then(|p| p.parse().ok()).unwrap_or(default);
-        (
-            host.trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_ascii_lowercase(),
-            port,
-        )
+        (host.to_ascii_lowercase(), port)
     }
 
     /// Refuse the peer now when its host is an address the `egress` policy refuses (a host
@@ -196,12 +184,12 @@ impl PeerSpec {
     /// Read a peers file's bytes: `{"peers": [...]}` or a bare list of peers. `source` names
     /// the file in errors.
     pub(crate) fn parse_file(bytes: &[u8], source: &str) -> Result<Vec<PeerSpec>, RelayError> {
-        let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT).map_err(|e| {
-            RelayError::PeersFile {
-                source: source.to_string(),
-                reason: format!("not JSON: {e}"),
-            }
-        })?;
+        let bad = |reason: String| RelayError::PeersFile {
+            source: source.to_string(),
+            reason,
+        };
+        let doc = crate::json::parse(bytes, crate::json::Limits::DEFAULT)
+            .map_err(|e| bad(format!("not JSON: {e}")))?;
         let list = match doc {
             Value::Array(list) => Some(list),
             Value::Object(mut obj) => match obj.remove("peers") {
@@ -210,29 +198,21 @@ impl PeerSpec {
             },
             _ => None,
         }
-        .ok_or_else(|| RelayError::PeersFile {
-            source: source.to_string(),
-            reason: "expected {\"peers\": [...]} or a list of peers".into(),
-        })?;
+        .ok_or_else(|| bad("expected {\"peers\": [...]} or a list of peers".into()))?;
         let mut peers: Vec<PeerSpec> = Vec::with_capacity(list.len());
         for (i, item) in list.iter().enumerate() {
-            let peer = PeerSpec::from_json(item).map_err(|e| RelayError::PeersFile {
-                source: source.to_string(),
-                reason: format!("peers[{i}]: {e}"),
-            })?;
+            let peer = PeerSpec::from_json(item).map_err(|e| bad(format!("peers[{i}]: {e}")))?;
             if peers.iter().any(|p| p.id == peer.id) {
-                return Err(RelayError::PeersFile {
-                    source: source.to_string(),
-                    reason: format!("peers[{i}]: the id {:?} is listed twice", peer.id),
-                });
+                let id = &peer.id;
+                return Err(bad(format!("peers[{i}]: the id {id:?} is listed twice")));
             }
             peers.push(peer);
         }
         if peers.len() > MAX_PEERS {
-            return Err(RelayError::PeersFile {
-                source: source.to_string(),
-                reason: format!("{} peers, more than the limit of {MAX_PEERS}", peers.len()),
-            });
+            let n = peers.len();
+            return Err(bad(format!(
+                "{n} peers, more than the limit of {MAX_PEERS}"
+            )));
         }
         Ok(peers)
     }
@@ -261,9 +241,10 @@ pub(crate) fn check_id(id: &str) -> Result<(), RelayError> {
 }
 
 /// How a peer looked when last checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) enum HealthState {
     /// Not checked yet.
+    #[default]
     Unknown,
     /// Its card answered (or a forward to it did).
     Up,
@@ -282,7 +263,7 @@ impl HealthState {
 }
 
 /// A peer's last health.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Health {
     pub(crate) state: HealthState,
     /// When it was last checked (RFC 3339), if ever.
@@ -291,17 +272,6 @@ pub(crate) struct Health {
     pub(crate) detail: Option<String>,
     /// How long the last check took, in milliseconds.
     pub(crate) latency_ms: Option<u64>,
-}
-
-impl Default for Health {
-    fn default() -> Self {
-        Health {
-            state: HealthState::Unknown,
-            checked_at: None,
-            detail: None,
-            latency_ms: None,
-        }
-    }
 }
 
 /// Where a peer takes JSON-RPC, as its card says (or its URL, when it has no card).
@@ -417,14 +387,10 @@ pub(crate) enum Registered {
 
 impl Registry {
     pub(crate) fn new(specs: Vec<PeerSpec>) -> Registry {
-        let registry = Registry::default();
-        {
-            let mut peers = registry.write();
-            for spec in specs {
-                peers.insert(spec.id.clone(), Peer::new(spec));
-            }
+        let peers = specs.into_iter().map(|s| (s.id.clone(), Peer::new(s)));
+        Registry {
+            peers: RwLock::new(peers.collect()),
         }
-        registry
     }
 
     fn read(&self) -> RwLockReadGuard<'_, BTreeMap<String, Peer>> {

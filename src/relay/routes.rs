@@ -47,16 +47,15 @@ fn need(method: &str, path: &str) -> Need {
 /// The browser rules (`serve`'s), then the caller's credentials, then the route.
 fn route(relay: &Arc<Relay>, request: &Request) -> Response {
     let browser = &relay.browser;
-    if let Err(refused) = browser.admit(request) {
-        return browser.decorate(request, refused);
-    }
-    if request.method == "POST"
-        && let Err(refused) = browser.admit_body(request)
-    {
-        return browser.decorate(request, refused);
-    }
     let path = request.path.trim_end_matches('/');
-    let response = match authorize(relay, request, need(&request.method, path)) {
+    let admitted = browser
+        .admit(request)
+        .and_then(|()| match request.method.as_str() {
+            "POST" => browser.admit_body(request),
+            _ => Ok(()),
+        })
+        .and_then(|()| authorize(relay, request, need(&request.method, path)));
+    let response = match admitted {
         Ok(()) => route_to(relay, request, path),
         Err(refused) => refused,
     };
@@ -71,12 +70,9 @@ fn authorize(relay: &Relay, request: &Request, need: Need) -> Result<(), Respons
             "runtime registration is off: the relay's peers come from its --peers file; start it with --allow-registration (and --tokens with an admin entry) to change them over HTTP",
         ));
     }
-    let Some(tokens) = &relay.tokens else {
+    let (Some(tokens), Need::Caller | Need::Admin) = (&relay.tokens, need) else {
         return Ok(());
     };
-    if need == Need::Nothing {
-        return Ok(());
-    }
     let token = find_token(tokens, request.header("authorization")).map_err(|e| {
         // RFC 6750 §3: a request without (valid) credentials is answered 401 with a challenge.
         Response::error(401, &e.to_string())
@@ -176,11 +172,7 @@ fn rpc(relay: &Arc<Relay>, request: &Request, path_peer: Option<&str>) -> Respon
         call,
         binding,
         path_peer: path_peer.map(str::to_string),
-        headers: request
-            .headers
-            .iter()
-            .map(|(k, v)| (k.to_ascii_lowercase(), v.clone()))
-            .collect(),
+        headers: request.headers.clone(),
     };
     if inbound.kind.streams() && inbound.call.id.is_some() {
         return super::stream::carry_stream(relay.clone(), inbound);
@@ -287,10 +279,9 @@ fn peer_card(relay: &Relay, request: &Request, id: &str) -> Response {
             ),
         );
     }
-    let Some(mut peer) = relay.registry.get(id) else {
-        return Response::error(404, &format!("no peer is registered as {id:?}"));
-    };
-    if peer.card.is_none() {
+    if let Some(peer) = relay.registry.get(id)
+        && peer.card.is_none()
+    {
         let fetched = relay.fetch_card(id, &peer.spec.url, &via);
         // 508 Loop Detected (RFC 5842 §7.2): the fetch came back to a relay it had passed.
         if matches!(fetched, Err(WireError::HttpStatus { status: 508, .. })) {
@@ -299,11 +290,11 @@ fn peer_card(relay: &Relay, request: &Request, id: &str) -> Response {
                 &format!("peer {id:?}'s card leads back to a relay this request has passed"),
             );
         }
-        match relay.registry.get(id) {
-            Some(p) => peer = p,
-            None => return Response::error(404, &format!("no peer is registered as {id:?}")),
-        }
     }
+    // Read after any fetch, which recorded the card or why there is none.
+    let Some(peer) = relay.registry.get(id) else {
+        return Response::error(404, &format!("no peer is registered as {id:?}"));
+    };
     let Some(card) = peer.card.as_deref() else {
         let why = peer.card_error.as_deref().unwrap_or("no card");
         return Response::error(502, &format!("peer {id:?} serves no usable card: {why}"));
@@ -369,11 +360,11 @@ fn healthz(relay: &Relay) -> Response {
         "forwarded": counts.forwarded,
         "failed": failed,
         "traces": {
-            "dir": relay.sink.dir().map(|d| d.display().to_string()),
+            "dir": relay.sink.dir.as_ref().map(|d| d.display().to_string()),
             "spans_written": relay.sink.spans_written.load(std::sync::atomic::Ordering::Relaxed),
             "write_errors": relay.sink.write_errors.load(std::sync::atomic::Ordering::Relaxed),
         },
-        "export": relay.sink.exporter().map(|x| {
+        "export": relay.sink.exporter.as_ref().map(|x| {
             let s = x.stats();
             json!({"endpoint": x.config().endpoint, "stats": format!("{s:?}")})
         }),

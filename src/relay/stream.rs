@@ -19,7 +19,6 @@
 use super::call::{Inbound, state_name};
 use super::failure::Failure;
 use super::hop::{answer, end_client, finish, route_call, send_forward, server_span};
-use super::translate;
 use super::{Relay, SERVICE_NAME};
 use crate::trace::names::relay as n;
 use crate::trace::{ActiveSpan, Attributes, Tracer};
@@ -33,8 +32,6 @@ use crate::wire::jsonrpc;
 use crate::wire::sse;
 use crossbeam_channel::{Sender, bounded};
 use serde_json::Value;
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -191,12 +188,6 @@ fn pass_stream(
     stream: PeerStream<'_>,
     decided: Sender<Response>,
 ) {
-    let PeerStream {
-        client,
-        peer,
-        binding,
-        body,
-    } = stream;
     let id = inbound.call.id.clone().unwrap_or(Value::Null);
     let (events, caller) = bounded::<Vec<u8>>(EVENTS_BUFFERED);
     let caller = match &relay.drain {
@@ -216,21 +207,14 @@ fn pass_stream(
     let hop = Hop {
         relay,
         inbound,
-        peer: &peer,
-        peer_binding: binding,
+        peer: &stream.peer,
+        peer_binding: stream.binding,
         server: &server,
         caller: &events,
     };
     let mut count = 0;
-    let read_error = Rc::new(RefCell::new(None));
-    let mut reader = sse::Reader::with_limit(
-        PeerBody {
-            body,
-            error: read_error.clone(),
-        },
-        MAX_EVENT_BYTES,
-    );
-    let ended = hop.pass_events(&mut reader, &read_error, &mut session, &mut count);
+    let mut reader = sse::Reader::with_limit(PeerBody(stream.body), MAX_EVENT_BYTES);
+    let ended = hop.pass_events(&mut reader, &mut session, &mut count);
     server.set(n::STREAM_EVENTS, count as i64);
     if let Err(failure) = &ended {
         // The caller learns why its stream ended.
@@ -239,7 +223,13 @@ fn pass_stream(
     }
     drop(events);
     let ended_ok = ended.as_ref().map(|_| ());
-    end_client(client, ended_ok, Some(200), count, session.as_deref());
+    end_client(
+        stream.client,
+        ended_ok,
+        Some(200),
+        count,
+        session.as_deref(),
+    );
     finish(
         relay,
         tracer,
@@ -296,23 +286,13 @@ fn read_whole(body: &mut BodyStream) -> Result<Vec<u8>, WireError> {
     }
 }
 
-/// The peer's body as a reader for the SSE parser, keeping the typed error a read failed with
-/// where the hop can take it.
-struct PeerBody {
-    body: BodyStream,
-    error: Rc<RefCell<Option<WireError>>>,
-}
+/// The peer's body as a reader for the SSE parser; a read fails with the typed error inside,
+/// for the hop to take out.
+struct PeerBody(BodyStream);
 
 impl std::io::Read for PeerBody {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self.body.read(buf) {
-            Ok(n) => Ok(n),
-            Err(e) => {
-                let text = e.to_string();
-                *self.error.borrow_mut() = Some(e);
-                Err(std::io::Error::other(text))
-            }
-        }
+        self.0.read(buf).map_err(std::io::Error::other)
     }
 }
 
@@ -322,7 +302,6 @@ impl Hop<'_, '_> {
     fn pass_events(
         &self,
         reader: &mut sse::Reader<PeerBody>,
-        read_error: &RefCell<Option<WireError>>,
         session: &mut Option<String>,
         seq: &mut u64,
     ) -> Result<Ended, Failure> {
@@ -356,10 +335,10 @@ impl Hop<'_, '_> {
                         "the peer ended the stream before its last event",
                     ));
                 }
-                Err(sse::SseError::Io(_)) => {
-                    return Err(match read_error.borrow_mut().take() {
-                        Some(error) => failed(error),
-                        None => disconnected("the stream could not be read"),
+                Err(sse::SseError::Io(e)) => {
+                    return Err(match e.into_inner().map(|e| e.downcast::<WireError>()) {
+                        Some(Ok(error)) => failed(*error),
+                        _ => disconnected("the stream could not be read"),
                     });
                 }
                 Err(e) => return Err(invalid(e.to_string())),
@@ -377,8 +356,7 @@ impl Hop<'_, '_> {
             let frame = if self.peer_binding == self.inbound.binding {
                 sse::event(&event.data)
             } else {
-                let text = translate::event(&decoded, self.inbound.binding);
-                sse::event(&jsonrpc::success_text(&id, &text))
+                decoded.to_frame(&id, self.inbound.binding)
             };
             let sent = self.caller.send(frame);
             *seq += 1;
@@ -405,23 +383,16 @@ impl Hop<'_, '_> {
         let (relay, peer, server) = (self.relay, self.peer, self.server);
         // The event's object: v0.3 writes it as the result, 1.0 under its one member's name.
         let (kind, inner) = match self.peer_binding {
-            Binding::V03 => (
-                result
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or("?")
-                    .to_string(),
-                result,
-            ),
+            Binding::V03 => (result.get("kind").and_then(Value::as_str), result),
             Binding::V10 => match result.as_object().and_then(|o| o.iter().next()) {
-                Some((k, v)) => (k.clone(), v),
-                None => ("?".into(), result),
+                Some((k, v)) => (Some(k.as_str()), v),
+                None => (None, result),
             },
         };
         let mut chunk = Attributes::default();
         chunk.set(n::SEQ, seq as i64);
         chunk.set(n::FINAL, decoded.is_last());
-        chunk.set(n::KIND, kind);
+        chunk.set(n::KIND, kind.unwrap_or("?"));
         server.add_event(n::EVENT_STREAM_CHUNK, chunk);
         let context_id = inner.get("contextId").and_then(Value::as_str);
         let state = inner

@@ -16,6 +16,7 @@
 use super::RelayError;
 use crate::text::Unpoison;
 use crate::trace::SpanRecord;
+use crate::trace::relay_lint::session_file_name;
 use crate::wire::otlp::Exporter;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,8 +25,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where a relay's spans go.
 pub(crate) struct TraceSink {
-    dir: Option<PathBuf>,
-    exporter: Option<Exporter>,
+    pub(crate) dir: Option<PathBuf>,
+    pub(crate) exporter: Option<Exporter>,
     /// Held while a hop's lines are appended.
     write_lock: Mutex<()>,
     pub(crate) spans_written: AtomicU64,
@@ -53,23 +54,13 @@ impl TraceSink {
         })
     }
 
-    /// The traces directory, if any.
-    pub(crate) fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
-    }
-
-    /// The exporter, if any.
-    pub(crate) fn exporter(&self) -> Option<&Exporter> {
-        self.exporter.as_ref()
-    }
-
     /// Keep one hop's spans: append them to the session's file and queue them for export.
     pub(crate) fn record(&self, session: Option<&str>, spans: Vec<SpanRecord>) {
         if spans.is_empty() {
             return;
         }
         if let Some(dir) = &self.dir {
-            let path = dir.join(file_name(session));
+            let path = dir.join(session_file_name(session));
             let mut text = String::new();
             for span in &spans {
                 text.push_str(&crate::trace::to_json(span));
@@ -107,14 +98,9 @@ impl TraceSink {
     }
 }
 
-/// The file a session's spans go to (see the module documentation).
-pub(crate) fn file_name(session: Option<&str>) -> String {
-    crate::trace::relay_lint::session_file_name(session)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::session_file_name as file_name;
 
     #[test]
     fn a_context_id_names_its_file_only_when_it_is_a_safe_plain_name() {

@@ -15,7 +15,6 @@ use crate::wire::a2a::codec::{
     decode_result, decode_send_params, decode_task, encode_result, encode_send_params, encode_task,
 };
 use crate::wire::a2a::error::DecodeError;
-use crate::wire::a2a::stream::StreamEvent;
 use crate::wire::a2a::{Binding, Operation};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -68,30 +67,20 @@ pub(crate) fn params(
             Ok(encode_send_params(to, &p))
         }
         // `{"id", "historyLength"?, "metadata"?}` in both.
-        Kind::Get | Kind::Cancel => {
-            let mut out = Map::new();
-            for key in ["id", "historyLength", "metadata"] {
-                if let Some(v) = params.get(key) {
-                    out.insert(key.into(), v.clone());
-                }
-            }
-            Ok(Value::Object(out))
-        }
+        Kind::Get | Kind::Cancel => Ok(Value::Object(members(
+            &params,
+            &["id", "historyLength", "metadata"],
+        ))),
         _ => Err(Untranslated::Method),
     }
 }
 
 /// A send configuration for `to`: the members both bindings define.
 fn configuration(c: Option<&Value>, from: Binding, to: Binding) -> Map<String, Value> {
-    let mut out = Map::new();
     let Some(c) = c else {
-        return out;
+        return Map::new();
     };
-    for key in ["acceptedOutputModes", "historyLength"] {
-        if let Some(v) = c.get(key) {
-            out.insert(key.into(), v.clone());
-        }
-    }
+    let mut out = members(c, &["acceptedOutputModes", "historyLength"]);
     let returns_at_once = match from {
         Binding::V03 => c.get("blocking").and_then(Value::as_bool).map(|b| !b),
         Binding::V10 => c.get("returnImmediately").and_then(Value::as_bool),
@@ -103,6 +92,12 @@ fn configuration(c: Option<&Value>, from: Binding, to: Binding) -> Map<String, V
         };
     }
     out
+}
+
+/// The members of `v` named `keys`, those it has.
+fn members(v: &Value, keys: &[&str]) -> Map<String, Value> {
+    let member = |key: &&str| Some((key.to_string(), v.get(*key)?.clone()));
+    keys.iter().filter_map(member).collect()
 }
 
 /// A peer's `result`, written for the caller's binding `to`.
@@ -124,11 +119,6 @@ pub(crate) fn result(
         }
         _ => Ok(result),
     }
-}
-
-/// A stream event (the `result` of one event) from the peer's binding, as the caller's JSON.
-pub(crate) fn event(decoded: &StreamEvent, to: Binding) -> String {
-    decoded.to_json_text(to)
 }
 
 #[cfg(test)]
