@@ -551,7 +551,9 @@ fn functions(source: &str) -> Vec<(String, usize)> {
     let code = code_outside_tests(source);
     let mut found = Vec::new();
     for (at, line) in code.iter().enumerate() {
-        let words: Vec<&str> = line.split(|c: char| !(c.is_alphanumeric() || c == '_')).collect();
+        let words: Vec<&str> = line
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .collect();
         let Some(name) = words.windows(2).find(|w| w[0] == "fn" && !w[1].is_empty()) else {
             continue;
         };
@@ -578,7 +580,10 @@ fn functions(source: &str) -> Vec<(String, usize)> {
             }
         }
         if let Some(end) = end {
-            let lines = code[at..=end].iter().filter(|l| !l.trim().is_empty()).count();
+            let lines = code[at..=end]
+                .iter()
+                .filter(|l| !l.trim().is_empty())
+                .count();
             found.push((name[1].to_string(), lines));
         }
     }
