@@ -400,11 +400,6 @@ impl<'a> Draw<'a> {
                 reach(&tree.children, vec![span], &mut reached);
             }
         }
-        roots.extend(
-            run.spans
-                .iter()
-                .filter(|s| !reached.contains(&std::ptr::from_ref(*s))),
-        );
         let main_trace = root(run).map(|r| r.trace_id);
         let named: HashSet<&str> = run.spans.iter().filter_map(delegated_id).collect();
         let unplaced: Vec<&RunView> = run
