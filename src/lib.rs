@@ -73,7 +73,7 @@
 //! With the `testkit` feature (which `cargo test` turns on for this crate's own tests),
 //! `harness::testkit` serves a whole harness and its agents in memory, for the tests of
 //! agents built on ddwire. With the `fuzzing` feature (which `fuzz/` and `cargo test` turn
-//! on), a hidden `fuzz` module (`fuzz/entry_points.rs`) gives the cargo-fuzz targets, `tests/internal/parser_mutation.rs`
+//! on), a hidden `fuzz` module gives the cargo-fuzz targets, `tests/internal/parser_mutation.rs`
 //! and the load generator (`benches/load`) one entry point per hand-written parser, each
 //! taking and returning plain data; it is no part of the stated API.
 //!
@@ -225,9 +225,7 @@ pub use error::{Error, Result};
 pub mod cli;
 
 // Not part of the stated API: entry points for the fuzz targets, with the `fuzzing` feature.
-// Test tooling, not the product: the file lives with the targets that call it.
 #[cfg(feature = "fuzzing")]
-#[path = "../fuzz/entry_points.rs"]
 #[doc(hidden)]
 pub mod fuzz;
 
