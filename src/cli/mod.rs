@@ -127,6 +127,9 @@ fn builtin_rows() -> impl Iterator<Item = (&'static str, String, u16)> {
 /// Help text with `{builtin_agents}` filled in (a table, one agent a line), so help and errors
 /// give one list.
 fn fill(text: &str) -> String {
+    if !text.contains("{builtin_agents}") {
+        return text.to_string();
+    }
     let table: String = builtin_rows()
         .map(|(name, id, port)| format!("\n  {name:<11} {id:<16} port {port}"))
         .collect();
