@@ -137,13 +137,23 @@ await test("start-order", async () => {
   }
 });
 
+/**
+ * Click a span's bar near its top edge: the span's event marks sit on the bar's middle line,
+ * and a click there lands on a mark (which selects the span too, but is not the bar).
+ */
+async function clickBar(name) {
+  const bar = await page.waitForSelector(`#waterfall g.span-row[data-name="${name}"] rect.bar`);
+  const box = await bar.boundingBox();
+  await bar.click({ position: { x: box.width / 2, y: 2 } });
+}
+
 await test("span-detail", async () => {
   await open(`#/run/${RUNS.success}`);
-  await page.click('#waterfall g.span-row[data-name="chat"] rect.bar');
+  await clickBar("chat");
   const detail = await page.waitForSelector("#span-detail");
   const text = await detail.textContent();
   expect(text.includes("dd.model_id") && text.includes("dd.input_tokens"), `chat detail: ${text}`);
-  await page.click('#waterfall g.span-row[data-name="invoke_agent"] rect.bar');
+  await clickBar("invoke_agent");
   await page.waitForFunction(() => (document.querySelector("#span-detail") || {}).textContent.includes("policy_gate"));
   const root = await page.textContent("#span-detail");
   expect(root.includes("dd.input_hash") && root.includes("agent_call"), `root detail: ${root}`);
