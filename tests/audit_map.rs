@@ -629,6 +629,132 @@ fn no_function_outside_tests_is_longer_than_the_limit() {
     );
 }
 
+// --- One error style --------------------------------------------------------------------
+
+/// `(function name, the `Result` in its signature)` for each function outside tests whose
+/// signature (parameters or return type) holds a `Result` whose error is a message: `String`
+/// or a `&str` of any lifetime. A library error is a typed enum carrying fields; only the
+/// command line speaks in messages.
+fn message_errors(source: &str) -> Vec<(String, String)> {
+    let code = code_outside_tests(source);
+    let mut found = Vec::new();
+    for (at, line) in code.iter().enumerate() {
+        let words: Vec<&str> = line
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .collect();
+        let Some(name) = words.windows(2).find(|w| w[0] == "fn" && !w[1].is_empty()) else {
+            continue;
+        };
+        // The signature: from `fn` to the body's brace or the declaration's `;`, outside
+        // brackets (`[u8; 4]`); then without white space, and `->` as `=` so that every `>`
+        // left closes a `<`.
+        let mut signature = String::new();
+        let mut depth = 0i32;
+        'signature: for l in &code[at..] {
+            for c in l.chars() {
+                match c {
+                    '(' | '[' => depth += 1,
+                    ')' | ']' => depth -= 1,
+                    '{' | ';' if depth == 0 => break 'signature,
+                    _ => {}
+                }
+                signature.push(c);
+            }
+        }
+        let signature: String = signature.split_whitespace().collect();
+        let signature = signature.replace("->", "=");
+        let mut rest = signature.as_str();
+        while let Some(start) = rest.find("Result<") {
+            let inner = &rest[start + "Result<".len()..];
+            // The arguments up to the `>` that closes this `Result`, split at top-level commas.
+            let (mut depth, mut close) = (0i32, inner.len());
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '<' | '(' | '[' => depth += 1,
+                    '>' if depth == 0 => {
+                        close = i;
+                        break;
+                    }
+                    '>' | ')' | ']' => depth -= 1,
+                    _ => {}
+                }
+            }
+            let arguments = inner[..close].trim_end_matches(',');
+            let mut depth = 0i32;
+            let last_comma = arguments.char_indices().rev().find(|&(_, c)| {
+                match c {
+                    '>' | ')' | ']' => depth += 1,
+                    '<' | '(' | '[' => depth -= 1,
+                    _ => {}
+                }
+                c == ',' && depth == 0
+            });
+            if let Some((comma, _)) = last_comma {
+                let error = &arguments[comma + 1..];
+                let message = error == "String"
+                    || error.strip_prefix('&').is_some_and(|e| {
+                        e.strip_suffix("str").is_some_and(|lifetime| {
+                            lifetime.is_empty() || lifetime.starts_with('\'')
+                        })
+                    });
+                if message {
+                    found.push((name[1].to_string(), format!("Result<{}>", &inner[..close])));
+                }
+            }
+            rest = inner;
+        }
+    }
+    found
+}
+
+#[test]
+fn message_errors_are_found_in_parameters_and_return_types_outside_tests() {
+    let source = r#"fn typed(x: &str) -> Result<Option<String>, ParseError> {
+    Ok(None)
+}
+fn owned() -> std::result::Result<
+    (),
+    String,
+> {
+    Ok(())
+}
+pub(crate) fn borrowed<'a>(url: &'a str) -> Result<&'a str, &'static str> {
+    Ok(url)
+}
+fn taken(run: Result<impl FnOnce() -> u8, String>) {}
+fn nested() -> Result<Vec<Result<u8, String>>, Error> {
+    todo!()
+}
+#[cfg(test)]
+mod tests {
+    fn in_a_test() -> Result<(), String> { Ok(()) }
+}
+"#;
+    let names: Vec<String> = message_errors(source).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["owned", "borrowed", "taken", "nested"]);
+}
+
+#[test]
+fn no_library_signature_has_a_message_for_an_error() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut found = Vec::new();
+    for path in files
+        .iter()
+        .filter(|p| !p.starts_with("src/cli/") && !p.ends_with("tests.rs"))
+    {
+        for (name, result) in message_errors(&read(path)) {
+            found.push(format!("{path}: fn {name}: {result}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "library signatures whose error is a message; give each a typed error (the command \
+         line alone speaks in messages):\n{}",
+        found.join("\n")
+    );
+}
+
 // --- The documentation names only what the repository has ----------------------------------
 
 /// Folders at the repository's root that a document may name a path under.

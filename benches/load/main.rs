@@ -557,7 +557,8 @@ fn stages(conductor: &Conductor, runs: usize, wire_p50_us: Option<u32>) -> Resul
         |a: Instant, b: Instant| b.duration_since(a).as_micros().min(u128::from(u32::MAX)) as u32;
     eprintln!("bench harness: {runs} invocations one at a time, each stage timed...");
     for _ in 0..runs {
-        let points = ddwire::fuzz::stage_instants(conductor, &document, &principal)?;
+        let points = ddwire::fuzz::stage_instants(conductor, &document, &principal)
+            .map_err(|e| format!("an invocation failed: {e}"))?;
         let (start, end) = (points[0], points[11]);
         // before gate | gate | (gate..input) + input | agent | agent..grounding | grounding |
         // grounding..store | store | after

@@ -56,20 +56,38 @@ pub(crate) fn interface_urls(card: &Value) -> Vec<(String, String)> {
     out
 }
 
-/// The host of an absolute URL (brackets of an IPv6 literal removed), or why there is none.
-pub(crate) fn host_of(url: &str) -> Result<&str, &'static str> {
-    let (_, rest) = url.split_once("://").ok_or("not an absolute URL")?;
+/// Why a URL a card advertises names no host.
+#[derive(Debug, PartialEq)]
+pub(crate) enum NoHost {
+    NotAbsolute,
+    UnclosedIpv6,
+    Empty,
+}
+
+impl std::fmt::Display for NoHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoHost::NotAbsolute => "not an absolute URL",
+            NoHost::UnclosedIpv6 => "an unclosed IPv6 literal",
+            NoHost::Empty => "no host",
+        })
+    }
+}
+
+/// The host of an absolute URL (brackets of an IPv6 literal removed).
+pub(crate) fn host_of(url: &str) -> Result<&str, NoHost> {
+    let (_, rest) = url.split_once("://").ok_or(NoHost::NotAbsolute)?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
     let hostport = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let host = if let Some(v6) = hostport.strip_prefix('[') {
         v6.split_once(']')
             .map(|(h, _)| h)
-            .ok_or("an unclosed IPv6 literal")?
+            .ok_or(NoHost::UnclosedIpv6)?
     } else {
         hostport.split(':').next().unwrap_or("")
     };
     if host.is_empty() {
-        Err("no host")
+        Err(NoHost::Empty)
     } else {
         Ok(host)
     }

@@ -191,9 +191,9 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
     for probe in PROBES {
         let Run::Card(f) = probe.run else { continue };
         let run = if ctx.tls_failed {
-            Err("the TLS handshake failed".to_string())
+            Planned::Skip("the TLS handshake failed".to_string())
         } else {
-            Ok(|| f(&mut ctx))
+            Planned::Run(|| f(&mut ctx))
         };
         let result = record(probe, None, strict, run);
         // The handshake probe is listed for an http:// URL only when it found TLS there.
@@ -222,10 +222,10 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
         for probe in PROBES {
             let Run::Binding(f) = probe.run else { continue };
             let run = match target {
-                Some(t) => Ok(|| {
+                Some(t) => Planned::Run(|| {
                     f(&mut ctx, t).unwrap_or_else(|e| Outcome::Violation(format!("no answer: {e}")))
                 }),
-                None => Err(notes.first().cloned().unwrap_or_default()),
+                None => Planned::Skip(notes.first().cloned().unwrap_or_default()),
             };
             results.push(record(probe, target.map(|t| t.binding), strict, run));
         }
@@ -242,18 +242,24 @@ pub fn run(options: &Options) -> Result<Report, CheckError> {
     })
 }
 
+/// A probe to run, or the reason it is skipped unrun.
+enum Planned<F> {
+    Run(F),
+    Skip(String),
+}
+
 /// A probe's result: its function run and timed, or a skip for the reason given, which
 /// took no time.
 fn record(
     probe: &Probe,
     binding: Option<Binding>,
     strict: bool,
-    run: Result<impl FnOnce() -> Outcome, String>,
+    run: Planned<impl FnOnce() -> Outcome>,
 ) -> ProbeResult {
     let start = Instant::now();
     let (outcome, latency) = match run {
-        Ok(f) => (f(), start.elapsed()),
-        Err(why) => (Outcome::Skip(why), Duration::ZERO),
+        Planned::Run(f) => (f(), start.elapsed()),
+        Planned::Skip(why) => (Outcome::Skip(why), Duration::ZERO),
     };
     let (status, detail) = match outcome {
         Outcome::Pass(note) => (Status::Pass, note),
