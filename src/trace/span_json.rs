@@ -140,7 +140,7 @@ fn write_attr_value(o: &mut String, v: &AttrValue) {
 /// `json.dumps` would write infinity and NaN as the bare words `Infinity` and `NaN`, which are
 /// not JSON and which no strict reader (this one included) accepts, so they are written as the
 /// strings `"Infinity"`, `"-Infinity"` and `"NaN"`, as OTLP/JSON spells them.
-fn write_double(o: &mut String, x: f64) {
+pub(crate) fn write_double(o: &mut String, x: f64) {
     if x.is_finite() {
         o.push_str(&float_repr(x));
     } else {
@@ -385,18 +385,12 @@ impl SpanDoc {
 }
 
 fn read_context(c: &ContextDoc) -> Result<(TraceId, SpanId, TraceState)> {
-    let hex = c.trace_id.strip_prefix("0x").unwrap_or(&c.trace_id);
-    // `from_str_radix` would take a leading `+`: check the digits first.
-    let trace_id = (hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| u128::from_str_radix(hex, 16).ok())
-        .flatten()
-        .map(TraceId)
-        .ok_or_else(|| {
-            TraceError::span_json(
-                Some("trace_id"),
-                format!("trace_id {:?} is not 32 hex digits", c.trace_id),
-            )
-        })?;
+    let trace_id = read_hex(&c.trace_id, 32).map(TraceId).ok_or_else(|| {
+        TraceError::span_json(
+            Some("trace_id"),
+            format!("trace_id {:?} is not 32 hex digits", c.trace_id),
+        )
+    })?;
     let span_id = read_span_id(&c.span_id, "span_id")?;
     let trace_state = match c.trace_state.as_deref() {
         None => TraceState::default(),
@@ -410,15 +404,19 @@ fn read_context(c: &ContextDoc) -> Result<(TraceId, SpanId, TraceState)> {
     Ok((trace_id, span_id, trace_state))
 }
 
-fn read_span_id(s: &str, what: &'static str) -> Result<SpanId> {
+/// An id of exactly `digits` hex digits, with or without `0x`.
+fn read_hex(s: &str, digits: usize) -> Option<u128> {
     let hex = s.strip_prefix("0x").unwrap_or(s);
-    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| u64::from_str_radix(hex, 16).ok())
+    // `from_str_radix` would take a leading `+`: check the digits first.
+    (hex.len() == digits && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u128::from_str_radix(hex, 16).ok())
         .flatten()
-        .map(SpanId)
-        .ok_or_else(|| {
-            TraceError::span_json(Some(what), format!("{what} {s:?} is not 16 hex digits"))
-        })
+}
+
+fn read_span_id(s: &str, what: &'static str) -> Result<SpanId> {
+    read_hex(s, 16).map(|id| SpanId(id as u64)).ok_or_else(|| {
+        TraceError::span_json(Some(what), format!("{what} {s:?} is not 16 hex digits"))
+    })
 }
 
 fn read_time(s: Option<&str>, what: &'static str) -> Result<u64> {
