@@ -184,10 +184,7 @@ fn same_resource(a: &super::record::Resource, b: &super::record::Resource) -> bo
 /// A stored resource's attributes with the exporter's additions ([`ExportResource`]).
 fn merged<'a>(stored: &'a Attributes, add: &'a ExportResource) -> Vec<(&'a str, &'a AttrValue)> {
     let mut out: Vec<(&str, &AttrValue)> = stored.iter().collect();
-    let service = stored.get("service.name").and_then(|v| match v {
-        AttrValue::String(s) => Some(s.as_str()),
-        _ => None,
-    });
+    let service = stored.get_str("service.name");
     let local = stored.is_empty() || (service.is_some() && service == add.local_service.as_deref());
     if local {
         for (k, v) in add.local.iter() {
