@@ -58,32 +58,26 @@ pub fn to_json(span: &SpanRecord) -> String {
     }
     o.push_str("}, \"attributes\": ");
     write_attributes(&mut o, &span.attributes);
-    o.push_str(", \"events\": [");
-    for (i, e) in span.events.iter().enumerate() {
-        if i > 0 {
-            o.push_str(", ");
-        }
+    o.push_str(", \"events\": ");
+    list(&mut o, &span.events, |o, e| {
         o.push_str("{\"name\": ");
-        write_str(&mut o, &e.name, true);
+        write_str(o, &e.name, true);
         o.push_str(&format!(
             ", \"timestamp\": \"{}\", \"attributes\": ",
             crate::time::otel_time(e.time_ns)
         ));
-        write_attributes(&mut o, &e.attributes);
+        write_attributes(o, &e.attributes);
         o.push('}');
-    }
-    o.push_str("], \"links\": [");
-    for (i, l) in span.links.iter().enumerate() {
-        if i > 0 {
-            o.push_str(", ");
-        }
+    });
+    o.push_str(", \"links\": ");
+    list(&mut o, &span.links, |o, l| {
         o.push_str("{\"context\": ");
-        write_context(&mut o, l.trace_id, l.span_id, &l.trace_state);
+        write_context(o, l.trace_id, l.span_id, &l.trace_state);
         o.push_str(", \"attributes\": ");
-        write_attributes(&mut o, &l.attributes);
+        write_attributes(o, &l.attributes);
         o.push('}');
-    }
-    o.push_str("], \"resource\": {\"attributes\": ");
+    });
+    o.push_str(", \"resource\": {\"attributes\": ");
     write_attributes(&mut o, &span.resource.attributes);
     o.push_str(", \"schema_url\": ");
     write_str(&mut o, &span.resource.schema_url, true);
@@ -112,17 +106,19 @@ fn write_attributes(o: &mut String, attributes: &Attributes) {
     o.push('}');
 }
 
-fn write_attr_value(o: &mut String, v: &AttrValue) {
-    fn list<T>(o: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
-        o.push('[');
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                o.push_str(", ");
-            }
-            each(o, item);
+/// `items` as a JSON array, each written by `each`.
+fn list<T>(o: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
+    o.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            o.push_str(", ");
         }
-        o.push(']');
+        each(o, item);
     }
+    o.push(']');
+}
+
+fn write_attr_value(o: &mut String, v: &AttrValue) {
     match v {
         AttrValue::String(s) => write_str(o, s, true),
         AttrValue::Bool(b) => o.push_str(if *b { "true" } else { "false" }),
