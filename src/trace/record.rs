@@ -71,20 +71,20 @@ impl SpanRecord {
     }
 }
 
-/// OpenTelemetry's span kinds.
+/// OpenTelemetry's span kinds, each numbered as OTLP's `SpanKind` enum numbers it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum SpanKind {
     #[default]
     /// An operation inside a process (the default).
-    Internal,
+    Internal = 1,
     /// The server side of a remote call.
-    Server,
+    Server = 2,
     /// The client side of a remote call.
-    Client,
+    Client = 3,
     /// The producer of an asynchronous message.
-    Producer,
+    Producer = 4,
     /// The consumer of an asynchronous message.
-    Consumer,
+    Consumer = 5,
 }
 
 impl SpanKind {
@@ -114,13 +114,7 @@ impl SpanKind {
 
     /// The OTLP enum number (`SPAN_KIND_INTERNAL` = 1, ...).
     pub(crate) fn otlp(self) -> u8 {
-        match self {
-            SpanKind::Internal => 1,
-            SpanKind::Server => 2,
-            SpanKind::Client => 3,
-            SpanKind::Producer => 4,
-            SpanKind::Consumer => 5,
-        }
+        self as u8
     }
 }
 
@@ -144,16 +138,16 @@ impl Status {
     }
 }
 
-/// OpenTelemetry's status codes.
+/// OpenTelemetry's status codes, each numbered as OTLP's `Status.StatusCode` numbers it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum StatusCode {
     #[default]
     /// Nothing was said about the outcome (the default).
-    Unset,
+    Unset = 0,
     /// The operation succeeded, as its owner asserts.
-    Ok,
+    Ok = 1,
     /// The operation failed.
-    Error,
+    Error = 2,
 }
 
 impl StatusCode {
@@ -168,11 +162,7 @@ impl StatusCode {
 
     /// The OTLP enum number.
     pub(crate) fn otlp(self) -> u8 {
-        match self {
-            StatusCode::Unset => 0,
-            StatusCode::Ok => 1,
-            StatusCode::Error => 2,
-        }
+        self as u8
     }
 }
 

@@ -58,32 +58,26 @@ pub fn to_json(span: &SpanRecord) -> String {
     }
     o.push_str("}, \"attributes\": ");
     write_attributes(&mut o, &span.attributes);
-    o.push_str(", \"events\": [");
-    for (i, e) in span.events.iter().enumerate() {
-        if i > 0 {
-            o.push_str(", ");
-        }
+    o.push_str(", \"events\": ");
+    list(&mut o, &span.events, |o, e| {
         o.push_str("{\"name\": ");
-        write_str(&mut o, &e.name, true);
+        write_str(o, &e.name, true);
         o.push_str(&format!(
             ", \"timestamp\": \"{}\", \"attributes\": ",
             crate::time::otel_time(e.time_ns)
         ));
-        write_attributes(&mut o, &e.attributes);
+        write_attributes(o, &e.attributes);
         o.push('}');
-    }
-    o.push_str("], \"links\": [");
-    for (i, l) in span.links.iter().enumerate() {
-        if i > 0 {
-            o.push_str(", ");
-        }
+    });
+    o.push_str(", \"links\": ");
+    list(&mut o, &span.links, |o, l| {
         o.push_str("{\"context\": ");
-        write_context(&mut o, l.trace_id, l.span_id, &l.trace_state);
+        write_context(o, l.trace_id, l.span_id, &l.trace_state);
         o.push_str(", \"attributes\": ");
-        write_attributes(&mut o, &l.attributes);
+        write_attributes(o, &l.attributes);
         o.push('}');
-    }
-    o.push_str("], \"resource\": {\"attributes\": ");
+    });
+    o.push_str(", \"resource\": {\"attributes\": ");
     write_attributes(&mut o, &span.resource.attributes);
     o.push_str(", \"schema_url\": ");
     write_str(&mut o, &span.resource.schema_url, true);
@@ -112,17 +106,19 @@ fn write_attributes(o: &mut String, attributes: &Attributes) {
     o.push('}');
 }
 
-fn write_attr_value(o: &mut String, v: &AttrValue) {
-    fn list<T>(o: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
-        o.push('[');
-        for (i, item) in items.iter().enumerate() {
-            if i > 0 {
-                o.push_str(", ");
-            }
-            each(o, item);
+/// `items` as a JSON array, each written by `each`.
+fn list<T>(o: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
+    o.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            o.push_str(", ");
         }
-        o.push(']');
+        each(o, item);
     }
+    o.push(']');
+}
+
+fn write_attr_value(o: &mut String, v: &AttrValue) {
     match v {
         AttrValue::String(s) => write_str(o, s, true),
         AttrValue::Bool(b) => o.push_str(if *b { "true" } else { "false" }),
@@ -140,7 +136,7 @@ fn write_attr_value(o: &mut String, v: &AttrValue) {
 /// `json.dumps` would write infinity and NaN as the bare words `Infinity` and `NaN`, which are
 /// not JSON and which no strict reader (this one included) accepts, so they are written as the
 /// strings `"Infinity"`, `"-Infinity"` and `"NaN"`, as OTLP/JSON spells them.
-fn write_double(o: &mut String, x: f64) {
+pub(crate) fn write_double(o: &mut String, x: f64) {
     if x.is_finite() {
         o.push_str(&float_repr(x));
     } else {
@@ -385,18 +381,12 @@ impl SpanDoc {
 }
 
 fn read_context(c: &ContextDoc) -> Result<(TraceId, SpanId, TraceState)> {
-    let hex = c.trace_id.strip_prefix("0x").unwrap_or(&c.trace_id);
-    // `from_str_radix` would take a leading `+`: check the digits first.
-    let trace_id = (hex.len() == 32 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| u128::from_str_radix(hex, 16).ok())
-        .flatten()
-        .map(TraceId)
-        .ok_or_else(|| {
-            TraceError::span_json(
-                Some("trace_id"),
-                format!("trace_id {:?} is not 32 hex digits", c.trace_id),
-            )
-        })?;
+    let trace_id = read_hex(&c.trace_id, 32).map(TraceId).ok_or_else(|| {
+        TraceError::span_json(
+            Some("trace_id"),
+            format!("trace_id {:?} is not 32 hex digits", c.trace_id),
+        )
+    })?;
     let span_id = read_span_id(&c.span_id, "span_id")?;
     let trace_state = match c.trace_state.as_deref() {
         None => TraceState::default(),
@@ -410,15 +400,19 @@ fn read_context(c: &ContextDoc) -> Result<(TraceId, SpanId, TraceState)> {
     Ok((trace_id, span_id, trace_state))
 }
 
-fn read_span_id(s: &str, what: &'static str) -> Result<SpanId> {
+/// An id of exactly `digits` hex digits, with or without `0x`.
+fn read_hex(s: &str, digits: usize) -> Option<u128> {
     let hex = s.strip_prefix("0x").unwrap_or(s);
-    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| u64::from_str_radix(hex, 16).ok())
+    // `from_str_radix` would take a leading `+`: check the digits first.
+    (hex.len() == digits && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u128::from_str_radix(hex, 16).ok())
         .flatten()
-        .map(SpanId)
-        .ok_or_else(|| {
-            TraceError::span_json(Some(what), format!("{what} {s:?} is not 16 hex digits"))
-        })
+}
+
+fn read_span_id(s: &str, what: &'static str) -> Result<SpanId> {
+    read_hex(s, 16).map(|id| SpanId(id as u64)).ok_or_else(|| {
+        TraceError::span_json(Some(what), format!("{what} {s:?} is not 16 hex digits"))
+    })
 }
 
 fn read_time(s: Option<&str>, what: &'static str) -> Result<u64> {

@@ -89,22 +89,19 @@ impl Tracer {
 
     /// Start building a span named `name`.
     pub(crate) fn span(&self, name: SpanName) -> SpanBuilder<'_> {
-        SpanBuilder {
-            tracer: self,
-            name: Name::Owned(name),
-            kind: SpanKind::Internal,
-            parent: Parent::Current,
-            links: Vec::new(),
-            attributes: Attributes::default(),
-        }
+        self.builder(Name::Owned(name))
     }
 
     /// Start building a span with an informational name of [`super::names`] (the relay's
     /// `a2a.task`, say): outside the trace format's six, so it carries no `dd.operation`.
     pub(crate) fn informational_span(&self, name: &'static str) -> SpanBuilder<'_> {
+        self.builder(Name::Informational(name))
+    }
+
+    fn builder(&self, name: Name) -> SpanBuilder<'_> {
         SpanBuilder {
             tracer: self,
-            name: Name::Informational(name),
+            name,
             kind: SpanKind::Internal,
             parent: Parent::Current,
             links: Vec::new(),

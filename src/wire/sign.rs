@@ -138,10 +138,11 @@ impl Key {
     /// A key from its id and secret bytes: the id 1–256 visible ASCII characters, the secret
     /// 32–1,024 bytes.
     pub fn new(id: &str, secret: &[u8]) -> Result<Key, KeyError> {
-        check_key_id(id).map_err(|reason| KeyError::BadId {
-            id: id.to_string(),
-            reason,
-        })?;
+        let key = Key {
+            id: String::new(),
+            secret: Arc::from(secret),
+        }
+        .with_id(id)?;
         if secret.len() < MIN_SECRET_LEN {
             return Err(KeyError::TooShort {
                 path: None,
@@ -154,10 +155,7 @@ impl Key {
                 len: secret.len(),
             });
         }
-        Ok(Key {
-            id: id.to_string(),
-            secret: Arc::from(secret),
-        })
+        Ok(key)
     }
 
     /// Read the secret for key `id` from a file: its text, with leading and trailing ASCII
@@ -169,10 +167,11 @@ impl Key {
     /// Make it private with `chmod 600`, or `640` to share it with a service group.
     pub(crate) fn from_file(id: &str, path: &Path) -> Result<Key, KeyError> {
         let shown = || path.to_path_buf();
-        let metadata = std::fs::metadata(path).map_err(|source| KeyError::Read {
+        let read = |source| KeyError::Read {
             path: shown(),
             source,
-        })?;
+        };
+        let metadata = std::fs::metadata(path).map_err(read)?;
         if !metadata.is_file() {
             return Err(KeyError::NotAFile { path: shown() });
         }
@@ -193,10 +192,7 @@ impl Key {
                 len: metadata.len() as usize,
             });
         }
-        let bytes = std::fs::read(path).map_err(|source| KeyError::Read {
-            path: shown(),
-            source,
-        })?;
+        let bytes = std::fs::read(path).map_err(read)?;
         let secret = bytes.trim_ascii();
         if !secret.iter().all(|b| (0x21..=0x7e).contains(b)) {
             return Err(KeyError::NotText { path: shown() });
@@ -816,22 +812,11 @@ impl Verifier {
         let timestamp = one_header(headers, TIMESTAMP_HEADER)?;
         let nonce = one_header(headers, NONCE_HEADER)?;
         let signature = one_header(headers, SIGNATURE_HEADER)?;
-        check_key_id(key_id).map_err(|reason| VerifyError::Malformed {
-            header: KEY_ID_HEADER,
-            reason,
-        })?;
-        let timestamp = parse_timestamp(timestamp).map_err(|reason| VerifyError::Malformed {
-            header: TIMESTAMP_HEADER,
-            reason,
-        })?;
-        check_nonce(nonce).map_err(|reason| VerifyError::Malformed {
-            header: NONCE_HEADER,
-            reason,
-        })?;
-        let tag = parse_tag(signature).map_err(|reason| VerifyError::Malformed {
-            header: SIGNATURE_HEADER,
-            reason,
-        })?;
+        let malformed = |header| move |reason| VerifyError::Malformed { header, reason };
+        check_key_id(key_id).map_err(malformed(KEY_ID_HEADER))?;
+        let timestamp = parse_timestamp(timestamp).map_err(malformed(TIMESTAMP_HEADER))?;
+        check_nonce(nonce).map_err(malformed(NONCE_HEADER))?;
+        let tag = parse_tag(signature).map_err(malformed(SIGNATURE_HEADER))?;
         let key = self
             .keys
             .get(key_id)

@@ -15,224 +15,116 @@
 //! the exporter's: an empty array or map keeps `"values":[]`, and an empty value (Python's
 //! `None`) leaves `"value"` out of its `KeyValue` instead of writing `"value":{}`.
 
-use super::{Any, ExportResource, Scope, groups, key_values};
-use crate::json::python::{float_repr, write_str};
-use crate::trace::record::{Event, Link, SpanRecord};
+use super::{ExportResource, Scope, Writer, write_request};
+use crate::json::python::write_str;
+use crate::trace::record::SpanRecord;
+use crate::trace::span_json::write_double;
 
 /// One `ExportTraceServiceRequest` as OTLP/JSON text, on one line.
 pub fn encode(spans: &[SpanRecord], resource: &ExportResource, scope: &Scope) -> String {
-    let mut o = String::with_capacity(256 + spans.len() * 512);
-    o.push_str("{\"resourceSpans\":[");
-    for (i, group) in groups(spans, resource).iter().enumerate() {
-        comma(&mut o, i);
-        o.push_str("{\"resource\":{");
-        let attributes: Vec<(&str, Any)> = group
-            .attributes
-            .iter()
-            .filter_map(|(k, v)| super::any(v).map(|a| (*k, a)))
-            .collect();
-        if !attributes.is_empty() {
-            o.push_str("\"attributes\":");
-            write_key_values(&mut o, &attributes);
+    let mut w = Json {
+        o: String::with_capacity(256 + spans.len() * 512),
+        first: true,
+    };
+    w.object(|w| write_request(w, spans, resource, scope));
+    w.o
+}
+
+/// The text written so far, and whether the object being written has no member yet.
+struct Json {
+    o: String,
+    first: bool,
+}
+
+impl Json {
+    /// Start the member `name` of the object being written.
+    fn member(&mut self, name: &str) {
+        if !self.first {
+            self.o.push(',');
         }
-        o.push_str("},\"scopeSpans\":[{\"scope\":{");
-        let mut first = true;
-        for (key, value) in [("name", &scope.name), ("version", &scope.version)] {
-            if !value.is_empty() {
-                member(&mut o, &mut first, key);
-                write_str(&mut o, value, true);
+        self.first = false;
+        self.o.push('"');
+        self.o.push_str(name);
+        self.o.push_str("\":");
+    }
+
+    /// An object whose members `body` writes.
+    fn object(&mut self, body: impl FnOnce(&mut Json)) {
+        self.o.push('{');
+        self.first = true;
+        body(self);
+        self.o.push('}');
+        self.first = false;
+    }
+}
+
+impl Writer for Json {
+    /// An empty value leaves `value` out of its `KeyValue`: an unset message field is the same
+    /// empty `AnyValue` to every proto3 JSON reader, and rotel refuses `"value":{}`.
+    const EMPTY_VALUE: bool = false;
+
+    fn message(&mut self, _: u32, name: &str, body: impl FnOnce(&mut Json)) {
+        self.member(name);
+        self.object(body);
+    }
+
+    fn repeated<T>(
+        &mut self,
+        _: u32,
+        name: &str,
+        items: &[T],
+        always: bool,
+        body: impl Fn(&mut Json, &T),
+    ) {
+        if items.is_empty() && !always {
+            return;
+        }
+        self.member(name);
+        self.o.push('[');
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.o.push(',');
             }
+            self.object(|w| body(w, item));
         }
-        o.push_str("},\"spans\":[");
-        write_list(&mut o, &group.spans, |o, span| write_span(o, span));
-        o.push_str("]}]");
-        if !group.schema_url.is_empty() {
-            o.push_str(",\"schemaUrl\":");
-            write_str(&mut o, group.schema_url, true);
+        self.o.push(']');
+    }
+
+    fn text(&mut self, _: u32, name: &str, s: &str) {
+        self.member(name);
+        write_str(&mut self.o, s, true);
+    }
+
+    /// Lowercase hex, not proto3 JSON's base64.
+    fn id(&mut self, _: u32, name: &str, id: &[u8]) {
+        self.member(name);
+        self.o.push_str(&format!("\"{}\"", crate::ids::hex(id)));
+    }
+
+    fn time(&mut self, _: u32, name: &str, ns: u64) {
+        if ns != 0 {
+            self.member(name);
+            self.o.push_str(&format!("\"{ns}\""));
         }
-        o.push('}');
     }
-    o.push_str("]}");
-    o
-}
 
-fn comma(o: &mut String, index: usize) {
-    if index > 0 {
-        o.push(',');
+    fn enumeration(&mut self, _: u32, name: &str, n: u8) {
+        self.member(name);
+        self.o.push_str(&n.to_string());
     }
-}
 
-/// `items`, each by `write`, comma-separated.
-fn write_list<T>(o: &mut String, items: &[T], write: impl Fn(&mut String, &T)) {
-    for (i, item) in items.iter().enumerate() {
-        comma(o, i);
-        write(o, item);
+    fn bool(&mut self, _: u32, name: &str, b: bool) {
+        self.member(name);
+        self.o.push_str(if b { "true" } else { "false" });
     }
-}
 
-/// Start the member `key` of an object being written.
-fn member(o: &mut String, first: &mut bool, key: &str) {
-    if !*first {
-        o.push(',');
+    fn int64(&mut self, _: u32, name: &str, i: i64) {
+        self.member(name);
+        self.o.push_str(&format!("\"{i}\""));
     }
-    *first = false;
-    o.push('"');
-    o.push_str(key);
-    o.push_str("\":");
-}
 
-/// `Span` (trace.proto), members in declaration order.
-fn write_span(o: &mut String, span: &SpanRecord) {
-    o.push_str(&format!(
-        "{{\"traceId\":\"{}\",\"spanId\":\"{}\"",
-        span.trace_id, span.span_id
-    ));
-    if !span.trace_state.is_empty() {
-        o.push_str(",\"traceState\":");
-        write_str(o, &span.trace_state.header(), true);
-    }
-    if let Some(parent) = span.parent_id {
-        o.push_str(&format!(",\"parentSpanId\":\"{parent}\""));
-    }
-    if !span.name.is_empty() {
-        o.push_str(",\"name\":");
-        write_str(o, &span.name, true);
-    }
-    o.push_str(&format!(",\"kind\":{}", span.kind.otlp()));
-    if span.start_ns != 0 {
-        o.push_str(&format!(",\"startTimeUnixNano\":\"{}\"", span.start_ns));
-    }
-    if span.end_ns != 0 {
-        o.push_str(&format!(",\"endTimeUnixNano\":\"{}\"", span.end_ns));
-    }
-    let attributes = key_values(&span.attributes);
-    if !attributes.is_empty() {
-        o.push_str(",\"attributes\":");
-        write_key_values(o, &attributes);
-    }
-    if !span.events.is_empty() {
-        o.push_str(",\"events\":[");
-        write_list(o, &span.events, write_event);
-        o.push(']');
-    }
-    if !span.links.is_empty() {
-        o.push_str(",\"links\":[");
-        write_list(o, &span.links, write_link);
-        o.push(']');
-    }
-    o.push_str(",\"status\":{");
-    let mut first = true;
-    if let Some(message) = span.status.description.as_deref().filter(|m| !m.is_empty()) {
-        member(o, &mut first, "message");
-        write_str(o, message, true);
-    }
-    let code = span.status.code.otlp();
-    if code != 0 {
-        member(o, &mut first, "code");
-        o.push_str(&code.to_string());
-    }
-    o.push_str("}}");
-}
-
-/// `Span.Event`.
-fn write_event(o: &mut String, event: &Event) {
-    o.push('{');
-    let mut first = true;
-    if event.time_ns != 0 {
-        member(o, &mut first, "timeUnixNano");
-        o.push_str(&format!("\"{}\"", event.time_ns));
-    }
-    if !event.name.is_empty() {
-        member(o, &mut first, "name");
-        write_str(o, &event.name, true);
-    }
-    let attributes = key_values(&event.attributes);
-    if !attributes.is_empty() {
-        member(o, &mut first, "attributes");
-        write_key_values(o, &attributes);
-    }
-    o.push('}');
-}
-
-/// `Span.Link`.
-fn write_link(o: &mut String, link: &Link) {
-    o.push_str(&format!(
-        "{{\"traceId\":\"{}\",\"spanId\":\"{}\"",
-        link.trace_id, link.span_id
-    ));
-    if !link.trace_state.is_empty() {
-        o.push_str(",\"traceState\":");
-        write_str(o, &link.trace_state.header(), true);
-    }
-    let attributes = key_values(&link.attributes);
-    if !attributes.is_empty() {
-        o.push_str(",\"attributes\":");
-        write_key_values(o, &attributes);
-    }
-    o.push('}');
-}
-
-/// `repeated KeyValue` (common.proto).
-fn write_key_values(o: &mut String, values: &[(&str, Any)]) {
-    o.push('[');
-    write_list(o, values, |o, (key, value)| write_key_value(o, key, value));
-    o.push(']');
-}
-
-/// A `KeyValue`. An empty value (Python's `None`) leaves `value` out: an unset message field
-/// is the same empty `AnyValue` to every proto3 JSON reader, and rotel refuses `"value":{}`.
-fn write_key_value(o: &mut String, key: &str, value: &Any) {
-    o.push('{');
-    let mut first = true;
-    if !key.is_empty() {
-        member(o, &mut first, "key");
-        write_str(o, key, true);
-    }
-    if *value != Any::Empty {
-        member(o, &mut first, "value");
-        write_any(o, value);
-    }
-    o.push('}');
-}
-
-/// `AnyValue`: exactly one member, written even at its default value (it is a `oneof`).
-fn write_any(o: &mut String, value: &Any) {
-    match value {
-        Any::Empty => o.push_str("{}"),
-        Any::Str(s) => {
-            o.push_str("{\"stringValue\":");
-            write_str(o, s, true);
-            o.push('}');
-        }
-        Any::Bool(b) => o.push_str(if *b {
-            "{\"boolValue\":true}"
-        } else {
-            "{\"boolValue\":false}"
-        }),
-        Any::Int(i) => o.push_str(&format!("{{\"intValue\":\"{i}\"}}")),
-        Any::Double(x) => {
-            o.push_str("{\"doubleValue\":");
-            if x.is_finite() {
-                o.push_str(&float_repr(*x));
-            } else {
-                // proto3 JSON spells the non-finite doubles as strings.
-                o.push('"');
-                o.push_str(&float_repr(*x));
-                o.push('"');
-            }
-            o.push('}');
-        }
-        // `values` is written even when empty: `[]` and an absent field are the same to a
-        // proto3 JSON reader, and rotel refuses `"arrayValue":{}`.
-        Any::Array(items) => {
-            o.push_str("{\"arrayValue\":{\"values\":[");
-            write_list(o, items, write_any);
-            o.push_str("]}}");
-        }
-        Any::KvList(entries) => {
-            o.push_str("{\"kvlistValue\":{\"values\":[");
-            write_list(o, entries, |o, (key, value)| write_key_value(o, key, value));
-            o.push_str("]}}");
-        }
+    fn double(&mut self, _: u32, name: &str, x: f64) {
+        self.member(name);
+        write_double(&mut self.o, x);
     }
 }

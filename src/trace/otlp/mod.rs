@@ -39,6 +39,7 @@
 pub mod json;
 pub mod proto;
 
+use super::context::{SpanId, TraceId, TraceState};
 use super::record::{AttrValue, Attributes, SpanRecord};
 use serde::Deserialize;
 use serde::de::{self, MapAccess, Visitor};
@@ -183,10 +184,7 @@ fn same_resource(a: &super::record::Resource, b: &super::record::Resource) -> bo
 /// A stored resource's attributes with the exporter's additions ([`ExportResource`]).
 fn merged<'a>(stored: &'a Attributes, add: &'a ExportResource) -> Vec<(&'a str, &'a AttrValue)> {
     let mut out: Vec<(&str, &AttrValue)> = stored.iter().collect();
-    let service = stored.get("service.name").and_then(|v| match v {
-        AttrValue::String(s) => Some(s.as_str()),
-        _ => None,
-    });
+    let service = stored.get_str("service.name");
     let local = stored.is_empty() || (service.is_some() && service == add.local_service.as_deref());
     if local {
         for (k, v) in add.local.iter() {
@@ -306,6 +304,163 @@ pub(crate) fn key_values(attributes: &Attributes) -> Vec<(&str, Any<'_>)> {
         .iter()
         .filter_map(|(k, v)| any(v).map(|a| (k, a)))
         .collect()
+}
+
+/// How an encoding writes a field. The walk below (`write_request` and the messages it holds)
+/// names each field both by its number, for protobuf, and by its lowerCamelCase name, for
+/// OTLP/JSON, so both encoders write the same fields in the same order from one definition.
+pub(crate) trait Writer {
+    /// Whether `KeyValue.value` is written when it holds nothing (Python's `None`).
+    const EMPTY_VALUE: bool;
+    /// An embedded message, always written (empty when `body` writes nothing).
+    fn message(&mut self, field: u32, name: &str, body: impl FnOnce(&mut Self));
+    /// A repeated message field, `body` writing each item's message; with no items the field
+    /// is left out, unless `always` (OTLP/JSON then writes `[]`).
+    fn repeated<T>(
+        &mut self,
+        field: u32,
+        name: &str,
+        items: &[T],
+        always: bool,
+        body: impl Fn(&mut Self, &T),
+    );
+    /// A `string`, written even when empty (see [`string`]).
+    fn text(&mut self, field: u32, name: &str, s: &str);
+    /// A `bytes` id: `trace_id`, `span_id` or `parent_span_id`.
+    fn id(&mut self, field: u32, name: &str, id: &[u8]);
+    /// A `fixed64` time in nanoseconds, left out when 0.
+    fn time(&mut self, field: u32, name: &str, ns: u64);
+    /// An enum value, written even when 0.
+    fn enumeration(&mut self, field: u32, name: &str, n: u8);
+    /// The `AnyValue` members other than a string or a message.
+    fn bool(&mut self, field: u32, name: &str, b: bool);
+    /// See [`Writer::bool`].
+    fn int64(&mut self, field: u32, name: &str, i: i64);
+    /// See [`Writer::bool`].
+    fn double(&mut self, field: u32, name: &str, x: f64);
+}
+
+/// An `ExportTraceServiceRequest` holding `spans`, one `ResourceSpans` a [`Group`].
+pub(crate) fn write_request<W: Writer>(
+    w: &mut W,
+    spans: &[SpanRecord],
+    resource: &ExportResource,
+    scope: &Scope,
+) {
+    w.repeated(
+        1,
+        "resourceSpans",
+        &groups(spans, resource),
+        true,
+        |rs, group| {
+            rs.message(1, "resource", |r| {
+                let attributes: Vec<(&str, Any)> = group
+                    .attributes
+                    .iter()
+                    .filter_map(|(k, v)| any(v).map(|a| (*k, a)))
+                    .collect();
+                key_value_list(r, 1, "attributes", &attributes, false);
+            });
+            rs.repeated(2, "scopeSpans", &[scope], false, |ss, scope| {
+                ss.message(1, "scope", |s| {
+                    string(s, 1, "name", &scope.name);
+                    string(s, 2, "version", &scope.version);
+                });
+                ss.repeated(2, "spans", &group.spans, false, |s, span| {
+                    write_span(s, span)
+                });
+            });
+            string(rs, 3, "schemaUrl", group.schema_url);
+        },
+    );
+}
+
+/// `Span` (trace.proto).
+fn write_span<W: Writer>(w: &mut W, span: &SpanRecord) {
+    write_ids(w, span.trace_id, span.span_id, &span.trace_state);
+    if let Some(parent) = span.parent_id {
+        w.id(4, "parentSpanId", &parent.0.to_be_bytes());
+    }
+    string(w, 5, "name", &span.name);
+    w.enumeration(6, "kind", span.kind.otlp());
+    w.time(7, "startTimeUnixNano", span.start_ns);
+    w.time(8, "endTimeUnixNano", span.end_ns);
+    attributes(w, 9, &span.attributes);
+    w.repeated(11, "events", &span.events, false, |e, event| {
+        e.time(1, "timeUnixNano", event.time_ns);
+        string(e, 2, "name", &event.name);
+        attributes(e, 3, &event.attributes);
+    });
+    w.repeated(13, "links", &span.links, false, |l, link| {
+        write_ids(l, link.trace_id, link.span_id, &link.trace_state);
+        attributes(l, 4, &link.attributes);
+    });
+    w.message(15, "status", |s| {
+        string(
+            s,
+            2,
+            "message",
+            span.status.description.as_deref().unwrap_or(""),
+        );
+        let code = span.status.code.otlp();
+        if code != 0 {
+            s.enumeration(3, "code", code);
+        }
+    });
+}
+
+/// Fields 1 `trace_id`, 2 `span_id` and 3 `trace_state`, the same in `Span` and `Span.Link`.
+fn write_ids<W: Writer>(w: &mut W, trace_id: TraceId, span_id: SpanId, state: &TraceState) {
+    w.id(1, "traceId", &trace_id.0.to_be_bytes());
+    w.id(2, "spanId", &span_id.0.to_be_bytes());
+    string(w, 3, "traceState", &state.header());
+}
+
+/// A `string` field, left out when empty (proto3 implicit presence).
+fn string<W: Writer>(w: &mut W, field: u32, name: &str, s: &str) {
+    if !s.is_empty() {
+        w.text(field, name, s);
+    }
+}
+
+/// The `attributes` of a span, an event or a link, those OTLP cannot hold left out.
+fn attributes<W: Writer>(w: &mut W, field: u32, attributes: &Attributes) {
+    key_value_list(w, field, "attributes", &key_values(attributes), false);
+}
+
+/// `repeated KeyValue` (common.proto).
+fn key_value_list<W: Writer, K: AsRef<str>>(
+    w: &mut W,
+    field: u32,
+    name: &str,
+    entries: &[(K, Any)],
+    always: bool,
+) {
+    w.repeated(field, name, entries, always, |kv, (key, value)| {
+        string(kv, 1, "key", key.as_ref());
+        if W::EMPTY_VALUE || *value != Any::Empty {
+            kv.message(2, "value", |a| any_value(a, value));
+        }
+    });
+}
+
+/// The members of an `AnyValue`: the one set `oneof` member, even at its default value. An
+/// array's or a list's `values` is written even when empty: `[]` and an absent field are the
+/// same to a proto3 JSON reader, and rotel refuses `"arrayValue":{}`.
+pub(crate) fn any_value<W: Writer>(w: &mut W, value: &Any) {
+    match value {
+        Any::Empty => {}
+        Any::Str(s) => w.text(1, "stringValue", s),
+        Any::Bool(b) => w.bool(2, "boolValue", *b),
+        Any::Int(i) => w.int64(3, "intValue", *i),
+        Any::Double(x) => w.double(4, "doubleValue", *x),
+        Any::Array(items) => w.message(5, "arrayValue", |a| {
+            a.repeated(1, "values", items, true, any_value)
+        }),
+        Any::KvList(entries) => w.message(6, "kvlistValue", |l| {
+            key_value_list(l, 1, "values", entries, true)
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -27,33 +27,13 @@
 //! | `AnyValue` | 1 `string_value`, 2 `bool_value`, 3 `int_value`, 4 `double_value`, 5 `array_value`, 6 `kvlist_value` |
 //! | `ArrayValue`, `KeyValueList` | 1 `values` |
 
-use super::{Any, ExportResource, Scope, groups, key_values};
-use crate::trace::record::{Event, Link, SpanRecord};
+use super::{ExportResource, Scope, Writer, write_request};
+use crate::trace::record::SpanRecord;
 
 /// One `ExportTraceServiceRequest` as binary protobuf.
 pub fn encode(spans: &[SpanRecord], resource: &ExportResource, scope: &Scope) -> Vec<u8> {
     let mut out = Vec::with_capacity(256 + spans.len() * 256);
-    for group in groups(spans, resource) {
-        message(&mut out, 1, |rs| {
-            message(rs, 1, |r| {
-                for (k, v) in &group.attributes {
-                    if let Some(value) = super::any(v) {
-                        key_value(r, 1, k, &value);
-                    }
-                }
-            });
-            message(rs, 2, |ss| {
-                message(ss, 1, |s| {
-                    string(s, 1, &scope.name);
-                    string(s, 2, &scope.version);
-                });
-                for span in &group.spans {
-                    message(ss, 2, |m| write_span(m, span));
-                }
-            });
-            string(rs, 3, group.schema_url);
-        });
-    }
+    write_request(&mut out, spans, resource, scope);
     out
 }
 
@@ -74,25 +54,21 @@ fn key(out: &mut Vec<u8>, field: u32, wire_type: u8) {
     varint(out, (u64::from(field) << 3) | u64::from(wire_type));
 }
 
+fn varint_field(out: &mut Vec<u8>, field: u32, n: u64) {
+    key(out, field, VARINT);
+    varint(out, n);
+}
+
+fn fixed64(out: &mut Vec<u8>, field: u32, n: u64) {
+    key(out, field, I64);
+    out.extend_from_slice(&n.to_le_bytes());
+}
+
 /// A length-delimited field holding `bytes`, written even when empty.
 fn bytes_always(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
     key(out, field, LEN);
     varint(out, bytes.len() as u64);
     out.extend_from_slice(bytes);
-}
-
-/// A `string` field, left out when empty (proto3 implicit presence).
-fn string(out: &mut Vec<u8>, field: u32, s: &str) {
-    if !s.is_empty() {
-        bytes_always(out, field, s.as_bytes());
-    }
-}
-
-fn fixed64(out: &mut Vec<u8>, field: u32, n: u64) {
-    if n != 0 {
-        key(out, field, I64);
-        out.extend_from_slice(&n.to_le_bytes());
-    }
 }
 
 /// An embedded message, always written (empty when `body` writes nothing). Its length comes
@@ -115,95 +91,62 @@ fn message(out: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
     }
 }
 
-fn write_span(m: &mut Vec<u8>, span: &SpanRecord) {
-    bytes_always(m, 1, &span.trace_id.0.to_be_bytes());
-    bytes_always(m, 2, &span.span_id.0.to_be_bytes());
-    string(m, 3, &span.trace_state.header());
-    if let Some(parent) = span.parent_id {
-        bytes_always(m, 4, &parent.0.to_be_bytes());
-    }
-    string(m, 5, &span.name);
-    key(m, 6, VARINT);
-    varint(m, u64::from(span.kind.otlp()));
-    fixed64(m, 7, span.start_ns);
-    fixed64(m, 8, span.end_ns);
-    for (k, v) in key_values(&span.attributes) {
-        key_value(m, 9, k, &v);
-    }
-    for event in &span.events {
-        message(m, 11, |e| write_event(e, event));
-    }
-    for link in &span.links {
-        message(m, 13, |l| write_link(l, link));
-    }
-    message(m, 15, |s| {
-        string(s, 2, span.status.description.as_deref().unwrap_or(""));
-        let code = span.status.code.otlp();
-        if code != 0 {
-            key(s, 3, VARINT);
-            varint(s, u64::from(code));
-        }
-    });
-}
+impl Writer for Vec<u8> {
+    /// `KeyValue.value` is always set by the Python exporter, to an empty `AnyValue` for `None`.
+    const EMPTY_VALUE: bool = true;
 
-fn write_event(e: &mut Vec<u8>, event: &Event) {
-    fixed64(e, 1, event.time_ns);
-    string(e, 2, &event.name);
-    for (k, v) in key_values(&event.attributes) {
-        key_value(e, 3, k, &v);
+    fn message(&mut self, field: u32, _: &str, body: impl FnOnce(&mut Vec<u8>)) {
+        message(self, field, body);
     }
-}
 
-fn write_link(l: &mut Vec<u8>, link: &Link) {
-    bytes_always(l, 1, &link.trace_id.0.to_be_bytes());
-    bytes_always(l, 2, &link.span_id.0.to_be_bytes());
-    string(l, 3, &link.trace_state.header());
-    for (k, v) in key_values(&link.attributes) {
-        key_value(l, 4, k, &v);
+    fn repeated<T>(
+        &mut self,
+        field: u32,
+        _: &str,
+        items: &[T],
+        _: bool,
+        body: impl Fn(&mut Vec<u8>, &T),
+    ) {
+        for item in items {
+            message(self, field, |m| body(m, item));
+        }
     }
-}
 
-/// A `KeyValue` as field `field` of the enclosing message.
-fn key_value(out: &mut Vec<u8>, field: u32, k: &str, value: &Any) {
-    message(out, field, |kv| {
-        string(kv, 1, k);
-        message(kv, 2, |a| any_value(a, value));
-    });
-}
+    fn text(&mut self, field: u32, _: &str, s: &str) {
+        bytes_always(self, field, s.as_bytes());
+    }
 
-/// The members of an `AnyValue`: the one set `oneof` member, even at its default value.
-fn any_value(a: &mut Vec<u8>, value: &Any) {
-    match value {
-        Any::Empty => {}
-        Any::Str(s) => bytes_always(a, 1, s.as_bytes()),
-        Any::Bool(b) => {
-            key(a, 2, VARINT);
-            varint(a, u64::from(*b));
+    fn id(&mut self, field: u32, _: &str, id: &[u8]) {
+        bytes_always(self, field, id);
+    }
+
+    fn time(&mut self, field: u32, _: &str, ns: u64) {
+        if ns != 0 {
+            fixed64(self, field, ns);
         }
-        Any::Int(i) => {
-            key(a, 3, VARINT);
-            // int64 is the varint of its 64-bit two's complement (negative: ten bytes).
-            varint(a, *i as u64);
-        }
-        Any::Double(x) => {
-            key(a, 4, I64);
-            a.extend_from_slice(&x.to_bits().to_le_bytes());
-        }
-        Any::Array(items) => message(a, 5, |arr| {
-            for item in items {
-                message(arr, 1, |v| any_value(v, item));
-            }
-        }),
-        Any::KvList(entries) => message(a, 6, |list| {
-            for (k, v) in entries {
-                key_value(list, 1, k, v);
-            }
-        }),
+    }
+
+    fn enumeration(&mut self, field: u32, _: &str, n: u8) {
+        varint_field(self, field, u64::from(n));
+    }
+
+    fn bool(&mut self, field: u32, _: &str, b: bool) {
+        varint_field(self, field, u64::from(b));
+    }
+
+    /// int64 is the varint of its 64-bit two's complement (negative: ten bytes).
+    fn int64(&mut self, field: u32, _: &str, i: i64) {
+        varint_field(self, field, i as u64);
+    }
+
+    fn double(&mut self, field: u32, _: &str, x: f64) {
+        fixed64(self, field, x.to_bits());
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Any, any_value};
     use super::*;
 
     #[test]

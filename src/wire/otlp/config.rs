@@ -383,28 +383,22 @@ fn checked_header(
     setting: &str,
 ) -> Result<(String, String), OtlpError> {
     let tchar = |c: u8| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c);
-    if name.is_empty() || !name.bytes().all(tchar) {
-        return Err(OtlpError::Config {
-            setting: setting.into(),
-            value: format!("{name}=…"),
-            reason: "a header name must be an HTTP token (letters, digits, !#$%&'*+-.^_`|~)".into(),
-        });
-    }
-    if value.bytes().any(|c| (c < b' ' && c != b'\t') || c == 0x7f) {
-        return Err(OtlpError::Config {
-            setting: setting.into(),
-            value: format!("{name}=…"),
-            reason: "a header value may not contain control characters or line breaks".into(),
-        });
-    }
-    if name.eq_ignore_ascii_case("content-type") || name.eq_ignore_ascii_case("content-length") {
-        return Err(OtlpError::Config {
-            setting: setting.into(),
-            value: format!("{name}=…"),
-            reason: "Content-Type and Content-Length follow from the protocol and the body".into(),
-        });
-    }
-    Ok((name, value))
+    let reason = if name.is_empty() || !name.bytes().all(tchar) {
+        "a header name must be an HTTP token (letters, digits, !#$%&'*+-.^_`|~)"
+    } else if value.bytes().any(|c| (c < b' ' && c != b'\t') || c == 0x7f) {
+        "a header value may not contain control characters or line breaks"
+    } else if name.eq_ignore_ascii_case("content-type")
+        || name.eq_ignore_ascii_case("content-length")
+    {
+        "Content-Type and Content-Length follow from the protocol and the body"
+    } else {
+        return Ok((name, value));
+    };
+    Err(OtlpError::Config {
+        setting: setting.into(),
+        value: format!("{name}=…"),
+        reason: reason.into(),
+    })
 }
 
 fn set_header(headers: &mut Vec<(String, String)>, (name, value): (String, String)) {

@@ -10,11 +10,11 @@
 
 use super::send::{RetryPolicy, send_body};
 use super::{OtlpConfig, OtlpError};
+use crate::text::Unpoison;
 use crate::trace::record::SpanRecord;
 use crate::wire::http::client::HttpClient;
 use crate::wire::worker::{self, Jobs, Worker};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Called with each batch that could not be delivered (and, sparingly, with queue overflows).
@@ -89,14 +89,8 @@ struct Shared {
     config: OtlpConfig,
     capacity: usize,
     on_error: Option<ErrorHook>,
-    exported_batches: AtomicU64,
-    exported_spans: AtomicU64,
-    requests: AtomicU64,
-    dropped_batches: AtomicU64,
-    failed_batches: AtomicU64,
-    retries: AtomicU64,
-    rejected_spans: AtomicU64,
-    malformed_spans: AtomicU64,
+    /// The counts so far (`queued` is the queue's, read when asked).
+    stats: Mutex<ExportStats>,
 }
 
 impl Exporter {
@@ -114,14 +108,7 @@ impl Exporter {
             config,
             capacity,
             on_error,
-            exported_batches: AtomicU64::new(0),
-            exported_spans: AtomicU64::new(0),
-            requests: AtomicU64::new(0),
-            dropped_batches: AtomicU64::new(0),
-            failed_batches: AtomicU64::new(0),
-            retries: AtomicU64::new(0),
-            rejected_spans: AtomicU64::new(0),
-            malformed_spans: AtomicU64::new(0),
+            stats: Mutex::default(),
         });
         let worker = Arc::clone(&shared);
         queue
@@ -163,7 +150,10 @@ impl Exporter {
 
     fn enqueue(&self, batch: Batch) {
         if self.queue.offer(batch, 0).is_err() {
-            let dropped = self.shared.dropped_batches.fetch_add(1, Ordering::Relaxed) + 1;
+            let dropped = self.shared.count(|s| {
+                s.dropped_batches += 1;
+                s.dropped_batches
+            });
             // Report the 1st, 2nd, 4th, 8th... drop: a flood of them stays a few lines.
             if dropped.is_power_of_two() {
                 self.shared.report(&OtlpError::QueueFull {
@@ -176,18 +166,9 @@ impl Exporter {
 
     /// The figures so far.
     pub fn stats(&self) -> ExportStats {
-        let s = &self.shared;
-        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
         ExportStats {
             queued: self.queue.len() as u64,
-            exported_batches: load(&s.exported_batches),
-            exported_spans: load(&s.exported_spans),
-            requests: load(&s.requests),
-            dropped_batches: load(&s.dropped_batches),
-            failed_batches: load(&s.failed_batches),
-            retries: load(&s.retries),
-            rejected_spans: load(&s.rejected_spans),
-            malformed_spans: load(&s.malformed_spans),
+            ..*self.shared.stats.lock().unpoisoned()
         }
     }
 
@@ -204,6 +185,10 @@ impl Exporter {
 }
 
 impl Shared {
+    fn count<R>(&self, update: impl FnOnce(&mut ExportStats) -> R) -> R {
+        update(&mut self.stats.lock().unpoisoned())
+    }
+
     fn report(&self, error: &OtlpError) {
         if let Some(hook) = &self.on_error {
             hook(error);
@@ -262,9 +247,7 @@ fn run(
                     for line in lines.iter().filter(|l| !l.trim().is_empty()) {
                         match crate::trace::from_json(line) {
                             Ok(span) => spans.push(span),
-                            Err(_) => {
-                                shared.malformed_spans.fetch_add(1, Ordering::Relaxed);
-                            }
+                            Err(_) => shared.count(|s| s.malformed_spans += 1),
                         }
                     }
                 }
@@ -294,19 +277,14 @@ fn deliver(
         .encode(spans, &config.resource, &config.scope);
     match send_body(client, config, body, retry) {
         Ok(delivery) => {
-            shared.requests.fetch_add(1, Ordering::Relaxed);
-            shared.exported_batches.fetch_add(runs, Ordering::Relaxed);
-            shared
-                .exported_spans
-                .fetch_add(spans.len() as u64, Ordering::Relaxed);
-            shared.retries.fetch_add(
-                u64::from(delivery.attempts.saturating_sub(1)),
-                Ordering::Relaxed,
-            );
+            shared.count(|s| {
+                s.requests += 1;
+                s.exported_batches += runs;
+                s.exported_spans += spans.len() as u64;
+                s.retries += u64::from(delivery.attempts.saturating_sub(1));
+                s.rejected_spans += delivery.rejected_spans;
+            });
             if delivery.rejected_spans > 0 || delivery.message.is_some() {
-                shared
-                    .rejected_spans
-                    .fetch_add(delivery.rejected_spans, Ordering::Relaxed);
                 shared.report(&OtlpError::PartialSuccess {
                     url: config.endpoint.clone(),
                     rejected_spans: delivery.rejected_spans,
@@ -315,16 +293,13 @@ fn deliver(
             }
         }
         Err(error) => {
-            let counter = match &error {
-                OtlpError::TooLarge { .. } => &shared.dropped_batches,
-                _ => &shared.failed_batches,
-            };
-            counter.fetch_add(runs, Ordering::Relaxed);
-            if let Some(attempts) = error.attempts() {
-                shared
-                    .retries
-                    .fetch_add(u64::from(attempts.saturating_sub(1)), Ordering::Relaxed);
-            }
+            shared.count(|s| {
+                match &error {
+                    OtlpError::TooLarge { .. } => s.dropped_batches += runs,
+                    _ => s.failed_batches += runs,
+                }
+                s.retries += u64::from(error.attempts().unwrap_or(1).saturating_sub(1));
+            });
             shared.report(&error);
         }
     }

@@ -131,15 +131,14 @@ pub(crate) fn send_body(
                     message,
                 });
             }
-            Ok(response) if matches!(response.status, 429 | 502 | 503 | 504) => {
-                let refused = || OtlpError::Refused {
-                    url: url.clone(),
-                    status: response.status,
-                    attempts: attempt,
-                    body: excerpt(&response.body),
-                };
-                if last {
-                    return Err(refused());
+            Ok(response) => {
+                if last || !matches!(response.status, 429 | 502 | 503 | 504) {
+                    return Err(OtlpError::Refused {
+                        url: url.clone(),
+                        status: response.status,
+                        attempts: attempt,
+                        body: excerpt(&response.body),
+                    });
                 }
                 match response.header("retry-after").and_then(retry_after) {
                     Some(after) if after > retry.max_retry_after => {
@@ -154,20 +153,14 @@ pub(crate) fn send_body(
                     None => retry.backoff(attempt),
                 }
             }
-            Ok(response) => {
-                return Err(OtlpError::Refused {
-                    url: url.clone(),
-                    status: response.status,
-                    attempts: attempt,
-                    body: excerpt(&response.body),
-                });
-            }
-            Err(
-                error @ (WireError::Connect { .. }
-                | WireError::Disconnected { .. }
-                | WireError::Timeout { .. }),
-            ) => {
-                if last {
+            Err(error) => {
+                let retryable = matches!(
+                    error,
+                    WireError::Connect { .. }
+                        | WireError::Disconnected { .. }
+                        | WireError::Timeout { .. }
+                );
+                if last || !retryable {
                     return Err(OtlpError::Unreachable {
                         url: url.clone(),
                         attempts: attempt,
@@ -176,19 +169,11 @@ pub(crate) fn send_body(
                 }
                 retry.backoff(attempt)
             }
-            Err(error) => {
-                return Err(OtlpError::Unreachable {
-                    url: url.clone(),
-                    attempts: attempt,
-                    error,
-                });
-            }
         };
         std::thread::sleep(wait);
     }
 }
 
-/// The start of a refusal's body, as text, for the log.
 /// The start of a receiver's answer, as a log line may quote it: escaped, so a line break or
 /// an escape sequence in it cannot forge a line or drive a terminal.
 fn excerpt(body: &[u8]) -> String {

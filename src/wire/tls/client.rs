@@ -57,15 +57,7 @@ impl Config {
                 roots.extend(system_roots().roots.iter().cloned());
             }
             for path in &trust.ca_files {
-                let certs = read_certs(path)?;
-                let (added, _) = roots.add_parsable_certificates(certs);
-                if added == 0 {
-                    return Err(TlsError::Pem {
-                        path: path.clone(),
-                        expected: "CA certificate",
-                        reason: "none of its certificates can serve as a CA".into(),
-                    });
-                }
+                add_cas(&mut roots, path)?;
             }
             let verifier = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider())
                 .build()
@@ -97,7 +89,7 @@ impl Config {
 }
 
 /// rustls refused configuring `what`, for the reason `e`.
-pub(super) fn refused(what: &str, e: rustls::Error) -> TlsError {
+pub(super) fn refused(what: &str, e: impl std::fmt::Display) -> TlsError {
     TlsError::Refused {
         what: what.to_string(),
         reason: e.to_string(),
@@ -139,25 +131,36 @@ fn system_roots() -> &'static RootCertStore {
     })
 }
 
+/// Add the CAs in the PEM file `path` to `roots`; a file with none that can serve as a CA is
+/// refused.
+pub(super) fn add_cas(roots: &mut RootCertStore, path: &Path) -> Result<(), TlsError> {
+    let (added, _) = roots.add_parsable_certificates(read_certs(path)?);
+    if added == 0 {
+        return Err(TlsError::Pem {
+            path: path.to_path_buf(),
+            expected: "CA certificate",
+            reason: "none of its certificates can serve as a CA".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Every certificate in a PEM file; none is an error.
 pub(crate) fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let bytes = std::fs::read(path).map_err(|source| TlsError::Read {
         path: path.to_path_buf(),
         source,
     })?;
+    let pem = |reason: String| TlsError::Pem {
+        path: path.to_path_buf(),
+        expected: "certificate",
+        reason,
+    };
     let certs = CertificateDer::pem_slice_iter(&bytes)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| TlsError::Pem {
-            path: path.to_path_buf(),
-            expected: "certificate",
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| pem(e.to_string()))?;
     if certs.is_empty() {
-        return Err(TlsError::Pem {
-            path: path.to_path_buf(),
-            expected: "certificate",
-            reason: "no `BEGIN CERTIFICATE` block".into(),
-        });
+        return Err(pem("no `BEGIN CERTIFICATE` block".into()));
     }
     Ok(certs)
 }
@@ -322,10 +325,7 @@ impl std::error::Error for Failed {}
 
 /// The cause of a handshake that failed with `e`, calling `host`.
 fn handshake_io(e: &io::Error, host: &str) -> TlsFailure {
-    if let Some(tls) = e
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-    {
+    if let Some(tls) = rustls_error(e) {
         return classify(tls, host);
     }
     // ureq's own deadline, as its transport adapter hands it to rustls.
@@ -437,11 +437,13 @@ impl Transport for TlsTransport {
 /// 1.3 a server that refuses the client's certificate says so only after the client has
 /// finished its side of the handshake.
 fn after_handshake(e: io::Error, host: &str) -> ureq::Error {
-    match e
-        .get_ref()
-        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
-    {
+    match rustls_error(&e) {
         Some(tls) => failure(classify(tls, host)),
         None => ureq::Error::Io(e),
     }
+}
+
+/// The rustls error an I/O error carries, if it carries one.
+fn rustls_error(e: &io::Error) -> Option<&rustls::Error> {
+    e.get_ref()?.downcast_ref()
 }

@@ -6,7 +6,7 @@
 //! reads a TLS record may take, so a client dripping a record byte by byte is bounded exactly
 //! as one dripping a plain head is.
 
-use super::client::{provider, read_certs, read_pair, refused};
+use super::client::{add_cas, provider, read_pair, refused};
 use super::{KeyPair, ServerTls, TlsError};
 use crate::text::Unpoison;
 use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
@@ -52,21 +52,11 @@ impl Identity {
             None => builder.with_no_client_auth(),
             Some(path) => {
                 let mut roots = RootCertStore::empty();
-                let (added, _) = roots.add_parsable_certificates(read_certs(path)?);
-                if added == 0 {
-                    return Err(TlsError::Pem {
-                        path: path.clone(),
-                        expected: "CA certificate",
-                        reason: "none of its certificates can serve as a CA".into(),
-                    });
-                }
+                add_cas(&mut roots, path)?;
                 let verifier =
                     WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
                         .build()
-                        .map_err(|e| TlsError::Refused {
-                            what: format!("client CA {}", path.display()),
-                            reason: e.to_string(),
-                        })?;
+                        .map_err(|e| refused(&format!("client CA {}", path.display()), e))?;
                 builder.with_client_cert_verifier(verifier)
             }
         };
