@@ -417,7 +417,7 @@ impl RunStore {
         let files: Vec<(&str, &[u8])> = prepared
             .files
             .iter()
-            .map(|(n, c)| (n.as_str(), c.as_bytes()))
+            .map(|(n, c)| (*n, c.as_bytes()))
             .collect();
         let schemas: Vec<(&str, &[u8])> = prepared
             .schemas
@@ -594,16 +594,16 @@ impl Drop for Writer {
 }
 
 /// A run, validated and serialised.
-struct Prepared {
+struct Prepared<'a> {
     id: String,
     /// `(file name, content)`, the envelope first.
-    files: Vec<(String, String)>,
+    files: Vec<(&'a str, String)>,
     /// `(digest, json.dumps(schema, indent=2))`.
     schemas: Vec<(String, String)>,
     index_line: String,
 }
 
-fn prepare(run: &NewRun, extra: &[(&str, &str)], memo: &SchemaMemo) -> Result<Prepared> {
+fn prepare<'a>(run: &NewRun, extra: &[(&'a str, &str)], memo: &SchemaMemo) -> Result<Prepared<'a>> {
     let id = run
         .envelope
         .get("invocation_id")
@@ -671,24 +671,15 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)], memo: &SchemaMemo) -> Result<Pr
         spans.push('\n');
     }
     let mut files = vec![
-        (
-            ENVELOPE_FILE.to_string(),
-            python::dumps(run.envelope, Style::INDENT2),
-        ),
-        (
-            REQUEST_FILE.to_string(),
-            python::dumps(run.request, Style::INDENT2),
-        ),
-        (SPANS_FILE.to_string(), spans),
-        (GROUNDING_FILE.to_string(), format!("{}\n", run.grounding)),
+        (ENVELOPE_FILE, python::dumps(run.envelope, Style::INDENT2)),
+        (REQUEST_FILE, python::dumps(run.request, Style::INDENT2)),
+        (SPANS_FILE, spans),
+        (GROUNDING_FILE, format!("{}\n", run.grounding)),
     ];
     if let Some(reply) = run.agent_reply {
-        files.push((
-            AGENT_REPLY_FILE.to_string(),
-            python::dumps(reply, Style::INDENT2),
-        ));
+        files.push((AGENT_REPLY_FILE, python::dumps(reply, Style::INDENT2)));
     }
-    files.extend(extra.iter().map(|(n, t)| (n.to_string(), t.to_string())));
+    files.extend(extra.iter().map(|(n, t)| (*n, t.to_string())));
     Ok(Prepared {
         id: id.to_string(),
         index_line: python::dumps(run.envelope, COMPACT),
@@ -698,7 +689,7 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)], memo: &SchemaMemo) -> Result<Pr
 }
 
 /// Create `dir` (under `root`) and write each file in it, unsynced.
-fn write_run_dir(root: &Path, dir: &Path, files: &[(String, String)]) -> Result<()> {
+fn write_run_dir(root: &Path, dir: &Path, files: &[(&str, String)]) -> Result<()> {
     fs::create_dir(dir).map_err(io_at(root, "creating", dir))?;
     for (name, text) in files {
         write_new(root, &dir.join(name), text.as_bytes())?;
