@@ -22,24 +22,40 @@ pub(crate) fn shown(root: &Path, path: &Path) -> String {
     }
 }
 
+/// The bytes of `path`, or `None` if there is no such file.
+pub(crate) fn read_if_any(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// What failed `doing` something to `path` (under `root`) says: `"{doing} {shown path}"`.
+pub(crate) fn io_at<'a>(
+    root: &'a Path,
+    doing: &'a str,
+    path: &'a Path,
+) -> impl Fn(std::io::Error) -> HarnessError + Copy + 'a {
+    move |e| HarnessError::io(format!("{doing} {}", shown(root, path)), e)
+}
+
 /// The text of `path` (under `root`), or `None` if there is no such file (or no path was
 /// given).
 pub(crate) fn read_text(root: &Path, path: Option<PathBuf>) -> Result<Option<String>> {
     let Some(path) = path else { return Ok(None) };
-    match fs::read(&path) {
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
-            StoreError::Unreadable {
-                file: shown(root, &path),
-                reason: "is not UTF-8 text".into(),
-            }
-            .into()
-        }),
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => Ok(None),
-        Err(e) => Err(HarnessError::io(
-            format!("reading {}", shown(root, &path)),
-            e,
-        )),
-    }
+    let bytes = read_if_any(&path).map_err(io_at(root, "reading", &path))?;
+    bytes
+        .map(|bytes| {
+            String::from_utf8(bytes).map_err(|_| {
+                StoreError::Unreadable {
+                    file: shown(root, &path),
+                    reason: "is not UTF-8 text".into(),
+                }
+                .into()
+            })
+        })
+        .transpose()
 }
 
 /// [`read_text`], parsed as JSON. A lone surrogate escape (which Python writes) reads as
@@ -61,15 +77,15 @@ pub(crate) fn read_json(root: &Path, path: Option<PathBuf>) -> Result<Option<Val
 
 /// The UTF-8 names in `dir` (under `root`); none if it does not exist.
 pub(crate) fn dir_names(root: &Path, dir: &Path) -> Result<Vec<String>> {
+    let listing = io_at(root, "listing", dir);
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(HarnessError::io(format!("listing {}", shown(root, dir)), e)),
+        Err(e) => return Err(listing(e)),
     };
     let mut names = Vec::new();
     for entry in entries {
-        let entry =
-            entry.map_err(|e| HarnessError::io(format!("listing {}", shown(root, dir)), e))?;
+        let entry = entry.map_err(listing)?;
         if let Ok(name) = entry.file_name().into_string() {
             names.push(name);
         }
@@ -84,17 +100,30 @@ pub(crate) fn write_new(root: &Path, path: &Path, bytes: &[u8]) -> Result<File> 
         .write(true)
         .create_new(true)
         .open(path)
-        .map_err(|e| HarnessError::io(format!("creating {}", shown(root, path)), e))?;
+        .map_err(io_at(root, "creating", path))?;
     file.write_all(bytes)
-        .map_err(|e| HarnessError::io(format!("writing {}", shown(root, path)), e))?;
+        .map_err(io_at(root, "writing", path))?;
     Ok(file)
+}
+
+/// Write `content` to `path` through the new file `tmp` renamed over it, so no reader sees it
+/// half written; `tmp` is removed if either step fails.
+pub(crate) fn write_via(root: &Path, tmp: &Path, path: &Path, content: &[u8]) -> Result<()> {
+    let written = write_new(root, tmp, content).and_then(|_| {
+        fs::rename(tmp, path)
+            .map_err(|e| HarnessError::io(format!("moving {} into place", shown(root, path)), e))
+    });
+    if written.is_err() {
+        let _ = fs::remove_file(tmp);
+    }
+    written
 }
 
 /// Make the entries of `dir` durable (a rename into it, a file created or removed in it).
 pub(crate) fn sync_dir(root: &Path, dir: &Path) -> Result<()> {
     File::open(dir)
         .and_then(|d| d.sync_all())
-        .map_err(|e| HarnessError::io(format!("syncing the directory {}", shown(root, dir)), e))
+        .map_err(io_at(root, "syncing the directory", dir))
 }
 
 /// Make every path (a file or a directory) durable. The fsyncs are issued together, from up to
@@ -105,7 +134,7 @@ pub(crate) fn sync_dir(root: &Path, dir: &Path) -> Result<()> {
 pub(crate) fn sync_all(root: &Path, paths: Vec<PathBuf>) -> Result<()> {
     let sync = |path: &PathBuf| match File::open(path).and_then(|f| f.sync_all()) {
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-        other => other.map_err(|e| HarnessError::io(format!("syncing {}", shown(root, path)), e)),
+        other => other.map_err(io_at(root, "syncing", path)),
     };
     let threads = paths.len().min(FSYNC_THREADS);
     if threads <= 1 {

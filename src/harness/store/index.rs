@@ -18,7 +18,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 /// What a failed read of the index says (never where the store is: see `files::shown`).
-const INDEX_READ: &str = "reading the run index invocations.jsonl in the run store";
+pub(crate) const INDEX_READ: &str = "reading the run index invocations.jsonl in the run store";
 
 /// How much of the index is read at a time.
 const BLOCK: usize = 1 << 16;

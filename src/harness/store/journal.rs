@@ -158,15 +158,18 @@ fn read_as(
     let context = |what: &str| format!("{what} the journal {name} in the run store");
     let file = File::open(path).map_err(|e| HarnessError::io(context("opening"), e))?;
     let mut reader = BufReader::with_capacity(1 << 16, file);
+    // Fill `buf`; `false` if the file ended first (a torn or absent record).
+    let mut read_full = |buf: &mut [u8]| match reader.read_exact(buf) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(false),
+        Err(e) => Err(HarnessError::io(context("reading"), e)),
+    };
     let mut head = [0u8; SEGMENT_HEADER];
     let mut found = Segment::default();
-    match read_full(&mut reader, &mut head) {
-        // A segment created and never written (a crash right after creating it).
-        Ok(false) => return Ok(found),
-        Ok(true) if &head[..8] == MAGIC => {}
-        // Not a segment's header: a segment whose making was cut short, holding nothing.
-        Ok(true) => return Ok(found),
-        Err(e) => return Err(HarnessError::io(context("reading"), e)),
+    // No header (a segment created and never written, a crash right after creating it) or
+    // not a segment's (one whose making was cut short): it holds nothing.
+    if !read_full(&mut head)? || &head[..8] != MAGIC {
+        return Ok(found);
     }
     found.seq = u64::from_le_bytes(head[8..].try_into().unwrap_or_default());
     let mut offset = SEGMENT_HEADER as u64;
@@ -174,10 +177,8 @@ fn read_as(
     loop {
         found.valid_len = offset;
         let mut header = [0u8; HEADER];
-        match read_full(&mut reader, &mut header) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => return Err(HarnessError::io(context("reading"), e)),
+        if !read_full(&mut header)? {
+            break;
         }
         let body_len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
         let state = header[4];
@@ -191,10 +192,8 @@ fn read_as(
         }
         body.clear();
         body.resize(body_len, 0);
-        match read_full(&mut reader, &mut body) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => return Err(HarnessError::io(context("reading"), e)),
+        if !read_full(&mut body)? {
+            break;
         }
         if checksum(seq, &Sha256::digest(&body)) != header[13..HEADER] {
             break;
@@ -210,43 +209,27 @@ fn read_as(
     Ok(found)
 }
 
-/// Fill `buf`; `false` if the file ended first (a torn or absent record).
-fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<bool> {
-    match reader.read_exact(buf) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(false),
-        Err(e) => Err(e),
-    }
+/// The first `n` bytes of `rest`, which moves past them; `None` if it is shorter.
+fn take<'a>(rest: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+    let (head, tail) = rest.split_at_checked(n)?;
+    *rest = tail;
+    Some(head)
 }
 
 fn decode(body: &[u8], contents: bool) -> Option<Record> {
     let mut record = Record::default();
     let mut rest = body;
-    let take = |n: usize, rest: &mut &[u8]| -> Option<Vec<u8>> {
-        let (head, tail) = rest.split_at_checked(n)?;
-        *rest = tail;
-        Some(head.to_vec())
-    };
-    let skip = |n: usize, rest: &mut &[u8]| -> Option<Vec<u8>> {
-        *rest = rest.get(n..)?;
-        Some(Vec::new())
-    };
     while let Some((&tag, tail)) = rest.split_first() {
         rest = tail;
-        let name_len = take(2, &mut rest)?;
-        let name = String::from_utf8(take(
-            u16::from_le_bytes([name_len[0], name_len[1]]) as usize,
-            &mut rest,
-        )?)
-        .ok()?;
-        let data_len = take(4, &mut rest)?;
-        let data_len =
-            u32::from_le_bytes([data_len[0], data_len[1], data_len[2], data_len[3]]) as usize;
+        let name_len = u16::from_le_bytes(take(&mut rest, 2)?.try_into().ok()?);
+        let name = String::from_utf8(take(&mut rest, name_len as usize)?.to_vec()).ok()?;
+        let data_len = u32::from_le_bytes(take(&mut rest, 4)?.try_into().ok()?);
+        let data = take(&mut rest, data_len as usize)?;
         // The index line is always kept: recovery needs it, and it is small.
         let data = if contents || tag == b'x' {
-            take(data_len, &mut rest)?
+            data.to_vec()
         } else {
-            skip(data_len, &mut rest)?
+            Vec::new()
         };
         match tag {
             b'i' => record.id = name,

@@ -238,7 +238,7 @@ impl RunReader {
         query: &Query,
         each: impl FnMut(u64, Value) -> ControlFlow<()>,
     ) -> Result<Scan> {
-        self.scan_newest(query, index::Depth::Envelope, each)
+        self.listing(query)?.scan(index::Depth::Envelope, each)
     }
 
     /// Call `each` with `(index line offset, listing row)` for every run `query` matches,
@@ -247,20 +247,9 @@ impl RunReader {
     pub(crate) fn rows_newest_first(
         &self,
         query: &Query,
-        mut each: impl FnMut(u64, Value) -> ControlFlow<()>,
-    ) -> Result<Scan> {
-        self.scan_newest(query, index::Depth::Head, |offset, head| {
-            each(offset, index::listing_row(&head))
-        })
-    }
-
-    fn scan_newest(
-        &self,
-        query: &Query,
-        depth: index::Depth,
         each: impl FnMut(u64, Value) -> ControlFlow<()>,
     ) -> Result<Scan> {
-        self.listing(query)?.scan(depth, each)
+        self.listing(query)?.rows(each)
     }
 
     /// Open a listing newest first: the index is opened and the place `query.after` names is
@@ -268,23 +257,24 @@ impl RunReader {
     /// sent), and its rows are read later with [`Listing::rows`], which is `Send` so another
     /// thread can stream them.
     pub(crate) fn listing(&self, query: &Query) -> Result<Listing> {
-        let Some((file, len)) = index::open(&self.index)? else {
-            if let Some(after) = &query.after {
-                return Err(StoreError::NoSuchRun {
-                    reference: after.clone(),
-                    store: self.shown_root(),
-                }
-                .into());
+        let (file, start) = match index::open(&self.index)? {
+            Some((file, len)) => {
+                let start = index::start_of(&file, len, query, &self.shown_root())?;
+                (Some(file), start)
             }
-            return Ok(Listing {
-                file: None,
-                start: 0,
-                query: query.clone(),
-            });
+            None => match &query.after {
+                Some(after) => {
+                    return Err(StoreError::NoSuchRun {
+                        reference: after.clone(),
+                        store: self.shown_root(),
+                    }
+                    .into());
+                }
+                None => (None, 0),
+            },
         };
-        let start = index::start_of(&file, len, query, &self.shown_root())?;
         Ok(Listing {
-            file: Some(file),
+            file,
             start,
             query: query.clone(),
         })

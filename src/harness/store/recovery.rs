@@ -19,7 +19,9 @@
 //! what it was, for the log.
 
 use super::StoreError;
-use super::files::{dir_names, shown, sync_all, sync_dir, write_new};
+use super::files::{
+    dir_names, io_at, read_if_any, shown, sync_all, sync_dir, write_new, write_via,
+};
 use super::index::{self, Forward};
 use super::journal::{self, Record};
 use super::{COMPACT, CONTROL_DIR, ENVELOPE_FILE, INDEX_NAME, SCHEMAS_DIR, TMP_PREFIX};
@@ -72,57 +74,48 @@ impl fmt::Display for Recovery {
         if self.is_clean() {
             return f.write_str("nothing to repair");
         }
-        let mut parts = Vec::new();
-        if !self.writers.is_empty() {
-            parts.push(format!(
-                "replayed the journals {} writer(s) left when they stopped without closing the \
-                 store{}",
+        // Each part is `{verb} {count} {what}`, said only when the count is not zero.
+        let said =
+            |verb: &str, n: usize, what: String| (n > 0).then(|| format!("{verb} {n} {what}"));
+        let parts: Vec<String> = [
+            said(
+                "replayed the journals",
                 self.writers.len(),
-                if self.replayed.is_empty() && self.indexed.is_empty() {
-                    " (nothing was missing)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        if !self.replayed.is_empty() {
-            parts.push(format!("restored {} run(s) from them", self.replayed.len()));
-        }
-        if !self.removed.is_empty() {
-            parts.push(format!(
-                "removed {} unfinished write(s)",
-                self.removed.len()
-            ));
-        }
-        if self.torn_tail {
-            parts.push("repaired an unfinished last index line".into());
-        }
-        if !self.dropped_lines.is_empty() {
-            parts.push(format!(
-                "removed {} index line(s) that were not JSON (lines {:?}, kept in {CONTROL_DIR}/{DROPPED_LINES})",
+                format!(
+                    "writer(s) left when they stopped without closing the store{}",
+                    if self.replayed.is_empty() && self.indexed.is_empty() {
+                        " (nothing was missing)"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+            said("restored", self.replayed.len(), "run(s) from them".into()),
+            said("removed", self.removed.len(), "unfinished write(s)".into()),
+            self.torn_tail
+                .then(|| "repaired an unfinished last index line".into()),
+            said(
+                "removed",
                 self.dropped_lines.len(),
-                self.dropped_lines
-            ));
-        }
-        if !self.duplicates.is_empty() {
-            parts.push(format!(
-                "removed {} duplicate index line(s)",
-                self.duplicates.len()
-            ));
-        }
-        if !self.indexed.is_empty() {
-            parts.push(format!(
-                "indexed {} run(s) missing from the index",
-                self.indexed.len()
-            ));
-        }
-        if !self.unreadable.is_empty() {
-            parts.push(format!(
-                "left {} run directory(ies) whose envelope.json is unreadable: {}",
+                format!(
+                    "index line(s) that were not JSON (lines {:?}, kept in {CONTROL_DIR}/{DROPPED_LINES})",
+                    self.dropped_lines
+                ),
+            ),
+            said("removed", self.duplicates.len(), "duplicate index line(s)".into()),
+            said("indexed", self.indexed.len(), "run(s) missing from the index".into()),
+            said(
+                "left",
                 self.unreadable.len(),
-                self.unreadable.join(", ")
-            ));
-        }
+                format!(
+                    "run directory(ies) whose envelope.json is unreadable: {}",
+                    self.unreadable.join(", ")
+                ),
+            ),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         f.write_str(&parts.join("; "))
     }
 }
@@ -154,26 +147,6 @@ fn tmp_owner(name: &str) -> Option<&str> {
     let first = rest.find('-')?;
     let second = rest[first + 1..].find('-').map(|i| first + 1 + i)?;
     Some(&rest[..second])
-}
-
-/// Whether the writer `writer` is running: its lock file exists and someone holds it. A
-/// stopped writer's lock is returned, held, so nobody else decides the same meanwhile.
-enum Liveness {
-    Alive,
-    Stopped(Option<File>),
-}
-
-fn liveness(control: &Path, writer: &str) -> Liveness {
-    let path = control.join(writer_lock_name(writer));
-    match OpenOptions::new().read(true).write(true).open(&path) {
-        Err(e) if e.kind() == ErrorKind::NotFound => Liveness::Stopped(None),
-        // Cannot tell: treat it as running, and touch nothing of it.
-        Err(_) => Liveness::Alive,
-        Ok(file) => match file.try_lock() {
-            Ok(()) => Liveness::Stopped(Some(file)),
-            Err(_) => Liveness::Alive,
-        },
-    }
 }
 
 /// A writer that stopped: its id, its journal segments in order, and its lock, held until its
@@ -218,8 +191,10 @@ impl Ids {
 }
 
 /// How the index ends.
+#[derive(Default)]
 enum Tail {
     /// Empty, or ending with a newline.
+    #[default]
     Clean,
     /// A whole document without its newline, starting at the offset.
     Whole(u64),
@@ -228,10 +203,11 @@ enum Tail {
 }
 
 /// What one read of the index found.
+#[derive(Default)]
 struct IndexState {
     ids: Ids,
-    /// `(line number, offset)` of complete lines that are not JSON.
-    bad: Vec<(usize, u64)>,
+    /// Line numbers of complete lines that are not JSON.
+    bad: Vec<usize>,
     /// Line numbers of lines naming a run an earlier line named.
     duplicates: Vec<usize>,
     tail: Tail,
@@ -239,19 +215,8 @@ struct IndexState {
 }
 
 fn read_index(path: &Path, recovery: &mut Recovery) -> Result<IndexState> {
-    let io = |e| {
-        HarnessError::io(
-            "reading the run index invocations.jsonl in the run store",
-            e,
-        )
-    };
-    let mut state = IndexState {
-        ids: Ids::default(),
-        bad: Vec::new(),
-        duplicates: Vec::new(),
-        tail: Tail::Clean,
-        len: 0,
-    };
+    let io = |e| HarnessError::io(index::INDEX_READ, e);
+    let mut state = IndexState::default();
     let Some((file, len)) = index::open(path)? else {
         return Ok(state);
     };
@@ -273,15 +238,11 @@ fn read_index(path: &Path, recovery: &mut Recovery) -> Result<IndexState> {
                 }
             }
             LineState::Other => {}
-            LineState::Bad => state.bad.push((number, line.offset)),
+            LineState::Bad => state.bad.push(number),
         }
     }
     if lines.unterminated {
-        let mut fragment = Vec::new();
-        let mut f = file;
-        f.seek(SeekFrom::Start(end_of_complete))
-            .and_then(|_| f.read_to_end(&mut fragment))
-            .map_err(io)?;
+        let fragment = read_from(file, end_of_complete).map_err(io)?;
         state.tail = match line_state(&fragment) {
             LineState::Run(id) => {
                 if !state.ids.insert(&id) {
@@ -382,6 +343,7 @@ pub(crate) fn recover(root: &Path, me: &str) -> Result<Recovery> {
 }
 
 /// What the control directory holds, by kind.
+#[derive(Default)]
 struct ControlEntries {
     /// Every writer with a lock, a spare or a journal here, with its journal segments as
     /// `(sequence number, file name)`.
@@ -393,37 +355,29 @@ struct ControlEntries {
 }
 
 fn control_entries(root: &Path, control: &Path) -> Result<ControlEntries> {
-    let mut entries = ControlEntries {
-        writers: BTreeMap::new(),
-        spares: Vec::new(),
-        tmps: Vec::new(),
-    };
+    let mut entries = ControlEntries::default();
     for name in dir_names(root, control)? {
-        if let Some(w) = name
-            .strip_prefix("writer-")
-            .and_then(|r| r.strip_suffix(".lock"))
-        {
+        if name.starts_with(TMP_PREFIX) {
+            entries.tmps.push(name);
+            continue;
+        }
+        let Some(rest) = name.strip_prefix("writer-") else {
+            continue;
+        };
+        if let Some(w) = rest.strip_suffix(".lock") {
             entries.writers.entry(w.to_string()).or_default();
-        } else if let Some(w) = name
-            .strip_prefix("writer-")
-            .and_then(|r| r.strip_suffix(".spare.wal"))
-        {
+        } else if let Some(w) = rest.strip_suffix(".spare.wal") {
             // Checkpointed: nothing in it to replay.
             entries.writers.entry(w.to_string()).or_default();
             entries.spares.push((w.to_string(), name.clone()));
-        } else if let Some((w, seq)) = name
-            .strip_prefix("writer-")
-            .and_then(|r| r.strip_suffix(".wal"))
-            .and_then(|r| r.rsplit_once('.'))
-            .and_then(|(w, seq)| Some((w, seq.parse::<u64>().ok()?)))
+        } else if let Some((w, seq)) = rest.strip_suffix(".wal").and_then(|r| r.rsplit_once('.'))
+            && let Ok(seq) = seq.parse::<u64>()
         {
             entries
                 .writers
                 .entry(w.to_string())
                 .or_default()
                 .push((seq, name.clone()));
-        } else if name.starts_with(TMP_PREFIX) {
-            entries.tmps.push(name);
         }
     }
     Ok(entries)
@@ -441,19 +395,24 @@ fn live_and_stopped(
         if writer == me {
             continue;
         }
-        match liveness(control, &writer) {
-            Liveness::Alive => {
+        // A writer is running if its lock file exists and someone holds it. A stopped writer's
+        // lock is kept, held, so nobody else decides the same meanwhile.
+        let path = control.join(writer_lock_name(&writer));
+        let lock = match OpenOptions::new().read(true).write(true).open(&path) {
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Ok(file) if file.try_lock().is_ok() => Some(file),
+            // Held, or cannot tell: treat it as running, and touch nothing of it.
+            _ => {
                 live.insert(writer);
+                continue;
             }
-            Liveness::Stopped(lock) => {
-                segments.sort();
-                stopped.push(Stopped {
-                    writer,
-                    segments,
-                    _lock: lock,
-                });
-            }
-        }
+        };
+        segments.sort();
+        stopped.push(Stopped {
+            writer,
+            segments,
+            _lock: lock,
+        });
     }
     (live, stopped)
 }
@@ -481,10 +440,8 @@ fn remove_unfinished_writes(
             dir_names(root, &dir)?
         };
         for name in names {
-            let owner = tmp_owner(&name);
-            let keep =
-                !name.starts_with(TMP_PREFIX) || owner.is_some_and(|o| o == me || live.contains(o));
-            if !keep {
+            let owned = tmp_owner(&name).is_some_and(|o| o == me || live.contains(o));
+            if name.starts_with(TMP_PREFIX) && !owned {
                 stray.push(dir.join(&name));
             }
         }
@@ -498,12 +455,7 @@ fn remove_unfinished_writes(
         match gone {
             Ok(()) => recovery.removed.push(path),
             Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => {
-                return Err(HarnessError::io(
-                    format!("removing the unfinished write {}", shown(root, &path)),
-                    e,
-                ));
-            }
+            Err(e) => return Err(io_at(root, "removing the unfinished write", &path)(e)),
         }
     }
     Ok(())
@@ -524,17 +476,8 @@ fn index_unnamed_runs(
     names.sort();
     for name in names {
         let path = root.join(&name).join(ENVELOPE_FILE);
-        let bytes = match fs::read(&path) {
-            Ok(b) => b,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
-                continue;
-            }
-            Err(e) => {
-                return Err(HarnessError::io(
-                    format!("reading {}", shown(root, &path)),
-                    e,
-                ));
-            }
+        let Some(bytes) = read_if_any(&path).map_err(io_at(root, "reading", &path))? else {
+            continue;
         };
         match crate::json::from_slice_lossy(&bytes) {
             Ok(envelope)
@@ -561,7 +504,6 @@ fn append_to_index(
     if state.len == 0 && to_index.is_empty() {
         return Ok(false);
     }
-    let mut changed = !to_index.is_empty();
     let mut appended: Vec<u8> = Vec::new();
     let mut file = OpenOptions::new()
         .read(true)
@@ -569,19 +511,15 @@ fn append_to_index(
         .create(true)
         .truncate(false)
         .open(index_path)
-        .map_err(|e| HarnessError::io(format!("opening {}", shown(root, index_path)), e))?;
+        .map_err(io_at(root, "opening", index_path))?;
     match state.tail {
         Tail::Clean => {}
         Tail::Whole(_) => appended.push(b'\n'),
-        Tail::Torn(start) => {
-            file.set_len(start).map_err(|e| {
-                HarnessError::io(
-                    format!("cutting the torn last line off {}", shown(root, index_path)),
-                    e,
-                )
-            })?;
-            changed = true;
-        }
+        Tail::Torn(start) => file.set_len(start).map_err(io_at(
+            root,
+            "cutting the torn last line off",
+            index_path,
+        ))?,
     }
     for line in to_index {
         appended.extend_from_slice(line);
@@ -590,14 +528,12 @@ fn append_to_index(
     if !appended.is_empty() {
         file.seek(SeekFrom::End(0))
             .and_then(|_| file.write_all(&appended))
-            .map_err(|e| {
-                HarnessError::io(format!("appending to {}", shown(root, index_path)), e)
-            })?;
-        changed = true;
+            .map_err(io_at(root, "appending to", index_path))?;
     }
+    let changed = matches!(state.tail, Tail::Torn(_)) || !appended.is_empty();
     if changed {
         file.sync_all()
-            .map_err(|e| HarnessError::io(format!("syncing {}", shown(root, index_path)), e))?;
+            .map_err(io_at(root, "syncing", index_path))?;
     }
     Ok(changed)
 }
@@ -610,16 +546,18 @@ fn forget_stopped(
     stopped: Vec<Stopped>,
     spares: &[(String, String)],
 ) -> Result<()> {
-    let mut forgot = false;
+    let forgot = !stopped.is_empty();
     for gone in stopped {
-        for (_, name) in &gone.segments {
-            remove_if_present(&control.join(name))?;
-        }
-        for (_, name) in spares.iter().filter(|(w, _)| *w == gone.writer) {
+        let spares = spares.iter().filter(|(w, _)| *w == gone.writer);
+        for name in gone
+            .segments
+            .iter()
+            .map(|(_, n)| n)
+            .chain(spares.map(|(_, n)| n))
+        {
             remove_if_present(&control.join(name))?;
         }
         remove_if_present(&control.join(writer_lock_name(&gone.writer)))?;
-        forgot = true;
     }
     if forgot {
         sync_dir(root, control)?;
@@ -660,16 +598,8 @@ fn replay(
         .find(|(n, _)| n == ENVELOPE_FILE)
         .map(|(_, c)| c.as_slice())
         .unwrap_or_default();
-    let existing = match fs::read(target.join(ENVELOPE_FILE)) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => None,
-        Err(e) => {
-            return Err(HarnessError::io(
-                format!("reading {}", shown(root, &target)),
-                e,
-            ));
-        }
-    };
+    let existing =
+        read_if_any(&target.join(ENVELOPE_FILE)).map_err(io_at(root, "reading", &target))?;
     let mut changed = false;
     match existing {
         Some(bytes) if bytes == envelope => {
@@ -696,24 +626,20 @@ fn replay(
         _ => {
             // Missing, or cut short before its files reached the disk: write it whole.
             let fresh = root.join(tmp_name(me, &record.id));
-            fs::create_dir(&fresh)
-                .map_err(|e| HarnessError::io(format!("creating {}", shown(root, &fresh)), e))?;
+            fs::create_dir(&fresh).map_err(io_at(root, "creating", &fresh))?;
             for (name, content) in &record.files {
                 write_new(root, &fresh.join(name), content)?;
             }
-            if target.exists() {
-                let old = root.join(tmp_name(me, &record.id));
-                fs::rename(&target, &old).map_err(|e| {
+            let old = target.exists().then(|| root.join(tmp_name(me, &record.id)));
+            if let Some(old) = &old {
+                fs::rename(&target, old).map_err(|e| {
                     HarnessError::io(format!("moving {} aside", shown(root, &target)), e)
                 })?;
-                fs::rename(&fresh, &target).map_err(|e| {
-                    HarnessError::io(format!("moving run {} into place", record.id), e)
-                })?;
+            }
+            fs::rename(&fresh, &target)
+                .map_err(|e| HarnessError::io(format!("moving run {} into place", record.id), e))?;
+            if let Some(old) = old {
                 let _ = fs::remove_dir_all(&old);
-            } else {
-                fs::rename(&fresh, &target).map_err(|e| {
-                    HarnessError::io(format!("moving run {} into place", record.id), e)
-                })?;
             }
             for (name, _) in &record.files {
                 to_sync.push(target.join(name));
@@ -732,8 +658,7 @@ fn replay(
         }
         let path = schemas.join(format!("{digest}.json"));
         if fs::read(&path).ok().as_deref() != Some(content.as_slice()) {
-            fs::create_dir_all(&schemas)
-                .map_err(|e| HarnessError::io(format!("creating {}", shown(root, &schemas)), e))?;
+            fs::create_dir_all(&schemas).map_err(io_at(root, "creating", &schemas))?;
             replace_file(root, &path, content)?;
             to_sync.push(path);
         }
@@ -746,11 +671,7 @@ fn replay(
 fn replace_file(root: &Path, path: &Path, content: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!("{TMP_PREFIX}{:016x}", random_u64()));
-    write_new(root, &tmp, content)?;
-    fs::rename(&tmp, path).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        HarnessError::io(format!("moving {} into place", shown(root, path)), e)
-    })
+    write_via(root, &tmp, path, content)
 }
 
 /// Write the index again without its bad and duplicate lines, ending it whole, with
@@ -763,36 +684,40 @@ fn rewrite_index(
     recovery: &mut Recovery,
 ) -> Result<()> {
     let control = root.join(CONTROL_DIR);
-    let io =
-        |what: &str, path: &Path, e| HarnessError::io(format!("{what} {}", shown(root, path)), e);
     let new_path = control.join(format!("{TMP_PREFIX}index-{:016x}", random_u64()));
     let dropped_path = control.join(DROPPED_LINES);
+    let (reading, writing) = (
+        io_at(root, "reading", index_path),
+        io_at(root, "writing", &new_path),
+    );
     let mut out = std::io::BufWriter::new(
         OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&new_path)
-            .map_err(|e| io("creating", &new_path, e))?,
+            .map_err(io_at(root, "creating", &new_path))?,
     );
+    let mut put = |line: &[u8]| {
+        out.write_all(line)
+            .and_then(|_| out.write_all(b"\n"))
+            .map_err(writing)
+    };
     let mut dropped = OpenOptions::new()
         .append(true)
         .create(true)
         .open(&dropped_path)
-        .map_err(|e| io("opening", &dropped_path, e))?;
-    let file = File::open(index_path).map_err(|e| io("opening", index_path, e))?;
-    let mut lines = Forward::new(file, 0, state.len).map_err(|e| io("reading", index_path, e))?;
+        .map_err(io_at(root, "opening", &dropped_path))?;
+    let file = File::open(index_path).map_err(io_at(root, "opening", index_path))?;
+    let mut lines = Forward::new(file, 0, state.len).map_err(reading)?;
     let (mut number, mut bad, mut dup) = (
         0,
         state.bad.iter().peekable(),
         state.duplicates.iter().peekable(),
     );
     let stamp = crate::time::now_rfc3339();
-    while let Some(line) = lines
-        .next_line()
-        .map_err(|e| io("reading", index_path, e))?
-    {
+    while let Some(line) = lines.next_line().map_err(reading)? {
         number += 1;
-        if bad.peek().is_some_and(|(n, _)| *n == number) {
+        if bad.peek().is_some_and(|n| **n == number) {
             bad.next();
             let mut kept =
                 format!("# line {number} of {INDEX_NAME}, removed {stamp}\n").into_bytes();
@@ -800,7 +725,7 @@ fn rewrite_index(
             kept.push(b'\n');
             dropped
                 .write_all(&kept)
-                .map_err(|e| io("writing", &dropped_path, e))?;
+                .map_err(io_at(root, "writing", &dropped_path))?;
             recovery.dropped_lines.push(number);
             continue;
         }
@@ -808,34 +733,31 @@ fn rewrite_index(
             dup.next();
             continue;
         }
-        out.write_all(&line.bytes)
-            .and_then(|_| out.write_all(b"\n"))
-            .map_err(|e| io("writing", &new_path, e))?;
+        put(&line.bytes)?;
     }
     if let Tail::Whole(start) = state.tail {
-        let mut rest = Vec::new();
-        let mut f = File::open(index_path).map_err(|e| io("opening", index_path, e))?;
-        f.seek(SeekFrom::Start(start))
-            .and_then(|_| f.read_to_end(&mut rest))
-            .map_err(|e| io("reading", index_path, e))?;
+        let file = File::open(index_path).map_err(io_at(root, "opening", index_path))?;
+        let mut rest = read_from(file, start).map_err(reading)?;
         rest.truncate((state.len - start) as usize);
-        out.write_all(&rest)
-            .and_then(|_| out.write_all(b"\n"))
-            .map_err(|e| io("writing", &new_path, e))?;
+        put(&rest)?;
     }
     for line in to_index {
-        out.write_all(line)
-            .and_then(|_| out.write_all(b"\n"))
-            .map_err(|e| io("writing", &new_path, e))?;
+        put(line)?;
     }
-    let file = out
-        .into_inner()
-        .map_err(|e| io("writing", &new_path, e.into_error()))?;
-    file.sync_all().map_err(|e| io("syncing", &new_path, e))?;
+    let file = out.into_inner().map_err(|e| writing(e.into_error()))?;
+    file.sync_all().map_err(io_at(root, "syncing", &new_path))?;
     dropped
         .sync_all()
-        .map_err(|e| io("syncing", &dropped_path, e))?;
-    fs::rename(&new_path, index_path).map_err(|e| io("replacing", index_path, e))?;
+        .map_err(io_at(root, "syncing", &dropped_path))?;
+    fs::rename(&new_path, index_path).map_err(io_at(root, "replacing", index_path))?;
     sync_dir(root, &control)?;
     Ok(())
+}
+
+/// The rest of `file` from `start`.
+fn read_from(mut file: File, start: u64) -> std::io::Result<Vec<u8>> {
+    let mut rest = Vec::new();
+    file.seek(SeekFrom::Start(start))?;
+    file.read_to_end(&mut rest)?;
+    Ok(rest)
 }

@@ -40,7 +40,7 @@
 //! 1 MiB of zeros and full at that size.
 
 use super::StoreError;
-use super::files::{shown, sync_all, sync_dir, write_new};
+use super::files::{io_at, shown, sync_all, sync_dir, write_new, write_via};
 use super::journal;
 use super::reader::RunReader;
 use super::recovery::{self, Recovery, segment_name, tmp_name, writer_lock_name};
@@ -110,7 +110,6 @@ impl Deref for RunStore {
     }
 }
 
-#[derive(Debug)]
 struct Writer {
     /// `<pid>-<16 hex digits>`: names this writer's lock, journal and temporary entries.
     id: String,
@@ -128,7 +127,7 @@ struct Writer {
 /// `preserve_order`, `serde_json`'s maps are sorted, so equal values write identical text and
 /// have the same digest, and every check it passed passes again. Hashing and writing the
 /// schema again on every run cost about an eighth of the store stage's instructions.
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct SchemaMemo(Mutex<HashMap<String, (Value, String)>>);
 
 /// Most schemas the memo holds; past it, it starts over (a registry rarely has this many).
@@ -167,13 +166,12 @@ struct Job {
 /// results out. A lone caller so commits its own run itself (handing only the fsync to the
 /// writer's sync thread, see [`Syncer`]); under load, the runs that arrive while one group
 /// syncs make up the next.
-#[derive(Debug)]
 struct Commits {
     queue: Mutex<Queue>,
     turn: Condvar,
 }
 
-#[derive(Debug)]
+#[derive(Default)]
 struct Queue {
     waiting: Vec<Job>,
     /// Whether a caller is leading a commit (and holds the committer).
@@ -188,17 +186,9 @@ struct Queue {
     next_ticket: u64,
 }
 
-impl std::fmt::Debug for Committer {
+impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Committer")
-            .field("segment", &self.segment.path)
-            .finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Job")
+        f.debug_struct("Writer")
             .field("id", &self.id)
             .finish_non_exhaustive()
     }
@@ -209,31 +199,18 @@ struct StoreLock(File);
 
 impl StoreLock {
     fn acquire(control: &Path) -> Result<StoreLock> {
-        let path = control.join(STORE_LOCK);
+        let (root, path) = (
+            control.parent().unwrap_or(control),
+            control.join(STORE_LOCK),
+        );
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
             .open(&path)
-            .map_err(|e| {
-                HarnessError::io(
-                    format!(
-                        "opening the store lock {}",
-                        shown(control.parent().unwrap_or(control), &path)
-                    ),
-                    e,
-                )
-            })?;
-        file.lock().map_err(|e| {
-            HarnessError::io(
-                format!(
-                    "locking {}",
-                    shown(control.parent().unwrap_or(control), &path)
-                ),
-                e,
-            )
-        })?;
+            .map_err(io_at(root, "opening the store lock", &path))?;
+        file.lock().map_err(io_at(root, "locking", &path))?;
         Ok(StoreLock(file))
     }
 }
@@ -273,7 +250,7 @@ impl RunStore {
             .write(true)
             .create_new(true)
             .open(&lock_path)
-            .map_err(|e| HarnessError::io(format!("creating {}", shown(&root, &lock_path)), e))?;
+            .map_err(io_at(&root, "creating", &lock_path))?;
         lock.try_lock().map_err(|e| {
             StoreError::failed(format!("locking {}: {e}", shown(&root, &lock_path)))
         })?;
@@ -328,12 +305,8 @@ impl RunStore {
                 id,
                 commits: Commits {
                     queue: Mutex::new(Queue {
-                        waiting: Vec::new(),
-                        leading: false,
-                        closed: false,
                         committer: Some(committer),
-                        done: HashMap::new(),
-                        next_ticket: 0,
+                        ..Queue::default()
                     }),
                     turn: Condvar::new(),
                 },
@@ -444,7 +417,7 @@ impl RunStore {
         let files: Vec<(&str, &[u8])> = prepared
             .files
             .iter()
-            .map(|(n, c)| (n.as_str(), c.as_bytes()))
+            .map(|(n, c)| (*n, c.as_bytes()))
             .collect();
         let schemas: Vec<(&str, &[u8])> = prepared
             .schemas
@@ -484,20 +457,15 @@ impl RunStore {
                 continue;
             }
             if !made {
-                fs::create_dir_all(&dir)
-                    .map_err(|e| HarnessError::io(format!("creating {}", shown(root, &dir)), e))?;
+                fs::create_dir_all(&dir).map_err(io_at(root, "creating", &dir))?;
                 made = true;
             }
-            let tmp = dir.join(tmp_name(writer, digest));
-            let written = write_new(root, &tmp, text.as_bytes()).and_then(|_| {
-                fs::rename(&tmp, &path).map_err(|e| {
-                    HarnessError::io(format!("moving {} into place", shown(root, &path)), e)
-                })
-            });
-            if written.is_err() {
-                let _ = fs::remove_file(&tmp);
-            }
-            written?;
+            write_via(
+                root,
+                &dir.join(tmp_name(writer, digest)),
+                &path,
+                text.as_bytes(),
+            )?;
         }
         Ok(())
     }
@@ -621,25 +589,21 @@ impl Drop for Writer {
     fn drop(&mut self) {
         // Every append has returned (they borrow the store): checkpoint the last segment, stop
         // the checkpoint thread, and only then let this writer's lock go.
-        let committer = self.commits.queue.lock().unpoisoned().committer.take();
-        if let Some(committer) = committer {
-            committer.finish();
-        }
-        let _ = fs::remove_file(&self.lock_path);
+        self.close();
     }
 }
 
 /// A run, validated and serialised.
-struct Prepared {
+struct Prepared<'a> {
     id: String,
     /// `(file name, content)`, the envelope first.
-    files: Vec<(String, String)>,
+    files: Vec<(&'a str, String)>,
     /// `(digest, json.dumps(schema, indent=2))`.
     schemas: Vec<(String, String)>,
     index_line: String,
 }
 
-fn prepare(run: &NewRun, extra: &[(&str, &str)], memo: &SchemaMemo) -> Result<Prepared> {
+fn prepare<'a>(run: &NewRun, extra: &[(&'a str, &str)], memo: &SchemaMemo) -> Result<Prepared<'a>> {
     let id = run
         .envelope
         .get("invocation_id")
@@ -707,24 +671,15 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)], memo: &SchemaMemo) -> Result<Pr
         spans.push('\n');
     }
     let mut files = vec![
-        (
-            ENVELOPE_FILE.to_string(),
-            python::dumps(run.envelope, Style::INDENT2),
-        ),
-        (
-            REQUEST_FILE.to_string(),
-            python::dumps(run.request, Style::INDENT2),
-        ),
-        (SPANS_FILE.to_string(), spans),
-        (GROUNDING_FILE.to_string(), format!("{}\n", run.grounding)),
+        (ENVELOPE_FILE, python::dumps(run.envelope, Style::INDENT2)),
+        (REQUEST_FILE, python::dumps(run.request, Style::INDENT2)),
+        (SPANS_FILE, spans),
+        (GROUNDING_FILE, format!("{}\n", run.grounding)),
     ];
     if let Some(reply) = run.agent_reply {
-        files.push((
-            AGENT_REPLY_FILE.to_string(),
-            python::dumps(reply, Style::INDENT2),
-        ));
+        files.push((AGENT_REPLY_FILE, python::dumps(reply, Style::INDENT2)));
     }
-    files.extend(extra.iter().map(|(n, t)| (n.to_string(), t.to_string())));
+    files.extend(extra.iter().map(|(n, t)| (*n, t.to_string())));
     Ok(Prepared {
         id: id.to_string(),
         index_line: python::dumps(run.envelope, COMPACT),
@@ -734,9 +689,8 @@ fn prepare(run: &NewRun, extra: &[(&str, &str)], memo: &SchemaMemo) -> Result<Pr
 }
 
 /// Create `dir` (under `root`) and write each file in it, unsynced.
-fn write_run_dir(root: &Path, dir: &Path, files: &[(String, String)]) -> Result<()> {
-    fs::create_dir(dir)
-        .map_err(|e| HarnessError::io(format!("creating {}", shown(root, dir)), e))?;
+fn write_run_dir(root: &Path, dir: &Path, files: &[(&str, String)]) -> Result<()> {
+    fs::create_dir(dir).map_err(io_at(root, "creating", dir))?;
     for (name, text) in files {
         write_new(root, &dir.join(name), text.as_bytes())?;
     }
@@ -795,13 +749,8 @@ impl Segment {
             Ok(f) => f,
             Err(e) => {
                 let _ = fs::remove_file(&path);
-                return Err(HarnessError::io(
-                    format!(
-                        "creating the journal {}",
-                        shown(control.parent().unwrap_or(control), &path)
-                    ),
-                    e,
-                ));
+                let root = control.parent().unwrap_or(control);
+                return Err(io_at(root, "creating the journal", &path)(e));
             }
         };
         sync_dir(control.parent().unwrap_or(control), control)?;
@@ -827,15 +776,11 @@ impl Segment {
         full_at: u64,
     ) -> Result<Segment> {
         let path = control.join(segment_name(writer, seq));
-        let context = |e| {
-            HarnessError::io(
-                format!(
-                    "reusing the journal {}",
-                    shown(control.parent().unwrap_or(control), spare)
-                ),
-                e,
-            )
-        };
+        let context = io_at(
+            control.parent().unwrap_or(control),
+            "reusing the journal",
+            spare,
+        );
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -1062,13 +1007,9 @@ impl Committer {
                 let (synced, took, dir) = self.syncer.sync_during(&self.segment.file, write_dir);
                 (synced, took, Some(dir))
             }
-            Some(write_dir) => {
+            own_dir => {
                 let (synced, took) = inline(&self.segment.file);
-                (synced, took, Some(write_dir()))
-            }
-            None => {
-                let (synced, took) = inline(&self.segment.file);
-                (synced, took, None)
+                (synced, took, own_dir.map(|write_dir| write_dir()))
             }
         };
         self.last_sync = took;
@@ -1316,8 +1257,6 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
     }
 }
 
-/// Append `lines` to the index with one write. On failure the index is cut back to where it
-/// ended, so it never holds part of a line. The caller holds the store's lock.
 /// The run index opened to read its last byte and to append (created if missing), and its
 /// length.
 fn open_index(index: &Path) -> std::io::Result<(File, u64)> {
@@ -1330,7 +1269,9 @@ fn open_index(index: &Path) -> std::io::Result<(File, u64)> {
     Ok((file, len))
 }
 
-/// Append `lines` to the index `file`, `base` bytes long; a failed append is cut back.
+/// Append `lines` to the index `file`, `base` bytes long, with one write. On failure the index
+/// is cut back to where it ended, so it never holds part of a line. The caller holds the
+/// store's lock.
 fn append_index(file: &mut File, base: u64, lines: &[u8]) -> std::io::Result<()> {
     if let Err(e) = file.write_all(lines) {
         let _ = file.set_len(base);
@@ -1460,10 +1401,7 @@ fn prepare_spare(root: &Path, writer: &str, spare: &Spare, segment_bytes: u64) -
     })();
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
-        return Err(HarnessError::io(
-            format!("writing {}", shown(root, &tmp)),
-            e,
-        ));
+        return Err(io_at(root, "writing", &tmp)(e));
     }
     let mut kept = spare.lock().unpoisoned();
     if kept.is_some() {
@@ -1531,8 +1469,7 @@ fn checkpoint(
         })?;
         *kept = Some(path);
     } else {
-        fs::remove_file(segment)
-            .map_err(|e| HarnessError::io(format!("removing {}", shown(root, segment)), e))?;
+        fs::remove_file(segment).map_err(io_at(root, "removing", segment))?;
     }
     drop(kept);
     sync_dir(root, &control)
