@@ -656,7 +656,9 @@ fn prepared<B>(
     request: &ClientRequest,
     idle: Option<Duration>,
 ) -> ureq::RequestBuilder<B> {
-    let config = (request.headers.iter())
+    let config = request
+        .headers
+        .iter()
         .fold(builder, |b, (k, v)| b.header(k.as_str(), v.as_str()))
         .config();
     let timeout = Some(request.timeout);
