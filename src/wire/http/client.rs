@@ -680,35 +680,27 @@ fn prepared<B>(
 /// are not an HTTP/1.1 response are [`WireError::Protocol`].
 fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
     use std::io::ErrorKind;
-    #[cfg(feature = "tls")]
     if let ureq::Error::Io(io) = &e
-        && let Some(failed) = io
-            .get_ref()
-            .and_then(|inner| inner.downcast_ref::<crate::wire::tls::client::Failed>())
+        && let Some(inner) = io.get_ref()
     {
-        return WireError::Tls {
-            url: url.to_string(),
-            cause: failed.0.clone(),
-        };
-    }
-    if let ureq::Error::Io(io) = &e
-        && io
-            .get_ref()
-            .is_some_and(|inner| inner.is::<InterruptedCall>())
-    {
-        return WireError::Interrupted {
-            url: url.to_string(),
-        };
-    }
-    if let ureq::Error::Io(io) = &e
-        && let Some(refused) = io
-            .get_ref()
-            .and_then(|inner| inner.downcast_ref::<EgressError>())
-    {
-        return WireError::Egress {
-            url: url.to_string(),
-            reason: refused.clone(),
-        };
+        #[cfg(feature = "tls")]
+        if let Some(failed) = inner.downcast_ref::<crate::wire::tls::client::Failed>() {
+            return WireError::Tls {
+                url: url.to_string(),
+                cause: failed.0.clone(),
+            };
+        }
+        if inner.is::<InterruptedCall>() {
+            return WireError::Interrupted {
+                url: url.to_string(),
+            };
+        }
+        if let Some(refused) = inner.downcast_ref::<EgressError>() {
+            return WireError::Egress {
+                url: url.to_string(),
+                reason: refused.clone(),
+            };
+        }
     }
     match e {
         ureq::Error::TlsRequired => WireError::Tls {
