@@ -56,10 +56,13 @@ pub(crate) const MESSAGE_CAP: usize = 1024 * 1024;
 
 /// The member of a message's metadata whose value is a bearer credential for delegation.
 const DELEGATION_TOKEN_KEY: &[u8] = b"\"dd.delegation_token\"";
-/// Header fields whose credentials are masked (the first word of the value, a scheme, kept).
-const CREDENTIAL_FIELDS: [&str; 2] = ["authorization", "proxy-authorization"];
-/// Header fields whose whole value is masked.
-const SECRET_FIELDS: [&str; 1] = ["dd-signature"];
+/// Header fields whose values are masked, and whether the first word of the value, a scheme,
+/// is kept (of credentials, `Bearer ****`) rather than masked too.
+const MASKED_FIELDS: [(&str, bool); 3] = [
+    ("authorization", true),
+    ("proxy-authorization", true),
+    ("dd-signature", false),
+];
 
 /// Which end of the connection this process is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -359,6 +362,16 @@ struct Inner {
     failed: AtomicU64,
 }
 
+impl Inner {
+    fn stats(&self) -> WireStats {
+        WireStats {
+            written: self.written.load(Ordering::SeqCst),
+            dropped: self.dropped.load(Ordering::SeqCst),
+            failed: self.failed.load(Ordering::SeqCst),
+        }
+    }
+}
+
 /// Connections are numbered once per process, whichever side opened them, so the ids in one
 /// wire log never collide.
 static NEXT_CONNECTION: AtomicU64 = AtomicU64::new(1);
@@ -413,11 +426,7 @@ impl WireLog {
 
     /// What was written, dropped and failed so far.
     pub(crate) fn stats(&self) -> WireStats {
-        WireStats {
-            written: self.inner.written.load(Ordering::SeqCst),
-            dropped: self.inner.dropped.load(Ordering::SeqCst),
-            failed: self.inner.failed.load(Ordering::SeqCst),
-        }
+        self.inner.stats()
     }
 
     /// Hand a message to the writer, never waiting: if the queue is full it is dropped and
@@ -477,11 +486,7 @@ fn write_loop(inner: &Inner, file: File, jobs: &Jobs<Capture>) {
             inner.failed.fetch_add(1, Ordering::SeqCst);
         }
     }
-    let stats = WireStats {
-        written: inner.written.load(Ordering::SeqCst),
-        dropped: inner.dropped.load(Ordering::SeqCst),
-        failed: inner.failed.load(Ordering::SeqCst),
-    };
+    let stats = inner.stats();
     let end = json!({
         "type": "end",
         "time": crate::time::rfc3339(crate::time::now_ns() as i128),
@@ -578,24 +583,17 @@ fn redact_head(head: &mut [u8], redacted: &mut Vec<&'static str>) {
                 .rposition(|&b| b != b'\r' && b != b'\n')
                 .map_or(0, |i| i + 1);
             let value = &mut value[..len];
-            if let Some(field) = CREDENTIAL_FIELDS.iter().find(|f| **f == lower) {
-                // Keep the leading spaces and the scheme: `Bearer ****`.
+            if let Some(&(field, keeps_scheme)) = MASKED_FIELDS.iter().find(|f| f.0 == lower) {
+                // The leading spaces are kept, and the scheme if there is one.
                 let lead = value
                     .iter()
                     .take_while(|&&b| b == b' ' || b == b'\t')
                     .count();
-                let scheme = value[lead..]
-                    .iter()
-                    .position(|&b| b == b' ')
-                    .map_or(lead, |i| lead + i + 1);
-                mask(&mut value[scheme..]);
-                redacted.push(field);
-            } else if let Some(field) = SECRET_FIELDS.iter().find(|f| **f == lower) {
-                let lead = value
-                    .iter()
-                    .take_while(|&&b| b == b' ' || b == b'\t')
-                    .count();
-                mask(&mut value[lead..]);
+                let from = match value[lead..].iter().position(|&b| b == b' ') {
+                    Some(i) if keeps_scheme => lead + i + 1,
+                    _ => lead,
+                };
+                mask(&mut value[from..]);
                 redacted.push(field);
             }
         }

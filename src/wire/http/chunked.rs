@@ -269,7 +269,7 @@ impl ChunkedDecoder {
                     let Some(d) = hex(b) else {
                         return Err(ChunkedError::NoSize { found: b });
                     };
-                    self.size = u64::from(d);
+                    self.size = d;
                     self.line = 1;
                     self.state = State::Size;
                 }
@@ -279,7 +279,7 @@ impl ChunkedDecoder {
                         self.size = self
                             .size
                             .checked_mul(16)
-                            .and_then(|s| s.checked_add(u64::from(d)))
+                            .and_then(|s| s.checked_add(d))
                             .ok_or(ChunkedError::SizeOverflow)?;
                     } else {
                         match b {
@@ -391,13 +391,8 @@ fn expect_lf(b: u8) -> Result<(), ChunkedError> {
     Ok(())
 }
 
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
+fn hex(b: u8) -> Option<u64> {
+    char::from(b).to_digit(16).map(u64::from)
 }
 
 /// `tchar` of RFC 9110 §5.6.2.

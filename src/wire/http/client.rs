@@ -191,7 +191,7 @@ impl HttpClient {
     }
 
     fn over(tls: ClientTls, log: Option<WireLog>) -> HttpClient {
-        let agent = build_agent(&tls, log.as_ref(), agent_config(), LiteralIpResolver);
+        let agent = build_agent(&tls, log.as_ref(), agent_config(false), LiteralIpResolver);
         HttpClient {
             transport: Via::Tcp(agent, tls),
             wire_log: log,
@@ -216,36 +216,43 @@ impl HttpClient {
     /// most `max_body` bytes. The in-memory transport resolves nothing: only the body limit
     /// applies to it.
     pub(crate) fn guarded(&self, egress: Egress, max_body: u64) -> HttpClient {
-        let mut guarded = match &self.transport {
+        let transport = match &self.transport {
             Via::Tcp(_, tls) => {
-                let agent = build_agent(
-                    tls,
-                    self.wire_log.as_ref(),
-                    agent_config_for(true),
-                    GuardedResolver(egress),
-                );
-                HttpClient {
-                    transport: Via::Tcp(agent, tls.clone()),
-                    wire_log: self.wire_log.clone(),
-                    max_body,
-                }
+                let log = self.wire_log.as_ref();
+                let agent = build_agent(tls, log, agent_config(true), GuardedResolver(egress));
+                Via::Tcp(agent, tls.clone())
             }
-            Via::Memory(_) => self.clone(),
+            Via::Memory(net) => Via::Memory(net.clone()),
         };
-        guarded.max_body = max_body;
-        guarded
+        HttpClient {
+            transport,
+            wire_log: self.wire_log.clone(),
+            max_body,
+        }
     }
 
     /// Send one request and read the whole response.
     pub(crate) fn send(&self, request: ClientRequest) -> Result<ClientResponse> {
-        match &self.transport {
-            Via::Memory(net) => net.exchange(request, self.wire_log.as_ref()),
-            Via::Tcp(agent, _) => send_tcp(agent, request, self.max_body),
-        }
+        let agent = match &self.transport {
+            Via::Memory(net) => return net.exchange(request, self.wire_log.as_ref()),
+            Via::Tcp(agent, _) => agent,
+        };
+        let (status, headers, mut body) = call_ureq(agent, &request, None)?;
+        let body = body
+            .with_config()
+            .limit(self.max_body)
+            .read_to_vec()
+            .map_err(|e| transport_error(&request.url, request.timeout, e))?;
+        Ok(ClientResponse {
+            status,
+            headers,
+            body,
+        })
     }
 }
 
-/// A ureq agent over TCP (and TLS), its connections tapped for `log` when there is one.
+/// A ureq agent over TCP (and TLS), its connections wrapped by [`Wrap`] (tapped for `log`
+/// when there is one).
 fn build_agent(
     tls: &ClientTls,
     log: Option<&WireLog>,
@@ -260,21 +267,12 @@ fn build_agent(
     ));
     #[cfg(not(feature = "tls"))]
     let _ = tls;
-    if let Some(log) = log {
-        let connector = connector.chain(Capturing(log.clone())).chain(Interruptible);
-        ureq::Agent::with_parts(config, connector, resolver)
-    } else {
-        ureq::Agent::with_parts(config, connector.chain(Interruptible), resolver)
-    }
-}
-
-fn agent_config() -> ureq::config::Config {
-    agent_config_for(false)
+    ureq::Agent::with_parts(config, connector.chain(Wrap(log.cloned())), resolver)
 }
 
 /// The agent's configuration; a `guarded` one follows no redirect and takes no proxy from
 /// the environment.
-fn agent_config_for(guarded: bool) -> ureq::config::Config {
+fn agent_config(guarded: bool) -> ureq::config::Config {
     let builder = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_idle_connections_per_host(64)
@@ -306,38 +304,48 @@ fn interrupted() -> std::io::Error {
     std::io::Error::other(InterruptedCall)
 }
 
-/// A connector wrapping ureq's transport so that what a logged client sends and reads is
-/// handed to the connection's tap (see the module's docs).
+/// A connector wrapping ureq's transport on every connection: a call made under
+/// [`interruptible`] gives up its wait for a response once interrupted, and what a logged
+/// client sends and reads is handed to the connection's tap (see the module's docs).
 #[derive(Debug)]
-struct Capturing(WireLog);
+struct Wrap(Option<WireLog>);
 
-impl<In: Transport> Connector<In> for Capturing {
-    type Out = CapturingTransport;
+impl<In: Transport> Connector<In> for Wrap {
+    type Out = Wrapped;
 
     fn connect(
         &self,
         details: &ConnectionDetails,
         chained: Option<In>,
-    ) -> std::result::Result<Option<CapturingTransport>, ureq::Error> {
-        let peer = details
-            .uri
-            .authority()
-            .map_or_else(|| "-".to_string(), |a| a.as_str().to_string());
-        Ok(chained.map(|inner| CapturingTransport {
+    ) -> std::result::Result<Option<Wrapped>, ureq::Error> {
+        Ok(chained.map(|inner| Wrapped {
             inner: inner.boxed(),
-            tap: Tap::new(&self.0, Side::Client, wirelog::connection_id(), peer, None),
-            request: Delimiter::default(),
-            response: Delimiter::default(),
-            method: "GET",
-            scratch: Vec::new(),
+            logged: self.0.as_ref().map(|log| {
+                let peer = details
+                    .uri
+                    .authority()
+                    .map_or_else(|| "-".to_string(), |a| a.as_str().to_string());
+                Logged {
+                    tap: Tap::new(log, Side::Client, wirelog::connection_id(), peer, None),
+                    request: Delimiter::default(),
+                    response: Delimiter::default(),
+                    method: "GET",
+                    scratch: Vec::new(),
+                }
+            }),
         }))
     }
 }
 
-/// A logged client's connection: ureq's transport, the tap its bytes go to, and where the
-/// request going out and the response coming in end.
-struct CapturingTransport {
+/// A client's connection: ureq's transport, and what is logged of it when the client is.
+struct Wrapped {
     inner: Box<dyn Transport>,
+    logged: Option<Logged>,
+}
+
+/// A logged connection: the tap its bytes go to, and where the request going out and the
+/// response coming in end.
+struct Logged {
     tap: Tap,
     request: Delimiter,
     response: Delimiter,
@@ -350,9 +358,9 @@ struct CapturingTransport {
     scratch: Vec<u8>,
 }
 
-impl std::fmt::Debug for CapturingTransport {
+impl std::fmt::Debug for Wrapped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CapturingTransport")
+        f.debug_struct("Wrapped")
             .field("inner", &self.inner)
             .finish_non_exhaustive()
     }
@@ -462,7 +470,7 @@ impl Delimiter {
     }
 }
 
-impl CapturingTransport {
+impl Logged {
     /// Hand `bytes`, going `direction`, to the tap, ending each message where its framing
     /// says.
     fn pass(&mut self, direction: Direction, mut bytes: &[u8]) {
@@ -500,75 +508,28 @@ impl CapturingTransport {
     }
 }
 
-impl Transport for CapturingTransport {
-    fn buffers(&mut self) -> &mut dyn Buffers {
-        self.inner.buffers()
-    }
-
-    fn transmit_output(
-        &mut self,
-        amount: usize,
-        timeout: NextTimeout,
-    ) -> std::result::Result<(), ureq::Error> {
-        let output = self.inner.buffers().output();
-        let sent = output.get(..amount).unwrap_or(output).to_vec();
-        let result = self.inner.transmit_output(amount, timeout);
-        if result.is_ok() {
-            self.pass(Direction::Out, &sent);
-        }
-        result
-    }
-
-    fn await_input(&mut self, timeout: NextTimeout) -> std::result::Result<bool, ureq::Error> {
+impl Wrapped {
+    /// The inner transport's wait, the bytes it brings handed to the tap.
+    fn wait(&mut self, timeout: NextTimeout) -> std::result::Result<bool, ureq::Error> {
+        let Some(logged) = &mut self.logged else {
+            return self.inner.await_input(timeout);
+        };
         // What is unconsumed stays in the buffer: the new bytes are what lies beyond it.
         let before = self.inner.buffers().input().len();
         let result = self.inner.await_input(timeout);
         let input = self.inner.buffers().input();
         if input.len() > before {
-            let new = input[before..].to_vec();
-            self.pass(Direction::In, &new);
+            logged.pass(Direction::In, &input[before..]);
         } else if matches!(result, Ok(false)) {
             // The peer closed the connection: a body delimited by the close ends whole.
-            let whole = self.response.closed();
-            self.tap.end(Direction::In, whole);
+            let whole = logged.response.closed();
+            logged.tap.end(Direction::In, whole);
         }
         result
     }
-
-    fn is_open(&mut self) -> bool {
-        self.inner.is_open()
-    }
-
-    fn is_tls(&self) -> bool {
-        self.inner.is_tls()
-    }
 }
 
-/// A connector wrapping ureq's transport so that a call made under [`interruptible`] gives up
-/// its wait for a response once interrupted.
-#[derive(Debug)]
-struct Interruptible;
-
-impl<In: Transport> Connector<In> for Interruptible {
-    type Out = InterruptibleTransport;
-
-    fn connect(
-        &self,
-        _: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> std::result::Result<Option<InterruptibleTransport>, ureq::Error> {
-        Ok(chained.map(|inner| InterruptibleTransport {
-            inner: inner.boxed(),
-        }))
-    }
-}
-
-#[derive(Debug)]
-struct InterruptibleTransport {
-    inner: Box<dyn Transport>,
-}
-
-impl Transport for InterruptibleTransport {
+impl Transport for Wrapped {
     fn buffers(&mut self) -> &mut dyn Buffers {
         self.inner.buffers()
     }
@@ -578,7 +539,16 @@ impl Transport for InterruptibleTransport {
         amount: usize,
         timeout: NextTimeout,
     ) -> std::result::Result<(), ureq::Error> {
-        self.inner.transmit_output(amount, timeout)
+        let Some(logged) = &mut self.logged else {
+            return self.inner.transmit_output(amount, timeout);
+        };
+        let output = self.inner.buffers().output();
+        let sent = output.get(..amount).unwrap_or(output).to_vec();
+        let result = self.inner.transmit_output(amount, timeout);
+        if result.is_ok() {
+            logged.pass(Direction::Out, &sent);
+        }
+        result
     }
 
     /// Without an interrupt in force, the inner transport's wait. With one, waits of at most
@@ -587,7 +557,7 @@ impl Transport for InterruptibleTransport {
     /// with its timeout error and reason), or the interrupt is set.
     fn await_input(&mut self, timeout: NextTimeout) -> std::result::Result<bool, ureq::Error> {
         let Some(interrupt) = interrupt_in_force() else {
-            return self.inner.await_input(timeout);
+            return self.wait(timeout);
         };
         let timeout = timeout.for_read();
         let started = std::time::Instant::now();
@@ -601,21 +571,14 @@ impl Transport for InterruptibleTransport {
                 }
                 _ => None,
             };
-            if left.is_some_and(|l| l <= INTERRUPT_POLL) {
-                let last = NextTimeout {
-                    after: left.unwrap_or_default().into(),
-                    per_read: None,
-                    ..timeout
-                };
-                return self.inner.await_input(last);
-            }
+            let last = left.filter(|l| *l <= INTERRUPT_POLL);
             let slice = NextTimeout {
-                after: INTERRUPT_POLL.into(),
+                after: last.unwrap_or(INTERRUPT_POLL).into(),
                 per_read: None,
                 ..timeout
             };
-            match self.inner.await_input(slice) {
-                Err(e) if is_timeout(&e) => continue,
+            match self.wait(slice) {
+                Err(e) if last.is_none() && is_timeout(&e) => continue,
                 other => return other,
             }
         }
@@ -659,62 +622,56 @@ fn no_tls_refusal(url: &str) -> Result<()> {
     })
 }
 
-/// `headers` set on a ureq request.
-fn with_headers<B>(
+/// Send `request` over `agent` and read the response head: the status, the header fields
+/// (names lower-cased, values read as UTF-8, lossily) and the body still to read. The whole
+/// call must finish within the request's timeout; for a stream (`idle` given), everything up
+/// to the head must, and each read of the body may wait `idle` at most.
+fn call_ureq(
+    agent: &ureq::Agent,
+    request: &ClientRequest,
+    idle: Option<Duration>,
+) -> Result<(u16, Fields, ureq::Body)> {
+    no_tls_refusal(&request.url)?;
+    let sent = if request.method == "GET" {
+        prepared(agent.get(&request.url), request, idle).call()
+    } else {
+        prepared(agent.post(&request.url), request, idle).send(&request.body[..])
+    };
+    let (head, body) = sent
+        .map_err(|e| transport_error(&request.url, request.timeout, e))?
+        .into_parts();
+    let headers = head.headers.iter().map(|(k, v)| {
+        let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
+        (k.as_str().to_ascii_lowercase(), value)
+    });
+    Ok((head.status.as_u16(), headers.collect(), body))
+}
+
+/// Header fields, names lower-cased.
+type Fields = Vec<(String, String)>;
+
+/// `builder` with `request`'s header fields and the timeouts [`call_ureq`] describes.
+fn prepared<B>(
     builder: ureq::RequestBuilder<B>,
-    headers: &[(String, String)],
+    request: &ClientRequest,
+    idle: Option<Duration>,
 ) -> ureq::RequestBuilder<B> {
-    headers
+    let config = request
+        .headers
         .iter()
         .fold(builder, |b, (k, v)| b.header(k.as_str(), v.as_str()))
-}
-
-/// A response's header fields, names lower-cased, values read as UTF-8 (lossily).
-fn response_headers(headers: &ureq::http::HeaderMap) -> Vec<(String, String)> {
-    headers
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.as_str().to_ascii_lowercase(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect()
-}
-
-fn send_tcp(agent: &ureq::Agent, request: ClientRequest, max_body: u64) -> Result<ClientResponse> {
-    no_tls_refusal(&request.url)?;
-    let url = request.url.clone();
-    let timeout = request.timeout;
-    let outcome = if request.method == "GET" {
-        let builder = with_headers(agent.get(&request.url), &request.headers);
-        builder
-            .config()
-            .timeout_global(Some(timeout))
-            .build()
-            .call()
-    } else {
-        let builder = with_headers(agent.post(&request.url), &request.headers);
-        builder
-            .config()
-            .timeout_global(Some(timeout))
-            .build()
-            .send(&request.body[..])
-    };
-    let mut response = outcome.map_err(|e| transport_error(&url, timeout, e))?;
-    let status = response.status().as_u16();
-    let headers = response_headers(response.headers());
-    let body = response
-        .body_mut()
-        .with_config()
-        .limit(max_body)
-        .read_to_vec()
-        .map_err(|e| transport_error(&url, timeout, e))?;
-    Ok(ClientResponse {
-        status,
-        headers,
-        body,
-    })
+        .config();
+    let timeout = Some(request.timeout);
+    match idle {
+        None => config.timeout_global(timeout),
+        Some(idle) => config
+            .timeout_connect(timeout)
+            .timeout_send_request(timeout)
+            .timeout_send_body(timeout)
+            .timeout_recv_response(timeout)
+            .timeout_per_read(Some(idle)),
+    }
+    .build()
 }
 
 /// Map ureq's error to ddwire's typed ones, with the words the reference's details use:
@@ -723,35 +680,27 @@ fn send_tcp(agent: &ureq::Agent, request: ClientRequest, max_body: u64) -> Resul
 /// are not an HTTP/1.1 response are [`WireError::Protocol`].
 fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
     use std::io::ErrorKind;
-    #[cfg(feature = "tls")]
     if let ureq::Error::Io(io) = &e
-        && let Some(failed) = io
-            .get_ref()
-            .and_then(|inner| inner.downcast_ref::<crate::wire::tls::client::Failed>())
+        && let Some(inner) = io.get_ref()
     {
-        return WireError::Tls {
-            url: url.to_string(),
-            cause: failed.0.clone(),
-        };
-    }
-    if let ureq::Error::Io(io) = &e
-        && io
-            .get_ref()
-            .is_some_and(|inner| inner.is::<InterruptedCall>())
-    {
-        return WireError::Interrupted {
-            url: url.to_string(),
-        };
-    }
-    if let ureq::Error::Io(io) = &e
-        && let Some(refused) = io
-            .get_ref()
-            .and_then(|inner| inner.downcast_ref::<EgressError>())
-    {
-        return WireError::Egress {
-            url: url.to_string(),
-            reason: refused.clone(),
-        };
+        #[cfg(feature = "tls")]
+        if let Some(failed) = inner.downcast_ref::<crate::wire::tls::client::Failed>() {
+            return WireError::Tls {
+                url: url.to_string(),
+                cause: failed.0.clone(),
+            };
+        }
+        if inner.is::<InterruptedCall>() {
+            return WireError::Interrupted {
+                url: url.to_string(),
+            };
+        }
+        if let Some(refused) = inner.downcast_ref::<EgressError>() {
+            return WireError::Egress {
+                url: url.to_string(),
+                reason: refused.clone(),
+            };
+        }
     }
     match e {
         ureq::Error::TlsRequired => WireError::Tls {
@@ -858,50 +807,24 @@ impl HttpClient {
         request: ClientRequest,
         idle: Duration,
     ) -> Result<StreamingResponse> {
-        match &self.transport {
+        let url = request.url.clone();
+        let (status, headers, reader): (_, _, Box<dyn std::io::Read + Send>) = match &self.transport
+        {
             // The in-memory transport holds whole responses: its body is read from memory.
             Via::Memory(net) => {
-                let url = request.url.clone();
-                let response = net.exchange(request, self.wire_log.as_ref())?;
-                Ok(StreamingResponse {
-                    status: response.status,
-                    headers: response.headers,
-                    body: BodyStream {
-                        url,
-                        idle,
-                        reader: Box::new(std::io::Cursor::new(response.body)),
-                    },
-                })
+                let r = net.exchange(request, self.wire_log.as_ref())?;
+                (r.status, r.headers, Box::new(std::io::Cursor::new(r.body)))
             }
             Via::Tcp(agent, _) => {
-                no_tls_refusal(&request.url)?;
-                let url = request.url.clone();
-                let timeout = request.timeout;
-                let builder = with_headers(agent.post(&request.url), &request.headers);
-                let response = builder
-                    .config()
-                    .timeout_connect(Some(timeout))
-                    .timeout_send_request(Some(timeout))
-                    .timeout_send_body(Some(timeout))
-                    .timeout_recv_response(Some(timeout))
-                    .timeout_per_read(Some(idle))
-                    .build()
-                    .send(&request.body[..])
-                    .map_err(|e| transport_error(&url, timeout, e))?;
-                let status = response.status().as_u16();
-                let headers = response_headers(response.headers());
-                let reader = response.into_body().into_reader();
-                Ok(StreamingResponse {
-                    status,
-                    headers,
-                    body: BodyStream {
-                        url,
-                        idle,
-                        reader: Box::new(reader),
-                    },
-                })
+                let (status, headers, body) = call_ureq(agent, &request, Some(idle))?;
+                (status, headers, Box::new(body.into_reader()))
             }
-        }
+        };
+        Ok(StreamingResponse {
+            status,
+            headers,
+            body: BodyStream { url, idle, reader },
+        })
     }
 }
 

@@ -258,25 +258,16 @@ pub(crate) fn internal_range(ip: IpAddr) -> Option<&'static str> {
     }
 }
 
+/// `ip` with every bit past the first `prefix` cleared.
 fn mask(ip: IpAddr, prefix: u8) -> IpAddr {
     match ip {
         IpAddr::V4(v4) => {
-            let bits = u32::from(v4);
-            let m = if prefix == 0 {
-                0
-            } else {
-                u32::MAX << (32 - prefix)
-            };
-            IpAddr::V4(Ipv4Addr::from(bits & m))
+            let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & mask))
         }
         IpAddr::V6(v6) => {
-            let bits = u128::from(v6);
-            let m = if prefix == 0 {
-                0
-            } else {
-                u128::MAX << (128 - prefix)
-            };
-            IpAddr::V6(Ipv6Addr::from(bits & m))
+            let mask = u128::MAX.checked_shl(128 - u32::from(prefix)).unwrap_or(0);
+            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & mask))
         }
     }
 }

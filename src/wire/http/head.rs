@@ -40,6 +40,16 @@ pub(crate) enum Version {
     Http11,
 }
 
+impl Version {
+    /// The version httparse read (`1.x`, by its minor digit).
+    fn of(minor: Option<u8>) -> Version {
+        match minor {
+            Some(0) => Version::Http10,
+            _ => Version::Http11,
+        }
+    }
+}
+
 /// How a message's body is delimited (RFC 9112 §6.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Framing {
@@ -296,10 +306,7 @@ pub(crate) fn parse_request(
     if let Some(at) = bare_lf(&window[..len]) {
         return Err(HeadError::BareLf { at });
     }
-    let version = match req.version {
-        Some(0) => Version::Http10,
-        _ => Version::Http11,
-    };
+    let version = Version::of(req.version);
     let sent = req.method.unwrap_or("");
     let Some(method) = METHODS.iter().copied().find(|m| *m == sent) else {
         return Err(HeadError::Method {
@@ -500,15 +507,7 @@ fn sent_version(window: &[u8]) -> Option<String> {
 
 /// The offset of the first LF not preceded by CR.
 fn bare_lf(bytes: &[u8]) -> Option<usize> {
-    let mut from = 0;
-    while let Some(i) = bytes[from..].iter().position(|&b| b == b'\n') {
-        let at = from + i;
-        if at == 0 || bytes[at - 1] != b'\r' {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
+    (0..bytes.len()).find(|&at| bytes[at] == b'\n' && (at == 0 || bytes[at - 1] != b'\r'))
 }
 
 /// Path and query of a request target (RFC 9112 §3.2): origin-form, absolute-form (`http://`
@@ -552,44 +551,14 @@ fn split_target(method: &str, target: &str) -> Result<(String, String), HeadErro
 /// address or a bracketed IPv6 literal, then digits. Empty is allowed (§7.2: a target
 /// without an authority).
 fn valid_host(value: &str) -> bool {
-    value.bytes().all(|b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b'%'
-                    | b':'
-                    | b'['
-                    | b']'
-            )
-    })
+    value
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=%:[]".contains(&b))
 }
 
 /// The framing a `Transfer-Encoding` gives, over every field line of it (RFC 9112 §6.1).
 fn transfer_coding(headers: &[(String, String)]) -> Result<Framing, HeadError> {
-    let mut codings: Vec<&str> = Vec::new();
-    for value in super::header_values(headers, "transfer-encoding") {
-        // Empty list elements are allowed and ignored (RFC 9110 §5.6.1).
-        codings.extend(
-            value
-                .split(',')
-                .map(|c| c.trim_matches([' ', '\t']))
-                .filter(|c| !c.is_empty()),
-        );
-    }
+    let codings: Vec<&str> = codings(headers).collect();
     let joined = || {
         clip(
             &super::header_values(headers, "transfer-encoding")
@@ -611,6 +580,15 @@ fn transfer_coding(headers: &[(String, String)]) -> Result<Framing, HeadError> {
         }
         _ => Err(HeadError::NotChunkedLast { value: joined() }),
     }
+}
+
+/// The transfer codings of every `Transfer-Encoding` field line, in order. Empty list elements
+/// are allowed and ignored (RFC 9110 §5.6.1).
+fn codings(headers: &[(String, String)]) -> impl Iterator<Item = &str> {
+    super::header_values(headers, "transfer-encoding")
+        .flat_map(|v| v.split(','))
+        .map(|c| c.trim_matches([' ', '\t']))
+        .filter(|c| !c.is_empty())
 }
 
 /// `Content-Length = 1*DIGIT` (RFC 9110 §8.6): no sign, no spaces inside, no list. A number
@@ -724,11 +702,7 @@ pub(crate) fn parse_response(
         }
     };
     let status = resp.code.unwrap_or(0);
-    let version = if resp.version == Some(0) {
-        Version::Http10
-    } else {
-        Version::Http11
-    };
+    let version = Version::of(resp.version);
     let headers: Vec<(String, String)> = resp
         .headers
         .iter()
@@ -751,12 +725,10 @@ pub(crate) fn parse_response(
                     reason: "both Transfer-Encoding and Content-Length",
                 });
             }
-            let last = values("transfer-encoding")
-                .flat_map(|v| v.split(','))
-                .map(|c| c.trim_matches([' ', '\t']))
-                .filter(|c| !c.is_empty())
-                .last();
-            if last.is_some_and(|c| c.eq_ignore_ascii_case("chunked")) {
+            if codings(&headers)
+                .last()
+                .is_some_and(|c| c.eq_ignore_ascii_case("chunked"))
+            {
                 Framing::Chunked
             } else {
                 Framing::UntilClose

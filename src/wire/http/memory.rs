@@ -12,7 +12,7 @@
 
 use super::call::{ClientRequest, ClientResponse, MAX_RESPONSE_BYTES};
 use super::write::{self, Framing};
-use super::{BodyError, Handler, Limits, Request, Response, body, head, write_response};
+use super::{BodyError, Handler, Limits, Response, body, head, write_response};
 use crate::text::Unpoison;
 use crate::wire::WireError;
 use crate::wire::wirelog::{self, Direction, Side, Tap, WireLog};
@@ -181,60 +181,17 @@ pub(crate) fn request_bytes(request: &ClientRequest, host: &str, target: &str) -
 /// limits, handler call and writer as the TCP server, so the same bytes give the same answer
 /// (a refused head, an over-limit body, `HEAD` answered with `GET`'s head).
 pub(crate) fn serve_bytes(handler: &Handler, bytes: &[u8], limits: &Limits) -> Vec<u8> {
-    let close = Framing {
-        http10: false,
-        keep_alive: false,
-        head_only: false,
-    };
+    let refused = |status, message: &str| (Response::error(status, message), Framing::CLOSE);
     let (response, framing) = match head::parse_request(bytes, limits) {
-        Err(e) => (Response::error(e.status(), &e.to_string()), close),
-        Ok(None) => (
-            Response::error(400, "the request ended inside its head"),
-            close,
-        ),
+        Err(e) => refused(e.status(), &e.to_string()),
+        Ok(None) => refused(400, "the request ended inside its head"),
         Ok(Some(head)) => {
-            let framing = Framing {
-                http10: head.version == head::Version::Http10,
-                keep_alive: head.keep_alive,
-                head_only: head.method == "HEAD",
-            };
             let rest = &bytes[head.len..];
-            let (body, body_error) = match body::read_all(head.framing, limits.max_body_bytes, rest)
-            {
-                Ok((body, _)) => (body, None),
-                Err(e) => (Vec::new(), Some(e)),
-            };
-            match body_error {
-                Some(e @ (BodyError::Truncated | BodyError::Chunked(_))) => {
-                    (Response::error(e.status(), &e.to_string()), close)
+            match body::read_all(head.framing, limits.max_body_bytes, rest) {
+                Err(e @ (BodyError::Truncated | BodyError::Chunked(_))) => {
+                    refused(e.status(), &e.to_string())
                 }
-                body_error => {
-                    let refused = body_error.is_some();
-                    let request = Request {
-                        method: if framing.head_only {
-                            "GET"
-                        } else {
-                            head.method
-                        }
-                        .to_string(),
-                        path: head.path,
-                        query: head.query,
-                        headers: head.headers,
-                        body,
-                        body_error,
-                        remote_addr: None,
-                    };
-                    let response = super::server::call(handler, request);
-                    let keep_alive =
-                        framing.keep_alive && !refused && !write::asks_to_close(&response);
-                    (
-                        response,
-                        Framing {
-                            keep_alive,
-                            ..framing
-                        },
-                    )
-                }
+                read => super::server::answer(handler, head, read.map(|(body, _)| body), None),
             }
         }
     };
@@ -247,7 +204,7 @@ pub(crate) fn serve_bytes(handler: &Handler, bytes: &[u8], limits: &Limits) -> V
                 500,
                 "internal error: the handler's response has a bad header",
             ),
-            close,
+            Framing::CLOSE,
         );
     }
     out
@@ -275,7 +232,7 @@ pub(crate) fn parse_response(bytes: &[u8], method: &str) -> Result<ClientRespons
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::http::Response;
+    use crate::wire::http::{Request, Response};
     use std::time::Duration;
 
     fn echo() -> Handler {

@@ -209,14 +209,19 @@ pub(crate) enum Body {
 }
 
 impl Response {
-    /// A response with a byte body and a content type.
-    pub fn bytes(status: u16, content_type: &str, body: Vec<u8>) -> Response {
+    /// A response with `body` and no header fields yet.
+    fn with_body(status: u16, body: Body) -> Response {
         Response {
             status,
-            headers: vec![("Content-Type".into(), content_type.into())],
-            body: Body::Bytes(body),
+            headers: Vec::new(),
+            body,
             notes: Notes::default(),
         }
+    }
+
+    /// A response with a byte body and a content type.
+    pub fn bytes(status: u16, content_type: &str, body: Vec<u8>) -> Response {
+        Response::with_body(status, Body::Bytes(body)).with_header("Content-Type", content_type)
     }
 
     /// `application/json`.
@@ -231,22 +236,12 @@ impl Response {
 
     /// No body (e.g. 204 for a JSON-RPC notification).
     pub(crate) fn empty(status: u16) -> Response {
-        Response {
-            status,
-            headers: Vec::new(),
-            body: Body::Bytes(Vec::new()),
-            notes: Notes::default(),
-        }
+        Response::with_body(status, Body::Bytes(Vec::new()))
     }
 
     /// A streamed body (Server-Sent Events), sent chunk by chunk as they arrive.
     pub(crate) fn stream(status: u16, content_type: &str, chunks: Receiver<Vec<u8>>) -> Response {
-        Response {
-            status,
-            headers: vec![("Content-Type".into(), content_type.into())],
-            body: Body::Stream(chunks),
-            notes: Notes::default(),
-        }
+        Response::with_body(status, Body::Stream(chunks)).with_header("Content-Type", content_type)
     }
 
     /// Add a header.

@@ -85,6 +85,8 @@ pub(crate) const BUDGET_WAIT: Duration = Duration::from_secs(1);
 /// requests in flight finish, and returns once they have.
 pub struct Server {
     addr: SocketAddr,
+    /// `https` with TLS, else `http`.
+    scheme: &'static str,
     shared: Arc<Shared>,
     /// A second handle on the listening socket, to shut it while the acceptor blocks on it.
     listener: Option<TcpStream>,
@@ -171,13 +173,11 @@ impl Bound {
     /// `http://<host>:<port>` (`https://` with TLS) for this socket, with a wildcard bind
     /// address (`0.0.0.0`, `::`) replaced by loopback: a card must never advertise a wildcard.
     pub fn default_public_url(&self) -> String {
-        let scheme = self.scheme();
-        let ip = self.addr.ip();
-        if ip.is_unspecified() {
-            format!("{scheme}://127.0.0.1:{}", self.addr.port())
-        } else {
-            format!("{scheme}://{}", self.addr)
+        let mut addr = self.addr;
+        if addr.ip().is_unspecified() {
+            addr.set_ip(std::net::Ipv4Addr::LOCALHOST.into());
         }
+        format!("{}://{addr}", self.scheme())
     }
 
     /// `https` once [`Bound::with_tls`] is set, else `http`.
@@ -212,6 +212,7 @@ impl Bound {
 
     /// Start serving `handler`: a thread that accepts, and one per connection.
     pub fn serve(self, handler: Handler) -> Result<Server, WireError> {
+        let scheme = self.scheme();
         let Bound {
             listener,
             addr,
@@ -250,6 +251,7 @@ impl Bound {
         };
         Ok(Server {
             addr,
+            scheme,
             shared,
             listener: Some(handle),
             acceptor: Some(acceptor),
@@ -266,12 +268,7 @@ impl Server {
 
     /// `http://<addr>`, or `https://<addr>` with TLS.
     pub fn base_url(&self) -> String {
-        let scheme = if self.shared.tls.is_some() {
-            "https"
-        } else {
-            "http"
-        };
-        format!("{scheme}://{}", self.addr)
+        format!("{}://{}", self.scheme, self.addr)
     }
 
     /// Connections open now.
@@ -500,31 +497,25 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> io::Resul
         *n
     };
     let guard = Counted(Arc::clone(shared), client);
-    let per_client = shared.limits.max_connections_per_client;
-    if held > per_client {
+    let (per_client, most) = (
+        shared.limits.max_connections_per_client,
+        shared.limits.max_connections,
+    );
+    let refusal = if held > per_client {
+        Some(format!(
+            "this client ({client}) holds its limit of {per_client} connections; close one or \
+             try again later"
+        ))
+    } else if open > most {
+        Some(format!(
+            "the server holds its limit of {most} connections; try again later"
+        ))
+    } else {
+        None
+    };
+    if let Some(message) = refusal {
         drop(guard);
-        refuse(
-            stream,
-            peer,
-            &format!(
-                "this client ({client}) holds its limit of {per_client} connections; close one \
-                 or try again later"
-            ),
-            shared,
-        );
-        return Ok(());
-    }
-    if open > shared.limits.max_connections {
-        drop(guard);
-        refuse(
-            stream,
-            peer,
-            &format!(
-                "the server holds its limit of {} connections; try again later",
-                shared.limits.max_connections
-            ),
-            shared,
-        );
+        refuse(stream, peer, &message, shared);
         return Ok(());
     }
     let accepted = Instant::now();
@@ -726,18 +717,12 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
         let _ = stream.write_all(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 80]);
         let _ = stream.shutdown(Shutdown::Both);
         let obs = Observer::new(shared, &stream, Some(peer));
-        obs.request(|| Entry {
-            time_ns: crate::time::now_ns(),
-            status: 503,
-            note: Some(message.to_string()),
-            ..obs.unread()
-        });
+        RequestLine::unread(&obs).refused(&obs, 503, 0, message.to_string());
         return;
     }
     let obs = Observer::new(shared, &stream, Some(peer));
     let mut tap = obs.tap();
-    let started = Instant::now();
-    let time_ns = crate::time::now_ns();
+    let line = RequestLine::unread(&obs);
     let _ = stream.set_nonblocking(true);
     let response = Response::error(503, message).with_header("Retry-After", "1");
     let mut sent = 0;
@@ -745,7 +730,7 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
         inner: &mut stream,
         tap: &mut tap,
     };
-    let written = write::write_counted(&mut tee, response, CLOSE, &mut sent);
+    let written = write::write_counted(&mut tee, response, Framing::CLOSE, &mut sent);
     tap.end(Direction::Out, written.is_ok());
     let mut scratch = [0u8; 4096];
     for _ in 0..16 {
@@ -756,21 +741,8 @@ fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Share
     }
     tap.end(Direction::In, false);
     let _ = stream.shutdown(Shutdown::Write);
-    obs.request(|| Entry {
-        time_ns,
-        status: 503,
-        bytes: sent,
-        duration: started.elapsed(),
-        note: Some(message.to_string()),
-        ..obs.unread()
-    });
+    line.refused(&obs, 503, sent, message.to_string());
 }
-
-const CLOSE: Framing = Framing {
-    http10: false,
-    keep_alive: false,
-    head_only: false,
-};
 
 /// Close after a refusal: stop sending, drain what the client still sends (bounded in bytes
 /// and time) so the refusal is not destroyed by a reset, then close.
@@ -840,39 +812,38 @@ impl Stream {
     }
 }
 
+/// What a connection's byte stream is, whichever it is.
+trait ReadWrite: Read + Write {}
+
+impl<T: Read + Write> ReadWrite for T {}
+
+impl Stream {
+    fn io(&mut self) -> &mut dyn ReadWrite {
+        match self {
+            Stream::Plain(s) => s,
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => &mut **t,
+        }
+    }
+}
+
 impl Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.read(buf),
-            #[cfg(feature = "tls")]
-            Stream::Tls(t) => t.read(buf),
-        }
+        self.io().read(buf)
     }
 }
 
 impl Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.write(buf),
-            #[cfg(feature = "tls")]
-            Stream::Tls(t) => t.write(buf),
-        }
+        self.io().write(buf)
     }
 
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => s.write_vectored(bufs),
-            #[cfg(feature = "tls")]
-            Stream::Tls(t) => t.write_vectored(bufs),
-        }
+        self.io().write_vectored(bufs)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Plain(s) => s.flush(),
-            #[cfg(feature = "tls")]
-            Stream::Tls(t) => t.flush(),
-        }
+        self.io().flush()
     }
 }
 
@@ -1198,17 +1169,6 @@ impl<'a> Observer<'a> {
             log.record(&entry());
         }
     }
-
-    /// An entry for a request whose line was never read.
-    fn unread(&self) -> Entry {
-        Entry {
-            method: "-".into(),
-            target: "-".into(),
-            peer: self.peer,
-            connection: self.connection,
-            ..Entry::default()
-        }
-    }
 }
 
 fn is_timeout(e: &io::Error) -> bool {
@@ -1319,29 +1279,24 @@ fn serve_request(conn: &mut Conn, head: RequestHead, obs: &Observer<'_>) -> Then
     let line = RequestLine::begin(obs, &head);
     conn.tap.received(&conn.buf[..head.len]);
     let in_flight = InFlight::enter(shared);
-    let http10 = head.version == head::Version::Http10;
-    let head_only = head.method == "HEAD";
-    let closing = Framing {
-        http10,
-        keep_alive: false,
-        head_only,
+    let closing = Framing::closing(&head);
+    let refuse = |conn: &mut Conn, answer: Response, message: &str| {
+        let sent = conn.respond(answer, closing);
+        line.refused(obs, sent.status, sent.bytes, message.to_string());
+        Then::Linger
     };
     if shared.stopping.load(Ordering::SeqCst) {
         conn.tap.end(Direction::In, false);
         let message = "the server is shutting down";
-        let sent = conn.respond(Response::error(503, message), closing);
-        line.answered(obs, &sent, Notes::default(), None, Some(message));
-        return Then::Linger;
+        return refuse(conn, Response::error(503, message), message);
     }
     let mut held = Held::new(&shared.bodies);
     let read = conn.read_body(&head, &shared.limits, &mut held);
     conn.tap.end(Direction::In, read.is_ok());
-    let (body, body_error) = match read {
-        Ok(body) => (body, None),
-        Err(e @ (BodyError::TooLarge { .. } | BodyError::Timeout { .. })) => (Vec::new(), Some(e)),
+    match &read {
         // The peer is gone: there is no one to answer.
         Err(BodyError::Truncated) => {
-            line.abandoned(obs, BodyError::Truncated.to_string());
+            line.refused(obs, 0, 0, BodyError::Truncated.to_string());
             return Then::Drop;
         }
         Err(e @ (BodyError::Chunked(_) | BodyError::Busy { .. })) => {
@@ -1350,40 +1305,21 @@ fn serve_request(conn: &mut Conn, head: RequestHead, obs: &Observer<'_>) -> Then
             if e.status() == 503 {
                 answer = answer.with_header("Retry-After", "1");
             }
-            let sent = conn.respond(answer, closing);
-            line.answered(obs, &sent, Notes::default(), None, Some(&e.to_string()));
-            return Then::Linger;
+            return refuse(conn, answer, &e.to_string());
         }
-    };
-    let request_bytes = Some(body.len() as u64);
+        _ => {}
+    }
+    let request_bytes = Some(read.as_ref().map_or(0, Vec::len) as u64);
     // What is left of a body that was not read cannot be skipped safely.
-    let refused_body = body_error.is_some();
-    let request = Request {
-        method: if head_only { "GET" } else { head.method }.to_string(),
-        path: head.path,
-        query: head.query,
-        headers: head.headers,
-        body,
-        body_error,
-        remote_addr: obs.peer,
-    };
-    let mut response = call(&shared.handler, request);
+    let refused_body = read.is_err();
+    let (mut response, mut framing) = answer(&shared.handler, head, read, obs.peer);
     // The body was the handler's to keep or drop: its bytes leave the budget now.
     drop(held);
     let notes = std::mem::take(&mut response.notes);
-    // An HTTP/1.0 stream ends by closing; a stopping server closes after what it holds.
-    let close_delimited = http10 && matches!(response.body, Body::Stream(_));
-    let keep_alive = head.keep_alive
-        && !refused_body
-        && !close_delimited
-        && !write::asks_to_close(&response)
-        && !shared.stopping.load(Ordering::SeqCst);
-    let framing = Framing {
-        keep_alive,
-        ..closing
-    };
+    // A stopping server closes after what it holds.
+    framing.keep_alive &= !shared.stopping.load(Ordering::SeqCst);
     let sent = conn.respond(response, framing);
-    line.answered(obs, &sent, notes, request_bytes, None);
+    line.answered(obs, &sent, notes, request_bytes);
     drop(in_flight);
     if sent.open {
         Then::Next
@@ -1427,33 +1363,43 @@ impl RequestLine {
         RequestLine { started, line }
     }
 
-    /// Log the answer `sent`, with what the handler noted, the request body's size and a note
-    /// (by default, that the response was cut short if it was).
-    fn answered(
-        &self,
-        obs: &Observer<'_>,
-        sent: &Sent,
-        notes: Notes,
-        request_bytes: Option<u64>,
-        note: Option<&str>,
-    ) {
+    /// A request whose line was never read (method and target `-`), from now.
+    fn unread(obs: &Observer<'_>) -> RequestLine {
+        let started = Instant::now();
+        let time_ns = crate::time::now_ns();
+        let line = obs.logs_requests().then(|| Entry {
+            time_ns,
+            method: "-".into(),
+            target: "-".into(),
+            peer: obs.peer,
+            connection: obs.connection,
+            ..Entry::default()
+        });
+        RequestLine { started, line }
+    }
+
+    /// Log the answer `sent`, with what the handler noted and the request body's size (and
+    /// that the response was cut short if it was).
+    fn answered(&self, obs: &Observer<'_>, sent: &Sent, notes: Notes, request_bytes: Option<u64>) {
         obs.request(|| Entry {
             status: sent.status,
             bytes: sent.bytes,
             duration: self.started.elapsed(),
             invocation_id: notes.invocation_id,
             principal: notes.principal,
-            note: note.map(str::to_string).or_else(|| {
-                (!sent.complete).then(|| "the response was cut short: the connection ended".into())
-            }),
+            note: (!sent.complete)
+                .then(|| "the response was cut short: the connection ended".into()),
             request_bytes,
             ..self.line.clone().unwrap_or_default()
         });
     }
 
-    /// Log a request that was never answered, saying why.
-    fn abandoned(&self, obs: &Observer<'_>, note: String) {
+    /// Log a request the server answered itself with `status` and `bytes` of body, or never
+    /// answered (status 0), saying why.
+    fn refused(&self, obs: &Observer<'_>, status: u16, bytes: u64, note: String) {
         obs.request(|| Entry {
+            status,
+            bytes,
             duration: self.started.elapsed(),
             note: Some(note),
             ..self.line.clone().unwrap_or_default()
@@ -1473,8 +1419,7 @@ fn start_tls(
     limits: &Limits,
 ) -> Option<Stream> {
     use crate::wire::tls::server::{Refusal, TlsStream};
-    let started = Instant::now();
-    let time_ns = crate::time::now_ns();
+    let line = RequestLine::unread(obs);
     let (sock, refusal) = match TlsStream::accept(&identity.inner, sock, deadline) {
         Ok(tls) => return Some(Stream::Tls(Box::new(tls))),
         Err(refused) => refused,
@@ -1494,38 +1439,51 @@ fn start_tls(
         Refusal::Failed(why) => (400, format!("TLS handshake failed: {why}")),
     };
     let _ = sock.shutdown(Shutdown::Both);
-    obs.request(|| Entry {
-        time_ns,
-        status,
-        duration: started.elapsed(),
-        note: Some(note),
-        ..obs.unread()
-    });
+    line.refused(obs, status, 0, note);
     None
 }
 
 /// Answer a request refused before its head was read (too slow, too large, malformed), and
 /// log it: the bytes that did arrive, the answer, and a request line without a method.
 fn refused_before_head(conn: &mut Conn, obs: &Observer<'_>, status: u16, message: &str) {
-    let started = Instant::now();
-    let time_ns = crate::time::now_ns();
+    let line = RequestLine::unread(obs);
     conn.unparsed();
-    let sent = conn.respond(Response::error(status, message), CLOSE);
-    obs.request(|| Entry {
-        time_ns,
-        status: sent.status,
-        bytes: sent.bytes,
-        duration: started.elapsed(),
-        note: Some(message.to_string()),
-        ..obs.unread()
-    });
+    let sent = conn.respond(Response::error(status, message), Framing::CLOSE);
+    line.refused(obs, sent.status, sent.bytes, message.to_string());
 }
 
-/// Call the handler; a panic inside it becomes a 500 instead of a dead connection, and a
-/// refused body is never answered as a success (a handler that ignores `body_error` gets
-/// the refusal's own status).
-pub(crate) fn call(handler: &Handler, request: Request) -> Response {
-    let refused = request.body_error.clone();
+/// Answer the request `head` announced with `handler`, given its body or why that was not
+/// read: the response, and how to frame it. `HEAD` reaches the handler as `GET`
+/// ([`Request::method`]). A panic inside the handler becomes a 500 instead of a dead
+/// connection, and a refused body is never answered as a success (a handler that ignores
+/// `body_error` gets the refusal's own status). The connection stays open only when the head
+/// asked for it, the body was read, the handler did not ask to close, and the answer is no
+/// HTTP/1.0 stream (which ends by closing).
+pub(crate) fn answer(
+    handler: &Handler,
+    head: RequestHead,
+    body: Result<Vec<u8>, BodyError>,
+    remote_addr: Option<SocketAddr>,
+) -> (Response, Framing) {
+    let framing = Framing::closing(&head);
+    let (body, refused) = match body {
+        Ok(body) => (body, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    let method = if framing.head_only {
+        "GET"
+    } else {
+        head.method
+    };
+    let request = Request {
+        method: method.to_string(),
+        path: head.path,
+        query: head.query,
+        headers: head.headers,
+        body,
+        body_error: refused.clone(),
+        remote_addr,
+    };
     super::take_noted();
     let mut response =
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(request))) {
@@ -1538,10 +1496,22 @@ pub(crate) fn call(handler: &Handler, request: Request) -> Response {
         notes.invocation_id = noted.invocation_id;
         notes.principal = notes.principal.take().or(noted.principal);
     }
-    match refused {
-        Some(e) if response.status < 400 => Response::error(e.status(), &e.to_string()),
-        _ => response,
+    if let Some(e) = &refused
+        && response.status < 400
+    {
+        response = Response::error(e.status(), &e.to_string());
     }
+    let keep_alive = head.keep_alive
+        && refused.is_none()
+        && !(framing.http10 && matches!(response.body, Body::Stream(_)))
+        && !write::asks_to_close(&response);
+    (
+        response,
+        Framing {
+            keep_alive,
+            ..framing
+        },
+    )
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! `Connection`, `Date`): a handler that sets one of the first two gets an error, never two
 //! conflicting lengths on the wire.
 
+use super::head::{RequestHead, Version};
 use super::{Body, Response};
 use std::cell::RefCell;
 use std::io::{self, IoSlice, Write};
@@ -22,6 +23,24 @@ pub(crate) struct Framing {
     pub(crate) keep_alive: bool,
     /// A `HEAD` request: the head a `GET` would get, without the body (RFC 9110 §9.3.2).
     pub(crate) head_only: bool,
+}
+
+impl Framing {
+    /// An HTTP/1.1 response with its body, closing the connection.
+    pub(crate) const CLOSE: Framing = Framing {
+        http10: false,
+        keep_alive: false,
+        head_only: false,
+    };
+
+    /// The answer to `head`, closing the connection.
+    pub(crate) fn closing(head: &RequestHead) -> Framing {
+        Framing {
+            http10: head.version == Version::Http10,
+            keep_alive: false,
+            head_only: head.method == "HEAD",
+        }
+    }
 }
 
 /// The reason phrase of a status code (RFC 9110 §15).
