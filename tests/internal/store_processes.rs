@@ -268,7 +268,17 @@ fn kill_9_under_16_concurrent_invocations_loses_no_acknowledged_run() {
                 std::thread::spawn(move || load(url, stop, acked))
             })
             .collect();
-        // A random moment in 150..600 ms (RandomState is seeded at random per process).
+        // Runs are under way before the kill's moment is counted, however slow a loaded
+        // machine makes the harness's start: each cycle kills a harness with work in flight.
+        let serving = Instant::now();
+        while acked.lock().unwrap().is_empty() {
+            assert!(
+                serving.elapsed() < Duration::from_secs(60),
+                "the harness acknowledged no run in 60 s"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Then a random moment in 150..600 ms (RandomState is seeded at random per process).
         let wait = 150
             + std::hash::BuildHasher::hash_one(
                 &std::collections::hash_map::RandomState::new(),
@@ -346,7 +356,16 @@ fn three_harnesses_share_one_store_beside_a_reader() {
             listings
         })
     };
-    std::thread::sleep(Duration::from_secs(3));
+    // Three seconds, and on a loaded machine as long as it takes the three to store more
+    // than 30 runs between them.
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(3) || acked.lock().unwrap().len() <= 30 {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the harnesses barely ran"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     stop.store(true, Ordering::Relaxed);
     for c in clients {
         c.join().expect("a client thread panicked");
