@@ -499,16 +499,11 @@ impl Registry {
             let mut state = self.write();
             // What each source admitted, carried over by URL to its place in the new list;
             // an agent whose source is gone leaves with it.
-            let mut admitted = BTreeMap::new();
-            for (j, source) in sources.iter().enumerate() {
-                let before = old
-                    .iter()
-                    .position(|o| o.entry.url == source.entry.url)
-                    .and_then(|i| state.admitted.get(&i).cloned());
-                if let Some(id) = before {
-                    admitted.insert(j, id);
-                }
-            }
+            let carried = sources.iter().enumerate().filter_map(|(j, source)| {
+                let i = old.iter().position(|o| o.entry.url == source.entry.url)?;
+                Some((j, state.admitted.get(&i)?.clone()))
+            });
+            let admitted: BTreeMap<usize, String> = carried.collect();
             let dropped: Vec<String> = state
                 .admitted
                 .values()

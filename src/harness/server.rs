@@ -56,11 +56,9 @@ use std::sync::Arc;
 /// text starts "unauthenticated: ", which the A2A error's text already says).
 fn refused(e: HarnessError) -> A2aError {
     let reason = e.to_string();
+    let reason = reason.strip_prefix("unauthenticated: ").unwrap_or(&reason);
     A2aError::Unauthenticated {
-        reason: match reason.strip_prefix("unauthenticated: ") {
-            Some(rest) => rest.to_string(),
-            None => reason,
-        },
+        reason: reason.to_string(),
     }
 }
 
