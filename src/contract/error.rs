@@ -1,9 +1,6 @@
 //! What can be wrong with a document, a description or a name under the contract.
 
 use super::OutcomeStatus;
-use super::pattern::PatternError;
-use super::schema::SchemaError;
-use super::tokens::TokenError;
 use std::fmt;
 
 /// A document, agent description, principal or canonicalisation outside the contract.
@@ -48,12 +45,6 @@ pub enum ContractError {
         /// Each problem found.
         problems: Vec<String>,
     },
-    /// A class schema that is not valid in the schema subset the contract uses.
-    Schema(SchemaError),
-    /// A `pattern` the contract's regex subset cannot compile or match within its budget.
-    Pattern(PatternError),
-    /// A tokens file that cannot be used, or credentials that name no token in it.
-    Tokens(TokenError),
     /// A name that is no outcome status (a filter's, say).
     UnknownOutcome {
         /// The name given.
@@ -122,9 +113,6 @@ impl fmt::Display for ContractError {
                 "agent {agent} was built against contract {declared}; this harness governs contract {governed}"
             ),
             ContractError::Principal { problems } => f.write_str(&problems.join("; ")),
-            ContractError::Schema(e) => e.fmt(f),
-            ContractError::Pattern(e) => e.fmt(f),
-            ContractError::Tokens(e) => e.fmt(f),
             ContractError::UnknownOutcome { given } => {
                 let all: Vec<&str> = OutcomeStatus::ALL.iter().map(|o| o.as_str()).collect();
                 write!(
@@ -137,31 +125,4 @@ impl fmt::Display for ContractError {
     }
 }
 
-impl std::error::Error for ContractError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ContractError::Schema(e) => Some(e),
-            ContractError::Pattern(e) => Some(e),
-            ContractError::Tokens(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<SchemaError> for ContractError {
-    fn from(e: SchemaError) -> ContractError {
-        ContractError::Schema(e)
-    }
-}
-
-impl From<PatternError> for ContractError {
-    fn from(e: PatternError) -> ContractError {
-        ContractError::Pattern(e)
-    }
-}
-
-impl From<TokenError> for ContractError {
-    fn from(e: TokenError) -> ContractError {
-        ContractError::Tokens(e)
-    }
-}
+impl std::error::Error for ContractError {}

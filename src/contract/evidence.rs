@@ -75,10 +75,3 @@ pub(crate) struct GroundingRef {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Payload(pub Map<String, Value>);
-
-impl Payload {
-    /// The payload's `schema_class`, if it names one.
-    pub fn schema_class(&self) -> Option<&str> {
-        self.0.get("schema_class").and_then(Value::as_str)
-    }
-}

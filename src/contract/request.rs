@@ -111,14 +111,6 @@ pub(crate) fn plain(document: &Value) -> Option<InvocationRequest> {
 pub struct Input(pub Map<String, Value>);
 
 impl Input {
-    /// The input's class (`schema_class`); present in every validated input.
-    pub fn schema_class(&self) -> &str {
-        self.0
-            .get("schema_class")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    }
-
     /// The input as a JSON value (what `dd-input-json-v1` hashes).
     pub fn to_value(&self) -> Value {
         Value::Object(self.0.clone())

@@ -105,6 +105,11 @@ impl SchemaError {
             reason: reason.into(),
         }
     }
+
+    /// A keyword whose value has the wrong shape.
+    fn must_be(at: &str, key: &str, what: &str) -> SchemaError {
+        SchemaError::new(at, format!("'{key}' must be {what}"))
+    }
 }
 
 impl std::fmt::Display for SchemaError {
@@ -362,9 +367,10 @@ impl Compiler<'_> {
                 }
                 Ok(out)
             }
-            _ => Err(SchemaError::new(
+            _ => Err(SchemaError::must_be(
                 at,
-                format!("'{name}' must be a non-empty array of schemas"),
+                name,
+                "a non-empty array of schemas",
             )),
         }
     }
@@ -378,10 +384,7 @@ impl Compiler<'_> {
         name: &str,
     ) -> Result<Vec<(String, usize)>, SchemaError> {
         let Value::Object(map) = value else {
-            return Err(SchemaError::new(
-                at,
-                format!("'{name}' must be an object of schemas"),
-            ));
+            return Err(SchemaError::must_be(at, name, "an object of schemas"));
         };
         let mut out = Vec::with_capacity(map.len());
         for (key, sub) in map {
@@ -421,32 +424,26 @@ impl Compiler<'_> {
         path: &mut Vec<String>,
         at: &str,
     ) -> Result<Option<Keyword>, SchemaError> {
-        let count = || {
-            count(value).ok_or_else(|| {
-                SchemaError::new(at, format!("'{key}' must be a non-negative integer"))
-            })
-        };
+        let must_be = |what: &str| SchemaError::must_be(at, key, what);
+        let count = || count(value).ok_or_else(|| must_be("a non-negative integer"));
         let number = |bound| match value {
             Value::Number(n) => Ok(Keyword::Bound(bound, n.clone(), py_repr(value))),
-            _ => Err(SchemaError::new(at, format!("'{key}' must be a number"))),
+            _ => Err(must_be("a number")),
         };
         Ok(Some(match key {
             // §6.1 any instance type
             "type" => Keyword::Type(types(value).ok_or_else(|| {
-                SchemaError::new(
-                    at,
-                    format!(
-                        "'type' must be one of {} or a non-empty array of distinct ones",
-                        TYPES.join(", ")
-                    ),
-                )
+                let names = TYPES.join(", ");
+                must_be(&format!(
+                    "one of {names} or a non-empty array of distinct ones"
+                ))
             })?),
             "enum" => match value {
                 Value::Array(items) => Keyword::Enum {
                     keys: items.iter().map(equality_key).collect(),
                     repr: py_repr(value),
                 },
-                _ => return Err(SchemaError::new(at, "'enum' must be an array")),
+                _ => return Err(must_be("an array")),
             },
             "const" => Keyword::Const {
                 key: equality_key(value),
@@ -464,7 +461,7 @@ impl Compiler<'_> {
                 Value::String(p) => Keyword::Pattern(
                     Regex::new(p).map_err(|e| SchemaError::new(at, e.to_string()))?,
                 ),
-                _ => return Err(SchemaError::new(at, "'pattern' must be a string")),
+                _ => return Err(must_be("a string")),
             },
             // §6.4 arrays
             "items" => match value {
@@ -477,14 +474,12 @@ impl Compiler<'_> {
             "uniqueItems" => match value {
                 Value::Bool(true) => Keyword::UniqueItems,
                 Value::Bool(false) => return Ok(None),
-                _ => {
-                    return Err(SchemaError::new(at, "'uniqueItems' must be a boolean"));
-                }
+                _ => return Err(must_be("a boolean")),
             },
             // §6.5 objects
-            "required" => Keyword::Required(unique_strings(value).ok_or_else(|| {
-                SchemaError::new(at, "'required' must be an array of distinct strings")
-            })?),
+            "required" => Keyword::Required(
+                unique_strings(value).ok_or_else(|| must_be("an array of distinct strings"))?,
+            ),
             "properties" => Keyword::Properties(self.schema_map(value, path, at, key)?),
             "additionalProperties" => return self.additional_properties(map, value, path),
             // §6.7 boolean logic
@@ -499,7 +494,7 @@ impl Compiler<'_> {
             // Core §8.3
             "$ref" => match value {
                 Value::String(r) => Keyword::Ref(self.reference(r, at)?),
-                _ => return Err(SchemaError::new(at, "'$ref' must be a string")),
+                _ => return Err(must_be("a string")),
             },
             // §9 containers: compiled so they are checked, applied only through $ref.
             "definitions" | "$defs" => {
@@ -692,6 +687,11 @@ fn without_effect(
     path: &[String],
     at: &str,
 ) -> Result<Option<Keyword>, SchemaError> {
+    let must_be = |shaped: bool, what| {
+        shaped
+            .then_some(None)
+            .ok_or_else(|| SchemaError::must_be(at, key, what))
+    };
     match key {
         "$id" if path.len() > 1 => Err(SchemaError::new(
             at,
@@ -699,18 +699,9 @@ fn without_effect(
              which is not supported",
         )),
         "$id" | "$schema" | "$comment" | "title" | "description" | "format"
-        | "contentMediaType" | "contentEncoding" => match value {
-            Value::String(_) => Ok(None),
-            _ => Err(SchemaError::new(at, format!("'{key}' must be a string"))),
-        },
-        "readOnly" | "writeOnly" => match value {
-            Value::Bool(_) => Ok(None),
-            _ => Err(SchemaError::new(at, format!("'{key}' must be a boolean"))),
-        },
-        "examples" => match value {
-            Value::Array(_) => Ok(None),
-            _ => Err(SchemaError::new(at, "'examples' must be an array")),
-        },
+        | "contentMediaType" | "contentEncoding" => must_be(value.is_string(), "a string"),
+        "readOnly" | "writeOnly" => must_be(value.is_boolean(), "a boolean"),
+        "examples" => must_be(value.is_array(), "an array"),
         k if REFUSED.contains(&k) => Err(SchemaError::new(
             at,
             format!(
@@ -732,23 +723,24 @@ fn types(value: &Value) -> Option<Vec<&'static str>> {
     let name = |v: &Value| TYPES.iter().copied().find(|t| v.as_str() == Some(*t));
     match value {
         Value::String(_) => Some(vec![name(value)?]),
-        Value::Array(items) if !items.is_empty() => {
-            let names: Vec<_> = items.iter().map(name).collect::<Option<_>>()?;
-            let distinct: HashSet<_> = names.iter().collect();
-            (distinct.len() == names.len()).then_some(names)
-        }
+        Value::Array(items) if !items.is_empty() => distinct(items.iter().map(name).collect()),
         _ => None,
     }
 }
 
 fn unique_strings(value: &Value) -> Option<Vec<String>> {
-    let items = value.as_array()?;
-    let names: Vec<String> = items
+    let names = value
+        .as_array()?
         .iter()
-        .map(|v| v.as_str().map(str::to_owned))
-        .collect::<Option<_>>()?;
-    let distinct: HashSet<_> = names.iter().collect();
-    (distinct.len() == names.len()).then_some(names)
+        .map(|v| v.as_str().map(str::to_owned));
+    distinct(names.collect())
+}
+
+/// The items, if none is missing and no two are equal.
+fn distinct<T: std::hash::Hash + Eq>(items: Option<Vec<T>>) -> Option<Vec<T>> {
+    let items = items?;
+    let seen: HashSet<&T> = items.iter().collect();
+    (seen.len() == items.len()).then_some(items)
 }
 
 /// A non-negative integer keyword value (`3` or `3.0`); huge values saturate.
@@ -1090,12 +1082,7 @@ impl<'s> Run<'s> {
         nodes
             .iter()
             .any(|node| self.check(*node, instance, path, depth + 1))
-            || self.fail(path, || {
-                format!(
-                    "{} is not valid under any of the given schemas",
-                    py_repr(instance)
-                )
-            })
+            || self.fail(path, || none_valid(instance))
     }
 
     /// `oneOf`: exactly one branch valid, each branch checked without recording its errors.
@@ -1113,12 +1100,7 @@ impl<'s> Run<'s> {
             .collect();
         match valid.as_slice() {
             [_] => true,
-            [] => self.fail(path, || {
-                format!(
-                    "{} is not valid under any of the given schemas",
-                    py_repr(instance)
-                )
-            }),
+            [] => self.fail(path, || none_valid(instance)),
             // The reference lists the later valid branches, then the first.
             [first, more @ ..] => self.fail(path, || {
                 let shown: Vec<&str> = more.iter().chain([first]).copied().collect();
@@ -1197,6 +1179,14 @@ fn too_long(max: u64) -> &'static str {
     } else {
         "is too long"
     }
+}
+
+/// The reference's words for an `anyOf` or `oneOf` no branch of which is valid.
+fn none_valid(instance: &Value) -> String {
+    format!(
+        "{} is not valid under any of the given schemas",
+        py_repr(instance)
+    )
 }
 
 /// The reference's `extras_msg`: `'a', 'b' were unexpected`.
@@ -1306,13 +1296,12 @@ fn write_key(value: &Value, out: &mut String) {
             }
         },
         Value::String(s) => write_str(out, s, false),
+        // Each item and member ends with a comma, so the key still reads back one way.
         Value::Array(items) => {
             out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
+            for item in items {
                 write_key(item, out);
+                out.push(',');
             }
             out.push(']');
         }
@@ -1320,13 +1309,11 @@ fn write_key(value: &Value, out: &mut String) {
             let mut entries: Vec<_> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
             out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
+            for (k, v) in entries {
                 write_str(out, k, false);
                 out.push(':');
                 write_key(v, out);
+                out.push(',');
             }
             out.push('}');
         }

@@ -60,31 +60,21 @@ impl ClassSchema {
         // The run store keeps every schema it checked a run against; one it could not write
         // back as JSON would make the agent's every run unstorable.
         if let Some(found) = crate::json::non_finite(&json_schema) {
-            return Err(ContractError::spec(
-                None,
-                format!("class {}: {found}", str_repr(name)),
-            ));
+            return Err(class_error(name, found));
         }
-        let compiled = Schema::compile(&json_schema).map_err(|e| {
-            ContractError::spec(
-                None,
-                format!("class {}: not a valid JSON Schema: {e}", str_repr(name)),
-            )
-        })?;
+        let compiled = Schema::compile(&json_schema)
+            .map_err(|e| class_error(name, format!("not a valid JSON Schema: {e}")))?;
         let designator = json_schema
             .get("properties")
             .and_then(|p| p.get(DESIGNATOR))
             .and_then(|d| d.get("enum"));
         let required = required(&json_schema);
         if designator != Some(&json!([name])) || !required.iter().any(|r| r == DESIGNATOR) {
-            return Err(ContractError::spec(
-                None,
-                format!(
-                    "class {}: the schema does not require {DESIGNATOR} = {}",
-                    str_repr(name),
-                    str_repr(name)
-                ),
-            ));
+            let why = format!(
+                "the schema does not require {DESIGNATOR} = {}",
+                str_repr(name)
+            );
+            return Err(class_error(name, why));
         }
         Ok(ClassSchema {
             name: name.to_string(),
@@ -103,22 +93,13 @@ impl ClassSchema {
         let (Some(json_schema @ Value::Object(_)), Some(Value::String(digest))) =
             (entry.get("json_schema"), entry.get("digest"))
         else {
-            return Err(ContractError::spec(
-                None,
-                format!(
-                    "class {}: a schema entry needs json_schema and digest",
-                    str_repr(name)
-                ),
+            return Err(class_error(
+                name,
+                "a schema entry needs json_schema and digest",
             ));
         };
         if schema_digest(json_schema) != *digest {
-            return Err(ContractError::spec(
-                None,
-                format!(
-                    "class {}: the schema does not match its digest",
-                    str_repr(name)
-                ),
-            ));
+            return Err(class_error(name, "the schema does not match its digest"));
         }
         ClassSchema::new(name, json_schema.clone())
     }
@@ -140,6 +121,11 @@ impl ClassSchema {
     pub(crate) fn describe(&self) -> Value {
         json!({ "digest": self.digest, "json_schema": self.json_schema })
     }
+}
+
+/// Why the schema of class `name` is refused.
+fn class_error(name: &str, why: impl std::fmt::Display) -> ContractError {
+    ContractError::spec(None, format!("class {}: {why}", str_repr(name)))
 }
 
 fn required(schema: &Value) -> Vec<String> {
@@ -250,10 +236,10 @@ impl AgentSpec {
             ));
         };
         check_keys(obj, agent)?;
+        let refuse = |why: String| ContractError::spec(agent, format!("agent {id_repr}: {why}"));
         let text = |key: &str| -> Result<String, ContractError> {
-            obj[key].as_str().map(str::to_string).ok_or_else(|| {
-                ContractError::spec(agent, format!("agent {id_repr}: {key} must be a string"))
-            })
+            let text = obj[key].as_str().map(str::to_string);
+            text.ok_or_else(|| refuse(format!("{key} must be a string")))
         };
         let list = |key: &str| -> Result<Vec<String>, ContractError> {
             obj[key]
@@ -263,12 +249,7 @@ impl AgentSpec {
                         .map(|v| v.as_str().map(str::to_string))
                         .collect::<Option<Vec<_>>>()
                 })
-                .ok_or_else(|| {
-                    ContractError::spec(
-                        agent,
-                        format!("agent {id_repr}: {key} must be a list of strings"),
-                    )
-                })
+                .ok_or_else(|| refuse(format!("{key} must be a list of strings")))
         };
         let agent_id = text("agent_id")?;
         let accepts = list("accepts")?;
@@ -284,22 +265,18 @@ impl AgentSpec {
             .as_str()
             .and_then(GroundingMode::parse)
             .ok_or_else(|| {
-                ContractError::spec(
-                    agent,
-                    format!(
-                        "agent {id_repr}: {} is not a valid GroundingMode",
-                        obj["grounding_mode"]
-                    ),
-                )
+                refuse(format!(
+                    "{} is not a valid GroundingMode",
+                    obj["grounding_mode"]
+                ))
             })?;
         let payload = match &obj["payload"] {
             Value::Null => None,
             Value::String(p) => Some(p.clone()),
             other => {
-                return Err(ContractError::spec(
-                    agent,
-                    format!("agent {id_repr}: payload must be a class name or null, got {other}"),
-                ));
+                return Err(refuse(format!(
+                    "payload must be a class name or null, got {other}"
+                )));
             }
         };
         let schemas = class_schemas(obj, &accepts, payload.as_deref(), agent, &id_repr)?;

@@ -173,13 +173,15 @@ pub struct RemoteAgent {
 impl RemoteAgent {
     /// Read the card at `url` and rebuild the agent's spec.
     pub fn from_url(client: &A2aClient, url: &str, timeout: Duration) -> Result<RemoteAgent> {
-        let card = client.fetch_card(url, timeout)?;
-        let spec = card::spec_from_card(&card)?;
-        let target = Target::from_card(&card)?;
+        RemoteAgent::from_card(client.fetch_card(url, timeout)?, url, timeout)
+    }
+
+    /// The agent `card`, read from `url`, describes.
+    fn from_card(card: Value, url: &str, timeout: Duration) -> Result<RemoteAgent> {
         Ok(RemoteAgent {
-            spec,
+            spec: card::spec_from_card(&card)?,
+            target: Target::from_card(&card)?,
             url: url.to_string(),
-            target,
             card,
             timeout,
             key: None,
@@ -310,17 +312,11 @@ impl State {
             next.agents.insert(id, agent);
         }
         // Agents added by hand stay.
-        let by_hand: Vec<String> = before
-            .agents
-            .keys()
-            .filter(|id| !before.admitted.values().any(|a| a == *id))
-            .cloned()
-            .collect();
-        for id in by_hand {
-            if let Some(agent) = before.agents.get(&id)
-                && !next.agents.contains_key(&id)
-            {
-                next.agents.insert(id, agent.clone());
+        for (id, agent) in &before.agents {
+            if !before.admitted.values().any(|a| a == id) {
+                next.agents
+                    .entry(id.clone())
+                    .or_insert_with(|| agent.clone());
             }
         }
         (next, duplicates)
@@ -368,25 +364,19 @@ pub(crate) struct Refreshed {
 impl Refreshed {
     /// What changed from `before` to `next`.
     fn between(before: &State, next: &State) -> Refreshed {
+        let only_in = |a: &State, b: &State| {
+            let ids = a.agents.keys().filter(|id| !b.agents.contains_key(*id));
+            ids.cloned().collect()
+        };
         Refreshed {
-            added: next
-                .agents
-                .keys()
-                .filter(|id| !before.agents.contains_key(*id))
-                .cloned()
-                .collect(),
+            added: only_in(next, before),
             changed: next
                 .agents
                 .iter()
                 .filter(|(id, a)| before.agents.get(*id).is_some_and(|b| b.card != a.card))
                 .map(|(id, _)| id.clone())
                 .collect(),
-            removed: before
-                .agents
-                .keys()
-                .filter(|id| !next.agents.contains_key(*id))
-                .cloned()
-                .collect(),
+            removed: only_in(before, next),
             unavailable: next.unavailable.len(),
             incompatible: next.incompatible.len(),
         }
@@ -442,23 +432,13 @@ fn judge(card: Value, source: &Source) -> Admission {
         return Admission::Incompatible(missing_extension_reason(url));
     }
     let timeout = source.entry.timeout.unwrap_or(DEFAULT_TIMEOUT);
-    let agent = card::spec_from_card(&card)
-        .map_err(HarnessError::from)
-        .and_then(|spec| {
-            Ok(RemoteAgent {
-                target: Target::from_card(&card)?,
-                spec,
-                url: url.clone(),
-                card,
-                timeout,
-                key: None,
-                client: source.client.clone(),
-            })
-        })
-        .and_then(|agent| match &source.key {
+    let agent = RemoteAgent::from_card(card, url, timeout).and_then(|mut agent| {
+        agent.client = source.client.clone();
+        match &source.key {
             Some(key) => agent.with_key(key),
             None => Ok(agent),
-        });
+        }
+    });
     match agent {
         Ok(agent) => Admission::Agent(Box::new(agent)),
         Err(e @ HarnessError::Contract(ContractError::Version { .. })) => {
@@ -498,10 +478,7 @@ impl Registry {
         };
         let (_, duplicates) = registry.refresh_now(false);
         if let Some(id) = duplicates.first() {
-            return Err(HarnessError::config(
-                "the agent registry",
-                format!("two agents registered as {}", str_repr(id)),
-            ));
+            return Err(registered_twice(id));
         }
         Ok(registry)
     }
@@ -522,16 +499,11 @@ impl Registry {
             let mut state = self.write();
             // What each source admitted, carried over by URL to its place in the new list;
             // an agent whose source is gone leaves with it.
-            let mut admitted = BTreeMap::new();
-            for (j, source) in sources.iter().enumerate() {
-                let before = old
-                    .iter()
-                    .position(|o| o.entry.url == source.entry.url)
-                    .and_then(|i| state.admitted.get(&i).cloned());
-                if let Some(id) = before {
-                    admitted.insert(j, id);
-                }
-            }
+            let carried = sources.iter().enumerate().filter_map(|(j, source)| {
+                let i = old.iter().position(|o| o.entry.url == source.entry.url)?;
+                Some((j, state.admitted.get(&i)?.clone()))
+            });
+            let admitted: BTreeMap<usize, String> = carried.collect();
             let dropped: Vec<String> = state
                 .admitted
                 .values()
@@ -558,6 +530,18 @@ impl Registry {
     fn sources(&self) -> Arc<Vec<Source>> {
         Arc::clone(&self.shared.sources.read().unpoisoned())
     }
+}
+
+fn registered_twice(id: &str) -> HarnessError {
+    HarnessError::config(
+        "the agent registry",
+        format!("two agents registered as {}", str_repr(id)),
+    )
+}
+
+/// Each agent's description, sorted by id.
+fn manifest(state: &State) -> Vec<Value> {
+    state.agents.values().map(|a| a.spec.describe()).collect()
 }
 
 /// The sources a configuration lists: each entry with its key and its own client, read now.
@@ -681,14 +665,15 @@ impl Registry {
             }
             .refresh_now(false)
             .0;
-            for id in &refreshed.added {
-                stderr_line!("ddwire: registry: agent {id} admitted");
-            }
-            for id in &refreshed.changed {
-                stderr_line!("ddwire: registry: agent {id}'s card changed; checked again");
-            }
-            for id in &refreshed.removed {
-                stderr_line!("ddwire: registry: agent {id} no longer admitted");
+            let news = [
+                (&refreshed.added, " admitted"),
+                (&refreshed.changed, "'s card changed; checked again"),
+                (&refreshed.removed, " no longer admitted"),
+            ];
+            for (ids, what) in news {
+                for id in ids {
+                    stderr_line!("ddwire: registry: agent {id}{what}");
+                }
             }
         };
         let watched = health::watch(Arc::downgrade(&self.shared), "ddwire-registry", wait, round);
@@ -710,10 +695,7 @@ impl Registry {
         let id = agent.spec.agent_id.clone();
         let mut state = self.write();
         if state.agents.contains_key(&id) {
-            return Err(HarnessError::config(
-                "the agent registry",
-                format!("two agents registered as {}", str_repr(&id)),
-            ));
+            return Err(registered_twice(&id));
         }
         state.agents.insert(id, Arc::new(agent));
         drop(state);
@@ -765,32 +747,24 @@ impl Registry {
 
     /// Each agent's description, sorted by id: the manifest.
     pub(crate) fn manifest(&self) -> Vec<Value> {
-        self.read()
-            .agents
-            .values()
-            .map(|a| a.spec.describe())
-            .collect()
+        manifest(&self.read())
     }
 
     /// `{"agents": manifest, "unavailable": {…}, "incompatible": {…}}`.
     pub(crate) fn listing(&self) -> Value {
         let state = self.read();
-        let manifest: Vec<Value> = state.agents.values().map(|a| a.spec.describe()).collect();
-        json!({ "agents": manifest, "unavailable": state.unavailable, "incompatible": state.incompatible })
+        json!({ "agents": manifest(&state), "unavailable": state.unavailable, "incompatible": state.incompatible })
     }
 
     /// The error for an unknown agent: the known ids, then each agent that could not be
     /// admitted and why.
     pub(crate) fn unknown(&self, agent_id: &str) -> HarnessError {
         let state = self.read();
-        let pairs = |m: &BTreeMap<String, String>| -> Vec<(String, String)> {
-            m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
-        };
         HarnessError::UnknownAgent {
             agent_id: agent_id.to_string(),
             known: state.agents.keys().cloned().collect(),
-            unavailable: pairs(&state.unavailable),
-            incompatible: pairs(&state.incompatible),
+            unavailable: state.unavailable.clone().into_iter().collect(),
+            incompatible: state.incompatible.clone().into_iter().collect(),
         }
     }
 

@@ -56,11 +56,9 @@ use std::sync::Arc;
 /// text starts "unauthenticated: ", which the A2A error's text already says).
 fn refused(e: HarnessError) -> A2aError {
     let reason = e.to_string();
+    let reason = reason.strip_prefix("unauthenticated: ").unwrap_or(&reason);
     A2aError::Unauthenticated {
-        reason: match reason.strip_prefix("unauthenticated: ") {
-            Some(rest) => rest.to_string(),
-            None => reason,
-        },
+        reason: reason.to_string(),
     }
 }
 
@@ -249,15 +247,12 @@ fn dispatch(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> R
             ),
             None => Response::error(404, &format!("no agent {id}")),
         },
-        ("GET", ["schema", "sha256", digest]) if is_sha256_hex(digest) => {
-            match harness.conductor.store.schema(digest) {
-                Ok(Some(schema)) => Response::json(200, &schema),
-                Ok(None) => Response::error(404, &format!("no class schema {digest}")),
-                Err(e) => Response::error(500, &e.to_string()),
-            }
-        }
         ("GET", ["schema", "sha256", digest]) => {
-            Response::error(404, &format!("no class schema {digest}"))
+            match is_sha256_hex(digest).then(|| harness.conductor.store.schema(digest)) {
+                Some(Ok(Some(schema))) => Response::json(200, &schema),
+                Some(Err(e)) => Response::error(500, &e.to_string()),
+                _ => Response::error(404, &format!("no class schema {digest}")),
+            }
         }
         ("GET" | "HEAD", ["livez"]) => Response::json(200, &json!({ "status": "live" })),
         ("GET" | "HEAD", ["healthz"]) => super::health::readiness(harness, &harness.connections),
@@ -351,7 +346,7 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
     }
     let reason = match decision_reason(&request.body) {
         Ok(reason) => reason,
-        Err(why) => return Response::error(400, &why.to_string()),
+        Err(why) => return Response::error(400, &why),
     };
     let id = match resolve_run(harness, reference, &Access::All) {
         Ok(id) => id,
@@ -382,28 +377,35 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
     }
 }
 
+/// What a decision's body may be, for its errors.
+const DECISION_SHAPE: &str = "send no body, or {\"reason\": \"…\"}";
+
 /// The most characters a steward's reason may hold.
 const MAX_REASON_CHARS: usize = 2000;
 
 /// The reason a decision's body gives: none for an empty body; else a JSON object whose only
 /// member is an optional string `reason`.
-fn decision_reason(body: &[u8]) -> std::result::Result<Option<String>, BadRequest> {
+fn decision_reason(body: &[u8]) -> std::result::Result<Option<String>, String> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     let doc = crate::json::parse(body, crate::json::Limits::DEFAULT)
-        .map_err(BadRequest::DecisionNotJson)?;
+        .map_err(|e| format!("the body is not JSON ({e}); {DECISION_SHAPE}"))?;
     let Value::Object(mut map) = doc else {
-        return Err(BadRequest::DecisionNotObject);
+        return Err(format!("the body is not a JSON object; {DECISION_SHAPE}"));
     };
     let reason = match map.remove("reason") {
         None | Some(Value::Null) => None,
         Some(Value::String(r)) if r.chars().count() <= MAX_REASON_CHARS => Some(r),
-        Some(Value::String(_)) => return Err(BadRequest::ReasonTooLong),
-        Some(_) => return Err(BadRequest::ReasonNotString),
+        Some(Value::String(_)) => {
+            return Err(format!(
+                "reason is longer than {MAX_REASON_CHARS} characters"
+            ));
+        }
+        Some(_) => return Err(format!("reason must be a string; {DECISION_SHAPE}")),
     };
     if let Some(key) = map.keys().next() {
-        return Err(BadRequest::DecisionMember { key: key.clone() });
+        return Err(format!("unknown member {key:?}; {DECISION_SHAPE}"));
     }
     Ok(reason)
 }
@@ -433,48 +435,35 @@ fn read_route(
         ["runs", id, "waterfall"] => with_run(harness, id, access, |store, id| {
             super::viewer::waterfall_json(store, id, access)
         }),
-        ["runs", id, "grounding"] => with_run(harness, id, access, |store, id| {
-            if !store.has(id) {
-                return Ok(None);
-            }
-            Ok(Some(match store.grounding(id)? {
-                // The linter run again over the stored files, as `ddwire lint --json` does: one
-                // report shape, with the stored verdict beside it.
-                Some(text) => match super::grounding::relint(store, id) {
-                    Ok(Some(report)) => Response::json(200, &report.to_json(Some(id), Some(&text))),
-                    _ => Response::json(200, &super::viewer::grounding_json(id, &text)),
-                },
-                None => Response::error(404, &format!("run {id} keeps no grounding report")),
-            }))
-        }),
-        ["runs", id, "approval"] => with_run(harness, id, access, |store, id| {
-            if !store.has(id) {
-                return Ok(None);
-            }
-            Ok(Some(match super::approval::of_run(store, id)? {
-                Some(record) => Response::json(200, &record),
-                None => Response::error(
-                    404,
-                    &format!(
-                        "run {id} has no steward's decision: it was neither decided nor approved"
-                    ),
-                ),
-            }))
-        }),
-        ["runs", id, "agent-result"] => with_run(harness, id, access, |store, id| {
-            if !store.has(id) {
-                return Ok(None);
-            }
-            Ok(Some(match store.agent_reply(id)? {
-                Some(reply) => Response::json(200, &reply),
-                None => Response::error(
-                    404,
-                    &format!(
-                        "run {id} keeps no agent reply: its agent was not called, or did not answer"
-                    ),
-                ),
-            }))
-        }),
+        ["runs", id, "grounding"] => run_part(
+            harness,
+            id,
+            access,
+            RunReader::grounding,
+            // The linter run again over the stored files, as `ddwire lint --json` does: one
+            // report shape, with the stored verdict beside it.
+            |store, id, text| match super::grounding::relint(store, id) {
+                Ok(Some(report)) => Response::json(200, &report.to_json(Some(id), Some(&text))),
+                _ => Response::json(200, &super::viewer::grounding_json(id, &text)),
+            },
+            "keeps no grounding report",
+        ),
+        ["runs", id, "approval"] => run_part(
+            harness,
+            id,
+            access,
+            super::approval::of_run,
+            |_, _, record| Response::json(200, &record),
+            "has no steward's decision: it was neither decided nor approved",
+        ),
+        ["runs", id, "agent-result"] => run_part(
+            harness,
+            id,
+            access,
+            RunReader::agent_reply,
+            |_, _, reply| Response::json(200, &reply),
+            "keeps no agent reply: its agent was not called, or did not answer",
+        ),
         ["conversations"] => json_or_500(
             super::conversations::list(&harness.conductor.store, access).map(Value::Array),
         ),
@@ -512,6 +501,27 @@ fn with_run(
     }
 }
 
+/// A part of one stored run: `found` answers it; a run that keeps none is a 404 saying
+/// `missing`, and a run not stored the 404 of [`with_run`].
+fn run_part<T>(
+    harness: &Harness,
+    reference: &str,
+    access: &Access,
+    read: impl FnOnce(&RunReader, &str) -> Result<Option<T>>,
+    found: impl FnOnce(&RunReader, &str, T) -> Response,
+    missing: &str,
+) -> Response {
+    with_run(harness, reference, access, |store, id| {
+        if !store.has(id) {
+            return Ok(None);
+        }
+        Ok(Some(match read(store, id)? {
+            Some(part) => found(store, id, part),
+            None => Response::error(404, &format!("run {id} {missing}")),
+        }))
+    })
+}
+
 /// The most rows one page of `GET /runs` may ask for.
 pub(crate) const MAX_PAGE: usize = 1000;
 /// How many bytes of a streamed listing are sent at a time.
@@ -529,7 +539,7 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
     let resolver = matches!(access, Access::All).then_some(store);
     let mut query = match listing_query(resolver, &request.query) {
         Ok(q) => q,
-        Err(why) => return Response::error(400, &why.to_string()),
+        Err(why) => return Response::error(400, &why),
     };
     if let Access::Own(principal_id) = access {
         // Exactly the reader's id: a `principal` filter naming someone else then lists nothing.
@@ -601,21 +611,26 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
 
 /// The listing's query string as a [`Query`]; `Err` is why it is refused with 400. `after` is
 /// resolved as an id prefix through `store`, if given; else it must be a whole id.
-fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Query, BadRequest> {
+fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Query, String> {
     let mut query = Query::default();
     let mut seen: Vec<String> = Vec::new();
     for pair in raw.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = crate::text::percent_decode(key, true).ok_or(BadRequest::QueryNotUtf8)?;
-        let value = crate::text::percent_decode(value, true).ok_or(BadRequest::QueryNotUtf8)?;
+        let decode = |text| {
+            crate::text::percent_decode(text, true)
+                .ok_or_else(|| "the query string is not valid UTF-8".to_string())
+        };
+        let (key, value) = (decode(key)?, decode(value)?);
         if seen.contains(&key) {
-            return Err(BadRequest::Repeated { key });
+            return Err(format!("the query parameter {key} is given more than once"));
         }
         seen.push(key.clone());
         let time = |v: &str| {
-            parse_time(v).ok_or_else(|| BadRequest::NotATime {
-                key: key.clone(),
-                value: v.to_string(),
+            parse_time(v).ok_or_else(|| {
+                format!(
+                    "{key}={v} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date \
+                     (2026-01-02)"
+                )
             })
         };
         match key.as_str() {
@@ -624,16 +639,14 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
                     .parse()
                     .ok()
                     .filter(|n| (1..=MAX_PAGE).contains(n))
-                    .ok_or_else(|| BadRequest::Limit {
-                        value: value.clone(),
-                    })?;
+                    .ok_or_else(|| format!("limit={value}: give a number from 1 to {MAX_PAGE}"))?;
                 query.limit = Some(n);
             }
             "after" => {
                 query.after = Some(match store.map(|s| s.resolve(&value)) {
                     Some(Ok(id)) => id,
                     Some(Err(HarnessError::Store(e @ StoreError::AmbiguousRun { .. }))) => {
-                        return Err(BadRequest::Ambiguous(e));
+                        return Err(e.to_string());
                     }
                     // A run listed but since removed still marks a place in the index.
                     Some(Err(_)) | None => value,
@@ -643,89 +656,22 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
             "agent" | "agent_id" => query.agent_id = Some(value),
             "status" => {
                 crate::contract::OutcomeStatus::parse_or_list(&value)
-                    .map_err(BadRequest::Status)?;
+                    .map_err(|e| format!("status: {e}"))?;
                 query.status = Some(value);
             }
             "principal" => query.principal = Some(value),
             "conversation" | "conversation_id" => query.conversation_id = Some(value),
             "since" => query.since = Some(time(&value)?),
             "until" => query.until = Some(time(&value)?),
-            _ => return Err(BadRequest::Unknown { key }),
+            _ => {
+                return Err(format!(
+                    "unknown query parameter {key}; GET /runs takes limit, after, agent, \
+                     status, principal, conversation, since, until"
+                ));
+            }
         }
     }
     Ok(query)
-}
-
-/// Why a decision's body or the listing's query string is refused with 400.
-#[derive(Debug)]
-enum BadRequest {
-    /// The decision's body is not JSON.
-    DecisionNotJson(crate::json::JsonError),
-    DecisionNotObject,
-    /// The decision's `reason` is longer than [`MAX_REASON_CHARS`].
-    ReasonTooLong,
-    ReasonNotString,
-    /// The decision's body has a member besides `reason`.
-    DecisionMember {
-        key: String,
-    },
-    /// A query component is not UTF-8 once percent-decoded.
-    QueryNotUtf8,
-    /// A query parameter given twice.
-    Repeated {
-        key: String,
-    },
-    /// A `since` or `until` that is no time.
-    NotATime {
-        key: String,
-        value: String,
-    },
-    /// A `limit` outside 1 to [`MAX_PAGE`].
-    Limit {
-        value: String,
-    },
-    /// An `after` prefix that several stored runs share.
-    Ambiguous(StoreError),
-    /// A `status` that is no outcome.
-    Status(crate::contract::ContractError),
-    /// A query parameter the listing does not take.
-    Unknown {
-        key: String,
-    },
-}
-
-impl std::fmt::Display for BadRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const SHAPE: &str = "send no body, or {\"reason\": \"…\"}";
-        const KNOWN: &str = "limit, after, agent, status, principal, conversation, since, until";
-        match self {
-            BadRequest::DecisionNotJson(e) => write!(f, "the body is not JSON ({e}); {SHAPE}"),
-            BadRequest::DecisionNotObject => {
-                write!(f, "the body is not a JSON object; {SHAPE}")
-            }
-            BadRequest::ReasonTooLong => {
-                write!(f, "reason is longer than {MAX_REASON_CHARS} characters")
-            }
-            BadRequest::ReasonNotString => write!(f, "reason must be a string; {SHAPE}"),
-            BadRequest::DecisionMember { key } => write!(f, "unknown member {key:?}; {SHAPE}"),
-            BadRequest::QueryNotUtf8 => f.write_str("the query string is not valid UTF-8"),
-            BadRequest::Repeated { key } => {
-                write!(f, "the query parameter {key} is given more than once")
-            }
-            BadRequest::NotATime { key, value } => write!(
-                f,
-                "{key}={value} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)"
-            ),
-            BadRequest::Limit { value } => {
-                write!(f, "limit={value}: give a number from 1 to {MAX_PAGE}")
-            }
-            BadRequest::Ambiguous(e) => e.fmt(f),
-            BadRequest::Status(e) => write!(f, "status: {e}"),
-            BadRequest::Unknown { key } => {
-                write!(f, "unknown query parameter {key}; GET /runs takes {KNOWN}")
-            }
-        }
-    }
 }
 
 fn json_or_500(v: Result<Value>) -> Response {
@@ -911,21 +857,13 @@ impl PlannedRun {
                     .invoke_delegated(self.request, &callback)
                     .map(|run| Turn::Done(Box::new(run)))
             }
-            (None, Some(principal)) => {
-                // Each stage as it starts is a `working` status update on a stream.
-                let observer = |stage: Stage, phase: Phase| {
-                    if phase == Phase::Started {
-                        progress.stage(meta::STAGE, stage.name());
-                    }
-                };
-                self.harness.conductor.invoke_until(
-                    self.request,
-                    principal,
-                    self.trace,
-                    &observer,
-                    progress,
-                )
-            }
+            (None, Some(principal)) => self.harness.conductor.invoke_until(
+                self.request,
+                principal,
+                self.trace,
+                &stage_updates(progress),
+                progress,
+            ),
             (None, None) => Err(HarnessError::unauthenticated("no principal")),
         };
         if outcome.is_err() {
@@ -934,6 +872,16 @@ impl PlannedRun {
                 .remove(crate::trace::context::TRACERESPONSE);
         }
         turn_reply(&self.harness, outcome, self.streaming, self.token.is_some())
+    }
+}
+
+/// The conductor's observer for a task: each stage as it starts is a `working` status update
+/// on a stream.
+fn stage_updates(progress: &Progress) -> impl Fn(Stage, Phase) + '_ {
+    move |stage, phase| {
+        if phase == Phase::Started {
+            progress.stage(meta::STAGE, stage.name());
+        }
     }
 }
 
@@ -1024,11 +972,7 @@ fn resume_plan(harness: &Arc<Harness>, message: &Message, task: &Task, ctx: &Cal
     let (harness, id, streaming) = (Arc::clone(harness), task.id.clone(), ctx.streaming);
     let work = move |progress: &Progress| {
         progress.working();
-        let observer = |stage: Stage, phase: Phase| {
-            if phase == Phase::Started {
-                progress.stage(meta::STAGE, stage.name());
-            }
-        };
+        let observer = stage_updates(progress);
         let outcome = harness
             .conductor
             .resume(&id, &resumption, &principal, &observer, progress);
