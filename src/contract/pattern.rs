@@ -107,9 +107,9 @@ pub(crate) struct Regex {
 impl Regex {
     /// Compile `pattern`, or say which construct is malformed or unsupported, and where.
     pub(crate) fn new(pattern: &str) -> Result<Regex, PatternError> {
-        let fail = |reason: String| PatternError::Invalid {
+        let fail = |fault: Fault| PatternError::Invalid {
             pattern: pattern.to_owned(),
-            reason,
+            reason: fault.to_string(),
         };
         let mut parser = Parser {
             chars: pattern.chars().collect(),
@@ -120,7 +120,7 @@ impl Regex {
         let ast = parser.disjunction().map_err(fail)?;
         if parser.pos < parser.chars.len() {
             // Only an unmatched ')' stops the top-level disjunction early.
-            return Err(fail(format!("unmatched ')' at character {}", parser.pos)));
+            return Err(fail(Fault::UnmatchedParen { at: parser.pos }));
         }
         let mut compiler = Compiler {
             prog: Vec::new(),
@@ -387,8 +387,7 @@ fn anchored(node: &Node) -> bool {
     }
 }
 
-/// Recursive-descent parser for the grammar subset (ECMA-262 §22.2.1). Its errors say what is
-/// wrong and at which character (counted in code points from 0).
+/// Recursive-descent parser for the grammar subset (ECMA-262 §22.2.1).
 struct Parser {
     chars: Vec<char>,
     pos: usize,
@@ -423,7 +422,7 @@ impl Parser {
     }
 
     /// *Disjunction* :: *Alternative* ( `|` *Alternative* )*
-    fn disjunction(&mut self) -> Result<Node, String> {
+    fn disjunction(&mut self) -> Result<Node, Fault> {
         let mut alts = vec![self.alternative()?];
         while self.eat('|') {
             alts.push(self.alternative()?);
@@ -436,7 +435,7 @@ impl Parser {
     }
 
     /// *Alternative* :: *Term**, up to `|`, `)` or the end.
-    fn alternative(&mut self) -> Result<Node, String> {
+    fn alternative(&mut self) -> Result<Node, Fault> {
         let mut terms = Vec::new();
         while !matches!(self.peek(), None | Some('|') | Some(')')) {
             terms.push(self.term()?);
@@ -449,7 +448,7 @@ impl Parser {
     }
 
     /// *Term* :: *Assertion* | *Atom* *Quantifier*?
-    fn term(&mut self) -> Result<Node, String> {
+    fn term(&mut self) -> Result<Node, Fault> {
         let at = self.pos;
         // ECMA-262 lets `(^)*` through (a group is an Atom) but not `^*` (an Assertion).
         let bare_assertion = matches!(self.peek(), Some('^' | '$'));
@@ -466,17 +465,17 @@ impl Parser {
                     items: vec![Item::Perl(perl, negated)],
                 }),
             },
-            Some('*' | '+' | '?') => return Err(nothing_to_repeat(at)),
-            Some('{') if self.counts_follow(at + 1) => return Err(nothing_to_repeat(at)),
-            Some('{') => return Err(lone_brace(at)),
+            Some('*' | '+' | '?') => return Err(Fault::NothingToRepeat { at }),
+            Some('{') if self.counts_follow(at + 1) => return Err(Fault::NothingToRepeat { at }),
+            Some('{') => return Err(Fault::LoneBrace { at }),
             Some(c) => Node::Char(c),
-            None => return Err("unexpected end".into()),
+            None => return Err(Fault::UnexpectedEnd),
         };
         self.quantifier(atom, bare_assertion)
     }
 
     /// *Quantifier* :: *QuantifierPrefix* `?`?, applied to `atom`.
-    fn quantifier(&mut self, atom: Node, bare_assertion: bool) -> Result<Node, String> {
+    fn quantifier(&mut self, atom: Node, bare_assertion: bool) -> Result<Node, Fault> {
         let at = self.pos;
         let (min, max) = match self.peek() {
             Some('*') => (0, None),
@@ -486,21 +485,18 @@ impl Parser {
                 self.pos += 1;
                 self.counts()?
             }
-            Some('{') => return Err(lone_brace(at)),
+            Some('{') => return Err(Fault::LoneBrace { at }),
             _ => return Ok(atom),
         };
         if self.pos == at {
             self.pos += 1; // the one-character prefixes
         }
         if bare_assertion {
-            return Err(format!("an anchor cannot be repeated (character {at})"));
+            return Err(Fault::RepeatedAnchor { at });
         }
         let greedy = !self.eat('?');
         if matches!(self.peek(), Some('*' | '+' | '?' | '{')) {
-            return Err(format!(
-                "a quantifier cannot follow a quantifier (character {})",
-                self.pos
-            ));
+            return Err(Fault::QuantifierAfterQuantifier { at: self.pos });
         }
         Ok(Node::Repeat {
             node: Box::new(atom),
@@ -529,7 +525,7 @@ impl Parser {
 
     /// The inside of `{n}`, `{n,}` or `{n,m}` after the `{` (already checked by
     /// `counts_follow`).
-    fn counts(&mut self) -> Result<(u32, Option<u32>), String> {
+    fn counts(&mut self) -> Result<(u32, Option<u32>), Fault> {
         let at = self.pos;
         let min = self.number()?;
         let max = if self.eat(',') {
@@ -543,14 +539,12 @@ impl Parser {
         };
         self.eat('}');
         if let Some(max) = max.filter(|max| *max < min) {
-            return Err(format!(
-                "quantifier {{{min},{max}}} is out of order (character {at})"
-            ));
+            return Err(Fault::CountsOutOfOrder { min, max, at });
         }
         Ok((min, max))
     }
 
-    fn number(&mut self) -> Result<u32, String> {
+    fn number(&mut self) -> Result<u32, Fault> {
         let at = self.pos;
         let mut n: u32 = 0;
         while let Some(d) = self.peek().and_then(|c| c.to_digit(10)) {
@@ -558,15 +552,13 @@ impl Parser {
             n = n.saturating_mul(10).saturating_add(d);
         }
         if n > MAX_COUNT {
-            return Err(format!(
-                "repetition count above {MAX_COUNT} at character {at}"
-            ));
+            return Err(Fault::CountTooLarge { at });
         }
         Ok(n)
     }
 
     /// After `(`: a group `(…)` or `(?:…)`; every other `(?` form is refused by name.
-    fn group(&mut self, at: usize) -> Result<Node, String> {
+    fn group(&mut self, at: usize) -> Result<Node, Fault> {
         if self.eat('?') {
             let construct = match (self.peek(), self.peek_at(1)) {
                 (Some(':'), _) => None,
@@ -579,39 +571,34 @@ impl Parser {
                 _ => Some("inline flags or another '(?…)' extension"),
             };
             if let Some(construct) = construct {
-                return Err(unsupported(construct, at));
+                return Err(Fault::Unsupported { construct, at });
             }
             self.pos += 1;
         }
         self.depth += 1;
         if self.depth > MAX_NESTING {
-            return Err(format!(
-                "groups nested deeper than {MAX_NESTING} levels (character {at})"
-            ));
+            return Err(Fault::NestedTooDeep { at });
         }
         let inner = self.disjunction()?;
         self.depth -= 1;
         if !self.eat(')') {
-            return Err(format!("group opened at character {at} is not closed"));
+            return Err(Fault::UnclosedGroup { at });
         }
         Ok(inner)
     }
 
     /// After `[`: *CharacterClass* (ECMA-262 §22.2.1, *ClassContents*).
-    fn bracket(&mut self, at: usize) -> Result<Node, String> {
+    fn bracket(&mut self, at: usize) -> Result<Node, Fault> {
         let negated = self.eat('^');
         if self.peek() == Some(']') {
             // ECMA reads `[]` as the empty class and `[^]` as any character; Python reads the
             // `]` as a literal. Refuse rather than pick one.
-            return Err(format!(
-                "a class that opens with ']' is ambiguous (character {at}); write \\]"
-            ));
+            return Err(Fault::AmbiguousClass { at });
         }
-        let unclosed = || format!("character class opened at character {at} is not closed");
         let mut items = Vec::new();
         loop {
             let start = match self.next() {
-                None => return Err(unclosed()),
+                None => return Err(Fault::UnclosedClass { at }),
                 Some(']') => break,
                 Some('\\') => self.escape(true)?,
                 Some(c) => Esc::Char(c),
@@ -629,32 +616,26 @@ impl Parser {
             let end = match self.next() {
                 Some('\\') => self.escape(true)?,
                 Some(c) => Esc::Char(c),
-                None => return Err(unclosed()),
+                None => return Err(Fault::UnclosedClass { at }),
             };
             match (start, end) {
                 (Esc::Char(lo), Esc::Char(hi)) if lo <= hi => items.push(Item::Range(lo, hi)),
                 (Esc::Char(lo), Esc::Char(hi)) => {
-                    return Err(format!(
-                        "range {lo}-{hi} is out of order (class at character {at})"
-                    ));
+                    return Err(Fault::RangeOutOfOrder { lo, hi, at });
                 }
-                _ => {
-                    return Err(format!(
-                        "a class escape cannot bound a range (class at character {at})"
-                    ));
-                }
+                _ => return Err(Fault::ClassEscapeInRange { at }),
             }
         }
         Ok(self.class(Class { negated, items }))
     }
 
     /// After `\`: *AtomEscape* or *ClassEscape*.
-    fn escape(&mut self, in_class: bool) -> Result<Esc, String> {
+    fn escape(&mut self, in_class: bool) -> Result<Esc, Fault> {
         let at = self.pos.saturating_sub(1);
-        let refuse = |construct| Err(unsupported(construct, at));
+        let unsupported = |construct| Err(Fault::Unsupported { construct, at });
         let c = match self.next() {
             Some(c) => c,
-            None => return Err("pattern ends with a lone backslash".into()),
+            None => return Err(Fault::LoneBackslash),
         };
         Ok(match c {
             'd' => Esc::Perl(Perl::Digit, false),
@@ -669,49 +650,170 @@ impl Parser {
             'f' => Esc::Char('\u{c}'),
             'v' => Esc::Char('\u{b}'),
             '0' if !self.peek().is_some_and(|d| d.is_ascii_digit()) => Esc::Char('\0'),
-            '0'..='9' => return refuse("backreference or octal escape '\\N'"),
+            '0'..='9' => return unsupported("backreference or octal escape '\\N'"),
             'x' => Esc::Char(self.hex(2, at)?),
-            'u' if self.peek() == Some('{') => return refuse("code point escape '\\u{…}'"),
+            'u' if self.peek() == Some('{') => return unsupported("code point escape '\\u{…}'"),
             'u' => Esc::Char(self.hex(4, at)?),
             'b' if in_class => Esc::Char('\u{8}'),
-            'b' | 'B' => return refuse("word boundary '\\b' or '\\B'"),
-            'p' | 'P' => return refuse("Unicode property class '\\p{…}'"),
-            'k' => return refuse("named backreference '\\k<name>'"),
-            'c' => return refuse("control escape '\\cX'"),
+            'b' | 'B' => return unsupported("word boundary '\\b' or '\\B'"),
+            'p' | 'P' => return unsupported("Unicode property class '\\p{…}'"),
+            'k' => return unsupported("named backreference '\\k<name>'"),
+            'c' => return unsupported("control escape '\\cX'"),
             c if c.is_ascii_punctuation() => Esc::Char(c),
-            c => return Err(format!("unknown escape '\\{c}' (character {at})")),
+            c => return Err(Fault::UnknownEscape { escape: c, at }),
         })
     }
 
     /// `n` hex digits of `\xHH` or `\uHHHH`, as a character (lone surrogates are refused).
-    fn hex(&mut self, n: usize, at: usize) -> Result<char, String> {
+    fn hex(&mut self, n: usize, at: usize) -> Result<char, Fault> {
         let mut value = 0u32;
         for _ in 0..n {
             match self.next().and_then(|c| c.to_digit(16)) {
                 Some(d) => value = value * 16 + d,
-                None => return Err(format!("escape at character {at} needs {n} hex digits")),
+                None => return Err(Fault::HexDigits { n, at }),
             }
         }
-        let surrogate = || format!("escape at character {at} is a lone surrogate");
-        char::from_u32(value).ok_or_else(surrogate)
+        char::from_u32(value).ok_or(Fault::LoneSurrogate { at })
     }
 }
 
-fn nothing_to_repeat(at: usize) -> String {
-    format!("nothing to repeat at character {at}")
+/// What is wrong with a pattern, and at which character (counted in code points from 0).
+#[derive(Clone, Copy, Debug)]
+enum Fault {
+    UnmatchedParen {
+        at: usize,
+    },
+    NothingToRepeat {
+        at: usize,
+    },
+    /// A `{` that does not start `{n}`, `{n,}` or `{n,m}`.
+    LoneBrace {
+        at: usize,
+    },
+    UnexpectedEnd,
+    RepeatedAnchor {
+        at: usize,
+    },
+    QuantifierAfterQuantifier {
+        at: usize,
+    },
+    CountsOutOfOrder {
+        min: u32,
+        max: u32,
+        at: usize,
+    },
+    CountTooLarge {
+        at: usize,
+    },
+    /// A construct outside the subset, named as the message names it.
+    Unsupported {
+        construct: &'static str,
+        at: usize,
+    },
+    NestedTooDeep {
+        at: usize,
+    },
+    UnclosedGroup {
+        at: usize,
+    },
+    /// `[]` or `[^]`, which ECMA-262 and Python read differently.
+    AmbiguousClass {
+        at: usize,
+    },
+    UnclosedClass {
+        at: usize,
+    },
+    RangeOutOfOrder {
+        lo: char,
+        hi: char,
+        at: usize,
+    },
+    ClassEscapeInRange {
+        at: usize,
+    },
+    LoneBackslash,
+    UnknownEscape {
+        escape: char,
+        at: usize,
+    },
+    HexDigits {
+        n: usize,
+        at: usize,
+    },
+    LoneSurrogate {
+        at: usize,
+    },
+    /// The program would exceed [`MAX_PROGRAM`] instructions.
+    TooLong,
 }
 
-/// A `{` that does not start `{n}`, `{n,}` or `{n,m}`.
-fn lone_brace(at: usize) -> String {
-    format!(
-        "'{{' at character {at} does not start a quantifier {{n}}, {{n,}} or {{n,m}} \
-         (write \\{{ for a literal brace)"
-    )
-}
-
-/// A construct outside the subset, named as the message names it.
-fn unsupported(construct: &str, at: usize) -> String {
-    format!("{construct} is not supported (character {at})")
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Fault::UnmatchedParen { at } => write!(f, "unmatched ')' at character {at}"),
+            Fault::NothingToRepeat { at } => write!(f, "nothing to repeat at character {at}"),
+            Fault::LoneBrace { at } => write!(
+                f,
+                "'{{' at character {at} does not start a quantifier {{n}}, {{n,}} or {{n,m}} \
+                 (write \\{{ for a literal brace)"
+            ),
+            Fault::UnexpectedEnd => f.write_str("unexpected end"),
+            Fault::RepeatedAnchor { at } => {
+                write!(f, "an anchor cannot be repeated (character {at})")
+            }
+            Fault::QuantifierAfterQuantifier { at } => {
+                write!(
+                    f,
+                    "a quantifier cannot follow a quantifier (character {at})"
+                )
+            }
+            Fault::CountsOutOfOrder { min, max, at } => write!(
+                f,
+                "quantifier {{{min},{max}}} is out of order (character {at})"
+            ),
+            Fault::CountTooLarge { at } => {
+                write!(f, "repetition count above {MAX_COUNT} at character {at}")
+            }
+            Fault::Unsupported { construct, at } => {
+                write!(f, "{construct} is not supported (character {at})")
+            }
+            Fault::NestedTooDeep { at } => write!(
+                f,
+                "groups nested deeper than {MAX_NESTING} levels (character {at})"
+            ),
+            Fault::UnclosedGroup { at } => {
+                write!(f, "group opened at character {at} is not closed")
+            }
+            Fault::AmbiguousClass { at } => write!(
+                f,
+                "a class that opens with ']' is ambiguous (character {at}); write \\]"
+            ),
+            Fault::UnclosedClass { at } => {
+                write!(f, "character class opened at character {at} is not closed")
+            }
+            Fault::RangeOutOfOrder { lo, hi, at } => {
+                write!(
+                    f,
+                    "range {lo}-{hi} is out of order (class at character {at})"
+                )
+            }
+            Fault::ClassEscapeInRange { at } => write!(
+                f,
+                "a class escape cannot bound a range (class at character {at})"
+            ),
+            Fault::LoneBackslash => f.write_str("pattern ends with a lone backslash"),
+            Fault::UnknownEscape { escape, at } => {
+                write!(f, "unknown escape '\\{escape}' (character {at})")
+            }
+            Fault::HexDigits { n, at } => {
+                write!(f, "escape at character {at} needs {n} hex digits")
+            }
+            Fault::LoneSurrogate { at } => {
+                write!(f, "escape at character {at} is a lone surrogate")
+            }
+            Fault::TooLong => write!(f, "pattern expands to more than {MAX_PROGRAM} instructions"),
+        }
+    }
 }
 
 /// An escape read by [`Parser::escape`]: one character or a class escape.
@@ -728,11 +830,9 @@ struct Compiler {
 }
 
 impl Compiler {
-    fn emit(&mut self, inst: Inst) -> Result<usize, String> {
+    fn emit(&mut self, inst: Inst) -> Result<usize, Fault> {
         if self.prog.len() >= MAX_PROGRAM {
-            return Err(format!(
-                "pattern expands to more than {MAX_PROGRAM} instructions"
-            ));
+            return Err(Fault::TooLong);
         }
         self.prog.push(inst);
         Ok(self.prog.len() - 1)
@@ -747,7 +847,7 @@ impl Compiler {
         };
     }
 
-    fn node(&mut self, node: &Node) -> Result<(), String> {
+    fn node(&mut self, node: &Node) -> Result<(), Fault> {
         match node {
             Node::Empty => {}
             Node::Char(c) => _ = self.emit(Inst::Char(*c))?,
