@@ -4,6 +4,7 @@
 //! lower-case enums against ProtoJSON oneofs and `ROLE_USER`); one codec (`super::codec`),
 //! told the binding, translates between this model and either binding's JSON.
 
+use super::error::A2aError;
 use serde_json::{Map, Value};
 
 /// Who sent a message.
@@ -381,39 +382,24 @@ impl Task {
     }
 }
 
-/// Why a message is not well formed (A2A 1.0 §5.7: REQUIRED fields present, required arrays
-/// not empty; 0.3 `Message`). The field is a path such as `params.message.parts`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ShapeError {
-    pub(crate) field: &'static str,
-    pub(crate) reason: &'static str,
-}
-
-impl std::fmt::Display for ShapeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.field, self.reason)
-    }
-}
-
-impl std::error::Error for ShapeError {}
-
 impl Message {
-    /// The one check of a sent message's shape, whichever binding carried it: a non-empty
+    /// The one check of a sent message's shape, whichever binding carried it (A2A 1.0 §5.7:
+    /// REQUIRED fields present, required arrays not empty; 0.3 `Message`): a non-empty
     /// `messageId` and at least one part (the codec has already required `role`, and a
     /// `messageId` and `parts` of the right types). What the parts must hold is the
     /// receiver's own rule, checked after this one.
-    pub(crate) fn check_shape(&self) -> Result<(), ShapeError> {
+    pub(crate) fn check_shape(&self) -> Result<(), A2aError> {
         if self.message_id.is_empty() {
-            return Err(ShapeError {
-                field: "params.message.messageId",
-                reason: "must not be empty",
-            });
+            return Err(A2aError::invalid(
+                "params.message.messageId",
+                "must not be empty",
+            ));
         }
         if self.parts.is_empty() {
-            return Err(ShapeError {
-                field: "params.message.parts",
-                reason: "must hold at least one part",
-            });
+            return Err(A2aError::invalid(
+                "params.message.parts",
+                "must hold at least one part",
+            ));
         }
         Ok(())
     }
