@@ -160,21 +160,20 @@ pub(crate) enum Work {
 impl TaskPlan {
     /// A task the endpoint names, ended at once with `reply`.
     pub(crate) fn done(reply: Reply) -> TaskPlan {
-        TaskPlan {
-            task_id: None,
-            context_id: None,
-            owner: None,
-            work: Work::Done(Box::new(reply)),
-        }
+        TaskPlan::named_here(Work::Done(Box::new(reply)))
     }
 
     /// A task the endpoint names, for `work` to run.
     pub(crate) fn run(work: impl FnOnce(&Progress) -> Reply + Send + 'static) -> TaskPlan {
+        TaskPlan::named_here(Work::Run(Box::new(work)))
+    }
+
+    fn named_here(work: Work) -> TaskPlan {
         TaskPlan {
             task_id: None,
             context_id: None,
             owner: None,
-            work: Work::Run(Box::new(work)),
+            work,
         }
     }
 }
@@ -305,16 +304,10 @@ impl Endpoint {
             return Response::json(err.status(), &body);
         }
         let version = declared_version(request);
-        let requested: Vec<String> = ["x-a2a-extensions", "a2a-extensions"]
+        let requested = ["x-a2a-extensions", "a2a-extensions"]
             .iter()
             .filter_map(|h| request.header_joined(h))
-            .flat_map(|v| {
-                v.split(',')
-                    .map(|s| s.trim().to_string())
-                    .collect::<Vec<_>>()
-            })
-            .filter(|s| !s.is_empty())
-            .collect();
+            .any(|v| v.split(',').any(|s| s.trim() == EXTENSION_URI));
         // Replies are JSON text, written straight from the model (no intermediate tree).
         let reply_headers = ReplyHeaders::default();
         // message/send or SendMessage in its plain shape is read straight from the body into
@@ -337,14 +330,11 @@ impl Endpoint {
             }
             None => (jsonrpc::parse(&request.body, self.max_depth), None),
         };
-        let parsed = match parsed {
+        let replies: Option<String> = match parsed {
             Incoming::Single(Ok(call)) if self.streaming && is_stream_method(&call.method) => {
                 let response = self.stream(call, request, version.as_deref(), signed_by);
-                return with_extension(response, &requested, version.is_some());
+                return with_extension(response, requested, version.is_some());
             }
-            parsed => parsed,
-        };
-        let replies: Option<String> = match parsed {
             Incoming::Single(Err(reply)) => Some(reply.to_string()),
             Incoming::Single(Ok(call)) => self.dispatch(
                 call,
@@ -391,7 +381,7 @@ impl Endpoint {
         for (name, value) in reply_headers.take() {
             response = response.with_header(&name, &value);
         }
-        with_extension(response, &requested, version.is_some())
+        with_extension(response, requested, version.is_some())
     }
 
     /// Answer one streaming call (see the module's "Streams") with an SSE response.
@@ -413,8 +403,17 @@ impl Endpoint {
             }
             Ok((first, events)) => {
                 if let (Some(drain), StreamEvent::Task(task)) = (&self.drain, &first) {
-                    // Guarded before any frame is sent, so a cut always finds it.
-                    body = drain.guard(body, shutdown_frame(task, &id, binding));
+                    // Guarded before any frame is sent, so a cut always finds it: a cut ends
+                    // the stream with a final `failed` status update naming why.
+                    let why = [
+                        ("dd.error", "shutting_down"),
+                        (
+                            "error",
+                            "the server shut down before the task ended; ask GetTask once it is back",
+                        ),
+                    ];
+                    let frame = failed_frame(&task.id, &task.context_id, &why, &id, binding);
+                    body = drain.guard(body, frame);
                 }
                 let keep_alive = self.keep_alive;
                 let pump = tx.clone();
@@ -468,14 +467,7 @@ impl Endpoint {
             self.check_visible(&id, &ctx)?;
             let (task, events) = match self.tasks.subscribe(&id) {
                 Err(A2aError::TaskNotFound { .. }) => {
-                    // A task the store forgot (a stored run) has ended.
-                    return Err(match self.lookup.as_ref().and_then(|l| l(&id)) {
-                        Some(task) => A2aError::TaskTerminal {
-                            id,
-                            state: task.status.state,
-                        },
-                        None => A2aError::TaskNotFound { id },
-                    });
+                    return Err(self.not_held(id, |id, state| A2aError::TaskTerminal { id, state }));
                 }
                 other => other?,
             };
@@ -589,7 +581,7 @@ impl Endpoint {
     /// Why `method`, none of the calls this endpoint answers one by one, is refused.
     fn not_answered(&self, method: &str) -> A2aError {
         match method {
-            v03::STREAM | v10::STREAM | "tasks/resubscribe" | "SubscribeToTask" => {
+            _ if is_stream_method(method) => {
                 let what = if self.streaming {
                     format!("{method} cannot be sent in a batch: a stream is a response of its own")
                 } else {
@@ -637,14 +629,20 @@ impl Endpoint {
     /// lookup's) has finished, and cannot be.
     fn cancel(&self, id: &str) -> Result<Arc<Task>, A2aError> {
         match self.tasks.cancel(id) {
-            Err(A2aError::TaskNotFound { .. }) => match self.lookup.as_ref().and_then(|l| l(id)) {
-                Some(task) => Err(A2aError::TaskNotCancelable {
-                    id: id.to_string(),
-                    state: task.status.state,
-                }),
-                None => Err(A2aError::TaskNotFound { id: id.to_string() }),
-            },
+            Err(A2aError::TaskNotFound { .. }) => Err(self.not_held(
+                id.to_string(),
+                |id, state| A2aError::TaskNotCancelable { id, state },
+            )),
             other => other,
+        }
+    }
+
+    /// The refusal of a call on task `id` that the store does not hold: what `ended` makes of
+    /// it if the lookup knows it (a stored run, which has ended), else not found.
+    fn not_held(&self, id: String, ended: impl FnOnce(String, TaskState) -> A2aError) -> A2aError {
+        match self.lookup.as_ref().and_then(|l| l(&id)) {
+            Some(task) => ended(id, task.status.state),
+            None => A2aError::TaskNotFound { id },
         }
     }
 
@@ -657,9 +655,7 @@ impl Endpoint {
         mode: Mode,
     ) -> Result<Answer, A2aError> {
         let mut message = params.message;
-        message
-            .check_shape()
-            .map_err(|e| A2aError::invalid(e.field, e.reason))?;
+        message.check_shape()?;
         let continued = match message.task_id.clone() {
             None => None,
             Some(id) => Some(self.continued_task(id, &mut message, &ctx)?),
@@ -676,8 +672,8 @@ impl Endpoint {
         };
         let history = options.history_length;
         let streamed = mode == Mode::Stream;
-        let background =
-            (streamed || options.return_immediately) && matches!(plan.work, Work::Run(_));
+        let run = matches!(plan.work, Work::Run(_));
+        let background = (streamed || options.return_immediately) && run;
         // A slot for the background thread is taken before anything is stored.
         let slot = if background {
             let owner = plan.owner.clone().or_else(|| {
@@ -688,13 +684,12 @@ impl Endpoint {
         } else {
             None
         };
-        let run = matches!(plan.work, Work::Run(_));
         let (snapshot, progress, work) = match continued {
             Some(task) => {
                 let (snapshot, progress) = self.tasks.resume(&task.id, message, run)?;
                 (snapshot, progress, plan.work)
             }
-            None => self.create(message, plan, run),
+            None => self.create(message, plan),
         };
         // A stream watches the task from before its work starts, so it misses no change.
         let events = if streamed {
@@ -840,15 +835,10 @@ impl Endpoint {
         }
     }
 
-    /// Store the new task a plan asks for, `submitted`, with its work running if `run`. An id
+    /// Store the new task a plan asks for, `submitted`, with its work running if it has any. An id
     /// the executor named that is already taken is not reused: the task gets a new one (the
     /// work decides, as for any task, whether what it was asked can be done).
-    fn create(
-        &self,
-        mut message: Message,
-        plan: TaskPlan,
-        run: bool,
-    ) -> (Arc<Task>, Option<Progress>, Work) {
+    fn create(&self, mut message: Message, plan: TaskPlan) -> (Arc<Task>, Option<Progress>, Work) {
         let TaskPlan {
             task_id,
             context_id,
@@ -873,7 +863,7 @@ impl Endpoint {
             history: vec![message],
             metadata: None,
         };
-        let running = run && matches!(work, Work::Run(_));
+        let running = matches!(work, Work::Run(_));
         loop {
             match self.tasks.insert(task, owner.clone(), running, false) {
                 Ok((snapshot, progress)) => return (snapshot, progress, work),
@@ -982,60 +972,44 @@ fn pump_events(
         return;
     };
     loop {
-        let frame = match events.recv_timeout(keep_alive) {
-            Ok(event) => {
-                let last = event.is_last();
-                if out.send(event.to_frame(id, binding)).is_err() || last {
-                    return;
-                }
-                continue;
-            }
+        let (frame, last) = match events.recv_timeout(keep_alive) {
+            Ok(event) => (event.to_frame(id, binding), event.is_last()),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                crate::wire::sse::comment("keep-alive")
+                (crate::wire::sse::comment("keep-alive"), false)
             }
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                let mut lost =
-                    super::stream::StatusUpdate::now(&task_id, &context_id, TaskState::Failed);
-                lost.is_final = true;
-                let mut metadata = serde_json::Map::new();
-                metadata.insert(
-                    "error".into(),
-                    Value::String(
-                        "the task's changes stopped before it ended; ask GetTask for its state"
-                            .into(),
-                    ),
-                );
-                lost.metadata = Some(metadata);
-                let _ = out.send(StreamEvent::Status(lost).to_frame(id, binding));
-                return;
+                let why = "the task's changes stopped before it ended; ask GetTask for its state";
+                let frame = failed_frame(&task_id, &context_id, &[("error", why)], id, binding);
+                (frame, true)
             }
         };
-        if out.send(frame).is_err() {
+        if out.send(frame).is_err() || last {
             return;
         }
     }
 }
 
-/// The frame that ends a stream of `task` when the server's drain is cut: a final `failed`
-/// status update naming why (`dd.error: shutting_down`).
-fn shutdown_frame(task: &Task, id: &Value, binding: Binding) -> Vec<u8> {
-    let mut cut = super::stream::StatusUpdate::now(&task.id, &task.context_id, TaskState::Failed);
-    cut.is_final = true;
-    let mut metadata = serde_json::Map::new();
-    metadata.insert("dd.error".into(), Value::String("shutting_down".into()));
-    metadata.insert(
-        "error".into(),
-        Value::String(
-            "the server shut down before the task ended; ask GetTask once it is back".into(),
-        ),
+/// The frame of a final `failed` status update that ends the stream of a task early, its
+/// metadata saying why.
+fn failed_frame(
+    task_id: &str,
+    context_id: &str,
+    why: &[(&str, &str)],
+    id: &Value,
+    binding: Binding,
+) -> Vec<u8> {
+    let mut update = super::stream::StatusUpdate::now(task_id, context_id, TaskState::Failed);
+    update.metadata = Some(
+        why.iter()
+            .map(|(k, v)| (k.to_string(), Value::from(*v)))
+            .collect(),
     );
-    cut.metadata = Some(metadata);
-    StreamEvent::Status(cut).to_frame(id, binding)
+    StreamEvent::Status(update).to_frame(id, binding)
 }
 
 /// Name the Data Director extension as active on a response, when the caller asked for it.
-fn with_extension(response: Response, requested: &[String], versioned: bool) -> Response {
-    if !requested.iter().any(|e| e == EXTENSION_URI) {
+fn with_extension(response: Response, requested: bool, versioned: bool) -> Response {
+    if !requested {
         return response;
     }
     // The Data Director extension is active on every call this endpoint answers.
@@ -1107,11 +1081,7 @@ pub(crate) fn check_version(
 ) -> Result<(), A2aError> {
     let declared = declared.unwrap_or("0.3").trim();
     let major = declared.split('.').next().unwrap_or("");
-    let ok = match binding {
-        Binding::V03 => major == "0",
-        Binding::V10 => major == "1",
-    };
-    if ok {
+    if major == binding.pick("0", "1") {
         return Ok(());
     }
     Err(A2aError::VersionNotSupported {
