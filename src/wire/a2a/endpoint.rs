@@ -248,8 +248,11 @@ enum Answer {
     /// JSON text already written.
     Json(String),
     /// A streamed send: the task as submitted, and its changes as they come.
-    Stream(Arc<Task>, crossbeam_channel::Receiver<StreamEvent>),
+    Stream(Arc<Task>, Events),
 }
+
+/// The changes of a task, as a stream sends them.
+type Events = crossbeam_channel::Receiver<StreamEvent>;
 
 /// How a send is answered.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -316,18 +319,16 @@ impl Endpoint {
         let sends = [v03::SEND, v10::SEND];
         let fast = jsonrpc::parse_typed::<SendFast>(&request.body, self.max_depth, &sends)
             .and_then(|(id, method, fast)| {
-                let binding = Binding::of_method(method)?;
-                Some((id, method, fast.into_params(binding)?))
-            });
-        let (parsed, mut read) = match fast {
-            Some((id, method, params)) => {
+                let params = fast.into_params(Binding::of_method(method)?)?;
                 let call = Call {
                     id,
                     method: method.to_string(),
                     params: Value::Null,
                 };
-                (Incoming::Single(Ok(call)), Some(params))
-            }
+                Some((call, params))
+            });
+        let (parsed, read) = match fast {
+            Some((call, params)) => (Incoming::Single(Ok(call)), Some(params)),
             None => (jsonrpc::parse(&request.body, self.max_depth), None),
         };
         let replies: Option<String> = match parsed {
@@ -338,7 +339,7 @@ impl Endpoint {
             Incoming::Single(Err(reply)) => Some(reply.to_string()),
             Incoming::Single(Ok(call)) => self.dispatch(
                 call,
-                read.take(),
+                read,
                 request,
                 version.as_deref(),
                 signed_by.as_deref(),
@@ -405,13 +406,9 @@ impl Endpoint {
                 if let (Some(drain), StreamEvent::Task(task)) = (&self.drain, &first) {
                     // Guarded before any frame is sent, so a cut always finds it: a cut ends
                     // the stream with a final `failed` status update naming why.
-                    let why = [
-                        ("dd.error", "shutting_down"),
-                        (
-                            "error",
-                            "the server shut down before the task ended; ask GetTask once it is back",
-                        ),
-                    ];
+                    let why =
+                        "the server shut down before the task ended; ask GetTask once it is back";
+                    let why = [("dd.error", "shutting_down"), ("error", why)];
                     let frame = failed_frame(&task.id, &task.context_id, &why, &id, binding);
                     body = drain.guard(body, frame);
                 }
@@ -442,13 +439,7 @@ impl Endpoint {
         request: &Request,
         version: Option<&str>,
         signed_by: Option<String>,
-    ) -> Result<
-        (
-            StreamEvent,
-            Option<crossbeam_channel::Receiver<StreamEvent>>,
-        ),
-        A2aError,
-    > {
+    ) -> Result<(StreamEvent, Option<Events>), A2aError> {
         let method = call.method.as_str();
         let binding = Binding::of_method(method).unwrap_or(Binding::V03);
         check_version(binding, version, method)?;
@@ -487,9 +478,8 @@ impl Endpoint {
         }
     }
 
-    /// Answer one call; `None` for a notification.
-    /// Answer one call; `read`: message/send's params when they were read straight from the
-    /// body (then `call.params` is null).
+    /// Answer one call; `None` for a notification. `read`: message/send's params when they were
+    /// read straight from the body (then `call.params` is null).
     fn dispatch(
         &self,
         call: Call,
@@ -675,15 +665,14 @@ impl Endpoint {
         let run = matches!(plan.work, Work::Run(_));
         let background = (streamed || options.return_immediately) && run;
         // A slot for the background thread is taken before anything is stored.
-        let slot = if background {
+        let slot = background.then(|| {
             let owner = plan.owner.clone().or_else(|| {
                 let id = continued.as_ref()?.id.as_str();
                 self.tasks.get_owned(id).and_then(|(_, owner)| owner)
             });
-            Some(self.take_background_slot(owner)?)
-        } else {
-            None
-        };
+            self.take_background_slot(owner)
+        });
+        let slot = slot.transpose()?;
         let (snapshot, progress, work) = match continued {
             Some(task) => {
                 let (snapshot, progress) = self.tasks.resume(&task.id, message, run)?;
@@ -697,45 +686,34 @@ impl Endpoint {
         } else {
             None
         };
-        let work = match (work, events) {
-            (Work::Done(reply), Some(events)) => {
-                self.finish(Arc::clone(&snapshot), *reply);
-                return Ok(Answer::Stream(snapshot, events));
-            }
-            (Work::Done(reply), None) => {
-                return Ok(Answer::Task(self.finish(snapshot, *reply), history));
-            }
-            (Work::Run(work), events) => (work, events),
+        let work = match work {
+            Work::Run(work) => work,
+            Work::Done(reply) => return Ok(self.finished(snapshot, *reply, events, history)),
         };
-        let (work, events) = work;
         let progress =
             progress.unwrap_or_else(|| Progress::detached(&snapshot.id, &snapshot.context_id));
-        match slot {
-            Some(slot) => {
-                Ok(self.run_in_background(slot, work, progress, snapshot, events, history))
-            }
-            None => {
-                // Let go of the snapshot before the work runs, so that marking the task
-                // working changes it in place rather than copying it.
-                let held = Held::release(snapshot, &self.tasks);
-                let reply = run_work(work, &progress);
-                let task = self.finish_held(held, reply);
-                // Canceled by the drain's cut: the caller is told why, not shown a cancel it
-                // never asked for. (Asked only once the drain is cut: a blocking call's path
-                // pays nothing for it otherwise.)
-                if self.drain.as_ref().is_some_and(|d| d.is_cut())
-                    && self
-                        .tasks
-                        .get(&task.id)
-                        .is_some_and(|t| t.status.state == TaskState::Canceled)
-                {
-                    return Err(A2aError::ShuttingDown {
-                        id: task.id.clone(),
-                    });
-                }
-                Ok(Answer::Task(task, history))
-            }
+        if let Some(slot) = slot {
+            return Ok(self.run_in_background(slot, work, progress, snapshot, events, history));
         }
+        // Let go of the snapshot before the work runs, so that marking the task working
+        // changes it in place rather than copying it.
+        let held = Held::release(snapshot, &self.tasks);
+        let reply = run_work(work, &progress);
+        let task = self.finish_held(held, reply);
+        // Canceled by the drain's cut: the caller is told why, not shown a cancel it never
+        // asked for. (Asked only once the drain is cut: a blocking call's path pays nothing for
+        // it otherwise.)
+        if self.drain.as_ref().is_some_and(|d| d.is_cut())
+            && self
+                .tasks
+                .get(&task.id)
+                .is_some_and(|t| t.status.state == TaskState::Canceled)
+        {
+            return Err(A2aError::ShuttingDown {
+                id: task.id.clone(),
+            });
+        }
+        Ok(Answer::Task(task, history))
     }
 
     /// The task `id` a message continues, which must be visible to the caller, not finished,
@@ -779,7 +757,7 @@ impl Endpoint {
         work: Box<dyn FnOnce(&Progress) -> Reply + Send>,
         progress: Progress,
         snapshot: Arc<Task>,
-        events: Option<crossbeam_channel::Receiver<StreamEvent>>,
+        events: Option<Events>,
         history: Option<usize>,
     ) -> Answer {
         let tasks = self.tasks.clone();
@@ -794,17 +772,31 @@ impl Endpoint {
             let reply = Reply::failed(format!(
                 "the task could not be started in the background: {e}"
             ));
-            let finished = self.finish(Arc::clone(&snapshot), reply);
-            return match events {
-                Some(events) => Answer::Stream(snapshot, events),
-                None => Answer::Task(finished, history),
-            };
+            return self.finished(snapshot, reply, events, history);
         }
         match events {
             // The task as submitted; its changes follow on the stream.
             Some(events) => Answer::Stream(snapshot, events),
             // The task as submitted: the caller polls GetTask for its progress.
             None => Answer::Task(snapshot, history),
+        }
+    }
+
+    /// Record `reply` on the task `snapshot` shows, and answer: on the stream `events`, which
+    /// starts with the task as `snapshot` shows it, or with the task as it then stands.
+    fn finished(
+        &self,
+        snapshot: Arc<Task>,
+        reply: Reply,
+        events: Option<Events>,
+        history: Option<usize>,
+    ) -> Answer {
+        match events {
+            Some(events) => {
+                self.finish(Arc::clone(&snapshot), reply);
+                Answer::Stream(snapshot, events)
+            }
+            None => Answer::Task(self.finish(snapshot, reply), history),
         }
     }
 
@@ -955,7 +947,7 @@ impl Drop for Slot {
 /// never silently. Returns once the stream ends or the caller has gone.
 fn pump_events(
     first: StreamEvent,
-    events: Option<crossbeam_channel::Receiver<StreamEvent>>,
+    events: Option<Events>,
     id: &Value,
     binding: Binding,
     keep_alive: Duration,
