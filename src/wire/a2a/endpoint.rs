@@ -809,18 +809,9 @@ impl Endpoint {
         match self.tasks.finish(&held.id, reply) {
             Ok(task) => task,
             Err(reply) => {
-                let mut task = held.snapshot.map(Arc::unwrap_or_clone).unwrap_or(Task {
-                    id: held.id,
-                    context_id: held.context_id,
-                    status: super::model::TaskStatus {
-                        state: TaskState::Submitted,
-                        message: None,
-                        timestamp: Some(crate::time::now_rfc3339()),
-                    },
-                    artifacts: Vec::new(),
-                    history: Vec::new(),
-                    metadata: None,
-                });
+                let now = Some(crate::time::now_rfc3339());
+                let submitted = Task::submitted(held.id, held.context_id, Vec::new(), now);
+                let mut task = held.snapshot.map(Arc::unwrap_or_clone).unwrap_or(submitted);
                 super::tasks::apply(&mut task, *reply);
                 Arc::new(task)
             }
@@ -843,18 +834,7 @@ impl Endpoint {
         let id = task_id.unwrap_or_else(crate::ids::new_uuid7);
         message.task_id = Some(id.clone());
         message.context_id = Some(context_id.clone());
-        let mut task = Task {
-            id,
-            context_id,
-            status: super::model::TaskStatus {
-                state: TaskState::Submitted,
-                message: None,
-                timestamp: None,
-            },
-            artifacts: Vec::new(),
-            history: vec![message],
-            metadata: None,
-        };
+        let mut task = Task::submitted(id, context_id, vec![message], None);
         let running = matches!(work, Work::Run(_));
         loop {
             match self.tasks.insert(task, owner.clone(), running, false) {

@@ -297,16 +297,32 @@ impl Task {
             m.context_id = Some(context_id.clone());
             m
         });
+        let now = Some(crate::time::now_rfc3339());
+        let mut task = Task::submitted(id, context_id, vec![history_entry], now);
+        task.status.state = state;
+        task.status.message = status_message;
+        task.artifacts = artifacts;
+        task
+    }
+
+    /// A task just made: `submitted`, its status stamped at `timestamp` (`None`: by the store
+    /// that takes it), with `history` and nothing else.
+    pub(crate) fn submitted(
+        id: String,
+        context_id: String,
+        history: Vec<Message>,
+        timestamp: Option<String>,
+    ) -> Task {
         Task {
             id,
             context_id,
             status: TaskStatus {
-                state,
-                message: status_message,
-                timestamp: Some(crate::time::now_rfc3339()),
+                state: TaskState::Submitted,
+                message: None,
+                timestamp,
             },
-            artifacts,
-            history: vec![history_entry],
+            artifacts: Vec::new(),
+            history,
             metadata: None,
         }
     }
