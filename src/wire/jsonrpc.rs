@@ -293,42 +293,23 @@ pub(crate) fn run_batch(
         );
         let worker = std::thread::Builder::new()
             .name("ddwire-jsonrpc-batch".into())
-            .spawn(move || {
-                while let Ok((i, call)) = work_rx.recv() {
-                    if Instant::now() >= until {
-                        break;
-                    }
-                    started[i].store(true, Ordering::SeqCst);
-                    let reply = answer_caught(&answer, call);
-                    if done_tx.send((i, reply)).is_err() {
-                        break;
-                    }
-                }
-            });
+            .spawn(move || answer_calls(&work_rx, &done_tx, &answer, &started, until));
         spawned += usize::from(worker.is_ok());
     }
-    drop(done_tx);
     if spawned == 0 {
         // No thread to be had: run the calls here, one after another, within the deadline.
-        while let Ok((i, call)) = work_rx.try_recv() {
-            if Instant::now() >= until {
-                break;
+        answer_calls(&work_rx, &done_tx, &answer, &started, until);
+    }
+    drop(done_tx);
+    let mut outstanding = ids.len();
+    while outstanding > 0 {
+        match done_rx.recv_deadline(until) {
+            Ok((i, reply)) => {
+                // An empty string marks a notification's (absent) reply as done.
+                replies[i] = Some(reply.unwrap_or_default());
+                outstanding -= 1;
             }
-            started[i].store(true, Ordering::SeqCst);
-            let reply = answer_caught(&answer, call);
-            replies[i] = reply.or(Some(String::new()));
-        }
-    } else {
-        let mut outstanding = ids.len();
-        while outstanding > 0 {
-            match done_rx.recv_deadline(until) {
-                Ok((i, reply)) => {
-                    // An empty string marks a notification's (absent) reply as done.
-                    replies[i] = Some(reply.unwrap_or_default());
-                    outstanding -= 1;
-                }
-                Err(_) => break,
-            }
+            Err(_) => break,
         }
     }
     let seconds = deadline.as_secs_f64();
@@ -356,6 +337,26 @@ pub(crate) fn run_batch(
         .flatten()
         .filter(|r| !r.is_empty())
         .collect()
+}
+
+/// Answer the calls of `work` (each marked `started` first), sending each reply to `done`, until
+/// none is left or `until` has passed.
+fn answer_calls(
+    work: &crossbeam_channel::Receiver<(usize, Call)>,
+    done: &crossbeam_channel::Sender<(usize, Option<String>)>,
+    answer: &Answer,
+    started: &[AtomicBool],
+    until: Instant,
+) {
+    while let Ok((i, call)) = work.recv() {
+        if Instant::now() >= until {
+            break;
+        }
+        started[i].store(true, Ordering::SeqCst);
+        if done.send((i, answer_caught(answer, call))).is_err() {
+            break;
+        }
+    }
 }
 
 /// Answer a call; a panic becomes an internal error rather than a lost reply.

@@ -43,7 +43,6 @@ pub(crate) fn comment(text: &str) -> Vec<u8> {
 
 /// One dispatched event (§9.2.6 "dispatch the event").
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(dead_code)] // the relay reads its peers' streams with it; the tests, ours
 pub(crate) struct Event {
     /// The event type (`event:`); `message` when none was given.
     pub(crate) name: String,
@@ -57,7 +56,6 @@ pub(crate) struct Event {
 
 /// What a stream yields: an event, or a comment (a keep-alive, say).
 #[derive(Clone, Debug, PartialEq, Eq)]
-#[allow(dead_code)] // the relay reads its peers' streams with it; the tests, ours
 pub(crate) enum Item {
     /// A dispatched event.
     Event(Event),
@@ -67,7 +65,6 @@ pub(crate) enum Item {
 
 /// Why a stream could not be read.
 #[derive(Debug)]
-#[allow(dead_code)] // the relay reads its peers' streams with it; the tests, ours
 pub(crate) enum SseError {
     /// A line, or the data of one event, is longer than the reader's limit.
     TooLong { limit: usize },
@@ -104,7 +101,6 @@ impl std::error::Error for SseError {
 /// Reads events from a byte stream as they arrive, holding at most `limit` bytes of one line or
 /// event. Every read is the underlying reader's: give it a timeout (a socket's read timeout) so
 /// that a silent server cannot hold the reader forever.
-#[allow(dead_code)] // the relay reads its peers' streams with it; the tests, ours
 pub(crate) struct Reader<R> {
     inner: R,
     buf: Vec<u8>,
@@ -125,12 +121,12 @@ pub(crate) struct Reader<R> {
 
 /// The reader's default limit on a line or an event: 16 MiB, as large as a request body the
 /// HTTP server accepts.
-#[allow(dead_code)] // the relay reads its peers' streams with it; the tests, ours
+#[allow(dead_code)] // the fuzz target and the tests read with it; the relay sets its own
 pub(crate) const DEFAULT_LIMIT: usize = 16 << 20;
 
-#[allow(dead_code)] // the relay reads its peers' streams with it; the tests, ours
 impl<R: Read> Reader<R> {
     /// A reader of `inner` with the [`DEFAULT_LIMIT`].
+    #[allow(dead_code)] // the fuzz target and the tests read with it; the relay sets its own
     pub(crate) fn new(inner: R) -> Reader<R> {
         Reader::with_limit(inner, DEFAULT_LIMIT)
     }

@@ -23,6 +23,9 @@ use std::time::Duration;
 
 type Result<T, E = WireError> = std::result::Result<T, E>;
 
+/// What a JSON-RPC call asks for (`Accept`), unless it is a stream.
+const JSON: &str = "application/json";
+
 /// The default per-call timeout (the reference's `DEFAULT_TIMEOUT_S`).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -148,7 +151,17 @@ impl A2aClient {
         let id = Value::String(crate::ids::new_uuid7());
         let method = binding.method(Operation::Send);
         let params = SendBody(binding, &message);
-        let response = self.post(target, &id, method, params, extra_headers, timeout, true)?;
+        let call = self.request(
+            target,
+            &id,
+            method,
+            params,
+            extra_headers,
+            timeout,
+            true,
+            JSON,
+        )?;
+        let response = self.http.send(call)?;
         let expected = id.as_str().unwrap_or_default();
         if response.status == 200
             && let Some(task) = super::reply::read_task(binding, &response.body, expected)
@@ -217,7 +230,7 @@ impl A2aClient {
     ) -> Result<Value> {
         // Always an id: a notification would get no answer.
         let id = Value::String(crate::ids::new_uuid7());
-        let response = self.post(
+        let call = self.request(
             target,
             &id,
             method,
@@ -225,34 +238,9 @@ impl A2aClient {
             extra_headers,
             timeout,
             announce,
-        )?;
-        read_reply_of(&target.url, &response, &id)
-    }
-
-    /// Send one JSON-RPC call, asking for JSON, and return the HTTP response as it came.
-    #[allow(clippy::too_many_arguments)]
-    fn post(
-        &self,
-        target: &Target,
-        id: &Value,
-        method: &str,
-        params: impl Serialize,
-        extra_headers: &[(&str, &str)],
-        timeout: Duration,
-        announce: bool,
-    ) -> Result<ClientResponse> {
-        let accept = "application/json";
-        let request = self.request(
-            target,
-            id,
-            method,
-            params,
-            extra_headers,
-            timeout,
-            announce,
-            accept,
-        )?;
-        self.http.send(request)
+            JSON,
+        );
+        read_reply_of(&target.url, &self.http.send(call?)?, &id)
     }
 
     /// The HTTP request of one JSON-RPC call, signed when the client signs.

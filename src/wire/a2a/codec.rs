@@ -460,10 +460,7 @@ fn decode_status(binding: Binding, v: Value, at: &str) -> Result<TaskStatus, Dec
     let state = s.enumerated(
         "state",
         |v| binding.state_from(v),
-        || match binding {
-            Binding::V03 => "an A2A v0.3 state".into(),
-            Binding::V10 => "an A2A 1.0 state".into(),
-        },
+        || binding.pick("an A2A v0.3 state", "an A2A 1.0 state").into(),
     )?;
     let message = s.take("message", "message");
     Ok(TaskStatus {

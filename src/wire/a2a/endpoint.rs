@@ -160,21 +160,20 @@ pub(crate) enum Work {
 impl TaskPlan {
     /// A task the endpoint names, ended at once with `reply`.
     pub(crate) fn done(reply: Reply) -> TaskPlan {
-        TaskPlan {
-            task_id: None,
-            context_id: None,
-            owner: None,
-            work: Work::Done(Box::new(reply)),
-        }
+        TaskPlan::named_here(Work::Done(Box::new(reply)))
     }
 
     /// A task the endpoint names, for `work` to run.
     pub(crate) fn run(work: impl FnOnce(&Progress) -> Reply + Send + 'static) -> TaskPlan {
+        TaskPlan::named_here(Work::Run(Box::new(work)))
+    }
+
+    fn named_here(work: Work) -> TaskPlan {
         TaskPlan {
             task_id: None,
             context_id: None,
             owner: None,
-            work: Work::Run(Box::new(work)),
+            work,
         }
     }
 }
@@ -249,8 +248,11 @@ enum Answer {
     /// JSON text already written.
     Json(String),
     /// A streamed send: the task as submitted, and its changes as they come.
-    Stream(Arc<Task>, crossbeam_channel::Receiver<StreamEvent>),
+    Stream(Arc<Task>, Events),
 }
+
+/// The changes of a task, as a stream sends them.
+type Events = crossbeam_channel::Receiver<StreamEvent>;
 
 /// How a send is answered.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -305,16 +307,10 @@ impl Endpoint {
             return Response::json(err.status(), &body);
         }
         let version = declared_version(request);
-        let requested: Vec<String> = ["x-a2a-extensions", "a2a-extensions"]
+        let requested = ["x-a2a-extensions", "a2a-extensions"]
             .iter()
             .filter_map(|h| request.header_joined(h))
-            .flat_map(|v| {
-                v.split(',')
-                    .map(|s| s.trim().to_string())
-                    .collect::<Vec<_>>()
-            })
-            .filter(|s| !s.is_empty())
-            .collect();
+            .any(|v| v.split(',').any(|s| s.trim() == EXTENSION_URI));
         // Replies are JSON text, written straight from the model (no intermediate tree).
         let reply_headers = ReplyHeaders::default();
         // message/send or SendMessage in its plain shape is read straight from the body into
@@ -323,32 +319,27 @@ impl Endpoint {
         let sends = [v03::SEND, v10::SEND];
         let fast = jsonrpc::parse_typed::<SendFast>(&request.body, self.max_depth, &sends)
             .and_then(|(id, method, fast)| {
-                let binding = Binding::of_method(method)?;
-                Some((id, method, fast.into_params(binding)?))
-            });
-        let (parsed, mut read) = match fast {
-            Some((id, method, params)) => {
+                let params = fast.into_params(Binding::of_method(method)?)?;
                 let call = Call {
                     id,
                     method: method.to_string(),
                     params: Value::Null,
                 };
-                (Incoming::Single(Ok(call)), Some(params))
-            }
+                Some((call, params))
+            });
+        let (parsed, read) = match fast {
+            Some((call, params)) => (Incoming::Single(Ok(call)), Some(params)),
             None => (jsonrpc::parse(&request.body, self.max_depth), None),
         };
-        let parsed = match parsed {
+        let replies: Option<String> = match parsed {
             Incoming::Single(Ok(call)) if self.streaming && is_stream_method(&call.method) => {
                 let response = self.stream(call, request, version.as_deref(), signed_by);
-                return with_extension(response, &requested, version.is_some());
+                return with_extension(response, requested, version.is_some());
             }
-            parsed => parsed,
-        };
-        let replies: Option<String> = match parsed {
             Incoming::Single(Err(reply)) => Some(reply.to_string()),
             Incoming::Single(Ok(call)) => self.dispatch(
                 call,
-                read.take(),
+                read,
                 request,
                 version.as_deref(),
                 signed_by.as_deref(),
@@ -391,7 +382,7 @@ impl Endpoint {
         for (name, value) in reply_headers.take() {
             response = response.with_header(&name, &value);
         }
-        with_extension(response, &requested, version.is_some())
+        with_extension(response, requested, version.is_some())
     }
 
     /// Answer one streaming call (see the module's "Streams") with an SSE response.
@@ -413,8 +404,13 @@ impl Endpoint {
             }
             Ok((first, events)) => {
                 if let (Some(drain), StreamEvent::Task(task)) = (&self.drain, &first) {
-                    // Guarded before any frame is sent, so a cut always finds it.
-                    body = drain.guard(body, shutdown_frame(task, &id, binding));
+                    // Guarded before any frame is sent, so a cut always finds it: a cut ends
+                    // the stream with a final `failed` status update naming why.
+                    let why =
+                        "the server shut down before the task ended; ask GetTask once it is back";
+                    let why = [("dd.error", "shutting_down"), ("error", why)];
+                    let frame = failed_frame(&task.id, &task.context_id, &why, &id, binding);
+                    body = drain.guard(body, frame);
                 }
                 let keep_alive = self.keep_alive;
                 let pump = tx.clone();
@@ -443,13 +439,7 @@ impl Endpoint {
         request: &Request,
         version: Option<&str>,
         signed_by: Option<String>,
-    ) -> Result<
-        (
-            StreamEvent,
-            Option<crossbeam_channel::Receiver<StreamEvent>>,
-        ),
-        A2aError,
-    > {
+    ) -> Result<(StreamEvent, Option<Events>), A2aError> {
         let method = call.method.as_str();
         let binding = Binding::of_method(method).unwrap_or(Binding::V03);
         check_version(binding, version, method)?;
@@ -468,14 +458,7 @@ impl Endpoint {
             self.check_visible(&id, &ctx)?;
             let (task, events) = match self.tasks.subscribe(&id) {
                 Err(A2aError::TaskNotFound { .. }) => {
-                    // A task the store forgot (a stored run) has ended.
-                    return Err(match self.lookup.as_ref().and_then(|l| l(&id)) {
-                        Some(task) => A2aError::TaskTerminal {
-                            id,
-                            state: task.status.state,
-                        },
-                        None => A2aError::TaskNotFound { id },
-                    });
+                    return Err(self.not_held(id, |id, state| A2aError::TaskTerminal { id, state }));
                 }
                 other => other?,
             };
@@ -495,9 +478,8 @@ impl Endpoint {
         }
     }
 
-    /// Answer one call; `None` for a notification.
-    /// Answer one call; `read`: message/send's params when they were read straight from the
-    /// body (then `call.params` is null).
+    /// Answer one call; `None` for a notification. `read`: message/send's params when they were
+    /// read straight from the body (then `call.params` is null).
     fn dispatch(
         &self,
         call: Call,
@@ -589,7 +571,7 @@ impl Endpoint {
     /// Why `method`, none of the calls this endpoint answers one by one, is refused.
     fn not_answered(&self, method: &str) -> A2aError {
         match method {
-            v03::STREAM | v10::STREAM | "tasks/resubscribe" | "SubscribeToTask" => {
+            _ if is_stream_method(method) => {
                 let what = if self.streaming {
                     format!("{method} cannot be sent in a batch: a stream is a response of its own")
                 } else {
@@ -637,14 +619,20 @@ impl Endpoint {
     /// lookup's) has finished, and cannot be.
     fn cancel(&self, id: &str) -> Result<Arc<Task>, A2aError> {
         match self.tasks.cancel(id) {
-            Err(A2aError::TaskNotFound { .. }) => match self.lookup.as_ref().and_then(|l| l(id)) {
-                Some(task) => Err(A2aError::TaskNotCancelable {
-                    id: id.to_string(),
-                    state: task.status.state,
-                }),
-                None => Err(A2aError::TaskNotFound { id: id.to_string() }),
-            },
+            Err(A2aError::TaskNotFound { .. }) => Err(self.not_held(
+                id.to_string(),
+                |id, state| A2aError::TaskNotCancelable { id, state },
+            )),
             other => other,
+        }
+    }
+
+    /// The refusal of a call on task `id` that the store does not hold: what `ended` makes of
+    /// it if the lookup knows it (a stored run, which has ended), else not found.
+    fn not_held(&self, id: String, ended: impl FnOnce(String, TaskState) -> A2aError) -> A2aError {
+        match self.lookup.as_ref().and_then(|l| l(&id)) {
+            Some(task) => ended(id, task.status.state),
+            None => A2aError::TaskNotFound { id },
         }
     }
 
@@ -657,9 +645,7 @@ impl Endpoint {
         mode: Mode,
     ) -> Result<Answer, A2aError> {
         let mut message = params.message;
-        message
-            .check_shape()
-            .map_err(|e| A2aError::invalid(e.field, e.reason))?;
+        message.check_shape()?;
         let continued = match message.task_id.clone() {
             None => None,
             Some(id) => Some(self.continued_task(id, &mut message, &ctx)?),
@@ -676,25 +662,23 @@ impl Endpoint {
         };
         let history = options.history_length;
         let streamed = mode == Mode::Stream;
-        let background =
-            (streamed || options.return_immediately) && matches!(plan.work, Work::Run(_));
+        let run = matches!(plan.work, Work::Run(_));
+        let background = (streamed || options.return_immediately) && run;
         // A slot for the background thread is taken before anything is stored.
-        let slot = if background {
+        let slot = background.then(|| {
             let owner = plan.owner.clone().or_else(|| {
                 let id = continued.as_ref()?.id.as_str();
                 self.tasks.get_owned(id).and_then(|(_, owner)| owner)
             });
-            Some(self.take_background_slot(owner)?)
-        } else {
-            None
-        };
-        let run = matches!(plan.work, Work::Run(_));
+            self.take_background_slot(owner)
+        });
+        let slot = slot.transpose()?;
         let (snapshot, progress, work) = match continued {
             Some(task) => {
                 let (snapshot, progress) = self.tasks.resume(&task.id, message, run)?;
                 (snapshot, progress, plan.work)
             }
-            None => self.create(message, plan, run),
+            None => self.create(message, plan),
         };
         // A stream watches the task from before its work starts, so it misses no change.
         let events = if streamed {
@@ -702,45 +686,34 @@ impl Endpoint {
         } else {
             None
         };
-        let work = match (work, events) {
-            (Work::Done(reply), Some(events)) => {
-                self.finish(Arc::clone(&snapshot), *reply);
-                return Ok(Answer::Stream(snapshot, events));
-            }
-            (Work::Done(reply), None) => {
-                return Ok(Answer::Task(self.finish(snapshot, *reply), history));
-            }
-            (Work::Run(work), events) => (work, events),
+        let work = match work {
+            Work::Run(work) => work,
+            Work::Done(reply) => return Ok(self.finished(snapshot, *reply, events, history)),
         };
-        let (work, events) = work;
         let progress =
             progress.unwrap_or_else(|| Progress::detached(&snapshot.id, &snapshot.context_id));
-        match slot {
-            Some(slot) => {
-                Ok(self.run_in_background(slot, work, progress, snapshot, events, history))
-            }
-            None => {
-                // Let go of the snapshot before the work runs, so that marking the task
-                // working changes it in place rather than copying it.
-                let held = Held::release(snapshot, &self.tasks);
-                let reply = run_work(work, &progress);
-                let task = self.finish_held(held, reply);
-                // Canceled by the drain's cut: the caller is told why, not shown a cancel it
-                // never asked for. (Asked only once the drain is cut: a blocking call's path
-                // pays nothing for it otherwise.)
-                if self.drain.as_ref().is_some_and(|d| d.is_cut())
-                    && self
-                        .tasks
-                        .get(&task.id)
-                        .is_some_and(|t| t.status.state == TaskState::Canceled)
-                {
-                    return Err(A2aError::ShuttingDown {
-                        id: task.id.clone(),
-                    });
-                }
-                Ok(Answer::Task(task, history))
-            }
+        if let Some(slot) = slot {
+            return Ok(self.run_in_background(slot, work, progress, snapshot, events, history));
         }
+        // Let go of the snapshot before the work runs, so that marking the task working
+        // changes it in place rather than copying it.
+        let held = Held::release(snapshot, &self.tasks);
+        let reply = run_work(work, &progress);
+        let task = self.finish_held(held, reply);
+        // Canceled by the drain's cut: the caller is told why, not shown a cancel it never
+        // asked for. (Asked only once the drain is cut: a blocking call's path pays nothing for
+        // it otherwise.)
+        if self.drain.as_ref().is_some_and(|d| d.is_cut())
+            && self
+                .tasks
+                .get(&task.id)
+                .is_some_and(|t| t.status.state == TaskState::Canceled)
+        {
+            return Err(A2aError::ShuttingDown {
+                id: task.id.clone(),
+            });
+        }
+        Ok(Answer::Task(task, history))
     }
 
     /// The task `id` a message continues, which must be visible to the caller, not finished,
@@ -784,7 +757,7 @@ impl Endpoint {
         work: Box<dyn FnOnce(&Progress) -> Reply + Send>,
         progress: Progress,
         snapshot: Arc<Task>,
-        events: Option<crossbeam_channel::Receiver<StreamEvent>>,
+        events: Option<Events>,
         history: Option<usize>,
     ) -> Answer {
         let tasks = self.tasks.clone();
@@ -799,17 +772,31 @@ impl Endpoint {
             let reply = Reply::failed(format!(
                 "the task could not be started in the background: {e}"
             ));
-            let finished = self.finish(Arc::clone(&snapshot), reply);
-            return match events {
-                Some(events) => Answer::Stream(snapshot, events),
-                None => Answer::Task(finished, history),
-            };
+            return self.finished(snapshot, reply, events, history);
         }
         match events {
             // The task as submitted; its changes follow on the stream.
             Some(events) => Answer::Stream(snapshot, events),
             // The task as submitted: the caller polls GetTask for its progress.
             None => Answer::Task(snapshot, history),
+        }
+    }
+
+    /// Record `reply` on the task `snapshot` shows, and answer: on the stream `events`, which
+    /// starts with the task as `snapshot` shows it, or with the task as it then stands.
+    fn finished(
+        &self,
+        snapshot: Arc<Task>,
+        reply: Reply,
+        events: Option<Events>,
+        history: Option<usize>,
+    ) -> Answer {
+        match events {
+            Some(events) => {
+                self.finish(Arc::clone(&snapshot), reply);
+                Answer::Stream(snapshot, events)
+            }
+            None => Answer::Task(self.finish(snapshot, reply), history),
         }
     }
 
@@ -822,33 +809,19 @@ impl Endpoint {
         match self.tasks.finish(&held.id, reply) {
             Ok(task) => task,
             Err(reply) => {
-                let mut task = held.snapshot.map(Arc::unwrap_or_clone).unwrap_or(Task {
-                    id: held.id,
-                    context_id: held.context_id,
-                    status: super::model::TaskStatus {
-                        state: TaskState::Submitted,
-                        message: None,
-                        timestamp: Some(crate::time::now_rfc3339()),
-                    },
-                    artifacts: Vec::new(),
-                    history: Vec::new(),
-                    metadata: None,
-                });
+                let now = Some(crate::time::now_rfc3339());
+                let submitted = Task::submitted(held.id, held.context_id, Vec::new(), now);
+                let mut task = held.snapshot.map(Arc::unwrap_or_clone).unwrap_or(submitted);
                 super::tasks::apply(&mut task, *reply);
                 Arc::new(task)
             }
         }
     }
 
-    /// Store the new task a plan asks for, `submitted`, with its work running if `run`. An id
+    /// Store the new task a plan asks for, `submitted`, with its work running if it has any. An id
     /// the executor named that is already taken is not reused: the task gets a new one (the
     /// work decides, as for any task, whether what it was asked can be done).
-    fn create(
-        &self,
-        mut message: Message,
-        plan: TaskPlan,
-        run: bool,
-    ) -> (Arc<Task>, Option<Progress>, Work) {
+    fn create(&self, mut message: Message, plan: TaskPlan) -> (Arc<Task>, Option<Progress>, Work) {
         let TaskPlan {
             task_id,
             context_id,
@@ -861,19 +834,8 @@ impl Endpoint {
         let id = task_id.unwrap_or_else(crate::ids::new_uuid7);
         message.task_id = Some(id.clone());
         message.context_id = Some(context_id.clone());
-        let mut task = Task {
-            id,
-            context_id,
-            status: super::model::TaskStatus {
-                state: TaskState::Submitted,
-                message: None,
-                timestamp: None,
-            },
-            artifacts: Vec::new(),
-            history: vec![message],
-            metadata: None,
-        };
-        let running = run && matches!(work, Work::Run(_));
+        let mut task = Task::submitted(id, context_id, vec![message], None);
+        let running = matches!(work, Work::Run(_));
         loop {
             match self.tasks.insert(task, owner.clone(), running, false) {
                 Ok((snapshot, progress)) => return (snapshot, progress, work),
@@ -965,7 +927,7 @@ impl Drop for Slot {
 /// never silently. Returns once the stream ends or the caller has gone.
 fn pump_events(
     first: StreamEvent,
-    events: Option<crossbeam_channel::Receiver<StreamEvent>>,
+    events: Option<Events>,
     id: &Value,
     binding: Binding,
     keep_alive: Duration,
@@ -982,60 +944,44 @@ fn pump_events(
         return;
     };
     loop {
-        let frame = match events.recv_timeout(keep_alive) {
-            Ok(event) => {
-                let last = event.is_last();
-                if out.send(event.to_frame(id, binding)).is_err() || last {
-                    return;
-                }
-                continue;
-            }
+        let (frame, last) = match events.recv_timeout(keep_alive) {
+            Ok(event) => (event.to_frame(id, binding), event.is_last()),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                crate::wire::sse::comment("keep-alive")
+                (crate::wire::sse::comment("keep-alive"), false)
             }
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
-                let mut lost =
-                    super::stream::StatusUpdate::now(&task_id, &context_id, TaskState::Failed);
-                lost.is_final = true;
-                let mut metadata = serde_json::Map::new();
-                metadata.insert(
-                    "error".into(),
-                    Value::String(
-                        "the task's changes stopped before it ended; ask GetTask for its state"
-                            .into(),
-                    ),
-                );
-                lost.metadata = Some(metadata);
-                let _ = out.send(StreamEvent::Status(lost).to_frame(id, binding));
-                return;
+                let why = "the task's changes stopped before it ended; ask GetTask for its state";
+                let frame = failed_frame(&task_id, &context_id, &[("error", why)], id, binding);
+                (frame, true)
             }
         };
-        if out.send(frame).is_err() {
+        if out.send(frame).is_err() || last {
             return;
         }
     }
 }
 
-/// The frame that ends a stream of `task` when the server's drain is cut: a final `failed`
-/// status update naming why (`dd.error: shutting_down`).
-fn shutdown_frame(task: &Task, id: &Value, binding: Binding) -> Vec<u8> {
-    let mut cut = super::stream::StatusUpdate::now(&task.id, &task.context_id, TaskState::Failed);
-    cut.is_final = true;
-    let mut metadata = serde_json::Map::new();
-    metadata.insert("dd.error".into(), Value::String("shutting_down".into()));
-    metadata.insert(
-        "error".into(),
-        Value::String(
-            "the server shut down before the task ended; ask GetTask once it is back".into(),
-        ),
+/// The frame of a final `failed` status update that ends the stream of a task early, its
+/// metadata saying why.
+fn failed_frame(
+    task_id: &str,
+    context_id: &str,
+    why: &[(&str, &str)],
+    id: &Value,
+    binding: Binding,
+) -> Vec<u8> {
+    let mut update = super::stream::StatusUpdate::now(task_id, context_id, TaskState::Failed);
+    update.metadata = Some(
+        why.iter()
+            .map(|(k, v)| (k.to_string(), Value::from(*v)))
+            .collect(),
     );
-    cut.metadata = Some(metadata);
-    StreamEvent::Status(cut).to_frame(id, binding)
+    StreamEvent::Status(update).to_frame(id, binding)
 }
 
 /// Name the Data Director extension as active on a response, when the caller asked for it.
-fn with_extension(response: Response, requested: &[String], versioned: bool) -> Response {
-    if !requested.iter().any(|e| e == EXTENSION_URI) {
+fn with_extension(response: Response, requested: bool, versioned: bool) -> Response {
+    if !requested {
         return response;
     }
     // The Data Director extension is active on every call this endpoint answers.
@@ -1107,11 +1053,7 @@ pub(crate) fn check_version(
 ) -> Result<(), A2aError> {
     let declared = declared.unwrap_or("0.3").trim();
     let major = declared.split('.').next().unwrap_or("");
-    let ok = match binding {
-        Binding::V03 => major == "0",
-        Binding::V10 => major == "1",
-    };
-    if ok {
+    if major == binding.pick("0", "1") {
         return Ok(());
     }
     Err(A2aError::VersionNotSupported {

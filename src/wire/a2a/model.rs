@@ -4,6 +4,7 @@
 //! lower-case enums against ProtoJSON oneofs and `ROLE_USER`); one codec (`super::codec`),
 //! told the binding, translates between this model and either binding's JSON.
 
+use super::error::A2aError;
 use serde_json::{Map, Value};
 
 /// Who sent a message.
@@ -296,16 +297,32 @@ impl Task {
             m.context_id = Some(context_id.clone());
             m
         });
+        let now = Some(crate::time::now_rfc3339());
+        let mut task = Task::submitted(id, context_id, vec![history_entry], now);
+        task.status.state = state;
+        task.status.message = status_message;
+        task.artifacts = artifacts;
+        task
+    }
+
+    /// A task just made: `submitted`, its status stamped at `timestamp` (`None`: by the store
+    /// that takes it), with `history` and nothing else.
+    pub(crate) fn submitted(
+        id: String,
+        context_id: String,
+        history: Vec<Message>,
+        timestamp: Option<String>,
+    ) -> Task {
         Task {
             id,
             context_id,
             status: TaskStatus {
-                state,
-                message: status_message,
-                timestamp: Some(crate::time::now_rfc3339()),
+                state: TaskState::Submitted,
+                message: None,
+                timestamp,
             },
-            artifacts,
-            history: vec![history_entry],
+            artifacts: Vec::new(),
+            history,
             metadata: None,
         }
     }
@@ -381,39 +398,24 @@ impl Task {
     }
 }
 
-/// Why a message is not well formed (A2A 1.0 §5.7: REQUIRED fields present, required arrays
-/// not empty; 0.3 `Message`). The field is a path such as `params.message.parts`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct ShapeError {
-    pub(crate) field: &'static str,
-    pub(crate) reason: &'static str,
-}
-
-impl std::fmt::Display for ShapeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.field, self.reason)
-    }
-}
-
-impl std::error::Error for ShapeError {}
-
 impl Message {
-    /// The one check of a sent message's shape, whichever binding carried it: a non-empty
+    /// The one check of a sent message's shape, whichever binding carried it (A2A 1.0 §5.7:
+    /// REQUIRED fields present, required arrays not empty; 0.3 `Message`): a non-empty
     /// `messageId` and at least one part (the codec has already required `role`, and a
     /// `messageId` and `parts` of the right types). What the parts must hold is the
     /// receiver's own rule, checked after this one.
-    pub(crate) fn check_shape(&self) -> Result<(), ShapeError> {
+    pub(crate) fn check_shape(&self) -> Result<(), A2aError> {
         if self.message_id.is_empty() {
-            return Err(ShapeError {
-                field: "params.message.messageId",
-                reason: "must not be empty",
-            });
+            return Err(A2aError::invalid(
+                "params.message.messageId",
+                "must not be empty",
+            ));
         }
         if self.parts.is_empty() {
-            return Err(ShapeError {
-                field: "params.message.parts",
-                reason: "must hold at least one part",
-            });
+            return Err(A2aError::invalid(
+                "params.message.parts",
+                "must hold at least one part",
+            ));
         }
         Ok(())
     }

@@ -17,6 +17,7 @@ use super::Binding;
 use super::fast::MessageFast;
 use super::model::{Artifact, Part, Task, TaskStatus};
 use crate::json::Obj;
+use crate::wire::jsonrpc::present;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
@@ -58,14 +59,6 @@ struct TaskMember<'a> {
     task: Obj<TaskFast<'a>>,
 }
 
-/// A member that must not be `null` when present (where the general reader refuses a `null`,
-/// or reads it differently from absent); with `#[serde(default)]`, absent is `None`.
-fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TaskFast<'a> {
@@ -91,7 +84,9 @@ struct TaskFast<'a> {
 struct StatusFast<'a> {
     #[serde(borrow)]
     state: &'a str,
-    #[serde(default, deserialize_with = "some", borrow)]
+    // `present`: a `null` fails here (and on a part's `text` and `data`), where the general
+    // reader refuses one or reads it differently from absent.
+    #[serde(default, deserialize_with = "present", borrow)]
     message: Option<Obj<MessageFast<'a, PartFast<'a>>>>,
     #[serde(default)]
     timestamp: Option<String>,
@@ -119,9 +114,9 @@ struct ArtifactFast<'a> {
 struct PartFast<'a> {
     #[serde(default, borrow)]
     kind: Option<&'a str>,
-    #[serde(default, deserialize_with = "some")]
+    #[serde(default, deserialize_with = "present")]
     text: Option<String>,
-    #[serde(default, deserialize_with = "some")]
+    #[serde(default, deserialize_with = "present")]
     data: Option<Map<String, Value>>,
     #[serde(rename = "mediaType", default)]
     _media_type: Option<IgnoredAny>,

@@ -270,12 +270,7 @@ impl TaskStore {
         if task.status.timestamp.is_none() {
             task.status.timestamp = Some(crate::time::rfc3339(now));
         }
-        let (running, progress) = if run {
-            let (running, progress) = self.running(&task);
-            (Some(running), Some(progress))
-        } else {
-            (None, None)
-        };
+        let (running, progress) = run.then(|| self.running(&task)).unzip();
         let task = Arc::new(task);
         if self.capacity == 0 {
             return Ok((task, progress));
@@ -351,8 +346,7 @@ impl TaskStore {
         let tasks = &mut *guard;
         let entry = tasks.by_id.get_mut(id)?;
         if change(Arc::make_mut(&mut entry.task)) {
-            tasks.seq += 1;
-            touch(entry, tasks.seq);
+            touch(entry, &mut tasks.seq);
             let mut update = status_update(&entry.task);
             update.metadata = metadata;
             tell(entry, StreamEvent::Status(update));
@@ -407,8 +401,7 @@ impl TaskStore {
         }
         task.history.push(message);
         task.status.state = TaskState::Submitted;
-        tasks.seq += 1;
-        touch(entry, tasks.seq);
+        touch(entry, &mut tasks.seq);
         // Whoever watched the task's earlier turn saw it end; a new turn has new watchers.
         entry.watchers.clear();
         let progress = run.then(|| {
@@ -435,8 +428,7 @@ impl TaskStore {
         let told = (!entry.watchers.is_empty() && !was_canceled)
             .then(|| (reply.artifacts.clone(), reply.metadata.clone()));
         apply(Arc::make_mut(&mut entry.task), reply);
-        tasks.seq += 1;
-        touch(entry, tasks.seq);
+        touch(entry, &mut tasks.seq);
         if let Some((added, metadata)) = told {
             let task = Arc::clone(&entry.task);
             for artifact in added {
@@ -472,8 +464,7 @@ impl TaskStore {
                 A2aError::TaskNotCancelable { id, state }
             })?;
             Arc::make_mut(&mut entry.task).status.state = TaskState::Canceled;
-            tasks.seq += 1;
-            touch(entry, tasks.seq);
+            touch(entry, &mut tasks.seq);
             let update = status_update(&entry.task);
             tell(entry, StreamEvent::Status(update));
             entry.watchers.clear();
@@ -587,10 +578,11 @@ impl TaskStore {
     }
 }
 
-/// Renew an entry's status time and order after a change.
-fn touch(entry: &mut Entry, seq: u64) {
+/// Renew an entry's status time and order (the store's next, `seq`) after a change.
+fn touch(entry: &mut Entry, seq: &mut u64) {
     let now = crate::time::now_ns() as i128;
-    entry.seq = seq;
+    *seq += 1;
+    entry.seq = *seq;
     entry.changed_ns = now;
     Arc::make_mut(&mut entry.task).status.timestamp = Some(crate::time::rfc3339(now));
 }
