@@ -817,7 +817,7 @@ pub fn stage_instants(
     conductor: &crate::harness::conductor::Conductor,
     document: &Value,
     acting_for: &crate::contract::Principal,
-) -> Result<[std::time::Instant; 12], crate::Error> {
+) -> Result<[std::time::Instant; 12], crate::harness::HarnessError> {
     use crate::harness::conductor::{Phase, RunTrace, Stage};
     use std::sync::Mutex;
     use std::time::Instant;

@@ -546,15 +546,23 @@ fn the_byte_path_stays_within_its_budget() {
 /// brace, nested items included).
 const LONGEST_FUNCTION: usize = 120;
 
+/// The name of the function a line declares, if it declares one.
+fn function_name(line: &str) -> Option<String> {
+    let words: Vec<&str> = line
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let name = words
+        .windows(2)
+        .find(|w| w[0] == "fn" && !w[1].is_empty())?;
+    Some(name[1].to_string())
+}
+
 /// `(name, code lines)` of each function with a body in `source`, outside test modules.
 fn functions(source: &str) -> Vec<(String, usize)> {
     let code = code_outside_tests(source);
     let mut found = Vec::new();
     for (at, line) in code.iter().enumerate() {
-        let words: Vec<&str> = line
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .collect();
-        let Some(name) = words.windows(2).find(|w| w[0] == "fn" && !w[1].is_empty()) else {
+        let Some(name) = function_name(line) else {
             continue;
         };
         // From the signature to the brace that closes the body; none before a `;` (a
@@ -584,7 +592,7 @@ fn functions(source: &str) -> Vec<(String, usize)> {
                 .iter()
                 .filter(|l| !l.trim().is_empty())
                 .count();
-            found.push((name[1].to_string(), lines));
+            found.push((name, lines));
         }
     }
     found
@@ -639,10 +647,7 @@ fn message_errors(source: &str) -> Vec<(String, String)> {
     let code = code_outside_tests(source);
     let mut found = Vec::new();
     for (at, line) in code.iter().enumerate() {
-        let words: Vec<&str> = line
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .collect();
-        let Some(name) = words.windows(2).find(|w| w[0] == "fn" && !w[1].is_empty()) else {
+        let Some(name) = function_name(line) else {
             continue;
         };
         // The signature: from `fn` to the body's brace or the declaration's `;`, outside
@@ -698,7 +703,7 @@ fn message_errors(source: &str) -> Vec<(String, String)> {
                         })
                     });
                 if message {
-                    found.push((name[1].to_string(), format!("Result<{}>", &inner[..close])));
+                    found.push((name.clone(), format!("Result<{}>", &inner[..close])));
                 }
             }
             rest = inner;
