@@ -347,9 +347,12 @@ impl TaskStore {
         let entry = tasks.by_id.get_mut(id)?;
         if change(Arc::make_mut(&mut entry.task)) {
             touch(entry, &mut tasks.seq);
-            let mut update = status_update(&entry.task);
-            update.metadata = metadata;
-            tell(entry, StreamEvent::Status(update));
+            // Built only for a watcher: a blocking call's task has none.
+            if !entry.watchers.is_empty() {
+                let mut update = status_update(&entry.task);
+                update.metadata = metadata;
+                tell(entry, StreamEvent::Status(update));
+            }
         }
         Some(Arc::clone(&entry.task))
     }
