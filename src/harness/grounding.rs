@@ -910,7 +910,7 @@ mod tests {
 
     use super::*;
     use crate::contract::canonical::Canonicalisation;
-    use crate::trace::{Attributes, Resource, SpanKind, Status, TraceId, TraceState};
+    use crate::trace::{Attributes, SpanKind, Status, TraceId, TraceState};
     use serde_json::json;
 
     const INV: &str = "01a06cdb-985f-7375-9aa2-37be29f0f2a8";
@@ -958,7 +958,7 @@ mod tests {
             attributes: Attributes::default(),
             events: Vec::new(),
             links: Vec::new(),
-            resource: Resource::default(),
+            resource: Default::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 
 use super::context::{SpanContext, SpanId, TraceId, TraceState};
 use super::names::{SpanName, is_owned};
+use std::sync::Arc;
 
 /// One finished span.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,8 +35,9 @@ pub struct SpanRecord {
     pub(crate) events: Vec<Event>,
     /// Links to spans of other traces (a delegated child's root links to its parent's span).
     pub(crate) links: Vec<Link>,
-    /// The resource that produced the span (its `service.name`).
-    pub(crate) resource: Resource,
+    /// The resource that produced the span (its `service.name`), shared by the spans of one
+    /// tracer or one document.
+    pub(crate) resource: Arc<Resource>,
 }
 
 impl SpanRecord {

@@ -375,7 +375,7 @@ impl SpanDoc {
             attributes: read_attributes(self.attributes)?,
             events,
             links,
-            resource,
+            resource: std::sync::Arc::new(resource),
         })
     }
 }
@@ -582,7 +582,7 @@ mod tests {
             attributes: Attributes::default(),
             events: vec![],
             links: vec![],
-            resource: Resource::default(),
+            resource: Default::default(),
         };
         let json = to_json(&span);
         assert_eq!(
@@ -677,10 +677,10 @@ mod tests {
             attributes: attributes(&mut next),
             events,
             links,
-            resource: Resource {
+            resource: std::sync::Arc::new(Resource {
                 attributes: attributes(&mut next),
                 schema_url: String::new(),
-            },
+            }),
         }
     }
 

@@ -33,12 +33,14 @@ use super::record::{
 };
 use crate::text::Unpoison;
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// The tracer of one invocation (or one agent run).
 #[derive(Debug)]
 pub struct Tracer {
-    resource: Resource,
+    service_name: String,
+    /// Built with the first span: a tracer that records none (an echo call's) never needs it.
+    resource: OnceLock<Arc<Resource>>,
     remote_parent: Option<SpanContext>,
     state: Mutex<State>,
 }
@@ -64,7 +66,8 @@ impl Tracer {
     /// A tracer whose spans name `service_name` in their resource.
     pub fn new(service_name: &str) -> Tracer {
         Tracer {
-            resource: Resource::for_service(service_name),
+            service_name: service_name.to_string(),
+            resource: OnceLock::new(),
             remote_parent: None,
             state: Mutex::default(),
         }
@@ -305,7 +308,11 @@ impl<'t> SpanBuilder<'t> {
             attributes,
             events: Vec::new(),
             links,
-            resource: tracer.resource.clone(),
+            resource: Arc::clone(
+                tracer
+                    .resource
+                    .get_or_init(|| Arc::new(Resource::for_service(&tracer.service_name))),
+            ),
         });
         ActiveSpan {
             tracer,

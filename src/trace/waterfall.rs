@@ -36,6 +36,7 @@ use crate::text::{Keep, truncate};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// One stored run, with the delegated runs it started.
 #[derive(Clone, Debug, Default)]
@@ -710,7 +711,7 @@ fn terminal_safe(run: &mut RunView) {
     for span in &mut run.spans {
         s(&mut span.name, false);
         attributes(&mut span.attributes);
-        attributes(&mut span.resource.attributes);
+        attributes(&mut Arc::make_mut(&mut span.resource).attributes);
         if let Some(d) = &mut span.status.description {
             s(d, false);
         }
@@ -1136,7 +1137,7 @@ mod tests {
             attributes,
             events: Vec::new(),
             links: Vec::new(),
-            resource: Resource::for_service(HARNESS_SERVICE),
+            resource: Arc::new(Resource::for_service(HARNESS_SERVICE)),
         }
     }
 
@@ -1146,7 +1147,7 @@ mod tests {
     }
 
     fn by_agent(mut s: SpanRecord, agent: &str) -> SpanRecord {
-        s.resource = Resource::for_service(agent);
+        s.resource = Arc::new(Resource::for_service(agent));
         s
     }
 

@@ -241,10 +241,10 @@ impl Spec {
                     attributes: ordered(l.attributes),
                 })
                 .collect(),
-            resource: Resource {
+            resource: std::sync::Arc::new(Resource {
                 attributes: ordered(Some(self.resource)),
                 schema_url: self.schema_url,
-            },
+            }),
         }
     }
 }

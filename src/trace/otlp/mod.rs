@@ -488,7 +488,7 @@ mod tests {
             .enumerate()
             .map(|(i, r)| SpanRecord {
                 span_id: SpanId(i as u64 + 1),
-                resource: r.clone(),
+                resource: std::sync::Arc::new(r.clone()),
                 ..template.clone()
             })
             .collect()
