@@ -282,7 +282,7 @@ pub fn jsonrpc(data: &[u8]) {
     let request = Request {
         method: "POST".into(),
         path: "/a2a".into(),
-        headers,
+        headers: headers.into(),
         body: body.to_vec(),
         ..Request::default()
     };

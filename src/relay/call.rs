@@ -85,7 +85,7 @@ pub(crate) struct Inbound {
     /// The peer the request path names (`/peers/{id}/a2a`), if any.
     pub(crate) path_peer: Option<String>,
     /// The request's header fields.
-    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) headers: std::sync::Arc<[(String, String)]>,
 }
 
 impl Inbound {
@@ -262,7 +262,7 @@ mod tests {
             kind: Kind::of(method),
             binding: Binding::of_method(method).unwrap_or(Binding::V03),
             path_peer: path_peer.map(str::to_string),
-            headers: vec![("x-agent-id".into(), "hdr".into())],
+            headers: vec![("x-agent-id".into(), "hdr".into())].into(),
         }
     }
 

@@ -1069,11 +1069,14 @@ fn a_task_the_endpoint_forgot_is_rebuilt_from_the_store_the_same_each_time() {
     th.net.serve(
         "restarted.test",
         Arc::new(move |mut r: ddwire::wire::http::Request| {
-            for (name, value) in r.headers.iter_mut() {
-                if name == "host" {
-                    *value = "harness.test".into();
-                }
-            }
+            r.headers = r
+                .headers
+                .iter()
+                .map(|(name, value)| match name.as_str() {
+                    "host" => (name.clone(), "harness.test".into()),
+                    _ => (name.clone(), value.clone()),
+                })
+                .collect();
             restarted_handler(r)
         }),
         ddwire::wire::http::Limits::DEFAULT,

@@ -48,8 +48,9 @@ pub struct Request {
     pub path: String,
     /// The raw query string, without `?`.
     pub(crate) query: String,
-    /// Header fields in arrival order, names lower-cased.
-    pub(crate) headers: Vec<(String, String)>,
+    /// Header fields in arrival order, names lower-cased; shared, so that the work a request
+    /// plans can keep them without copying each field.
+    pub(crate) headers: std::sync::Arc<[(String, String)]>,
     /// The body, read in full within `Limits::max_body_bytes`.
     pub(crate) body: Vec<u8>,
     /// Set when the body could not be read within the limits; `body` is then empty and the

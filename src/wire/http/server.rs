@@ -1479,7 +1479,7 @@ pub(crate) fn answer(
         method: method.to_string(),
         path: head.path,
         query: head.query,
-        headers: head.headers,
+        headers: head.headers.into(),
         body,
         body_error: refused.clone(),
         remote_addr,
