@@ -445,7 +445,7 @@ impl Endpoint {
         check_version(binding, version, method)?;
         let invalid = |e: DecodeError| A2aError::invalid("", e.to_string());
         let ctx = CallContext {
-            headers: Arc::from(request.headers.as_slice()),
+            headers: Arc::clone(&request.headers),
             signed_by,
             // A stream's head is sent before its run is made: no field can name the run.
             reply_headers: ReplyHeaders::default(),
@@ -499,8 +499,18 @@ impl Endpoint {
                 Binding::V03
             },
         );
+        // The success response is written around its result in one buffer, sized for a
+        // typical task so that it does not grow.
+        let mut out = Vec::with_capacity(2048);
+        out.extend_from_slice(b"{\"id\":");
+        serde_json::to_writer(&mut out, &id).expect("a JSON value always serialises");
+        out.extend_from_slice(b",\"jsonrpc\":\"2.0\",\"result\":");
         let reply = match self.answer(call, read, request, version, signed_by, reply_headers) {
-            Ok(result) => jsonrpc::success_text(&id, &result),
+            Ok(result) => {
+                write_answer(&mut out, result);
+                out.push(b'}');
+                String::from_utf8(out).expect("serde_json writes UTF-8")
+            }
             Err(err) => jsonrpc::error(&id, &err.to_rpc(binding)).to_string(),
         };
         (!notification).then_some(reply)
@@ -514,7 +524,7 @@ impl Endpoint {
         version: Option<&str>,
         signed_by: Option<&str>,
         reply_headers: &ReplyHeaders,
-    ) -> Result<String, A2aError> {
+    ) -> Result<Written, A2aError> {
         let Some(binding) = Binding::of_method(&call.method) else {
             return Err(A2aError::MethodNotFound {
                 method: call.method,
@@ -522,7 +532,7 @@ impl Endpoint {
         };
         check_version(binding, version, &call.method)?;
         let ctx = CallContext {
-            headers: Arc::from(request.headers.as_slice()),
+            headers: Arc::clone(&request.headers),
             signed_by: signed_by.map(str::to_string),
             reply_headers: reply_headers.clone(),
             streaming: false,
@@ -565,7 +575,13 @@ impl Endpoint {
             }
             _ => return Err(self.not_answered(method)),
         };
-        Ok(answer_text(answer, binding, method))
+        Ok(Written {
+            answer,
+            binding,
+            // A 1.0 send's result wraps its task (`SendMessageResponse`), as the codec writes a
+            // send's result; a task call answers the task itself, in either binding.
+            wrap_task: binding == Binding::V10 && method == v10::SEND,
+        })
     }
 
     /// Why `method`, none of the calls this endpoint answers one by one, is refused.
@@ -999,23 +1015,35 @@ fn run_work(work: Box<dyn FnOnce(&Progress) -> Reply + Send>, progress: &Progres
         .unwrap_or_else(|_| Reply::failed("the work on this task panicked"))
 }
 
-/// The `result` of a call to `method` answered with `answer`, as `binding` writes it.
-fn answer_text(answer: Answer, binding: Binding, method: &str) -> String {
+/// A call's answer and how its `result` is written.
+struct Written {
+    answer: Answer,
+    binding: Binding,
+    /// The task goes inside `{"task": …}`.
+    wrap_task: bool,
+}
+
+/// Append the `result` of a call answered with `written`.
+fn write_answer(out: &mut Vec<u8>, written: Written) {
+    let Written {
+        answer,
+        binding,
+        wrap_task,
+    } = written;
     match answer {
-        Answer::Json(text) => text,
+        Answer::Json(text) => out.extend_from_slice(text.as_bytes()),
         // Only a streaming call asks for a stream; shown as the task, should one not.
-        Answer::Stream(task, _) => json_text(&Json(binding, &*task)),
+        Answer::Stream(task, _) => append(out, &Json(binding, &*task)),
         Answer::Task(task, history) => {
-            let json = json_text(&Json(binding, &task.view(history, true)));
-            // A 1.0 send's result wraps its task (`SendMessageResponse`), as the codec writes a
-            // send's result; a task call answers the task itself, in either binding.
-            if binding == Binding::V10 && method == v10::SEND {
-                format!("{{\"task\":{json}}}")
-            } else {
-                json
+            if wrap_task {
+                out.extend_from_slice(b"{\"task\":");
+            }
+            append(out, &Json(binding, &task.view(history, true)));
+            if wrap_task {
+                out.push(b'}');
             }
         }
-        Answer::Message(m) => json_text(&Json(binding, &SendResult::Message(m))),
+        Answer::Message(m) => append(out, &Json(binding, &SendResult::Message(m))),
     }
 }
 
@@ -1040,8 +1068,13 @@ pub(crate) fn signature_refused(err: &VerifyError) -> Response {
 /// one does not grow it four times over (each a reallocation and a copy, per call).
 fn json_text<T: serde::Serialize>(value: &T) -> String {
     let mut out = Vec::with_capacity(2048);
-    serde_json::to_writer(&mut out, value).expect("a model value always serialises");
+    append(&mut out, value);
     String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Append a model value as JSON.
+fn append<T: serde::Serialize>(out: &mut Vec<u8>, value: &T) {
+    serde_json::to_writer(out, value).expect("a model value always serialises");
 }
 
 /// The version a request declares must be one the method's binding speaks (major version
