@@ -177,8 +177,11 @@ impl BrowserPolicy {
     }
 
     fn host_allowed(&self, host: &str) -> bool {
+        if self.any_host {
+            return true;
+        }
         let name = host_name(host).to_ascii_lowercase();
-        self.any_host || name == "localhost" || is_ip_literal(&name) || self.hosts.contains(&name)
+        name == "localhost" || is_ip_literal(&name) || self.hosts.contains(&name)
     }
 
     fn hosts_shown(&self) -> String {
@@ -271,17 +274,15 @@ fn json_media_type(value: Option<&str>) -> bool {
     let Some(value) = value else {
         return false;
     };
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    match essence.strip_prefix("application/") {
-        Some("json") => true,
-        Some(sub) => sub.len() > "+json".len() && sub.ends_with("+json"),
-        None => false,
-    }
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    let Some((kind, sub)) = essence.split_once('/') else {
+        return false;
+    };
+    let sub = sub.as_bytes();
+    let suffix = sub.len().saturating_sub(b"+json".len());
+    kind.eq_ignore_ascii_case("application")
+        && (sub.eq_ignore_ascii_case(b"json")
+            || suffix > 0 && sub[suffix..].eq_ignore_ascii_case(b"+json"))
 }
 
 #[cfg(test)]
