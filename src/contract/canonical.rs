@@ -164,7 +164,8 @@ pub fn input_hash(input: &Value) -> String {
 
 /// [`input_hash`] of an input held as its object's members, without building a copy of it.
 pub(crate) fn input_hash_of_members(members: &serde_json::Map<String, Value>) -> String {
-    let mut text = String::new();
+    // Sized for a typical input, so that writing it does not grow the buffer.
+    let mut text = String::with_capacity(256);
     python::write_object(&mut text, members, Style::CANONICAL, 0);
     sha256_hex(text.as_bytes())
 }

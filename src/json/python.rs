@@ -88,7 +88,8 @@ impl Style {
 
 /// `json.dumps(value, **style)`.
 pub(crate) fn dumps(value: &Value, style: Style) -> String {
-    let mut out = String::new();
+    // Sized for a run's envelope, so that writing one does not grow the buffer nine times.
+    let mut out = String::with_capacity(4096);
     write_value(&mut out, value, style, 0);
     out
 }
