@@ -165,7 +165,9 @@ impl Regex {
     /// work of many matches together.
     pub(crate) fn match_within(&self, text: &str, steps: &mut usize) -> Result<bool, PatternError> {
         let mut slots = vec![usize::MAX; self.slots];
-        let mut stack = Vec::new();
+        // A thread per split the program passes: about one per instruction for a repetition
+        // such as `[0-9a-f]{64}`, so sized to the program, the stack rarely grows.
+        let mut stack = Vec::with_capacity(self.prog.len().min(1024));
         let mut start = 0;
         loop {
             if self.run(text, start, steps, &mut slots, &mut stack)? {
