@@ -256,12 +256,17 @@ impl A2aClient {
         announce: bool,
         accept: &str,
     ) -> Result<ClientRequest> {
-        let body = serde_json::to_vec(&RequestBody {
-            id,
-            jsonrpc: "2.0",
-            method,
-            params,
-        })
+        // Sized for a typical invocation, so that writing it does not grow the buffer.
+        let mut body = Vec::with_capacity(1024);
+        serde_json::to_writer(
+            &mut body,
+            &RequestBody {
+                id,
+                jsonrpc: "2.0",
+                method,
+                params,
+            },
+        )
         .expect("a JSON value and the model always serialise");
         let mut request =
             ClientRequest::post_json(&target.url, body, timeout).header("Accept", accept);

@@ -237,12 +237,19 @@ impl HttpClient {
             Via::Memory(net) => return net.exchange(request, self.wire_log.as_ref()),
             Via::Tcp(agent, _) => agent,
         };
-        let (status, headers, mut body) = call_ureq(agent, &request, None)?;
-        let body = body
-            .with_config()
-            .limit(self.max_body)
-            .read_to_vec()
-            .map_err(|e| transport_error(&request.url, request.timeout, e))?;
+        let (status, headers, body) = call_ureq(agent, &request, None)?;
+        // `read_to_vec`, into a buffer of the declared length (up to 64 KiB: a length only
+        // declared reserves nothing more), so that it does not grow.
+        let declared = body
+            .content_length()
+            .unwrap_or(0)
+            .min(self.max_body)
+            .min(64 * 1024);
+        let mut read = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
+        let mut reader = body.into_with_config().limit(self.max_body).reader();
+        std::io::Read::read_to_end(&mut reader, &mut read)
+            .map_err(|e| transport_error(&request.url, request.timeout, ureq::Error::from(e)))?;
+        let body = read;
         Ok(ClientResponse {
             status,
             headers,
