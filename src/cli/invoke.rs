@@ -149,7 +149,7 @@ fn local(args: &Parsed, client: A2aClient, request: InvocationRequest) -> Result
         Ok(run) => run,
         Err(e) => return Ok(refused(&e.to_string(), &agent_id)),
     };
-    let envelope = run.envelope.to_document();
+    let envelope = run.document;
     print_envelope(&envelope);
     if crate::trace::waterfall::no_output(&envelope) {
         stderr_line!(

@@ -339,7 +339,7 @@ fn last_event(
         Ok(Turn::Done(run)) => Event::RunFinished {
             thread_id,
             run_id,
-            result: Some(run.envelope.to_document()),
+            result: Some(run.document),
             interrupt: None,
         },
         Ok(Turn::Suspended {

@@ -288,6 +288,9 @@ struct Resumed<'r> {
 pub struct Run {
     /// The envelope, as stored.
     pub envelope: Envelope,
+    /// The envelope's document, the one `envelope.json` holds (what
+    /// `envelope.to_document()` would build again).
+    pub document: Value,
     /// What the grounding linter found.
     pub report: GroundingReport,
     /// Where the run is stored (`<runs>/<invocation_id>`).
@@ -474,7 +477,7 @@ impl Conductor {
         let suspension = self.take_suspension(invocation_id, principal)?;
         let _running = self.admit(invocation_id)?;
         let request = suspension.request.clone();
-        let request_doc = suspension.request_doc.clone();
+        let request_doc = Arc::new(suspension.request_doc.clone());
         let acting_for = suspension.acting_for.clone();
         let resumed = Resumed {
             resumption,
@@ -486,7 +489,16 @@ impl Conductor {
         let trace = RunTrace::new(None);
         let turning = Turning::Resuming(Box::new(resumed));
         self.caught(&request, &request_doc, &acting_for, &trace, || {
-            self.run(&request, &acting_for, &trace, observer, Some(task), turning)
+            let document = Arc::clone(&request_doc);
+            self.run(
+                &request,
+                document,
+                &acting_for,
+                &trace,
+                observer,
+                Some(task),
+                turning,
+            )
         })
     }
 
@@ -845,7 +857,8 @@ impl Conductor {
         turning: Turning<'_>,
     ) -> Result<Turn> {
         self.expire_due();
-        let request_doc = request.to_document();
+        // Built once: the check, the run and the run store read the same document.
+        let request_doc = Arc::new(request.to_document());
         let errors = validate::request_errors(&request_doc);
         if !errors.is_empty() {
             return Err(ContractError::Violation {
@@ -860,7 +873,10 @@ impl Conductor {
         }
         let _running = self.admit(&request.invocation_id)?;
         self.caught(&request, &request_doc, acting_for, &trace, || {
-            self.run(&request, acting_for, &trace, observer, task, turning)
+            let document = Arc::clone(&request_doc);
+            self.run(
+                &request, document, acting_for, &trace, observer, task, turning,
+            )
         })
     }
 
@@ -931,7 +947,8 @@ impl Conductor {
             .registry
             .get(&request.agent_id)
             .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
-        let mut invocation = Invocation::new(request, request_doc.clone(), &agent, acting_for);
+        let mut invocation =
+            Invocation::new(request, Arc::new(request_doc.clone()), &agent, acting_for);
         // The input was never judged: the run names no schema.
         invocation.accepted = None;
         let tracer = Tracer::new(SERVICE_NAME);
@@ -949,7 +966,7 @@ impl Conductor {
             agent_reply: None,
             files,
         };
-        self.store_run(&invocation, envelope, &document, records, report, beside)
+        self.store_run(&invocation, envelope, document, records, report, beside)
     }
 
     /// One invocation, admitted: the conductor's stages in the order the reference conductor
@@ -958,6 +975,7 @@ impl Conductor {
     fn run(
         &self,
         request: &InvocationRequest,
+        request_doc: Arc<Value>,
         acting_for: &Principal,
         trace: &RunTrace,
         observer: Observer<'_>,
@@ -976,7 +994,7 @@ impl Conductor {
             .get_or_refresh(&request.agent_id)
             .ok_or_else(|| self.registry.unknown(&request.agent_id))?;
         let agent = &agent;
-        let invocation = Invocation::new(request, request.to_document(), agent, acting_for);
+        let invocation = Invocation::new(request, request_doc, agent, acting_for);
         let resumption = resumed.as_ref().map(|r| r.resumption);
         // One tracer per invocation, dropped at the end: the conductor keeps no spans.
         let tracer = Tracer::new(SERVICE_NAME);
@@ -1025,7 +1043,7 @@ impl Conductor {
                 agent_reply: agent_reply.as_ref(),
                 files: &files,
             };
-            self.store_run(&invocation, envelope, &document, records, report, beside)
+            self.store_run(&invocation, envelope, document, records, report, beside)
         })
         .map(|run| {
             if turns.is_some() {
@@ -1266,7 +1284,7 @@ impl Conductor {
         &self,
         invocation: &Invocation<'_>,
         envelope: Envelope,
-        document: &Value,
+        document: Value,
         records: Vec<SpanRecord>,
         report: GroundingReport,
         beside: Beside<'_>,
@@ -1284,7 +1302,7 @@ impl Conductor {
         let summary = report.summary();
         let run_dir = self.store.append_with_files(
             &NewRun {
-                envelope: document,
+                envelope: &document,
                 request: &invocation.document,
                 spans: &spans,
                 grounding: &summary,
@@ -1301,6 +1319,7 @@ impl Conductor {
         }
         Ok(Run {
             envelope,
+            document,
             report,
             run_dir,
         })
@@ -1390,7 +1409,7 @@ struct Invocation<'a> {
 impl<'a> Invocation<'a> {
     fn new(
         request: &'a InvocationRequest,
-        document: Value,
+        document: Arc<Value>,
         agent: &'a Arc<RemoteAgent>,
         acting_for: &'a Principal,
     ) -> Invocation<'a> {
@@ -1409,7 +1428,7 @@ impl<'a> Invocation<'a> {
             .flatten();
         Invocation {
             request,
-            document: Arc::new(document),
+            document,
             agent,
             acting_for,
             input_hash,
@@ -2178,7 +2197,7 @@ mod tests {
             "hello.world",
             serde_json::json!({"schema_class": "Echo", "value": 1}),
         );
-        let invocation = Invocation::new(&wrong, wrong.to_document(), agent, &principal);
+        let invocation = Invocation::new(&wrong, Arc::new(wrong.to_document()), agent, &principal);
         let refused = input_check(&invocation, &root).expect("another class is refused");
         assert_eq!(
             refused.result.outcome.statement,
@@ -2193,7 +2212,7 @@ mod tests {
             "hello.world",
             serde_json::json!({"schema_class": "Message"}),
         );
-        let invocation = Invocation::new(&bad, bad.to_document(), agent, &principal);
+        let invocation = Invocation::new(&bad, Arc::new(bad.to_document()), agent, &principal);
         let refused = input_check(&invocation, &root).expect("a schema violation is refused");
         assert!(
             refused
@@ -2206,7 +2225,7 @@ mod tests {
         );
 
         let good = request_for("hello.world", hi());
-        let invocation = Invocation::new(&good, good.to_document(), agent, &principal);
+        let invocation = Invocation::new(&good, Arc::new(good.to_document()), agent, &principal);
         assert!(input_check(&invocation, &root).is_none());
         root.end();
     }
@@ -2221,7 +2240,8 @@ mod tests {
 
         let hello = &conductor.registry.get("hello.world").unwrap();
         let request = request_for("hello.world", hi());
-        let invocation = Invocation::new(&request, request.to_document(), hello, &principal);
+        let invocation =
+            Invocation::new(&request, Arc::new(request.to_document()), hello, &principal);
         let answered = conductor.call_agent(&invocation, &root, None, None);
         assert!(answered.from_agent && answered.problem.is_none());
         assert_eq!(answered.result.outcome.status, OutcomeStatus::Succeeded);
@@ -2230,7 +2250,12 @@ mod tests {
 
         let failing = &conductor.registry.get("demo.failing").unwrap();
         let request = request_for("demo.failing", hi());
-        let invocation = Invocation::new(&request, request.to_document(), failing, &principal);
+        let invocation = Invocation::new(
+            &request,
+            Arc::new(request.to_document()),
+            failing,
+            &principal,
+        );
         let failed = conductor.call_agent(&invocation, &root, None, None);
         assert!(!failed.from_agent);
         assert!(
@@ -2262,7 +2287,8 @@ mod tests {
         let agent = &conductor.registry.get(agent_id).unwrap();
         let request = request_for(agent_id, hi());
         let principal = test_principal();
-        let invocation = Invocation::new(&request, request.to_document(), agent, &principal);
+        let invocation =
+            Invocation::new(&request, Arc::new(request.to_document()), agent, &principal);
         let trace_id = crate::trace::TraceId::random();
         (
             conductor.envelope(&invocation, result, None, trace_id),
@@ -2372,7 +2398,8 @@ mod tests {
         let agent = &conductor.registry.get("hello.world").unwrap();
         let request = request_for("hello.world", hi());
         let principal = test_principal();
-        let invocation = Invocation::new(&request, request.to_document(), agent, &principal);
+        let invocation =
+            Invocation::new(&request, Arc::new(request.to_document()), agent, &principal);
         let tracer = Tracer::new(SERVICE_NAME);
         let root = invocation.root_span(&tracer, &RunTrace::new(None));
         let trace_id = root.context().trace_id;
@@ -2387,7 +2414,7 @@ mod tests {
             .store_run(
                 &invocation,
                 envelope.clone(),
-                &document,
+                document.clone(),
                 records,
                 report,
                 Beside {
@@ -2397,6 +2424,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(run.envelope, envelope);
+        assert_eq!(run.document, document);
         let store = &conductor.store;
         let id = &request.invocation_id;
         assert_eq!(store.envelope(id).unwrap(), Some(document));

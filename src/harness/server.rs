@@ -363,7 +363,7 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
     ) {
         Ok((record, Some(run))) => Response::json(
             200,
-            &json!({ "decision": record, "envelope": run.envelope.to_document() }),
+            &json!({ "decision": record, "envelope": run.document }),
         )
         .noting_invocation(&run.envelope.invocation_id),
         Ok((record, None)) => Response::json(200, &json!({ "decision": record })),
@@ -1116,12 +1116,12 @@ fn turn_reply(
             metadata: None,
         }
         .with_meta(meta::EXPIRES_AT, expires_at),
-        Ok(Turn::Done(run)) => {
+        Ok(Turn::Done(mut run)) => {
             crate::wire::http::note(
                 &run.envelope.invocation_id,
                 Some(&run.envelope.acting_for.principal_id),
             );
-            let doc = run.envelope.to_document();
+            let doc = std::mem::take(&mut run.document);
             // The run's trace id, so a caller that reads no envelope can still find its trace.
             let metadata = super::tasks::run_metadata(&doc);
             let mut artifacts = vec![Artifact::new(artifact::ENVELOPE, vec![Part::data(doc)])];
