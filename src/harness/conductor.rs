@@ -972,6 +972,8 @@ impl Conductor {
     /// One invocation, admitted: the conductor's stages in the order the reference conductor
     /// runs them (see the module documentation, "Stages"), each a function below.
     /// A stage that decides the outcome itself (a refusal, a referral) skips the agent call.
+    /// `request_doc` is `request`'s document, which the caller already built to check it.
+    #[allow(clippy::too_many_arguments)] // Both callers pass each one straight through.
     fn run(
         &self,
         request: &InvocationRequest,
