@@ -165,9 +165,10 @@ impl Regex {
     /// work of many matches together.
     pub(crate) fn match_within(&self, text: &str, steps: &mut usize) -> Result<bool, PatternError> {
         let mut slots = vec![usize::MAX; self.slots];
-        // A thread per split the program passes: about one per instruction for a repetition
-        // such as `[0-9a-f]{64}`, so sized to the program, the stack rarely grows.
-        let mut stack = Vec::with_capacity(self.prog.len().min(1024));
+        // Sized for the backtracking of a typical schema pattern (a repetition such as
+        // `[0-9a-f]{64}` grew it six times from empty), small enough for the allocator's
+        // per-thread cache.
+        let mut stack = Vec::with_capacity(self.prog.len().min(16));
         let mut start = 0;
         loop {
             if self.run(text, start, steps, &mut slots, &mut stack)? {

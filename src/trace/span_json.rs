@@ -25,10 +25,12 @@ use serde::de::{self, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::fmt;
+use std::fmt::Write as _;
 
 /// Write a span as one line of span JSON.
 pub fn to_json(span: &SpanRecord) -> String {
-    let mut o = String::with_capacity(512);
+    // Sized for a span with a few attributes and events, so that writing one seldom grows it.
+    let mut o = String::with_capacity(1024);
     o.push_str("{\"name\": ");
     write_str(&mut o, &span.name, true);
     o.push_str(", \"context\": ");
@@ -37,16 +39,20 @@ pub fn to_json(span: &SpanRecord) -> String {
     o.push_str(span.kind.name());
     o.push_str("\", \"parent_id\": ");
     match span.parent_id {
-        Some(p) => o.push_str(&format!("\"0x{p}\"")),
+        Some(p) => {
+            let _ = write!(o, "\"0x{p}\"");
+        }
         None => o.push_str("null"),
     }
     // The SDK writes `null` for a falsy (zero) start or end time.
     for (key, ns) in [("start_time", span.start_ns), ("end_time", span.end_ns)] {
-        o.push_str(&format!(", \"{key}\": "));
+        let _ = write!(o, ", \"{key}\": ");
         if ns == 0 {
             o.push_str("null");
         } else {
-            o.push_str(&format!("\"{}\"", crate::time::otel_time(ns)));
+            o.push('"');
+            o.push_str(&crate::time::otel_time(ns));
+            o.push('"');
         }
     }
     o.push_str(", \"status\": {\"status_code\": \"");
@@ -62,10 +68,9 @@ pub fn to_json(span: &SpanRecord) -> String {
     list(&mut o, &span.events, |o, e| {
         o.push_str("{\"name\": ");
         write_str(o, &e.name, true);
-        o.push_str(&format!(
-            ", \"timestamp\": \"{}\", \"attributes\": ",
-            crate::time::otel_time(e.time_ns)
-        ));
+        o.push_str(", \"timestamp\": \"");
+        o.push_str(&crate::time::otel_time(e.time_ns));
+        o.push_str("\", \"attributes\": ");
         write_attributes(o, &e.attributes);
         o.push('}');
     });
@@ -86,9 +91,10 @@ pub fn to_json(span: &SpanRecord) -> String {
 }
 
 fn write_context(o: &mut String, trace_id: TraceId, span_id: SpanId, state: &TraceState) {
-    o.push_str(&format!(
+    let _ = write!(
+        o,
         "{{\"trace_id\": \"0x{trace_id}\", \"span_id\": \"0x{span_id}\", \"trace_state\": "
-    ));
+    );
     write_str(o, &state.python_repr(), true);
     o.push('}');
 }
