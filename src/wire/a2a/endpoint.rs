@@ -499,6 +499,9 @@ impl Endpoint {
                 Binding::V03
             },
         );
+        // A 1.0 send's result wraps its task (`SendMessageResponse`), as the codec writes a
+        // send's result; a task call answers the task itself, in either binding.
+        let wrap_task = call.method == v10::SEND;
         // The success response is written around its result in one buffer, sized for a
         // typical task so that it does not grow.
         let mut out = Vec::with_capacity(2048);
@@ -506,8 +509,8 @@ impl Endpoint {
         serde_json::to_writer(&mut out, &id).expect("a JSON value always serialises");
         out.extend_from_slice(b",\"jsonrpc\":\"2.0\",\"result\":");
         let reply = match self.answer(call, read, request, version, signed_by, reply_headers) {
-            Ok(result) => {
-                write_answer(&mut out, result);
+            Ok(answer) => {
+                write_answer(&mut out, answer, binding, wrap_task);
                 out.push(b'}');
                 String::from_utf8(out).expect("serde_json writes UTF-8")
             }
@@ -524,7 +527,7 @@ impl Endpoint {
         version: Option<&str>,
         signed_by: Option<&str>,
         reply_headers: &ReplyHeaders,
-    ) -> Result<Written, A2aError> {
+    ) -> Result<Answer, A2aError> {
         let Some(binding) = Binding::of_method(&call.method) else {
             return Err(A2aError::MethodNotFound {
                 method: call.method,
@@ -539,7 +542,7 @@ impl Endpoint {
         };
         let invalid = |e: DecodeError| A2aError::invalid("", e.to_string());
         let method = call.method.as_str();
-        let answer = match binding {
+        Ok(match binding {
             _ if method == v03::SEND || method == v10::SEND => {
                 let (options, params) = match read {
                     // The same configuration the general reader would find in the params.
@@ -574,13 +577,6 @@ impl Endpoint {
                 Answer::Json(json_text(&Json(binding, &page)))
             }
             _ => return Err(self.not_answered(method)),
-        };
-        Ok(Written {
-            answer,
-            binding,
-            // A 1.0 send's result wraps its task (`SendMessageResponse`), as the codec writes a
-            // send's result; a task call answers the task itself, in either binding.
-            wrap_task: binding == Binding::V10 && method == v10::SEND,
         })
     }
 
@@ -1015,21 +1011,9 @@ fn run_work(work: Box<dyn FnOnce(&Progress) -> Reply + Send>, progress: &Progres
         .unwrap_or_else(|_| Reply::failed("the work on this task panicked"))
 }
 
-/// A call's answer and how its `result` is written.
-struct Written {
-    answer: Answer,
-    binding: Binding,
-    /// The task goes inside `{"task": …}`.
-    wrap_task: bool,
-}
-
-/// Append the `result` of a call answered with `written`.
-fn write_answer(out: &mut Vec<u8>, written: Written) {
-    let Written {
-        answer,
-        binding,
-        wrap_task,
-    } = written;
+/// Append the `result` of a call answered with `answer`, as `binding` writes it; with
+/// `wrap_task`, a task inside `{"task": …}`.
+fn write_answer(out: &mut Vec<u8>, answer: Answer, binding: Binding, wrap_task: bool) {
     match answer {
         Answer::Json(text) => out.extend_from_slice(text.as_bytes()),
         // Only a streaming call asks for a stream; shown as the task, should one not.
