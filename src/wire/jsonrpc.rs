@@ -377,14 +377,26 @@ fn answer_caught(answer: &Answer, call: Call) -> Option<String> {
 /// A success response as JSON text, around a result that is already JSON text (written by
 /// this crate's own serialiser: it is inserted as it is).
 pub(crate) fn success_text(id: &Value, result_json: &str) -> String {
-    let id = serde_json::to_string(id).expect("a JSON value always serialises");
-    let mut out = String::with_capacity(id.len() + result_json.len() + 32);
-    out.push_str("{\"id\":");
-    out.push_str(&id);
-    out.push_str(",\"jsonrpc\":\"2.0\",\"result\":");
-    out.push_str(result_json);
-    out.push('}');
-    out
+    success_with(id, result_json.len() + 32, |out| {
+        out.extend_from_slice(result_json.as_bytes());
+    })
+}
+
+/// A success response as JSON text, its result appended by `write_result` (with this crate's
+/// own serialiser) to a buffer that starts at `capacity` bytes: the result is written once,
+/// in place.
+pub(crate) fn success_with(
+    id: &Value,
+    capacity: usize,
+    write_result: impl FnOnce(&mut Vec<u8>),
+) -> String {
+    let mut out = Vec::with_capacity(capacity);
+    out.extend_from_slice(b"{\"id\":");
+    serde_json::to_writer(&mut out, id).expect("a JSON value always serialises");
+    out.extend_from_slice(b",\"jsonrpc\":\"2.0\",\"result\":");
+    write_result(&mut out);
+    out.push(b'}');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
 /// An error response.

@@ -502,18 +502,11 @@ impl Endpoint {
         // A 1.0 send's result wraps its task (`SendMessageResponse`), as the codec writes a
         // send's result; a task call answers the task itself, in either binding.
         let wrap_task = call.method == v10::SEND;
-        // The success response is written around its result in one buffer, sized for a
-        // typical task so that it does not grow.
-        let mut out = Vec::with_capacity(2048);
-        out.extend_from_slice(b"{\"id\":");
-        serde_json::to_writer(&mut out, &id).expect("a JSON value always serialises");
-        out.extend_from_slice(b",\"jsonrpc\":\"2.0\",\"result\":");
         let reply = match self.answer(call, read, request, version, signed_by, reply_headers) {
-            Ok(answer) => {
-                write_answer(&mut out, answer, binding, wrap_task);
-                out.push(b'}');
-                String::from_utf8(out).expect("serde_json writes UTF-8")
-            }
+            // Sized for a typical task, so that writing one does not grow the buffer.
+            Ok(answer) => jsonrpc::success_with(&id, 2048, |out| {
+                write_answer(out, answer, binding, wrap_task);
+            }),
             Err(err) => jsonrpc::error(&id, &err.to_rpc(binding)).to_string(),
         };
         (!notification).then_some(reply)
