@@ -159,7 +159,9 @@ fn build(
         {
             return refused;
         }
-        route(&request, &endpoint, &card, verifier.as_ref())
+        let response = route(&request, &endpoint, &card, verifier.as_ref());
+        crate::wire::http::free_after_reply(request);
+        response
     })
 }
 
@@ -350,14 +352,16 @@ pub(crate) fn plan(
     let metadata = message.metadata.clone();
     Plan::Task(TaskPlan::run(move |progress: &Progress| {
         progress.working();
-        run(
+        let reply = run(
             agent.as_ref(),
             &request,
             metadata.as_ref(),
             &ctx,
             &client,
             progress,
-        )
+        );
+        crate::wire::http::free_after_reply((request, metadata));
+        reply
     }))
 }
 
@@ -406,13 +410,15 @@ fn run(
                 result: &'a crate::contract::AgentResult,
                 spans: &'a [String],
             }
-            Reply::completed(vec![Artifact::new(
+            let reply = Reply::completed(vec![Artifact::new(
                 artifact::AGENT_RESULT,
                 vec![Part::encoded(&Body {
                     result: &result,
                     spans: &spans,
                 })],
-            )])
+            )]);
+            crate::wire::http::free_after_reply((result, spans));
+            reply
         }
         Err(e) => Reply::failed(e.to_string()),
     }

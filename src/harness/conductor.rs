@@ -1040,14 +1040,16 @@ impl Conductor {
         if let Some(a) = approval_text.as_deref() {
             files.push((approval::APPROVAL_FILE, a));
         }
-        stage(observer, Stage::Store, || {
+        let stored = stage(observer, Stage::Store, || {
             let beside = Beside {
                 agent_reply: agent_reply.as_ref(),
                 files: &files,
             };
             self.store_run(&invocation, envelope, document, records, report, beside)
-        })
-        .map(|run| {
+        });
+        // The run's trees are freed once its caller has the answer, not before.
+        crate::wire::http::free_after_reply((agent_reply, Arc::clone(&invocation.document)));
+        stored.map(|run| {
             if turns.is_some() {
                 self.drop_record(&request.invocation_id);
             }
@@ -1318,7 +1320,10 @@ impl Conductor {
             // about a fifteenth of a run's instructions, on the cores the runs share. Handed
             // over, not copied: the run is done with them.
             exporter.export_stored(records);
+        } else {
+            crate::wire::http::free_after_reply(records);
         }
+        crate::wire::http::free_after_reply(spans);
         Ok(Run {
             envelope,
             document,

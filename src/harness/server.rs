@@ -1140,7 +1140,7 @@ fn turn_reply(
                     vec![Part::text(text)],
                 ));
             }
-            match &run.envelope.problem {
+            let reply = match &run.envelope.problem {
                 // On a stream, a run that carries a problem ends `failed`, naming it; the
                 // envelope is still its artifact, sent after every check.
                 Some(problem) if streaming => {
@@ -1160,7 +1160,9 @@ fn turn_reply(
                     metadata,
                     ..Reply::completed(artifacts)
                 },
-            }
+            };
+            crate::wire::http::free_after_reply(run);
+            reply
         }
     }
 }

@@ -296,8 +296,10 @@ impl TaskStore {
             }
             forget_beyond(tasks, self.capacity)
         };
-        // Freed outside the lock.
-        drop(evicted);
+        // Freed outside the lock, and after the reply.
+        if !evicted.is_empty() {
+            crate::wire::http::free_after_reply(evicted);
+        }
         Ok((task, progress))
     }
 

@@ -33,6 +33,8 @@ pub use egress::EgressError;
 pub(crate) use write::write_response;
 
 use crossbeam_channel::Receiver;
+use std::any::Any;
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -182,7 +184,7 @@ pub(crate) struct Notes {
 thread_local! {
     /// Notes taken on the thread handling a request, by code that answers through a layer which
     /// builds the response itself (the A2A endpoint builds it from a task).
-    static NOTED: std::cell::RefCell<Notes> = std::cell::RefCell::new(Notes::default());
+    static NOTED: RefCell<Notes> = RefCell::new(Notes::default());
 }
 
 /// Note, for the request this thread is handling, the run it makes and whom that acts for
@@ -199,6 +201,54 @@ pub(crate) fn note(invocation_id: &str, principal: Option<&str>) {
 /// Take what was noted on this thread, leaving nothing.
 pub(crate) fn take_noted() -> Notes {
     NOTED.with(|n| std::mem::take(&mut *n.borrow_mut()))
+}
+
+thread_local! {
+    /// What the handler of the request this thread answers left to be freed once the response
+    /// is written ([`free_after_reply`]); `None` on a thread that is not a server connection's.
+    static LEFT: RefCell<Option<Vec<Box<dyn Any>>>> = const { RefCell::new(None) };
+}
+
+/// The most values one request leaves to be freed after its response; beyond it (a long
+/// stream, say) each is freed at once.
+pub(crate) const MOST_LEFT: usize = 64;
+
+/// Free `value` once the response to the request this thread answers has been written, so
+/// that freeing a request's trees (its document, the agent's result, a task the store let go)
+/// is not part of the caller's wait. On any other thread (a background task, a batch call, the
+/// in-memory transport) it is freed at once.
+pub(crate) fn free_after_reply<T: 'static>(value: T) {
+    if !std::mem::needs_drop::<T>() {
+        return;
+    }
+    // Freed outside the borrow, since a value's drop may leave something of its own.
+    let now = LEFT.with(|left| {
+        let Ok(mut left) = left.try_borrow_mut() else {
+            return Some(value);
+        };
+        match left.as_mut() {
+            Some(list) if list.len() < MOST_LEFT => {
+                list.push(Box::new(value));
+                None
+            }
+            _ => Some(value),
+        }
+    });
+    drop(now);
+}
+
+/// Make this thread one that answers requests, whose handlers' leftovers wait for
+/// [`free_left`]; the server's connection threads are.
+pub(crate) fn answers_requests() {
+    LEFT.with(|left| left.borrow_mut().get_or_insert_with(Vec::new).clear());
+}
+
+/// Free what the request just answered on this thread left (see [`free_after_reply`]).
+pub(crate) fn free_left() {
+    let Some(list) = LEFT.with(|left| left.borrow_mut().as_mut().map(std::mem::take)) else {
+        return;
+    };
+    drop(list);
 }
 
 /// A response body: bytes, or a stream of chunks that ends when the sender is dropped.

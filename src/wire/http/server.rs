@@ -1204,6 +1204,7 @@ fn serve_connection(stream: TcpStream, peer: SocketAddr, accepted: Instant, shar
         return;
     };
     let mut conn = Conn::new(stream, limits, obs.tap());
+    super::answers_requests();
     let mut deadline = Some(accepted + limits.head_timeout);
     loop {
         let then = match next_head(&mut conn, &obs, deadline.take()) {
@@ -1319,6 +1320,7 @@ fn serve_request(conn: &mut Conn, head: RequestHead, obs: &Observer<'_>) -> Then
     // A stopping server closes after what it holds.
     framing.keep_alive &= !shared.stopping.load(Ordering::SeqCst);
     let sent = conn.respond(response, framing);
+    super::free_left();
     line.answered(obs, &sent, notes, request_bytes);
     drop(in_flight);
     if sent.open {
@@ -1603,5 +1605,70 @@ mod tests {
         let (head, body) = read_one(&mut reader);
         assert!(head.starts_with("HTTP/1.1 200") && head.contains("Connection: close"));
         assert_eq!(body, "done");
+    }
+
+    /// Dropped, it waits for the client to have read the response, and says whether it had.
+    struct FreedAfterRead {
+        read: crossbeam_channel::Receiver<()>,
+        freed: crossbeam_channel::Sender<bool>,
+    }
+
+    impl Drop for FreedAfterRead {
+        fn drop(&mut self) {
+            let after = self.read.recv_timeout(Duration::from_secs(2)).is_ok();
+            let _ = self.freed.send(after);
+        }
+    }
+
+    struct Counted(Arc<AtomicUsize>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn what_a_handler_leaves_is_freed_after_its_response_is_written_and_none_is_lost() {
+        let (read_tx, read_rx) = crossbeam_channel::unbounded();
+        let (freed_tx, freed_rx) = crossbeam_channel::unbounded();
+        let counted = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&counted);
+        let handler: Handler = Arc::new(move |_| {
+            super::super::free_after_reply(FreedAfterRead {
+                read: read_rx.clone(),
+                freed: freed_tx.clone(),
+            });
+            // Beyond the bound, each is freed at once.
+            for _ in 0..super::super::MOST_LEFT + 35 {
+                super::super::free_after_reply(Counted(Arc::clone(&count)));
+            }
+            let at_once = count.load(Ordering::SeqCst);
+            Response::bytes(200, "text/plain", at_once.to_string().into_bytes())
+        });
+        let server = serve("127.0.0.1:0", handler, Limits::DEFAULT).unwrap();
+        let mut s = TcpStream::connect(server.local_addr()).unwrap();
+        s.set_read_timeout(Some(T)).unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut reader = BufReader::new(s.try_clone().unwrap());
+        let (head, body) = read_one(&mut reader);
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        assert_eq!(body, "36", "the bound holds 64 and frees the rest at once");
+        read_tx.send(()).unwrap();
+        assert_eq!(freed_rx.recv_timeout(T), Ok(true), "freed after the read");
+        let until = Instant::now() + T;
+        while counted.load(Ordering::SeqCst) < super::super::MOST_LEFT + 35
+            && Instant::now() < until
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(counted.load(Ordering::SeqCst), super::super::MOST_LEFT + 35);
+    }
+
+    #[test]
+    fn what_a_thread_answering_no_request_leaves_is_freed_at_once() {
+        let counted = Arc::new(AtomicUsize::new(0));
+        super::super::free_after_reply(Counted(Arc::clone(&counted)));
+        assert_eq!(counted.load(Ordering::SeqCst), 1);
     }
 }
