@@ -221,20 +221,19 @@ pub(crate) fn free_after_reply<T: 'static>(value: T) {
     if !std::mem::needs_drop::<T>() {
         return;
     }
-    // Freed outside the borrow, since a value's drop may leave something of its own.
-    let now = LEFT.with(|left| {
-        let Ok(mut left) = left.try_borrow_mut() else {
-            return Some(value);
-        };
-        match left.as_mut() {
-            Some(list) if list.len() < MOST_LEFT => {
-                list.push(Box::new(value));
-                None
-            }
-            _ => Some(value),
+    let mut value = Some(value);
+    // Otherwise it is freed at once, outside the borrow: on a thread with no list (or one
+    // ending), with the list full, or from a drop that leaves something of its own.
+    let _ = LEFT.try_with(|left| {
+        if let Ok(mut left) = left.try_borrow_mut()
+            && let Some(list) = left.as_mut()
+            && list.len() < MOST_LEFT
+            && let Some(value) = value.take()
+        {
+            list.push(Box::new(value));
         }
     });
-    drop(now);
+    drop(value);
 }
 
 /// Make this thread one that answers requests, whose handlers' leftovers wait for

@@ -16,6 +16,12 @@
 //! - handing each request to a pool costs a wake-up and two context switches per request
 //!   (about a third of the throughput under tiny_http, which did that).
 //!
+//! What a handler is done with but has not freed (the request's document, the agent's result,
+//! a task the task store let go) it may leave to `free_after_reply`: the connection's thread
+//! frees it once the response is written, so the caller does not wait on it (at most
+//! `MOST_LEFT` values per request; beyond that, and on any other thread, they are freed at
+//! once).
+//!
 //! # Bounds
 //!
 //! - The head is read into a fixed buffer of `Limits::max_header_bytes` owned by the
