@@ -488,7 +488,7 @@ impl Conductor {
         // the earlier turns' spans in its turns file.
         let trace = RunTrace::new(None);
         let turning = Turning::Resuming(Box::new(resumed));
-        self.caught(&request, &request_doc, &acting_for, &trace, || {
+        let turn = self.caught(&request, &request_doc, &acting_for, &trace, || {
             let document = Arc::clone(&request_doc);
             self.run(
                 &request,
@@ -499,7 +499,9 @@ impl Conductor {
                 Some(task),
                 turning,
             )
-        })
+        });
+        crate::wire::http::free_after_reply((request, request_doc));
+        turn
     }
 
     /// The caller abandons the suspended run `invocation_id` (an AG-UI resume entry
@@ -872,12 +874,15 @@ impl Conductor {
             return Err(StoreError::ReadOnly.into());
         }
         let _running = self.admit(&request.invocation_id)?;
-        self.caught(&request, &request_doc, acting_for, &trace, || {
+        let turn = self.caught(&request, &request_doc, acting_for, &trace, || {
             let document = Arc::clone(&request_doc);
             self.run(
                 &request, document, acting_for, &trace, observer, task, turning,
             )
-        })
+        });
+        // The request and its document are freed once the caller has the answer, not before.
+        crate::wire::http::free_after_reply((request, request_doc));
+        turn
     }
 
     /// Put `id` in the running set, unless it is running, suspended or stored (a resumed run's
@@ -1047,8 +1052,8 @@ impl Conductor {
             };
             self.store_run(&invocation, envelope, document, records, report, beside)
         });
-        // The run's trees are freed once its caller has the answer, not before.
-        crate::wire::http::free_after_reply((agent_reply, Arc::clone(&invocation.document)));
+        // The agent's reply is freed once the caller has the answer, not before.
+        crate::wire::http::free_after_reply(agent_reply);
         stored.map(|run| {
             if turns.is_some() {
                 self.drop_record(&request.invocation_id);
