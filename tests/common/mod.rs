@@ -472,6 +472,27 @@ impl Drop for TempDir {
     }
 }
 
+/// A directory the tests running at one moment share, made and filled once by `fill` (a demo
+/// store, copied fixtures), and removed when the last of them lets go of it; a test that
+/// starts after that gets a fresh one. Each test holds it for its whole run, so every helper it
+/// calls sees the same directory, and none is left behind.
+pub fn shared_dir(
+    slot: &'static std::sync::Mutex<std::sync::Weak<TempDir>>,
+    label: &str,
+    fill: impl FnOnce(&Path),
+) -> Arc<TempDir> {
+    let mut shared = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(dir) = shared.upgrade() {
+        return dir;
+    }
+    let dir = Arc::new(TempDir::new(label));
+    fill(dir.path());
+    *shared = Arc::downgrade(&dir);
+    dir
+}
+
 /// A profile enabling each agent with the class it declares.
 pub fn permissive_profile(agents: &[Arc<dyn Agent>]) -> String {
     let mut profile = json!({"profile_id": "test-permissive", "version": 1, "agents": {}});

@@ -1,5 +1,6 @@
 //! The `ddwire` binary: help, usage errors, and the commands that must refuse to run.
 
+use super::common::TempDir;
 use super::{ddwire, text};
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
@@ -324,8 +325,8 @@ fn check_exits_2_for_bad_usage_or_nothing_answering() {
 /// A filter that could match nothing for a typo is refused, naming the values it takes.
 #[test]
 fn runs_refuses_an_unknown_status_and_lists_the_valid_ones() {
-    let dir = temp_dir("runs-status");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("cli-runs-status");
+    let dir = dir.path();
     let out = run(&["runs", "--status", "bogus", "--runs", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let said = text(&out.stderr);

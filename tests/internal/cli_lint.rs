@@ -1,5 +1,6 @@
 //! `ddwire lint`: every verdict the harness stored can be reproduced offline from the store.
 
+use super::common::TempDir;
 use super::{run, text};
 use std::path::{Path, PathBuf};
 
@@ -295,7 +296,8 @@ fn lint_all_of_a_traces_folder_checks_every_session_in_it() {
     assert!(text(&out.stderr).contains("3 relay sessions"));
 
     // A folder with one broken session among good ones fails, naming the file and the check.
-    let mixed = temp_dir("relay-all");
+    let mixed = TempDir::new("lint-relay-all");
+    let mixed = mixed.path();
     for scenario in ["completed-send", "broken/illegal-transition"] {
         let file = relay_file(scenario);
         std::fs::copy(&file, mixed.join(file.file_name().unwrap())).unwrap();
@@ -313,7 +315,8 @@ fn lint_all_of_a_traces_folder_checks_every_session_in_it() {
 
 #[test]
 fn lint_of_an_empty_or_truncated_relay_session_is_an_error_with_status_2() {
-    let dir = temp_dir("relay-bad");
+    let dir = TempDir::new("lint-relay-bad");
+    let dir = dir.path();
     let good = std::fs::read(relay_file("completed-send")).unwrap();
     for (name, bytes, says) in [
         ("empty.jsonl", &b""[..], "holds no span"),

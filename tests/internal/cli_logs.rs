@@ -1,32 +1,14 @@
 //! The logging flags of `ddwire serve`, `invoke` and `send`, and `ddwire wirelog`: real
 //! processes on loopback.
 
+use super::common::TempDir;
 use super::{ddwire, text};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let d = std::env::temp_dir().join(format!(
-            "ddwire-cli-logs-{tag}-{}",
-            ddwire::ids::new_uuid7()
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        TempDir(d)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `ddwire serve` on a free port with no agents, its stderr collected.
 struct Serve {
@@ -112,7 +94,7 @@ fn get(url: &str) -> u16 {
 
 #[test]
 fn serve_logs_each_request_as_json_at_the_level_asked_and_nothing_when_quiet() {
-    let dir = TempDir::new("levels");
+    let dir = TempDir::new("cli-logs-levels");
     let json = Serve::start(&dir.0, &["--log-format", "json"], &[]);
     assert_eq!(get(&format!("{}/livez", json.url)), 200);
     assert_eq!(get(&format!("{}/nowhere", json.url)), 404);
@@ -145,7 +127,7 @@ fn serve_logs_each_request_as_json_at_the_level_asked_and_nothing_when_quiet() {
 
 #[test]
 fn a_log_setting_that_is_not_one_stops_start_up() {
-    let dir = TempDir::new("bad-setting");
+    let dir = TempDir::new("cli-logs-bad-setting");
     for (args, env, says) in [
         (
             vec!["--log-level", "loud"],
@@ -175,7 +157,7 @@ fn a_log_setting_that_is_not_one_stops_start_up() {
 
 #[test]
 fn serve_and_send_write_wire_logs_that_wirelog_prints() {
-    let dir = TempDir::new("wire");
+    let dir = TempDir::new("cli-logs-wire");
     let served = dir.0.join("serve.jsonl");
     let harness = Serve::start(
         &dir.0,

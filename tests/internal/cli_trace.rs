@@ -1,29 +1,25 @@
 //! `ddwire show` and `ddwire trace`: a stored run as a waterfall, over runs `ddwire demo`
 //! made through a real harness on loopback.
 
+use super::common::{TempDir, shared_dir};
 use super::{ddwire, text};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, Weak};
 
 fn ok(out: Output) -> String {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     text(&out.stdout)
 }
 
-/// One store of demo runs, shared by every test of this file.
-fn demo_store() -> &'static Path {
-    static STORE: OnceLock<PathBuf> = OnceLock::new();
-    STORE.get_or_init(|| {
-        let dir =
-            std::env::temp_dir().join(format!("ddwire-cli-trace-{}", ddwire::ids::new_uuid7()));
-        let out = ddwire()
+/// The demo store the running tests share (a demo takes a fraction of a second).
+fn demo_store() -> Arc<TempDir> {
+    static STORE: Mutex<Weak<TempDir>> = Mutex::new(Weak::new());
+    shared_dir(&STORE, "cli-trace", |dir| {
+        ok(ddwire()
             .args(["demo", "--quiet", "--runs", dir.to_str().unwrap()])
             .output()
-            .unwrap();
-        ok(out);
-        dir
+            .unwrap());
     })
 }
 
@@ -31,7 +27,7 @@ fn demo_store() -> &'static Path {
 fn run_of(agent: &str) -> String {
     let out = ddwire()
         .args(["runs", "--json", "--agent", agent, "--runs"])
-        .arg(demo_store())
+        .arg(demo_store().path())
         .output()
         .unwrap();
     let line = ok(out);
@@ -43,13 +39,14 @@ fn show(args: &[&str]) -> String {
     ok(ddwire()
         .args(args)
         .arg("--runs")
-        .arg(demo_store())
+        .arg(demo_store().path())
         .output()
         .unwrap())
 }
 
 #[test]
 fn show_summarises_the_envelope_and_marks_the_withheld_run() {
+    let _store = demo_store();
     let id = run_of("demo.ungrounded");
     let out = show(&["show", &id[..13]]);
     let lines: Vec<&str> = out.lines().collect();
@@ -81,6 +78,7 @@ fn show_summarises_the_envelope_and_marks_the_withheld_run() {
 
 #[test]
 fn trace_nests_the_delegated_run_under_its_delegate_span() {
+    let _store = demo_store();
     let id = run_of("director.route");
     let child = run_of("hello.world");
     let out = show(&["trace", &id, "--width", "90"]);
@@ -116,6 +114,7 @@ fn trace_nests_the_delegated_run_under_its_delegate_span() {
 
 #[test]
 fn json_gives_scripts_the_view_with_children_and_envelope_the_stored_document() {
+    let _store = demo_store();
     let id = run_of("director.route");
     let doc: Value = serde_json::from_str(&show(&["show", &id, "--json"])).unwrap();
     assert_eq!(doc["invocation_id"], id.as_str());
@@ -132,7 +131,8 @@ fn json_gives_scripts_the_view_with_children_and_envelope_the_stored_document() 
         doc["children"][0]["invocation_id"]
     );
     let out = show(&["show", &id, "--envelope"]);
-    let stored = std::fs::read_to_string(demo_store().join(&id).join("envelope.json")).unwrap();
+    let stored =
+        std::fs::read_to_string(demo_store().path().join(&id).join("envelope.json")).unwrap();
     assert!(out.starts_with(stored.trim_end()), "{out}");
     assert!(out.contains("invoke_agent  director.route"), "{out}");
 }
@@ -141,11 +141,12 @@ fn json_gives_scripts_the_view_with_children_and_envelope_the_stored_document() 
 /// terminal when NO_COLOR is set.
 #[test]
 fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let _store = demo_store();
     let id = run_of("hello.world");
     let command = format!(
         "{} show {id} --runs {}",
         super::ddwire_exe(),
-        demo_store().display()
+        demo_store().path().display()
     );
     let on_tty = |no_color: Option<&str>| {
         let mut c = Command::new("script");
@@ -203,10 +204,11 @@ fn demo_draws_each_run_as_a_waterfall_with_the_delegated_run_nested() {
 /// colours on or off; the waterfall's own colours stay.
 #[test]
 fn a_peers_escape_sequences_are_shown_escaped_never_sent_to_the_terminal() {
+    let _store = demo_store();
     use ddwire::trace::AttrValue;
     use ddwire::trace::waterfall::{Options, render};
     let attack = "\u{1b}]0;PWNED\u{7}\u{1b}[2J";
-    let reader = ddwire::harness::store::RunReader::open(demo_store()).unwrap();
+    let reader = ddwire::harness::store::RunReader::open(demo_store().path()).unwrap();
     let mut view = ddwire::harness::view::load(&reader, &run_of("hello.world"))
         .unwrap()
         .unwrap();
@@ -239,6 +241,7 @@ fn a_peers_escape_sequences_are_shown_escaped_never_sent_to_the_terminal() {
 /// words), but `show` tells a reader there was no output to check, never "passed".
 #[test]
 fn show_says_no_output_to_check_where_the_agent_gave_no_result() {
+    let _store = demo_store();
     let failing = run_of("demo.failing");
     let text = show(&["show", &failing]);
     let line = text
@@ -246,7 +249,7 @@ fn show_says_no_output_to_check_where_the_agent_gave_no_result() {
         .find(|l| l.starts_with("grounding"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("no output to check"), "{line}");
-    let stored = demo_store().join(&failing).join("grounding.txt");
+    let stored = demo_store().path().join(&failing).join("grounding.txt");
     if let Ok(stored) = std::fs::read_to_string(stored) {
         assert!(stored.starts_with("grounding: "), "unchanged: {stored}");
     }

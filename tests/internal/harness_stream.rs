@@ -476,7 +476,7 @@ fn the_harness_card_declares_streaming_and_an_agents_card_and_endpoint_do_not() 
 fn a_stream_still_open_when_the_drain_is_cut_ends_with_a_final_failed_update() {
     let drain = Drain::new();
     let s = Served::draining(
-        Duration::from_secs(5),
+        Duration::from_secs(3),
         Duration::from_secs(15),
         drain.clone(),
     );
@@ -484,10 +484,22 @@ fn a_stream_still_open_when_the_drain_is_cut_ends_with_a_final_failed_update() {
         std::thread::sleep(Duration::from_millis(800));
         drain.cut();
     });
-    let request = json!({"agent_id": "echo.wire", "invocation_id": new_uuid7(),
+    let id = new_uuid7();
+    let request = json!({"agent_id": "echo.wire", "invocation_id": id,
                          "input": {"schema_class": "Echo", "value": 1}});
     let events = s.send_stream(B::V03, request);
     cutter.join().unwrap();
+    // The run the cut stream carried is not lost: it is stored once its agent answers (and only
+    // then may the test remove the store).
+    let index = s.runs.join("invocations.jsonl");
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&index).is_ok_and(|lines| lines.contains(&id)) {
+        assert!(
+            std::time::Instant::now() < until,
+            "the cut run was never stored"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let (kind, last) = kind_of(B::V03, events.last().unwrap());
     assert_eq!(kind, "status-update", "{events:?}");
     assert_eq!(last["status"]["state"], "failed");

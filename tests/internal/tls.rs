@@ -5,7 +5,7 @@
 
 #![cfg(feature = "tls")]
 
-use super::common;
+use super::common::{self, TempDir, shared_dir};
 
 use ddwire::agent::builtin::Echo;
 use ddwire::agent::server::serve_on;
@@ -20,35 +20,31 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(10);
 
-/// The fixtures, copied once into a folder of this run with every key at mode 0600 (git keeps
-/// no modes, and ddwire refuses a key others can read).
-fn pki() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
+/// The fixtures, copied into a folder the running tests share, with every key at mode 0600
+/// (git keeps no modes, and ddwire refuses a key others can read).
+fn pki() -> Arc<TempDir> {
+    static DIR: Mutex<Weak<TempDir>> = Mutex::new(Weak::new());
+    shared_dir(&DIR, "tls-test", |dir| {
         use std::os::unix::fs::PermissionsExt;
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tls");
-        let dir = std::env::temp_dir().join(format!("ddwire-tls-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
         for entry in std::fs::read_dir(&src).unwrap() {
             let path = entry.unwrap().path();
-            let name = path.file_name().unwrap();
-            let to = dir.join(name);
+            let to = dir.join(path.file_name().unwrap());
             std::fs::copy(&path, &to).unwrap();
             if to.extension().is_some_and(|e| e == "key") {
                 std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o600)).unwrap();
             }
         }
-        dir
     })
 }
 
 fn file(name: &str) -> PathBuf {
-    pki().join(name)
+    pki().path().join(name)
 }
 
 fn pair(name: &str) -> KeyPair {
@@ -104,6 +100,7 @@ fn cause(result: Result<(u16, Vec<u8>), WireError>) -> TlsFailure {
 
 #[test]
 fn an_a2a_agent_served_over_tls_answers_a_client_that_trusts_its_ca() {
+    let _pki = pki();
     let bound = server::bind("127.0.0.1:0", Limits::DEFAULT)
         .unwrap()
         .with_tls(identity("server", None));
@@ -129,6 +126,7 @@ fn an_a2a_agent_served_over_tls_answers_a_client_that_trusts_its_ca() {
 
 #[test]
 fn an_unknown_ca_is_its_own_cause_never_cannot_reach() {
+    let _pki = pki();
     let server = tls_server(identity("untrusted", None), Limits::DEFAULT);
     let failure = cause(get(&client(&trust()), &server.base_url()));
     assert_eq!(failure, TlsFailure::UnknownCa);
@@ -143,6 +141,7 @@ fn an_unknown_ca_is_its_own_cause_never_cannot_reach() {
 
 #[test]
 fn an_expired_certificate_is_its_own_cause() {
+    let _pki = pki();
     let server = tls_server(identity("expired", None), Limits::DEFAULT);
     assert_eq!(
         cause(get(&client(&trust()), &server.base_url())),
@@ -152,6 +151,7 @@ fn an_expired_certificate_is_its_own_cause() {
 
 #[test]
 fn a_certificate_for_another_host_is_a_wrong_host_and_names_the_host_called() {
+    let _pki = pki();
     let server = tls_server(identity("wronghost", None), Limits::DEFAULT);
     let failure = cause(get(&client(&trust()), &server.base_url()));
     assert_eq!(
@@ -169,6 +169,7 @@ fn a_certificate_for_another_host_is_a_wrong_host_and_names_the_host_called() {
 
 #[test]
 fn insecure_trust_accepts_any_certificate_and_only_when_asked() {
+    let _pki = pki();
     let server = tls_server(identity("wronghost", None), Limits::DEFAULT);
     let insecure = ClientTrust {
         insecure: true,
@@ -183,6 +184,7 @@ fn insecure_trust_accepts_any_certificate_and_only_when_asked() {
 
 #[test]
 fn a_server_that_never_finishes_the_handshake_is_a_handshake_timeout() {
+    let _pki = pki();
     // Accepts, reads the hello, says nothing.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -207,6 +209,7 @@ fn a_server_that_never_finishes_the_handshake_is_a_handshake_timeout() {
 
 #[test]
 fn tls_spoken_to_a_plain_port_is_a_plain_http_server_and_the_server_says_why() {
+    let _pki = pki();
     let ok: Handler = Arc::new(|_| Response::empty(204));
     let plain = server::serve("127.0.0.1:0", ok, Limits::DEFAULT).unwrap();
     let url = format!("https://{}/", plain.local_addr());
@@ -217,6 +220,7 @@ fn tls_spoken_to_a_plain_port_is_a_plain_http_server_and_the_server_says_why() {
 
 #[test]
 fn plain_http_spoken_to_a_tls_port_is_answered_400_in_plain_http_with_the_fix() {
+    let _pki = pki();
     let server = tls_server(identity("server", None), Limits::DEFAULT);
     let url = format!("http://{}/", server.local_addr());
     let (status, body) = get(&HttpClient::tcp(), &url).unwrap();
@@ -230,6 +234,7 @@ fn plain_http_spoken_to_a_tls_port_is_answered_400_in_plain_http_with_the_fix() 
 
 #[test]
 fn a_handshake_that_never_completes_is_dropped_at_the_head_deadline_holding_only_its_slot() {
+    let _pki = pki();
     let limits = Limits {
         head_timeout: Duration::from_millis(400),
         max_connections: 4,
@@ -267,6 +272,7 @@ fn a_handshake_that_never_completes_is_dropped_at_the_head_deadline_holding_only
 
 #[test]
 fn mtls_refuses_a_client_without_a_certificate_or_with_one_from_another_ca() {
+    let _pki = pki();
     let server = tls_server(identity("server", Some("ca.pem")), Limits::DEFAULT);
     let url = server.base_url();
     let without = cause(get(&client(&trust()), &url));
@@ -337,7 +343,7 @@ fn leaf_of(name: &str) -> Vec<u8> {
 
 /// A folder of its own holding `name`'s pair as `live.pem`/`live.key`, for a test to rotate.
 fn live_pair(tag: &str, name: &str) -> KeyPair {
-    let dir = pki().join(tag);
+    let dir = pki().path().join(tag);
     std::fs::create_dir_all(&dir).unwrap();
     let live = KeyPair {
         cert: dir.join("live.pem"),
@@ -361,6 +367,7 @@ fn rotate(live: &KeyPair, name: &str) {
 
 #[test]
 fn a_reload_under_load_drops_nothing_and_new_handshakes_get_the_new_certificate() {
+    let _pki = pki();
     let live = live_pair("reload", "server");
     let identity = ServerIdentity::load(&ServerTls {
         identity: live.clone(),
@@ -423,6 +430,7 @@ fn a_reload_under_load_drops_nothing_and_new_handshakes_get_the_new_certificate(
 
 #[test]
 fn a_new_pair_that_does_not_parse_keeps_the_old_one_serving() {
+    let _pki = pki();
     let live = live_pair("broken", "server");
     let identity = ServerIdentity::load(&ServerTls {
         identity: live.clone(),
@@ -443,6 +451,7 @@ fn a_new_pair_that_does_not_parse_keeps_the_old_one_serving() {
 
 #[test]
 fn a_changed_file_is_reloaded_by_the_watch_without_a_signal() {
+    let _pki = pki();
     let live = live_pair("watch", "server");
     let identity = ServerIdentity::load(&ServerTls {
         identity: live.clone(),
@@ -461,8 +470,9 @@ fn a_changed_file_is_reloaded_by_the_watch_without_a_signal() {
 
 #[test]
 fn a_key_others_can_read_is_refused_with_the_chmod_that_fixes_it() {
+    let _pki = pki();
     use std::os::unix::fs::PermissionsExt;
-    let dir = pki().join("open");
+    let dir = pki().path().join("open");
     std::fs::create_dir_all(&dir).unwrap();
     let key = dir.join("open.key");
     std::fs::copy(file("server.key"), &key).unwrap();
@@ -498,6 +508,7 @@ fn a_key_others_can_read_is_refused_with_the_chmod_that_fixes_it() {
 
 #[test]
 fn a_ca_file_with_no_certificate_is_refused_when_the_client_is_built() {
+    let _pki = pki();
     let refused = HttpClient::tcp_trusting(&ClientTrust {
         ca_files: vec![file("server.key")],
         ..ClientTrust::default()
@@ -516,6 +527,7 @@ fn a_ca_file_with_no_certificate_is_refused_when_the_client_is_built() {
 
 #[test]
 fn the_system_store_honours_ssl_cert_file() {
+    let _pki = pki();
     // A child process, so the variable is read fresh (the store is read once per process).
     let exe = crate::internal_tests::ddwire_exe();
     let server = tls_server(identity("server", None), Limits::DEFAULT);
@@ -541,8 +553,9 @@ fn the_system_store_honours_ssl_cert_file() {
 
 #[test]
 fn a_logged_client_logs_the_plaintext_http_it_sent_over_tls() {
+    let _pki = pki();
     let server = tls_server(identity("server", None), Limits::DEFAULT);
-    let path = pki().join("wire.log");
+    let path = pki().path().join("wire.log");
     let log = ddwire::wire::wirelog::WireLog::create(&path).unwrap();
     let logged = client(&trust()).logged(log.clone());
     assert_eq!(get(&logged, &server.base_url()).unwrap().0, 200);
@@ -554,6 +567,7 @@ fn a_logged_client_logs_the_plaintext_http_it_sent_over_tls() {
 
 #[test]
 fn a_tls_listener_at_its_connection_cap_refuses_with_a_tls_alert_not_http_bytes() {
+    let _pki = pki();
     let limits = Limits {
         max_connections: 1,
         ..Limits::DEFAULT
@@ -572,6 +586,7 @@ fn a_tls_listener_at_its_connection_cap_refuses_with_a_tls_alert_not_http_bytes(
 /// trusted, the run is a failed envelope titled unreachable, its detail naming the cause.
 #[test]
 fn the_harness_reports_an_agent_behind_a_failed_handshake_as_unreachable_with_the_cause() {
+    let _pki = pki();
     use common::{ScriptedAgent, permissive_profile, record, request, reviews};
     use ddwire::contract::{GroundingMode, InvocationRequest};
     use ddwire::harness::conductor::Conductor;
@@ -599,7 +614,7 @@ fn the_harness_reports_an_agent_behind_a_failed_handshake_as_unreachable_with_th
             client,
         )
     };
-    let runs = pki().join("harness-runs");
+    let runs = pki().path().join("harness-runs");
     let invoke = |c: &Conductor| {
         let doc = request("fake.none", record());
         let req = InvocationRequest::from_value(&doc).unwrap();
@@ -623,6 +638,7 @@ fn the_harness_reports_an_agent_behind_a_failed_handshake_as_unreachable_with_th
 /// its calls, in place of the harness's.
 #[test]
 fn an_agent_entry_with_its_own_client_certificate_is_admitted_behind_mtls() {
+    let _pki = pki();
     use ddwire::harness::registry::{self, Registry};
     let agent = {
         let bound = server::bind("127.0.0.1:0", Limits::DEFAULT)
@@ -637,7 +653,7 @@ fn an_agent_entry_with_its_own_client_certificate_is_admitted_behind_mtls() {
         )
         .unwrap()
     };
-    let dir = pki().join("agents-file");
+    let dir = pki().path().join("agents-file");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(file("client.pem"), dir.join("c.pem")).unwrap();
     std::fs::copy(file("client.key"), dir.join("c.key")).unwrap();
