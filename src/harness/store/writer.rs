@@ -126,29 +126,42 @@ struct Writer {
 /// run giving an equal schema under the same digest is prepared from here: without
 /// `preserve_order`, `serde_json`'s maps are sorted, so equal values write identical text and
 /// have the same digest, and every check it passed passes again. Hashing and writing the
-/// schema again on every run cost about an eighth of the store stage's instructions.
+/// schema again on every run cost about an eighth of the store stage's instructions. The text
+/// is shared with each run's journal record, not copied.
 #[derive(Default)]
-struct SchemaMemo(Mutex<HashMap<String, (Value, String)>>);
+struct SchemaMemo(Mutex<HashMap<String, Kept>>);
+
+/// A class schema the memo holds.
+struct Kept {
+    schema: Value,
+    text: Arc<str>,
+}
 
 /// Most schemas the memo holds; past it, it starts over (a registry rarely has this many).
 const MAX_MEMO_SCHEMAS: usize = 256;
 
 impl SchemaMemo {
     /// The text kept for `schema` under `digest`, if an equal schema was kept under it.
-    fn text(&self, digest: &str, schema: &Value) -> Option<String> {
+    fn text(&self, digest: &str, schema: &Value) -> Option<Arc<str>> {
         let memo = self.0.lock().unpoisoned();
         match memo.get(digest) {
-            Some((kept, text)) if kept == schema => Some(text.clone()),
+            Some(kept) if kept.schema == *schema => Some(Arc::clone(&kept.text)),
             _ => None,
         }
     }
 
-    fn keep(&self, digest: &str, schema: &Value, text: &str) {
+    fn keep(&self, digest: &str, schema: &Value, text: String) -> Arc<str> {
+        let text: Arc<str> = text.into();
         let mut memo = self.0.lock().unpoisoned();
         if memo.len() >= MAX_MEMO_SCHEMAS {
             memo.clear();
         }
-        memo.insert(digest.to_string(), (schema.clone(), text.to_string()));
+        let kept = Kept {
+            schema: schema.clone(),
+            text: Arc::clone(&text),
+        };
+        memo.insert(digest.to_string(), kept);
+        text
     }
 }
 
@@ -447,7 +460,7 @@ impl RunStore {
     /// Write each class schema not yet kept under its digest (through a temporary file renamed
     /// into place; content-addressed, so a writer that lost a race rewrote equal bytes). Not
     /// synced: the run's journal record holds them too.
-    fn keep_schemas(&self, writer: &str, schemas: &[(String, String)]) -> Result<()> {
+    fn keep_schemas(&self, writer: &str, schemas: &[(String, Arc<str>)]) -> Result<()> {
         let root = self.root();
         let dir = root.join(SCHEMAS_DIR);
         let mut made = false;
@@ -599,7 +612,7 @@ struct Prepared<'a> {
     /// `(file name, content)`, the envelope first.
     files: Vec<(&'a str, String)>,
     /// `(digest, json.dumps(schema, indent=2))`.
-    schemas: Vec<(String, String)>,
+    schemas: Vec<(String, Arc<str>)>,
     index_line: String,
 }
 
@@ -654,8 +667,7 @@ fn prepare<'a>(run: &NewRun, extra: &[(&'a str, &str)], memo: &SchemaMemo) -> Re
             ))
             .into());
         }
-        let text = python::dumps(schema, Style::INDENT2);
-        memo.keep(digest, schema, &text);
+        let text = memo.keep(digest, schema, python::dumps(schema, Style::INDENT2));
         schemas.push((digest.to_string(), text));
     }
     let mut spans = String::with_capacity(run.spans.iter().map(|l| l.len() + 1).sum());
