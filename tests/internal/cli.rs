@@ -2,7 +2,6 @@
 
 use super::common::TempDir;
 use super::{ddwire, text};
-use std::path::PathBuf;
 use std::process::{Output, Stdio};
 
 fn run(args: &[&str]) -> Output {
@@ -13,10 +12,8 @@ fn run(args: &[&str]) -> Output {
         .expect("the binary runs")
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ddwire-cli-{tag}-{}", ddwire::ids::new_uuid7()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> TempDir {
+    TempDir::new(&format!("cli-{tag}"))
 }
 
 #[test]
@@ -116,7 +113,6 @@ fn the_cli_runs_nothing_without_a_principal() {
         !runs_arg.exists(),
         "nothing may be written without a principal"
     );
-    std::fs::remove_dir_all(runs).unwrap();
 }
 
 #[test]
@@ -176,7 +172,6 @@ fn serve_warns_when_bound_beyond_loopback_without_bearer_tokens() {
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    std::fs::remove_dir_all(runs).unwrap();
     assert!(seen.contains("warning: bound beyond loopback"), "{seen}");
 }
 
@@ -212,7 +207,6 @@ fn serve_refuses_a_cors_origin_that_is_not_an_origin() {
             "{bad}: {err}"
         );
     }
-    std::fs::remove_dir_all(runs).unwrap();
 }
 
 #[test]
@@ -290,7 +284,6 @@ fn check_exits_0_for_a_ddwire_agent_and_writes_each_format() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["bindings"], serde_json::json!(["0.3"]));
     assert_eq!(doc["exit_code"], 0);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -325,8 +318,7 @@ fn check_exits_2_for_bad_usage_or_nothing_answering() {
 /// A filter that could match nothing for a typo is refused, naming the values it takes.
 #[test]
 fn runs_refuses_an_unknown_status_and_lists_the_valid_ones() {
-    let dir = TempDir::new("cli-runs-status");
-    let dir = dir.path();
+    let dir = temp_dir("runs-status");
     let out = run(&["runs", "--status", "bogus", "--runs", dir.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let said = text(&out.stderr);
@@ -444,5 +436,4 @@ fn serve_read_only_needs_no_principal_and_serves_the_stored_runs() {
         page.contains("health.store.read_only"),
         "the page hides its form"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }

@@ -4,16 +4,13 @@ use super::common::TempDir;
 use super::{run, text};
 use std::path::{Path, PathBuf};
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ddwire-lint-{tag}-{}", ddwire::ids::new_uuid7()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(tag: &str) -> TempDir {
+    TempDir::new(&format!("lint-{tag}"))
 }
 
 /// Run the demo into a fresh store and return it with its run ids.
-fn demo_store(tag: &str) -> (PathBuf, Vec<String>) {
-    let dir = temp_dir(tag);
-    let runs = dir.join("runs");
+fn demo_store(tag: &str) -> (TempDir, Vec<String>) {
+    let runs = temp_dir(tag);
     let out = run(&["demo", "--quiet", "--runs", runs.to_str().unwrap()]);
     assert!(out.status.success(), "demo: {}", text(&out.stderr));
     let mut ids: Vec<String> = std::fs::read_dir(&runs)
@@ -95,7 +92,6 @@ fn lint_run_agrees_with_grounding_txt_for_every_run_the_demo_makes() {
     for code in [0, 1, 3] {
         assert!(codes.contains(&code), "no run exits {code}: {codes:?}");
     }
-    std::fs::remove_dir_all(runs.parent().unwrap()).unwrap();
 }
 
 #[test]
@@ -143,7 +139,6 @@ fn a_withheld_run_fails_the_linter_offline_as_it_did_in_the_harness() {
         dir.join("agent-result.json").to_str().unwrap(),
     ]);
     assert_eq!(text(&out.stdout), stored_verdict(&runs, withheld));
-    std::fs::remove_dir_all(runs.parent().unwrap()).unwrap();
 }
 
 #[test]
@@ -174,7 +169,6 @@ fn lint_reports_a_verdict_that_differs_from_the_stored_one() {
     let differing: Vec<&str> = listing.lines().filter(|l| l.contains("DIFFERS")).collect();
     assert_eq!(differing.len(), 1, "{listing}");
     assert!(differing[0].starts_with(id.as_str()), "{listing}");
-    std::fs::remove_dir_all(runs.parent().unwrap()).unwrap();
 }
 
 #[test]
@@ -188,7 +182,6 @@ fn lint_with_a_run_the_store_does_not_hold_says_where_it_looked() {
             && err.contains("--runs DIR or DD_RUNS_DIR"),
         "{err}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -296,8 +289,7 @@ fn lint_all_of_a_traces_folder_checks_every_session_in_it() {
     assert!(text(&out.stderr).contains("3 relay sessions"));
 
     // A folder with one broken session among good ones fails, naming the file and the check.
-    let mixed = TempDir::new("lint-relay-all");
-    let mixed = mixed.path();
+    let mixed = temp_dir("relay-all");
     for scenario in ["completed-send", "broken/illegal-transition"] {
         let file = relay_file(scenario);
         std::fs::copy(&file, mixed.join(file.file_name().unwrap())).unwrap();
@@ -315,8 +307,7 @@ fn lint_all_of_a_traces_folder_checks_every_session_in_it() {
 
 #[test]
 fn lint_of_an_empty_or_truncated_relay_session_is_an_error_with_status_2() {
-    let dir = TempDir::new("lint-relay-bad");
-    let dir = dir.path();
+    let dir = temp_dir("relay-bad");
     let good = std::fs::read(relay_file("completed-send")).unwrap();
     for (name, bytes, says) in [
         ("empty.jsonl", &b""[..], "holds no span"),
