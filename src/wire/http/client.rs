@@ -327,6 +327,7 @@ impl<In: Transport> Connector<In> for Wrap {
     ) -> std::result::Result<Option<Wrapped>, ureq::Error> {
         Ok(chained.map(|inner| Wrapped {
             inner: inner.boxed(),
+            held: Vec::new(),
             logged: self.0.as_ref().map(|log| {
                 let peer = details
                     .uri
@@ -348,6 +349,11 @@ impl<In: Transport> Connector<In> for Wrap {
 struct Wrapped {
     inner: Box<dyn Transport>,
     logged: Option<Logged>,
+    /// Bytes ureq handed over that end a request's head, held back so that the head and the
+    /// start of its body leave in one write: one segment, and one wake-up of the peer, instead
+    /// of two. ureq sends a head and then its body in separate calls; what is held goes out
+    /// with the next bytes, or alone before any wait for input, so nothing waits on it.
+    held: Vec<u8>,
 }
 
 /// A logged connection: the tap its bytes go to, and where the request going out and the
@@ -515,7 +521,38 @@ impl Logged {
     }
 }
 
+/// The most a transmission may hold to be held back: a request head, not a body.
+const MOST_HELD: usize = 8 * 1024;
+
 impl Wrapped {
+    /// Send `amount` bytes of the output buffer, handed to the tap once sent.
+    fn send(
+        &mut self,
+        amount: usize,
+        timeout: NextTimeout,
+    ) -> std::result::Result<(), ureq::Error> {
+        let Some(logged) = &mut self.logged else {
+            return self.inner.transmit_output(amount, timeout);
+        };
+        let output = self.inner.buffers().output();
+        let sent = output.get(..amount).unwrap_or(output).to_vec();
+        let result = self.inner.transmit_output(amount, timeout);
+        if result.is_ok() {
+            logged.pass(Direction::Out, &sent);
+        }
+        result
+    }
+
+    /// Send what is held (it came from the output buffer, so it fits there).
+    fn flush_held(&mut self, timeout: NextTimeout) -> std::result::Result<(), ureq::Error> {
+        let held = std::mem::take(&mut self.held);
+        self.inner.buffers().output()[..held.len()].copy_from_slice(&held);
+        let result = self.send(held.len(), timeout);
+        self.held = held;
+        self.held.clear();
+        result
+    }
+
     /// The inner transport's wait, the bytes it brings handed to the tap.
     fn wait(&mut self, timeout: NextTimeout) -> std::result::Result<bool, ureq::Error> {
         let Some(logged) = &mut self.logged else {
@@ -546,16 +583,27 @@ impl Transport for Wrapped {
         amount: usize,
         timeout: NextTimeout,
     ) -> std::result::Result<(), ureq::Error> {
-        let Some(logged) = &mut self.logged else {
-            return self.inner.transmit_output(amount, timeout);
-        };
         let output = self.inner.buffers().output();
-        let sent = output.get(..amount).unwrap_or(output).to_vec();
-        let result = self.inner.transmit_output(amount, timeout);
-        if result.is_ok() {
-            logged.pass(Direction::Out, &sent);
+        let amount = amount.min(output.len());
+        if self.held.is_empty() {
+            if amount <= MOST_HELD && output[..amount].ends_with(b"\r\n\r\n") {
+                self.held.extend_from_slice(&output[..amount]);
+                return Ok(());
+            }
+            return self.send(amount, timeout);
         }
-        result
+        let held = self.held.len();
+        if held + amount > output.len() {
+            // Too much to join: the held bytes first, then these, each from the buffer.
+            let these = output[..amount].to_vec();
+            self.flush_held(timeout)?;
+            self.inner.buffers().output()[..amount].copy_from_slice(&these);
+            return self.send(amount, timeout);
+        }
+        output.copy_within(..amount, held);
+        output[..held].copy_from_slice(&self.held);
+        self.held.clear();
+        self.send(held + amount, timeout)
     }
 
     /// Without an interrupt in force, the inner transport's wait. With one, waits of at most
@@ -563,6 +611,9 @@ impl Transport for Wrapped {
     /// call's remaining time and its per-read limit; the last wait is the inner transport's,
     /// with its timeout error and reason), or the interrupt is set.
     fn await_input(&mut self, timeout: NextTimeout) -> std::result::Result<bool, ureq::Error> {
+        if !self.held.is_empty() {
+            self.flush_held(timeout)?;
+        }
         let Some(interrupt) = interrupt_in_force() else {
             return self.wait(timeout);
         };
@@ -858,6 +909,78 @@ mod tests {
         if let Ok(v6) = server::serve("[::1]:0", ok, Limits::DEFAULT) {
             let url = format!("http://[::1]:{}/", v6.local_addr().port());
             assert_eq!(get(url).unwrap(), 204);
+        }
+    }
+
+    #[test]
+    fn a_requests_head_and_body_leave_in_one_write() {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let body = vec![b'x'; 1000];
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            socket
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            // The first read, made as soon as anything arrives: one write is one segment here.
+            let mut buf = vec![0u8; 64 * 1024];
+            let n = socket.read(&mut buf).unwrap();
+            buf.truncate(n);
+            socket
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                .unwrap();
+            buf
+        });
+        let url = format!("http://127.0.0.1:{port}/a2a");
+        let response = HttpClient::tcp()
+            .send(ClientRequest::post_json(
+                url,
+                body.clone(),
+                Duration::from_secs(10),
+            ))
+            .unwrap();
+        assert_eq!((response.status, &response.body[..]), (200, &b"ok"[..]));
+        let first_read = server.join().unwrap();
+        let head_end = first_read
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("the head in the first read")
+            + 4;
+        assert!(first_read.starts_with(b"POST /a2a HTTP/1.1\r\n"));
+        assert_eq!(
+            &first_read[head_end..],
+            &body[..],
+            "the body came with its head"
+        );
+    }
+
+    #[test]
+    fn requests_of_every_size_and_method_arrive_whole_on_one_connection() {
+        // Echo the method and the body: what arrived, exactly.
+        let echo: Handler = Arc::new(|request| {
+            let mut said = format!("{}\n", request.method).into_bytes();
+            said.extend_from_slice(&request.body);
+            Response::bytes(200, "text/plain", said)
+        });
+        let served = server::serve("127.0.0.1:0", echo, Limits::DEFAULT).unwrap();
+        let url = format!("http://127.0.0.1:{}/", served.local_addr().port());
+        let client = HttpClient::tcp();
+        let timeout = Duration::from_secs(10);
+        // Beyond ureq's 128 KiB output buffer too, where the held head cannot join the body.
+        for size in [0usize, 1, 1000, 8 * 1024, 127 * 1024, 300 * 1024] {
+            let body: Vec<u8> = (0..size).map(|i| b'a' + (i % 26) as u8).collect();
+            let response = client
+                .send(ClientRequest::post_json(&url, body.clone(), timeout))
+                .unwrap();
+            let mut expected = b"POST\n".to_vec();
+            expected.extend_from_slice(&body);
+            assert!(
+                response.body == expected,
+                "a body of {size} bytes arrived altered"
+            );
+            let got = client.send(ClientRequest::get(&url, timeout)).unwrap();
+            assert_eq!(got.body, b"GET\n");
         }
     }
 
