@@ -545,12 +545,10 @@ impl Wrapped {
 
     /// Send what is held (it came from the output buffer, so it fits there).
     fn flush_held(&mut self, timeout: NextTimeout) -> std::result::Result<(), ureq::Error> {
-        let held = std::mem::take(&mut self.held);
-        self.inner.buffers().output()[..held.len()].copy_from_slice(&held);
-        let result = self.send(held.len(), timeout);
-        self.held = held;
+        let held = self.held.len();
+        self.inner.buffers().output()[..held].copy_from_slice(&self.held);
         self.held.clear();
-        result
+        self.send(held, timeout)
     }
 
     /// The inner transport's wait, the bytes it brings handed to the tap.
