@@ -165,16 +165,12 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
 
 #[test]
 fn demo_draws_each_run_as_a_waterfall_with_the_delegated_run_nested() {
-    let dir = std::env::temp_dir().join(format!(
-        "ddwire-cli-trace-demo-{}",
-        ddwire::ids::new_uuid7()
-    ));
+    let dir = TempDir::new("cli-trace-demo");
     let out = ok(ddwire()
         .args(["demo", "--runs", dir.to_str().unwrap()])
         .env("COLUMNS", "100")
         .output()
         .unwrap());
-    let _ = std::fs::remove_dir_all(&dir);
     let withheld = out
         .lines()
         .find(|l| l.contains("invoke_agent  demo.ungrounded"))
