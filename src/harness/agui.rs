@@ -36,7 +36,7 @@ use super::conductor::{AGENT_NOT_RUN, Observer, Phase, RunTrace, Stage, Turn};
 use super::identity::Access;
 use super::served::Harness;
 use crate::contract::problem::ProblemType;
-use crate::contract::{ContractError, InvocationRequest, OutcomeStatus, ReasonCode};
+use crate::contract::{ContractError, InvocationRequest, OutcomeStatus, Principal, ReasonCode};
 use crate::harness::HarnessError;
 use crate::ids::is_uuid7;
 use crate::wire::a2a::endpoint::Progress;
@@ -58,6 +58,21 @@ fn error_stream(message: String, code: &str) -> Response {
     }
     .to_sse();
     Response::bytes(200, sse::CONTENT_TYPE, frame).with_header("Cache-Control", "no-cache")
+}
+
+/// A request refused before any run: one `RUN_ERROR` with the refusal's code.
+fn refused(e: &HarnessError) -> Response {
+    error_stream(e.to_string(), code_of(e))
+}
+
+/// The principal an AG-UI request acts for, from its headers: only an authenticator names one.
+fn principal(harness: &Harness, headers: &[(String, String)]) -> crate::harness::Result<Principal> {
+    match &harness.authenticator {
+        Some(auth) => auth.principal_for(Some(headers)),
+        None => Err(HarnessError::unauthenticated(
+            "this harness runs no AG-UI requests without an authenticator",
+        )),
+    }
 }
 
 /// The code a refusal carries in `RUN_ERROR` (and a streamed A2A call's failed status, as
@@ -95,26 +110,13 @@ fn recorded_stages(spans_jsonl: &str) -> Option<Vec<Stage>> {
 
 /// The stages a run went through, as its envelope shows them (for runs without stage events).
 fn inferred_stages(envelope: &Value) -> Vec<Stage> {
-    let problem = envelope
-        .get("problem")
-        .and_then(|p| p.get("type"))
-        .and_then(Value::as_str)
-        .and_then(ProblemType::from_uri);
-    let outcome = envelope.get("outcome");
-    let status = outcome
-        .and_then(|o| o.get("status"))
-        .and_then(Value::as_str)
-        .and_then(OutcomeStatus::parse);
-    let reason = outcome
-        .and_then(|o| o.get("reason_code"))
-        .and_then(Value::as_str)
-        .and_then(ReasonCode::parse);
+    let text = |at: &str| envelope.pointer(at).and_then(Value::as_str);
+    let problem = text("/problem/type").and_then(ProblemType::from_uri);
+    let status = text("/outcome/status").and_then(OutcomeStatus::parse);
+    let reason = text("/outcome/reason_code").and_then(ReasonCode::parse);
     // An agent may refer a decision for approval itself, after every stage has run; only the
     // gate's referral says the agent was not run.
-    let agent_not_run = outcome
-        .and_then(|o| o.get("statement"))
-        .and_then(Value::as_str)
-        .is_some_and(|s| s.ends_with(AGENT_NOT_RUN));
+    let agent_not_run = text("/outcome/statement").is_some_and(|s| s.ends_with(AGENT_NOT_RUN));
     let refused_by_policy = matches!(
         problem,
         Some(ProblemType::AgentNotPermitted | ProblemType::ActionClassMismatch)
@@ -140,17 +142,14 @@ pub(crate) fn run(harness: &Arc<Harness>, request: &Request) -> Response {
     }
     let body = match crate::json::parse(&request.body, crate::json::Limits::DEFAULT) {
         Ok(body) => body,
-        Err(e) => {
-            let e = HarnessError::from(e);
-            return error_stream(e.to_string(), code_of(&e));
-        }
+        Err(e) => return refused(&e.into()),
     };
     if let Some(input) = RunAgentInput::from_value(&body).filter(|i| !i.resume.is_empty()) {
         return resume(harness, input, &request.headers);
     }
     let (input, invocation, principal) = match prepare(harness, &body, &request.headers) {
         Ok(p) => p,
-        Err(e) => return error_stream(e.to_string(), code_of(&e)),
+        Err(e) => return refused(&e),
     };
     let noted_id = invocation.invocation_id.clone();
     let thread_id = invocation
@@ -194,17 +193,9 @@ fn resume(harness: &Arc<Harness>, input: RunAgentInput, headers: &[(String, Stri
             "invalid_request",
         );
     };
-    let principal = match &harness.authenticator {
-        Some(auth) => match auth.principal_for(Some(headers)) {
-            Ok(p) => p,
-            Err(e) => return error_stream(e.to_string(), code_of(&e)),
-        },
-        None => {
-            let e = HarnessError::unauthenticated(
-                "this harness runs no AG-UI requests without an authenticator",
-            );
-            return error_stream(e.to_string(), code_of(&e));
-        }
+    let principal = match principal(harness, headers) {
+        Ok(p) => p,
+        Err(e) => return refused(&e),
     };
     let id = entry.interrupt_id.clone();
     let thread_id = input.thread_id.unwrap_or_else(|| "thread".into());
@@ -369,7 +360,7 @@ fn prepare(
     harness: &Harness,
     body: &Value,
     headers: &[(String, String)],
-) -> crate::harness::Result<(RunAgentInput, InvocationRequest, crate::contract::Principal)> {
+) -> crate::harness::Result<(RunAgentInput, InvocationRequest, Principal)> {
     let input = RunAgentInput::from_value(body).ok_or_else(|| {
         ContractError::violation("RunAgentInput", "the body must be a RunAgentInput object")
     })?;
@@ -396,19 +387,8 @@ fn prepare(
         (None, Some(tid)) if is_uuid7(tid) => invocation.conversation_id = Some(tid.clone()),
         _ => {}
     }
-    if invocation.parent_invocation_id.is_some() {
-        return Err(HarnessError::delegation(
-            "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
-        ));
-    }
-    let principal = match &harness.authenticator {
-        Some(auth) => auth.principal_for(Some(headers))?,
-        None => {
-            return Err(HarnessError::unauthenticated(
-                "this harness runs no AG-UI requests without an authenticator",
-            ));
-        }
-    };
+    super::conductor::top_level(&invocation)?;
+    let principal = principal(harness, headers)?;
     if harness
         .conductor
         .registry

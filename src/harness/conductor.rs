@@ -1509,7 +1509,7 @@ struct Beside<'a> {
 pub(crate) const SUSPEND_FOR: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Refuse a caller's request that sets its own lineage: only a delegation grant sets it.
-fn top_level(request: &InvocationRequest) -> Result<()> {
+pub(crate) fn top_level(request: &InvocationRequest) -> Result<()> {
     match request.parent_invocation_id {
         Some(_) => Err(HarnessError::delegation(
             "parent_invocation_id is set by the conductor from a delegation grant; a caller may not set it",
