@@ -7,7 +7,7 @@ use super::store::RunReader;
 use super::store::index::field;
 use crate::harness::Result;
 use crate::json::python;
-use serde_json::{Map, Value};
+use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
@@ -39,7 +39,10 @@ pub(crate) fn list(store: &RunReader, access: &Access) -> Result<Vec<Value>> {
             .filter(|id| !id.is_empty())
         {
             let i = *at.entry(id.to_string()).or_insert_with(|| {
-                order.push(Conversation::new(id));
+                order.push(Conversation {
+                    id: id.to_string(),
+                    ..Conversation::default()
+                });
                 order.len() - 1
             });
             order[i].add(&e);
@@ -71,6 +74,7 @@ pub(crate) fn runs_of(
 }
 
 /// One conversation's summary, built while streaming the index.
+#[derive(Default)]
 struct Conversation {
     id: String,
     turns: u64,
@@ -85,19 +89,6 @@ struct Conversation {
 }
 
 impl Conversation {
-    fn new(id: &str) -> Conversation {
-        Conversation {
-            id: id.to_string(),
-            turns: 0,
-            runs: 0,
-            agent_ids: Vec::new(),
-            first_turn: None,
-            first_run: None,
-            last_turn: None,
-            last_run: None,
-        }
-    }
-
     fn add(&mut self, e: &Value) {
         let agent = field(e, &["agent_id"]);
         let completed = field(e, &["completed_at"]);
@@ -122,16 +113,16 @@ impl Conversation {
     fn row(self) -> Value {
         let (agent_id, started_at) = self.first_turn.or(self.first_run).unwrap_or_default();
         let (last_completed_at, last_status) = self.last_turn.or(self.last_run).unwrap_or_default();
-        let mut row = Map::new();
-        row.insert("conversation_id".into(), Value::String(self.id));
-        row.insert("agent_id".into(), agent_id);
-        row.insert("turns".into(), self.turns.into());
-        row.insert("runs".into(), self.runs.into());
-        row.insert("started_at".into(), started_at);
-        row.insert("last_completed_at".into(), last_completed_at);
-        row.insert("last_status".into(), last_status);
-        row.insert("agent_ids".into(), Value::Array(self.agent_ids));
-        Value::Object(row)
+        json!({
+            "conversation_id": self.id,
+            "agent_id": agent_id,
+            "turns": self.turns,
+            "runs": self.runs,
+            "started_at": started_at,
+            "last_completed_at": last_completed_at,
+            "last_status": last_status,
+            "agent_ids": self.agent_ids,
+        })
     }
 }
 
