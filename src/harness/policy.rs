@@ -118,41 +118,28 @@ impl Profile {
             ));
         }
         let version = match map.get("version") {
-            None => 1,
-            Some(Value::Number(n)) => match crate::json::lenient::integer(n) {
-                Some(v) if v >= 0 => v as u64,
-                _ => return Err(malformed("version must be a non-negative integer")),
-            },
-            Some(_) => return Err(malformed("version must be a non-negative integer")),
-        };
+            None => Some(1),
+            Some(Value::Number(n)) => {
+                crate::json::lenient::integer(n).and_then(|v| v.try_into().ok())
+            }
+            Some(_) => None,
+        }
+        .ok_or_else(|| malformed("version must be a non-negative integer"))?;
         let agents = match map.get("agents") {
-            None | Some(Value::Null) => BTreeMap::new(),
+            None | Some(Value::Null) => Some(BTreeMap::new()),
             Some(Value::Object(a)) => a
                 .iter()
                 .map(|(k, v)| v.as_str().map(|c| (k.clone(), c.to_string())))
-                .collect::<Option<_>>()
-                .ok_or_else(|| malformed("agents must map each agent_id to an action class"))?,
-            Some(_) => {
-                return Err(malformed(
-                    "agents must map each agent_id to an action class",
-                ));
-            }
-        };
+                .collect(),
+            Some(_) => None,
+        }
+        .ok_or_else(|| malformed("agents must map each agent_id to an action class"))?;
         let actions_requiring_approval = match map.get("actions_requiring_approval") {
-            None | Some(Value::Null) => BTreeSet::new(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<_>>()
-                .ok_or_else(|| {
-                    malformed("actions_requiring_approval must be a list of action classes")
-                })?,
-            Some(_) => {
-                return Err(malformed(
-                    "actions_requiring_approval must be a list of action classes",
-                ));
-            }
-        };
+            None | Some(Value::Null) => Some(BTreeSet::new()),
+            Some(Value::Array(a)) => a.iter().map(|v| v.as_str().map(str::to_string)).collect(),
+            Some(_) => None,
+        }
+        .ok_or_else(|| malformed("actions_requiring_approval must be a list of action classes"))?;
         Ok(Profile {
             profile_id,
             version,
