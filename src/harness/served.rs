@@ -165,7 +165,8 @@ impl Harness {
     }
 
     /// The card, as served.
-    pub fn card(&self) -> Value {
+    #[cfg(test)]
+    pub(crate) fn card(&self) -> Value {
         serde_json::from_slice(self.built().card.bytes()).unwrap_or(Value::Null)
     }
 
@@ -274,13 +275,7 @@ pub(crate) fn resolve_run(
             }
         }
         Err(HarnessError::Store(StoreError::NoSuchRun { .. })) => Err(not_found()),
-        Err(e @ HarnessError::Store(StoreError::AmbiguousRun { .. })) => {
-            let candidates = match &e {
-                HarnessError::Store(StoreError::AmbiguousRun { candidates, .. }) => {
-                    candidates.clone()
-                }
-                _ => Vec::new(),
-            };
+        Err(HarnessError::Store(ref e @ StoreError::AmbiguousRun { ref candidates, .. })) => {
             Err(Response::json(
                 409,
                 &json!({ "error": e.to_string(), "candidates": candidates }),

@@ -209,6 +209,7 @@ impl ServedCard {
     }
 
     /// The card's JSON bytes.
+    #[cfg(test)]
     pub(crate) fn bytes(&self) -> &[u8] {
         &self.bytes
     }
