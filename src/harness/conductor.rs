@@ -290,7 +290,7 @@ pub struct Run {
     pub envelope: Envelope,
     /// The envelope's document, the one `envelope.json` holds (what
     /// `envelope.to_document()` would build again).
-    pub document: Value,
+    pub(crate) document: Value,
     /// What the grounding linter found.
     pub report: GroundingReport,
     /// Where the run is stored (`<runs>/<invocation_id>`).

@@ -19,7 +19,6 @@
 //! `approval`). An operator-mode harness answers every reader, as before.
 
 pub(crate) use crate::contract::tokens::Token;
-pub use crate::contract::tokens::TokenError;
 pub(crate) use crate::contract::tokens::new_token;
 pub(crate) use crate::contract::tokens::{Role, token_digest};
 use crate::contract::tokens::{find_token, read_tokens_file};
