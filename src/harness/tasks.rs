@@ -37,31 +37,17 @@ pub(crate) fn context_of(invocation_id: &str, conversation_id: Option<&str>) -> 
 
 /// Whether a stored envelope records a run whose task the caller canceled.
 pub(crate) fn is_canceled_run(envelope: &Value) -> bool {
-    let Some(problem) = envelope.get("problem") else {
-        return false;
-    };
-    let agent_error =
-        problem.get("type").and_then(Value::as_str) == Some(ProblemType::AgentError.uri().as_str());
-    let agent = envelope
-        .get("agent_id")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let marker = format!("{agent}: {CANCELED}: ");
-    agent_error
-        && problem
-            .get("detail")
-            .and_then(Value::as_str)
-            .is_some_and(|d| d.starts_with(&marker))
+    let text = |at: &str| envelope.pointer(at).and_then(Value::as_str);
+    let marker = format!("{}: {CANCELED}: ", text("/agent_id").unwrap_or(""));
+    text("/problem/type") == Some(ProblemType::AgentError.uri().as_str())
+        && text("/problem/detail").is_some_and(|d| d.starts_with(&marker))
 }
 
 /// The metadata a run's task carries: the run's trace id (the envelope's
 /// `telemetry.trace_id`) as `dd.trace_id`, so a caller finds the run's trace without reading
 /// the envelope. Set once the run is stored, so it never names a trace that was not.
 pub(crate) fn run_metadata(envelope: &Value) -> Option<Map<String, Value>> {
-    let trace_id = envelope
-        .get("telemetry")
-        .and_then(|t| t.get("trace_id"))
-        .and_then(Value::as_str)?;
+    let trace_id = envelope.pointer("/telemetry/trace_id")?.as_str()?;
     let mut metadata = Map::new();
     metadata.insert(meta::TRACE_ID.into(), Value::String(trace_id.to_string()));
     Some(metadata)
@@ -161,8 +147,7 @@ fn stored_runs(
         // The store matches a principal by id or name; a task belongs to its principal id.
         let mine = principal_id.is_none_or(|p| {
             envelope
-                .get("acting_for")
-                .and_then(|a| a.get("principal_id"))
+                .pointer("/acting_for/principal_id")
                 .and_then(Value::as_str)
                 == Some(p)
         });
@@ -259,21 +244,20 @@ pub(crate) fn list(
         .collect();
     let running_ids: HashSet<String> = running.iter().map(|t| t.id.clone()).collect();
 
-    let (mut tasks, after) = match &start {
-        Start::Running(offset) => (
-            running
+    // The page's running tasks, the stored run it starts after, and where it leaves the
+    // running tasks.
+    let (mut tasks, after, running_end) = match &start {
+        Start::Running(offset) => {
+            let page: Vec<Task> = running
                 .iter()
                 .skip(*offset)
                 .take(query.page_size)
                 .cloned()
-                .collect::<Vec<Task>>(),
-            None,
-        ),
-        Start::AfterRun(id) => (Vec::new(), Some(id.as_str())),
-    };
-    let running_end = match start {
-        Start::Running(offset) => offset.saturating_add(tasks.len()),
-        Start::AfterRun(_) => running.len(),
+                .collect();
+            let end = offset.saturating_add(page.len());
+            (page, None, end)
+        }
+        Start::AfterRun(id) => (Vec::new(), Some(id.as_str()), running.len()),
     };
     let room = query.page_size - tasks.len();
     let (stored, stored_total, more_stored) =
@@ -288,26 +272,19 @@ pub(crate) fn list(
     let total_size = running.len() + stored_total;
     for envelope in stored {
         let id = invocation_id(&envelope);
-        let request = match query.history_length {
-            Some(0) => None,
-            _ => Some(store.request(&id).ok().flatten().unwrap_or(Value::Null)),
-        };
+        let request = (query.history_length != Some(0))
+            .then(|| store.request(&id).ok().flatten().unwrap_or(Value::Null));
         let task = run_task(envelope, request, query.include_artifacts);
         tasks.push(task.limited(query.history_length, query.include_artifacts));
     }
-    let next = if room == 0 {
+    let next = match tasks.last() {
         // The page ends among the running tasks; past the last of them, the offset starts
         // the stored runs.
-        if running_end < running.len() || stored_total > 0 {
+        _ if room == 0 && (running_end < running.len() || stored_total > 0) => {
             encode_token(&format!("l:{running_end}"))
-        } else {
-            String::new()
         }
-    } else {
-        match tasks.last() {
-            Some(last) if more_stored => encode_token(&format!("r:{}", last.id)),
-            _ => String::new(),
-        }
+        Some(last) if room > 0 && more_stored => encode_token(&format!("r:{}", last.id)),
+        _ => String::new(),
     };
     Ok(TaskPage {
         tasks,
