@@ -256,6 +256,36 @@ impl HttpClient {
             body,
         })
     }
+
+    /// Send one request and return as soon as the response head has arrived, with a body to
+    /// read as it comes (an event stream). The connection and the head must come within the
+    /// request's timeout; after that, each read of the body may wait `idle` at most, and the
+    /// body as a whole has no deadline. The body is not limited in size: the reader bounds
+    /// what it keeps.
+    pub(crate) fn send_streaming(
+        &self,
+        request: ClientRequest,
+        idle: Duration,
+    ) -> Result<StreamingResponse> {
+        let url = request.url.clone();
+        let (status, headers, reader): (_, _, Box<dyn std::io::Read + Send>) = match &self.transport
+        {
+            // The in-memory transport holds whole responses: its body is read from memory.
+            Via::Memory(net) => {
+                let r = net.exchange(request, self.wire_log.as_ref())?;
+                (r.status, r.headers, Box::new(std::io::Cursor::new(r.body)))
+            }
+            Via::Tcp(agent, _) => {
+                let (status, headers, body) = call_ureq(agent, &request, Some(idle))?;
+                (status, headers, Box::new(body.into_reader()))
+            }
+        };
+        Ok(StreamingResponse {
+            status,
+            headers,
+            body: BodyStream { url, idle, reader },
+        })
+    }
 }
 
 /// A ureq agent over TCP (and TLS), its connections wrapped by [`Wrap`] (tapped for `log`
@@ -655,13 +685,11 @@ fn is_timeout(e: &ureq::Error) -> bool {
     match e {
         ureq::Error::Timeout(_) => true,
         ureq::Error::Io(io) => {
-            matches!(
-                io.kind(),
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-            ) || io
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<ureq::Error>())
-                .is_some_and(is_timeout)
+            super::server::is_timeout(io)
+                || io
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+                    .is_some_and(is_timeout)
         }
         _ => false,
     }
@@ -734,49 +762,39 @@ fn prepared<B>(
 /// nothing listening is [`WireError::Connect`] ("connection refused"); a connection the peer
 /// closed or reset before its answer was complete is [`WireError::Disconnected`]; bytes that
 /// are not an HTTP/1.1 response are [`WireError::Protocol`].
-fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
+fn transport_error(url: &str, after: Duration, e: ureq::Error) -> WireError {
     use std::io::ErrorKind;
+    let url = url.to_string();
     if let ureq::Error::Io(io) = &e
         && let Some(inner) = io.get_ref()
     {
         #[cfg(feature = "tls")]
         if let Some(failed) = inner.downcast_ref::<crate::wire::tls::client::Failed>() {
-            return WireError::Tls {
-                url: url.to_string(),
-                cause: failed.0.clone(),
-            };
+            let cause = failed.0.clone();
+            return WireError::Tls { url, cause };
         }
         if inner.is::<InterruptedCall>() {
-            return WireError::Interrupted {
-                url: url.to_string(),
-            };
+            return WireError::Interrupted { url };
         }
         if let Some(refused) = inner.downcast_ref::<EgressError>() {
-            return WireError::Egress {
-                url: url.to_string(),
-                reason: refused.clone(),
-            };
+            let reason = refused.clone();
+            return WireError::Egress { url, reason };
         }
     }
+    let refused = |reason: String| WireError::Connect {
+        url: url.clone(),
+        reason,
+    };
     match e {
         ureq::Error::TlsRequired => WireError::Tls {
-            url: url.to_string(),
+            url,
             cause: TlsFailure::NotBuilt,
         },
-        ureq::Error::Timeout(_) => WireError::Timeout {
-            url: url.to_string(),
-            after: timeout,
-        },
-        ureq::Error::Io(io) if matches!(io.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
-            WireError::Timeout {
-                url: url.to_string(),
-                after: timeout,
-            }
+        ureq::Error::Timeout(_) => WireError::Timeout { url, after },
+        ureq::Error::Io(io) if super::server::is_timeout(&io) => WireError::Timeout { url, after },
+        ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => {
+            refused("connection refused".into())
         }
-        ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => WireError::Connect {
-            url: url.to_string(),
-            reason: "connection refused".into(),
-        },
         ureq::Error::Io(io)
             if matches!(
                 io.kind(),
@@ -786,30 +804,24 @@ fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
                     | ErrorKind::BrokenPipe
             ) =>
         {
-            WireError::Disconnected {
-                url: url.to_string(),
-                reason: match io.kind() {
-                    ErrorKind::UnexpectedEof => "closed mid-answer".to_string(),
-                    ErrorKind::ConnectionReset => "connection reset".to_string(),
-                    _ => io.to_string(),
-                },
-            }
+            let reason = match io.kind() {
+                ErrorKind::UnexpectedEof => "closed mid-answer".to_string(),
+                ErrorKind::ConnectionReset => "connection reset".to_string(),
+                _ => io.to_string(),
+            };
+            WireError::Disconnected { url, reason }
         }
-        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => WireError::Connect {
-            url: url.to_string(),
-            reason: format!("connection refused ({e})"),
-        },
+        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+            refused(format!("connection refused ({e})"))
+        }
         ureq::Error::BodyExceedsLimit(n) => WireError::protocol(
-            Some(url),
+            Some(&url),
             format!("response body exceeds the limit of {n} bytes"),
         ),
         ureq::Error::Protocol(p) => {
-            WireError::protocol(Some(url), format!("the answer is not HTTP/1.1: {p}"))
+            WireError::protocol(Some(&url), format!("the answer is not HTTP/1.1: {p}"))
         }
-        other => WireError::Connect {
-            url: url.to_string(),
-            reason: other.to_string(),
-        },
+        other => refused(other.to_string()),
     }
 }
 
@@ -849,38 +861,6 @@ impl BodyStream {
                 Err(e) => return Err(transport_error(&self.url, self.idle, ureq::Error::from(e))),
             }
         }
-    }
-}
-
-impl HttpClient {
-    /// Send one request and return as soon as the response head has arrived, with a body to
-    /// read as it comes (an event stream). The connection and the head must come within the
-    /// request's timeout; after that, each read of the body may wait `idle` at most, and the
-    /// body as a whole has no deadline. The body is not limited in size: the reader bounds
-    /// what it keeps.
-    pub(crate) fn send_streaming(
-        &self,
-        request: ClientRequest,
-        idle: Duration,
-    ) -> Result<StreamingResponse> {
-        let url = request.url.clone();
-        let (status, headers, reader): (_, _, Box<dyn std::io::Read + Send>) = match &self.transport
-        {
-            // The in-memory transport holds whole responses: its body is read from memory.
-            Via::Memory(net) => {
-                let r = net.exchange(request, self.wire_log.as_ref())?;
-                (r.status, r.headers, Box::new(std::io::Cursor::new(r.body)))
-            }
-            Via::Tcp(agent, _) => {
-                let (status, headers, body) = call_ureq(agent, &request, Some(idle))?;
-                (status, headers, Box::new(body.into_reader()))
-            }
-        };
-        Ok(StreamingResponse {
-            status,
-            headers,
-            body: BodyStream { url, idle, reader },
-        })
     }
 }
 

@@ -313,18 +313,22 @@ impl Server {
     /// process is about to exit).
     pub(crate) fn close_by(mut self, deadline: Instant) -> bool {
         self.stop_accepting();
+        self.abandon = true;
+        self.wait_idle(Some(deadline))
+    }
+
+    /// Wait for the requests in flight to finish, until `deadline` if one is given; `true`
+    /// if none is left.
+    fn wait_idle(&self, deadline: Option<Instant>) -> bool {
         let mut in_flight = self.shared.in_flight.lock();
         while in_flight.n > 0 {
-            let now = Instant::now();
-            if now >= deadline {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) {
                 break;
             }
-            in_flight = self.shared.in_flight.wait(in_flight, Some(deadline - now));
+            in_flight = self.shared.in_flight.wait(in_flight, left);
         }
-        let idle = in_flight.n == 0;
-        drop(in_flight);
-        self.abandon = true;
-        idle
+        in_flight.n == 0
     }
 
     /// Block the calling thread for as long as the server runs (until the process exits).
@@ -336,12 +340,8 @@ impl Server {
 
     fn stop(&mut self) {
         self.stop_accepting();
-        if self.abandon {
-            return;
-        }
-        let mut in_flight = self.shared.in_flight.lock();
-        while in_flight.n > 0 {
-            in_flight = self.shared.in_flight.wait(in_flight, None);
+        if !self.abandon {
+            self.wait_idle(None);
         }
     }
 }
@@ -716,20 +716,18 @@ impl Drop for InFlight<'_> {
 /// response is small enough for the socket buffer, and what the client already sent is read
 /// so that closing does not reset the connection under the answer. Both logs record it.
 fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Shared) {
+    let obs = Observer::new(shared, &stream, Some(peer));
+    let line = RequestLine::unread(&obs);
+    let _ = stream.set_nonblocking(true);
     if shared.tls.is_some() {
         // No thread, so no handshake: a fatal `internal_error` alert (RFC 8446 §6.2) tells a
         // TLS client the server would not go on, where HTTP bytes would read as garbage.
-        let _ = stream.set_nonblocking(true);
         let _ = stream.write_all(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 80]);
         let _ = stream.shutdown(Shutdown::Both);
-        let obs = Observer::new(shared, &stream, Some(peer));
-        RequestLine::unread(&obs).refused(&obs, 503, 0, message.to_string());
+        line.refused(&obs, 503, 0, message.to_string());
         return;
     }
-    let obs = Observer::new(shared, &stream, Some(peer));
     let mut tap = obs.tap();
-    let line = RequestLine::unread(&obs);
-    let _ = stream.set_nonblocking(true);
     let response = Response::error(503, message).with_header("Retry-After", "1");
     let mut sent = 0;
     let mut tee = Tee {
@@ -778,7 +776,20 @@ enum Stream {
     Tls(Box<crate::wire::tls::server::TlsStream>),
 }
 
+/// What a connection's byte stream is, whichever it is.
+trait ReadWrite: Read + Write {}
+
+impl<T: Read + Write> ReadWrite for T {}
+
 impl Stream {
+    fn io(&mut self) -> &mut dyn ReadWrite {
+        match self {
+            Stream::Plain(s) => s,
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => &mut **t,
+        }
+    }
+
     fn tcp(&self) -> &TcpStream {
         match self {
             Stream::Plain(s) => s,
@@ -814,21 +825,6 @@ impl Stream {
             Stream::Plain(s) => s,
             #[cfg(feature = "tls")]
             Stream::Tls(t) => t.sock,
-        }
-    }
-}
-
-/// What a connection's byte stream is, whichever it is.
-trait ReadWrite: Read + Write {}
-
-impl<T: Read + Write> ReadWrite for T {}
-
-impl Stream {
-    fn io(&mut self) -> &mut dyn ReadWrite {
-        match self {
-            Stream::Plain(s) => s,
-            #[cfg(feature = "tls")]
-            Stream::Tls(t) => &mut **t,
         }
     }
 }
@@ -1177,7 +1173,8 @@ impl<'a> Observer<'a> {
     }
 }
 
-fn is_timeout(e: &io::Error) -> bool {
+/// Whether a read or write ran out of time (a socket's timeout, by the kind each system gives).
+pub(super) fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
