@@ -283,29 +283,26 @@ pub(crate) fn parse_request(
     let mut fields = [std::mem::MaybeUninit::<httparse::Header>::uninit(); MAX_FIELDS];
     let max_fields = limits.max_headers.min(MAX_FIELDS);
     let mut req = httparse::Request::new(&mut []);
-    let len = match req.parse_with_uninit_headers(window, &mut fields[..max_fields]) {
-        Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) => {
-            if let Some(at) = bare_lf(window) {
-                return Err(HeadError::BareLf { at });
-            }
-            if window.len() >= limits.max_header_bytes {
-                return Err(HeadError::TooLarge {
-                    limit: limits.max_header_bytes,
-                });
-            }
-            return Ok(None);
-        }
-        Err(e) => {
-            if let Some(at) = bare_lf(window) {
-                return Err(HeadError::BareLf { at });
-            }
-            return Err(refusal(e, window, limits));
-        }
+    let parsed = req.parse_with_uninit_headers(window, &mut fields[..max_fields]);
+    // A bare LF is named before anything else is said of the head: in the head when it is
+    // complete, else anywhere in the window.
+    let head = match parsed {
+        Ok(httparse::Status::Complete(len)) => &window[..len],
+        _ => window,
     };
-    if let Some(at) = bare_lf(&window[..len]) {
+    if let Some(at) = bare_lf(head) {
         return Err(HeadError::BareLf { at });
     }
+    let len = match parsed {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if window.len() >= limits.max_header_bytes => {
+            return Err(HeadError::TooLarge {
+                limit: limits.max_header_bytes,
+            });
+        }
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(refusal(e, window, limits)),
+    };
     let version = Version::of(req.version);
     let sent = req.method.unwrap_or("");
     let Some(method) = METHODS.iter().copied().find(|m| *m == sent) else {
