@@ -449,16 +449,14 @@ impl Message {
     /// The length of the complete head at the start of `window` and the framing of the body
     /// after it; `Ok(None)` if the head is not complete yet, `Err` if it is not a head.
     fn head(self, window: &[u8]) -> Result<Option<(usize, Framing)>, ()> {
-        match self {
-            Message::Request => match head::parse_request(window, &REQUEST_HEAD) {
-                Ok(head) => Ok(head.map(|h| (h.len, h.framing))),
-                Err(_) => Err(()),
-            },
-            Message::Response { method } => match head::parse_response(window, method, MAX_HEAD) {
-                Ok(head) => Ok(head.map(|h| (h.len, h.framing))),
-                Err(_) => Err(()),
-            },
-        }
+        Ok(match self {
+            Message::Request => head::parse_request(window, &REQUEST_HEAD)
+                .map_err(drop)?
+                .map(|h| (h.len, h.framing)),
+            Message::Response { method } => head::parse_response(window, method, MAX_HEAD)
+                .map_err(drop)?
+                .map(|h| (h.len, h.framing)),
+        })
     }
 }
 
