@@ -121,12 +121,13 @@ pub(crate) struct Reader<R> {
 
 /// The reader's default limit on a line or an event: 16 MiB, as large as a request body the
 /// HTTP server accepts.
-#[allow(dead_code)] // the fuzz target and the tests read with it; the relay sets its own
+// The fuzz target and the tests read with it; the relay sets its own.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) const DEFAULT_LIMIT: usize = 16 << 20;
 
 impl<R: Read> Reader<R> {
     /// A reader of `inner` with the [`DEFAULT_LIMIT`].
-    #[allow(dead_code)] // the fuzz target and the tests read with it; the relay sets its own
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn new(inner: R) -> Reader<R> {
         Reader::with_limit(inner, DEFAULT_LIMIT)
     }
