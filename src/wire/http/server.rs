@@ -645,15 +645,7 @@ struct Held<'a> {
     until: Option<Instant>,
 }
 
-impl<'a> Held<'a> {
-    fn new(budget: &'a BodyBudget) -> Held<'a> {
-        Held {
-            budget,
-            bytes: 0,
-            until: None,
-        }
-    }
-
+impl Held<'_> {
     /// Make `body` able to hold `more` bytes beyond its length without growing on its own:
     /// its capacity at least doubles (up to `most`, the most it will ever need), and the
     /// budget is taken for what it grows by, first.
@@ -1294,7 +1286,11 @@ fn serve_request(conn: &mut Conn, head: RequestHead, obs: &Observer<'_>) -> Then
         let message = "the server is shutting down";
         return refuse(conn, Response::error(503, message), message);
     }
-    let mut held = Held::new(&shared.bodies);
+    let mut held = Held {
+        budget: &shared.bodies,
+        bytes: 0,
+        until: None,
+    };
     let read = conn.read_body(&head, &shared.limits, &mut held);
     conn.tap.end(Direction::In, read.is_ok());
     match &read {
