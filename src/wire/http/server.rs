@@ -1343,25 +1343,19 @@ struct RequestLine {
 
 impl RequestLine {
     fn begin(obs: &Observer<'_>, head: &RequestHead) -> RequestLine {
-        let started = Instant::now();
-        let time_ns = crate::time::now_ns();
-        let line = obs.logs_requests().then(|| Entry {
-            time_ns,
-            method: head.method.to_string(),
-            target: if head.query.is_empty() {
+        let mut line = RequestLine::unread(obs);
+        if let Some(entry) = &mut line.line {
+            entry.method = head.method.to_string();
+            entry.target = if head.query.is_empty() {
                 head.path.clone()
             } else {
                 format!("{}?{}", head.path, head.query)
-            },
-            peer: obs.peer,
-            connection: obs.connection,
-            user_agent: obs
-                .debug()
-                .then(|| super::header(&head.headers, "user-agent").map(str::to_string))
-                .flatten(),
-            ..Entry::default()
-        });
-        RequestLine { started, line }
+            };
+            if obs.debug() {
+                entry.user_agent = super::header(&head.headers, "user-agent").map(str::to_string);
+            }
+        }
+        line
     }
 
     /// A request whose line was never read (method and target `-`), from now.
