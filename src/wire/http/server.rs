@@ -475,14 +475,14 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// Errors after which accepting again at once is right: the peer gave up, or a signal.
+/// Errors after which accepting again at once is right: the peer gave up, or a signal (a
+/// non-blocking listener's `WouldBlock` is answered before, with a pause).
 fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionAborted
             | io::ErrorKind::ConnectionReset
             | io::ErrorKind::Interrupted
-            | io::ErrorKind::WouldBlock
     )
 }
 
