@@ -249,11 +249,10 @@ impl HttpClient {
         let mut reader = body.into_with_config().limit(self.max_body).reader();
         std::io::Read::read_to_end(&mut reader, &mut read)
             .map_err(|e| transport_error(&request.url, request.timeout, ureq::Error::from(e)))?;
-        let body = read;
         Ok(ClientResponse {
             status,
             headers,
-            body,
+            body: read,
         })
     }
 
