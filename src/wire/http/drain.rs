@@ -142,20 +142,15 @@ impl Drain {
                             Ok(chunk) => pending = Some(chunk),
                             Err(_) => return,
                         },
-                        recv(cut) -> _ => {
-                            let _ = tx.send(terminal);
-                            return;
-                        }
+                        recv(cut) -> _ => break,
                     },
                     Some(chunk) => select! {
                         send(tx, chunk) -> sent => if sent.is_err() { return },
-                        recv(cut) -> _ => {
-                            let _ = tx.send(terminal);
-                            return;
-                        }
+                        recv(cut) -> _ => break,
                     },
                 }
             }
+            let _ = tx.send(terminal);
         });
         rx
     }
