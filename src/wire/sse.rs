@@ -239,11 +239,8 @@ impl<R: Read> Reader<R> {
                 // A CR as the last byte read may be the first half of a CRLF: read on first.
                 let cr_at_edge = unread[i] == b'\r' && i + 1 == unread.len() && !self.eof;
                 if !cr_at_edge {
-                    let skip = if unread[i] == b'\r' && unread.get(i + 1) == Some(&b'\n') {
-                        2
-                    } else {
-                        1
-                    };
+                    // The line end: one byte, or two for CRLF.
+                    let skip = 1 + usize::from(unread[i..].starts_with(b"\r\n"));
                     let mut line = &unread[..i];
                     if !self.started {
                         self.started = true;
