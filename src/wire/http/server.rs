@@ -1124,11 +1124,10 @@ impl<'a> Observer<'a> {
             shared,
             connection: if logging { wirelog::connection_id() } else { 0 },
             peer,
-            local: if shared.wire_log.is_some() {
-                stream.local_addr().ok()
-            } else {
-                None
-            },
+            local: shared
+                .wire_log
+                .as_ref()
+                .and_then(|_| stream.local_addr().ok()),
         }
     }
 
