@@ -203,21 +203,17 @@ impl Rule {
 
 /// The IPv4 address an IPv4-mapped or NAT64 IPv6 address carries, else the address itself.
 fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return IpAddr::V4(v4);
-            }
-            let s = v6.segments();
-            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let [a, b] = s[6].to_be_bytes();
-                let [c, d] = s[7].to_be_bytes();
-                return IpAddr::V4(Ipv4Addr::new(a, b, c, d));
-            }
-            ip
-        }
-        IpAddr::V4(_) => ip,
+    let IpAddr::V6(v6) = ip else {
+        return ip;
+    };
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return IpAddr::V4(v4);
     }
+    if v6.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        // The IPv4 address is the last 32 bits.
+        return IpAddr::V4(Ipv4Addr::from(u128::from(v6) as u32));
+    }
+    ip
 }
 
 /// The internal range `ip` lies in, by name, if any.
