@@ -433,22 +433,14 @@ fn expects_continue(headers: &[(String, String)]) -> Result<bool, HeadError> {
 fn refusal(e: httparse::Error, window: &[u8], limits: &Limits) -> HeadError {
     // httparse takes the target as UTF-8 text and fails a raw byte like 0xFF as a bad token:
     // name the real fault.
-    let line = &window[..window
-        .iter()
-        .position(|&b| b == b'\r' || b == b'\n')
-        .unwrap_or(window.len())];
-    if let Some(target_start) = line.iter().position(|&b| b == b' ').map(|i| i + 1) {
-        let target = &line[target_start..];
-        let target = &target[..target
-            .iter()
-            .position(|&b| b == b' ')
-            .unwrap_or(target.len())];
-        if let Some(at) = target.iter().position(|b| !b.is_ascii()) {
-            return HeadError::NonAsciiTarget {
-                byte: target[at],
-                at,
-            };
-        }
+    let line = window.split(|&b| b == b'\r' || b == b'\n').next();
+    if let Some(target) = line.unwrap_or_default().split(|&b| b == b' ').nth(1)
+        && let Some(at) = target.iter().position(|b| !b.is_ascii())
+    {
+        return HeadError::NonAsciiTarget {
+            byte: target[at],
+            at,
+        };
     }
     match e {
         httparse::Error::TooManyHeaders => HeadError::TooManyFields {
