@@ -271,13 +271,11 @@ impl RequestLog {
 /// A field of a text line: as it is when it is plain, else quoted with JSON's escapes, so a
 /// space, a quote or a control character from a peer cannot split or forge a line.
 fn field(value: &str) -> String {
-    if value.is_empty() {
-        return "\"\"".into();
-    }
+    // Empty is quoted too (`""`), so that it still reads as a field.
     let plain = value
         .chars()
         .all(|c| c.is_ascii_graphic() && c != '"' && c != '\\');
-    if plain {
+    if plain && !value.is_empty() {
         value.to_string()
     } else {
         serde_json::Value::String(value.to_string()).to_string()
