@@ -104,7 +104,12 @@ impl MemoryNet {
                 reason: "connection refused (no such host in memory)".into(),
             });
         };
-        let bytes = request_bytes(&request, &host, &target);
+        let headers: Vec<(&str, &str)> = request
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let bytes = write::request_bytes(request.method, &host, &target, &headers, &request.body);
         let mut tap = match log {
             Some(log) => Tap::new(log, Side::Client, wirelog::connection_id(), host, None),
             None => Tap::off(),
@@ -158,16 +163,6 @@ fn split_url(url: &str) -> Option<(String, String)> {
         None => (rest, "/"),
     };
     Some((host.to_string(), target.to_string()))
-}
-
-/// The HTTP/1.1 bytes of a client request.
-pub(crate) fn request_bytes(request: &ClientRequest, host: &str, target: &str) -> Vec<u8> {
-    let headers: Vec<(&str, &str)> = request
-        .headers
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    write::request_bytes(request.method, host, target, &headers, &request.body)
 }
 
 /// Serve one request given as HTTP/1.1 bytes; returns the response's HTTP/1.1 bytes. This is
