@@ -191,7 +191,7 @@ impl HttpClient {
     }
 
     fn over(tls: ClientTls, log: Option<WireLog>) -> HttpClient {
-        let agent = build_agent(&tls, log.as_ref(), agent_config(false), LiteralIpResolver);
+        let agent = build_agent(&tls, log.as_ref(), false, LiteralIpResolver);
         HttpClient {
             transport: Via::Tcp(agent, tls),
             wire_log: log,
@@ -219,7 +219,7 @@ impl HttpClient {
         let transport = match &self.transport {
             Via::Tcp(_, tls) => {
                 let log = self.wire_log.as_ref();
-                let agent = build_agent(tls, log, agent_config(true), GuardedResolver(egress));
+                let agent = build_agent(tls, log, true, GuardedResolver(egress));
                 Via::Tcp(agent, tls.clone())
             }
             Via::Memory(net) => Via::Memory(net.clone()),
@@ -288,14 +288,25 @@ impl HttpClient {
 }
 
 /// A ureq agent over TCP (and TLS), its connections wrapped by [`Wrap`] (tapped for `log`
-/// when there is one).
+/// when there is one). A `guarded` one follows no redirect and takes no proxy from the
+/// environment.
 fn build_agent(
     tls: &ClientTls,
     log: Option<&WireLog>,
-    config: ureq::config::Config,
+    guarded: bool,
     resolver: impl Resolver,
 ) -> ureq::Agent {
     use ureq::unversioned::transport::{ConnectProxyConnector, TcpConnector};
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_idle_connections_per_host(64)
+        .max_idle_connections(256)
+        .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")));
+    let config = if guarded {
+        config.max_redirects(0).proxy(None)
+    } else {
+        config
+    };
     let connector = ().chain(ConnectProxyConnector::default()).chain(TcpConnector::default());
     #[cfg(feature = "tls")]
     let connector = connector.chain(crate::wire::tls::client::TlsConnector(
@@ -303,22 +314,8 @@ fn build_agent(
     ));
     #[cfg(not(feature = "tls"))]
     let _ = tls;
-    ureq::Agent::with_parts(config, connector.chain(Wrap(log.cloned())), resolver)
-}
-
-/// The agent's configuration; a `guarded` one follows no redirect and takes no proxy from
-/// the environment.
-fn agent_config(guarded: bool) -> ureq::config::Config {
-    let builder = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .max_idle_connections_per_host(64)
-        .max_idle_connections(256)
-        .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")));
-    if guarded {
-        builder.max_redirects(0).proxy(None).build()
-    } else {
-        builder.build()
-    }
+    let connector = connector.chain(Wrap(log.cloned()));
+    ureq::Agent::with_parts(config.build(), connector, resolver)
 }
 
 /// What an interrupted wait fails with, inside an I/O error of kind `Other`: not
@@ -335,10 +332,6 @@ impl std::fmt::Display for InterruptedCall {
 }
 
 impl std::error::Error for InterruptedCall {}
-
-fn interrupted() -> std::io::Error {
-    std::io::Error::other(InterruptedCall)
-}
 
 /// A connector wrapping ureq's transport on every connection: a call made under
 /// [`interruptible`] gives up its wait for a response once interrupted, and what a logged
@@ -646,7 +639,7 @@ impl Transport for Wrapped {
         let started = std::time::Instant::now();
         loop {
             if interrupt.is_set() {
-                return Err(ureq::Error::Io(interrupted()));
+                return Err(ureq::Error::Io(std::io::Error::other(InterruptedCall)));
             }
             let left = match timeout.after {
                 ureq::unversioned::transport::time::Duration::Exact(d) => {
