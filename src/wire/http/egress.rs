@@ -219,38 +219,22 @@ fn canonical(ip: IpAddr) -> IpAddr {
 /// The internal range `ip` lies in, by name, if any.
 pub(crate) fn internal_range(ip: IpAddr) -> Option<&'static str> {
     match canonical(ip) {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            if a == 0 {
-                Some("unspecified")
-            } else if a == 127 {
-                Some("loopback")
-            } else if a == 169 && b == 254 {
-                Some("link-local (cloud metadata)")
-            } else if v4 == Ipv4Addr::new(100, 100, 100, 200) {
-                Some("cloud metadata")
-            } else if a >= 224 {
-                Some("multicast or reserved")
-            } else {
-                None
-            }
-        }
-        IpAddr::V6(v6) => {
-            let first = v6.segments()[0];
-            if v6.is_unspecified() {
-                Some("unspecified")
-            } else if v6.is_loopback() {
-                Some("loopback")
-            } else if first & 0xffc0 == 0xfe80 {
-                Some("link-local")
-            } else if v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
-                Some("cloud metadata")
-            } else if first & 0xff00 == 0xff00 {
-                Some("multicast")
-            } else {
-                None
-            }
-        }
+        IpAddr::V4(v4) => match v4.octets() {
+            [0, ..] => Some("unspecified"),
+            [127, ..] => Some("loopback"),
+            [169, 254, ..] => Some("link-local (cloud metadata)"),
+            [100, 100, 100, 200] => Some("cloud metadata"),
+            [224..=255, ..] => Some("multicast or reserved"),
+            _ => None,
+        },
+        IpAddr::V6(v6) => match v6.segments() {
+            [0, 0, 0, 0, 0, 0, 0, 0] => Some("unspecified"),
+            [0, 0, 0, 0, 0, 0, 0, 1] => Some("loopback"),
+            [first, ..] if first & 0xffc0 == 0xfe80 => Some("link-local"),
+            [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254] => Some("cloud metadata"),
+            [first, ..] if first & 0xff00 == 0xff00 => Some("multicast"),
+            _ => None,
+        },
     }
 }
 
