@@ -381,18 +381,13 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let mut threads_failing = false;
     loop {
         let accepted = listener.accept();
-        if burst
-            .as_ref()
-            .is_some_and(|b| b.last_failure.elapsed() >= BURST_QUIET)
-        {
-            if let Some(b) = burst.take() {
-                stderr_line!(
-                    "ddwire: {}: accepting again after {:.1} s out of descriptors ({} connections answered 503)",
-                    shared.addr,
-                    b.since.elapsed().as_secs_f64(),
-                    b.refused
-                );
-            }
+        if let Some(b) = burst.take_if(|b| b.last_failure.elapsed() >= BURST_QUIET) {
+            stderr_line!(
+                "ddwire: {}: accepting again after {:.1} s out of descriptors ({} connections answered 503)",
+                shared.addr,
+                b.since.elapsed().as_secs_f64(),
+                b.refused
+            );
             let _ = listener.set_nonblocking(false);
             backoff = Duration::from_millis(1);
         }
