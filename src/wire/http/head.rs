@@ -601,10 +601,7 @@ fn keep_alive(version: Version, headers: &[(String, String)]) -> bool {
             .flat_map(|v| v.split(','))
             .any(|t| t.trim_matches([' ', '\t']).eq_ignore_ascii_case(token))
     };
-    match version {
-        Version::Http11 => !has("close"),
-        Version::Http10 => has("keep-alive") && !has("close"),
-    }
+    !has("close") && (version == Version::Http11 || has("keep-alive"))
 }
 
 /// At most `max` bytes of `s`, cut at a character boundary, for an error message.
