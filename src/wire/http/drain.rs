@@ -47,14 +47,6 @@ impl Default for Drain {
     }
 }
 
-impl std::fmt::Debug for Drain {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Drain")
-            .field("started", &self.is_started())
-            .finish()
-    }
-}
-
 impl Drain {
     /// A drain not started.
     pub(crate) fn new() -> Drain {

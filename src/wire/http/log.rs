@@ -163,15 +163,6 @@ pub(crate) struct RequestLog {
     out: Mutex<Box<dyn Write + Send>>,
 }
 
-impl fmt::Debug for RequestLog {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestLog")
-            .field("format", &self.format)
-            .field("level", &self.level)
-            .finish()
-    }
-}
-
 impl RequestLog {
     /// Lines at or above `level`, in `format`, on stderr.
     pub(crate) fn stderr(format: Format, level: Level) -> RequestLog {
