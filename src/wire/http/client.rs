@@ -69,14 +69,12 @@ impl Resolver for LiteralIpResolver {
             })?;
             Some(SocketAddr::new(ip, port))
         });
-        match literal {
-            Some(addr) => {
-                let mut addrs = self.empty();
-                addrs.push(addr);
-                Ok(addrs)
-            }
-            None => DefaultResolver::default().resolve(uri, config, timeout),
-        }
+        let Some(addr) = literal else {
+            return DefaultResolver::default().resolve(uri, config, timeout);
+        };
+        let mut addrs = self.empty();
+        addrs.push(addr);
+        Ok(addrs)
     }
 }
 
