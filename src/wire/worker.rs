@@ -148,8 +148,7 @@ impl<T> Worker<T> {
     /// finish what is queued and end; `true` if it did.
     pub(crate) fn close(&self, timeout: Duration) -> bool {
         self.shared.lock().tx.take();
-        let thread = self.thread.lock().unpoisoned().take();
-        let Some(thread) = thread else {
+        let Some(thread) = self.thread.lock().unpoisoned().take() else {
             return true;
         };
         let deadline = Instant::now() + timeout;
