@@ -1126,10 +1126,6 @@ impl<'a> Observer<'a> {
         }
     }
 
-    fn logs_requests(&self) -> bool {
-        self.shared.request_log.is_some()
-    }
-
     fn debug(&self) -> bool {
         self.shared
             .request_log
@@ -1356,7 +1352,7 @@ impl RequestLine {
     fn unread(obs: &Observer<'_>) -> RequestLine {
         let started = Instant::now();
         let time_ns = crate::time::now_ns();
-        let line = obs.logs_requests().then(|| Entry {
+        let line = obs.shared.request_log.is_some().then(|| Entry {
             time_ns,
             method: "-".into(),
             target: "-".into(),
