@@ -283,7 +283,8 @@ pub fn serve_in_memory(net: &http::memory::MemoryNet, agent: Arc<dyn Agent>) -> 
 
 /// [`serve_in_memory`] for an agent holding `key` (see `handler_signed`), with the default
 /// replay window.
-pub fn serve_in_memory_signed(
+#[cfg(any(test, feature = "testkit"))]
+pub(crate) fn serve_in_memory_signed(
     net: &http::memory::MemoryNet,
     agent: Arc<dyn Agent>,
     key: &Key,
