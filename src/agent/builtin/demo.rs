@@ -41,12 +41,6 @@ pub(crate) struct Ungrounded {
     spec: AgentSpec,
 }
 
-impl Default for Ungrounded {
-    fn default() -> Self {
-        Ungrounded::new()
-    }
-}
-
 impl Ungrounded {
     /// The agent, with its spec.
     pub(crate) fn new() -> Ungrounded {
@@ -78,12 +72,6 @@ impl Agent for Ungrounded {
 /// An agent that always fails.
 pub(crate) struct Failing {
     spec: AgentSpec,
-}
-
-impl Default for Failing {
-    fn default() -> Self {
-        Failing::new()
-    }
 }
 
 impl Failing {
@@ -119,12 +107,6 @@ impl Agent for Failing {
 /// abstains).
 pub(crate) struct Confirm {
     spec: AgentSpec,
-}
-
-impl Default for Confirm {
-    fn default() -> Self {
-        Confirm::new()
-    }
 }
 
 /// What `demo.confirm` asks for.

@@ -18,12 +18,6 @@ pub(crate) struct Director {
     spec: AgentSpec,
 }
 
-impl Default for Director {
-    fn default() -> Self {
-        Director::new()
-    }
-}
-
 impl Director {
     /// The agent, with its spec.
     pub(crate) fn new() -> Director {
