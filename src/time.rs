@@ -115,19 +115,13 @@ fn civil_string(secs: i64) -> String {
             }
             out.push_str(std::str::from_utf8(&text).unwrap_or_default());
         }
-        _ => {
-            out.push_str(&format!("{y:04}"));
-            for (sep, value) in [
-                ('-', m),
-                ('-', d),
-                ('T', rem / 3600),
-                (':', rem % 3600 / 60),
-                (':', rem % 60),
-            ] {
-                out.push(sep);
-                push_padded(&mut out, value, 2);
-            }
-        }
+        // A year outside 0..=9999, never on a hot path.
+        _ => out.push_str(&format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60
+        )),
     }
     out
 }
