@@ -189,24 +189,16 @@ fn refuse_before_parsing(harness: &Harness, request: &Request) -> Option<Respons
     if !matches!(request.path.trim_end_matches('/'), "" | "/a2a") {
         return Some(unauthorized(&reason, presented));
     }
-    let version = request
-        .header("a2a-version")
-        .map(str::to_string)
-        .or_else(|| crate::wire::a2a::endpoint::query_param(&request.query, "A2A-Version"));
+    let version = crate::wire::a2a::endpoint::declared_version(request);
     let binding = match version.as_deref().map(str::trim) {
         Some(v) if v.split('.').next() == Some("1") => crate::wire::a2a::Binding::V10,
         _ => crate::wire::a2a::Binding::V03,
     };
     let error = A2aError::Unauthenticated { reason }.to_rpc(binding);
-    let body = crate::wire::jsonrpc::error(&Value::Null, &error);
-    let challenge = unauthorized("", presented);
-    let mut response = Response::json(401, &body);
-    response.headers.extend(
-        challenge
-            .headers
-            .into_iter()
-            .filter(|(k, _)| k == "WWW-Authenticate"),
-    );
+    let body = crate::wire::jsonrpc::error(&Value::Null, &error).to_string();
+    // The challenge's answer, with the JSON-RPC error as its (JSON) body.
+    let mut response = unauthorized("", presented);
+    response.body = crate::wire::http::Body::Bytes(body.into_bytes());
     Some(response)
 }
 
@@ -270,19 +262,14 @@ fn dispatch(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> R
 /// an invocation needs (with `--tokens`, a bearer token), because it makes the harness call
 /// out to every agent.
 fn refresh_agents(harness: &Harness, request: &Request) -> Response {
-    match &harness.authenticator {
-        None => {
-            return Response::error(
-                401,
-                "this harness accepts only delegation callbacks under a live grant",
-            );
-        }
-        Some(auth) => {
-            if let Err(e) = auth.principal_for(Some(&request.headers)) {
-                return Response::error(401, &e.to_string())
-                    .with_header("WWW-Authenticate", "Bearer");
-            }
-        }
+    let Some(auth) = &harness.authenticator else {
+        return Response::error(
+            401,
+            "this harness accepts only delegation callbacks under a live grant",
+        );
+    };
+    if let Err(e) = auth.principal_for(Some(&request.headers)) {
+        return Response::error(401, &e.to_string()).with_header("WWW-Authenticate", "Bearer");
     }
     // The agents configuration is read again too, so an agent added to it, or removed, is
     // taken in without a restart.
@@ -296,12 +283,7 @@ fn refresh_agents(harness: &Harness, request: &Request) -> Response {
         }
     };
     let mut body = harness.conductor.registry.listing();
-    if let Some(map) = body.as_object_mut() {
-        map.insert(
-            "refreshed".into(),
-            serde_json::to_value(&refreshed).unwrap_or(Value::Null),
-        );
-    }
+    body["refreshed"] = serde_json::to_value(&refreshed).unwrap_or(Value::Null);
     Response::json(200, &body)
 }
 
