@@ -1050,18 +1050,10 @@ fn restore_tasks(harness: &Harness, tasks: &crate::wire::a2a::endpoint::TaskStor
         let mut said = question(&waiting.resume_condition, &waiting.expires_at);
         said.task_id = Some(id.clone());
         said.context_id = Some(context_id.clone());
-        let task = Task {
-            id,
-            context_id,
-            status: crate::wire::a2a::model::TaskStatus {
-                state: TaskState::InputRequired,
-                message: Some(said),
-                timestamp: None,
-            },
-            artifacts: Vec::new(),
-            history: vec![asked],
-            metadata: Some(metadata),
-        };
+        let mut task = Task::submitted(id, context_id, vec![asked], None);
+        task.status.state = TaskState::InputRequired;
+        task.status.message = Some(said);
+        task.metadata = Some(metadata);
         let _ = tasks.insert(task, Some(waiting.principal_id), false, false);
     }
 }
