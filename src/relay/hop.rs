@@ -369,9 +369,9 @@ fn outgoing<'a>(
     let method =
         translate::method(inbound.kind, endpoint.binding).unwrap_or(inbound.call.method.as_str());
     let params = translate::params(inbound.kind, inbound.binding, endpoint.binding, params)
-        .map_err(|e| Failure::InvalidParams {
+        .map_err(|reason| Failure::InvalidParams {
             binding: inbound.binding,
-            reason: e.to_string(),
+            reason,
         })?;
     Ok((method, params))
 }
