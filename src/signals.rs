@@ -40,12 +40,10 @@ impl Signal {
     }
 
     fn from_number(n: i32) -> Signal {
-        if n == SIGINT {
-            Signal::Interrupt
-        } else if n == SIGHUP {
-            Signal::Hangup
-        } else {
-            Signal::Terminate
+        match n {
+            SIGINT => Signal::Interrupt,
+            SIGHUP => Signal::Hangup,
+            _ => Signal::Terminate,
         }
     }
 }

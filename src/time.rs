@@ -115,19 +115,13 @@ fn civil_string(secs: i64) -> String {
             }
             out.push_str(std::str::from_utf8(&text).unwrap_or_default());
         }
-        _ => {
-            out.push_str(&format!("{y:04}"));
-            for (sep, value) in [
-                ('-', m),
-                ('-', d),
-                ('T', rem / 3600),
-                (':', rem % 3600 / 60),
-                (':', rem % 60),
-            ] {
-                out.push(sep);
-                push_padded(&mut out, value, 2);
-            }
-        }
+        // A year outside 0..=9999, never on a hot path.
+        _ => out.push_str(&format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60
+        )),
     }
     out
 }
@@ -220,10 +214,9 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<i128> {
     }
     let offset_secs: i64 = match &b[i..] {
         [b'Z'] | [b'z'] => 0,
-        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+        [sign @ (b'+' | b'-'), _, _, b':', _, _] => {
             let hh = num(i + 1..i + 3)?;
             let mm = num(i + 4..i + 6)?;
-            let _ = (h1, h2, m1, m2);
             if hh > 23 || mm > 59 {
                 return None;
             }
@@ -232,28 +225,14 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<i128> {
         }
         _ => return None,
     };
-    let leap = |y: u32| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
-    let month_days = [
-        31,
-        if leap(year) { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&month) || day == 0 || day > month_days[month as usize - 1] {
+    let days = days_from_civil(year as i64, month, day);
+    // A date that does not exist (a 13th month, a February 30th) comes back as another one.
+    if civil_from_days(days) != (year as i64, month, day) {
         return None;
     }
     if hour > 23 || minute > 59 || second > 60 {
         return None;
     }
-    let days = days_from_civil(year as i64, month, day);
     let secs = days * 86_400 + (hour * 3600 + minute * 60 + second) as i64 - offset_secs;
     Some(secs as i128 * NS_PER_SEC + frac_ns)
 }

@@ -212,17 +212,7 @@ pub fn serve(
     addr: &str,
     public_url: Option<&str>,
 ) -> Result<http::server::Server, ServeError> {
-    serve_within(agent, addr, public_url, Limits::DEFAULT)
-}
-
-/// [`serve`] within the given limits (say, another connection cap).
-pub(crate) fn serve_within(
-    agent: Arc<dyn Agent>,
-    addr: &str,
-    public_url: Option<&str>,
-    limits: Limits,
-) -> Result<http::server::Server, ServeError> {
-    let bound = http::server::bind(addr, limits)?;
+    let bound = http::server::bind(addr, Limits::DEFAULT)?;
     serve_on(bound, agent, public_url, A2aClient::default(), None)
 }
 
@@ -234,19 +224,7 @@ pub fn serve_signed(
     key: &Key,
     window: Duration,
 ) -> Result<http::server::Server, ServeError> {
-    serve_signed_within(agent, addr, public_url, key, window, Limits::DEFAULT)
-}
-
-/// [`serve_signed`] within the given limits.
-pub(crate) fn serve_signed_within(
-    agent: Arc<dyn Agent>,
-    addr: &str,
-    public_url: Option<&str>,
-    key: &Key,
-    window: Duration,
-    limits: Limits,
-) -> Result<http::server::Server, ServeError> {
-    let bound = http::server::bind(addr, limits)?;
+    let bound = http::server::bind(addr, Limits::DEFAULT)?;
     serve_on(
         bound,
         agent,
@@ -305,7 +283,8 @@ pub fn serve_in_memory(net: &http::memory::MemoryNet, agent: Arc<dyn Agent>) -> 
 
 /// [`serve_in_memory`] for an agent holding `key` (see `handler_signed`), with the default
 /// replay window.
-pub fn serve_in_memory_signed(
+#[cfg(any(test, feature = "testkit"))]
+pub(crate) fn serve_in_memory_signed(
     net: &http::memory::MemoryNet,
     agent: Arc<dyn Agent>,
     key: &Key,

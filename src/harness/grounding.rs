@@ -57,7 +57,7 @@ use crate::trace::{AttrValue, CONDUCTOR_ATTRIBUTES, SpanId, SpanName, SpanRecord
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroundingReport {
     /// The linter ran and found no violation.
-    pub passed: bool,
+    pub(crate) passed: bool,
     /// Why the linter did not run: the conductor decided the run before its agent ran (a
     /// refusal or a referral), so there was no output to check. `passed` is then `false`.
     pub(crate) not_run: Option<String>,
@@ -407,11 +407,6 @@ impl<'a> Tree<'a> {
             })
             .collect()
     }
-
-    /// The root's `dd.input_hash`, as `str()` reads it.
-    fn input_hash(&self) -> String {
-        attr_str(self.root.owned(attr::INPUT_HASH))
-    }
 }
 
 fn indices_named(records: &[SpanRecord], name: SpanName) -> Vec<usize> {
@@ -532,11 +527,12 @@ struct Citation {
 }
 
 impl Citation {
-    /// The input citation: `input:<invocation_id>` with the root's `dd.input_hash`.
+    /// The input citation: `input:<invocation_id>` with the root's `dd.input_hash` (each as
+    /// `str()` reads it).
     fn input(envelope: &Value, tree: &Tree<'_>) -> Citation {
         Citation {
             source_id: input_source_id(&str_or_none(envelope.get("invocation_id"))),
-            content_hash: tree.input_hash(),
+            content_hash: attr_str(tree.root.owned(attr::INPUT_HASH)),
         }
     }
 
@@ -703,7 +699,8 @@ fn g2_asserted_was_retrieved(run: &Run<'_>, out: &mut Vec<String>) {
             c.described()
         ));
     }
-    if succeeded(run.envelope) && has_payload(run.envelope) && run.refs.grounded_on.is_empty() {
+    let has_payload = !matches!(run.envelope.get("payload"), None | Some(Value::Null));
+    if succeeded(run.envelope) && has_payload && run.refs.grounded_on.is_empty() {
         out.push("G2: a succeeded retrieval-mode payload rests on nothing".to_string());
     }
 }
@@ -846,10 +843,6 @@ fn succeeded(envelope: &Value) -> bool {
         .and_then(|o| o.get("status"))
         .and_then(Value::as_str)
         == Some(OutcomeStatus::Succeeded.as_str())
-}
-
-fn has_payload(envelope: &Value) -> bool {
-    !matches!(envelope.get("payload"), None | Some(Value::Null))
 }
 
 /// Python's `str(v)` of a looked-up value: `"None"` when absent or `null`.

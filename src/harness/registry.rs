@@ -400,7 +400,7 @@ fn retry_wait(attempt: u32) -> Duration {
 
 /// What to add to a card that lacks the Data Director extension (such a card is refused at
 /// registration).
-pub(crate) fn missing_extension_reason(url: &str) -> String {
+fn missing_extension_reason(url: &str) -> String {
     format!(
         "add the Data Director extension: the card at {url} does not declare {}. Add it to the \
          card's capabilities.extensions as {{\"uri\": \"{}\", \"required\": true, \"params\": \
@@ -412,22 +412,17 @@ pub(crate) fn missing_extension_reason(url: &str) -> String {
     )
 }
 
-/// Read the card at `entry`'s URL and judge it.
-fn admit(client: &A2aClient, source: &Source, timeout: Duration) -> Admission {
+/// Read the card at `source`'s URL (within `card_timeout`) and judge it.
+fn admit(client: &A2aClient, source: &Source, card_timeout: Duration) -> Admission {
     let url = &source.entry.url;
     let client = source.client.as_ref().unwrap_or(client);
-    let card = match client.fetch_card(url, timeout) {
+    let card = match client.fetch_card(url, card_timeout) {
         Ok(card) => card,
         // The reference's words for an agent whose card cannot be fetched.
         Err(e) => {
             return Admission::Unavailable(format!("cannot read the agent card at {url}: {e}"));
         }
     };
-    judge(card, source)
-}
-
-fn judge(card: Value, source: &Source) -> Admission {
-    let url = &source.entry.url;
     if card::extension_params(&card, card::EXTENSION_URI).is_none() {
         return Admission::Incompatible(missing_extension_reason(url));
     }

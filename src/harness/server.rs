@@ -189,24 +189,16 @@ fn refuse_before_parsing(harness: &Harness, request: &Request) -> Option<Respons
     if !matches!(request.path.trim_end_matches('/'), "" | "/a2a") {
         return Some(unauthorized(&reason, presented));
     }
-    let version = request
-        .header("a2a-version")
-        .map(str::to_string)
-        .or_else(|| crate::wire::a2a::endpoint::query_param(&request.query, "A2A-Version"));
+    let version = crate::wire::a2a::endpoint::declared_version(request);
     let binding = match version.as_deref().map(str::trim) {
         Some(v) if v.split('.').next() == Some("1") => crate::wire::a2a::Binding::V10,
         _ => crate::wire::a2a::Binding::V03,
     };
     let error = A2aError::Unauthenticated { reason }.to_rpc(binding);
-    let body = crate::wire::jsonrpc::error(&Value::Null, &error);
-    let challenge = unauthorized("", presented);
-    let mut response = Response::json(401, &body);
-    response.headers.extend(
-        challenge
-            .headers
-            .into_iter()
-            .filter(|(k, _)| k == "WWW-Authenticate"),
-    );
+    let body = crate::wire::jsonrpc::error(&Value::Null, &error).to_string();
+    // The challenge's answer, with the JSON-RPC error as its (JSON) body.
+    let mut response = unauthorized("", presented);
+    response.body = crate::wire::http::Body::Bytes(body.into_bytes());
     Some(response)
 }
 
@@ -270,19 +262,14 @@ fn dispatch(harness: &Arc<Harness>, endpoint: &Endpoint, request: &Request) -> R
 /// an invocation needs (with `--tokens`, a bearer token), because it makes the harness call
 /// out to every agent.
 fn refresh_agents(harness: &Harness, request: &Request) -> Response {
-    match &harness.authenticator {
-        None => {
-            return Response::error(
-                401,
-                "this harness accepts only delegation callbacks under a live grant",
-            );
-        }
-        Some(auth) => {
-            if let Err(e) = auth.principal_for(Some(&request.headers)) {
-                return Response::error(401, &e.to_string())
-                    .with_header("WWW-Authenticate", "Bearer");
-            }
-        }
+    let Some(auth) = &harness.authenticator else {
+        return Response::error(
+            401,
+            "this harness accepts only delegation callbacks under a live grant",
+        );
+    };
+    if let Err(e) = auth.principal_for(Some(&request.headers)) {
+        return Response::error(401, &e.to_string()).with_header("WWW-Authenticate", "Bearer");
     }
     // The agents configuration is read again too, so an agent added to it, or removed, is
     // taken in without a restart.
@@ -296,12 +283,7 @@ fn refresh_agents(harness: &Harness, request: &Request) -> Response {
         }
     };
     let mut body = harness.conductor.registry.listing();
-    if let Some(map) = body.as_object_mut() {
-        map.insert(
-            "refreshed".into(),
-            serde_json::to_value(&refreshed).unwrap_or(Value::Null),
-        );
-    }
+    body["refreshed"] = serde_json::to_value(&refreshed).unwrap_or(Value::Null);
     Response::json(200, &body)
 }
 
@@ -346,7 +328,7 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
     }
     let reason = match decision_reason(&request.body) {
         Ok(reason) => reason,
-        Err(why) => return Response::error(400, &why.to_string()),
+        Err(why) => return Response::error(400, &why),
     };
     let id = match resolve_run(harness, reference, &Access::All) {
         Ok(id) => id,
@@ -381,24 +363,29 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
 const MAX_REASON_CHARS: usize = 2000;
 
 /// The reason a decision's body gives: none for an empty body; else a JSON object whose only
-/// member is an optional string `reason`.
-fn decision_reason(body: &[u8]) -> std::result::Result<Option<String>, BadRequest> {
+/// member is an optional string `reason`. `Err` is why the body is refused with 400.
+fn decision_reason(body: &[u8]) -> std::result::Result<Option<String>, String> {
+    const SHAPE: &str = "send no body, or {\"reason\": \"…\"}";
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     let doc = crate::json::parse(body, crate::json::Limits::DEFAULT)
-        .map_err(BadRequest::DecisionNotJson)?;
+        .map_err(|e| format!("the body is not JSON ({e}); {SHAPE}"))?;
     let Value::Object(mut map) = doc else {
-        return Err(BadRequest::DecisionNotObject);
+        return Err(format!("the body is not a JSON object; {SHAPE}"));
     };
     let reason = match map.remove("reason") {
         None | Some(Value::Null) => None,
         Some(Value::String(r)) if r.chars().count() <= MAX_REASON_CHARS => Some(r),
-        Some(Value::String(_)) => return Err(BadRequest::ReasonTooLong),
-        Some(_) => return Err(BadRequest::ReasonNotString),
+        Some(Value::String(_)) => {
+            return Err(format!(
+                "reason is longer than {MAX_REASON_CHARS} characters"
+            ));
+        }
+        Some(_) => return Err(format!("reason must be a string; {SHAPE}")),
     };
     if let Some(key) = map.keys().next() {
-        return Err(BadRequest::DecisionMember { key: key.clone() });
+        return Err(format!("unknown member {key:?}; {SHAPE}"));
     }
     Ok(reason)
 }
@@ -532,7 +519,7 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
     let resolver = matches!(access, Access::All).then_some(store);
     let mut query = match listing_query(resolver, &request.query) {
         Ok(q) => q,
-        Err(why) => return Response::error(400, &why.to_string()),
+        Err(why) => return Response::error(400, &why),
     };
     if let Access::Own(principal_id) = access {
         // Exactly the reader's id: a `principal` filter naming someone else then lists nothing.
@@ -604,21 +591,26 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
 
 /// The listing's query string as a [`Query`]; `Err` is why it is refused with 400. `after` is
 /// resolved as an id prefix through `store`, if given; else it must be a whole id.
-fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Query, BadRequest> {
+fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Query, String> {
+    const KNOWN: &str = "limit, after, agent, status, principal, conversation, since, until";
+    let decode = |s: &str| {
+        crate::text::percent_decode(s, true)
+            .ok_or_else(|| "the query string is not valid UTF-8".to_string())
+    };
     let mut query = Query::default();
     let mut seen: Vec<String> = Vec::new();
     for pair in raw.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let key = crate::text::percent_decode(key, true).ok_or(BadRequest::QueryNotUtf8)?;
-        let value = crate::text::percent_decode(value, true).ok_or(BadRequest::QueryNotUtf8)?;
+        let (key, value) = (decode(key)?, decode(value)?);
         if seen.contains(&key) {
-            return Err(BadRequest::Repeated { key });
+            return Err(format!("the query parameter {key} is given more than once"));
         }
         seen.push(key.clone());
         let time = |v: &str| {
-            parse_time(v).ok_or_else(|| BadRequest::NotATime {
-                key: key.clone(),
-                value: v.to_string(),
+            parse_time(v).ok_or_else(|| {
+                format!(
+                    "{key}={v} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)"
+                )
             })
         };
         match key.as_str() {
@@ -627,16 +619,14 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
                     .parse()
                     .ok()
                     .filter(|n| (1..=MAX_PAGE).contains(n))
-                    .ok_or_else(|| BadRequest::Limit {
-                        value: value.clone(),
-                    })?;
+                    .ok_or_else(|| format!("limit={value}: give a number from 1 to {MAX_PAGE}"))?;
                 query.limit = Some(n);
             }
             "after" => {
                 query.after = Some(match store.map(|s| s.resolve(&value)) {
                     Some(Ok(id)) => id,
                     Some(Err(HarnessError::Store(e @ StoreError::AmbiguousRun { .. }))) => {
-                        return Err(BadRequest::Ambiguous(e));
+                        return Err(e.to_string());
                     }
                     // A run listed but since removed still marks a place in the index.
                     Some(Err(_)) | None => value,
@@ -646,89 +636,21 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
             "agent" | "agent_id" => query.agent_id = Some(value),
             "status" => {
                 crate::contract::OutcomeStatus::parse_or_list(&value)
-                    .map_err(BadRequest::Status)?;
+                    .map_err(|e| format!("status: {e}"))?;
                 query.status = Some(value);
             }
             "principal" => query.principal = Some(value),
             "conversation" | "conversation_id" => query.conversation_id = Some(value),
             "since" => query.since = Some(time(&value)?),
             "until" => query.until = Some(time(&value)?),
-            _ => return Err(BadRequest::Unknown { key }),
+            _ => {
+                return Err(format!(
+                    "unknown query parameter {key}; GET /runs takes {KNOWN}"
+                ));
+            }
         }
     }
     Ok(query)
-}
-
-/// Why a decision's body or the listing's query string is refused with 400.
-#[derive(Debug)]
-enum BadRequest {
-    /// The decision's body is not JSON.
-    DecisionNotJson(crate::json::JsonError),
-    DecisionNotObject,
-    /// The decision's `reason` is longer than [`MAX_REASON_CHARS`].
-    ReasonTooLong,
-    ReasonNotString,
-    /// The decision's body has a member besides `reason`.
-    DecisionMember {
-        key: String,
-    },
-    /// A query component is not UTF-8 once percent-decoded.
-    QueryNotUtf8,
-    /// A query parameter given twice.
-    Repeated {
-        key: String,
-    },
-    /// A `since` or `until` that is no time.
-    NotATime {
-        key: String,
-        value: String,
-    },
-    /// A `limit` outside 1 to [`MAX_PAGE`].
-    Limit {
-        value: String,
-    },
-    /// An `after` prefix that several stored runs share.
-    Ambiguous(StoreError),
-    /// A `status` that is no outcome.
-    Status(crate::contract::ContractError),
-    /// A query parameter the listing does not take.
-    Unknown {
-        key: String,
-    },
-}
-
-impl std::fmt::Display for BadRequest {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const SHAPE: &str = "send no body, or {\"reason\": \"…\"}";
-        const KNOWN: &str = "limit, after, agent, status, principal, conversation, since, until";
-        match self {
-            BadRequest::DecisionNotJson(e) => write!(f, "the body is not JSON ({e}); {SHAPE}"),
-            BadRequest::DecisionNotObject => {
-                write!(f, "the body is not a JSON object; {SHAPE}")
-            }
-            BadRequest::ReasonTooLong => {
-                write!(f, "reason is longer than {MAX_REASON_CHARS} characters")
-            }
-            BadRequest::ReasonNotString => write!(f, "reason must be a string; {SHAPE}"),
-            BadRequest::DecisionMember { key } => write!(f, "unknown member {key:?}; {SHAPE}"),
-            BadRequest::QueryNotUtf8 => f.write_str("the query string is not valid UTF-8"),
-            BadRequest::Repeated { key } => {
-                write!(f, "the query parameter {key} is given more than once")
-            }
-            BadRequest::NotATime { key, value } => write!(
-                f,
-                "{key}={value} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)"
-            ),
-            BadRequest::Limit { value } => {
-                write!(f, "limit={value}: give a number from 1 to {MAX_PAGE}")
-            }
-            BadRequest::Ambiguous(e) => e.fmt(f),
-            BadRequest::Status(e) => write!(f, "status: {e}"),
-            BadRequest::Unknown { key } => {
-                write!(f, "unknown query parameter {key}; GET /runs takes {KNOWN}")
-            }
-        }
-    }
 }
 
 fn json_or_500(v: Result<Value>) -> Response {
@@ -1068,18 +990,10 @@ fn restore_tasks(harness: &Harness, tasks: &crate::wire::a2a::endpoint::TaskStor
         let mut said = question(&waiting.resume_condition, &waiting.expires_at);
         said.task_id = Some(id.clone());
         said.context_id = Some(context_id.clone());
-        let task = Task {
-            id,
-            context_id,
-            status: crate::wire::a2a::model::TaskStatus {
-                state: TaskState::InputRequired,
-                message: Some(said),
-                timestamp: None,
-            },
-            artifacts: Vec::new(),
-            history: vec![asked],
-            metadata: Some(metadata),
-        };
+        let mut task = Task::submitted(id, context_id, vec![asked], None);
+        task.status.state = TaskState::InputRequired;
+        task.status.message = Some(said);
+        task.metadata = Some(metadata);
         let _ = tasks.insert(task, Some(waiting.principal_id), false, false);
     }
 }

@@ -125,12 +125,6 @@ impl Limits {
     };
 }
 
-impl Default for Limits {
-    fn default() -> Self {
-        Limits::DEFAULT
-    }
-}
-
 /// Parse untrusted bytes into a [`Value`], refusing anything over `limits`.
 ///
 /// Number literals are kept exactly as written (serde_json's `arbitrary_precision`), so an

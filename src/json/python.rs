@@ -100,10 +100,8 @@ pub(crate) fn write_value(out: &mut String, value: &Value, style: Style, level: 
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
         Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) if style.floats == Floats::Pydantic => {
-            write_number_spelled(out, &n.to_string(), Floats::Pydantic)
-        }
-        Value::Number(n) => write_number(out, n),
+        // With serde_json's `arbitrary_precision`, the number's text is the literal as read.
+        Value::Number(n) => write_number(out, n.as_str(), style.floats),
         Value::String(s) => write_str(out, s, style.ensure_ascii),
         Value::Array(items) => {
             if items.is_empty() {
@@ -159,18 +157,8 @@ fn newline(out: &mut String, style: Style, level: usize) {
     }
 }
 
-/// A JSON number as Python's `json` round trip prints it.
-pub(crate) fn write_number(out: &mut String, n: &Number) {
-    // With serde_json's `arbitrary_precision`, the number's text is the literal as read.
-    write_number_literal(out, n.as_str());
-}
-
-/// A JSON number literal as Python's `json` round trip prints it.
-pub(crate) fn write_number_literal(out: &mut String, text: &str) {
-    write_number_spelled(out, text, Floats::Python);
-}
-
-fn write_number_spelled(out: &mut String, text: &str, floats: Floats) {
+/// A JSON number literal as Python's `json` round trip prints it, its floats as `floats` says.
+fn write_number(out: &mut String, text: &str, floats: Floats) {
     if is_float_literal(text) {
         let x: f64 = text.parse().unwrap_or(f64::NAN);
         match floats {
@@ -258,7 +246,7 @@ impl Reformat<'_> {
                 let literal = std::str::from_utf8(&self.s[start..self.i]).ok()?;
                 // Let serde_json judge the number grammar.
                 serde_json::from_str::<Number>(literal).ok()?;
-                write_number_literal(out, literal);
+                write_number(out, literal, Floats::Python);
                 Some(())
             }
         }
@@ -510,7 +498,7 @@ pub(crate) fn py_repr(v: &Value) -> String {
         Value::Bool(false) => "False".into(),
         Value::Number(n) => {
             let mut s = String::new();
-            write_number(&mut s, n);
+            write_number(&mut s, n.as_str(), Floats::Python);
             match s.as_str() {
                 "Infinity" => "inf".into(),
                 "-Infinity" => "-inf".into(),

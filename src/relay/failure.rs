@@ -117,12 +117,6 @@ impl FailureClass {
     }
 }
 
-impl fmt::Display for FailureClass {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// Why the relay could not carry a call through.
 #[derive(Debug)]
 pub(crate) enum Failure {

@@ -7,7 +7,7 @@
 //! the `@ag-ui/client` always sends them all and other clients may not.
 
 use crate::json::python::{self, Style};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The events a run emits.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,67 +65,32 @@ impl Event {
 
     /// The event as one line of JSON, fields in ag-ui-protocol's model order.
     pub(crate) fn to_json(&self) -> String {
-        let mut fields: Vec<(&str, Value)> = vec![("type", json!(self.kind()))];
-        match self {
+        let fields = match self {
             Event::RunStarted { thread_id, run_id } => {
-                fields.push(("threadId", json!(thread_id)));
-                fields.push(("runId", json!(run_id)));
+                vec![("threadId", text(thread_id)), ("runId", text(run_id))]
             }
             Event::StepStarted { step_name } | Event::StepFinished { step_name } => {
-                fields.push(("stepName", json!(step_name)));
+                vec![("stepName", text(step_name))]
             }
             Event::RunFinished {
                 thread_id,
                 run_id,
                 result,
-                interrupt: _,
+                interrupt,
             } => {
-                fields.push(("threadId", json!(thread_id)));
-                fields.push(("runId", json!(run_id)));
-                if let Some(r) = result {
-                    fields.push(("result", r.clone()));
-                }
+                let mut fields = vec![("threadId", text(thread_id)), ("runId", text(run_id))];
+                let result = result.as_ref().map(|r| python::dumps(r, Style::PYDANTIC));
+                fields.extend(result.map(|r| ("result", r)));
+                fields.extend(interrupt.as_ref().map(|i| ("outcome", i.outcome())));
+                fields
             }
             Event::RunError { message, code } => {
-                fields.push(("message", json!(message)));
-                if let Some(c) = code {
-                    fields.push(("code", json!(c)));
-                }
+                let mut fields = vec![("message", text(message))];
+                fields.extend(code.as_deref().map(|c| ("code", text(c))));
+                fields
             }
-        }
-        // As `EventEncoder` writes it: pydantic's JSON, whose float spelling differs from
-        // Python's below 1e-4.
-        let mut out = String::from("{");
-        for (i, (k, v)) in fields.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            python::write_str(&mut out, k, false);
-            out.push(':');
-            python::write_value(&mut out, v, Style::PYDANTIC, 0);
-        }
-        if let Event::RunFinished {
-            interrupt: Some(interrupt),
-            ..
-        } = self
-        {
-            // Written by hand, in the models' field order (a JSON object here would sort them).
-            out.push_str(r#","outcome":{"type":"interrupt","interrupts":[{"id":"#);
-            python::write_str(&mut out, &interrupt.id, false);
-            out.push_str(r#","reason":"#);
-            python::write_str(&mut out, &interrupt.reason, false);
-            if let Some(message) = &interrupt.message {
-                out.push_str(r#","message":"#);
-                python::write_str(&mut out, message, false);
-            }
-            if let Some(expires_at) = &interrupt.expires_at {
-                out.push_str(r#","expiresAt":"#);
-                python::write_str(&mut out, expires_at, false);
-            }
-            out.push_str("}]}");
-        }
-        out.push('}');
-        out
+        };
+        object(std::iter::once(("type", text(self.kind()))).chain(fields))
     }
 
     /// The event as one SSE frame.
@@ -146,6 +111,41 @@ pub(crate) struct Interrupt {
     pub(crate) message: Option<String>,
     /// When it stops being answerable (RFC 3339).
     pub(crate) expires_at: Option<String>,
+}
+
+impl Interrupt {
+    /// AG-UI 1.0's `outcome` for this interrupt: `{"type": "interrupt", "interrupts": [<it>]}`.
+    fn outcome(&self) -> String {
+        let mut it = vec![("id", text(&self.id)), ("reason", text(&self.reason))];
+        it.extend(self.message.as_deref().map(|m| ("message", text(m))));
+        it.extend(self.expires_at.as_deref().map(|e| ("expiresAt", text(e))));
+        let interrupts = format!("[{}]", object(it));
+        object([("type", text("interrupt")), ("interrupts", interrupts)])
+    }
+}
+
+/// A JSON string as `EventEncoder` writes it.
+fn text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    python::write_str(&mut out, s, false);
+    out
+}
+
+/// `{"key":value,…}` from members already written as JSON, in the order given: as
+/// `EventEncoder` writes pydantic's models (whose float spelling differs from Python's below
+/// 1e-4), where a JSON object would sort them.
+fn object<'a>(members: impl IntoIterator<Item = (&'a str, String)>) -> String {
+    let mut out = String::from("{");
+    for (i, (key, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        python::write_str(&mut out, key, false);
+        out.push(':');
+        out.push_str(&value);
+    }
+    out.push('}');
+    out
 }
 
 /// What ddwire reads of a RunAgentInput.
@@ -215,6 +215,7 @@ impl RunAgentInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn an_interrupt_is_written_as_the_1_0_outcome_in_the_models_field_order() {

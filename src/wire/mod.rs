@@ -163,12 +163,10 @@ impl fmt::Display for WireError {
             }
             WireError::Sign { url, source } => write!(f, "{url}: {source}"),
             WireError::Io { context, source } => write!(f, "{context}: {source}"),
-            WireError::Interrupted { url } => {
-                write!(
-                    f,
-                    "the call to {url} was interrupted: its caller stopped waiting for it"
-                )
-            }
+            WireError::Interrupted { url } => write!(
+                f,
+                "the call to {url} was interrupted: its caller stopped waiting for it"
+            ),
         }
     }
 }

@@ -121,12 +121,13 @@ pub(crate) struct Reader<R> {
 
 /// The reader's default limit on a line or an event: 16 MiB, as large as a request body the
 /// HTTP server accepts.
-#[allow(dead_code)] // the fuzz target and the tests read with it; the relay sets its own
+// The fuzz target and the tests read with it; the relay sets its own.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) const DEFAULT_LIMIT: usize = 16 << 20;
 
 impl<R: Read> Reader<R> {
     /// A reader of `inner` with the [`DEFAULT_LIMIT`].
-    #[allow(dead_code)] // the fuzz target and the tests read with it; the relay sets its own
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn new(inner: R) -> Reader<R> {
         Reader::with_limit(inner, DEFAULT_LIMIT)
     }
@@ -238,11 +239,8 @@ impl<R: Read> Reader<R> {
                 // A CR as the last byte read may be the first half of a CRLF: read on first.
                 let cr_at_edge = unread[i] == b'\r' && i + 1 == unread.len() && !self.eof;
                 if !cr_at_edge {
-                    let skip = if unread[i] == b'\r' && unread.get(i + 1) == Some(&b'\n') {
-                        2
-                    } else {
-                        1
-                    };
+                    // The line end: one byte, or two for CRLF.
+                    let skip = 1 + usize::from(unread[i..].starts_with(b"\r\n"));
                     let mut line = &unread[..i];
                     if !self.started {
                         self.started = true;

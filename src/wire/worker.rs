@@ -13,7 +13,7 @@
 //!   [`Worker::close`], which waits for it up to a deadline.
 
 use crate::text::Unpoison;
-use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -105,9 +105,7 @@ impl<T> Worker<T> {
         // Counted under the lock `flush` reads it by, so an item is never settled uncounted.
         let mut state = shared.lock();
         let sent = match state.tx.as_ref() {
-            Some(tx) => tx.try_send((item, bytes)).map_err(|e| match e {
-                TrySendError::Full((item, _)) | TrySendError::Disconnected((item, _)) => item,
-            }),
+            Some(tx) => tx.try_send((item, bytes)).map_err(|e| e.into_inner().0),
             None => Err(item),
         };
         match sent {
@@ -150,8 +148,7 @@ impl<T> Worker<T> {
     /// finish what is queued and end; `true` if it did.
     pub(crate) fn close(&self, timeout: Duration) -> bool {
         self.shared.lock().tx.take();
-        let thread = self.thread.lock().unpoisoned().take();
-        let Some(thread) = thread else {
+        let Some(thread) = self.thread.lock().unpoisoned().take() else {
             return true;
         };
         let deadline = Instant::now() + timeout;

@@ -11,8 +11,7 @@ use super::Decision;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
-    AgentResult, CONTRACT_VERSION, EvidenceItem, GroundingMode, InvocationRequest, Outcome,
-    Payload, ReasonCode, classes,
+    AgentResult, CONTRACT_VERSION, GroundingMode, InvocationRequest, Outcome, ReasonCode, classes,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -42,12 +41,6 @@ pub(crate) struct Ungrounded {
     spec: AgentSpec,
 }
 
-impl Default for Ungrounded {
-    fn default() -> Self {
-        Ungrounded::new()
-    }
-}
-
 impl Ungrounded {
     /// The agent, with its spec.
     pub(crate) fn new() -> Ungrounded {
@@ -69,31 +62,16 @@ impl Agent for Ungrounded {
 
     fn run(&self, _request: &InvocationRequest, ctx: &RunContext<'_>) -> Decision {
         let invented = "0".repeat(64);
-        let payload = json!({
-            "schema_class": "Reply",
-            "reply_text": "The capital of Atlantis is Poseidonis.",
-            "reply_derivation": "model",
-            "grounded_on": [{"source_id": "src:atlantis-almanac", "content_hash": invented}],
-        });
-        let Value::Object(payload) = payload else {
-            unreachable!("a JSON object literal")
-        };
-        let mut result = AgentResult::new(Outcome::succeeded("Answered from an almanac."));
-        result.payload = Some(Payload(payload));
-        result.evidence = vec![EvidenceItem::citing_input(&ctx.input_ref, &ctx.input_hash)];
-        Ok(result)
+        let grounded_on = json!([{"source_id": "src:atlantis-almanac", "content_hash": invented}]);
+        let answer = "The capital of Atlantis is Poseidonis.".to_string();
+        let statement = "Answered from an almanac.";
+        Ok(super::replied(ctx, statement, answer, "model", grounded_on))
     }
 }
 
 /// An agent that always fails.
 pub(crate) struct Failing {
     spec: AgentSpec,
-}
-
-impl Default for Failing {
-    fn default() -> Self {
-        Failing::new()
-    }
 }
 
 impl Failing {
@@ -129,12 +107,6 @@ impl Agent for Failing {
 /// abstains).
 pub(crate) struct Confirm {
     spec: AgentSpec,
-}
-
-impl Default for Confirm {
-    fn default() -> Self {
-        Confirm::new()
-    }
 }
 
 /// What `demo.confirm` asks for.
@@ -175,18 +147,14 @@ impl Agent for Confirm {
             .get("message_text")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let payload = json!({
-            "schema_class": "Reply",
-            "reply_text": format!("Confirmed: {text}"),
-            "reply_derivation": "template",
-            "grounded_on": [super::input_ref_json(&ctx.input_ref, &ctx.input_hash)],
-        });
-        let Value::Object(payload) = payload else {
-            unreachable!("a JSON object literal")
-        };
-        let mut result = AgentResult::new(Outcome::succeeded("Confirmed by the caller."));
-        result.payload = Some(Payload(payload));
-        result.evidence = vec![EvidenceItem::citing_input(&ctx.input_ref, &ctx.input_hash)];
-        Ok(result)
+        let grounded_on = json!([super::input_ref_json(&ctx.input_ref, &ctx.input_hash)]);
+        let (statement, reply) = ("Confirmed by the caller.", format!("Confirmed: {text}"));
+        Ok(super::replied(
+            ctx,
+            statement,
+            reply,
+            "template",
+            grounded_on,
+        ))
     }
 }

@@ -8,8 +8,7 @@ use super::Decision;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
-    AgentResult, EvidenceItem, GroundingMode, Input, InvocationRequest, Outcome, OutcomeStatus,
-    Payload, ReasonCode,
+    AgentResult, GroundingMode, Input, InvocationRequest, Outcome, OutcomeStatus, ReasonCode,
 };
 use crate::wire::a2a::card::{MANIFEST_EXTENSION_URI, extension_params};
 use serde_json::{Value, json};
@@ -17,12 +16,6 @@ use serde_json::{Value, json};
 /// The director agent.
 pub(crate) struct Director {
     spec: AgentSpec,
-}
-
-impl Default for Director {
-    fn default() -> Self {
-        Director::new()
-    }
 }
 
 impl Director {
@@ -84,7 +77,6 @@ impl Agent for Director {
             )));
         };
         let child = delegate.call(ctx.tracer, &target, Input(request.input.0.clone()))?;
-        let input_evidence = EvidenceItem::citing_input(&ctx.input_ref, &ctx.input_hash);
         let answer = child
             .envelope
             .payload
@@ -102,23 +94,14 @@ impl Agent for Director {
                 ),
             )));
         };
-        let payload = json!({
-            "schema_class": "Reply",
-            "reply_text": format!("{target} says: {answer}"),
-            "reply_derivation": "template",
-            "grounded_on": [
-                super::input_ref_json(&ctx.input_ref, &ctx.input_hash),
-                {"source_id": child.reference.source_id, "content_hash": child.reference.content_hash},
-            ],
-        });
-        let Value::Object(payload) = payload else {
-            unreachable!("a JSON object literal")
-        };
-        let mut result = AgentResult::new(Outcome::succeeded(format!(
-            "Routed the message to {target} and relayed its reply."
-        )));
-        result.payload = Some(Payload(payload));
-        result.evidence = vec![input_evidence, child.evidence];
+        let grounded_on = json!([
+            super::input_ref_json(&ctx.input_ref, &ctx.input_hash),
+            {"source_id": child.reference.source_id, "content_hash": child.reference.content_hash},
+        ]);
+        let statement = format!("Routed the message to {target} and relayed its reply.");
+        let reply = format!("{target} says: {answer}");
+        let mut result = super::replied(ctx, statement, reply, "template", grounded_on);
+        result.evidence.push(child.evidence);
         Ok(result)
     }
 }

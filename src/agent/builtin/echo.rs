@@ -139,9 +139,7 @@ impl Agent for Echo {
             if wait_or_cancel(delay, task) {
                 return Reply {
                     state: TaskState::Canceled,
-                    message: None,
-                    artifacts: Vec::new(),
-                    metadata: None,
+                    ..Reply::completed(Vec::new())
                 };
             }
             scenario.reply(parts)
@@ -231,14 +229,12 @@ impl Scenario {
                 message: Some(agent_says(vec![Part::text(
                     "Input required: send another message to this task to continue it.",
                 )])),
-                artifacts: Vec::new(),
-                metadata: None,
+                ..Reply::completed(Vec::new())
             },
             Scenario::RejectTask => Reply {
                 state: TaskState::Rejected,
                 message: Some(agent_says(vec![Part::text("rejected")])),
-                artifacts: Vec::new(),
-                metadata: None,
+                ..Reply::completed(Vec::new())
             },
             Scenario::Echo | Scenario::MessageResponse => Reply {
                 message: Some(agent_says(parts)),

@@ -3,9 +3,7 @@
 use super::Decision;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
-use crate::contract::{
-    AgentResult, EvidenceItem, GroundingMode, InvocationRequest, Outcome, Payload,
-};
+use crate::contract::{GroundingMode, InvocationRequest};
 use serde_json::{Value, json};
 
 /// The model id its `chat` span names: a template, honestly labelled.
@@ -57,22 +55,12 @@ impl Agent for Hello {
         let (input_tokens, output_tokens) = (words(text), words(&reply));
         chat.record_tokens(Some(input_tokens), Some(output_tokens));
         chat.end();
-        let payload = json!({
-            "schema_class": "Reply",
-            "reply_text": reply,
-            "reply_derivation": "template",
-            "grounded_on": [super::input_ref_json(&ctx.input_ref, &ctx.input_hash)],
-        });
-        let Value::Object(payload) = payload else {
-            unreachable!("a JSON object literal")
-        };
-        Ok(AgentResult {
-            outcome: Outcome::succeeded("Greeted the user and repeated their message."),
-            evidence: vec![EvidenceItem::citing_input(&ctx.input_ref, &ctx.input_hash)],
-            payload: Some(Payload(payload)),
-            model_id: Some(MODEL_ID.into()),
-            input_tokens: Some(input_tokens),
-            output_tokens: Some(output_tokens),
-        })
+        let grounded_on = json!([super::input_ref_json(&ctx.input_ref, &ctx.input_hash)]);
+        let statement = "Greeted the user and repeated their message.";
+        let mut result = super::replied(ctx, statement, reply, "template", grounded_on);
+        result.model_id = Some(MODEL_ID.into());
+        result.input_tokens = Some(input_tokens);
+        result.output_tokens = Some(output_tokens);
+        Ok(result)
     }
 }

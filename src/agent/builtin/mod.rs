@@ -24,9 +24,13 @@ pub use echo::Echo;
 pub use hello::Hello;
 pub use stub::Stub;
 
-use super::Agent;
+use super::{Agent, RunContext};
 use crate::contract::spec::{AgentSpec, Derived};
-use crate::contract::{CONTRACT_VERSION, Derivation, GroundingMode, classes};
+use crate::contract::{
+    AgentResult, CONTRACT_VERSION, Derivation, EvidenceItem, GroundingMode, Outcome, Payload,
+    classes,
+};
+use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -92,4 +96,28 @@ pub(crate) fn by_name(name: &str) -> Option<Arc<dyn Agent>> {
 /// on its input carries.
 pub(crate) fn input_ref_json(input_ref: &str, input_hash: &str) -> serde_json::Value {
     serde_json::json!({ "source_id": input_ref, "content_hash": input_hash })
+}
+
+/// A run that succeeded (`statement`) with a `Reply` payload: `text`, derived as `derivation`,
+/// grounded on `grounded_on`, with the run's input as its evidence.
+fn replied(
+    ctx: &RunContext<'_>,
+    statement: impl Into<String>,
+    text: String,
+    derivation: &str,
+    grounded_on: Value,
+) -> AgentResult {
+    let payload = json!({
+        "schema_class": "Reply",
+        "reply_text": text,
+        "reply_derivation": derivation,
+        "grounded_on": grounded_on,
+    });
+    let Value::Object(payload) = payload else {
+        unreachable!("a JSON object literal")
+    };
+    let mut result = AgentResult::new(Outcome::succeeded(statement));
+    result.payload = Some(Payload(payload));
+    result.evidence = vec![EvidenceItem::citing_input(&ctx.input_ref, &ctx.input_hash)];
+    result
 }

@@ -44,35 +44,29 @@ pub(crate) fn io_at<'a>(
 /// given).
 pub(crate) fn read_text(root: &Path, path: Option<PathBuf>) -> Result<Option<String>> {
     let Some(path) = path else { return Ok(None) };
-    let bytes = read_if_any(&path).map_err(io_at(root, "reading", &path))?;
-    bytes
-        .map(|bytes| {
-            String::from_utf8(bytes).map_err(|_| {
-                StoreError::Unreadable {
-                    file: shown(root, &path),
-                    reason: "is not UTF-8 text".into(),
-                }
-                .into()
-            })
-        })
-        .transpose()
+    let Some(bytes) = read_if_any(&path).map_err(io_at(root, "reading", &path))? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8(bytes).map_err(|_| StoreError::Unreadable {
+        file: shown(root, &path),
+        reason: "is not UTF-8 text".into(),
+    })?;
+    Ok(Some(text))
 }
 
 /// [`read_text`], parsed as JSON. A lone surrogate escape (which Python writes) reads as
 /// U+FFFD, so a file another writer made never makes a run unreadable for that alone.
 pub(crate) fn read_json(root: &Path, path: Option<PathBuf>) -> Result<Option<Value>> {
     let named = path.as_ref().map(|p| shown(root, p));
-    read_text(root, path)?
-        .map(|text| {
-            crate::json::from_slice_lossy(text.as_bytes()).map_err(|e| {
-                StoreError::Unreadable {
-                    file: named.unwrap_or_default(),
-                    reason: format!("is not JSON: {e}"),
-                }
-                .into()
-            })
-        })
-        .transpose()
+    let Some(text) = read_text(root, path)? else {
+        return Ok(None);
+    };
+    let value =
+        crate::json::from_slice_lossy(text.as_bytes()).map_err(|e| StoreError::Unreadable {
+            file: named.unwrap_or_default(),
+            reason: format!("is not JSON: {e}"),
+        })?;
+    Ok(Some(value))
 }
 
 /// The UTF-8 names in `dir` (under `root`); none if it does not exist.

@@ -438,14 +438,8 @@ pub(crate) fn memmem(haystack: &[u8], needle: &[u8]) -> bool {
     needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// How much of each index line a scan reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Depth {
-    /// The whole envelope.
-    Envelope,
-    /// The fields a listing row and the filters need ([`line_head`]).
-    Head,
-}
+/// How a scan reads an index line: [`line_envelope`] or, for a listing, [`line_head`].
+pub(crate) type ReadLine = fn(&[u8]) -> std::result::Result<Value, BadLine>;
 
 /// Call `each` with `(line offset, envelope)` for every run the index holds before `end`
 /// that `query` matches, newest first, until it breaks. `query.limit` is not applied here.
@@ -453,48 +447,48 @@ pub(crate) fn scan_backward(
     file: File,
     end: u64,
     query: &Query,
-    depth: Depth,
+    read: ReadLine,
     mut each: impl FnMut(u64, Value) -> ControlFlow<()>,
 ) -> Result<Scan> {
-    let io = |e| HarnessError::io(INDEX_READ, e);
-    let mut scan = Scan::default();
-    let mut lines = Backward::new(file, end).map_err(io)?;
-    while let Some(line) = lines.next_line().map_err(io)? {
-        if line.bytes.trim_ascii().is_empty() {
-            continue;
-        }
-        let read = match depth {
-            Depth::Envelope => line_envelope(&line.bytes),
-            Depth::Head => line_head(&line.bytes),
-        };
-        match read {
-            Ok(envelope) => {
-                if query.matches(&envelope) && each(line.offset, envelope).is_break() {
-                    break;
-                }
+    let mut lines = Backward::new(file, end).map_err(|e| HarnessError::io(INDEX_READ, e))?;
+    scan_lines(
+        || lines.next_line(),
+        read,
+        |offset, envelope| {
+            if query.matches(&envelope) {
+                each(offset, envelope)
+            } else {
+                ControlFlow::Continue(())
             }
-            Err(why) => scan.skip(&line, why),
-        }
-    }
-    Ok(scan)
+        },
+    )
 }
 
 /// Call `each` with every envelope of the index, oldest first.
 pub(crate) fn scan_forward(
     index: &Path,
+    each: impl FnMut(u64, Value) -> ControlFlow<()>,
+) -> Result<Scan> {
+    let Some((file, len)) = open(index)? else {
+        return Ok(Scan::default());
+    };
+    let mut lines = Forward::new(file, 0, len).map_err(|e| HarnessError::io(INDEX_READ, e))?;
+    scan_lines(|| lines.next_line(), line_envelope, each)
+}
+
+/// Each line `next` gives that is not blank, read by `read`, to `each` until it breaks; a
+/// line that does not read is skipped and counted.
+fn scan_lines(
+    mut next: impl FnMut() -> std::io::Result<Option<Line>>,
+    read: ReadLine,
     mut each: impl FnMut(u64, Value) -> ControlFlow<()>,
 ) -> Result<Scan> {
     let mut scan = Scan::default();
-    let Some((file, len)) = open(index)? else {
-        return Ok(scan);
-    };
-    let io = |e| HarnessError::io(INDEX_READ, e);
-    let mut lines = Forward::new(file, 0, len).map_err(io)?;
-    while let Some(line) = lines.next_line().map_err(io)? {
+    while let Some(line) = next().map_err(|e| HarnessError::io(INDEX_READ, e))? {
         if line.bytes.trim_ascii().is_empty() {
             continue;
         }
-        match line_envelope(&line.bytes) {
+        match read(&line.bytes) {
             Ok(envelope) => {
                 if each(line.offset, envelope).is_break() {
                     break;

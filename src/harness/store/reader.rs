@@ -33,7 +33,7 @@ impl Listing {
     /// Call `each` with `(index line offset, listing row)` for every run the query matches,
     /// newest first, until it breaks (see [`RunReader::rows_newest_first`]).
     pub(crate) fn rows(self, mut each: impl FnMut(u64, Value) -> ControlFlow<()>) -> Result<Scan> {
-        self.scan(index::Depth::Head, |offset, head| {
+        self.scan(index::line_head, |offset, head| {
             each(offset, index::listing_row(&head))
         })
     }
@@ -65,11 +65,11 @@ impl Listing {
 
     fn scan(
         self,
-        depth: index::Depth,
+        read: index::ReadLine,
         each: impl FnMut(u64, Value) -> ControlFlow<()>,
     ) -> Result<Scan> {
         match self.file {
-            Some(file) => index::scan_backward(file, self.start, &self.query, depth, each),
+            Some(file) => index::scan_backward(file, self.start, &self.query, read, each),
             None => Ok(Scan::default()),
         }
     }
@@ -238,7 +238,7 @@ impl RunReader {
         query: &Query,
         each: impl FnMut(u64, Value) -> ControlFlow<()>,
     ) -> Result<Scan> {
-        self.listing(query)?.scan(index::Depth::Envelope, each)
+        self.listing(query)?.scan(index::line_envelope, each)
     }
 
     /// Call `each` with `(index line offset, listing row)` for every run `query` matches,

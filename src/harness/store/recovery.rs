@@ -425,20 +425,16 @@ fn remove_unfinished_writes(
     control: &Path,
     me: &str,
     live: &HashSet<String>,
-    mut control_tmps: Vec<String>,
+    control_tmps: Vec<String>,
     recovery: &mut Recovery,
 ) -> Result<()> {
+    let schemas = root.join(SCHEMAS_DIR);
     let mut stray = Vec::new();
-    for dir in [
-        root.to_path_buf(),
-        root.join(SCHEMAS_DIR),
-        control.to_path_buf(),
+    for (dir, names) in [
+        (root, dir_names(root, root)?),
+        (schemas.as_path(), dir_names(root, &schemas)?),
+        (control, control_tmps),
     ] {
-        let names = if dir == control {
-            std::mem::take(&mut control_tmps)
-        } else {
-            dir_names(root, &dir)?
-        };
         for name in names {
             let owned = tmp_owner(&name).is_some_and(|o| o == me || live.contains(o));
             if name.starts_with(TMP_PREFIX) && !owned {

@@ -53,7 +53,7 @@ use crate::harness::{HarnessError, Result};
 use crate::ids::{is_uuid7, random_u64};
 use crate::json::python::{self, Style};
 use crate::text::Unpoison;
-use crossbeam_channel::Sender;
+use crossbeam_channel::{RecvTimeoutError, Sender};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fs::{self, File, OpenOptions};
@@ -998,10 +998,6 @@ impl Committer {
             let _ = self.segment.file.set_len(before);
             return journal_failed("writing", &e);
         }
-        let inline = |file: &File| {
-            let started = Instant::now();
-            (file.sync_data(), started.elapsed())
-        };
         let own_dir = own_dir.map(|write_dir| {
             || {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(write_dir)).unwrap_or_else(
@@ -1020,8 +1016,13 @@ impl Committer {
                 (synced, took, Some(dir))
             }
             own_dir => {
-                let (synced, took) = inline(&self.segment.file);
-                (synced, took, own_dir.map(|write_dir| write_dir()))
+                let started = Instant::now();
+                let synced = self.segment.file.sync_data();
+                (
+                    synced,
+                    started.elapsed(),
+                    own_dir.map(|write_dir| write_dir()),
+                )
             }
         };
         self.last_sync = took;
@@ -1233,11 +1234,12 @@ fn copy_io(e: &std::io::Error) -> std::io::Error {
 /// Move a finished temporary run directory to `<root>/<id>`, refusing an id that is taken.
 fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
     let target = root.join(id);
-    let has = |t: &Path| t.join(ENVELOPE_FILE).exists();
-    if has(&target) {
-        return Err(HarnessError::DuplicateInvocation {
-            invocation_id: id.to_string(),
-        });
+    let has_run = || target.join(ENVELOPE_FILE).exists();
+    let duplicate = || HarnessError::DuplicateInvocation {
+        invocation_id: id.to_string(),
+    };
+    if has_run() {
+        return Err(duplicate());
     }
     // rename(2) would replace an empty directory (a run the reference began and never wrote),
     // which is no run; onto anything else it fails, which is the guard across processes.
@@ -1249,10 +1251,8 @@ fn rename_into_place(tmp: &Path, root: &Path, id: &str) -> Result<()> {
                 ErrorKind::DirectoryNotEmpty | ErrorKind::AlreadyExists | ErrorKind::NotADirectory
             ) =>
         {
-            if has(&target) {
-                Err(HarnessError::DuplicateInvocation {
-                    invocation_id: id.to_string(),
-                })
+            if has_run() {
+                Err(duplicate())
             } else {
                 Err(StoreError::failed(format!(
                     "{} already exists and is not a complete run; it was left as it is and \
@@ -1344,30 +1344,22 @@ fn chores(
         }
     };
     loop {
-        let due = match waiting.front() {
+        // How long the oldest full segment may still wait; `None` while none waits.
+        let wait = match waiting.front() {
             None if closing => return,
-            None => match pending.recv() {
-                Ok(next) => {
-                    take(next, &mut waiting);
-                    continue;
-                }
-                Err(_) => return,
-            },
-            Some((_, full_at)) => {
-                closing
-                    || waiting.len() > MAX_WAITING_SEGMENTS
-                    || full_at.elapsed() >= CHECKPOINT_DELAY
-            }
+            None => None,
+            Some(_) if closing || waiting.len() > MAX_WAITING_SEGMENTS => Some(Duration::ZERO),
+            Some((_, full_at)) => Some(CHECKPOINT_DELAY.saturating_sub(full_at.elapsed())),
         };
-        if !due {
-            let wait = waiting
-                .front()
-                .map(|(_, at)| CHECKPOINT_DELAY.saturating_sub(at.elapsed()))
-                .unwrap_or_default();
-            match pending.recv_timeout(wait) {
+        if wait != Some(Duration::ZERO) {
+            let next = match wait {
+                Some(wait) => pending.recv_timeout(wait),
+                None => pending.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match next {
                 Ok(next) => take(next, &mut waiting),
-                Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
-                Err(crossbeam_channel::RecvTimeoutError::Disconnected) => closing = true,
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => closing = true,
             }
             continue;
         }

@@ -102,14 +102,11 @@ impl BodyReader {
     /// The peer closed: fine for a body delimited by closing, [`BodyError::Truncated`] for any
     /// other body not yet complete.
     pub(crate) fn end_of_input(&mut self) -> Result<(), BodyError> {
-        match self.state {
-            State::Done => Ok(()),
-            State::UntilClose => {
-                self.state = State::Done;
-                Ok(())
-            }
-            _ => Err(BodyError::Truncated),
+        if !matches!(self.state, State::Done | State::UntilClose) {
+            return Err(BodyError::Truncated);
         }
+        self.state = State::Done;
+        Ok(())
     }
 }
 

@@ -248,10 +248,7 @@ fn origin_of(url: &str) -> Option<String> {
 fn host_name(host: &str) -> &str {
     let host = host.trim();
     if host.starts_with('[') {
-        return match host.find(']') {
-            Some(end) => host.get(..=end).unwrap_or(host),
-            None => host,
-        };
+        return host.find(']').map_or(host, |end| &host[..=end]);
     }
     match host.rsplit_once(':') {
         Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,

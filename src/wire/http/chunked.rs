@@ -127,12 +127,10 @@ impl std::fmt::Display for ChunkedError {
                 f,
                 "chunk data is followed by byte 0x{found:02x}, not CRLF: the chunk is longer than its size"
             ),
-            ChunkedError::BadTrailer { found } => {
-                write!(
-                    f,
-                    "byte 0x{found:02x} in a trailer field line is not allowed"
-                )
-            }
+            ChunkedError::BadTrailer { found } => write!(
+                f,
+                "byte 0x{found:02x} in a trailer field line is not allowed"
+            ),
             ChunkedError::TrailerTooLarge { limit } => {
                 write!(f, "the trailer fields exceed {limit} bytes")
             }

@@ -69,14 +69,12 @@ impl Resolver for LiteralIpResolver {
             })?;
             Some(SocketAddr::new(ip, port))
         });
-        match literal {
-            Some(addr) => {
-                let mut addrs = self.empty();
-                addrs.push(addr);
-                Ok(addrs)
-            }
-            None => DefaultResolver::default().resolve(uri, config, timeout),
-        }
+        let Some(addr) = literal else {
+            return DefaultResolver::default().resolve(uri, config, timeout);
+        };
+        let mut addrs = self.empty();
+        addrs.push(addr);
+        Ok(addrs)
     }
 }
 
@@ -191,7 +189,7 @@ impl HttpClient {
     }
 
     fn over(tls: ClientTls, log: Option<WireLog>) -> HttpClient {
-        let agent = build_agent(&tls, log.as_ref(), agent_config(false), LiteralIpResolver);
+        let agent = build_agent(&tls, log.as_ref(), false, LiteralIpResolver);
         HttpClient {
             transport: Via::Tcp(agent, tls),
             wire_log: log,
@@ -219,7 +217,7 @@ impl HttpClient {
         let transport = match &self.transport {
             Via::Tcp(_, tls) => {
                 let log = self.wire_log.as_ref();
-                let agent = build_agent(tls, log, agent_config(true), GuardedResolver(egress));
+                let agent = build_agent(tls, log, true, GuardedResolver(egress));
                 Via::Tcp(agent, tls.clone())
             }
             Via::Memory(net) => Via::Memory(net.clone()),
@@ -249,24 +247,64 @@ impl HttpClient {
         let mut reader = body.into_with_config().limit(self.max_body).reader();
         std::io::Read::read_to_end(&mut reader, &mut read)
             .map_err(|e| transport_error(&request.url, request.timeout, ureq::Error::from(e)))?;
-        let body = read;
         Ok(ClientResponse {
             status,
             headers,
-            body,
+            body: read,
+        })
+    }
+
+    /// Send one request and return as soon as the response head has arrived, with a body to
+    /// read as it comes (an event stream). The connection and the head must come within the
+    /// request's timeout; after that, each read of the body may wait `idle` at most, and the
+    /// body as a whole has no deadline. The body is not limited in size: the reader bounds
+    /// what it keeps.
+    pub(crate) fn send_streaming(
+        &self,
+        request: ClientRequest,
+        idle: Duration,
+    ) -> Result<StreamingResponse> {
+        let url = request.url.clone();
+        let (status, headers, reader): (_, _, Box<dyn std::io::Read + Send>) = match &self.transport
+        {
+            // The in-memory transport holds whole responses: its body is read from memory.
+            Via::Memory(net) => {
+                let r = net.exchange(request, self.wire_log.as_ref())?;
+                (r.status, r.headers, Box::new(std::io::Cursor::new(r.body)))
+            }
+            Via::Tcp(agent, _) => {
+                let (status, headers, body) = call_ureq(agent, &request, Some(idle))?;
+                (status, headers, Box::new(body.into_reader()))
+            }
+        };
+        Ok(StreamingResponse {
+            status,
+            headers,
+            body: BodyStream { url, idle, reader },
         })
     }
 }
 
 /// A ureq agent over TCP (and TLS), its connections wrapped by [`Wrap`] (tapped for `log`
-/// when there is one).
+/// when there is one). A `guarded` one follows no redirect and takes no proxy from the
+/// environment.
 fn build_agent(
     tls: &ClientTls,
     log: Option<&WireLog>,
-    config: ureq::config::Config,
+    guarded: bool,
     resolver: impl Resolver,
 ) -> ureq::Agent {
     use ureq::unversioned::transport::{ConnectProxyConnector, TcpConnector};
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_idle_connections_per_host(64)
+        .max_idle_connections(256)
+        .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")));
+    let config = if guarded {
+        config.max_redirects(0).proxy(None)
+    } else {
+        config
+    };
     let connector = ().chain(ConnectProxyConnector::default()).chain(TcpConnector::default());
     #[cfg(feature = "tls")]
     let connector = connector.chain(crate::wire::tls::client::TlsConnector(
@@ -274,22 +312,8 @@ fn build_agent(
     ));
     #[cfg(not(feature = "tls"))]
     let _ = tls;
-    ureq::Agent::with_parts(config, connector.chain(Wrap(log.cloned())), resolver)
-}
-
-/// The agent's configuration; a `guarded` one follows no redirect and takes no proxy from
-/// the environment.
-fn agent_config(guarded: bool) -> ureq::config::Config {
-    let builder = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .max_idle_connections_per_host(64)
-        .max_idle_connections(256)
-        .user_agent(concat!("ddwire/", env!("CARGO_PKG_VERSION")));
-    if guarded {
-        builder.max_redirects(0).proxy(None).build()
-    } else {
-        builder.build()
-    }
+    let connector = connector.chain(Wrap(log.cloned()));
+    ureq::Agent::with_parts(config.build(), connector, resolver)
 }
 
 /// What an interrupted wait fails with, inside an I/O error of kind `Other`: not
@@ -306,10 +330,6 @@ impl std::fmt::Display for InterruptedCall {
 }
 
 impl std::error::Error for InterruptedCall {}
-
-fn interrupted() -> std::io::Error {
-    std::io::Error::other(InterruptedCall)
-}
 
 /// A connector wrapping ureq's transport on every connection: a call made under
 /// [`interruptible`] gives up its wait for a response once interrupted, and what a logged
@@ -419,16 +439,14 @@ impl Message {
     /// The length of the complete head at the start of `window` and the framing of the body
     /// after it; `Ok(None)` if the head is not complete yet, `Err` if it is not a head.
     fn head(self, window: &[u8]) -> Result<Option<(usize, Framing)>, ()> {
-        match self {
-            Message::Request => match head::parse_request(window, &REQUEST_HEAD) {
-                Ok(head) => Ok(head.map(|h| (h.len, h.framing))),
-                Err(_) => Err(()),
-            },
-            Message::Response { method } => match head::parse_response(window, method, MAX_HEAD) {
-                Ok(head) => Ok(head.map(|h| (h.len, h.framing))),
-                Err(_) => Err(()),
-            },
-        }
+        Ok(match self {
+            Message::Request => head::parse_request(window, &REQUEST_HEAD)
+                .map_err(drop)?
+                .map(|h| (h.len, h.framing)),
+            Message::Response { method } => head::parse_response(window, method, MAX_HEAD)
+                .map_err(drop)?
+                .map(|h| (h.len, h.framing)),
+        })
     }
 }
 
@@ -619,7 +637,7 @@ impl Transport for Wrapped {
         let started = std::time::Instant::now();
         loop {
             if interrupt.is_set() {
-                return Err(ureq::Error::Io(interrupted()));
+                return Err(ureq::Error::Io(std::io::Error::other(InterruptedCall)));
             }
             let left = match timeout.after {
                 ureq::unversioned::transport::time::Duration::Exact(d) => {
@@ -655,13 +673,11 @@ fn is_timeout(e: &ureq::Error) -> bool {
     match e {
         ureq::Error::Timeout(_) => true,
         ureq::Error::Io(io) => {
-            matches!(
-                io.kind(),
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
-            ) || io
-                .get_ref()
-                .and_then(|inner| inner.downcast_ref::<ureq::Error>())
-                .is_some_and(is_timeout)
+            super::server::is_timeout(io)
+                || io
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+                    .is_some_and(is_timeout)
         }
         _ => false,
     }
@@ -734,49 +750,39 @@ fn prepared<B>(
 /// nothing listening is [`WireError::Connect`] ("connection refused"); a connection the peer
 /// closed or reset before its answer was complete is [`WireError::Disconnected`]; bytes that
 /// are not an HTTP/1.1 response are [`WireError::Protocol`].
-fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
+fn transport_error(url: &str, after: Duration, e: ureq::Error) -> WireError {
     use std::io::ErrorKind;
+    let url = url.to_string();
     if let ureq::Error::Io(io) = &e
         && let Some(inner) = io.get_ref()
     {
         #[cfg(feature = "tls")]
         if let Some(failed) = inner.downcast_ref::<crate::wire::tls::client::Failed>() {
-            return WireError::Tls {
-                url: url.to_string(),
-                cause: failed.0.clone(),
-            };
+            let cause = failed.0.clone();
+            return WireError::Tls { url, cause };
         }
         if inner.is::<InterruptedCall>() {
-            return WireError::Interrupted {
-                url: url.to_string(),
-            };
+            return WireError::Interrupted { url };
         }
         if let Some(refused) = inner.downcast_ref::<EgressError>() {
-            return WireError::Egress {
-                url: url.to_string(),
-                reason: refused.clone(),
-            };
+            let reason = refused.clone();
+            return WireError::Egress { url, reason };
         }
     }
+    let refused = |reason: String| WireError::Connect {
+        url: url.clone(),
+        reason,
+    };
     match e {
         ureq::Error::TlsRequired => WireError::Tls {
-            url: url.to_string(),
+            url,
             cause: TlsFailure::NotBuilt,
         },
-        ureq::Error::Timeout(_) => WireError::Timeout {
-            url: url.to_string(),
-            after: timeout,
-        },
-        ureq::Error::Io(io) if matches!(io.kind(), ErrorKind::TimedOut | ErrorKind::WouldBlock) => {
-            WireError::Timeout {
-                url: url.to_string(),
-                after: timeout,
-            }
+        ureq::Error::Timeout(_) => WireError::Timeout { url, after },
+        ureq::Error::Io(io) if super::server::is_timeout(&io) => WireError::Timeout { url, after },
+        ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => {
+            refused("connection refused".into())
         }
-        ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => WireError::Connect {
-            url: url.to_string(),
-            reason: "connection refused".into(),
-        },
         ureq::Error::Io(io)
             if matches!(
                 io.kind(),
@@ -786,30 +792,24 @@ fn transport_error(url: &str, timeout: Duration, e: ureq::Error) -> WireError {
                     | ErrorKind::BrokenPipe
             ) =>
         {
-            WireError::Disconnected {
-                url: url.to_string(),
-                reason: match io.kind() {
-                    ErrorKind::UnexpectedEof => "closed mid-answer".to_string(),
-                    ErrorKind::ConnectionReset => "connection reset".to_string(),
-                    _ => io.to_string(),
-                },
-            }
+            let reason = match io.kind() {
+                ErrorKind::UnexpectedEof => "closed mid-answer".to_string(),
+                ErrorKind::ConnectionReset => "connection reset".to_string(),
+                _ => io.to_string(),
+            };
+            WireError::Disconnected { url, reason }
         }
-        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => WireError::Connect {
-            url: url.to_string(),
-            reason: format!("connection refused ({e})"),
-        },
+        ureq::Error::ConnectionFailed | ureq::Error::HostNotFound => {
+            refused(format!("connection refused ({e})"))
+        }
         ureq::Error::BodyExceedsLimit(n) => WireError::protocol(
-            Some(url),
+            Some(&url),
             format!("response body exceeds the limit of {n} bytes"),
         ),
         ureq::Error::Protocol(p) => {
-            WireError::protocol(Some(url), format!("the answer is not HTTP/1.1: {p}"))
+            WireError::protocol(Some(&url), format!("the answer is not HTTP/1.1: {p}"))
         }
-        other => WireError::Connect {
-            url: url.to_string(),
-            reason: other.to_string(),
-        },
+        other => refused(other.to_string()),
     }
 }
 
@@ -849,38 +849,6 @@ impl BodyStream {
                 Err(e) => return Err(transport_error(&self.url, self.idle, ureq::Error::from(e))),
             }
         }
-    }
-}
-
-impl HttpClient {
-    /// Send one request and return as soon as the response head has arrived, with a body to
-    /// read as it comes (an event stream). The connection and the head must come within the
-    /// request's timeout; after that, each read of the body may wait `idle` at most, and the
-    /// body as a whole has no deadline. The body is not limited in size: the reader bounds
-    /// what it keeps.
-    pub(crate) fn send_streaming(
-        &self,
-        request: ClientRequest,
-        idle: Duration,
-    ) -> Result<StreamingResponse> {
-        let url = request.url.clone();
-        let (status, headers, reader): (_, _, Box<dyn std::io::Read + Send>) = match &self.transport
-        {
-            // The in-memory transport holds whole responses: its body is read from memory.
-            Via::Memory(net) => {
-                let r = net.exchange(request, self.wire_log.as_ref())?;
-                (r.status, r.headers, Box::new(std::io::Cursor::new(r.body)))
-            }
-            Via::Tcp(agent, _) => {
-                let (status, headers, body) = call_ureq(agent, &request, Some(idle))?;
-                (status, headers, Box::new(body.into_reader()))
-            }
-        };
-        Ok(StreamingResponse {
-            status,
-            headers,
-            body: BodyStream { url, idle, reader },
-        })
     }
 }
 

@@ -47,14 +47,6 @@ impl Default for Drain {
     }
 }
 
-impl std::fmt::Debug for Drain {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Drain")
-            .field("started", &self.is_started())
-            .finish()
-    }
-}
-
 impl Drain {
     /// A drain not started.
     pub(crate) fn new() -> Drain {
@@ -142,20 +134,15 @@ impl Drain {
                             Ok(chunk) => pending = Some(chunk),
                             Err(_) => return,
                         },
-                        recv(cut) -> _ => {
-                            let _ = tx.send(terminal);
-                            return;
-                        }
+                        recv(cut) -> _ => break,
                     },
                     Some(chunk) => select! {
                         send(tx, chunk) -> sent => if sent.is_err() { return },
-                        recv(cut) -> _ => {
-                            let _ = tx.send(terminal);
-                            return;
-                        }
+                        recv(cut) -> _ => break,
                     },
                 }
             }
+            let _ = tx.send(terminal);
         });
         rx
     }

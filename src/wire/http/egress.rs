@@ -203,58 +203,38 @@ impl Rule {
 
 /// The IPv4 address an IPv4-mapped or NAT64 IPv6 address carries, else the address itself.
 fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return IpAddr::V4(v4);
-            }
-            let s = v6.segments();
-            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let [a, b] = s[6].to_be_bytes();
-                let [c, d] = s[7].to_be_bytes();
-                return IpAddr::V4(Ipv4Addr::new(a, b, c, d));
-            }
-            ip
-        }
-        IpAddr::V4(_) => ip,
+    let IpAddr::V6(v6) = ip else {
+        return ip;
+    };
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return IpAddr::V4(v4);
     }
+    if v6.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        // The IPv4 address is the last 32 bits.
+        return IpAddr::V4(Ipv4Addr::from(u128::from(v6) as u32));
+    }
+    ip
 }
 
 /// The internal range `ip` lies in, by name, if any.
 pub(crate) fn internal_range(ip: IpAddr) -> Option<&'static str> {
     match canonical(ip) {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            if a == 0 {
-                Some("unspecified")
-            } else if a == 127 {
-                Some("loopback")
-            } else if a == 169 && b == 254 {
-                Some("link-local (cloud metadata)")
-            } else if v4 == Ipv4Addr::new(100, 100, 100, 200) {
-                Some("cloud metadata")
-            } else if a >= 224 {
-                Some("multicast or reserved")
-            } else {
-                None
-            }
-        }
-        IpAddr::V6(v6) => {
-            let first = v6.segments()[0];
-            if v6.is_unspecified() {
-                Some("unspecified")
-            } else if v6.is_loopback() {
-                Some("loopback")
-            } else if first & 0xffc0 == 0xfe80 {
-                Some("link-local")
-            } else if v6 == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
-                Some("cloud metadata")
-            } else if first & 0xff00 == 0xff00 {
-                Some("multicast")
-            } else {
-                None
-            }
-        }
+        IpAddr::V4(v4) => match v4.octets() {
+            [0, ..] => Some("unspecified"),
+            [127, ..] => Some("loopback"),
+            [169, 254, ..] => Some("link-local (cloud metadata)"),
+            [100, 100, 100, 200] => Some("cloud metadata"),
+            [224..=255, ..] => Some("multicast or reserved"),
+            _ => None,
+        },
+        IpAddr::V6(v6) => match v6.segments() {
+            [0, 0, 0, 0, 0, 0, 0, 0] => Some("unspecified"),
+            [0, 0, 0, 0, 0, 0, 0, 1] => Some("loopback"),
+            [first, ..] if first & 0xffc0 == 0xfe80 => Some("link-local"),
+            [0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254] => Some("cloud metadata"),
+            [first, ..] if first & 0xff00 == 0xff00 => Some("multicast"),
+            _ => None,
+        },
     }
 }
 

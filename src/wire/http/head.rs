@@ -283,29 +283,26 @@ pub(crate) fn parse_request(
     let mut fields = [std::mem::MaybeUninit::<httparse::Header>::uninit(); MAX_FIELDS];
     let max_fields = limits.max_headers.min(MAX_FIELDS);
     let mut req = httparse::Request::new(&mut []);
-    let len = match req.parse_with_uninit_headers(window, &mut fields[..max_fields]) {
-        Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) => {
-            if let Some(at) = bare_lf(window) {
-                return Err(HeadError::BareLf { at });
-            }
-            if window.len() >= limits.max_header_bytes {
-                return Err(HeadError::TooLarge {
-                    limit: limits.max_header_bytes,
-                });
-            }
-            return Ok(None);
-        }
-        Err(e) => {
-            if let Some(at) = bare_lf(window) {
-                return Err(HeadError::BareLf { at });
-            }
-            return Err(refusal(e, window, limits));
-        }
+    let parsed = req.parse_with_uninit_headers(window, &mut fields[..max_fields]);
+    // A bare LF is named before anything else is said of the head: in the head when it is
+    // complete, else anywhere in the window.
+    let head = match parsed {
+        Ok(httparse::Status::Complete(len)) => &window[..len],
+        _ => window,
     };
-    if let Some(at) = bare_lf(&window[..len]) {
+    if let Some(at) = bare_lf(head) {
         return Err(HeadError::BareLf { at });
     }
+    let len = match parsed {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if window.len() >= limits.max_header_bytes => {
+            return Err(HeadError::TooLarge {
+                limit: limits.max_header_bytes,
+            });
+        }
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(e) => return Err(refusal(e, window, limits)),
+    };
     let version = Version::of(req.version);
     let sent = req.method.unwrap_or("");
     let Some(method) = METHODS.iter().copied().find(|m| *m == sent) else {
@@ -436,22 +433,14 @@ fn expects_continue(headers: &[(String, String)]) -> Result<bool, HeadError> {
 fn refusal(e: httparse::Error, window: &[u8], limits: &Limits) -> HeadError {
     // httparse takes the target as UTF-8 text and fails a raw byte like 0xFF as a bad token:
     // name the real fault.
-    let line = &window[..window
-        .iter()
-        .position(|&b| b == b'\r' || b == b'\n')
-        .unwrap_or(window.len())];
-    if let Some(target_start) = line.iter().position(|&b| b == b' ').map(|i| i + 1) {
-        let target = &line[target_start..];
-        let target = &target[..target
-            .iter()
-            .position(|&b| b == b' ')
-            .unwrap_or(target.len())];
-        if let Some(at) = target.iter().position(|b| !b.is_ascii()) {
-            return HeadError::NonAsciiTarget {
-                byte: target[at],
-                at,
-            };
-        }
+    let line = window.split(|&b| b == b'\r' || b == b'\n').next();
+    if let Some(target) = line.unwrap_or_default().split(|&b| b == b' ').nth(1)
+        && let Some(at) = target.iter().position(|b| !b.is_ascii())
+    {
+        return HeadError::NonAsciiTarget {
+            byte: target[at],
+            at,
+        };
     }
     match e {
         httparse::Error::TooManyHeaders => HeadError::TooManyFields {
@@ -612,10 +601,7 @@ fn keep_alive(version: Version, headers: &[(String, String)]) -> bool {
             .flat_map(|v| v.split(','))
             .any(|t| t.trim_matches([' ', '\t']).eq_ignore_ascii_case(token))
     };
-    match version {
-        Version::Http11 => !has("close"),
-        Version::Http10 => has("keep-alive") && !has("close"),
-    }
+    !has("close") && (version == Version::Http11 || has("keep-alive"))
 }
 
 /// At most `max` bytes of `s`, cut at a character boundary, for an error message.

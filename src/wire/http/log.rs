@@ -163,15 +163,6 @@ pub(crate) struct RequestLog {
     out: Mutex<Box<dyn Write + Send>>,
 }
 
-impl fmt::Debug for RequestLog {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RequestLog")
-            .field("format", &self.format)
-            .field("level", &self.level)
-            .finish()
-    }
-}
-
 impl RequestLog {
     /// Lines at or above `level`, in `format`, on stderr.
     pub(crate) fn stderr(format: Format, level: Level) -> RequestLog {
@@ -271,13 +262,11 @@ impl RequestLog {
 /// A field of a text line: as it is when it is plain, else quoted with JSON's escapes, so a
 /// space, a quote or a control character from a peer cannot split or forge a line.
 fn field(value: &str) -> String {
-    if value.is_empty() {
-        return "\"\"".into();
-    }
+    // Empty is quoted too (`""`), so that it still reads as a field.
     let plain = value
         .chars()
         .all(|c| c.is_ascii_graphic() && c != '"' && c != '\\');
-    if plain {
+    if plain && !value.is_empty() {
         value.to_string()
     } else {
         serde_json::Value::String(value.to_string()).to_string()

@@ -19,7 +19,7 @@ use crate::wire::wirelog::{self, Direction, Side, Tap, WireLog};
 
 type Result<T, E = WireError> = std::result::Result<T, E>;
 use std::collections::HashMap;
-#[cfg(any(test, feature = "testkit"))]
+#[cfg(test)]
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
 
@@ -28,7 +28,7 @@ use std::sync::{Arc, RwLock};
 pub struct MemoryNet {
     hosts: Arc<RwLock<HashMap<String, (Handler, Limits)>>>,
     /// Hosts whose calls panic in the caller's thread (see [`MemoryNet::panic_on_calls_to`]).
-    #[cfg(any(test, feature = "testkit"))]
+    #[cfg(test)]
     panicking: Arc<RwLock<HashSet<String>>>,
 }
 
@@ -58,8 +58,7 @@ impl MemoryNet {
 
     /// Make every later call to `host` panic in the calling thread, as a bug in a client or
     /// in the decoding of a reply would: the test kit's way to prove a caller survives a panic
-    /// (`None` stops it). Only with the `testkit` feature.
-    #[cfg(any(test, feature = "testkit"))]
+    /// (`None` stops it).
     #[cfg(test)]
     pub(crate) fn panic_on_calls_to(&self, host: Option<&str>) {
         let mut panicking = self.panicking.write().unpoisoned();
@@ -84,7 +83,7 @@ impl MemoryNet {
             url: request.url.clone(),
             reason: "not an http:// URL".into(),
         })?;
-        #[cfg(any(test, feature = "testkit"))]
+        #[cfg(test)]
         if self
             .panicking
             .read()
@@ -105,7 +104,12 @@ impl MemoryNet {
                 reason: "connection refused (no such host in memory)".into(),
             });
         };
-        let bytes = request_bytes(&request, &host, &target);
+        let headers: Vec<(&str, &str)> = request
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let bytes = write::request_bytes(request.method, &host, &target, &headers, &request.body);
         let mut tap = match log {
             Some(log) => Tap::new(log, Side::Client, wirelog::connection_id(), host, None),
             None => Tap::off(),
@@ -119,29 +123,24 @@ impl MemoryNet {
             url: request.url.clone(),
             after: request.timeout,
         };
-        let response_bytes = match super::call::interrupt_in_force() {
-            None => rx.recv_timeout(request.timeout).map_err(|_| timed_out())?,
-            // Under `interruptible`, the wait ends when the interrupt is set, as a socket's does.
-            Some(interrupt) => {
-                let deadline = crossbeam_channel::after(request.timeout);
-                let woken = crossbeam_channel::select! {
-                    recv(rx) -> bytes => Some(bytes),
-                    recv(interrupt.wake) -> _ => None,
-                    recv(deadline) -> _ => return Err(timed_out()),
-                };
-                match woken {
-                    Some(bytes) => bytes.map_err(|_| timed_out())?,
-                    None if interrupt.is_set() => {
-                        return Err(WireError::Interrupted {
-                            url: request.url.clone(),
-                        });
+        // Under `interruptible`, the wait ends when the interrupt is set, as a socket's does;
+        // woken without the flag (the task was forgotten), it waits for the answer alone.
+        let interrupt = super::call::interrupt_in_force();
+        let mut wake = interrupt
+            .as_ref()
+            .map_or_else(crossbeam_channel::never, |i| i.wake.clone());
+        let deadline = crossbeam_channel::after(request.timeout);
+        let response_bytes = loop {
+            crossbeam_channel::select! {
+                recv(rx) -> bytes => break bytes.map_err(|_| timed_out())?,
+                recv(wake) -> _ => {
+                    if interrupt.as_ref().is_some_and(|i| i.is_set()) {
+                        let url = request.url.clone();
+                        return Err(WireError::Interrupted { url });
                     }
-                    // Woken without the flag (the task was forgotten): wait for the answer alone.
-                    None => crossbeam_channel::select! {
-                        recv(rx) -> bytes => bytes.map_err(|_| timed_out())?,
-                        recv(deadline) -> _ => return Err(timed_out()),
-                    },
+                    wake = crossbeam_channel::never();
                 }
+                recv(deadline) -> _ => return Err(timed_out()),
             }
         };
         let response = parse_response(&response_bytes, request.method);
@@ -164,16 +163,6 @@ fn split_url(url: &str) -> Option<(String, String)> {
         None => (rest, "/"),
     };
     Some((host.to_string(), target.to_string()))
-}
-
-/// The HTTP/1.1 bytes of a client request.
-pub(crate) fn request_bytes(request: &ClientRequest, host: &str, target: &str) -> Vec<u8> {
-    let headers: Vec<(&str, &str)> = request
-        .headers
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    write::request_bytes(request.method, host, target, &headers, &request.body)
 }
 
 /// Serve one request given as HTTP/1.1 bytes; returns the response's HTTP/1.1 bytes. This is

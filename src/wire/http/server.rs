@@ -313,18 +313,22 @@ impl Server {
     /// process is about to exit).
     pub(crate) fn close_by(mut self, deadline: Instant) -> bool {
         self.stop_accepting();
+        self.abandon = true;
+        self.wait_idle(Some(deadline))
+    }
+
+    /// Wait for the requests in flight to finish, until `deadline` if one is given; `true`
+    /// if none is left.
+    fn wait_idle(&self, deadline: Option<Instant>) -> bool {
         let mut in_flight = self.shared.in_flight.lock();
         while in_flight.n > 0 {
-            let now = Instant::now();
-            if now >= deadline {
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) {
                 break;
             }
-            in_flight = self.shared.in_flight.wait(in_flight, Some(deadline - now));
+            in_flight = self.shared.in_flight.wait(in_flight, left);
         }
-        let idle = in_flight.n == 0;
-        drop(in_flight);
-        self.abandon = true;
-        idle
+        in_flight.n == 0
     }
 
     /// Block the calling thread for as long as the server runs (until the process exits).
@@ -336,12 +340,8 @@ impl Server {
 
     fn stop(&mut self) {
         self.stop_accepting();
-        if self.abandon {
-            return;
-        }
-        let mut in_flight = self.shared.in_flight.lock();
-        while in_flight.n > 0 {
-            in_flight = self.shared.in_flight.wait(in_flight, None);
+        if !self.abandon {
+            self.wait_idle(None);
         }
     }
 }
@@ -381,18 +381,13 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     let mut threads_failing = false;
     loop {
         let accepted = listener.accept();
-        if burst
-            .as_ref()
-            .is_some_and(|b| b.last_failure.elapsed() >= BURST_QUIET)
-        {
-            if let Some(b) = burst.take() {
-                stderr_line!(
-                    "ddwire: {}: accepting again after {:.1} s out of descriptors ({} connections answered 503)",
-                    shared.addr,
-                    b.since.elapsed().as_secs_f64(),
-                    b.refused
-                );
-            }
+        if let Some(b) = burst.take_if(|b| b.last_failure.elapsed() >= BURST_QUIET) {
+            stderr_line!(
+                "ddwire: {}: accepting again after {:.1} s out of descriptors ({} connections answered 503)",
+                shared.addr,
+                b.since.elapsed().as_secs_f64(),
+                b.refused
+            );
             let _ = listener.set_nonblocking(false);
             backoff = Duration::from_millis(1);
         }
@@ -475,14 +470,14 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// Errors after which accepting again at once is right: the peer gave up, or a signal.
+/// Errors after which accepting again at once is right: the peer gave up, or a signal (a
+/// non-blocking listener's `WouldBlock` is answered before, with a pause).
 fn is_transient(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::ConnectionAborted
             | io::ErrorKind::ConnectionReset
             | io::ErrorKind::Interrupted
-            | io::ErrorKind::WouldBlock
     )
 }
 
@@ -645,15 +640,7 @@ struct Held<'a> {
     until: Option<Instant>,
 }
 
-impl<'a> Held<'a> {
-    fn new(budget: &'a BodyBudget) -> Held<'a> {
-        Held {
-            budget,
-            bytes: 0,
-            until: None,
-        }
-    }
-
+impl Held<'_> {
     /// Make `body` able to hold `more` bytes beyond its length without growing on its own:
     /// its capacity at least doubles (up to `most`, the most it will ever need), and the
     /// budget is taken for what it grows by, first.
@@ -716,20 +703,18 @@ impl Drop for InFlight<'_> {
 /// response is small enough for the socket buffer, and what the client already sent is read
 /// so that closing does not reset the connection under the answer. Both logs record it.
 fn refuse(mut stream: TcpStream, peer: SocketAddr, message: &str, shared: &Shared) {
+    let obs = Observer::new(shared, &stream, Some(peer));
+    let line = RequestLine::unread(&obs);
+    let _ = stream.set_nonblocking(true);
     if shared.tls.is_some() {
         // No thread, so no handshake: a fatal `internal_error` alert (RFC 8446 §6.2) tells a
         // TLS client the server would not go on, where HTTP bytes would read as garbage.
-        let _ = stream.set_nonblocking(true);
         let _ = stream.write_all(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 80]);
         let _ = stream.shutdown(Shutdown::Both);
-        let obs = Observer::new(shared, &stream, Some(peer));
-        RequestLine::unread(&obs).refused(&obs, 503, 0, message.to_string());
+        line.refused(&obs, 503, 0, message.to_string());
         return;
     }
-    let obs = Observer::new(shared, &stream, Some(peer));
     let mut tap = obs.tap();
-    let line = RequestLine::unread(&obs);
-    let _ = stream.set_nonblocking(true);
     let response = Response::error(503, message).with_header("Retry-After", "1");
     let mut sent = 0;
     let mut tee = Tee {
@@ -778,7 +763,20 @@ enum Stream {
     Tls(Box<crate::wire::tls::server::TlsStream>),
 }
 
+/// What a connection's byte stream is, whichever it is.
+trait ReadWrite: Read + Write {}
+
+impl<T: Read + Write> ReadWrite for T {}
+
 impl Stream {
+    fn io(&mut self) -> &mut dyn ReadWrite {
+        match self {
+            Stream::Plain(s) => s,
+            #[cfg(feature = "tls")]
+            Stream::Tls(t) => &mut **t,
+        }
+    }
+
     fn tcp(&self) -> &TcpStream {
         match self {
             Stream::Plain(s) => s,
@@ -814,21 +812,6 @@ impl Stream {
             Stream::Plain(s) => s,
             #[cfg(feature = "tls")]
             Stream::Tls(t) => t.sock,
-        }
-    }
-}
-
-/// What a connection's byte stream is, whichever it is.
-trait ReadWrite: Read + Write {}
-
-impl<T: Read + Write> ReadWrite for T {}
-
-impl Stream {
-    fn io(&mut self) -> &mut dyn ReadWrite {
-        match self {
-            Stream::Plain(s) => s,
-            #[cfg(feature = "tls")]
-            Stream::Tls(t) => &mut **t,
         }
     }
 }
@@ -1136,16 +1119,11 @@ impl<'a> Observer<'a> {
             shared,
             connection: if logging { wirelog::connection_id() } else { 0 },
             peer,
-            local: if shared.wire_log.is_some() {
-                stream.local_addr().ok()
-            } else {
-                None
-            },
+            local: shared
+                .wire_log
+                .as_ref()
+                .and_then(|_| stream.local_addr().ok()),
         }
-    }
-
-    fn logs_requests(&self) -> bool {
-        self.shared.request_log.is_some()
     }
 
     fn debug(&self) -> bool {
@@ -1177,7 +1155,8 @@ impl<'a> Observer<'a> {
     }
 }
 
-fn is_timeout(e: &io::Error) -> bool {
+/// Whether a read or write ran out of time (a socket's timeout, by the kind each system gives).
+pub(super) fn is_timeout(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
@@ -1297,7 +1276,11 @@ fn serve_request(conn: &mut Conn, head: RequestHead, obs: &Observer<'_>) -> Then
         let message = "the server is shutting down";
         return refuse(conn, Response::error(503, message), message);
     }
-    let mut held = Held::new(&shared.bodies);
+    let mut held = Held {
+        budget: &shared.bodies,
+        bytes: 0,
+        until: None,
+    };
     let read = conn.read_body(&head, &shared.limits, &mut held);
     conn.tap.end(Direction::In, read.is_ok());
     match &read {
@@ -1350,32 +1333,26 @@ struct RequestLine {
 
 impl RequestLine {
     fn begin(obs: &Observer<'_>, head: &RequestHead) -> RequestLine {
-        let started = Instant::now();
-        let time_ns = crate::time::now_ns();
-        let line = obs.logs_requests().then(|| Entry {
-            time_ns,
-            method: head.method.to_string(),
-            target: if head.query.is_empty() {
+        let mut line = RequestLine::unread(obs);
+        if let Some(entry) = &mut line.line {
+            entry.method = head.method.to_string();
+            entry.target = if head.query.is_empty() {
                 head.path.clone()
             } else {
                 format!("{}?{}", head.path, head.query)
-            },
-            peer: obs.peer,
-            connection: obs.connection,
-            user_agent: obs
-                .debug()
-                .then(|| super::header(&head.headers, "user-agent").map(str::to_string))
-                .flatten(),
-            ..Entry::default()
-        });
-        RequestLine { started, line }
+            };
+            if obs.debug() {
+                entry.user_agent = super::header(&head.headers, "user-agent").map(str::to_string);
+            }
+        }
+        line
     }
 
     /// A request whose line was never read (method and target `-`), from now.
     fn unread(obs: &Observer<'_>) -> RequestLine {
         let started = Instant::now();
         let time_ns = crate::time::now_ns();
-        let line = obs.logs_requests().then(|| Entry {
+        let line = obs.shared.request_log.is_some().then(|| Entry {
             time_ns,
             method: "-".into(),
             target: "-".into(),

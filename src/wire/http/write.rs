@@ -241,10 +241,7 @@ fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
 
 /// `Date: <IMF-fixdate>` (RFC 9110 §6.6.1, §5.6.7), formatted once a second per thread.
 fn push_date(out: &mut Vec<u8>) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let now = crate::time::now_ns() / 1_000_000_000;
     DATE.with(|cell| {
         let mut cached = cell.borrow_mut();
         if cached.0 != now || cached.1[0] == 0 {
