@@ -328,7 +328,7 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
     }
     let reason = match decision_reason(&request.body) {
         Ok(reason) => reason,
-        Err(why) => return Response::error(400, &why),
+        Err(why) => return Response::error(400, &why.to_string()),
     };
     let id = match resolve_run(harness, reference, &Access::All) {
         Ok(id) => id,
@@ -363,29 +363,24 @@ fn decide(harness: &Harness, request: &Request, reference: &str, verdict: Verdic
 const MAX_REASON_CHARS: usize = 2000;
 
 /// The reason a decision's body gives: none for an empty body; else a JSON object whose only
-/// member is an optional string `reason`. `Err` is why the body is refused with 400.
-fn decision_reason(body: &[u8]) -> std::result::Result<Option<String>, String> {
-    const SHAPE: &str = "send no body, or {\"reason\": \"…\"}";
+/// member is an optional string `reason`.
+fn decision_reason(body: &[u8]) -> std::result::Result<Option<String>, BadRequest> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     let doc = crate::json::parse(body, crate::json::Limits::DEFAULT)
-        .map_err(|e| format!("the body is not JSON ({e}); {SHAPE}"))?;
+        .map_err(BadRequest::DecisionNotJson)?;
     let Value::Object(mut map) = doc else {
-        return Err(format!("the body is not a JSON object; {SHAPE}"));
+        return Err(BadRequest::DecisionNotObject);
     };
     let reason = match map.remove("reason") {
         None | Some(Value::Null) => None,
         Some(Value::String(r)) if r.chars().count() <= MAX_REASON_CHARS => Some(r),
-        Some(Value::String(_)) => {
-            return Err(format!(
-                "reason is longer than {MAX_REASON_CHARS} characters"
-            ));
-        }
-        Some(_) => return Err(format!("reason must be a string; {SHAPE}")),
+        Some(Value::String(_)) => return Err(BadRequest::ReasonTooLong),
+        Some(_) => return Err(BadRequest::ReasonNotString),
     };
     if let Some(key) = map.keys().next() {
-        return Err(format!("unknown member {key:?}; {SHAPE}"));
+        return Err(BadRequest::DecisionMember { key: key.clone() });
     }
     Ok(reason)
 }
@@ -519,7 +514,7 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
     let resolver = matches!(access, Access::All).then_some(store);
     let mut query = match listing_query(resolver, &request.query) {
         Ok(q) => q,
-        Err(why) => return Response::error(400, &why),
+        Err(why) => return Response::error(400, &why.to_string()),
     };
     if let Access::Own(principal_id) = access {
         // Exactly the reader's id: a `principal` filter naming someone else then lists nothing.
@@ -591,26 +586,21 @@ fn list_runs(harness: &Harness, request: &Request, access: &Access) -> Response 
 
 /// The listing's query string as a [`Query`]; `Err` is why it is refused with 400. `after` is
 /// resolved as an id prefix through `store`, if given; else it must be a whole id.
-fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Query, String> {
-    const KNOWN: &str = "limit, after, agent, status, principal, conversation, since, until";
-    let decode = |s: &str| {
-        crate::text::percent_decode(s, true)
-            .ok_or_else(|| "the query string is not valid UTF-8".to_string())
-    };
+fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Query, BadRequest> {
     let mut query = Query::default();
     let mut seen: Vec<String> = Vec::new();
     for pair in raw.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let (key, value) = (decode(key)?, decode(value)?);
+        let key = crate::text::percent_decode(key, true).ok_or(BadRequest::QueryNotUtf8)?;
+        let value = crate::text::percent_decode(value, true).ok_or(BadRequest::QueryNotUtf8)?;
         if seen.contains(&key) {
-            return Err(format!("the query parameter {key} is given more than once"));
+            return Err(BadRequest::Repeated { key });
         }
         seen.push(key.clone());
         let time = |v: &str| {
-            parse_time(v).ok_or_else(|| {
-                format!(
-                    "{key}={v} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)"
-                )
+            parse_time(v).ok_or_else(|| BadRequest::NotATime {
+                key: key.clone(),
+                value: v.to_string(),
             })
         };
         match key.as_str() {
@@ -619,14 +609,16 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
                     .parse()
                     .ok()
                     .filter(|n| (1..=MAX_PAGE).contains(n))
-                    .ok_or_else(|| format!("limit={value}: give a number from 1 to {MAX_PAGE}"))?;
+                    .ok_or_else(|| BadRequest::Limit {
+                        value: value.clone(),
+                    })?;
                 query.limit = Some(n);
             }
             "after" => {
                 query.after = Some(match store.map(|s| s.resolve(&value)) {
                     Some(Ok(id)) => id,
                     Some(Err(HarnessError::Store(e @ StoreError::AmbiguousRun { .. }))) => {
-                        return Err(e.to_string());
+                        return Err(BadRequest::Ambiguous(e));
                     }
                     // A run listed but since removed still marks a place in the index.
                     Some(Err(_)) | None => value,
@@ -636,21 +628,89 @@ fn listing_query(store: Option<&RunReader>, raw: &str) -> std::result::Result<Qu
             "agent" | "agent_id" => query.agent_id = Some(value),
             "status" => {
                 crate::contract::OutcomeStatus::parse_or_list(&value)
-                    .map_err(|e| format!("status: {e}"))?;
+                    .map_err(BadRequest::Status)?;
                 query.status = Some(value);
             }
             "principal" => query.principal = Some(value),
             "conversation" | "conversation_id" => query.conversation_id = Some(value),
             "since" => query.since = Some(time(&value)?),
             "until" => query.until = Some(time(&value)?),
-            _ => {
-                return Err(format!(
-                    "unknown query parameter {key}; GET /runs takes {KNOWN}"
-                ));
-            }
+            _ => return Err(BadRequest::Unknown { key }),
         }
     }
     Ok(query)
+}
+
+/// Why a decision's body or the listing's query string is refused with 400.
+#[derive(Debug)]
+enum BadRequest {
+    /// The decision's body is not JSON.
+    DecisionNotJson(crate::json::JsonError),
+    DecisionNotObject,
+    /// The decision's `reason` is longer than [`MAX_REASON_CHARS`].
+    ReasonTooLong,
+    ReasonNotString,
+    /// The decision's body has a member besides `reason`.
+    DecisionMember {
+        key: String,
+    },
+    /// A query component is not UTF-8 once percent-decoded.
+    QueryNotUtf8,
+    /// A query parameter given twice.
+    Repeated {
+        key: String,
+    },
+    /// A `since` or `until` that is no time.
+    NotATime {
+        key: String,
+        value: String,
+    },
+    /// A `limit` outside 1 to [`MAX_PAGE`].
+    Limit {
+        value: String,
+    },
+    /// An `after` prefix that several stored runs share.
+    Ambiguous(StoreError),
+    /// A `status` that is no outcome.
+    Status(crate::contract::ContractError),
+    /// A query parameter the listing does not take.
+    Unknown {
+        key: String,
+    },
+}
+
+impl std::fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SHAPE: &str = "send no body, or {\"reason\": \"…\"}";
+        const KNOWN: &str = "limit, after, agent, status, principal, conversation, since, until";
+        match self {
+            BadRequest::DecisionNotJson(e) => write!(f, "the body is not JSON ({e}); {SHAPE}"),
+            BadRequest::DecisionNotObject => {
+                write!(f, "the body is not a JSON object; {SHAPE}")
+            }
+            BadRequest::ReasonTooLong => {
+                write!(f, "reason is longer than {MAX_REASON_CHARS} characters")
+            }
+            BadRequest::ReasonNotString => write!(f, "reason must be a string; {SHAPE}"),
+            BadRequest::DecisionMember { key } => write!(f, "unknown member {key:?}; {SHAPE}"),
+            BadRequest::QueryNotUtf8 => f.write_str("the query string is not valid UTF-8"),
+            BadRequest::Repeated { key } => {
+                write!(f, "the query parameter {key} is given more than once")
+            }
+            BadRequest::NotATime { key, value } => write!(
+                f,
+                "{key}={value} is not a time: give RFC 3339 (2026-01-02T03:04:05Z) or a date (2026-01-02)"
+            ),
+            BadRequest::Limit { value } => {
+                write!(f, "limit={value}: give a number from 1 to {MAX_PAGE}")
+            }
+            BadRequest::Ambiguous(e) => e.fmt(f),
+            BadRequest::Status(e) => write!(f, "status: {e}"),
+            BadRequest::Unknown { key } => {
+                write!(f, "unknown query parameter {key}; GET /runs takes {KNOWN}")
+            }
+        }
+    }
 }
 
 fn json_or_500(v: Result<Value>) -> Response {

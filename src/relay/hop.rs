@@ -254,7 +254,7 @@ fn forward(
                 },
             )?
         };
-        check_reply(inbound.kind, &result).map_err(invalid)?;
+        check_reply(inbound.kind, &result).map_err(|e| invalid(e.to_string()))?;
         note_task(relay, &peer.spec.id, &result, server, session)?;
         Ok(result)
     });
@@ -369,9 +369,9 @@ fn outgoing<'a>(
     let method =
         translate::method(inbound.kind, endpoint.binding).unwrap_or(inbound.call.method.as_str());
     let params = translate::params(inbound.kind, inbound.binding, endpoint.binding, params)
-        .map_err(|reason| Failure::InvalidParams {
+        .map_err(|e| Failure::InvalidParams {
             binding: inbound.binding,
-            reason,
+            reason: e.to_string(),
         })?;
     Ok((method, params))
 }
@@ -430,11 +430,24 @@ fn endpoint_of(relay: &Relay, peer: &Peer, inbound: &Inbound) -> Result<Target, 
     }
 }
 
+/// A peer's `result` that does not answer the call: what was wanted, and the start of what
+/// came.
+#[derive(Debug)]
+pub(crate) struct NotAnAnswer {
+    wanted: &'static str,
+    got: String,
+}
+
+impl std::fmt::Display for NotAnAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}, got {}", self.wanted, self.got)
+    }
+}
+
 /// Whether a peer's `result` is an answer to a call of `kind`: a send answers a Task or a
 /// Message (1.0 wraps either as `{"task": …}` / `{"message": …}`), `tasks/get` and
-/// `tasks/cancel` answer a Task. Anything else is not passed on as if it were one: `Err` says
-/// what was wanted, and the start of what came.
-pub(crate) fn check_reply(kind: Kind, result: &Value) -> Result<(), String> {
+/// `tasks/cancel` answer a Task. Anything else is not passed on as if it were one.
+pub(crate) fn check_reply(kind: Kind, result: &Value) -> Result<(), NotAnAnswer> {
     let wanted = match kind {
         Kind::Send if task_of(result).is_none() && message_of(result).is_none() => {
             "a send must be answered with a Task or a Message"
@@ -445,8 +458,10 @@ pub(crate) fn check_reply(kind: Kind, result: &Value) -> Result<(), String> {
         _ => return Ok(()),
     };
     let got = result.to_string();
-    let got = truncate(&got, Keep::Chars(120), "…");
-    Err(format!("{wanted}, got {got}"))
+    Err(NotAnAnswer {
+        wanted,
+        got: truncate(&got, Keep::Chars(120), "…").into_owned(),
+    })
 }
 
 /// The Task a result is, or wraps (1.0 `{"task": …}`): an object with a string `id` and a

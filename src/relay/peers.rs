@@ -378,6 +378,13 @@ pub(crate) struct Registry {
     peers: RwLock<BTreeMap<String, Peer>>,
 }
 
+/// Whether a registration added a peer or replaced one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Registered {
+    Added,
+    Replaced,
+}
+
 impl Registry {
     pub(crate) fn new(specs: Vec<PeerSpec>) -> Registry {
         let peers = specs.into_iter().map(|s| (s.id.clone(), Peer::new(s)));
@@ -394,19 +401,19 @@ impl Registry {
         self.peers.write().unpoisoned()
     }
 
-    /// Add `spec` (`Ok(true)`), or replace the peer of the same id (`Ok(false)`, forgetting its
-    /// card and health when its URL changed). Refused beyond [`MAX_PEERS`].
-    pub(crate) fn register(&self, spec: PeerSpec) -> Result<bool, RelayError> {
+    /// Add `spec`, or replace the peer of the same id (forgetting its card and health when its
+    /// URL changed). Refused beyond [`MAX_PEERS`].
+    pub(crate) fn register(&self, spec: PeerSpec) -> Result<Registered, RelayError> {
         let mut peers = self.write();
         let full = peers.len() >= MAX_PEERS;
         match peers.get_mut(&spec.id) {
             Some(peer) if peer.spec.url == spec.url => {
                 peer.spec = spec;
-                Ok(false)
+                Ok(Registered::Replaced)
             }
             Some(peer) => {
                 *peer = Peer::new(spec);
-                Ok(false)
+                Ok(Registered::Replaced)
             }
             None if full => Err(RelayError::peer(
                 &spec.id,
@@ -414,7 +421,7 @@ impl Registry {
             )),
             None => {
                 peers.insert(spec.id.clone(), Peer::new(spec));
-                Ok(true)
+                Ok(Registered::Added)
             }
         }
     }

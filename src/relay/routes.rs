@@ -4,7 +4,7 @@ use super::Relay;
 use super::call::{Inbound, Kind};
 use super::failure::FailureClass;
 use super::hop;
-use super::peers::{HealthState, PeerSpec};
+use super::peers::{HealthState, PeerSpec, Registered};
 use crate::contract::tokens::{Role, find_token};
 use crate::text::Unpoison;
 use crate::wire::WireError;
@@ -245,8 +245,8 @@ fn add_peer(relay: &Relay, request: &Request) -> Response {
     };
     let (id, url) = (spec.id.clone(), spec.url.clone());
     let status = match relay.registry.register(spec) {
-        Ok(true) => 201,
-        Ok(false) => 200,
+        Ok(Registered::Added) => 201,
+        Ok(Registered::Replaced) => 200,
         Err(e) => return Response::error(409, &e.to_string()),
     };
     let _ = relay.fetch_card(&id, &url, "");

@@ -14,8 +14,28 @@ use super::call::Kind;
 use crate::wire::a2a::codec::{
     decode_result, decode_send_params, decode_task, encode_result, encode_send_params, encode_task,
 };
+use crate::wire::a2a::error::DecodeError;
 use crate::wire::a2a::{Binding, Operation};
 use serde_json::{Map, Value};
+use std::fmt;
+
+/// Why a call or an answer could not be carried into the other binding.
+#[derive(Debug)]
+pub(crate) enum Untranslated {
+    /// It does not decode in the binding it came in.
+    Decode(DecodeError),
+    /// Its method is not one the relay translates.
+    Method,
+}
+
+impl fmt::Display for Untranslated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Untranslated::Decode(e) => e.fmt(f),
+            Untranslated::Method => f.write_str("this method is not translated between bindings"),
+        }
+    }
+}
 
 /// The method `kind` is called in `binding`, when the relay translates it.
 pub(crate) fn method(kind: Kind, binding: Binding) -> Option<&'static str> {
@@ -35,10 +55,10 @@ pub(crate) fn params(
     from: Binding,
     to: Binding,
     params: Value,
-) -> Result<Value, String> {
+) -> Result<Value, Untranslated> {
     match kind {
         Kind::Send | Kind::Stream => {
-            let mut p = decode_send_params(from, params).map_err(|e| e.to_string())?;
+            let mut p = decode_send_params(from, params).map_err(Untranslated::Decode)?;
             p.configuration = Some(Value::Object(configuration(
                 p.configuration.as_ref(),
                 from,
@@ -51,7 +71,7 @@ pub(crate) fn params(
             &params,
             &["id", "historyLength", "metadata"],
         ))),
-        _ => Err("this method is not translated between bindings".into()),
+        _ => Err(Untranslated::Method),
     }
 }
 
@@ -86,15 +106,15 @@ pub(crate) fn result(
     from: Binding,
     to: Binding,
     result: Value,
-) -> Result<Value, String> {
+) -> Result<Value, Untranslated> {
     match kind {
         Kind::Send => {
-            let r = decode_result(from, result).map_err(|e| e.to_string())?;
+            let r = decode_result(from, result).map_err(Untranslated::Decode)?;
             Ok(encode_result(to, &r))
         }
         // Both answer the Task itself, which 1.0 does not wrap as it wraps a send's.
         Kind::Get | Kind::Cancel => {
-            let task = decode_task(from, result).map_err(|e| e.to_string())?;
+            let task = decode_task(from, result).map_err(Untranslated::Decode)?;
             Ok(encode_task(to, &task))
         }
         _ => Ok(result),
