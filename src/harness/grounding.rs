@@ -57,7 +57,7 @@ use crate::trace::{AttrValue, CONDUCTOR_ATTRIBUTES, SpanId, SpanName, SpanRecord
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroundingReport {
     /// The linter ran and found no violation.
-    pub(crate) passed: bool,
+    pub passed: bool,
     /// Why the linter did not run: the conductor decided the run before its agent ran (a
     /// refusal or a referral), so there was no output to check. `passed` is then `false`.
     pub(crate) not_run: Option<String>,
