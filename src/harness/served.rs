@@ -203,15 +203,19 @@ fn build(conductor: &Conductor, public_url: &str, window: Option<Duration>) -> B
     }
 }
 
-/// HTTP 401 with the challenge RFC 6750 §3 asks for: `error="invalid_token"` when a
-/// credential was presented and refused, a bare challenge when none was.
+/// HTTP 401 with the [`bearer_challenge`], `reason` as its plain JSON error.
 pub(crate) fn unauthorized(reason: &str, presented: bool) -> Response {
-    let challenge = if presented {
+    Response::error(401, reason).with_header("WWW-Authenticate", bearer_challenge(presented))
+}
+
+/// The `WWW-Authenticate` challenge RFC 6750 §3 asks for: `error="invalid_token"` when a
+/// credential was presented and refused, a bare challenge when none was.
+pub(crate) fn bearer_challenge(presented: bool) -> &'static str {
+    if presented {
         "Bearer realm=\"ddwire\", error=\"invalid_token\""
     } else {
         "Bearer realm=\"ddwire\""
-    };
-    Response::error(401, reason).with_header("WWW-Authenticate", challenge)
+    }
 }
 
 /// The harness's card: one skill per registered agent, and the manifest extension.

@@ -35,7 +35,7 @@ use super::approval::{ApprovalError, Verdict};
 use super::conductor::{Callback, Phase, RunTrace, Stage, Turn};
 use super::identity::{Access, Authenticator, Role as TokenRole};
 pub use super::served::Harness;
-use super::served::{resolve_run, unauthorized};
+use super::served::{bearer_challenge, resolve_run, unauthorized};
 use super::store::{Query, RunReader, StoreError, parse_time};
 use crate::contract::formats::is_sha256_hex;
 use crate::contract::{InvocationRequest, Principal};
@@ -45,7 +45,7 @@ use crate::wire::a2a::endpoint::{
     Visible, Work, signature_refused,
 };
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
-use crate::wire::a2a::{CARD_PATH, LEGACY_CARD_PATH, artifact, meta};
+use crate::wire::a2a::{Binding, CARD_PATH, LEGACY_CARD_PATH, artifact, meta};
 use crate::wire::http::{Handler, Request, Response};
 use crate::wire::sign::Verifier;
 use serde_json::{Value, json};
@@ -189,17 +189,12 @@ fn refuse_before_parsing(harness: &Harness, request: &Request) -> Option<Respons
     if !matches!(request.path.trim_end_matches('/'), "" | "/a2a") {
         return Some(unauthorized(&reason, presented));
     }
-    let version = crate::wire::a2a::endpoint::declared_version(request);
-    let binding = match version.as_deref().map(str::trim) {
-        Some(v) if v.split('.').next() == Some("1") => crate::wire::a2a::Binding::V10,
-        _ => crate::wire::a2a::Binding::V03,
-    };
+    let binding = crate::wire::a2a::endpoint::declared_version(request)
+        .and_then(|v| Binding::of_version(&v))
+        .unwrap_or(Binding::V03);
     let error = A2aError::Unauthenticated { reason }.to_rpc(binding);
-    let body = crate::wire::jsonrpc::error(&Value::Null, &error).to_string();
-    // The challenge's answer, with the JSON-RPC error as its (JSON) body.
-    let mut response = unauthorized("", presented);
-    response.body = crate::wire::http::Body::Bytes(body.into_bytes());
-    Some(response)
+    let body = crate::wire::jsonrpc::error(&Value::Null, &error);
+    Some(Response::json(401, &body).with_header("WWW-Authenticate", bearer_challenge(presented)))
 }
 
 /// The member an unsigned delegation callback carries its grant in, as its body spells it.

@@ -150,12 +150,7 @@ pub(crate) fn jsonrpc_interfaces(card: &Value) -> Vec<(Binding, String)> {
         .filter(|i| jsonrpc(text(i, "protocolBinding")))
         .filter_map(|i| {
             let version = text(i, "protocolVersion").unwrap_or("1.0");
-            let binding = match version.trim().split('.').next() {
-                Some("1") => Binding::V10,
-                Some("0") => Binding::V03,
-                _ => return None,
-            };
-            Some((binding, text(i, "url")?))
+            Some((Binding::of_version(version)?, text(i, "url")?))
         })
         .collect();
     if offered.is_empty() {

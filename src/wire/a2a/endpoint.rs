@@ -1062,8 +1062,7 @@ pub(crate) fn check_version(
     method: &str,
 ) -> Result<(), A2aError> {
     let declared = declared.unwrap_or("0.3").trim();
-    let major = declared.split('.').next().unwrap_or("");
-    if major == binding.pick("0", "1") {
+    if Binding::of_version(declared) == Some(binding) {
         return Ok(());
     }
     Err(A2aError::VersionNotSupported {

@@ -166,6 +166,16 @@ impl Binding {
         }
     }
 
+    /// The binding of a declared protocol version, by its major number (`0.3` is v0.3, `1.0`
+    /// is 1.0), as a2a-sdk's `validate_version` compares them.
+    pub(crate) fn of_version(version: &str) -> Option<Binding> {
+        match version.trim().split('.').next() {
+            Some("0") => Some(Binding::V03),
+            Some("1") => Some(Binding::V10),
+            _ => None,
+        }
+    }
+
     /// The version header value this binding sends (`A2A-Version`).
     pub(crate) fn version(self) -> &'static str {
         self.pick("0.3", v10::PROTOCOL_VERSION)
