@@ -277,15 +277,18 @@ pub(crate) fn list(
         let task = run_task(envelope, request, query.include_artifacts);
         tasks.push(task.limited(query.history_length, query.include_artifacts));
     }
-    let next = match tasks.last() {
+    let next = if room == 0 {
         // The page ends among the running tasks; past the last of them, the offset starts
         // the stored runs.
-        _ if room == 0 && (running_end < running.len() || stored_total > 0) => {
-            encode_token(&format!("l:{running_end}"))
-        }
-        Some(last) if room > 0 && more_stored => encode_token(&format!("r:{}", last.id)),
-        _ => String::new(),
-    };
+        let more = running_end < running.len() || stored_total > 0;
+        more.then(|| encode_token(&format!("l:{running_end}")))
+    } else {
+        tasks
+            .last()
+            .filter(|_| more_stored)
+            .map(|last| encode_token(&format!("r:{}", last.id)))
+    }
+    .unwrap_or_default();
     Ok(TaskPage {
         tasks,
         next_page_token: next,
