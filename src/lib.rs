@@ -224,9 +224,12 @@ pub use error::{Error, Result};
 #[doc(hidden)]
 pub mod cli;
 
-// Not part of the stated API: entry points for the fuzz targets, with the `fuzzing` feature.
+// Not part of the stated API, and test code: the entry points the fuzz targets, the mutation
+// test and the load generator drive, with the `fuzzing` feature. They live beside the targets
+// in `fuzz/`, built into the library (as `tests/internal/` is) so that they reach the parsers.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
+#[path = "../fuzz/entries.rs"]
 pub mod fuzz;
 
 // White-box tests that need internals live in tests/internal/ and build as unit tests.

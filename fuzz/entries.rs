@@ -1,4 +1,4 @@
-//! Entry points for the fuzz targets (`fuzz/`), the mutation test
+//! Entry points for the fuzz targets (`fuzz_targets/`), the mutation test
 //! (`tests/internal/parser_mutation.rs`) and the load generator (`benches/load`, which reads
 //! responses with [`read_response`]): one function per hand-written parser, each taking raw bytes,
 //! driving the parser the way ddwire drives it, and asserting what must hold of its answer
