@@ -847,3 +847,39 @@ pub fn stage_instants(
     points[11] = end;
     Ok(points)
 }
+
+/// For the load generator's `sign` bench: sign `count` calls whose body is `size` bytes with
+/// `key`, then verify each (with a nonce cache that holds them all, so none is forgotten while
+/// measured), and return how long the signing and the verifying took.
+pub fn sign_then_verify(
+    key: &Key,
+    size: usize,
+    count: u32,
+) -> (std::time::Duration, std::time::Duration) {
+    let signer = sign::Signer::new(key.clone(), Direction::ToAgent);
+    let verifier =
+        Verifier::new(Direction::ToAgent, [key.clone()]).with_nonce_capacity(count as usize);
+    let body = vec![b'x'; size];
+    let request = Signable {
+        method: "POST",
+        target: "/a2a",
+        body: &body,
+    };
+    let started = std::time::Instant::now();
+    let signatures: Vec<_> = (0..count)
+        .map(|_| signer.sign(&request).expect("a bench call signs"))
+        .collect();
+    let signing = started.elapsed();
+    let started = std::time::Instant::now();
+    for signature in &signatures {
+        let headers: Vec<(String, String)> = signature
+            .headers()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        verifier
+            .verify(&request, &headers)
+            .expect("a bench call verifies");
+    }
+    (signing, started.elapsed())
+}

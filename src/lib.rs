@@ -47,8 +47,8 @@
 //!   (the command line, the harness and the relay use them).
 //! - **The wire** ([`wire`]): [`wire::a2a::client::A2aClient`] with the A2A model
 //!   ([`wire::a2a::model`]) and what an agent's conversations hold ([`wire::a2a::Progress`],
-//!   [`wire::a2a::Reply`]); the request signature ([`wire::sign`]: [`wire::sign::Signer`] and
-//!   [`wire::sign::Verifier`] and their key); the OTLP exporter and one-shot send
+//!   [`wire::a2a::Reply`]); the request signature's key ([`wire::sign::Key`]; the signer and the
+//!   verifier are the agent server's and the harness's); the OTLP exporter and one-shot send
 //!   ([`wire::otlp`]); the TLS errors ([`wire::tls`]); and of the HTTP/1.1 layer every server
 //!   here runs on ([`wire::http`]) what serving and calling need: the request, response,
 //!   handler and limits types, the server ([`wire::http::server`]), the client

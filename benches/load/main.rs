@@ -680,38 +680,10 @@ fn memory(count: u64, through: Load) {
 
 /// Sign and verify requests of several body sizes in a loop, and print the cost of each.
 fn sign(args: &Args) -> Result<i32, String> {
-    use ddwire::wire::sign::{Direction, Signable, Signer, Verifier};
     let count = args.number::<u32>("count")?.unwrap_or(20_000).max(1);
     let key = random_key("echo.wire");
-    let signer = Signer::new(key.clone(), Direction::ToAgent);
     for size in [1024usize, 64 * 1024, 1024 * 1024] {
-        // A cache that holds every nonce of the round, so none is forgotten while measured.
-        let verifier =
-            Verifier::new(Direction::ToAgent, [key.clone()]).with_nonce_capacity(count as usize);
-        let body = vec![b'x'; size];
-        let request = Signable {
-            method: "POST",
-            target: "/a2a",
-            body: &body,
-        };
-        let started = std::time::Instant::now();
-        let mut signatures = Vec::with_capacity(count as usize);
-        for _ in 0..count {
-            signatures.push(signer.sign(&request).map_err(|e| e.to_string())?);
-        }
-        let signing = started.elapsed();
-        let started = std::time::Instant::now();
-        for signature in &signatures {
-            let headers: Vec<(String, String)> = signature
-                .headers()
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
-            verifier
-                .verify(&request, &headers)
-                .map_err(|e| e.to_string())?;
-        }
-        let verifying = started.elapsed();
+        let (signing, verifying) = ddwire::fuzz::sign_then_verify(&key, size, count);
         let per = |d: Duration| d.as_secs_f64() * 1e6 / f64::from(count);
         let rate = |d: Duration| size as f64 * f64::from(count) / d.as_secs_f64() / 1e6;
         println!(

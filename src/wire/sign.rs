@@ -39,28 +39,19 @@
 //!
 //! # Example
 //!
+//! A key is all a user of the library handles: the agent server verifies with it
+//! ([`crate::agent::server::serve_signed`]) and the harness signs with it
+//! ([`crate::harness::registry::RemoteAgent::with_key`]); the signer and the verifier are
+//! theirs (the unit tests below sign, verify and replay against the published vectors).
+//!
 //! ```
-//! use ddwire::wire::sign::{Direction, Key, Signable, Signer, Verifier};
+//! use ddwire::wire::sign::{Key, KeyError};
 //!
 //! let key = Key::new("hello.world", b"a shared secret of at least 32 bytes!")?;
-//! let call = Signable { method: "POST", target: "/a2a", body: br#"{"jsonrpc":"2.0"}"# };
-//!
-//! // The harness signs...
-//! let signature = Signer::new(key.clone(), Direction::ToAgent).sign(&call)?;
-//! let headers: Vec<(String, String)> = signature
-//!     .headers()
-//!     .into_iter()
-//!     .map(|(name, value)| (name.to_string(), value))
-//!     .collect();
-//!
-//! // ...and the agent verifies: the key id that signed, or why the call is refused.
-//! let verifier = Verifier::new(Direction::ToAgent, [key]);
-//! assert_eq!(verifier.verify(&call, &headers)?, "hello.world");
-//! let replayed = verifier.verify(&call, &headers).unwrap_err();
-//! assert_eq!(replayed.reason(), "replayed");
-//! let altered = Signable { body: br#"{"jsonrpc":"2.0","x":1}"#, ..call };
-//! assert_eq!(verifier.verify(&altered, &headers).unwrap_err().reason(), "bad-signature");
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! assert_eq!(key.id(), "hello.world");
+//! let short = Key::new("hello.world", b"too short").unwrap_err();
+//! assert!(matches!(short, KeyError::TooShort { len: 9, .. }));
+//! # Ok::<(), KeyError>(())
 //! ```
 
 use super::hmac::{self, Hmac, TAG_LEN};
@@ -110,7 +101,7 @@ const MAX_TIMESTAMP_DIGITS: usize = 12;
 
 /// Which way a signed request travels; the canonical string names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
+pub(crate) enum Direction {
     /// The harness calling an agent (`to-agent`).
     ToAgent,
     /// An agent calling the harness back, for a delegation (`to-harness`).
@@ -345,13 +336,13 @@ impl std::error::Error for KeyError {
 
 /// What a signature covers besides the headers: the method, the request target and the body.
 #[derive(Clone, Copy, Debug)]
-pub struct Signable<'a> {
+pub(crate) struct Signable<'a> {
     /// Upper case (`POST`).
-    pub method: &'a str,
+    pub(crate) method: &'a str,
     /// The path and, when there is one, `?` and the query, exactly as sent.
-    pub target: &'a str,
+    pub(crate) target: &'a str,
     /// The body bytes as sent.
-    pub body: &'a [u8],
+    pub(crate) body: &'a [u8],
 }
 
 /// Which rule of the scheme's grammar (the table of headers above) a field breaks. Its
@@ -430,7 +421,7 @@ impl std::error::Error for SignError {}
 
 /// A signature: the header values a signed request carries.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Signature {
+pub(crate) struct Signature {
     /// The signing key's id (`DD-Key-Id`).
     pub(crate) key_id: String,
     /// Unix seconds when it was signed (`DD-Timestamp`).
@@ -443,7 +434,7 @@ pub struct Signature {
 
 impl Signature {
     /// The four header fields, in `HEADERS` order.
-    pub fn headers(&self) -> [(&'static str, String); 4] {
+    pub(crate) fn headers(&self) -> [(&'static str, String); 4] {
         [
             (KEY_ID_HEADER, self.key_id.clone()),
             (TIMESTAMP_HEADER, self.timestamp.to_string()),
@@ -501,7 +492,7 @@ pub(crate) fn sign_at(
 
 /// A key and the direction it signs in: what a client attaches to sign every call.
 #[derive(Clone, Debug)]
-pub struct Signer {
+pub(crate) struct Signer {
     /// The shared key.
     pub(crate) key: Key,
     /// Which way the calls go: to the agent, or back to the harness.
@@ -510,13 +501,13 @@ pub struct Signer {
 
 impl Signer {
     /// A signer for `direction`.
-    pub fn new(key: Key, direction: Direction) -> Signer {
+    pub(crate) fn new(key: Key, direction: Direction) -> Signer {
         Signer { key, direction }
     }
 
     /// Sign `request` now, with a fresh random nonce (16 bytes from the operating system, as
     /// 32 hex digits).
-    pub fn sign(&self, request: &Signable<'_>) -> Result<Signature, SignError> {
+    pub(crate) fn sign(&self, request: &Signable<'_>) -> Result<Signature, SignError> {
         let mut nonce = [0u8; 16];
         crate::ids::secret_bytes(&mut nonce);
         sign_at(&self.key, self.direction, request, unix_now(), &hex(&nonce))
@@ -573,7 +564,7 @@ pub(crate) fn received_target(path: &str, query: &str) -> String {
 
 /// Why a signed request was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum VerifyError {
+pub(crate) enum VerifyError {
     /// A signature header is absent (`DD-Signature` when the request carries none of them).
     Missing {
         /// The header missing.
@@ -630,7 +621,7 @@ pub enum VerifyError {
 
 impl VerifyError {
     /// A short, stable name for the failure, sent as the JSON-RPC error's `data.reason`.
-    pub fn reason(&self) -> &'static str {
+    pub(crate) fn reason(&self) -> &'static str {
         match self {
             VerifyError::Missing { .. } => "missing",
             VerifyError::Malformed { .. } => "malformed",
@@ -696,7 +687,7 @@ impl std::error::Error for VerifyError {}
 
 /// The receiving side: the keys it accepts, the direction it expects, its replay window and
 /// its nonce cache. Share one verifier between threads; its cache is behind a lock.
-pub struct Verifier {
+pub(crate) struct Verifier {
     direction: Direction,
     keys: HashMap<String, Key>,
     window_secs: u64,
@@ -721,7 +712,7 @@ impl fmt::Debug for Verifier {
 impl Verifier {
     /// A verifier of requests travelling in `direction`, signed by any of `keys`, with the
     /// default window ([`DEFAULT_WINDOW`]) and nonce capacity (`DEFAULT_NONCE_CAPACITY`).
-    pub fn new(direction: Direction, keys: impl IntoIterator<Item = Key>) -> Verifier {
+    pub(crate) fn new(direction: Direction, keys: impl IntoIterator<Item = Key>) -> Verifier {
         Verifier {
             direction,
             keys: keys.into_iter().map(|k| (k.id.clone(), k)).collect(),
@@ -731,13 +722,6 @@ impl Verifier {
         }
     }
 
-    /// Refuse requests signed before `secs` (Unix seconds) instead of before this verifier
-    /// was made: for a verifier that takes over from another, or a test's clock.
-    pub fn started_at(mut self, secs: u64) -> Verifier {
-        self.started = secs;
-        self
-    }
-
     /// Accept timestamps up to `window` from this clock, either way (whole seconds).
     pub(crate) fn with_window(mut self, window: Duration) -> Verifier {
         self.window_secs = window.as_secs();
@@ -745,19 +729,10 @@ impl Verifier {
     }
 
     /// Remember at most `capacity` nonces (at least 1).
-    pub fn with_nonce_capacity(mut self, capacity: usize) -> Verifier {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn with_nonce_capacity(mut self, capacity: usize) -> Verifier {
         self.nonces = Mutex::new(NonceCache::new(capacity.max(1)));
         self
-    }
-
-    /// The replay window, either way.
-    pub fn window(&self) -> Duration {
-        Duration::from_secs(self.window_secs)
-    }
-
-    /// Whether a key is known under `key_id`.
-    pub fn knows(&self, key_id: &str) -> bool {
-        self.keys.contains_key(key_id)
     }
 
     /// Whether `headers` carry any of the scheme's headers (a request that does is verified,
@@ -769,7 +744,7 @@ impl Verifier {
     }
 
     /// Verify a request now: the key id that signed it, or why it is refused.
-    pub fn verify(
+    pub(crate) fn verify(
         &self,
         request: &Signable<'_>,
         headers: &[(String, String)],
@@ -1151,6 +1126,32 @@ mod tests {
         assert!(
             err.to_string().contains("replayed request is refused"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_call_signed_now_verifies_once_and_not_when_altered() {
+        let key = Key::new("hello.world", b"a shared secret of at least 32 bytes!").unwrap();
+        let call = Signable {
+            method: "POST",
+            target: "/a2a",
+            body: br#"{"jsonrpc":"2.0"}"#,
+        };
+        let signature = Signer::new(key.clone(), Direction::ToAgent)
+            .sign(&call)
+            .unwrap();
+        let headers = header_list(&signature);
+        let verifier = Verifier::new(Direction::ToAgent, [key]);
+        assert_eq!(verifier.verify(&call, &headers).unwrap(), "hello.world");
+        let replayed = verifier.verify(&call, &headers).unwrap_err();
+        assert_eq!(replayed.reason(), "replayed");
+        let altered = Signable {
+            body: br#"{"jsonrpc":"2.0","x":1}"#,
+            ..call
+        };
+        assert_eq!(
+            verifier.verify(&altered, &headers).unwrap_err().reason(),
+            "bad-signature"
         );
     }
 

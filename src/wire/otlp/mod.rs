@@ -45,7 +45,7 @@
 
 pub(crate) mod config;
 pub(crate) mod exporter;
-pub mod send;
+pub(crate) mod send;
 
 pub(crate) use config::Local;
 pub use config::OtlpConfig;
