@@ -49,7 +49,7 @@
 //!   ([`wire::a2a::model`]) and what an agent's conversations hold ([`wire::a2a::Progress`],
 //!   [`wire::a2a::Reply`]); the request signature's key ([`wire::sign::Key`]; the signer and the
 //!   verifier are the agent server's and the harness's); the OTLP exporter and one-shot send
-//!   ([`wire::otlp`]); the TLS errors ([`wire::tls`]); and of the HTTP/1.1 layer every server
+//!   ([`wire::otlp`]); why a TLS handshake failed ([`wire::tls::TlsFailure`], which a call's error carries); and of the HTTP/1.1 layer every server
 //!   here runs on ([`wire::http`]) what serving and calling need: the request, response,
 //!   handler and limits types, the server ([`wire::http::server`]), the client
 //!   ([`wire::http::client`]) and the in-memory transport ([`wire::http::memory`]). The

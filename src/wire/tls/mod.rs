@@ -9,7 +9,7 @@
 //! is left out.
 //!
 //! Built only with the `tls` cargo feature (on by default). Without it these types still
-//! exist, so flags parse the same, but any use of them is refused with [`TlsError::NotBuilt`],
+//! exist, so flags parse the same, but any use of them is refused with `TlsError::NotBuilt`,
 //! and an `https://` call with [`TlsFailure::NotBuilt`].
 
 #[cfg(feature = "tls")]
@@ -66,11 +66,13 @@ pub(crate) struct ServerTls {
     pub(crate) client_ca: Option<PathBuf>,
 }
 
-/// Why a TLS configuration cannot be used.
+/// Why a TLS configuration cannot be used. A build makes either `NotBuilt` (without the `tls`
+/// feature) or the others (with it), never both.
 #[derive(Debug)]
-#[non_exhaustive]
-pub enum TlsError {
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+pub(crate) enum TlsError {
     /// The build has no TLS (see `NOT_BUILT`).
+    #[cfg_attr(feature = "tls", allow(dead_code))]
     NotBuilt,
     /// A file cannot be read.
     Read {
