@@ -21,7 +21,7 @@ use crate::harness::{HarnessError, Result};
 use crate::ids::is_uuid7;
 use crate::wire::a2a::endpoint::{A2aError, ListQuery, TaskPage, TaskStore};
 use crate::wire::a2a::model::{Artifact, Message, Part, Role, Task, TaskState};
-use crate::wire::a2a::tasks::{decode_token, encode_token, invalid_token};
+use crate::wire::a2a::v10::{decode_token, encode_token, invalid_token};
 use crate::wire::a2a::{artifact, meta};
 use serde_json::{Map, Value};
 use std::collections::HashSet;

@@ -213,6 +213,36 @@ pub(crate) fn decode_list_params(v: &Value) -> Result<ListQuery, A2aError> {
     })
 }
 
+/// A page token: opaque to the client (lowercase hex of what it marks).
+pub(crate) fn encode_token(marker: &str) -> String {
+    marker.bytes().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What a page token marks, if it is one this server could have issued.
+pub(crate) fn decode_token(token: &str) -> Option<String> {
+    let bytes = token.as_bytes();
+    if bytes.is_empty() || !bytes.len().is_multiple_of(2) || bytes.len() > 512 {
+        return None;
+    }
+    let decoded: Option<Vec<u8>> = bytes
+        .chunks(2)
+        .map(|pair| {
+            let hex = std::str::from_utf8(pair).ok()?;
+            u8::from_str_radix(hex, 16).ok()
+        })
+        .collect();
+    String::from_utf8(decoded?).ok()
+}
+
+/// The refusal of a page token this server did not issue.
+pub(crate) fn invalid_token(token: &str) -> A2aError {
+    let shown = crate::text::truncate(token, crate::text::Keep::Chars(64), "");
+    A2aError::invalid(
+        "params.pageToken",
+        format!("{shown:?} is not a page token this server issued"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fast::SendFast;
