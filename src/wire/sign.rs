@@ -198,9 +198,9 @@ impl Key {
 
     /// The same secret under another key id.
     pub(crate) fn with_id(&self, id: &str) -> Result<Key, KeyError> {
-        check_key_id(id).map_err(|reason| KeyError::BadId {
-            id: id.to_string(),
-            reason,
+        check_key_id(id).map_err(|rule| match rule {
+            FieldRule::KeyIdLength => KeyError::IdLength { id: id.to_string() },
+            _ => KeyError::IdCharacters { id: id.to_string() },
         })?;
         Ok(Key {
             id: id.to_string(),
@@ -259,12 +259,15 @@ pub enum KeyError {
         /// The secret's length in bytes.
         len: usize,
     },
-    /// The key id breaks its grammar.
-    BadId {
+    /// The key id is empty or too long.
+    IdLength {
         /// The id given.
         id: String,
-        /// Why it breaks the grammar.
-        reason: FieldRule,
+    },
+    /// The key id holds a character that is not visible ASCII.
+    IdCharacters {
+        /// The id given.
+        id: String,
     },
 }
 
@@ -320,7 +323,16 @@ impl fmt::Display for KeyError {
                 "{} is {len} bytes long; a secret may be at most {MAX_SECRET_LEN}",
                 secret(path)
             ),
-            KeyError::BadId { id, reason } => write!(f, "key id {id:?} is invalid: {reason}"),
+            KeyError::IdLength { id } => {
+                write!(f, "key id {id:?} is invalid: {}", FieldRule::KeyIdLength)
+            }
+            KeyError::IdCharacters { id } => {
+                write!(
+                    f,
+                    "key id {id:?} is invalid: {}",
+                    FieldRule::KeyIdCharacters
+                )
+            }
         }
     }
 }
@@ -350,7 +362,7 @@ pub(crate) struct Signable<'a> {
 /// characters long"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum FieldRule {
+pub(crate) enum FieldRule {
     /// A key id is 1 to 256 characters.
     KeyIdLength,
     /// A key id is visible ASCII, with no spaces.
