@@ -163,7 +163,7 @@ pub(crate) fn find_token<'t>(
 /// Why a tokens file cannot be used, or why a caller's credentials name no token in it.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum TokenError {
+pub(crate) enum TokenError {
     /// The tokens file could not be read.
     Unreadable {
         /// The file, as given.
