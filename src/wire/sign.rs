@@ -3,8 +3,8 @@
 //! Python implementation, in `vendor-notes/hmac-signing.md`; this module is its reference.
 //!
 //! Each agent shares one secret with the harness. The harness signs every JSON-RPC call it
-//! makes to the agent ([`Direction::ToAgent`]); a delegation agent signs the calls it makes back
-//! to the harness with the same secret ([`Direction::ToHarness`]). The receiver recomputes the
+//! makes to the agent (`Direction::ToAgent`); a delegation agent signs the calls it makes back
+//! to the harness with the same secret (`Direction::ToHarness`). The receiver recomputes the
 //! MAC, compares it in constant time, refuses a timestamp outside its replay window, and
 //! remembers each nonce it accepted so the same request is never accepted twice.
 //!

@@ -6,7 +6,7 @@
 //! accepted), or [`WireError::Protocol`] for a reply outside the protocol. Nothing here panics
 //! on what a peer sends.
 //!
-//! A client given a [`Signer`] (`A2aClient::signed`) signs every JSON-RPC call it sends
+//! A client given a `Signer` (`A2aClient::signed`) signs every JSON-RPC call it sends
 //! (see [`crate::wire::sign`]); card fetches are never signed, since a card is public.
 
 use super::codec::{Json, decode_result, decode_task};
