@@ -220,6 +220,7 @@ impl fmt::Debug for Key {
 
 /// Why a key could not be made or read.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum KeyError {
     /// The key file could not be read.
     Read {
@@ -361,7 +362,6 @@ pub(crate) struct Signable<'a> {
 /// `Display` completes a sentence about the field: `"its nonce" + " it must be 16 to 64
 /// characters long"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
 pub(crate) enum FieldRule {
     /// A key id is 1 to 256 characters.
     KeyIdLength,
