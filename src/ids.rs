@@ -109,6 +109,17 @@ pub(crate) fn try_secret_bytes(buf: &mut [u8]) -> Result<(), getrandom::Error> {
     getrandom::fill(buf)
 }
 
+/// Whether `a` and `b` are equal, in time that depends only on their lengths: every byte pair
+/// is compared, whatever the first difference, so a forger or a token guesser learns nothing from the timing.
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    // Kept opaque so the fold is not turned into an early-exit comparison.
+    std::hint::black_box(diff) == 0
+}
+
 /// Lower-case hex of `bytes`.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 2);
@@ -133,6 +144,15 @@ pub(crate) fn is_lower_hex(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn constant_time_eq_compares_every_byte_and_the_length() {
+        assert!(constant_time_eq(b"", b""));
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"xbc"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+    }
 
     #[test]
     fn uuid7_identifier_is_generated_and_matches_pattern() {

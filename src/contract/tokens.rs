@@ -153,7 +153,7 @@ pub(crate) fn find_token<'t>(
     let digest = sha256_hex(presented.as_bytes());
     let mut found = None;
     for token in tokens {
-        if constant_time_eq(token.digest.as_bytes(), digest.as_bytes()) {
+        if crate::ids::constant_time_eq(token.digest.as_bytes(), digest.as_bytes()) {
             found = Some(token);
         }
     }
@@ -276,11 +276,4 @@ fn bearer_token(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim_start().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -834,7 +834,7 @@ impl Verifier {
             })?;
         let mut mac = Hmac::new(&key.secret);
         mac.update(text.as_bytes());
-        if !hmac::constant_time_eq(&mac.finalize(), &tag) {
+        if !crate::ids::constant_time_eq(&mac.finalize(), &tag) {
             return Err(VerifyError::BadSignature {
                 key_id: key_id.to_string(),
             });
