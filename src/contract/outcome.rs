@@ -145,34 +145,32 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// A `suspended` outcome: the agent waits for input, and `resume_condition` says what it
-    /// needs (a person reads it; the harness answers A2A `input-required` with it).
-    pub(crate) fn suspended(resume_condition: impl Into<String>) -> Outcome {
+    /// An outcome of `status` with no reason code and no referral.
+    fn of(status: OutcomeStatus, statement: impl Into<String>) -> Outcome {
         Outcome {
-            status: OutcomeStatus::Suspended,
-            reason_code: None,
-            referred_to: None,
-            statement: resume_condition.into(),
-        }
-    }
-
-    /// A `succeeded` outcome.
-    pub fn succeeded(statement: impl Into<String>) -> Outcome {
-        Outcome {
-            status: OutcomeStatus::Succeeded,
+            status,
             reason_code: None,
             referred_to: None,
             statement: statement.into(),
         }
+    }
+
+    /// A `suspended` outcome: the agent waits for input, and `resume_condition` says what it
+    /// needs (a person reads it; the harness answers A2A `input-required` with it).
+    pub(crate) fn suspended(resume_condition: impl Into<String>) -> Outcome {
+        Outcome::of(OutcomeStatus::Suspended, resume_condition)
+    }
+
+    /// A `succeeded` outcome.
+    pub fn succeeded(statement: impl Into<String>) -> Outcome {
+        Outcome::of(OutcomeStatus::Succeeded, statement)
     }
 
     /// An `abstained` outcome with its reason.
     pub fn abstained(reason: ReasonCode, statement: impl Into<String>) -> Outcome {
         Outcome {
-            status: OutcomeStatus::Abstained,
             reason_code: Some(reason),
-            referred_to: None,
-            statement: statement.into(),
+            ..Outcome::of(OutcomeStatus::Abstained, statement)
         }
     }
 
@@ -183,20 +181,14 @@ impl Outcome {
         statement: impl Into<String>,
     ) -> Outcome {
         Outcome {
-            status: OutcomeStatus::Referred,
             reason_code: Some(reason),
             referred_to: Some(to.into()),
-            statement: statement.into(),
+            ..Outcome::of(OutcomeStatus::Referred, statement)
         }
     }
 
     /// A `failed` outcome (the envelope must then carry a problem).
     pub(crate) fn failed(statement: impl Into<String>) -> Outcome {
-        Outcome {
-            status: OutcomeStatus::Failed,
-            reason_code: None,
-            referred_to: None,
-            statement: statement.into(),
-        }
+        Outcome::of(OutcomeStatus::Failed, statement)
     }
 }
