@@ -73,7 +73,7 @@ fn must_be_true<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error
 }
 
 /// What the run cost, as far as it was measured. Closed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Telemetry {
     /// 32 lowercase hex digits: the root `invoke_agent` span's trace.
@@ -104,11 +104,7 @@ impl Telemetry {
     pub(crate) fn for_trace(trace_id: impl Into<String>) -> Telemetry {
         Telemetry {
             trace_id: Some(trace_id.into()),
-            model_id: None,
-            input_tokens: None,
-            output_tokens: None,
-            energy_method: EnergyMethod::NotMeasured,
-            energy_estimate_j: None,
+            ..Telemetry::default()
         }
     }
 }
