@@ -360,13 +360,11 @@ impl Compiler<'_> {
         name: &str,
     ) -> Result<Vec<usize>, SchemaError> {
         match value {
-            Value::Array(items) if !items.is_empty() => {
-                let mut out = Vec::with_capacity(items.len());
-                for (i, item) in items.iter().enumerate() {
-                    out.push(self.child(item, path, &i.to_string())?);
-                }
-                Ok(out)
-            }
+            Value::Array(items) if !items.is_empty() => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| self.child(item, path, &i.to_string()))
+                .collect(),
             _ => Err(SchemaError::must_be(
                 at,
                 name,
@@ -386,11 +384,9 @@ impl Compiler<'_> {
         let Value::Object(map) = value else {
             return Err(SchemaError::must_be(at, name, "an object of schemas"));
         };
-        let mut out = Vec::with_capacity(map.len());
-        for (key, sub) in map {
-            out.push((key.clone(), self.child(sub, path, key)?));
-        }
-        Ok(out)
+        map.iter()
+            .map(|(key, sub)| Ok((key.clone(), self.child(sub, path, key)?)))
+            .collect()
     }
 
     /// The keywords of one schema object at `path`. Siblings of `$ref` are compiled, so
