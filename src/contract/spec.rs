@@ -68,8 +68,7 @@ impl ClassSchema {
             .get("properties")
             .and_then(|p| p.get(DESIGNATOR))
             .and_then(|d| d.get("enum"));
-        let required = required(&json_schema);
-        if designator != Some(&json!([name])) || !required.iter().any(|r| r == DESIGNATOR) {
+        if designator != Some(&json!([name])) || !requires(&json_schema, DESIGNATOR) {
             let why = format!(
                 "the schema does not require {DESIGNATOR} = {}",
                 str_repr(name)
@@ -107,9 +106,7 @@ impl ClassSchema {
     /// Whether the class mixes in `Grounded` (requires `grounded_on`), as every payload class
     /// must.
     pub(crate) fn grounded(&self) -> bool {
-        required(&self.json_schema)
-            .iter()
-            .any(|r| r == GROUNDED_SLOT)
+        requires(&self.json_schema, GROUNDED_SLOT)
     }
 
     /// Every way `document` fails this class's schema; empty when it conforms.
@@ -128,16 +125,10 @@ fn class_error(name: &str, why: impl std::fmt::Display) -> ContractError {
     ContractError::spec(None, format!("class {}: {why}", str_repr(name)))
 }
 
-fn required(schema: &Value) -> Vec<String> {
-    schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+/// Whether the schema's top-level `required` names `slot`.
+fn requires(schema: &Value, slot: &str) -> bool {
+    let required = schema.get("required").and_then(Value::as_array);
+    required.is_some_and(|list| list.iter().any(|r| r.as_str() == Some(slot)))
 }
 
 /// How an agent produces one payload field it does not copy from input or evidence.
