@@ -183,7 +183,6 @@ fn runs_query(args: &Parsed, store: &RunReader) -> Result<Query, String> {
                 }
             })
             .transpose()?,
-        at: None,
         agent_id: args.value("agent").map(str::to_string),
         status: args
             .value("status")
@@ -194,10 +193,10 @@ fn runs_query(args: &Parsed, store: &RunReader) -> Result<Query, String> {
             })
             .transpose()?,
         principal: args.value("principal").map(str::to_string),
-        principal_id: None,
         conversation_id: args.value("conversation").map(str::to_string),
         since: time("since")?,
         until: time("until")?,
+        ..Query::default()
     })
 }
 
@@ -207,12 +206,7 @@ fn row_line(row: &serde_json::Value, json: bool) -> String {
     if json {
         return row.to_string();
     }
-    let text = |k: &str| {
-        row.get(k)
-            .and_then(|v| v.as_str())
-            .unwrap_or("-")
-            .to_string()
-    };
+    let text = |k: &str| row.get(k).and_then(serde_json::Value::as_str).unwrap_or("-");
     format!(
         "{}  {:<18} {:<10} {}  {}",
         text("invocation_id"),
