@@ -18,10 +18,7 @@ pub(crate) static COMMAND: Command = Command {
 fn run(args: &Parsed) -> Result<i32, String> {
     let registry = setup::registry(args, &A2aClient::default())?;
     if args.switch("json") {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&registry.listing()).unwrap_or_default()
-        );
+        super::print_pretty(&registry.listing());
         return Ok(0);
     }
     for agent in registry.agents() {

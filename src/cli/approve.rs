@@ -3,7 +3,7 @@
 
 use super::args::{Flag, Parsed};
 use super::{Command, setup};
-use crate::wire::http::client::{ClientRequest, HttpClient};
+use crate::wire::http::client::ClientRequest;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -89,13 +89,10 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
         Some(reason) => json!({ "reason": reason }),
         None => json!({}),
     };
-    let wire = setup::wire_log(args)?;
-    let client: HttpClient = setup::http_client(args, wire.as_ref())?;
     let url = format!("{harness}/runs/{run}/{action}");
     let request = ClientRequest::post_json(url, body.to_string().into_bytes(), TIMEOUT)
         .header("Authorization", &format!("Bearer {token}"));
-    let answered = client.send(request);
-    setup::close_wire_log(wire.as_ref(), action);
+    let answered = setup::with_client(args, action, |client| client.send(request))?;
     let response = answered.map_err(|e| e.to_string())?;
     let doc: Value = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
     if response.status != 200 {
@@ -112,10 +109,7 @@ fn decide(args: &Parsed, action: &str) -> Result<i32, String> {
     }
     let decision = &doc["decision"];
     let printed = doc.get("envelope").unwrap_or(decision);
-    outln!(
-        "{}",
-        serde_json::to_string_pretty(printed).unwrap_or_default()
-    );
+    super::print_pretty(printed);
     match doc.get("envelope") {
         Some(envelope) => {
             let outcome = &envelope["outcome"];

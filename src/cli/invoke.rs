@@ -78,19 +78,18 @@ fn run(args: &Parsed) -> Result<i32, String> {
     let mut request = InvocationRequest::new(agent, input);
     request.requirement_ids = args.values("requirement").to_vec();
     request.conversation_id = args.value("conversation").map(str::to_string);
-    let wire = setup::wire_log(args)?;
-    let client = A2aClient::new(setup::http_client(args, wire.as_ref())?);
-    let code = match args.value("harness") {
-        Some(url) => remote(
-            &client,
-            &setup::http_url("--harness", url)?,
-            args.value("token"),
-            &request,
-        ),
-        None => local(args, client, request),
-    };
-    setup::close_wire_log(wire.as_ref(), "invoke");
-    code
+    setup::with_client(args, "invoke", |http| {
+        let client = A2aClient::new(http);
+        match args.value("harness") {
+            Some(url) => remote(
+                &client,
+                &setup::http_url("--harness", url)?,
+                args.value("token"),
+                &request,
+            ),
+            None => local(args, client, request),
+        }
+    })?
 }
 
 /// A peer's text as a terminal may show it (see [`crate::text`]).
@@ -127,10 +126,7 @@ fn refused(shown: &str, agent_id: &str) -> i32 {
 
 /// Print `envelope` on stdout, and its outcome on stderr.
 fn print_envelope(envelope: &Value) {
-    outln!(
-        "{}",
-        serde_json::to_string_pretty(envelope).unwrap_or_default()
-    );
+    super::print_pretty(envelope);
     let outcome = &envelope["outcome"];
     stderr_line!(
         "outcome: {} ({})",

@@ -233,6 +233,14 @@ pub(crate) fn write_stdout(text: std::fmt::Arguments<'_>) {
     }
 }
 
+/// Print `value` on stdout as indented JSON.
+pub(crate) fn print_pretty(value: &impl serde::Serialize) {
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_default()
+    );
+}
+
 /// What a write to a command's own (buffered) stdout came to: `Ok(false)` once the reader has
 /// gone (a closed pipe, as `| head` makes), which ends the command quietly.
 pub(crate) fn written(result: std::io::Result<()>) -> Result<bool, String> {

@@ -206,7 +206,7 @@ fn row_line(row: &serde_json::Value, json: bool) -> String {
     if json {
         return row.to_string();
     }
-    let text = |k: &str| row.get(k).and_then(serde_json::Value::as_str).unwrap_or("-");
+    let text = |k: &str| row.get(k).and_then(|v| v.as_str()).unwrap_or("-");
     format!(
         "{}  {:<18} {:<10} {}  {}",
         text("invocation_id"),

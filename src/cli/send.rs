@@ -72,11 +72,9 @@ fn run(args: &Parsed) -> Result<i32, String> {
             _ => return Err("--metadata must be a JSON object".into()),
         },
     };
-    let wire = setup::wire_log(args)?;
-    let client = A2aClient::new(setup::http_client(args, wire.as_ref())?);
-    let result = exchange(&client, url, args, timeout, data, metadata);
-    setup::close_wire_log(wire.as_ref(), "send");
-    result
+    setup::with_client(args, "send", |http| {
+        exchange(&A2aClient::new(http), url, args, timeout, data, metadata)
+    })?
 }
 
 fn exchange(
@@ -102,10 +100,7 @@ fn exchange(
     let result = client
         .send(&target, message, &headers, timeout)
         .map_err(|e| e.to_string())?;
-    outln!(
-        "{}",
-        serde_json::to_string_pretty(&result.to_json(Binding::V10)).unwrap_or_default()
-    );
+    super::print_pretty(&result.to_json(Binding::V10));
     Ok(match result {
         SendResult::Task(task) if task.status.state != TaskState::Completed => 1,
         _ => 0,

@@ -523,13 +523,21 @@ pub(crate) fn server_tls(
 /// How often a listener's certificate files are checked for a change.
 pub(crate) const CERT_WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Close `wire` at the end of a command: write what is queued and the closing line, and say on
-/// stderr if anything was not logged.
-pub(crate) fn close_wire_log(wire: Option<&crate::wire::wirelog::WireLog>, who: &str) {
-    if let Some(log) = wire {
+/// `call` given an HTTP client with the trust the flags give, writing to `--wire-log` when
+/// given. The log is closed once `call` returns: what is queued and the closing line are
+/// written, and stderr says (under `who`) if anything was not logged.
+pub(crate) fn with_client<T>(
+    args: &Parsed,
+    who: &str,
+    call: impl FnOnce(HttpClient) -> T,
+) -> Result<T, String> {
+    let wire = wire_log(args)?;
+    let answered = call(http_client(args, wire.as_ref())?);
+    if let Some(log) = &wire {
         let stats = log.close(std::time::Duration::from_secs(10));
         if stats.dropped > 0 || stats.failed > 0 {
             stderr_line!("ddwire {who}: wire log {}: {stats}", log.path().display());
         }
     }
+    Ok(answered)
 }
