@@ -3,7 +3,6 @@
 use super::args::{Flag, Parsed};
 use super::{Command, read_input, setup};
 use crate::check::{self, Bindings, CheckError, Options, Report};
-use std::time::Duration;
 
 pub(crate) static COMMAND: Command = Command {
     name: "check",
@@ -96,15 +95,13 @@ fn run(args: &Parsed) -> Result<i32, String> {
             ));
         }
     };
-    let timeout = match args.number::<f64>("timeout")? {
-        None => check::DEFAULT_TIMEOUT,
-        Some(s) if s > 0.0 && s.is_finite() && s <= 3600.0 => Duration::from_secs_f64(s),
-        Some(s) => {
-            return Err(format!(
-                "--timeout must be between 0 and 3600 seconds, not {s}"
-            ));
-        }
-    };
+    let timeout = args
+        .seconds(
+            "timeout",
+            |s| s > 0.0 && s <= 3600.0,
+            |s| format!("--timeout must be between 0 and 3600 seconds, not {s}"),
+        )?
+        .unwrap_or(check::DEFAULT_TIMEOUT);
     let message = match args.value("message") {
         None => None,
         Some(path) => Some(
