@@ -255,10 +255,7 @@ fn announce(args: &Parsed, public: &str, registry: &Registry, addr: SocketAddr, 
         );
     }
     stderr_line!("ddwire serve: viewer at {public}/viewer");
-    let hosts: Vec<&str> = args
-        .values("allowed-hosts")
-        .iter()
-        .flat_map(|v| v.split(','))
+    let hosts: Vec<&str> = setup::allowed_hosts(args)
         .filter(|h| !h.trim().is_empty())
         .collect();
     let origins = args.values("cors-origin");

@@ -51,13 +51,16 @@ pub(crate) const CORS_ORIGIN: Flag = Flag::taking(
 /// and `relay` apply them.
 pub(crate) fn browser_policy(args: &Parsed, public: &str) -> Result<BrowserPolicy, String> {
     BrowserPolicy::new(public)
-        .allow_hosts(
-            args.values("allowed-hosts")
-                .iter()
-                .flat_map(|v| v.split(',')),
-        )
+        .allow_hosts(allowed_hosts(args))
         .allow_origins(args.values("cors-origin"))
         .map_err(|e| e.to_string())
+}
+
+/// Every host name `--allowed-hosts` lists, however many times it is given.
+pub(crate) fn allowed_hosts(args: &Parsed) -> impl Iterator<Item = &str> {
+    args.values("allowed-hosts")
+        .iter()
+        .flat_map(|v| v.split(','))
 }
 pub(crate) const ACTING_FOR_ID: Flag = Flag::taking(
     "acting-for-id",
