@@ -154,6 +154,22 @@ pub(crate) enum Failure {
 }
 
 impl Failure {
+    /// The call to `peer` failed with `error`.
+    pub(crate) fn from_peer(peer: &str, error: WireError) -> Failure {
+        Failure::Peer {
+            peer: peer.to_string(),
+            error,
+        }
+    }
+
+    /// `peer` answered something that is no answer to the call, for `reason`.
+    pub(crate) fn invalid_reply(peer: &str, reason: String) -> Failure {
+        Failure::InvalidReply {
+            peer: peer.to_string(),
+            reason,
+        }
+    }
+
     pub(crate) fn class(&self) -> FailureClass {
         match self {
             Failure::Topology(_) => FailureClass::TopologyViolation,

@@ -240,10 +240,7 @@ fn forward(
         },
     );
     let result = answered.and_then(|result| {
-        let invalid = |reason| Failure::InvalidReply {
-            peer: peer.spec.id.clone(),
-            reason,
-        };
+        let invalid = |reason| Failure::invalid_reply(&peer.spec.id, reason);
         let result = if endpoint.binding == inbound.binding {
             result
         } else {
@@ -309,10 +306,7 @@ pub(crate) fn send_forward<'t, R>(
     relay
         .registry
         .record_forward(&peer.spec.id, sent.as_ref().map(|_| ()));
-    let sent = sent.map_err(|error| Failure::Peer {
-        peer: peer.spec.id.clone(),
-        error,
-    });
+    let sent = sent.map_err(|error| Failure::from_peer(&peer.spec.id, error));
     (client, sent)
 }
 
@@ -398,10 +392,7 @@ fn endpoint_of(relay: &Relay, peer: &Peer, inbound: &Inbound) -> Result<Target, 
                 });
             }
             Err(error) => {
-                return Err(Failure::Peer {
-                    peer: peer.spec.id.clone(),
-                    error,
-                });
+                return Err(Failure::from_peer(&peer.spec.id, error));
             }
         }
         endpoints = relay
@@ -423,10 +414,10 @@ fn endpoint_of(relay: &Relay, peer: &Peer, inbound: &Inbound) -> Result<Target, 
             binding,
             offered,
         }),
-        None => Err(Failure::InvalidReply {
-            peer: peer.spec.id.clone(),
-            reason: "its agent card offers no JSON-RPC interface".into(),
-        }),
+        None => Err(Failure::invalid_reply(
+            &peer.spec.id,
+            "its agent card offers no JSON-RPC interface".into(),
+        )),
     }
 }
 

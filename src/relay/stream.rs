@@ -163,10 +163,7 @@ fn open<'t>(
     let status = response.status;
     let outcome = read_whole(&mut response.body)
         .and_then(|body| read_reply(&endpoint.url, status, content_type.as_deref(), &body, &id))
-        .map_err(|error| Failure::Peer {
-            peer: peer.spec.id.clone(),
-            error,
-        });
+        .map_err(|error| Failure::from_peer(&peer.spec.id, error));
     end_client(
         client,
         outcome.as_ref().map(|_| ()),
@@ -306,14 +303,8 @@ impl Hop<'_, '_> {
         seq: &mut u64,
     ) -> Result<Ended, Failure> {
         let peer = self.peer;
-        let failed = |error: WireError| Failure::Peer {
-            peer: peer.to_string(),
-            error,
-        };
-        let invalid = |reason: String| Failure::InvalidReply {
-            peer: peer.to_string(),
-            reason,
-        };
+        let failed = |error| Failure::from_peer(peer, error);
+        let invalid = |reason| Failure::invalid_reply(peer, reason);
         let disconnected = |reason: &str| {
             failed(WireError::Disconnected {
                 url: peer.to_string(),
