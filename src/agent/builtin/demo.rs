@@ -11,29 +11,19 @@ use super::Decision;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
-    AgentResult, CONTRACT_VERSION, GroundingMode, InvocationRequest, Outcome, ReasonCode, classes,
+    AgentResult, GroundingMode, InvocationRequest, Outcome, ReasonCode, classes,
 };
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
 
 fn spec(agent_id: &str, description: &str, action_class: &str, payload: bool) -> AgentSpec {
-    let mut schemas = BTreeMap::from([("Message".to_string(), classes::message())]);
-    if payload {
-        schemas.insert("Reply".into(), classes::reply());
-    }
-    AgentSpec {
-        agent_id: agent_id.into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        description: description.into(),
-        requirement_ids: Vec::new(),
-        action_class: action_class.into(),
-        accepts: vec!["Message".into()],
-        grounding_mode: GroundingMode::InputOnly,
-        payload: payload.then(|| "Reply".to_string()),
-        derivations: BTreeMap::new(),
-        contract_version: CONTRACT_VERSION.into(),
-        schemas,
-    }
+    super::builtin_spec(
+        agent_id,
+        description,
+        action_class,
+        GroundingMode::InputOnly,
+        vec![classes::message()],
+        payload.then(classes::reply),
+    )
 }
 
 /// An agent whose answer rests on something it never retrieved.

@@ -23,13 +23,11 @@ use crate::agent::Conversation;
 use crate::agent::{Agent, AgentError, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
-    AgentResult, CONTRACT_VERSION, EvidenceItem, GroundingMode, InvocationRequest, Outcome,
-    Payload, classes,
+    AgentResult, EvidenceItem, GroundingMode, InvocationRequest, Outcome, Payload, classes,
 };
 use crate::wire::a2a::model::{Artifact, File, Message, Part, Role, Task, TaskState};
 use crate::wire::a2a::{Progress, Reply};
 use serde_json::{Map, Value, json};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The echo agent.
@@ -47,26 +45,18 @@ impl Default for Echo {
 impl Echo {
     /// The agent, answering at once.
     pub fn new() -> Echo {
-        let (echo, reply) = (classes::echo(), classes::echo_reply());
         Echo {
-            spec: AgentSpec {
-                agent_id: "echo.wire".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                description: "Returns its input's value unchanged; for measuring the wire. Also \
-                              ddwire's A2A conformance subject: a message without data parts \
-                              is echoed back as text, or follows the A2A TCK scenario its \
-                              messageId names (tck-complete-task, tck-input-required, \
-                              tck-artifact-*, tck-message-response, tck-reject-task)."
-                    .into(),
-                requirement_ids: Vec::new(),
-                action_class: "advise".into(),
-                accepts: vec!["Echo".into()],
-                grounding_mode: GroundingMode::None,
-                payload: Some("EchoReply".into()),
-                derivations: BTreeMap::new(),
-                contract_version: CONTRACT_VERSION.into(),
-                schemas: BTreeMap::from([(echo.name.clone(), echo), (reply.name.clone(), reply)]),
-            },
+            spec: super::builtin_spec(
+                "echo.wire",
+                "Returns its input's value unchanged; for measuring the wire. Also ddwire's A2A \
+                 conformance subject: a message without data parts is echoed back as text, or \
+                 follows the A2A TCK scenario its messageId names (tck-complete-task, \
+                 tck-input-required, tck-artifact-*, tck-message-response, tck-reject-task).",
+                "advise",
+                GroundingMode::None,
+                vec![classes::echo()],
+                Some(classes::echo_reply()),
+            ),
             delay: Duration::ZERO,
         }
     }

@@ -25,7 +25,7 @@ pub use hello::Hello;
 pub use stub::Stub;
 
 use super::{Agent, RunContext};
-use crate::contract::spec::{AgentSpec, Derived};
+use crate::contract::spec::{AgentSpec, ClassSchema, Derived};
 use crate::contract::{
     AgentResult, CONTRACT_VERSION, Derivation, EvidenceItem, GroundingMode, Outcome, Payload,
     classes,
@@ -37,6 +37,35 @@ use std::sync::Arc;
 /// What [`Agent::run`] returns, named once for the built-in agents' signatures.
 type Decision = Result<crate::contract::AgentResult, super::AgentError>;
 
+/// The spec of a built-in agent of this ddwire version and contract: it accepts the classes
+/// `accepts`, answers with a `payload` of that class or none, and holds the schemas of both.
+fn builtin_spec(
+    agent_id: &str,
+    description: &str,
+    action_class: &str,
+    grounding_mode: GroundingMode,
+    accepts: Vec<ClassSchema>,
+    payload: Option<ClassSchema>,
+) -> AgentSpec {
+    AgentSpec {
+        agent_id: agent_id.into(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        description: description.into(),
+        requirement_ids: Vec::new(),
+        action_class: action_class.into(),
+        accepts: accepts.iter().map(|c| c.name.clone()).collect(),
+        grounding_mode,
+        payload: payload.as_ref().map(|c| c.name.clone()),
+        derivations: BTreeMap::new(),
+        contract_version: CONTRACT_VERSION.into(),
+        schemas: accepts
+            .into_iter()
+            .chain(payload)
+            .map(|c| (c.name.clone(), c))
+            .collect(),
+    }
+}
+
 /// The spec of a built-in agent that answers a `Message` with a template `Reply` (its
 /// `reply_text` derivation recorded in `reply_derivation`), in `converse` action class.
 fn message_to_reply(
@@ -45,26 +74,23 @@ fn message_to_reply(
     requirement_id: &str,
     grounding_mode: GroundingMode,
 ) -> AgentSpec {
-    let (message, reply) = (classes::message(), classes::reply());
-    AgentSpec {
-        agent_id: agent_id.into(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        description: description.into(),
-        requirement_ids: vec![requirement_id.into()],
-        action_class: "converse".into(),
-        accepts: vec!["Message".into()],
+    let mut spec = builtin_spec(
+        agent_id,
+        description,
+        "converse",
         grounding_mode,
-        payload: Some("Reply".into()),
-        derivations: BTreeMap::from([(
-            "reply_text".into(),
-            Derived {
-                how: Derivation::Template,
-                recorded_in: Some("reply_derivation".into()),
-            },
-        )]),
-        contract_version: CONTRACT_VERSION.into(),
-        schemas: BTreeMap::from([(message.name.clone(), message), (reply.name.clone(), reply)]),
-    }
+        vec![classes::message()],
+        Some(classes::reply()),
+    );
+    spec.requirement_ids = vec![requirement_id.into()];
+    spec.derivations = BTreeMap::from([(
+        "reply_text".into(),
+        Derived {
+            how: Derivation::Template,
+            recorded_in: Some("reply_derivation".into()),
+        },
+    )]);
+    spec
 }
 
 /// The names `ddwire agent` accepts, with the default port each is served on.

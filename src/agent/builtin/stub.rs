@@ -4,9 +4,8 @@ use super::Decision;
 use crate::agent::{Agent, RunContext};
 use crate::contract::spec::AgentSpec;
 use crate::contract::{
-    AgentResult, CONTRACT_VERSION, GroundingMode, InvocationRequest, Outcome, ReasonCode, classes,
+    AgentResult, GroundingMode, InvocationRequest, Outcome, ReasonCode, classes,
 };
-use std::collections::BTreeMap;
 
 /// The stub agent.
 pub struct Stub {
@@ -22,21 +21,16 @@ impl Default for Stub {
 impl Stub {
     /// The agent, with its spec.
     pub fn new() -> Stub {
-        let classes = [classes::echo(), classes::message()];
+        let classes = vec![classes::echo(), classes::message()];
         Stub {
-            spec: AgentSpec {
-                agent_id: "stub.abstain".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                description: "Decides nothing: abstains on every input, for wiring checks.".into(),
-                requirement_ids: Vec::new(),
-                action_class: "advise".into(),
-                accepts: classes.iter().map(|c| c.name.clone()).collect(),
-                grounding_mode: GroundingMode::None,
-                payload: None,
-                derivations: BTreeMap::new(),
-                contract_version: CONTRACT_VERSION.into(),
-                schemas: classes.into_iter().map(|c| (c.name.clone(), c)).collect(),
-            },
+            spec: super::builtin_spec(
+                "stub.abstain",
+                "Decides nothing: abstains on every input, for wiring checks.",
+                "advise",
+                GroundingMode::None,
+                classes,
+                None,
+            ),
         }
     }
 }
