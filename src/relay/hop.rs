@@ -362,11 +362,7 @@ fn outgoing<'a>(
     }
     let method =
         translate::method(inbound.kind, endpoint.binding).unwrap_or(inbound.call.method.as_str());
-    let params = translate::params(inbound.kind, inbound.binding, endpoint.binding, params)
-        .map_err(|e| Failure::InvalidParams {
-            binding: inbound.binding,
-            reason: e.to_string(),
-        })?;
+    let params = translate::params(inbound.kind, inbound.binding, endpoint.binding, params)?;
     Ok((method, params))
 }
 

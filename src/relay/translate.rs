@@ -11,31 +11,13 @@
 //! are not translated: the peer must offer the caller's binding.
 
 use super::call::Kind;
+use super::failure::Failure;
 use crate::wire::a2a::codec::{
     decode_result, decode_send_params, decode_task, encode_result, encode_send_params, encode_task,
 };
 use crate::wire::a2a::error::DecodeError;
 use crate::wire::a2a::{Binding, Operation};
 use serde_json::{Map, Value};
-use std::fmt;
-
-/// Why a call or an answer could not be carried into the other binding.
-#[derive(Debug)]
-pub(crate) enum Untranslated {
-    /// It does not decode in the binding it came in.
-    Decode(DecodeError),
-    /// Its method is not one the relay translates.
-    Method,
-}
-
-impl fmt::Display for Untranslated {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Untranslated::Decode(e) => e.fmt(f),
-            Untranslated::Method => f.write_str("this method is not translated between bindings"),
-        }
-    }
-}
 
 /// The method `kind` is called in `binding`, when the relay translates it.
 pub(crate) fn method(kind: Kind, binding: Binding) -> Option<&'static str> {
@@ -49,16 +31,22 @@ pub(crate) fn method(kind: Kind, binding: Binding) -> Option<&'static str> {
     Some(binding.method(operation))
 }
 
-/// A call's params, written for `to`. The error says what in them could not be read.
+/// A call's params, written for `to`; the failure says what in them could not be read, or
+/// that the method is not translated.
 pub(crate) fn params(
     kind: Kind,
     from: Binding,
     to: Binding,
     params: Value,
-) -> Result<Value, Untranslated> {
+) -> Result<Value, Failure> {
+    let invalid = |reason| Failure::InvalidParams {
+        binding: from,
+        reason,
+    };
     match kind {
         Kind::Send | Kind::Stream => {
-            let mut p = decode_send_params(from, params).map_err(Untranslated::Decode)?;
+            let decoded = decode_send_params(from, params);
+            let mut p = decoded.map_err(|e| invalid(e.to_string()))?;
             p.configuration = Some(Value::Object(configuration(
                 p.configuration.as_ref(),
                 from,
@@ -71,7 +59,9 @@ pub(crate) fn params(
             &params,
             &["id", "historyLength", "metadata"],
         ))),
-        _ => Err(Untranslated::Method),
+        _ => Err(invalid(
+            "this method is not translated between bindings".into(),
+        )),
     }
 }
 
@@ -106,15 +96,15 @@ pub(crate) fn result(
     from: Binding,
     to: Binding,
     result: Value,
-) -> Result<Value, Untranslated> {
+) -> Result<Value, DecodeError> {
     match kind {
         Kind::Send => {
-            let r = decode_result(from, result).map_err(Untranslated::Decode)?;
+            let r = decode_result(from, result)?;
             Ok(encode_result(to, &r))
         }
         // Both answer the Task itself, which 1.0 does not wrap as it wraps a send's.
         Kind::Get | Kind::Cancel => {
-            let task = decode_task(from, result).map_err(Untranslated::Decode)?;
+            let task = decode_task(from, result)?;
             Ok(encode_task(to, &task))
         }
         _ => Ok(result),
