@@ -87,16 +87,7 @@ impl From<WireError> for ServeError {
 
 /// The request handler of an agent served at `public_url`: its card and its A2A endpoint.
 pub fn handler(agent: Arc<dyn Agent>, public_url: &str) -> Handler {
-    handler_with_client(agent, public_url, A2aClient::default())
-}
-
-/// [`handler`], with the client a delegation agent calls the harness back through.
-pub(crate) fn handler_with_client(
-    agent: Arc<dyn Agent>,
-    public_url: &str,
-    client: A2aClient,
-) -> Handler {
-    build(agent, public_url, client, None)
+    handler_with_client(agent, public_url, A2aClient::default(), None)
 }
 
 /// [`handler_with_client`] for an agent holding `key`, its secret shared with the harness:
@@ -116,12 +107,14 @@ pub(crate) fn handler_signed(
             agent_id: agent.spec().agent_id.clone(),
             source,
         })?;
-    let verifier = Verifier::new(Direction::ToAgent, [key.clone()]).with_window(window);
+    let verifier = Some(Verifier::new(Direction::ToAgent, [key.clone()]).with_window(window));
     let client = client.signed(Signer::new(key, Direction::ToHarness));
-    Ok(build(agent, public_url, client, Some(verifier)))
+    Ok(handler_with_client(agent, public_url, client, verifier))
 }
 
-fn build(
+/// [`handler`], with the client a delegation agent calls the harness back through, and the
+/// `verifier` every JSON-RPC call must satisfy, if any.
+pub(crate) fn handler_with_client(
     agent: Arc<dyn Agent>,
     public_url: &str,
     client: A2aClient,
@@ -263,7 +256,7 @@ pub(crate) fn serve_draining(
         .unwrap_or_else(|| bound.default_public_url());
     let handler = match signed {
         Some((key, window)) => handler_signed(agent, &public, client, key, window)?,
-        None => handler_with_client(agent, &public, client),
+        None => handler_with_client(agent, &public, client, None),
     };
     Ok(bound.serve(drain.gate(handler))?)
 }
@@ -276,7 +269,7 @@ pub fn serve_in_memory(net: &http::memory::MemoryNet, agent: Arc<dyn Agent>) -> 
     let client = A2aClient::new(http::client::HttpClient::memory(net.clone()));
     net.serve(
         &host,
-        handler_with_client(agent, &base, client),
+        handler_with_client(agent, &base, client, None),
         Limits::DEFAULT,
     )
 }
