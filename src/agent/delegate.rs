@@ -56,10 +56,12 @@ pub(crate) struct Delegated {
 }
 
 impl Delegate {
-    /// The grant a message carries, if it carries one (both keys non-empty).
+    /// The grant a message carries, if it carries one (both keys non-empty), for the
+    /// invocation `parent_invocation_id` it was issued for.
     pub(crate) fn from_metadata(
         metadata: Option<&Map<String, Value>>,
         client: A2aClient,
+        parent_invocation_id: &str,
     ) -> Option<Delegate> {
         let m = metadata?;
         let url = m
@@ -73,16 +75,10 @@ impl Delegate {
         Some(Delegate {
             url: url.trim_end_matches('/').to_string(),
             token: token.to_string(),
-            parent_invocation_id: None,
+            parent_invocation_id: Some(parent_invocation_id.to_string()),
             client,
             timeout: DEFAULT_TIMEOUT,
         })
-    }
-
-    /// The same grant, naming the invocation it was issued for.
-    pub(crate) fn for_parent(mut self, parent_invocation_id: &str) -> Delegate {
-        self.parent_invocation_id = Some(parent_invocation_id.to_string());
-        self
     }
 
     /// Ask the harness to run `agent_id` on `input`, under a `delegate` span of `tracer`.

@@ -359,8 +359,7 @@ fn run(
         input_hash: meta_str(meta::INPUT_HASH)
             .map(str::to_string)
             .unwrap_or_else(|| request.input_hash()),
-        delegate: Delegate::from_metadata(metadata, client.clone())
-            .map(|d| d.for_parent(&request.invocation_id)),
+        delegate: Delegate::from_metadata(metadata, client.clone(), &request.invocation_id),
         task: progress,
         resumption: metadata.and_then(|m| m.get(meta::RESUMPTION)),
     };
