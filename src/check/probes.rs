@@ -297,6 +297,11 @@ fn judged(problems: Vec<String>, note: Option<String>) -> Outcome {
     }
 }
 
+/// A violation: `expected <what>; got <the answer>`.
+fn expected(what: &str, answer: &Answer) -> Outcome {
+    Outcome::Violation(format!("expected {what}; got {}", answer.describe()))
+}
+
 /// The JSON-RPC error an answer must carry.
 fn expect_error(sent: Sent, code: i64, name: &str) -> Probed {
     let answer = sent?;
@@ -602,10 +607,7 @@ fn error_id_null(ctx: &mut Ctx, t: &Target) -> Probed {
                 answer.describe()
             )),
         },
-        _ => Outcome::Violation(format!(
-            "expected a JSON-RPC error object; got {}",
-            answer.describe()
-        )),
+        _ => expected("a JSON-RPC error object", &answer),
     })
 }
 
@@ -681,21 +683,18 @@ fn batch(ctx: &mut Ctx, t: &Target) -> Probed {
         return Ok(if complete {
             pass()
         } else {
-            Outcome::Violation(format!(
-                "expected an array of {} responses answering ids {} and {}; got {}",
+            let what = format!(
+                "an array of {} responses answering ids {} and {}",
                 ids.len(),
                 ids[0],
-                ids[1],
-                answer.describe()
-            ))
+                ids[1]
+            );
+            expected(&what, &answer)
         });
     }
     Ok(match doc.as_ref().and_then(rpc_error_of) {
         Some(e) => Outcome::Pass(Some(format!("refused: {e}"))),
-        None => Outcome::Violation(format!(
-            "expected an array of responses or a JSON-RPC error; got {}",
-            answer.describe()
-        )),
+        None => expected("an array of responses or a JSON-RPC error", &answer),
     })
 }
 
@@ -730,10 +729,7 @@ fn oversize(ctx: &mut Ctx, t: &Target) -> Probed {
         Ok(a) if a.status >= 400 => Outcome::Pass(Some(format!("refused with {}", a.describe()))),
         Ok(a) => match a.rpc_error() {
             Some(e) => Outcome::Pass(Some(format!("answered with {e}"))),
-            None => Outcome::Violation(format!(
-                "expected HTTP 413 or a JSON-RPC error; got {}",
-                a.describe()
-            )),
+            None => expected("HTTP 413 or a JSON-RPC error", &a),
         },
     })
 }
@@ -852,10 +848,7 @@ fn get_task(ctx: &mut Ctx, t: &Target) -> Probed {
         )));
     }
     let Some(result) = doc.get("result").cloned() else {
-        return Ok(Outcome::Violation(format!(
-            "expected a task; got {}",
-            answer.describe()
-        )));
+        return Ok(expected("a task", &answer));
     };
     Ok(match decode_task(t.binding, result) {
         Err(e) => Outcome::Violation(format!(
@@ -942,10 +935,10 @@ fn streaming(ctx: &mut Ctx, t: &Target) -> Probed {
         return Ok(if !events.is_empty() && good {
             Outcome::Pass(Some(format!("{} events", events.len())))
         } else {
-            Outcome::Violation(format!(
-                "expected a stream of JSON-RPC responses to id {id}; got {}",
-                answer.describe()
-            ))
+            expected(
+                &format!("a stream of JSON-RPC responses to id {id}"),
+                &answer,
+            )
         });
     }
     Ok(match (t.binding, refusal) {
@@ -989,10 +982,7 @@ fn push(ctx: &mut Ctx, t: &Target) -> Probed {
         (true, _, Some(e)) if refusals.contains(&e.code) => Outcome::Violation(format!(
             "the card declares capabilities.pushNotifications: true, but {method} was refused with {e}"
         )),
-        (true, _, _) if answer.json().is_none() => Outcome::Violation(format!(
-            "expected a JSON-RPC response; got {}",
-            answer.describe()
-        )),
+        (true, _, _) if answer.json().is_none() => expected("a JSON-RPC response", &answer),
         (true, _, _) => pass(),
         (false, _, Some(e)) if e.code == jsonrpc::PUSH_NOTIFICATION_NOT_SUPPORTED => pass(),
         (false, Binding::V03, Some(e)) => {
@@ -1035,9 +1025,7 @@ fn extended_card(ctx: &mut Ctx, t: &Target) -> Probed {
         )),
         (true, Some(_)) => pass(), // e.g. an authentication error: the card is behind it
         (true, None) if doc.get("result").is_some_and(Value::is_object) => pass(),
-        (true, None) => {
-            Outcome::Violation(format!("expected an agent card; got {}", answer.describe()))
-        }
+        (true, None) => expected("an agent card", &answer),
     })
 }
 
